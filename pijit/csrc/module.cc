@@ -1,0 +1,1 @@
+void pijit_placeholder() {}

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Installs everything pijit needs to build and test on a fresh Debian bookworm machine.
+# Idempotent: every step checks whether its result is already present.
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+SUDO=""
+if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
+PY="${PYTHON:-python3}"
+
+need_pkgs=()
+for p in libdnnl-dev libabsl-dev libgtest-dev libopenblas-dev dpkg-dev ccache; do
+  dpkg -s "$p" >/dev/null 2>&1 || need_pkgs+=("$p")
+done
+if [ ${#need_pkgs[@]} -gt 0 ]; then
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need_pkgs[@]}"
+fi
+
+# asmjit: Debian's libasmjit-dev ships a non-PIC static library only, so build it from
+# Debian's source package with -fPIC (recipe: third_party/asmjit.sh).
+bash "$here/third_party/asmjit.sh"
+
+"$PY" -m pip install -q --disable-pip-version-check numpy pybind11 pytest hypothesis
