@@ -1,7 +1,8 @@
 // How kernel errors map to Python exceptions (the bindings translate status codes):
 //   InvalidArgument -> ValueError   (shapes, axes, sizes)
 //   Unimplemented   -> TypeError    (a dtype an op does not support)
-//   OutOfRange      -> IndexError
+//   OutOfRange      -> OverflowError (a Python integer too large for the dtype)
+//   NotFound        -> IndexError
 #pragma once
 #include "absl/status/status.h"
 #include "absl/strings/str_format.h"

@@ -1,1 +1,7 @@
-void pijit_placeholder() {}
+#include "pijit/csrc/module.h"
+
+PYBIND11_MODULE(_C, m) {
+  m.doc() = "pijit native core";
+  pijit::BindTensor(m);
+  pijit::BindJit(m);
+}

@@ -1,0 +1,40 @@
+#include "guards/cache.h"
+
+namespace pijit::guards {
+namespace {
+Py_ssize_t g_extra_index = -1;
+size_t g_cache_limit = kDefaultCacheLimit;
+
+void FreeCodeState(void* p) { delete static_cast<CodeState*>(p); }
+
+Py_ssize_t ExtraIndex() {
+  if (g_extra_index < 0) g_extra_index = _PyEval_RequestCodeExtraIndex(FreeCodeState);
+  return g_extra_index;
+}
+}  // namespace
+
+CodeState* GetCodeState(PyCodeObject* code, bool create) {
+  void* extra = nullptr;
+  PyObject* co = reinterpret_cast<PyObject*>(code);
+  if (_PyCode_GetExtra(co, ExtraIndex(), &extra) < 0) {
+    PyErr_Clear();
+    return nullptr;
+  }
+  if (extra || !create) return static_cast<CodeState*>(extra);
+  auto* state = new CodeState();
+  if (_PyCode_SetExtra(co, ExtraIndex(), state) < 0) {
+    PyErr_Clear();
+    delete state;
+    return nullptr;
+  }
+  return state;
+}
+
+void ResetCodeState(PyCodeObject* code) {
+  if (CodeState* s = GetCodeState(code, false)) *s = CodeState();
+}
+
+size_t CacheLimit() { return g_cache_limit; }
+void SetCacheLimit(size_t n) { g_cache_limit = n; }
+
+}  // namespace pijit::guards

@@ -1,0 +1,178 @@
+#include "guards/guards.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "pijit/csrc/convert.h"
+
+namespace pijit::guards {
+
+PyObject* SafeGetAttr(PyObject* obj, PyObject* name) {
+  if (PyModule_CheckExact(obj)) {
+    PyObject* d = PyModule_GetDict(obj);
+    return d ? PyDict_GetItemWithError(d, name) : nullptr;
+  }
+  PyTypeObject* tp = Py_TYPE(obj);
+  if (tp->tp_getattro != PyObject_GenericGetAttr) return nullptr;
+  PyObject* descr = _PyType_Lookup(tp, name);
+  if (descr && Py_TYPE(descr)->tp_descr_set) return nullptr;  // data descriptor (property...)
+  PyObject** dictptr = _PyObject_GetDictPtr(obj);
+  if (dictptr && *dictptr) {
+    PyObject* v = PyDict_GetItemWithError(*dictptr, name);
+    if (v) return v;
+    if (PyErr_Occurred()) {
+      PyErr_Clear();
+      return nullptr;
+    }
+  }
+  if (descr && !Py_TYPE(descr)->tp_descr_get) return descr;  // plain class attribute
+  return nullptr;
+}
+
+GuardProgram::~GuardProgram() {
+  for (Source& s : sources_) Py_XDECREF(s.name);
+  for (Guard& g : guards_) {
+    Py_XDECREF(g.value);
+    Py_XDECREF(reinterpret_cast<PyObject*>(g.type));
+  }
+}
+
+int32_t GuardProgram::AddSource(Source::Kind kind, int32_t index, PyObject* name) {
+  for (size_t i = 0; i < sources_.size(); ++i) {
+    const Source& s = sources_[i];
+    if (s.kind == kind && s.index == index &&
+        (s.name == name || (s.name && name && PyUnicode_Compare(s.name, name) == 0))) {
+      return static_cast<int32_t>(i);
+    }
+  }
+  Py_XINCREF(name);
+  sources_.push_back({kind, index, name});
+  return static_cast<int32_t>(sources_.size() - 1);
+}
+
+bool GuardProgram::HasGuard(int32_t source) const {
+  for (const Guard& g : guards_)
+    if (g.source == source) return true;
+  return false;
+}
+
+void GuardProgram::GuardTensor(int32_t source, PyObject* obj, const Tensor& t) {
+  if (HasGuard(source)) return;
+  Guard g{Guard::kTensorMatch, source};
+  g.type = Py_TYPE(obj);
+  Py_INCREF(reinterpret_cast<PyObject*>(g.type));
+  g.dtype = t.dtype();
+  g.shape = t.shape();
+  g.strides = t.strides();
+  guards_.push_back(std::move(g));
+}
+
+static bool IsPlainValue(PyObject* o) {
+  if (o == Py_None || PyBool_Check(o) || PyLong_CheckExact(o) || PyFloat_CheckExact(o) ||
+      PyUnicode_CheckExact(o)) {
+    return true;
+  }
+  if (PyTuple_CheckExact(o)) {
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(o); ++i)
+      if (!IsPlainValue(PyTuple_GET_ITEM(o, i))) return false;
+    return true;
+  }
+  return false;
+}
+
+void GuardProgram::GuardValue(int32_t source, PyObject* obj) {
+  if (HasGuard(source)) return;
+  Guard g{IsPlainValue(obj) ? Guard::kEqualsMatch : Guard::kIdMatch, source};
+  g.type = Py_TYPE(obj);
+  Py_INCREF(reinterpret_cast<PyObject*>(g.type));
+  g.value = obj;
+  Py_INCREF(obj);
+  guards_.push_back(std::move(g));
+}
+
+bool GuardProgram::Check(const Roots& roots, PyObject** values) const {
+  for (size_t i = 0; i < sources_.size(); ++i) {
+    const Source& s = sources_[i];
+    PyObject* v = nullptr;
+    switch (s.kind) {
+      case Source::kArg: v = roots.args[s.index]; break;
+      case Source::kGlobal: v = PyDict_GetItemWithError(roots.globals, s.name); break;
+      case Source::kBuiltin: v = PyDict_GetItemWithError(roots.builtins, s.name); break;
+      case Source::kAttr: v = values[s.index] ? SafeGetAttr(values[s.index], s.name) : nullptr; break;
+      case Source::kClosure:
+        v = roots.closure ? PyCell_GET(PyTuple_GET_ITEM(roots.closure, s.index)) : nullptr;
+        break;
+    }
+    if (!v) {
+      if (PyErr_Occurred()) PyErr_Clear();
+      return false;
+    }
+    values[i] = v;
+  }
+  for (const Guard& g : guards_) {
+    PyObject* v = values[g.source];
+    switch (g.kind) {
+      case Guard::kTensorMatch: {
+        if (Py_TYPE(v) != g.type) return false;
+        const Tensor* t = AsTensor(v);
+        if (t->dtype() != g.dtype || t->shape() != g.shape || t->strides() != g.strides) return false;
+        break;
+      }
+      case Guard::kIdMatch:
+        if (v != g.value) return false;
+        break;
+      case Guard::kEqualsMatch: {
+        if (Py_TYPE(v) != g.type) return false;
+        if (v == g.value) break;
+        int eq = PyObject_RichCompareBool(v, g.value, Py_EQ);
+        if (eq != 1) {
+          if (eq < 0) PyErr_Clear();
+          return false;
+        }
+        break;
+      }
+    }
+  }
+  return true;
+}
+
+std::string GuardProgram::SourceText(int32_t i) const {
+  const Source& s = sources_[i];
+  switch (s.kind) {
+    case Source::kArg: return absl::StrCat("args[", s.index, "]");
+    case Source::kGlobal: return absl::StrCat("G['", PyUnicode_AsUTF8(s.name), "']");
+    case Source::kBuiltin: return absl::StrCat("B['", PyUnicode_AsUTF8(s.name), "']");
+    case Source::kAttr: return absl::StrCat(SourceText(s.index), ".", PyUnicode_AsUTF8(s.name));
+    case Source::kClosure: return absl::StrCat("closure[", s.index, "]");
+  }
+  return "?";
+}
+
+std::string GuardProgram::ToText() const {
+  std::string out;
+  for (const Guard& g : guards_) {
+    const std::string src = SourceText(g.source);
+    switch (g.kind) {
+      case Guard::kTensorMatch:
+        absl::StrAppend(&out, "TENSOR_MATCH(", src, "): ", g.type->tp_name, " ",
+                        DTypeName(g.dtype), ShapeToString(g.shape),
+                        " strides=", ShapeToString(g.strides), "\n");
+        break;
+      case Guard::kIdMatch:
+        absl::StrAppend(&out, "ID_MATCH(", src, "): ", g.type->tp_name, " at ",
+                        absl::StrFormat("%p", static_cast<void*>(g.value)), "\n");
+        break;
+      case Guard::kEqualsMatch: {
+        PyObject* r = PyObject_Repr(g.value);
+        absl::StrAppend(&out, "EQUALS_MATCH(", src, "): ", g.type->tp_name, " == ",
+                        r ? PyUnicode_AsUTF8(r) : "?", "\n");
+        Py_XDECREF(r);
+        if (!r) PyErr_Clear();
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace pijit::guards

@@ -1,0 +1,25 @@
+"""pijit: a CPython bytecode-capturing JIT for tensor code.
+
+    import pijit as ms
+    x = ms.Tensor(np.ones([2, 3]), ms.float32)
+
+    @ms.jit(mode="PIJit")
+    def f(x, y, z):
+        return ms.ops.matmul(x, y) + z
+"""
+from pijit import _C
+from pijit._tensor import Tensor, Parameter, dtype, bool_, int32, int64, float32, float64
+from pijit import ops
+from pijit import nn
+from pijit.context import (GRAPH_MODE, PYNATIVE_MODE, get_context, set_context)
+from pijit.jit import (GraphBreakError, capture, disable, enable, explain, get_code_extra, jit,
+                       reset, ExplainOutput)
+
+ms_function = jit
+
+__all__ = [
+    "Tensor", "Parameter", "dtype", "bool_", "int32", "int64", "float32", "float64",
+    "ops", "nn", "jit", "ms_function", "capture", "enable", "disable", "explain",
+    "get_code_extra", "reset", "set_context", "get_context", "GRAPH_MODE", "PYNATIVE_MODE",
+    "GraphBreakError", "ExplainOutput",
+]

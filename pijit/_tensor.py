@@ -1,0 +1,68 @@
+"""pijit.Tensor: the native tensor type, with printing in the style MindSpore uses."""
+import numpy as np
+
+from pijit import _C
+
+Tensor = _C.Tensor
+dtype = _C.dtype
+bool_ = dtype.bool
+int32 = dtype.i32
+int64 = dtype.i64
+float32 = dtype.f32
+float64 = dtype.f64
+
+
+def _str(self):
+    return str(self.asnumpy())
+
+
+def _repr(self):
+    body = np.array2string(self.asnumpy(), separator=", ", prefix="Tensor(")
+    shape = "[" + ", ".join(str(d) for d in self.shape) + "]"
+    return f"Tensor(shape={shape}, dtype={self.dtype}, value={body})"
+
+
+def _bool(self):
+    if self.size != 1:
+        raise ValueError(
+            f"The truth value of a Tensor with {self.size} elements is ambiguous")
+    return bool(self.asnumpy().reshape(()))
+
+
+def _item(self):
+    if self.size != 1:
+        raise ValueError(f"item: only a Tensor with one element converts to a Python scalar, "
+                         f"this one has {self.size}")
+    return self.asnumpy().reshape(()).item()
+
+
+def _float(self):
+    return float(_item(self))
+
+
+def _int(self):
+    return int(_item(self))
+
+
+Tensor.__str__ = _str
+Tensor.__repr__ = _repr
+Tensor.__bool__ = _bool
+Tensor.__float__ = _float
+Tensor.__int__ = _int
+Tensor.item = _item
+Tensor.tolist = lambda self: self.asnumpy().tolist()
+Tensor.T = property(lambda self: self.transpose())
+Tensor.__module__ = "pijit"
+
+
+class Parameter(Tensor):
+    """A Tensor that a Cell trains: it has a name and a requires_grad flag."""
+
+    def __init__(self, default_input, name=None, requires_grad=True):
+        super().__init__(default_input)
+        self.name = name
+        self.requires_grad = requires_grad
+
+    def __repr__(self):
+        return f"Parameter (name={self.name}, shape={self.shape}, dtype={self.dtype}, " \
+               f"requires_grad={self.requires_grad})"

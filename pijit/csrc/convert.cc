@@ -1,0 +1,82 @@
+#include "pijit/csrc/convert.h"
+
+#include <limits>
+
+#include <pybind11/pybind11.h>
+
+#include "absl/strings/str_format.h"
+#include "kernels/ops.h"
+
+namespace py = pybind11;
+
+namespace pijit {
+
+PyTypeObject* g_tensor_type = nullptr;
+
+Tensor* AsTensor(PyObject* obj) {
+  if (g_tensor_type == nullptr || !PyObject_TypeCheck(obj, g_tensor_type)) return nullptr;
+  auto* inst = reinterpret_cast<py::detail::instance*>(obj);
+  return inst->get_value_and_holder().value_ptr<Tensor>();
+}
+
+PyObject* WrapTensor(Tensor t) {
+  return py::cast(std::move(t), py::return_value_policy::move).release().ptr();
+}
+
+absl::StatusOr<Tensor> ScalarOperand(const char* op, PyObject* s, DType other) {
+  if (PyBool_Check(s)) {
+    return Cast(Tensor::Scalar<bool>(s == Py_True), PromoteWithScalar(other, ScalarKind::kBool));
+  }
+  if (PyLong_Check(s)) {
+    DType dt = PromoteWithScalar(other, ScalarKind::kInt);
+    int overflow = 0;
+    long long v = PyLong_AsLongLongAndOverflow(s, &overflow);
+    if (overflow != 0 && IsInteger(dt)) {
+      return absl::OutOfRangeError(
+          absl::StrFormat("%s: Python integer is out of bounds for %s", op, DTypeName(dt)));
+    }
+    if (overflow != 0 || IsFloating(dt)) {
+      double d = PyLong_AsDouble(s);
+      if (d == -1.0 && PyErr_Occurred()) {
+        PyErr_Clear();
+        return absl::OutOfRangeError(
+            absl::StrFormat("%s: Python integer is too large to convert to %s", op, DTypeName(dt)));
+      }
+      return Cast(Tensor::Scalar<double>(d), dt);
+    }
+    if (dt == DType::kInt32 &&
+        (v < std::numeric_limits<int32_t>::min() || v > std::numeric_limits<int32_t>::max())) {
+      return absl::OutOfRangeError(absl::StrFormat(
+          "%s: Python integer %d is out of bounds for Int32", op, static_cast<int64_t>(v)));
+    }
+    return Cast(Tensor::Scalar<int64_t>(v), dt);
+  }
+  if (PyFloat_Check(s)) {
+    return Cast(Tensor::Scalar<double>(PyFloat_AS_DOUBLE(s)),
+                PromoteWithScalar(other, ScalarKind::kFloat));
+  }
+  return absl::UnimplementedError(absl::StrFormat(
+      "%s: unsupported operand type '%s', expected a Tensor or a Python bool, int or float", op,
+      Py_TYPE(s)->tp_name));
+}
+
+static PyObject* ExceptionFor(absl::StatusCode code) {
+  switch (code) {
+    case absl::StatusCode::kInvalidArgument: return PyExc_ValueError;
+    case absl::StatusCode::kUnimplemented: return PyExc_TypeError;
+    case absl::StatusCode::kOutOfRange: return PyExc_OverflowError;
+    case absl::StatusCode::kNotFound: return PyExc_IndexError;
+    default: return PyExc_RuntimeError;
+  }
+}
+
+void SetPyError(const absl::Status& s) {
+  PyErr_SetString(ExceptionFor(s.code()), std::string(s.message()).c_str());
+}
+
+void ThrowStatus(const absl::Status& s) {
+  SetPyError(s);
+  throw py::error_already_set();
+}
+
+}  // namespace pijit

@@ -1,0 +1,33 @@
+// Conversions between Python objects and the tensor runtime, shared by the eager bindings
+// and by capture so that both treat Python values identically.
+#pragma once
+#include <Python.h>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "kernels/tensor.h"
+
+namespace pijit {
+
+// The Python type object of pijit.Tensor (set when the module initialises).
+extern PyTypeObject* g_tensor_type;
+
+// The Tensor held by a pijit.Tensor instance (or subclass), or nullptr.
+Tensor* AsTensor(PyObject* obj);
+// A new pijit.Tensor object owning `t`.
+PyObject* WrapTensor(Tensor t);
+
+inline bool IsPyScalar(PyObject* o) {
+  return PyBool_Check(o) || PyLong_CheckExact(o) || PyFloat_CheckExact(o);
+}
+
+// A Python bool/int/float operand next to a tensor of dtype `other`, as a 0-d tensor of the
+// dtype NumPy's weak-scalar rule gives. `op` names the operation in errors.
+absl::StatusOr<Tensor> ScalarOperand(const char* op, PyObject* scalar, DType other);
+
+// Sets the Python exception matching `s` (see kernels/errors.h for the mapping).
+void SetPyError(const absl::Status& s);
+// Throws the pybind11 exception matching `s` (inside bindings).
+[[noreturn]] void ThrowStatus(const absl::Status& s);
+
+}  // namespace pijit

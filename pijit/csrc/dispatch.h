@@ -1,0 +1,33 @@
+// Dispatch of one call through a code object's cache: guard checks, capture on a miss,
+// running the compiled graph, or asking the caller to run the original code eagerly.
+#pragma once
+#include <Python.h>
+
+#include "guards/cache.h"
+
+namespace pijit {
+
+struct DispatchOptions {
+  bool fullgraph = false;  // a capture failure is an error (PSJit / fullgraph=True)
+};
+
+// Returns a new reference, or nullptr with an exception set, or nullptr with *run_eager set
+// when the caller must run the function normally.
+PyObject* Dispatch(guards::CodeState* state, PyCodeObject* code, PyObject* func,
+                   PyObject* const* args, int nargs, const DispatchOptions& options,
+                   bool* run_eager);
+
+// Thread-local control of what the frame hook captures.
+struct ThreadControl {
+  int in_pijit = 0;                     // >0 while pijit itself runs Python code
+  PyCodeObject* target = nullptr;       // the next frame of this code is a jit call
+  DispatchOptions target_options;
+  PyCodeObject* bypass = nullptr;       // the next frame of this code runs eagerly
+  int capture_depth = 0;                // inside `with pijit.capture()`
+};
+ThreadControl& Control();
+
+// Debug switches from PIJIT_LOG (graph_breaks, recompiles, guards, graph, bytecode).
+bool LogEnabled(const char* what);
+
+}  // namespace pijit

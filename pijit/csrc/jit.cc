@@ -1,0 +1,331 @@
+// pijit._C.JitFunction (the native callable returned by @jit), the frame-hook callback,
+// capture regions and introspection.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <string>
+#include <vector>
+
+#include "bytecode/capture.h"
+#include "frame_eval/eval_frame.h"
+#include "pijit/csrc/convert.h"
+#include "pijit/csrc/dispatch.h"
+#include "pijit/csrc/module.h"
+
+namespace py = pybind11;
+
+namespace pijit {
+
+extern PyObject* g_graph_break_error;
+
+namespace {
+
+bool g_enabled = false;                  // pijit.enable(): every frame is a candidate
+std::vector<std::string> g_skip_prefixes;  // files never captured in capture-all mode
+
+// Frames whose parameters the decorator fast path can take straight from the call.
+bool SimpleSignature(PyCodeObject* code) {
+  return !(code->co_flags & (CO_VARARGS | CO_VARKEYWORDS)) && code->co_kwonlyargcount == 0;
+}
+
+bool Skipped(PyCodeObject* code) {
+  const char* file = PyUnicode_AsUTF8(code->co_filename);
+  if (!file) {
+    PyErr_Clear();
+    return true;
+  }
+  if (file[0] == '<' && std::string_view(file) != "<stdin>" && std::string_view(file) != "<string>") return true;
+  for (const std::string& p : g_skip_prefixes)
+    if (std::string_view(file).substr(0, p.size()) == p) return true;
+  return false;
+}
+
+int FrameCallback(PyCodeObject* code, PyObject* func, PyObject* const* args, int nargs,
+                  PyObject** result) {
+  ThreadControl& c = Control();
+  if (c.in_pijit > 0 || func == nullptr || !PyFunction_Check(func)) return 0;
+  if (c.bypass == code) {
+    c.bypass = nullptr;
+    return 0;
+  }
+  DispatchOptions options;
+  if (c.target == code) {
+    c.target = nullptr;
+    options = c.target_options;
+  } else if ((c.capture_depth > 0 || g_enabled) && !Skipped(code)) {
+    guards::CodeState* known = guards::GetCodeState(code, false);
+    if (known && known->skip) return 0;
+  } else {
+    return 0;
+  }
+  guards::CodeState* st = guards::GetCodeState(code, true);
+  if (!st) return 0;
+  bool run_eager = false;
+  const bool first = st->compile_count == 0;
+  PyObject* r = Dispatch(st, code, func, args, nargs, options, &run_eager);
+  // A code object whose first analysis found no tensor work costs one check from now on.
+  if (first && !st->saw_tensor_work && c.target != code && options.fullgraph == false) st->skip = true;
+  if (run_eager) return 0;
+  *result = r;
+  return 1;
+}
+
+// ---- JitFunction --------------------------------------------------------------------------
+
+struct JitFunctionObject {
+  PyObject_HEAD
+  vectorcallfunc vectorcall;
+  PyObject* fn;  // the Python function
+  PyCodeObject* code;
+  guards::CodeState* state;
+  DispatchOptions options;
+  PyObject* dict;
+  PyObject* weakreflist;
+};
+
+// Runs `fn` through the interpreter; the hook then treats its frame as `code`'s jit call or
+// leaves it alone (eager), according to `capture`.
+PyObject* CallThroughFrame(JitFunctionObject* self, PyObject* const* args, size_t nargsf,
+                           PyObject* kwnames, bool capture) {
+  ThreadControl& c = Control();
+  PyCodeObject* prev_target = c.target;
+  PyCodeObject* prev_bypass = c.bypass;
+  DispatchOptions prev_options = c.target_options;
+  if (capture) {
+    c.target = self->code;
+    c.target_options = self->options;
+    pijit_hook_acquire();
+  } else {
+    c.bypass = self->code;
+  }
+  PyObject* r = PyObject_Vectorcall(self->fn, args, nargsf, kwnames);
+  if (capture) pijit_hook_release();
+  c.target = prev_target;
+  c.target_options = prev_options;
+  c.bypass = prev_bypass;
+  return r;
+}
+
+PyObject* JitVectorcall(PyObject* callable, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
+  auto* self = reinterpret_cast<JitFunctionObject*>(callable);
+  const Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+  if (Control().in_pijit > 0) return PyObject_Vectorcall(self->fn, args, nargsf, kwnames);
+  if (kwnames == nullptr && nargs == self->code->co_argcount && SimpleSignature(self->code)) {
+    bool run_eager = false;
+    PyObject* r = Dispatch(self->state, self->code, self->fn, args, static_cast<int>(nargs),
+                           self->options, &run_eager);
+    if (!run_eager) return r;
+    return CallThroughFrame(self, args, nargsf, kwnames, /*capture=*/false);
+  }
+  // Keywords, defaults or a wrong argument count: let CPython bind the arguments (and raise
+  // its own TypeError), then capture the frame.
+  return CallThroughFrame(self, args, nargsf, kwnames, /*capture=*/true);
+}
+
+PyObject* JitNew(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
+  static const char* kw[] = {"fn", "fullgraph", nullptr};
+  PyObject* fn;
+  int fullgraph = 0;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|p:JitFunction", const_cast<char**>(kw), &fn,
+                                   &fullgraph)) {
+    return nullptr;
+  }
+  if (!PyFunction_Check(fn)) {
+    PyErr_Format(PyExc_TypeError, "jit: expected a Python function, got %s", Py_TYPE(fn)->tp_name);
+    return nullptr;
+  }
+  auto* code = reinterpret_cast<PyCodeObject*>(PyFunction_GET_CODE(fn));
+  guards::CodeState* st = guards::GetCodeState(code, true);
+  if (!st) return PyErr_NoMemory();
+  auto* self = reinterpret_cast<JitFunctionObject*>(type->tp_alloc(type, 0));
+  if (!self) return nullptr;
+  self->vectorcall = JitVectorcall;
+  Py_INCREF(fn);
+  self->fn = fn;
+  self->code = code;
+  self->state = st;
+  self->options.fullgraph = fullgraph != 0;
+  self->dict = PyDict_New();
+  return reinterpret_cast<PyObject*>(self);
+}
+
+void JitDealloc(PyObject* o) {
+  auto* self = reinterpret_cast<JitFunctionObject*>(o);
+  PyObject_GC_UnTrack(o);
+  if (self->weakreflist) PyObject_ClearWeakRefs(o);
+  Py_CLEAR(self->fn);
+  Py_CLEAR(self->dict);
+  Py_TYPE(o)->tp_free(o);
+}
+
+int JitTraverse(PyObject* o, visitproc visit, void* arg) {
+  auto* self = reinterpret_cast<JitFunctionObject*>(o);
+  Py_VISIT(self->fn);
+  Py_VISIT(self->dict);
+  return 0;
+}
+
+int JitClear(PyObject* o) {
+  auto* self = reinterpret_cast<JitFunctionObject*>(o);
+  Py_CLEAR(self->dict);
+  return 0;
+}
+
+PyObject* JitDescrGet(PyObject* self, PyObject* obj, PyObject*) {
+  if (obj == nullptr || obj == Py_None) {
+    Py_INCREF(self);
+    return self;
+  }
+  return PyMethod_New(self, obj);
+}
+
+PyObject* JitGetAttro(PyObject* o, PyObject* name) {
+  // __name__, __doc__, __wrapped__ and friends come from the wrapped function.
+  PyObject* r = PyObject_GenericGetAttr(o, name);
+  if (r || !PyErr_ExceptionMatches(PyExc_AttributeError)) return r;
+  PyErr_Clear();
+  return PyObject_GetAttr(reinterpret_cast<JitFunctionObject*>(o)->fn, name);
+}
+
+PyObject* JitRepr(PyObject* o) {
+  auto* self = reinterpret_cast<JitFunctionObject*>(o);
+  return PyUnicode_FromFormat("<pijit.jit %U%s>", self->code->co_qualname,
+                              self->options.fullgraph ? " fullgraph" : "");
+}
+
+PyObject* JitGetWrapped(PyObject* o, void*) {
+  PyObject* fn = reinterpret_cast<JitFunctionObject*>(o)->fn;
+  Py_INCREF(fn);
+  return fn;
+}
+
+PyGetSetDef g_jit_getset[] = {
+    {"__wrapped__", JitGetWrapped, nullptr, "the jitted Python function", nullptr},
+    {"__dict__", PyObject_GenericGetDict, PyObject_GenericSetDict, nullptr, nullptr},
+    {nullptr, nullptr, nullptr, nullptr, nullptr},
+};
+
+PyTypeObject g_jit_type = {PyVarObject_HEAD_INIT(nullptr, 0)};
+
+void InitJitType() {
+  g_jit_type.tp_name = "pijit._C.JitFunction";
+  g_jit_type.tp_basicsize = sizeof(JitFunctionObject);
+  g_jit_type.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL |
+                        Py_TPFLAGS_METHOD_DESCRIPTOR;
+  g_jit_type.tp_doc = "A function compiled by pijit.jit: guard-checked cache of graphs.";
+  g_jit_type.tp_new = JitNew;
+  g_jit_type.tp_dealloc = JitDealloc;
+  g_jit_type.tp_traverse = JitTraverse;
+  g_jit_type.tp_clear = JitClear;
+  g_jit_type.tp_call = PyVectorcall_Call;
+  g_jit_type.tp_vectorcall_offset = offsetof(JitFunctionObject, vectorcall);
+  g_jit_type.tp_descr_get = JitDescrGet;
+  g_jit_type.tp_getattro = JitGetAttro;
+  g_jit_type.tp_repr = JitRepr;
+  g_jit_type.tp_getset = g_jit_getset;
+  g_jit_type.tp_dictoffset = offsetof(JitFunctionObject, dict);
+  g_jit_type.tp_weaklistoffset = offsetof(JitFunctionObject, weakreflist);
+}
+
+PyCodeObject* CodeOf(py::handle fn) {
+  PyObject* f = fn.ptr();
+  if (Py_TYPE(f) == &g_jit_type) return reinterpret_cast<JitFunctionObject*>(f)->code;
+  if (PyMethod_Check(f)) f = PyMethod_GET_FUNCTION(f);
+  if (Py_TYPE(f) == &g_jit_type) return reinterpret_cast<JitFunctionObject*>(f)->code;
+  if (PyFunction_Check(f)) return reinterpret_cast<PyCodeObject*>(PyFunction_GET_CODE(f));
+  if (PyCode_Check(f)) return reinterpret_cast<PyCodeObject*>(f);
+  throw py::type_error(std::string("expected a Python function or a jitted function, got ") +
+                       Py_TYPE(fn.ptr())->tp_name);
+}
+
+py::dict ReasonDict(const bytecode::BreakReason& r) {
+  py::dict d;
+  d["category"] = r.category;
+  d["file"] = r.file;
+  d["line"] = r.line;
+  d["explanation"] = r.explanation;
+  d["hint"] = r.hint;
+  d["text"] = r.ToText();
+  return d;
+}
+
+}  // namespace
+
+void BindJit(py::module_& m) {
+  InitJitType();
+  if (PyType_Ready(&g_jit_type) < 0) throw py::error_already_set();
+  Py_INCREF(&g_jit_type);
+  m.attr("JitFunction") = py::handle(reinterpret_cast<PyObject*>(&g_jit_type));
+  g_graph_break_error = PyErr_NewExceptionWithDoc(
+      "pijit._C.GraphBreakError",
+      "Raised in strict mode (PSJit, fullgraph=True) when a function cannot be one graph.",
+      PyExc_RuntimeError, nullptr);
+  m.attr("GraphBreakError") = py::handle(g_graph_break_error);
+  pijit_set_frame_callback(FrameCallback);
+
+  m.def("_capture", [](py::handle func, std::vector<py::object> args) {
+    if (!PyFunction_Check(func.ptr())) throw py::type_error("_capture expects a Python function");
+    auto* code = reinterpret_cast<PyCodeObject*>(PyFunction_GET_CODE(func.ptr()));
+    std::vector<PyObject*> raw;
+    for (auto& a : args) raw.push_back(a.ptr());
+    ++Control().in_pijit;
+    bytecode::CaptureResult cr = bytecode::Capture(code, func.ptr(), raw.data(), static_cast<int>(raw.size()));
+    --Control().in_pijit;
+    py::dict d;
+    d["ok"] = cr.ok;
+    if (cr.ok) cr.graph.SetOutputs(cr.graph.outputs());
+    d["graph"] = cr.ok && cr.graph.num_ops() + cr.graph.params().size() > 0 ? cr.graph.ToText() : "";
+    d["num_ops"] = cr.ok ? cr.graph.num_ops() : 0;
+    d["guards"] = cr.guards->ToText();
+    d["reason"] = cr.ok ? py::object(py::none()) : py::object(ReasonDict(cr.reason));
+    d["instructions"] = cr.num_instructions;
+    d["blocks"] = cr.num_blocks;
+    return d;
+  });
+  m.def("_code_stats", [](py::handle fn) {
+    guards::CodeState* st = guards::GetCodeState(CodeOf(fn), false);
+    py::dict d;
+    d["call_count"] = st ? st->call_count : 0;
+    d["compile_count"] = st ? st->compile_count : 0;
+    d["cache_hits"] = st ? st->hit_count : 0;
+    d["eager_count"] = st ? st->eager_count : 0;
+    d["break_count"] = st ? st->graph_break_count : 0;
+    d["cache_entries"] = st ? st->entries.size() : 0;
+    py::list reasons, graphs, guards_text;
+    if (st) {
+      for (const auto& r : st->reasons) reasons.append(ReasonDict(r));
+      for (const auto& e : st->entries) {
+        graphs.append(e->graph ? e->graph->graph().ToText() : std::string());
+        guards_text.append(e->guards->ToText());
+      }
+    }
+    d["reasons"] = reasons;
+    d["graphs"] = graphs;
+    d["guards"] = guards_text;
+    return d;
+  });
+  m.def("_reset_code", [](py::handle fn) { guards::ResetCodeState(CodeOf(fn)); });
+  m.def("_set_cache_limit", [](size_t n) { guards::SetCacheLimit(n); });
+  m.def("_cache_limit", [] { return guards::CacheLimit(); });
+  m.def("_capture_enter", [] {
+    ++Control().capture_depth;
+    pijit_hook_acquire();
+  });
+  m.def("_capture_exit", [] {
+    if (Control().capture_depth > 0) {
+      --Control().capture_depth;
+      pijit_hook_release();
+    }
+  });
+  m.def("_set_enabled", [](bool on) {
+    if (on == g_enabled) return;
+    g_enabled = on;
+    if (on) pijit_hook_acquire();
+    else pijit_hook_release();
+  });
+  m.def("_is_enabled", [] { return g_enabled; });
+  m.def("_hook_active", [] { return pijit_hook_active() != 0; });
+  m.def("_set_skip_prefixes", [](std::vector<std::string> p) { g_skip_prefixes = std::move(p); });
+}
+
+}  // namespace pijit

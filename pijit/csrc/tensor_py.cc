@@ -1,0 +1,278 @@
+// Python bindings of the tensor runtime: pijit.Tensor, dtypes, NumPy interop and the
+// eager ops (as fast-call builtins so that capture can recognise them).
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include "absl/strings/str_format.h"
+#include "pijit/csrc/convert.h"
+#include "pijit/csrc/module.h"
+#include "pijit/csrc/pyops.h"
+
+namespace py = pybind11;
+
+namespace pijit {
+namespace {
+
+bool DTypeFromNumpyChar(char c, DType* out) {
+  switch (c) {
+#define PIJIT_NP(e, t, n, s, ch) case ch: *out = DType::e; return true;
+    PIJIT_DTYPES(PIJIT_NP)
+#undef PIJIT_NP
+    case 'q': *out = DType::kInt64; return sizeof(long long) == 8;
+    default: return false;
+  }
+}
+char NumpyChar(DType d) {
+  switch (d) {
+#define PIJIT_CH(e, t, n, s, ch) case DType::e: return ch;
+    PIJIT_DTYPES(PIJIT_CH)
+#undef PIJIT_CH
+  }
+  return 'f';
+}
+
+py::module_& Numpy() {
+  static py::module_ np = py::module_::import("numpy");
+  return np;
+}
+
+// Zero-copy view of a NumPy array whose layout the runtime can address; a copy otherwise.
+Tensor FromNumpy(py::array arr, const DType* want) {
+  DType dt;
+  if (!DTypeFromNumpyChar(arr.dtype().char_(), &dt)) {
+    std::string name = py::str(arr.dtype());
+    ThrowStatus(absl::UnimplementedError(absl::StrFormat(
+        "Tensor: unsupported dtype %s, expected one of bool, int32, int64, float32, float64", name)));
+  }
+  const ssize_t item = arr.itemsize();
+  bool addressable = arr.dtype().byteorder() != '>' &&
+                     reinterpret_cast<uintptr_t>(arr.data()) % item == 0;
+  for (ssize_t i = 0; i < arr.ndim(); ++i) addressable = addressable && arr.strides(i) % item == 0;
+  if (!addressable) arr = py::array::ensure(Numpy().attr("ascontiguousarray")(arr));
+  Shape shape, strides;
+  for (ssize_t i = 0; i < arr.ndim(); ++i) {
+    shape.push_back(arr.shape(i));
+    strides.push_back(arr.strides(i) / item);
+  }
+  PyObject* owner = arr.ptr();
+  Py_INCREF(owner);
+  auto storage = Storage::Wrap(const_cast<void*>(arr.data()), arr.nbytes(), [owner] {
+    PyGILState_STATE g = PyGILState_Ensure();
+    Py_DECREF(owner);
+    PyGILState_Release(g);
+  });
+  Tensor t = Tensor::View(std::move(storage), dt, std::move(shape), std::move(strides), 0);
+  if (want && *want != dt) {
+    auto c = Cast(t, *want);
+    if (!c.ok()) ThrowStatus(c.status());
+    return *c;
+  }
+  return t;
+}
+
+py::array ToNumpy(const Tensor& t) {
+  std::vector<ssize_t> shape(t.shape().begin(), t.shape().end()), strides;
+  for (int64_t s : t.strides()) strides.push_back(s * static_cast<ssize_t>(t.itemsize()));
+  auto* keep = new Tensor(t);
+  py::capsule base(keep, [](void* p) { delete static_cast<Tensor*>(p); });
+  return py::array(py::dtype(std::string(1, NumpyChar(t.dtype()))), shape, strides, t.raw_data(), base);
+}
+
+// A pijit dtype, or anything numpy.dtype() accepts (np.float32, "float64", float).
+DType DTypeFromPy(py::handle d) {
+  if (py::isinstance<DType>(d)) return d.cast<DType>();
+  DType out;
+  py::object npd = Numpy().attr("dtype")(d);
+  if (!DTypeFromNumpyChar(npd.attr("char").cast<std::string>()[0], &out)) {
+    std::string name = py::str(npd);
+    ThrowStatus(absl::UnimplementedError(absl::StrFormat(
+        "Tensor: unsupported dtype %s, expected one of bool, int32, int64, float32, float64", name)));
+  }
+  return out;
+}
+
+Tensor MakeTensor(py::object data, py::object dtype) {
+  DType want;
+  const DType* wantp = nullptr;
+  if (!dtype.is_none()) {
+    want = DTypeFromPy(dtype);
+    wantp = &want;
+  }
+  if (Tensor* t = AsTensor(data.ptr())) {
+    if (wantp && *wantp != t->dtype()) {
+      auto c = Cast(*t, *wantp);
+      if (!c.ok()) ThrowStatus(c.status());
+      return *c;
+    }
+    return *t;
+  }
+  if (data.is_none()) {
+    ThrowStatus(absl::UnimplementedError("Tensor: input_data must be given (a NumPy array, a list or a scalar)"));
+  }
+  if (py::isinstance<py::array>(data)) return FromNumpy(data.cast<py::array>(), wantp);
+  // Python scalars and nested lists: floats default to float32, ints to int64 (MindSpore).
+  py::array arr = py::array::ensure(Numpy().attr("asarray")(data));
+  if (!arr) throw py::error_already_set();
+  if (!wantp) {
+    char c = arr.dtype().char_();
+    if (c == 'd') { want = DType::kFloat32; wantp = &want; }
+    else if (c == 'l' || c == 'q') { want = DType::kInt64; wantp = &want; }
+    else if (c == 'O' || c == 'U' || c == 'S') {
+      ThrowStatus(absl::UnimplementedError(absl::StrFormat(
+          "Tensor: cannot convert %s to a tensor, expected numbers", std::string(py::str(data.get_type())))));
+    }
+  }
+  return FromNumpy(arr, wantp);
+}
+
+// Calls `op` eagerly with fast-call arguments; used by the pijit.ops builtins and methods.
+PyObject* CallEager(PyOp op, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+  const Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+  absl::InlinedVector<ArgView, 4> views;
+  absl::InlinedVector<Tensor*, 4> tensors;
+  absl::InlinedVector<std::string, 2> names;
+  for (Py_ssize_t i = 0; i < nargs + nkw; ++i) {
+    Tensor* t = AsTensor(args[i]);
+    views.push_back({t != nullptr, args[i]});
+    tensors.push_back(t);
+  }
+  for (Py_ssize_t k = 0; k < nkw; ++k) names.emplace_back(PyUnicode_AsUTF8(PyTuple_GET_ITEM(kwnames, k)));
+  auto call = ParseCall(op, views, names);
+  if (!call.ok()) {
+    SetPyError(call.status());
+    return nullptr;
+  }
+  auto out = ApplyEager(*call, tensors);
+  if (!out.ok()) {
+    SetPyError(out.status());
+    return nullptr;
+  }
+  return WrapTensor(std::move(*out));
+}
+
+PyObject* OpFastcall(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+  return CallEager(static_cast<PyOp>(PyLong_AsLong(self)), args, nargs, kwnames);
+}
+PyMethodDef g_op_def = {"op", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(OpFastcall)),
+                        METH_FASTCALL | METH_KEYWORDS, nullptr};
+
+// Tensor methods: one fast-call function per op (methods have no closure to carry it).
+template <PyOp op>
+PyObject* MethodFastcall(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+  const Py_ssize_t n = nargs + (kwnames ? PyTuple_GET_SIZE(kwnames) : 0);
+  absl::InlinedVector<PyObject*, 4> all(n + 1);
+  all[0] = self;
+  for (Py_ssize_t i = 0; i < n; ++i) all[i + 1] = args[i];
+  return CallEager(op, all.data(), nargs + 1, kwnames);
+}
+
+PyMethodDef g_method_defs[] = {
+#define PIJIT_PYOP(e, name, gop, sig)                                                        \
+  {name, reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(MethodFastcall<PyOp::e>)), \
+   METH_FASTCALL | METH_KEYWORDS, nullptr},
+#include "pijit/csrc/pyops.def"
+#undef PIJIT_PYOP
+};
+
+py::object Dunder(PyOp op, py::handle a, py::handle b) {
+  PyObject* args[2] = {a.ptr(), b.ptr()};
+  Tensor* ta = AsTensor(a.ptr());
+  Tensor* tb = AsTensor(b.ptr());
+  if ((!ta && !IsPyScalar(a.ptr())) || (!tb && !IsPyScalar(b.ptr()))) {
+    return py::reinterpret_borrow<py::object>(Py_NotImplemented);
+  }
+  PyObject* r = CallEager(op, args, 2, nullptr);
+  if (!r) throw py::error_already_set();
+  return py::reinterpret_steal<py::object>(r);
+}
+
+}  // namespace
+
+bool PyOpOfBuiltin(PyObject* fn, PyOp* out) {
+  if (!PyCFunction_Check(fn) || PyCFunction_GET_FUNCTION(fn) == nullptr ||
+      PyCFunction_GET_FUNCTION(fn) != g_op_def.ml_meth) {
+    return false;
+  }
+  *out = static_cast<PyOp>(PyLong_AsLong(PyCFunction_GET_SELF(fn)));
+  return true;
+}
+
+void BindTensor(py::module_& m) {
+  py::enum_<DType> dtype(m, "dtype");
+#define PIJIT_ENUMV(e, t, n, s, c) dtype.value(s, DType::e);
+  PIJIT_DTYPES(PIJIT_ENUMV)
+#undef PIJIT_ENUMV
+  dtype.def("__repr__", [](DType d) { return std::string(DTypeName(d)); });
+  dtype.def("__str__", [](DType d) { return std::string(DTypeName(d)); });
+  dtype.def_property_readonly("itemsize", [](DType d) { return ItemSize(d); });
+  dtype.def("to_numpy", [](DType d) { return py::dtype(std::string(1, NumpyChar(d))); });
+
+  py::class_<Tensor> cls(m, "Tensor", py::dynamic_attr());
+  cls.def(py::init(&MakeTensor), py::arg("input_data") = py::none(), py::arg("dtype") = py::none())
+      .def_property_readonly("shape", [](const Tensor& t) {
+        py::tuple s(t.ndim());
+        for (int64_t i = 0; i < t.ndim(); ++i) s[i] = t.shape()[i];
+        return s;
+      })
+      .def_property_readonly("dtype", &Tensor::dtype)
+      .def_property_readonly("ndim", &Tensor::ndim)
+      .def_property_readonly("size", &Tensor::numel)
+      .def_property_readonly("strides", [](const Tensor& t) {
+        return std::vector<int64_t>(t.strides().begin(), t.strides().end());
+      })
+      .def("is_contiguous", &Tensor::is_contiguous)
+      .def("asnumpy", &ToNumpy)
+      .def("numpy", &ToNumpy)
+      .def("__array__", [](const Tensor& t, py::object dtype, py::object copy) {
+        py::object a = ToNumpy(t);
+        if (!dtype.is_none()) a = a.attr("astype")(dtype);
+        return a;
+      }, py::arg("dtype") = py::none(), py::arg("copy") = py::none())
+      .def("astype", [](const Tensor& t, py::handle d) {
+        auto c = Cast(t, DTypeFromPy(d));
+        if (!c.ok()) ThrowStatus(c.status());
+        return *c;
+      })
+      .def("__len__", [](const Tensor& t) {
+        if (t.ndim() == 0) throw py::type_error("len() of a 0-d tensor");
+        return t.shape()[0];
+      })
+      .def("__add__", [](py::handle a, py::handle b) { return Dunder(PyOp::kAdd, a, b); }, py::is_operator())
+      .def("__radd__", [](py::handle a, py::handle b) { return Dunder(PyOp::kAdd, b, a); }, py::is_operator())
+      .def("__sub__", [](py::handle a, py::handle b) { return Dunder(PyOp::kSub, a, b); }, py::is_operator())
+      .def("__rsub__", [](py::handle a, py::handle b) { return Dunder(PyOp::kSub, b, a); }, py::is_operator())
+      .def("__mul__", [](py::handle a, py::handle b) { return Dunder(PyOp::kMul, a, b); }, py::is_operator())
+      .def("__rmul__", [](py::handle a, py::handle b) { return Dunder(PyOp::kMul, b, a); }, py::is_operator())
+      .def("__truediv__", [](py::handle a, py::handle b) { return Dunder(PyOp::kDiv, a, b); }, py::is_operator())
+      .def("__rtruediv__", [](py::handle a, py::handle b) { return Dunder(PyOp::kDiv, b, a); }, py::is_operator())
+      .def("__matmul__", [](py::handle a, py::handle b) { return Dunder(PyOp::kMatMul, a, b); }, py::is_operator())
+      .def("__rmatmul__", [](py::handle a, py::handle b) { return Dunder(PyOp::kMatMul, b, a); }, py::is_operator())
+      .def("__neg__", [](py::handle a) {
+        PyObject* args[1] = {a.ptr()};
+        PyObject* r = CallEager(PyOp::kNeg, args, 1, nullptr);
+        if (!r) throw py::error_already_set();
+        return py::reinterpret_steal<py::object>(r);
+      })
+      .def("_data_ptr", [](const Tensor& t) { return reinterpret_cast<uintptr_t>(t.raw_data()); });
+  g_tensor_type = reinterpret_cast<PyTypeObject*>(cls.ptr());
+
+  for (PyMethodDef& def : g_method_defs) {
+    PyObject* descr = PyDescr_NewMethod(g_tensor_type, &def);
+    if (!descr || PyObject_SetAttrString(cls.ptr(), def.ml_name, descr) < 0) throw py::error_already_set();
+    Py_DECREF(descr);
+  }
+  // pijit.ops functions: fast-call builtins whose `self` is the op number.
+  py::module_ ops = m.def_submodule("ops", "eager tensor operations");
+#define PIJIT_PYOP(e, name, gop, sig)                                                   \
+  {                                                                                       \
+    py::object self = py::int_(static_cast<int>(PyOp::e));                                \
+    PyObject* fn = PyCFunction_NewEx(&g_op_def, self.ptr(), nullptr);                     \
+    if (!fn) throw py::error_already_set();                                               \
+    ops.attr(name) = py::reinterpret_steal<py::object>(fn);                               \
+  }
+#include "pijit/csrc/pyops.def"
+#undef PIJIT_PYOP
+}
+
+}  // namespace pijit

@@ -1,0 +1,147 @@
+"""jit, capture regions, transparent mode and introspection."""
+import inspect
+import os
+import sysconfig
+from dataclasses import dataclass, field
+
+from pijit import _C
+
+GraphBreakError = _C.GraphBreakError
+
+_MODES = ("PIJit", "PSJit")
+
+
+def jit(function=None, *, mode="PSJit", fullgraph=False, jit_config=None, **options):
+    """Compiles `function` into guard-checked graphs.
+
+    mode="PIJit": capture what can be captured and run the rest eagerly.
+    mode="PSJit" (the default, as in MindSpore) or fullgraph=True: the whole function must
+    become one graph; anything else raises GraphBreakError naming the construct and its line.
+    """
+    if mode not in _MODES:
+        raise ValueError(f"jit: mode must be one of {_MODES}, got {mode!r}")
+    if options:
+        raise TypeError(f"jit() got unexpected keyword arguments {sorted(options)}")
+    strict = fullgraph or mode == "PSJit"
+
+    def wrap(fn):
+        if isinstance(fn, _C.JitFunction):
+            return fn
+        if not inspect.isfunction(fn):
+            raise TypeError(f"jit: expected a Python function, got {type(fn).__name__}")
+        return _C.JitFunction(fn, strict)
+
+    return wrap if function is None else wrap(function)
+
+
+class capture:
+    """`with pijit.capture():` makes every Python frame started inside a capture candidate."""
+
+    def __enter__(self):
+        _C._capture_enter()
+        return self
+
+    def __exit__(self, *exc):
+        _C._capture_exit()
+        return False
+
+
+def enable():
+    """Captures every frame process-wide (pijit.disable() stops)."""
+    _C._set_enabled(True)
+
+
+def disable():
+    _C._set_enabled(False)
+
+
+def reset(fn):
+    """Drops the cached graphs of `fn`."""
+    _C._reset_code(fn)
+
+
+def _function_of(fn):
+    if isinstance(fn, _C.JitFunction):
+        return fn.__wrapped__
+    if inspect.ismethod(fn):
+        return _function_of(fn.__func__)
+    if inspect.isfunction(fn):
+        return fn
+    raise TypeError(f"expected a Python function or a jitted function, got {type(fn).__name__}")
+
+
+def get_code_extra(fn):
+    """Per-code counters: call_count, compile_count, cache_hits, eager_count, break_count,
+    cache_entries, and the recorded reasons, graphs and guards."""
+    return _C._code_stats(fn)
+
+
+@dataclass
+class ExplainOutput:
+    """What capture makes of one call: graphs (text IR), guards and reasons it stopped."""
+    graphs: list = field(default_factory=list)
+    guards: str = ""
+    break_reasons: list = field(default_factory=list)
+    ops_count: int = 0
+    instructions: int = 0
+    blocks: int = 0
+
+    @property
+    def graph_count(self):
+        return len(self.graphs)
+
+    @property
+    def graph_break_count(self):
+        return len(self.break_reasons)
+
+    def __str__(self):
+        lines = [f"Graph count: {self.graph_count}", f"Graph break count: {self.graph_break_count}",
+                 f"Op count: {self.ops_count}"]
+        for i, g in enumerate(self.graphs):
+            lines += [f"Graph {i}:", g.rstrip()]
+        if self.break_reasons:
+            lines.append("Reasons it runs eagerly:")
+            lines += [f"  {r['text']}" for r in self.break_reasons]
+        lines += ["Guards:", self.guards.rstrip() or "  (none)"]
+        return "\n".join(lines)
+
+
+def explain(fn, *args, **kwargs):
+    """Captures `fn(*args, **kwargs)` without running or caching it and reports the result."""
+    func = _function_of(fn)
+    if inspect.ismethod(fn):
+        args = (fn.__self__,) + args
+    bound = inspect.signature(func).bind(*args, **kwargs)
+    bound.apply_defaults()
+    code = func.__code__
+    names = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
+    values = [bound.arguments[n] for n in names if n in bound.arguments]
+    if len(values) != len(names) or code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS):
+        out = ExplainOutput(break_reasons=[{
+            "category": "unsupported_function", "file": code.co_filename,
+            "line": code.co_firstlineno, "explanation": "functions with *args or **kwargs are "
+            "not captured yet", "hint": "",
+            "text": f"unsupported_function at {code.co_filename}:{code.co_firstlineno}: "
+                    "functions with *args or **kwargs are not captured yet"}])
+        return out
+    info = _C._capture(func, values)
+    out = ExplainOutput(guards=info["guards"], ops_count=info["num_ops"],
+                        instructions=info["instructions"], blocks=info["blocks"])
+    if info["graph"]:
+        out.graphs.append(info["graph"])
+    if info["reason"] is not None:
+        out.break_reasons.append(info["reason"])
+    return out
+
+
+def _skip_prefixes():
+    paths = sysconfig.get_paths()
+    prefixes = {os.path.dirname(os.path.abspath(__file__)) + os.sep}
+    for key in ("stdlib", "platstdlib"):
+        if paths.get(key):
+            prefixes.add(paths[key] + os.sep)
+    # site-packages lives under stdlib on POSIX: keep user libraries capturable.
+    return sorted(prefixes)
+
+
+_C._set_skip_prefixes(_skip_prefixes())
