@@ -53,7 +53,7 @@ DType PromoteWithScalar(DType tensor, ScalarKind scalar) {
 }
 
 std::shared_ptr<Storage> Storage::Allocate(size_t nbytes) {
-  auto s = std::shared_ptr<Storage>(new Storage());
+  auto s = std::make_shared<Storage>(Private{});
   size_t rounded = (nbytes + 63) / 64 * 64;
   s->data_ = std::aligned_alloc(64, rounded == 0 ? 64 : rounded);
   s->nbytes_ = nbytes;
@@ -62,7 +62,7 @@ std::shared_ptr<Storage> Storage::Allocate(size_t nbytes) {
 }
 
 std::shared_ptr<Storage> Storage::Wrap(void* data, size_t nbytes, std::function<void()> release) {
-  auto s = std::shared_ptr<Storage>(new Storage());
+  auto s = std::make_shared<Storage>(Private{});
   s->data_ = data;
   s->nbytes_ = nbytes;
   s->release_ = std::move(release);

@@ -18,7 +18,10 @@ namespace pijit {
 using Shape = absl::InlinedVector<int64_t, 6>;
 
 class Storage {
+  struct Private {};
+
  public:
+  explicit Storage(Private) {}
   // 64-byte aligned, uninitialised.
   static std::shared_ptr<Storage> Allocate(size_t nbytes);
   // Borrow memory owned elsewhere (a NumPy array): `release` runs when the last view dies.
@@ -31,7 +34,6 @@ class Storage {
   size_t nbytes() const { return nbytes_; }
 
  private:
-  Storage() = default;
   void* data_ = nullptr;
   size_t nbytes_ = 0;
   std::function<void()> release_;

@@ -141,7 +141,37 @@ absl::StatusOr<TensorMeta> InferBinary(BinaryOp op, const TensorMeta& a, const T
   return TensorMeta{dt, std::move(shape)};
 }
 
+namespace {
+template <typename T>
+void RunBinary(BinaryOp op, const Tensor& va, const Tensor& vb, const Tensor& out) {
+  switch (op) {
+    case BinaryOp::kAdd:
+      BinaryLoop<T, T>(va, vb, out, [](T x, T y) { return static_cast<T>(x + y); });
+      break;
+    case BinaryOp::kSub:
+      if constexpr (!std::is_same_v<T, bool>)
+        BinaryLoop<T, T>(va, vb, out, [](T x, T y) { return static_cast<T>(x - y); });
+      break;
+    case BinaryOp::kMul:
+      BinaryLoop<T, T>(va, vb, out, [](T x, T y) { return static_cast<T>(x * y); });
+      break;
+    case BinaryOp::kDiv:
+      if constexpr (std::is_floating_point_v<T>)
+        BinaryLoop<T, T>(va, vb, out, [](T x, T y) { return x / y; });
+      break;
+  }
+}
+}  // namespace
+
 absl::StatusOr<Tensor> Binary(BinaryOp op, const Tensor& a, const Tensor& b) {
+  // Fast path: same dtype and shape, both contiguous (no promotion, no broadcasting).
+  if (a.dtype() == b.dtype() && a.shape() == b.shape() && a.is_contiguous() &&
+      b.is_contiguous() && !(op == BinaryOp::kSub && a.dtype() == DType::kBool) &&
+      !(op == BinaryOp::kDiv && !IsFloating(a.dtype()))) {
+    Tensor out = Tensor::Empty(a.shape(), a.dtype());
+    DispatchDType(a.dtype(), [&](auto tag) { RunBinary<decltype(tag)>(op, a, b, out); });
+    return out;
+  }
   PIJIT_ASSIGN_OR_RETURN(TensorMeta meta, InferBinary(op, MetaOf(a), MetaOf(b)));
   // Inputs are converted to the result dtype (true division of integers computes in float64).
   PIJIT_ASSIGN_OR_RETURN(Tensor ca, Cast(a, meta.dtype));
@@ -149,25 +179,7 @@ absl::StatusOr<Tensor> Binary(BinaryOp op, const Tensor& a, const Tensor& b) {
   PIJIT_ASSIGN_OR_RETURN(Tensor va, BroadcastTo(ca, meta.shape));
   PIJIT_ASSIGN_OR_RETURN(Tensor vb, BroadcastTo(cb, meta.shape));
   Tensor out = Tensor::Empty(meta.shape, meta.dtype);
-  DispatchDType(meta.dtype, [&](auto tag) {
-    using T = decltype(tag);
-    switch (op) {
-      case BinaryOp::kAdd:
-        BinaryLoop<T, T>(va, vb, out, [](T x, T y) { return static_cast<T>(x + y); });
-        break;
-      case BinaryOp::kSub:
-        if constexpr (!std::is_same_v<T, bool>)
-          BinaryLoop<T, T>(va, vb, out, [](T x, T y) { return static_cast<T>(x - y); });
-        break;
-      case BinaryOp::kMul:
-        BinaryLoop<T, T>(va, vb, out, [](T x, T y) { return static_cast<T>(x * y); });
-        break;
-      case BinaryOp::kDiv:
-        if constexpr (std::is_floating_point_v<T>)
-          BinaryLoop<T, T>(va, vb, out, [](T x, T y) { return x / y; });
-        break;
-    }
-  });
+  DispatchDType(meta.dtype, [&](auto tag) { RunBinary<decltype(tag)>(op, va, vb, out); });
   return out;
 }
 

@@ -2,9 +2,11 @@
 // BLAS, integer and boolean products on a plain loop.
 #include <cblas.h>
 
-#include <mutex>
+#include <array>
+#include <memory>
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include "absl/container/flat_hash_map.h"
 #include "kernels/errors.h"
 #include "kernels/ops.h"
 
@@ -16,21 +18,39 @@ dnnl::engine& CpuEngine() {
   return engine;
 }
 
-// C[m,n] = A[m,k] * B[k,n]; A and B with arbitrary element strides, C contiguous.
+// A oneDNN matmul primitive with its memory descriptors, cached by problem shape and strides
+// (creating a primitive descriptor costs far more than a small product).
+struct MatMulPrimitive {
+  dnnl::memory::desc a, b, c;
+  dnnl::matmul prim;
+};
+using MatMulKey = std::array<int64_t, 7>;
+
+const MatMulPrimitive& GetMatMul(const MatMulKey& key) {
+  static thread_local absl::flat_hash_map<MatMulKey, std::unique_ptr<MatMulPrimitive>> cache;
+  auto it = cache.find(key);
+  if (it != cache.end()) return *it->second;
+  using dnnl::memory;
+  const auto [m, n, k, sa0, sa1, sb0, sb1] = key;
+  auto p = std::make_unique<MatMulPrimitive>();
+  p->a = memory::desc({m, k}, memory::data_type::f32, memory::dims{sa0, sa1});
+  p->b = memory::desc({k, n}, memory::data_type::f32, memory::dims{sb0, sb1});
+  p->c = memory::desc({m, n}, memory::data_type::f32, memory::format_tag::ab);
+  p->prim = dnnl::matmul(dnnl::matmul::primitive_desc(dnnl::matmul::desc(p->a, p->b, p->c), CpuEngine()));
+  if (cache.size() > 1024) cache.clear();  // bound the cache; entries are cheap to rebuild
+  return *cache.emplace(key, std::move(p)).first->second;
+}
+
+// C[m,n] = A[m,k] * B[k,n]; A and B with arbitrary positive element strides, C contiguous.
 void GemmF32(const float* a, int64_t sa0, int64_t sa1, const float* b, int64_t sb0, int64_t sb1,
              float* c, int64_t m, int64_t n, int64_t k) {
   using dnnl::memory;
-  memory::desc ad({m, k}, memory::data_type::f32, memory::dims{sa0, sa1});
-  memory::desc bd({k, n}, memory::data_type::f32, memory::dims{sb0, sb1});
-  memory::desc cd({m, n}, memory::data_type::f32, memory::format_tag::ab);
-  // oneDNN keeps its own primitive cache keyed by the descriptors.
-  dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(ad, bd, cd), CpuEngine());
-  dnnl::matmul prim(pd);
-  dnnl::stream stream(CpuEngine());
-  memory am(ad, CpuEngine(), const_cast<float*>(a));
-  memory bm(bd, CpuEngine(), const_cast<float*>(b));
-  memory cm(cd, CpuEngine(), c);
-  prim.execute(stream, {{DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, bm}, {DNNL_ARG_DST, cm}});
+  const MatMulPrimitive& p = GetMatMul({m, n, k, sa0, sa1, sb0, sb1});
+  static thread_local dnnl::stream stream(CpuEngine());
+  memory am(p.a, CpuEngine(), const_cast<float*>(a));
+  memory bm(p.b, CpuEngine(), const_cast<float*>(b));
+  memory cm(p.c, CpuEngine(), c);
+  p.prim.execute(stream, {{DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, bm}, {DNNL_ARG_DST, cm}});
   stream.wait();
 }
 

@@ -76,6 +76,7 @@ PyObject* BuildOutput(const bytecode::OutputSpec& spec, std::vector<Tensor>& out
 
 PyObject* RunEntry(const CacheEntry& e, PyObject* const* values) {
   std::vector<Tensor> outs;
+  outs.reserve(4);
   if (e.graph) {
     absl::InlinedVector<const Tensor*, 8> inputs;
     for (int32_t src : e.param_sources) inputs.push_back(AsTensor(values[src]));

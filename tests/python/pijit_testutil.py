@@ -1,0 +1,77 @@
+"""Shared helpers of the pijit Python tests: dtype mapping and NumPy comparisons."""
+import numpy as np
+
+import pijit as ms
+
+# Every dtype pijit supports, as NumPy dtypes and as pijit dtypes.
+NP_DTYPES = [np.dtype(np.bool_), np.dtype(np.int32), np.dtype(np.int64), np.dtype(np.float32),
+             np.dtype(np.float64)]
+MS_DTYPES = [ms.bool_, ms.int32, ms.int64, ms.float32, ms.float64]
+MS_OF_NP = dict(zip(NP_DTYPES, MS_DTYPES))
+NUMERIC_NP_DTYPES = NP_DTYPES[1:]
+FLOAT_NP_DTYPES = NP_DTYPES[3:]
+
+
+def np_dtype(t):
+    """The NumPy dtype of a pijit Tensor (through pijit's dtype, not through asnumpy)."""
+    return np.dtype(t.dtype.to_numpy())
+
+
+def rtol_for(dtype, transcendental=False):
+    dtype = np.dtype(dtype)
+    if dtype == np.float32:
+        return 1e-5 if transcendental else 1e-6
+    if dtype == np.float64:
+        return 1e-12
+    return 0
+
+
+def assert_matches_numpy(t, expected, rtol=None, atol=0.0):
+    """`t` (a pijit Tensor) has the dtype, shape and values of the NumPy result `expected`."""
+    assert isinstance(t, ms.Tensor), f"expected a Tensor, got {type(t).__name__}"
+    expected = np.asarray(expected)
+    assert np_dtype(t) == expected.dtype, f"dtype {t.dtype} != numpy {expected.dtype}"
+    assert t.shape == expected.shape, f"shape {t.shape} != numpy {expected.shape}"
+    got = t.asnumpy()
+    assert got.dtype == expected.dtype
+    if rtol is None:
+        rtol = rtol_for(expected.dtype)
+    if expected.dtype.kind == "f":
+        np.testing.assert_allclose(got, expected, rtol=rtol, atol=atol, equal_nan=True)
+    else:
+        np.testing.assert_array_equal(got, expected)
+
+
+def assert_same_tensor(a, b):
+    """Exactly equal: same type, dtype, shape and bit-for-bit values (NaN equals NaN)."""
+    assert isinstance(a, ms.Tensor) and isinstance(b, ms.Tensor)
+    assert a.dtype == b.dtype, f"dtype {a.dtype} != {b.dtype}"
+    assert a.shape == b.shape, f"shape {a.shape} != {b.shape}"
+    x, y = a.asnumpy(), b.asnumpy()
+    if x.dtype.kind == "f":
+        np.testing.assert_array_equal(np.signbit(x), np.signbit(y))
+        np.testing.assert_array_equal(x, y)  # NaNs compare equal here
+    else:
+        np.testing.assert_array_equal(x, y)
+
+
+def assert_same_result(a, b):
+    """Same structure of outputs (tuples, lists, tensors, Python values), tensors exactly equal."""
+    assert type(a) is type(b), f"{type(a).__name__} != {type(b).__name__}"
+    if isinstance(a, (tuple, list)):
+        assert len(a) == len(b)
+        for x, y in zip(a, b):
+            assert_same_result(x, y)
+    elif isinstance(a, ms.Tensor):
+        assert_same_tensor(a, b)
+    else:
+        assert a == b
+
+
+def random_array(rng, shape, dtype, low=-5, high=5):
+    dtype = np.dtype(dtype)
+    if dtype == np.bool_:
+        return rng.random(shape) < 0.5
+    if dtype.kind == "i":
+        return rng.integers(low, high, size=shape, dtype=dtype)
+    return (rng.random(shape) * (high - low) + low).astype(dtype)
