@@ -85,8 +85,18 @@ void GuardProgram::GuardValue(int32_t source, PyObject* obj) {
   Guard g{IsPlainValue(obj) ? Guard::kEqualsMatch : Guard::kIdMatch, source};
   g.type = Py_TYPE(obj);
   Py_INCREF(reinterpret_cast<PyObject*>(g.type));
-  g.value = obj;
-  Py_INCREF(obj);
+  // ID_MATCH holds a weak reference where it can, so a cache entry does not keep the user's
+  // objects (a network, say) alive; a dead referent never matches, so a new object at the
+  // same address cannot pass the guard.
+  if (g.kind == Guard::kIdMatch && PyType_SUPPORTS_WEAKREFS(g.type)) {
+    g.value = PyWeakref_NewRef(obj, nullptr);
+    g.weak = g.value != nullptr;
+    if (!g.value) PyErr_Clear();
+  }
+  if (!g.value) {
+    g.value = obj;
+    Py_INCREF(obj);
+  }
   guards_.push_back(std::move(g));
 }
 
@@ -119,7 +129,7 @@ bool GuardProgram::Check(const Roots& roots, PyObject** values) const {
         break;
       }
       case Guard::kIdMatch:
-        if (v != g.value) return false;
+        if (v != (g.weak ? PyWeakref_GET_OBJECT(g.value) : g.value)) return false;
         break;
       case Guard::kEqualsMatch: {
         if (Py_TYPE(v) != g.type) return false;
@@ -160,7 +170,9 @@ std::string GuardProgram::ToText() const {
         break;
       case Guard::kIdMatch:
         absl::StrAppend(&out, "ID_MATCH(", src, "): ", g.type->tp_name, " at ",
-                        absl::StrFormat("%p", static_cast<void*>(g.value)), "\n");
+                        absl::StrFormat("%p", static_cast<void*>(
+                                                  g.weak ? PyWeakref_GET_OBJECT(g.value) : g.value)),
+                        g.weak ? " (weak)" : "", "\n");
         break;
       case Guard::kEqualsMatch: {
         PyObject* r = PyObject_Repr(g.value);

@@ -23,7 +23,8 @@ struct Guard {
   Kind kind;
   int32_t source;
   PyTypeObject* type = nullptr;  // exact type (TENSOR_MATCH, EQUALS_MATCH); owned
-  PyObject* value = nullptr;     // ID_MATCH: the object; EQUALS_MATCH: the value; owned
+  PyObject* value = nullptr;     // ID_MATCH: the object or a weakref to it; EQUALS_MATCH: the value; owned
+  bool weak = false;             // ID_MATCH through a weak reference
   DType dtype = DType::kFloat32;
   Shape shape, strides;
 };

@@ -183,6 +183,10 @@ PyObject* Dispatch(CodeState* st, PyCodeObject* code, PyObject* func, PyObject* 
   }
   if (!cr.ok) {
     entry->eager = true;
+    // Running eagerly is always right, so an eager entry's guards only decide when to try
+    // capture again. A user error may go away with other inputs (keep the guards); code
+    // pijit cannot capture will not, so one guard-free entry serves every later call.
+    if (!IsUserError(cr.reason)) entry->guards = std::make_unique<guards::GuardProgram>();
     entry->reason = cr.reason;
     ++st->graph_break_count;
     st->reasons.push_back(cr.reason);

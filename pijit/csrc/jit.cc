@@ -49,12 +49,17 @@ int FrameCallback(PyCodeObject* code, PyObject* func, PyObject* const* args, int
     return 0;
   }
   DispatchOptions options;
-  if (c.target == code) {
+  const bool is_target = c.target == code;
+  if (is_target) {
     c.target = nullptr;
     options = c.target_options;
-  } else if ((c.capture_depth > 0 || g_enabled) && !Skipped(code)) {
+  } else if (c.capture_depth > 0 || g_enabled) {
+    // One co_extra lookup for code already seen; the file filter runs once per code object.
     guards::CodeState* known = guards::GetCodeState(code, false);
-    if (known && known->skip) return 0;
+    if (known ? known->skip : Skipped(code)) {
+      if (!known && (known = guards::GetCodeState(code, true))) known->skip = true;
+      return 0;
+    }
   } else {
     return 0;
   }
@@ -64,7 +69,7 @@ int FrameCallback(PyCodeObject* code, PyObject* func, PyObject* const* args, int
   const bool first = st->compile_count == 0;
   PyObject* r = Dispatch(st, code, func, args, nargs, options, &run_eager);
   // A code object whose first analysis found no tensor work costs one check from now on.
-  if (first && !st->saw_tensor_work && c.target != code && options.fullgraph == false) st->skip = true;
+  if (first && !is_target && !st->saw_tensor_work) st->skip = true;
   if (run_eager) return 0;
   *result = r;
   return 1;
