@@ -37,22 +37,51 @@ GuardProgram::~GuardProgram() {
   }
 }
 
-int32_t GuardProgram::AddSource(Source::Kind kind, int32_t index, PyObject* name) {
+int32_t GuardProgram::AddSource(Source::Kind kind, int32_t parent, int32_t index, PyObject* name) {
   for (size_t i = 0; i < sources_.size(); ++i) {
     const Source& s = sources_[i];
-    if (s.kind == kind && s.index == index &&
+    if (s.kind == kind && s.parent == parent && s.index == index &&
         (s.name == name || (s.name && name && PyUnicode_Compare(s.name, name) == 0))) {
       return static_cast<int32_t>(i);
     }
   }
   Py_XINCREF(name);
-  sources_.push_back({kind, index, name});
+  sources_.push_back({kind, parent, index, name});
   return static_cast<int32_t>(sources_.size() - 1);
 }
 
-bool GuardProgram::HasGuard(int32_t source) const {
+void GuardProgram::GuardType(int32_t source, PyObject* obj) {
   for (const Guard& g : guards_)
-    if (g.source == source) return true;
+    if (g.source == source && g.kind == Guard::kTypeMatch) return;
+  Guard g{Guard::kTypeMatch, source};
+  g.type = Py_TYPE(obj);
+  Py_INCREF(reinterpret_cast<PyObject*>(g.type));
+  if (PyTuple_Check(obj) || PyList_Check(obj)) g.length = PySequence_Fast_GET_SIZE(obj);
+  guards_.push_back(std::move(g));
+}
+
+namespace {
+// Looks `name` up in a dict; borrowed, nullptr (no error) when absent.
+PyObject* DictItem(PyObject* dict, PyObject* name) {
+  if (!dict || !PyDict_Check(dict)) return nullptr;
+  PyObject* v = PyDict_GetItemWithError(dict, name);
+  if (!v) PyErr_Clear();
+  return v;
+}
+PyObject* BuiltinItem(PyObject* globals, PyObject* builtins, PyObject* name) {
+  if (DictItem(globals, name)) return nullptr;  // shadowed by a global since capture
+  return DictItem(builtins, name);
+}
+PyObject* CellItem(PyObject* closure, int32_t index) {
+  if (!closure || !PyTuple_Check(closure) || index >= PyTuple_GET_SIZE(closure)) return nullptr;
+  return PyCell_GET(PyTuple_GET_ITEM(closure, index));
+}
+}  // namespace
+
+bool GuardProgram::HasGuard(int32_t source) const {
+  // TYPE_MATCH is weaker than the others: a value guard may still be added after it.
+  for (const Guard& g : guards_)
+    if (g.source == source && g.kind != Guard::kTypeMatch) return true;
   return false;
 }
 
@@ -104,13 +133,35 @@ bool GuardProgram::Check(const Roots& roots, PyObject** values) const {
   for (size_t i = 0; i < sources_.size(); ++i) {
     const Source& s = sources_[i];
     PyObject* v = nullptr;
+    PyObject* p = s.parent >= 0 ? values[s.parent] : nullptr;
     switch (s.kind) {
       case Source::kArg: v = roots.args[s.index]; break;
-      case Source::kGlobal: v = PyDict_GetItemWithError(roots.globals, s.name); break;
-      case Source::kBuiltin: v = PyDict_GetItemWithError(roots.builtins, s.name); break;
-      case Source::kAttr: v = values[s.index] ? SafeGetAttr(values[s.index], s.name) : nullptr; break;
-      case Source::kClosure:
-        v = roots.closure ? PyCell_GET(PyTuple_GET_ITEM(roots.closure, s.index)) : nullptr;
+      case Source::kGlobal: v = DictItem(roots.globals, s.name); break;
+      case Source::kBuiltin: v = BuiltinItem(roots.globals, roots.builtins, s.name); break;
+      case Source::kAttr: v = SafeGetAttr(p, s.name); break;
+      case Source::kClosure: v = CellItem(roots.closure, s.index); break;
+      case Source::kFuncGlobal:
+        if (PyFunction_Check(p)) v = DictItem(PyFunction_GET_GLOBALS(p), s.name);
+        break;
+      case Source::kFuncBuiltin:
+        if (PyFunction_Check(p)) {
+          v = BuiltinItem(PyFunction_GET_GLOBALS(p),
+                          reinterpret_cast<PyFunctionObject*>(p)->func_builtins, s.name);
+        }
+        break;
+      case Source::kFuncClosure:
+        if (PyFunction_Check(p)) v = CellItem(PyFunction_GET_CLOSURE(p), s.index);
+        break;
+      case Source::kFuncDefaults:
+        if (PyFunction_Check(p)) {
+          v = PyFunction_GET_DEFAULTS(p);
+          if (!v) v = Py_None;
+        }
+        break;
+      case Source::kTypeAttr: v = _PyType_Lookup(Py_TYPE(p), s.name); break;
+      case Source::kItem:
+        if ((PyTuple_Check(p) || PyList_Check(p)) && s.index < PySequence_Fast_GET_SIZE(p))
+          v = PySequence_Fast_ITEMS(p)[s.index];
         break;
     }
     if (!v) {
@@ -131,6 +182,10 @@ bool GuardProgram::Check(const Roots& roots, PyObject** values) const {
       case Guard::kIdMatch:
         if (v != (g.weak ? PyWeakref_GET_OBJECT(g.value) : g.value)) return false;
         break;
+      case Guard::kTypeMatch:
+        if (Py_TYPE(v) != g.type) return false;
+        if (g.length >= 0 && PySequence_Fast_GET_SIZE(v) != g.length) return false;
+        break;
       case Guard::kEqualsMatch: {
         if (Py_TYPE(v) != g.type) return false;
         if (v == g.value) break;
@@ -148,12 +203,20 @@ bool GuardProgram::Check(const Roots& roots, PyObject** values) const {
 
 std::string GuardProgram::SourceText(int32_t i) const {
   const Source& s = sources_[i];
+  const char* name = s.name ? PyUnicode_AsUTF8(s.name) : "";
   switch (s.kind) {
     case Source::kArg: return absl::StrCat("args[", s.index, "]");
-    case Source::kGlobal: return absl::StrCat("G['", PyUnicode_AsUTF8(s.name), "']");
-    case Source::kBuiltin: return absl::StrCat("B['", PyUnicode_AsUTF8(s.name), "']");
-    case Source::kAttr: return absl::StrCat(SourceText(s.index), ".", PyUnicode_AsUTF8(s.name));
+    case Source::kGlobal: return absl::StrCat("G['", name, "']");
+    case Source::kBuiltin: return absl::StrCat("B['", name, "']");
+    case Source::kAttr: return absl::StrCat(SourceText(s.parent), ".", name);
     case Source::kClosure: return absl::StrCat("closure[", s.index, "]");
+    case Source::kFuncGlobal: return absl::StrCat(SourceText(s.parent), ".__globals__['", name, "']");
+    case Source::kFuncBuiltin: return absl::StrCat(SourceText(s.parent), ".__builtins__['", name, "']");
+    case Source::kFuncClosure:
+      return absl::StrCat(SourceText(s.parent), ".__closure__[", s.index, "]");
+    case Source::kFuncDefaults: return absl::StrCat(SourceText(s.parent), ".__defaults__");
+    case Source::kTypeAttr: return absl::StrCat("type(", SourceText(s.parent), ").", name);
+    case Source::kItem: return absl::StrCat(SourceText(s.parent), "[", s.index, "]");
   }
   return "?";
 }
@@ -173,6 +236,11 @@ std::string GuardProgram::ToText() const {
                         absl::StrFormat("%p", static_cast<void*>(
                                                   g.weak ? PyWeakref_GET_OBJECT(g.value) : g.value)),
                         g.weak ? " (weak)" : "", "\n");
+        break;
+      case Guard::kTypeMatch:
+        absl::StrAppend(&out, "TYPE_MATCH(", src, "): ", g.type->tp_name);
+        if (g.length >= 0) absl::StrAppend(&out, " len=", g.length);
+        absl::StrAppend(&out, "\n");
         break;
       case Guard::kEqualsMatch: {
         PyObject* r = PyObject_Repr(g.value);

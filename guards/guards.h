@@ -12,14 +12,32 @@
 namespace pijit::guards {
 
 struct Source {
-  enum Kind : uint8_t { kArg, kGlobal, kBuiltin, kAttr, kClosure };
+  enum Kind : uint8_t {
+    kArg,           // args[index]
+    kGlobal,        // the called function's globals[name]
+    kBuiltin,       // builtins[name], while globals has no such name
+    kAttr,          // plain attribute `name` of source `parent`
+    kClosure,       // contents of the called function's closure cell `index`
+    kFuncGlobal,    // globals[name] of the function at source `parent`
+    kFuncBuiltin,   // builtins[name] of the function at `parent`, while its globals lack it
+    kFuncClosure,   // contents of closure cell `index` of the function at `parent`
+    kFuncDefaults,  // __defaults__ of the function at `parent` (None when absent)
+    kTypeAttr,      // `name` looked up on the type of `parent` (the MRO, no instance dict)
+    kItem,          // item `index` of the tuple or list at `parent`
+  };
   Kind kind;
-  int32_t index = -1;       // argument / parent source / closure cell index
+  int32_t parent = -1;       // parent source, for the kinds that have one
+  int32_t index = -1;        // argument / closure cell / item index
   PyObject* name = nullptr;  // owned: global, builtin or attribute name
 };
 
 struct Guard {
-  enum Kind : uint8_t { kTensorMatch, kIdMatch, kEqualsMatch };
+  enum Kind : uint8_t {
+    kTensorMatch,  // exact type, dtype, shape and strides
+    kIdMatch,      // the same object (weakly held where possible)
+    kEqualsMatch,  // exact type and == value (None, bool, int, float, str, tuples of them)
+    kTypeMatch,    // exact type, and for tuples and lists the length (in `length`)
+  };
   Kind kind;
   int32_t source;
   PyTypeObject* type = nullptr;  // exact type (TENSOR_MATCH, EQUALS_MATCH); owned
@@ -27,6 +45,7 @@ struct Guard {
   bool weak = false;             // ID_MATCH through a weak reference
   DType dtype = DType::kFloat32;
   Shape shape, strides;
+  Py_ssize_t length = -1;  // kTypeMatch of a tuple or list
 };
 
 // What sources are resolved against: the call's arguments and its function's namespaces.
@@ -49,10 +68,11 @@ class GuardProgram {
   ~GuardProgram();
 
   // Returns the index of an equal source, adding it if new. Takes a new reference to name.
-  int32_t AddSource(Source::Kind kind, int32_t index, PyObject* name = nullptr);
+  int32_t AddSource(Source::Kind kind, int32_t parent, int32_t index, PyObject* name = nullptr);
   // Adds a guard that `obj` (the current value of `source`) keeps what the capture used.
   void GuardTensor(int32_t source, PyObject* obj, const Tensor& t);
   void GuardValue(int32_t source, PyObject* obj);  // EQUALS_MATCH for plain values, else ID_MATCH
+  void GuardType(int32_t source, PyObject* obj);   // TYPE_MATCH (with length for tuples/lists)
   bool HasGuard(int32_t source) const;
 
   size_t num_sources() const { return sources_.size(); }

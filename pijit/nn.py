@@ -1,4 +1,5 @@
 """Networks: Cell runs `construct`; in GRAPH_MODE construct is compiled as one graph."""
+from pijit import _C
 from pijit._tensor import Parameter
 from pijit.context import GRAPH_MODE, get_context
 from pijit.jit import jit
@@ -43,3 +44,7 @@ class Cell:
     def set_train(self, mode=True):
         self.__dict__["training"] = mode
         return self
+
+
+# Capture inlines `construct` where a Cell is called.
+_C._register_cell_call(Cell.__dict__["__call__"])

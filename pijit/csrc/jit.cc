@@ -14,6 +14,10 @@
 
 namespace py = pybind11;
 
+namespace pijit::bytecode {
+extern PyObject* g_cell_call;
+}
+
 namespace pijit {
 
 extern PyObject* g_graph_break_error;
@@ -330,6 +334,10 @@ void BindJit(py::module_& m) {
   });
   m.def("_is_enabled", [] { return g_enabled; });
   m.def("_hook_active", [] { return pijit_hook_active() != 0; });
+  m.def("_register_cell_call", [](py::object call) {
+    Py_XDECREF(bytecode::g_cell_call);
+    bytecode::g_cell_call = call.release().ptr();
+  });
   m.def("_set_skip_prefixes", [](std::vector<std::string> p) { g_skip_prefixes = std::move(p); });
 }
 

@@ -1,0 +1,176 @@
+// Loads of names: globals and builtins, closure variables, attributes and methods.
+#include "absl/strings/str_format.h"
+#include "bytecode/interp.h"
+#include "guards/guards.h"
+#include "pijit/csrc/convert.h"
+
+namespace pijit::bytecode {
+
+using guards::Source;
+
+bool Interp::LoadGlobal(Frame& f, PyObject* name, Value* out) {
+  PyObject* globals;
+  PyObject* builtins;
+  if (f.func) {
+    globals = PyFunction_GET_GLOBALS(f.func);
+    builtins = reinterpret_cast<PyFunctionObject*>(f.func)->func_builtins;
+  } else {
+    // A function made during capture shares the globals of the function that made it.
+    globals = PyFunction_GET_GLOBALS(root_func_);
+    builtins = reinterpret_cast<PyFunctionObject*>(root_func_)->func_builtins;
+    if (f.func_source >= 0) {
+      Fail("unsupported_call", "globals of a nested function inside an inlined function");
+      return false;
+    }
+  }
+  const bool root = f.func_source < 0;
+  Source::Kind kind = root ? Source::kGlobal : Source::kFuncGlobal;
+  PyObject* v = PyDict_GetItemWithError(globals, name);
+  if (!v && !PyErr_Occurred()) {
+    kind = root ? Source::kBuiltin : Source::kFuncBuiltin;
+    v = PyDict_GetItemWithError(builtins, name);
+  }
+  if (!v) {
+    PyErr_Clear();
+    Fail("python_error", absl::StrFormat("name '%s' is not defined", PyUnicode_AsUTF8(name)));
+    return false;
+  }
+  Py_INCREF(v);
+  Keep(v);
+  return FromSource(gp().AddSource(kind, root ? -1 : f.func_source, -1, name), v, out);
+}
+
+bool Interp::LoadDeref(Frame& f, int slot, Value* out) {
+  Value& local = f.locals[slot];
+  if (local.kind == Value::kCell) {
+    if (local.cell->kind == Value::kUndef) {
+      Fail("python_error", "free variable referenced before assignment");
+      return false;
+    }
+    *out = *local.cell;
+    return true;
+  }
+  const int first_free = f.code->co_nlocalsplus - f.code->co_nfreevars;
+  if (slot < first_free || !f.func) {
+    Fail("unsupported_bytecode", "reading a closure variable pijit does not track");
+    return false;
+  }
+  const int idx = slot - first_free;
+  PyObject* closure = PyFunction_GET_CLOSURE(f.func);
+  PyObject* v = closure ? PyCell_GET(PyTuple_GET_ITEM(closure, idx)) : nullptr;
+  if (!v) {
+    Fail("python_error", "free variable referenced before assignment");
+    return false;
+  }
+  Py_INCREF(v);
+  Keep(v);
+  const int32_t src = f.func_source < 0
+                          ? gp().AddSource(Source::kClosure, -1, idx)
+                          : gp().AddSource(Source::kFuncClosure, f.func_source, idx);
+  return FromSource(src, v, out);
+}
+
+namespace {
+PyObject* TensorAttribute(const TensorMeta& meta, const char* n) {
+  std::string_view name(n);
+  if (name == "shape") {
+    PyObject* v = PyTuple_New(static_cast<Py_ssize_t>(meta.shape.size()));
+    for (size_t i = 0; i < meta.shape.size(); ++i)
+      PyTuple_SET_ITEM(v, i, PyLong_FromLongLong(meta.shape[i]));
+    return v;
+  }
+  if (name == "ndim") return PyLong_FromSize_t(meta.shape.size());
+  if (name == "size") return PyLong_FromLongLong(NumElements(meta.shape));
+  if (name == "dtype") {
+    PyObject* probe = WrapTensor(Tensor::Empty({}, meta.dtype));
+    PyObject* v = PyObject_GetAttrString(probe, "dtype");
+    Py_DECREF(probe);
+    return v;
+  }
+  return nullptr;
+}
+}  // namespace
+
+bool Interp::LoadAttr(Frame& f, const Value& owner, PyObject* name, bool method) {
+  const char* n = PyUnicode_AsUTF8(name);
+  if (owner.kind == Value::kTensor) {
+    PyOp op;
+    // A subclass could override the method: only take it when it is Tensor's own.
+    if (method && PyOpByName(n, &op) &&
+        _PyType_Lookup(owner.type, name) == _PyType_Lookup(g_tensor_type, name)) {
+      Value m;
+      m.kind = Value::kTensorMethod;
+      m.method = op;
+      f.stack.push_back(m);
+      f.stack.push_back(owner);
+      return true;
+    }
+    PyObject* v = TensorAttribute(g().node(owner.node).meta, n);
+    if (!v) {
+      if (PyErr_Occurred()) PyErr_Clear();
+      Fail("unsupported_attribute", absl::StrFormat("Tensor.%s is not captured yet", n),
+           "use pijit.ops functions or the supported Tensor methods");
+      return false;
+    }
+    if (method) f.stack.push_back(Value::Null());
+    f.stack.push_back(Value::Const(Keep(v)));
+    return true;
+  }
+  if (owner.kind == Value::kSeq && std::string_view(n) == "index") {
+    Fail("unsupported_attribute", "methods of sequences are not captured yet");
+    return false;
+  }
+  if (owner.kind != Value::kConst) {
+    Fail("unsupported_attribute", absl::StrFormat("attribute '%s' of a value that is not known "
+                                                  "at capture time", n));
+    return false;
+  }
+  UseConst(owner);
+  PyObject* obj = owner.obj;
+  PyObject* v = guards::SafeGetAttr(obj, name);
+  if (v) {
+    Py_INCREF(v);
+    Keep(v);
+    Value result;
+    if (owner.source >= 0) {
+      if (!FromSource(gp().AddSource(Source::kAttr, owner.source, -1, name), v, &result)) return false;
+    } else {
+      result = Value::Const(v);
+    }
+    if (method) f.stack.push_back(Value::Null());
+    f.stack.push_back(std::move(result));
+    return true;
+  }
+  if (PyErr_Occurred()) PyErr_Clear();
+  // A method defined in Python on the object's class: push (function, self) for inlining.
+  PyObject* descr = _PyType_Lookup(Py_TYPE(obj), name);
+  if (descr && PyFunction_Check(descr) && Py_TYPE(obj)->tp_getattro == PyObject_GenericGetAttr &&
+      owner.source >= 0) {
+    PyObject** dictptr = _PyObject_GetDictPtr(obj);
+    bool shadowed = dictptr && *dictptr && PyDict_GetItemWithError(*dictptr, name);
+    if (PyErr_Occurred()) PyErr_Clear();
+    if (!shadowed) {
+      Value fn;
+      if (!FromSource(gp().AddSource(Source::kTypeAttr, owner.source, -1, name), descr, &fn))
+        return false;
+      UseConst(fn);
+      if (method) {
+        f.stack.push_back(fn);
+        f.stack.push_back(owner);
+      } else {
+        // A bound method value: represent it as a sequence (function, self) for CALL.
+        Fail("unsupported_attribute", absl::StrFormat("bound method %s used as a value", n),
+             "call the method directly");
+        return false;
+      }
+      return true;
+    }
+  }
+  Fail("unsupported_attribute",
+       absl::StrFormat("attribute '%s' of %s is computed by code (a property or __getattr__) "
+                       "or is missing", n, Py_TYPE(obj)->tp_name),
+       "read plain attributes, or move the computation outside the jitted function");
+  return false;
+}
+
+}  // namespace pijit::bytecode

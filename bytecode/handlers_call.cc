@@ -1,0 +1,371 @@
+// CALL: pijit ops and primitives become graph nodes; user functions, methods and Cells are
+// inlined; builtins whose result is known at capture time are folded.
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "bytecode/interp.h"
+#include "guards/guards.h"
+#include "pijit/csrc/convert.h"
+#include "pijit/csrc/module.h"
+
+namespace pijit::bytecode {
+
+using guards::Source;
+
+PyObject* g_cell_call = nullptr;  // pijit.nn.Cell.__call__ (registered by pijit.nn)
+
+bool Interp::CallOp(PyOp op, const ValueList& args, const std::vector<std::string>& kwnames,
+                    Value* out) {
+  std::vector<ArgView> views;
+  for (const Value& a : args) {
+    PyObject* known = a.kind == Value::kTensor ? nullptr : AsPyObject(a);
+    if (a.kind != Value::kTensor && !known) {
+      Fail("unsupported_call",
+           absl::StrFormat("argument of %s is not a tensor or a known Python value", PyOpName(op)));
+      return false;
+    }
+    UseConst(a);
+    views.push_back({a.kind == Value::kTensor, known});
+  }
+  auto call = ParseCall(op, views, kwnames);
+  if (!call.ok()) {
+    Fail("invalid_input", std::string(call.status().message()),
+         "the call runs eagerly and raises this error there");
+    return false;
+  }
+  absl::InlinedVector<graph::NodeId, 2> inputs;
+  for (size_t i = 0; i < call->operands.size(); ++i) {
+    const Operand& o = call->operands[i];
+    if (o.arg >= 0) {
+      inputs.push_back(args[o.arg].node);
+      continue;
+    }
+    const graph::NodeId other = args[call->operands[1 - i].arg].node;
+    auto s = ScalarOperand(PyOpName(op), o.scalar, g().node(other).meta.dtype);
+    if (!s.ok()) {
+      Fail("invalid_input", std::string(s.status().message()));
+      return false;
+    }
+    inputs.push_back(g().AddConstant(std::move(*s)));
+  }
+  auto node = g().AddOp(PyOpGraphOp(op), inputs, call->ints, call->keepdims);
+  if (!node.ok()) {
+    Fail("invalid_input", std::string(node.status().message()),
+         "the call runs eagerly and raises this error there");
+    return false;
+  }
+  out->kind = Value::kTensor;
+  out->node = *node;
+  out->source = -1;
+  out->type = g_tensor_type;
+  return true;
+}
+
+namespace {
+
+// Builtins whose result capture can compute from known arguments.
+enum class Builtin { kNone, kLen, kIsinstance, kRange, kZip, kEnumerate, kMin, kMax, kAbs, kInt,
+                     kFloat, kBool, kTuple, kList, kGetattr, kHasattr };
+
+Builtin BuiltinOf(PyObject* fn) {
+  if (!PyCFunction_Check(fn) && !PyType_Check(fn)) return Builtin::kNone;
+  if (PyType_Check(fn)) {
+    if (fn == reinterpret_cast<PyObject*>(&PyRange_Type)) return Builtin::kRange;
+    if (fn == reinterpret_cast<PyObject*>(&PyZip_Type)) return Builtin::kZip;
+    if (fn == reinterpret_cast<PyObject*>(&PyEnum_Type)) return Builtin::kEnumerate;
+    if (fn == reinterpret_cast<PyObject*>(&PyLong_Type)) return Builtin::kInt;
+    if (fn == reinterpret_cast<PyObject*>(&PyFloat_Type)) return Builtin::kFloat;
+    if (fn == reinterpret_cast<PyObject*>(&PyBool_Type)) return Builtin::kBool;
+    if (fn == reinterpret_cast<PyObject*>(&PyTuple_Type)) return Builtin::kTuple;
+    if (fn == reinterpret_cast<PyObject*>(&PyList_Type)) return Builtin::kList;
+    return Builtin::kNone;
+  }
+  PyObject* self = PyCFunction_GET_SELF(fn);
+  if (!self || !PyModule_Check(self) || std::string_view(PyModule_GetName(self)) != "builtins")
+    return Builtin::kNone;
+  std::string_view name = reinterpret_cast<PyCFunctionObject*>(fn)->m_ml->ml_name;
+  if (name == "len") return Builtin::kLen;
+  if (name == "isinstance") return Builtin::kIsinstance;
+  if (name == "min") return Builtin::kMin;
+  if (name == "max") return Builtin::kMax;
+  if (name == "abs") return Builtin::kAbs;
+  if (name == "getattr") return Builtin::kGetattr;
+  if (name == "hasattr") return Builtin::kHasattr;
+  return Builtin::kNone;
+}
+
+bool IsNumber(PyObject* o) {
+  return PyBool_Check(o) || PyLong_CheckExact(o) || PyFloat_CheckExact(o);
+}
+
+}  // namespace
+
+static bool FoldBuiltin(Interp& in, Frame& f, Builtin b, const ValueList& args,
+                        const std::vector<std::string>& kwnames, Value* out) {
+  if (!kwnames.empty()) {
+    in.Fail("unsupported_call", "keyword arguments to a builtin");
+    return false;
+  }
+  auto result = [&](PyObject* v) {
+    if (!v) {
+      PyErr_Clear();
+      in.Fail("python_error", "the builtin raises on these arguments",
+              "the function runs eagerly and raises the error there");
+      return false;
+    }
+    *out = Value::Const(in.Keep(v));
+    return true;
+  };
+  auto all_known = [&](size_t from) {
+    for (size_t i = from; i < args.size(); ++i)
+      if (!in.AsPyObject(args[i])) return false;
+    return true;
+  };
+  switch (b) {
+    case Builtin::kLen: {
+      if (args.size() != 1) break;
+      const Value& v = args[0];
+      if (v.kind == Value::kTensor) {
+        const auto& shape = in.g().node(v.node).meta.shape;
+        if (shape.empty()) {
+          in.Fail("python_error", "len() of a 0-d tensor");
+          return false;
+        }
+        return result(PyLong_FromLongLong(shape[0]));
+      }
+      if (v.kind == Value::kSeq) return result(PyLong_FromSize_t(v.items->size()));
+      if (v.kind == Value::kConst && (PyTuple_CheckExact(v.obj) || PyList_CheckExact(v.obj) ||
+                                      PyUnicode_CheckExact(v.obj) || PyDict_CheckExact(v.obj) ||
+                                      PyRange_Check(v.obj))) {
+        in.UseConst(v);
+        return result(PyLong_FromSsize_t(PyObject_Length(v.obj)));
+      }
+      break;
+    }
+    case Builtin::kIsinstance: {
+      if (args.size() != 2 || args[1].kind != Value::kConst) break;
+      PyObject* cls = args[1].obj;
+      // A class whose metaclass keeps type's __instancecheck__/__subclasscheck__ runs no code.
+      auto plain_type = [](PyObject* c) {
+        if (!PyType_Check(c)) return false;
+        if (Py_TYPE(c) == &PyType_Type) return true;
+        static PyObject* inst = PyUnicode_InternFromString("__instancecheck__");
+        static PyObject* sub = PyUnicode_InternFromString("__subclasscheck__");
+        return _PyType_Lookup(Py_TYPE(c), inst) == _PyType_Lookup(&PyType_Type, inst) &&
+               _PyType_Lookup(Py_TYPE(c), sub) == _PyType_Lookup(&PyType_Type, sub);
+      };
+      bool ok = plain_type(cls);
+      if (PyTuple_Check(cls)) {
+        ok = true;
+        for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(cls); ++i) ok = ok && plain_type(PyTuple_GET_ITEM(cls, i));
+      }
+      if (!ok) break;  // metaclasses (ABCs) may run code in __instancecheck__
+      in.UseConst(args[1]);
+      PyTypeObject* tp = nullptr;
+      const Value& v = args[0];
+      if (v.kind == Value::kTensor) tp = v.type;
+      else if (v.kind == Value::kSeq) tp = v.is_list ? &PyList_Type : &PyTuple_Type;
+      else if (v.kind == Value::kConst) {
+        in.UseConst(v);
+        tp = Py_TYPE(v.obj);
+      }
+      if (!tp) break;
+      int r = PyObject_IsSubclass(reinterpret_cast<PyObject*>(tp), cls);
+      if (r < 0) return result(nullptr);
+      return result(PyBool_FromLong(r));
+    }
+    case Builtin::kRange:
+    case Builtin::kMin:
+    case Builtin::kMax:
+    case Builtin::kAbs:
+    case Builtin::kInt:
+    case Builtin::kFloat:
+    case Builtin::kBool: {
+      if (b == Builtin::kBool && args.size() == 1) {
+        bool t;
+        if (!in.Truth(args[0], &t)) return false;
+        *out = Value::Const(t ? Py_True : Py_False);
+        return true;
+      }
+      for (const Value& a : args) {
+        if (a.kind != Value::kConst || !(IsNumber(a.obj) || (b == Builtin::kInt && PyUnicode_CheckExact(a.obj)))) {
+          if (b == Builtin::kMin || b == Builtin::kMax) {
+            if (a.kind == Value::kSeq || (a.kind == Value::kConst && PyTuple_CheckExact(a.obj))) continue;
+          }
+          if (a.kind == Value::kTensor && (b == Builtin::kInt || b == Builtin::kFloat)) {
+            in.Fail("data_dependent", "converting a tensor to a Python number needs its data",
+                    "keep the value a tensor, or move this outside the jitted function");
+            return false;
+          }
+          goto unsupported;
+        }
+      }
+      if (!all_known(0)) goto unsupported;
+      {
+        PyObject* tuple = PyTuple_New(static_cast<Py_ssize_t>(args.size()));
+        for (size_t i = 0; i < args.size(); ++i) {
+          in.UseConst(args[i]);
+          PyObject* o = in.AsPyObject(args[i]);
+          Py_INCREF(o);
+          PyTuple_SET_ITEM(tuple, i, o);
+        }
+        PyObject* fn;
+        switch (b) {
+          case Builtin::kRange: fn = reinterpret_cast<PyObject*>(&PyRange_Type); break;
+          case Builtin::kInt: fn = reinterpret_cast<PyObject*>(&PyLong_Type); break;
+          case Builtin::kFloat: fn = reinterpret_cast<PyObject*>(&PyFloat_Type); break;
+          case Builtin::kBool: fn = reinterpret_cast<PyObject*>(&PyBool_Type); break;
+          default: {
+            PyObject* mod = PyImport_ImportModule("builtins");
+            fn = PyObject_GetAttrString(mod, b == Builtin::kMin ? "min" : b == Builtin::kMax ? "max" : "abs");
+            Py_DECREF(mod);
+            in.Keep(fn);
+          }
+        }
+        PyObject* r = PyObject_Call(fn, tuple, nullptr);
+        Py_DECREF(tuple);
+        return result(r);
+      }
+    }
+    case Builtin::kZip:
+    case Builtin::kEnumerate:
+    case Builtin::kTuple:
+    case Builtin::kList: {
+      std::vector<ValueList> seqs;
+      for (const Value& a : args) {
+        Value it;
+        if (!in.GetIter(a, &it)) return false;
+        seqs.push_back(*it.items);
+      }
+      ValueList items;
+      if (b == Builtin::kTuple || b == Builtin::kList) {
+        if (seqs.size() > 1) break;
+        if (!seqs.empty()) items = seqs[0];
+        *out = Value::Seq(std::move(items), b == Builtin::kList);
+        return true;
+      }
+      if (b == Builtin::kEnumerate) {
+        if (seqs.size() != 1) break;
+        for (size_t i = 0; i < seqs[0].size(); ++i)
+          items.push_back(Value::Seq({Value::Const(in.Keep(PyLong_FromSize_t(i))), seqs[0][i]}, false));
+      } else {
+        size_t n = seqs.empty() ? 0 : SIZE_MAX;
+        for (auto& s : seqs) n = std::min(n, s.size());
+        for (size_t i = 0; i < n; ++i) {
+          ValueList t;
+          for (auto& s : seqs) t.push_back(s[i]);
+          items.push_back(Value::Seq(std::move(t), false));
+        }
+      }
+      Value it;
+      it.kind = Value::kIter;
+      it.items = std::make_shared<ValueList>(std::move(items));
+      *out = std::move(it);
+      return true;
+    }
+    case Builtin::kGetattr:
+    case Builtin::kHasattr: {
+      if (args.size() < 2 || args[1].kind != Value::kConst || !PyUnicode_Check(args[1].obj)) break;
+      Frame tmp;
+      tmp.code = f.code;
+      tmp.func = f.func;
+      tmp.func_source = f.func_source;
+      if (b == Builtin::kHasattr) {
+        if (args[0].kind == Value::kConst) {
+          in.UseConst(args[0]);
+          if (guards::SafeGetAttr(args[0].obj, args[1].obj)) return result(PyBool_FromLong(1));
+          PyErr_Clear();
+        }
+        break;
+      }
+      if (args.size() != 2 || !in.LoadAttr(tmp, args[0], args[1].obj, false)) break;
+      *out = tmp.stack.back();
+      return true;
+    }
+    case Builtin::kNone:
+      break;
+  }
+unsupported:
+  if (in.failed()) return false;
+  in.Fail("unsupported_call", "a builtin called with arguments unknown at capture time");
+  return false;
+}
+
+bool Interp::Call(Frame& f, const Value& callable, ValueList args, Value* out) {
+  std::vector<std::string> names;
+  if (f.kwnames) {
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(f.kwnames); ++i)
+      names.emplace_back(PyUnicode_AsUTF8(PyTuple_GET_ITEM(f.kwnames, i)));
+    f.kwnames = nullptr;
+  }
+  if (callable.kind == Value::kTensorMethod) return CallOp(callable.method, args, names, out);
+  if (callable.kind == Value::kFunction) {
+    return Inline(f, reinterpret_cast<PyCodeObject*>(callable.obj), nullptr, -1, &callable,
+                  std::move(args), names, out);
+  }
+  if (callable.kind != Value::kConst) {
+    Fail("unsupported_call", "calling a value that is not known at capture time");
+    return false;
+  }
+  UseConst(callable);
+  PyObject* fn = callable.obj;
+  PyOp op;
+  if (PyOpOfBuiltin(fn, &op)) return CallOp(op, args, names, out);
+  if (PyFunction_Check(fn)) {
+    if (callable.source < 0) {
+      Fail("unsupported_call", "calling a function whose origin cannot be guarded");
+      return false;
+    }
+    return Inline(f, reinterpret_cast<PyCodeObject*>(PyFunction_GET_CODE(fn)), fn, callable.source,
+                  nullptr, std::move(args), names, out);
+  }
+  Builtin b = BuiltinOf(fn);
+  if (b != Builtin::kNone) return FoldBuiltin(*this, f, b, args, names, out);
+  // A Cell: calling it runs construct (in either mode), so inline construct.
+  PyObject* call_name = PyUnicode_InternFromString("__call__");
+  PyObject* call_attr = _PyType_Lookup(Py_TYPE(fn), call_name);
+  Py_DECREF(call_name);
+  if (g_cell_call && call_attr == g_cell_call && callable.source >= 0) {
+    PyObject* cname = Keep(PyUnicode_InternFromString("construct"));
+    PyObject* construct = _PyType_Lookup(Py_TYPE(fn), cname);
+    if (construct && PyFunction_Check(construct)) {
+      Value cv;
+      if (!FromSource(gp().AddSource(Source::kTypeAttr, callable.source, -1, cname), construct, &cv))
+        return false;
+      UseConst(cv);
+      args.insert(args.begin(), callable);
+      return Inline(f, reinterpret_cast<PyCodeObject*>(PyFunction_GET_CODE(construct)), construct,
+                    cv.source, nullptr, std::move(args), names, out);
+    }
+  }
+  // A primitive instance (ops.Add()): its class names the op it performs.
+  PyObject* prim = PyObject_GetAttrString(reinterpret_cast<PyObject*>(Py_TYPE(fn)), "_pijit_op");
+  if (prim) {
+    PyOp pop;
+    bool known = PyOpOfBuiltin(prim, &pop);
+    Py_DECREF(prim);
+    PyObject* attrs = known ? PyObject_CallMethod(fn, "_pijit_kwargs", nullptr) : nullptr;
+    if (attrs && PyDict_Check(attrs)) {
+      // Primitive attributes (keep_dims, ...) are keyword arguments of the op.
+      Keep(attrs);
+      PyObject *k, *v;
+      Py_ssize_t pos = 0;
+      while (PyDict_Next(attrs, &pos, &k, &v)) {
+        names.emplace_back(PyUnicode_AsUTF8(k));
+        args.push_back(Value::Const(v));
+      }
+      return CallOp(pop, args, names, out);
+    }
+    Py_XDECREF(attrs);
+  }
+  if (PyErr_Occurred()) PyErr_Clear();
+  PyObject* r = PyObject_Repr(fn);
+  std::string what = r ? PyUnicode_AsUTF8(r) : Py_TYPE(fn)->tp_name;
+  Py_XDECREF(r);
+  if (!r) PyErr_Clear();
+  Fail("unsupported_call", absl::StrCat("call to ", what, " cannot be captured"),
+       "pijit ops, primitives, Cells and Python functions are captured; other calls run "
+       "eagerly");
+  return false;
+}
+
+}  // namespace pijit::bytecode

@@ -1,0 +1,78 @@
+// Iteration: GET_ITER/FOR_ITER follow loops over values known at capture time, unrolled.
+#include "absl/strings/str_format.h"
+#include "bytecode/interp.h"
+#include "guards/guards.h"
+#include "pijit/csrc/convert.h"
+
+namespace pijit::bytecode {
+
+using guards::Source;
+
+constexpr Py_ssize_t kMaxUnroll = 4096;
+
+bool Interp::GetIter(const Value& v, Value* out) {
+  auto make = [&](ValueList items) {
+    out->kind = Value::kIter;
+    out->items = std::make_shared<ValueList>(std::move(items));
+    return true;
+  };
+  switch (v.kind) {
+    case Value::kIter:
+    case Value::kSeq:
+      return make(*v.items);
+    case Value::kTensor:
+      Fail("unsupported_operator", "iterating over a tensor is not captured yet");
+      return false;
+    case Value::kConst:
+      break;
+    default:
+      Fail("unsupported_operator", "iterating over a value unknown at capture time");
+      return false;
+  }
+  PyObject* o = v.obj;
+  ValueList items;
+  if (PyTuple_CheckExact(o) || PyList_CheckExact(o)) {
+    const Py_ssize_t n = PySequence_Fast_GET_SIZE(o);
+    if (n > kMaxUnroll) {
+      Fail("too_long", absl::StrFormat("a loop over %d items is not unrolled", n));
+      return false;
+    }
+    if (v.source >= 0) {
+      // Contents of a guarded container: its type and length, and each item at its source.
+      gp().GuardType(v.source, o);
+      for (Py_ssize_t i = 0; i < n; ++i) {
+        Value item;
+        if (!FromSource(gp().AddSource(Source::kItem, v.source, static_cast<int32_t>(i)),
+                        PySequence_Fast_ITEMS(o)[i], &item)) {
+          return false;
+        }
+        items.push_back(std::move(item));
+      }
+    } else {
+      for (Py_ssize_t i = 0; i < n; ++i) items.push_back(Value::Const(PySequence_Fast_ITEMS(o)[i]));
+    }
+    return make(std::move(items));
+  }
+  if (PyRange_Check(o) || PyUnicode_CheckExact(o) || (PyDict_CheckExact(o) && v.source < 0)) {
+    UseConst(v);
+    Py_ssize_t n = PyObject_Length(o);
+    if (n < 0 || n > kMaxUnroll) {
+      PyErr_Clear();
+      Fail("too_long", absl::StrFormat("a loop over %d items is not unrolled", n));
+      return false;
+    }
+    PyObject* it = PyObject_GetIter(o);
+    while (PyObject* x = it ? PyIter_Next(it) : nullptr) items.push_back(Value::Const(Keep(x)));
+    Py_XDECREF(it);
+    if (PyErr_Occurred()) {
+      PyErr_Clear();
+      Fail("python_error", "iteration raises");
+      return false;
+    }
+    return make(std::move(items));
+  }
+  Fail("unsupported_operator", absl::StrFormat("iterating over a %s", Py_TYPE(o)->tp_name));
+  return false;
+}
+
+}  // namespace pijit::bytecode

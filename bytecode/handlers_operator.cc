@@ -1,0 +1,239 @@
+// Operators: arithmetic (BINARY_OP), comparisons, truth tests and subscripts.
+#include "absl/strings/str_format.h"
+#include "bytecode/interp.h"
+#include "pijit/csrc/convert.h"
+
+namespace pijit::bytecode {
+namespace {
+
+// BINARY_OP arguments of the running interpreter.
+enum NbOp : int {
+#define PIJIT_NB_OP(name, num, symbol) name = num,
+#include "bytecode/binops_py311.def"
+#undef PIJIT_NB_OP
+};
+
+bool IsNumber(PyObject* o) {
+  return PyBool_Check(o) || PyLong_CheckExact(o) || PyFloat_CheckExact(o);
+}
+
+// Values whose operators and truth are plain data: safe to evaluate at capture time.
+bool IsPlain(PyObject* o) {
+  if (o == Py_None || IsNumber(o) || PyUnicode_CheckExact(o)) return true;
+  if (PyTuple_CheckExact(o)) {
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(o); ++i)
+      if (!IsPlain(PyTuple_GET_ITEM(o, i))) return false;
+    return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+bool Interp::BinaryOp(int nb, const Value& a, const Value& b, Value* out) {
+  const int base = nb >= NB_INPLACE_ADD ? nb - NB_INPLACE_ADD : nb;
+  if (a.kind == Value::kTensor || b.kind == Value::kTensor) {
+    PyOp op;
+    switch (base) {
+      case NB_ADD: op = PyOp::kAdd; break;
+      case NB_SUBTRACT: op = PyOp::kSub; break;
+      case NB_MULTIPLY: op = PyOp::kMul; break;
+      case NB_TRUE_DIVIDE: op = PyOp::kDiv; break;
+      case NB_MATRIX_MULTIPLY: op = PyOp::kMatMul; break;
+      default: {
+        // Operators added to the op table later (pow, ...) are found by name.
+        static const char* const kNames[] = {nullptr, nullptr, "floor_divide", nullptr, nullptr,
+                                             nullptr, "mod", nullptr, "pow", nullptr, nullptr,
+                                             nullptr, nullptr};
+        if (base > NB_XOR || !kNames[base] || !PyOpByName(kNames[base], &op)) {
+          Fail("unsupported_operator",
+               absl::StrFormat("binary operator #%d on tensors is not captured yet", nb));
+          return false;
+        }
+      }
+    }
+    for (const Value* v : {&a, &b}) {
+      if (v->kind == Value::kConst && !IsPyScalar(v->obj)) {
+        Fail("unsupported_operator",
+             absl::StrFormat("%s of a Tensor and a %s", PyOpName(op), Py_TYPE(v->obj)->tp_name),
+             "use a Tensor or a Python bool, int or float");
+        return false;
+      }
+      if (v->kind != Value::kConst && v->kind != Value::kTensor) {
+        Fail("unsupported_operator", absl::StrFormat("%s of a Tensor and a container", PyOpName(op)));
+        return false;
+      }
+    }
+    return CallOp(op, {a, b}, {}, out);
+  }
+  // Sequences built during capture: concatenation and repetition.
+  if (a.kind == Value::kSeq && b.kind == Value::kSeq && base == NB_ADD && a.is_list == b.is_list) {
+    ValueList items = *a.items;
+    items.insert(items.end(), b.items->begin(), b.items->end());
+    *out = Value::Seq(std::move(items), a.is_list);
+    return true;
+  }
+  PyObject* x = AsPyObject(a);
+  PyObject* y = AsPyObject(b);
+  if (x && y && IsPlain(x) && IsPlain(y)) {
+    UseConst(a);
+    UseConst(b);
+    static PyObject* (*const kOps[])(PyObject*, PyObject*) = {
+        PyNumber_Add, PyNumber_And, PyNumber_FloorDivide, PyNumber_Lshift, nullptr,
+        PyNumber_Multiply, PyNumber_Remainder, PyNumber_Or, nullptr, PyNumber_Rshift,
+        PyNumber_Subtract, PyNumber_TrueDivide, PyNumber_Xor};
+    // Plain values are immutable: in-place operators give the plain result.
+    PyObject* r = nullptr;
+    if (base == NB_POWER) r = PyNumber_Power(x, y, Py_None);
+    else if (base <= NB_XOR && kOps[base]) r = kOps[base](x, y);
+    if (!r) {
+      PyErr_Clear();
+      Fail("python_error", "the operator raises on these Python values",
+           "the function runs eagerly and raises the error there");
+      return false;
+    }
+    *out = Value::Const(Keep(r));
+    return true;
+  }
+  Fail("unsupported_operator", "operator on values that are not tensors or plain Python values");
+  return false;
+}
+
+bool Interp::CompareOp(int cmp, const Value& a, const Value& b, Value* out) {
+  if (a.kind == Value::kTensor || b.kind == Value::kTensor) {
+    static const char* const kNames[] = {"less", "less_equal", "equal", "not_equal", "greater",
+                                         "greater_equal"};
+    PyOp op;
+    if (cmp < 0 || cmp > 5 || !PyOpByName(kNames[cmp], &op)) {
+      Fail("unsupported_operator", "comparison of tensors is not captured yet");
+      return false;
+    }
+    return CallOp(op, {a, b}, {}, out);
+  }
+  PyObject* x = AsPyObject(a);
+  PyObject* y = AsPyObject(b);
+  if (!x || !y || !IsPlain(x) || !IsPlain(y)) {
+    Fail("unsupported_operator", "comparison of values that are not known plain Python values");
+    return false;
+  }
+  UseConst(a);
+  UseConst(b);
+  PyObject* r = PyObject_RichCompare(x, y, cmp);
+  if (!r) {
+    PyErr_Clear();
+    Fail("python_error", "the comparison raises on these values");
+    return false;
+  }
+  *out = Value::Const(Keep(r));
+  return true;
+}
+
+bool Interp::Truth(const Value& v, bool* out) {
+  switch (v.kind) {
+    case Value::kTensor:
+      Fail("data_dependent", "the truth value of a tensor depends on its data",
+           "branching on tensor values splits the graph once graph breaks are supported; "
+           "for now the function runs eagerly");
+      return false;
+    case Value::kSeq:
+      *out = !v.items->empty();
+      return true;
+    case Value::kFunction:
+      *out = true;
+      return true;
+    case Value::kConst: {
+      PyObject* o = v.obj;
+      if (!IsPlain(o) && !PyList_CheckExact(o) && !PyDict_CheckExact(o) && !PyRange_Check(o) &&
+          !PyModule_Check(o) && !PyFunction_Check(o) && !PyCFunction_Check(o) && !PyType_Check(o)) {
+        // __bool__ / __len__ of other objects could run code; tensors (by Python type) too.
+        if (AsTensor(o)) {
+          Fail("data_dependent", "the truth value of a tensor depends on its data");
+          return false;
+        }
+        PyTypeObject* tp = Py_TYPE(o);
+        bool custom = (tp->tp_as_number && tp->tp_as_number->nb_bool) ||
+                      (tp->tp_as_mapping && tp->tp_as_mapping->mp_length) ||
+                      (tp->tp_as_sequence && tp->tp_as_sequence->sq_length);
+        if (custom) {
+          Fail("unsupported_operator", absl::StrFormat("truth value of a %s", tp->tp_name));
+          return false;
+        }
+      }
+      UseConst(v);
+      int t = PyObject_IsTrue(o);
+      if (t < 0) {
+        PyErr_Clear();
+        Fail("python_error", "truth value raises");
+        return false;
+      }
+      *out = t != 0;
+      return true;
+    }
+    default:
+      Fail("unsupported_operator", "truth value of a value unknown at capture time");
+      return false;
+  }
+}
+
+bool Interp::Subscript(const Value& c, const Value& index, Value* out) {
+  if (c.kind == Value::kTensor) {
+    PyOp op;
+    PyObject* idx = AsPyObject(index);
+    if (idx && PyOpByName("getitem", &op)) return CallOp(op, {c, index}, {}, out);
+    Fail("unsupported_operator", "tensor indexing is not captured yet");
+    return false;
+  }
+  PyObject* key = AsPyObject(index);
+  if (c.kind == Value::kSeq && key) {
+    UseConst(index);
+    const Py_ssize_t n = static_cast<Py_ssize_t>(c.items->size());
+    if (PyLong_CheckExact(key)) {
+      Py_ssize_t i = PyLong_AsSsize_t(key);
+      if (i < 0) i += n;
+      if (i < 0 || i >= n) {
+        Fail("python_error", "index out of range");
+        return false;
+      }
+      *out = (*c.items)[i];
+      return true;
+    }
+    if (PySlice_Check(key)) {
+      Py_ssize_t start, stop, step;
+      if (PySlice_Unpack(key, &start, &stop, &step) < 0) {
+        PyErr_Clear();
+        Fail("python_error", "bad slice");
+        return false;
+      }
+      Py_ssize_t len = PySlice_AdjustIndices(n, &start, &stop, step);
+      ValueList items;
+      for (Py_ssize_t k = 0, i = start; k < len; ++k, i += step) items.push_back((*c.items)[i]);
+      *out = Value::Seq(std::move(items), c.is_list);
+      return true;
+    }
+  }
+  PyObject* obj = AsPyObject(c);
+  if (obj && key && (PyTuple_CheckExact(obj) || PyList_CheckExact(obj) ||
+                     PyUnicode_CheckExact(obj) || PyDict_CheckExact(obj)) &&
+      (IsPlain(key) || PySlice_Check(key))) {
+    UseConst(c);
+    UseConst(index);
+    if (PyList_CheckExact(obj) || PyDict_CheckExact(obj)) {
+      if (c.source < 0) {
+        Fail("unsupported_operator", "subscript of a mutable container without a source");
+        return false;
+      }
+    }
+    PyObject* r = PyObject_GetItem(obj, key);
+    if (!r) {
+      PyErr_Clear();
+      Fail("python_error", "the subscript raises");
+      return false;
+    }
+    *out = Value::Const(Keep(r));
+    return true;
+  }
+  Fail("unsupported_operator", "subscript of a value unknown at capture time");
+  return false;
+}
+
+}  // namespace pijit::bytecode

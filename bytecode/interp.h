@@ -1,0 +1,146 @@
+// The abstract interpreter behind Capture (internal to bytecode/).
+//
+// Values on the simulated stack are tensors (graph nodes), known Python objects (guarded at
+// their source when their value steers the trace), sequences, iterators, cells and functions
+// built during capture. User functions, methods and Cell calls are inlined into the caller's
+// graph; branches and loops on known values are followed (and unrolled) at capture time.
+#pragma once
+#include <Python.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "bytecode/capture.h"
+#include "bytecode/instructions.h"
+#include "pijit/csrc/pyops.h"
+
+namespace pijit::bytecode {
+
+struct Value;
+using ValueList = std::vector<Value>;
+
+struct Value {
+  enum Kind : uint8_t {
+    kUndef,         // an unassigned local
+    kNull,          // the NULL CPython pushes before some callables
+    kTensor,        // a graph node
+    kConst,         // a known Python object
+    kSeq,           // a tuple or list built during capture (items are abstract)
+    kIter,          // an iterator over known items
+    kCell,          // a closure cell (shared storage)
+    kFunction,      // a function made by MAKE_FUNCTION during capture
+    kTensorMethod,  // Tensor method looked up on a tensor, waiting for CALL
+  };
+  Kind kind = kUndef;
+  graph::NodeId node = -1;       // kTensor
+  PyObject* obj = nullptr;       // kConst (kept alive by the interpreter); kFunction: code
+  int32_t source = -1;           // guard source of kConst / kTensor, -1 if computed
+  PyTypeObject* type = nullptr;  // kTensor: exact Python type
+  bool is_list = false;          // kSeq
+  PyOp method = PyOp::kAdd;      // kTensorMethod
+  std::shared_ptr<ValueList> items;  // kSeq items; kIter remaining items; kFunction closure
+  std::shared_ptr<Value> cell;       // kCell contents
+  std::shared_ptr<ValueList> defaults;  // kFunction positional defaults
+  int32_t globals_source = -2;   // kFunction: the source of its globals' function (-1: root)
+
+  static Value Const(PyObject* o, int32_t source = -1) {
+    Value v;
+    v.kind = kConst;
+    v.obj = o;
+    v.source = source;
+    return v;
+  }
+  static Value Null() {
+    Value v;
+    v.kind = kNull;
+    return v;
+  }
+  static Value Seq(ValueList items, bool is_list) {
+    Value v;
+    v.kind = kSeq;
+    v.is_list = is_list;
+    v.items = std::make_shared<ValueList>(std::move(items));
+    return v;
+  }
+};
+
+// One simulated frame: the root function or an inlined callee.
+struct Frame {
+  PyCodeObject* code = nullptr;
+  // Where this frame's globals and builtins come from: -1 for the root function (the
+  // call's own namespaces), else the guard source of the function object being inlined.
+  int32_t func_source = -1;
+  PyObject* func = nullptr;  // the function object (nullptr for kFunction values)
+  std::vector<Instr> instrs;
+  std::vector<Value> locals;
+  std::vector<Value> stack;
+  PyObject* kwnames = nullptr;
+  int depth = 0;
+};
+
+class Interp {
+ public:
+  Interp(PyCodeObject* code, PyObject* func, PyObject* const* args, int nargs, CaptureResult* out)
+      : root_code_(code), root_func_(func), args_(args), nargs_(nargs), out_(out) {}
+  ~Interp();
+  void Run();
+
+  // ---- shared machinery (capture.cc) ----
+  bool failed() const { return failed_; }
+  void Fail(std::string category, std::string explanation, std::string hint = "");
+  guards::GuardProgram& gp() { return *out_->guards; }
+  graph::Graph& g() { return out_->graph; }
+  PyObject* Keep(PyObject* o);  // steals a reference; returns o
+  bool Pop(Frame& f, Value* v);
+  bool PopN(Frame& f, size_t n, ValueList* out);
+  bool FromSource(int32_t source, PyObject* obj, Value* out);
+  void UseConst(const Value& v);
+  void UseAll(const ValueList& vs);
+  // Materialises a known Python object for a value built during capture (tuples of
+  // constants); nullptr when the value is not fully known.
+  PyObject* AsPyObject(const Value& v);
+  bool RunFrame(Frame& f, Value* result);
+  bool MakeOutput(const Value& v, OutputSpec* spec);
+
+  // ---- handlers ----
+  bool LoadGlobal(Frame& f, PyObject* name, Value* out);         // handlers_attr.cc
+  bool LoadAttr(Frame& f, const Value& owner, PyObject* name, bool method);
+  bool LoadDeref(Frame& f, int slot, Value* out);
+  bool Call(Frame& f, const Value& callable, ValueList args, Value* out);  // handlers_call.cc
+  bool CallOp(PyOp op, const ValueList& args, const std::vector<std::string>& kwnames, Value* out);
+  bool Inline(Frame& caller, PyCodeObject* code, PyObject* func, int32_t func_source,
+              const Value* fn_value, ValueList args, const std::vector<std::string>& kwnames,
+              Value* out);
+  bool BinaryOp(int nb, const Value& a, const Value& b, Value* out);  // handlers_operator.cc
+  bool CompareOp(int cmp, const Value& a, const Value& b, Value* out);
+  bool Truth(const Value& v, bool* out);
+  bool Subscript(const Value& container, const Value& index, Value* out);
+  bool GetIter(const Value& v, Value* out);                    // handlers_control.cc
+
+ private:
+  bool Step(Frame& f, size_t& pc, bool* returned, Value* result);
+
+  PyCodeObject* root_code_;
+  PyObject* root_func_;
+  PyObject* const* args_;
+  int nargs_;
+  CaptureResult* out_;
+  std::vector<PyObject*> keep_;
+  absl::flat_hash_map<int32_t, graph::NodeId> param_of_source_;
+  absl::flat_hash_map<graph::NodeId, int32_t> output_of_node_;
+  std::vector<graph::NodeId> outputs_;
+  bool failed_ = false;
+  int64_t steps_ = 0;
+  // Where the interpreter is, for break reasons.
+  PyCodeObject* cur_code_ = nullptr;
+  int cur_offset_ = -1;
+
+  friend struct FramePosition;
+};
+
+constexpr int kMaxInlineDepth = 16;
+constexpr int64_t kMaxSteps = 200000;  // bounds loop unrolling
+
+}  // namespace pijit::bytecode
