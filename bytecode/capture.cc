@@ -7,6 +7,7 @@
 #include "bytecode/cfg.h"
 #include "bytecode/interp.h"
 #include "pijit/csrc/convert.h"
+#include "pijit/csrc/dispatch.h"
 
 namespace pijit::bytecode {
 
@@ -78,7 +79,14 @@ bool Interp::FromSource(int32_t source, PyObject* obj, Value* out) {
     if (it != param_of_source_.end()) {
       node = it->second;
     } else {
-      gp().GuardTensor(source, obj, *t);
+      uint64_t dynamic = 0;
+      if (!dynamic_dims_.empty()) {
+        const std::string where = gp().SourceText(source);
+        for (const auto& [src, dim] : dynamic_dims_)
+          if (src == where && dim < 64 && dim < t->ndim()) dynamic |= uint64_t{1} << dim;
+      }
+      out_->dynamic |= dynamic != 0;
+      gp().GuardTensor(source, obj, *t, dynamic);
       node = g().AddParam(MetaOf(*t));
       out_->param_sources.push_back(source);
       param_of_source_[source] = node;
@@ -624,6 +632,16 @@ void Interp::Run() {
   f.func = root_func_;
   f.func_source = -1;
   out_->num_instructions = f.instrs.size();
+  if (LogEnabled("bytecode")) {
+    std::string text;
+    for (const Instr& i : f.instrs) {
+      absl::StrAppend(&text, absl::StrFormat("  %4d %-28s %d", i.offset * 2, OpcName(i.op), i.arg));
+      if (i.target >= 0) absl::StrAppend(&text, " -> ", f.instrs[i.target].offset * 2);
+      absl::StrAppend(&text, "\n");
+    }
+    PySys_WriteStderr("[pijit] bytecode of %s:\n%s", PyUnicode_AsUTF8(root_code_->co_qualname),
+                      text.c_str());
+  }
   out_->num_blocks = BuildCfg(f.instrs).blocks.size();
   for (int i = 0; i < nargs_; ++i) {
     Value v;
@@ -751,10 +769,11 @@ bool Interp::Inline(Frame& caller, PyCodeObject* code, PyObject* func, int32_t f
   return true;
 }
 
-CaptureResult Capture(PyCodeObject* code, PyObject* func, PyObject* const* args, int nargs) {
+CaptureResult Capture(PyCodeObject* code, PyObject* func, PyObject* const* args, int nargs,
+                      const std::vector<guards::DynamicDim>& dynamic_dims) {
   CaptureResult result;
   {
-    Interp interp(code, func, args, nargs, &result);
+    Interp interp(code, func, args, nargs, &result, dynamic_dims);
     interp.Run();
   }
   if (PyErr_Occurred()) PyErr_Clear();

@@ -48,10 +48,14 @@ struct CaptureResult {
   OutputSpec output;
   size_t num_instructions = 0;
   size_t num_blocks = 0;
+  bool dynamic = false;     // some tensor dimension is symbolic (guards do not check it)
+  bool read_shape = false;  // the trace read a tensor's shape as a Python value
 };
 
 // `args` are the values of the first `nargs` local slots (positional then keyword-only
 // parameters), `func` the function object whose code is `code`.
-CaptureResult Capture(PyCodeObject* code, PyObject* func, PyObject* const* args, int nargs);
+// `dynamic_dims` lists tensor dimensions (by source) to leave symbolic.
+CaptureResult Capture(PyCodeObject* code, PyObject* func, PyObject* const* args, int nargs,
+                      const std::vector<guards::DynamicDim>& dynamic_dims = {});
 
 }  // namespace pijit::bytecode

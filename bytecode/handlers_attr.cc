@@ -105,6 +105,7 @@ bool Interp::LoadAttr(Frame& f, const Value& owner, PyObject* name, bool method)
       f.stack.push_back(owner);
       return true;
     }
+    if (std::string_view(n) == "shape" || std::string_view(n) == "size") NoteShapeRead();
     PyObject* v = TensorAttribute(g().node(owner.node).meta, n);
     if (!v) {
       if (PyErr_Occurred()) PyErr_Clear();

@@ -125,6 +125,7 @@ static bool FoldBuiltin(Interp& in, Frame& f, Builtin b, const ValueList& args,
       if (args.size() != 1) break;
       const Value& v = args[0];
       if (v.kind == Value::kTensor) {
+        in.NoteShapeRead();
         const auto& shape = in.g().node(v.node).meta.shape;
         if (shape.empty()) {
           in.Fail("python_error", "len() of a 0-d tensor");

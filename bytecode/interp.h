@@ -82,13 +82,17 @@ struct Frame {
 
 class Interp {
  public:
-  Interp(PyCodeObject* code, PyObject* func, PyObject* const* args, int nargs, CaptureResult* out)
-      : root_code_(code), root_func_(func), args_(args), nargs_(nargs), out_(out) {}
+  Interp(PyCodeObject* code, PyObject* func, PyObject* const* args, int nargs, CaptureResult* out,
+         const std::vector<guards::DynamicDim>& dynamic_dims)
+      : root_code_(code), root_func_(func), args_(args), nargs_(nargs), out_(out),
+        dynamic_dims_(dynamic_dims) {}
   ~Interp();
   void Run();
 
   // ---- shared machinery (capture.cc) ----
   bool failed() const { return failed_; }
+  // The trace reads a tensor's sizes as Python values: symbolic sizes cannot be kept.
+  void NoteShapeRead() { out_->read_shape = true; }
   void Fail(std::string category, std::string explanation, std::string hint = "");
   guards::GuardProgram& gp() { return *out_->guards; }
   graph::Graph& g() { return out_->graph; }
@@ -127,6 +131,7 @@ class Interp {
   PyObject* const* args_;
   int nargs_;
   CaptureResult* out_;
+  const std::vector<guards::DynamicDim>& dynamic_dims_;
   std::vector<PyObject*> keep_;
   absl::flat_hash_map<int32_t, graph::NodeId> param_of_source_;
   absl::flat_hash_map<graph::NodeId, int32_t> output_of_node_;

@@ -1,11 +1,20 @@
 #include "guards/cache.h"
 
+#include "absl/container/flat_hash_set.h"
+
 namespace pijit::guards {
 namespace {
 Py_ssize_t g_extra_index = -1;
 size_t g_cache_limit = kDefaultCacheLimit;
+absl::flat_hash_set<CodeState*>& Live() {
+  static auto* live = new absl::flat_hash_set<CodeState*>();
+  return *live;
+}
 
-void FreeCodeState(void* p) { delete static_cast<CodeState*>(p); }
+void FreeCodeState(void* p) {
+  Live().erase(static_cast<CodeState*>(p));
+  delete static_cast<CodeState*>(p);
+}
 
 Py_ssize_t ExtraIndex() {
   if (g_extra_index < 0) g_extra_index = _PyEval_RequestCodeExtraIndex(FreeCodeState);
@@ -27,7 +36,12 @@ CodeState* GetCodeState(PyCodeObject* code, bool create) {
     delete state;
     return nullptr;
   }
+  Live().insert(state);
   return state;
+}
+
+void ResetAll() {
+  for (CodeState* s : Live()) *s = CodeState();
 }
 
 void ResetCodeState(PyCodeObject* code) {

@@ -25,6 +25,7 @@ struct CacheEntry {
   std::optional<graph::CompiledGraph> graph;
   std::vector<int32_t> param_sources;
   bytecode::OutputSpec output;
+  bool dynamic = false;  // symbolic sizes: a kernel error means "run eagerly", not a bug
   int64_t hits = 0;
 };
 
@@ -38,6 +39,8 @@ struct CodeState {
   bool limit_warned = false;
   bool saw_tensor_work = false;  // some capture found tensors or ops
   bool skip = false;             // capture-all mode: no tensor work, never look again
+  std::vector<DynamicDim> dynamic_dims;  // sizes seen to vary between calls
+  bool static_only = false;      // the trace reads sizes: every entry is specialised
   std::vector<bytecode::BreakReason> reasons;
 };
 
@@ -45,6 +48,8 @@ struct CodeState {
 CodeState* GetCodeState(PyCodeObject* code, bool create);
 // Drops every cache entry of `code` (pijit.reset of one function).
 void ResetCodeState(PyCodeObject* code);
+// Drops every cache entry of every code object (pijit.reset()).
+void ResetAll();
 
 constexpr size_t kDefaultCacheLimit = 8;
 size_t CacheLimit();

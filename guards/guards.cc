@@ -85,7 +85,7 @@ bool GuardProgram::HasGuard(int32_t source) const {
   return false;
 }
 
-void GuardProgram::GuardTensor(int32_t source, PyObject* obj, const Tensor& t) {
+void GuardProgram::GuardTensor(int32_t source, PyObject* obj, const Tensor& t, uint64_t dynamic) {
   if (HasGuard(source)) return;
   Guard g{Guard::kTensorMatch, source};
   g.type = Py_TYPE(obj);
@@ -93,7 +93,32 @@ void GuardProgram::GuardTensor(int32_t source, PyObject* obj, const Tensor& t) {
   g.dtype = t.dtype();
   g.shape = t.shape();
   g.strides = t.strides();
+  g.dynamic = dynamic;
+  g.contiguous = t.is_contiguous();
   guards_.push_back(std::move(g));
+}
+
+bool GuardProgram::has_dynamic() const {
+  for (const Guard& g : guards_)
+    if (g.kind == Guard::kTensorMatch && g.dynamic) return true;
+  return false;
+}
+
+// TENSOR_MATCH on everything but sizes: type, dtype, rank.
+static bool SameKindOfTensor(const Guard& g, PyObject* v) {
+  if (Py_TYPE(v) != g.type) return false;
+  const Tensor* t = AsTensor(v);
+  return t->dtype() == g.dtype && t->shape().size() == g.shape.size();
+}
+
+static bool TensorMatches(const Guard& g, const Tensor& t) {
+  if (t.dtype() != g.dtype) return false;
+  if (!g.dynamic) return t.shape() == g.shape && t.strides() == g.strides;
+  if (t.shape().size() != g.shape.size()) return false;
+  for (size_t d = 0; d < g.shape.size(); ++d)
+    if (!(g.dynamic >> d & 1) && t.shape()[d] != g.shape[d]) return false;
+  // Strides follow the sizes; what stays fixed is whether the layout is contiguous.
+  return t.is_contiguous() == g.contiguous;
 }
 
 static bool IsPlainValue(PyObject* o) {
@@ -173,12 +198,9 @@ bool GuardProgram::Check(const Roots& roots, PyObject** values) const {
   for (const Guard& g : guards_) {
     PyObject* v = values[g.source];
     switch (g.kind) {
-      case Guard::kTensorMatch: {
-        if (Py_TYPE(v) != g.type) return false;
-        const Tensor* t = AsTensor(v);
-        if (t->dtype() != g.dtype || t->shape() != g.shape || t->strides() != g.strides) return false;
+      case Guard::kTensorMatch:
+        if (Py_TYPE(v) != g.type || !TensorMatches(g, *AsTensor(v))) return false;
         break;
-      }
       case Guard::kIdMatch:
         if (v != (g.weak ? PyWeakref_GET_OBJECT(g.value) : g.value)) return false;
         break;
@@ -199,6 +221,37 @@ bool GuardProgram::Check(const Roots& roots, PyObject** values) const {
     }
   }
   return true;
+}
+
+bool GuardProgram::ShapeOnlyMismatch(const Roots& roots, PyObject** values,
+                                     std::vector<DynamicDim>* dims) const {
+  // Sources must all resolve and the other guards pass; tensor guards may fail by sizes only.
+  GuardProgram probe;
+  probe.sources_ = sources_;
+  for (Source& s : probe.sources_) Py_XINCREF(s.name);
+  for (const Guard& g : guards_) {
+    if (g.kind == Guard::kTensorMatch) continue;
+    Guard c = g;
+    Py_XINCREF(c.value);
+    Py_XINCREF(reinterpret_cast<PyObject*>(c.type));
+    probe.guards_.push_back(std::move(c));
+  }
+  if (!probe.Check(roots, values)) return false;
+  bool any = false;
+  for (const Guard& g : guards_) {
+    if (g.kind != Guard::kTensorMatch) continue;
+    PyObject* v = values[g.source];
+    if (!SameKindOfTensor(g, v)) return false;
+    const Tensor* t = AsTensor(v);
+    if (TensorMatches(g, *t)) continue;
+    for (size_t d = 0; d < g.shape.size(); ++d) {
+      if (t->shape()[d] != g.shape[d]) {
+        dims->emplace_back(SourceText(g.source), static_cast<int>(d));
+        any = true;
+      }
+    }
+  }
+  return any;
 }
 
 std::string GuardProgram::SourceText(int32_t i) const {
@@ -227,6 +280,17 @@ std::string GuardProgram::ToText() const {
     const std::string src = SourceText(g.source);
     switch (g.kind) {
       case Guard::kTensorMatch:
+        if (g.dynamic) {
+          std::string dims = "(";
+          for (size_t d = 0; d < g.shape.size(); ++d) {
+            absl::StrAppend(&dims, d ? ", " : "",
+                            (g.dynamic >> d & 1) ? "*" : absl::StrCat(g.shape[d]));
+          }
+          absl::StrAppend(&out, "TENSOR_MATCH(", src, "): ", g.type->tp_name, " ",
+                          DTypeName(g.dtype), dims, g.shape.size() == 1 ? ",)" : ")",
+                          g.contiguous ? " contiguous" : " strided", "\n");
+          break;
+        }
         absl::StrAppend(&out, "TENSOR_MATCH(", src, "): ", g.type->tp_name, " ",
                         DTypeName(g.dtype), ShapeToString(g.shape),
                         " strides=", ShapeToString(g.strides), "\n");

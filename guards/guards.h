@@ -46,7 +46,12 @@ struct Guard {
   DType dtype = DType::kFloat32;
   Shape shape, strides;
   Py_ssize_t length = -1;  // kTypeMatch of a tuple or list
+  uint64_t dynamic = 0;    // kTensorMatch: bit d set = dimension d may take any size
+  bool contiguous = true;  // kTensorMatch with dynamic dims: contiguity instead of strides
 };
+
+// A tensor dimension that varies between calls: (source description, dimension).
+using DynamicDim = std::pair<std::string, int>;
 
 // What sources are resolved against: the call's arguments and its function's namespaces.
 struct Roots {
@@ -70,7 +75,8 @@ class GuardProgram {
   // Returns the index of an equal source, adding it if new. Takes a new reference to name.
   int32_t AddSource(Source::Kind kind, int32_t parent, int32_t index, PyObject* name = nullptr);
   // Adds a guard that `obj` (the current value of `source`) keeps what the capture used.
-  void GuardTensor(int32_t source, PyObject* obj, const Tensor& t);
+  // `dynamic` marks dimensions whose size the guard does not check.
+  void GuardTensor(int32_t source, PyObject* obj, const Tensor& t, uint64_t dynamic = 0);
   void GuardValue(int32_t source, PyObject* obj);  // EQUALS_MATCH for plain values, else ID_MATCH
   void GuardType(int32_t source, PyObject* obj);   // TYPE_MATCH (with length for tuples/lists)
   bool HasGuard(int32_t source) const;
@@ -78,6 +84,10 @@ class GuardProgram {
   size_t num_sources() const { return sources_.size(); }
   // Resolves every source into `values` (borrowed) and checks every guard.
   bool Check(const Roots& roots, PyObject** values) const;
+  // True when the only failing guards are TENSOR_MATCHes whose tensors differ in dimension
+  // sizes alone (same type, dtype and rank); appends those dimensions to `dims`.
+  bool ShapeOnlyMismatch(const Roots& roots, PyObject** values, std::vector<DynamicDim>* dims) const;
+  bool has_dynamic() const;
   std::string SourceText(int32_t source) const;
   std::string ToText() const;
 

@@ -55,9 +55,12 @@ def disable():
     _C._set_enabled(False)
 
 
-def reset(fn):
-    """Drops the cached graphs of `fn`."""
-    _C._reset_code(fn)
+def reset(fn=None):
+    """Drops the cached graphs of `fn`, or of every function when `fn` is None."""
+    if fn is None:
+        _C._reset_all()
+    else:
+        _C._reset_code(fn)
 
 
 def _function_of(fn):

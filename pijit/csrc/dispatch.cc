@@ -1,5 +1,6 @@
 #include "pijit/csrc/dispatch.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -74,7 +75,10 @@ PyObject* BuildOutput(const bytecode::OutputSpec& spec, std::vector<Tensor>& out
   return nullptr;
 }
 
-PyObject* RunEntry(const CacheEntry& e, PyObject* const* values) {
+// Runs an entry's graph and builds the result. A graph with symbolic sizes may meet sizes
+// its ops reject (shapes that do not broadcast, say): that call then runs eagerly, which
+// raises the error exactly as without jit.
+PyObject* RunEntry(const CacheEntry& e, PyObject* const* values, bool* run_eager) {
   std::vector<Tensor> outs;
   outs.reserve(4);
   if (e.graph) {
@@ -82,6 +86,10 @@ PyObject* RunEntry(const CacheEntry& e, PyObject* const* values) {
     for (int32_t src : e.param_sources) inputs.push_back(AsTensor(values[src]));
     absl::Status st = e.graph->Run(inputs, &outs);
     if (!st.ok()) {
+      if (e.dynamic) {
+        *run_eager = true;
+        return nullptr;
+      }
       SetPyError(st);
       return nullptr;
     }
@@ -144,7 +152,7 @@ PyObject* Dispatch(CodeState* st, PyCodeObject* code, PyObject* func, PyObject* 
       *run_eager = true;
       return nullptr;
     }
-    return RunEntry(e, values.data());
+    return RunEntry(e, values.data(), run_eager);
   }
   if (entries.size() >= guards::CacheLimit()) {
     if (!st->limit_warned) {
@@ -162,15 +170,40 @@ PyObject* Dispatch(CodeState* st, PyCodeObject* code, PyObject* func, PyObject* 
     PySys_WriteStderr("[pijit] recompiling %s: no cache entry matched (%zu entries)\n",
                       CodeName(code).c_str(), entries.size());
   }
+  // A miss where tensors differ from an entry in sizes only: make those sizes symbolic, so
+  // that a loop over varying batch sizes compiles at most twice.
+  if (!st->static_only) {
+    std::vector<guards::DynamicDim> dims;
+    for (const auto& e : entries) {
+      if (e->eager) continue;
+      values.resize(e->guards->num_sources());
+      if (e->guards->ShapeOnlyMismatch(roots, values.data(), &dims)) break;
+      dims.clear();
+    }
+    for (auto& d : dims) {
+      if (std::find(st->dynamic_dims.begin(), st->dynamic_dims.end(), d) == st->dynamic_dims.end())
+        st->dynamic_dims.push_back(std::move(d));
+    }
+  }
   ++Control().in_pijit;
-  bytecode::CaptureResult cr = bytecode::Capture(code, func, args, nargs);
+  bytecode::CaptureResult cr = bytecode::Capture(code, func, args, nargs, st->dynamic_dims);
+  if (cr.dynamic && cr.read_shape) {
+    // The trace used sizes as Python values: specialise on them from now on.
+    st->static_only = true;
+    st->dynamic_dims.clear();
+    cr = bytecode::Capture(code, func, args, nargs);
+  }
   --Control().in_pijit;
+  if (LogEnabled("recompiles") && cr.dynamic) {
+    PySys_WriteStderr("[pijit] %s: compiling with symbolic sizes\n", CodeName(code).c_str());
+  }
   ++st->compile_count;
   st->saw_tensor_work |= cr.graph.params().size() + cr.graph.num_ops() > 0;
   auto entry = std::make_unique<CacheEntry>();
   entry->guards = std::move(cr.guards);
   entry->param_sources = std::move(cr.param_sources);
   entry->output = std::move(cr.output);
+  entry->dynamic = cr.dynamic;
   if (cr.ok && cr.graph.num_ops() + cr.graph.params().size() > 0 && !cr.graph.outputs().empty()) {
     auto compiled = graph::CompiledGraph::Compile(std::move(cr.graph));
     if (compiled.ok()) {
@@ -224,7 +257,7 @@ PyObject* Dispatch(CodeState* st, PyCodeObject* code, PyObject* func, PyObject* 
     *run_eager = true;
     return nullptr;
   }
-  return RunEntry(e, values.data());
+  return RunEntry(e, values.data(), run_eager);
 }
 
 }  // namespace pijit

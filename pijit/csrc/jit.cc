@@ -314,6 +314,7 @@ void BindJit(py::module_& m) {
     return d;
   });
   m.def("_reset_code", [](py::handle fn) { guards::ResetCodeState(CodeOf(fn)); });
+  m.def("_reset_all", [] { guards::ResetAll(); });
   m.def("_set_cache_limit", [](size_t n) { guards::SetCacheLimit(n); });
   m.def("_cache_limit", [] { return guards::CacheLimit(); });
   m.def("_capture_enter", [] {
