@@ -11,8 +11,8 @@ from hypothesis.extra import numpy as hnp
 
 import pijit as ms
 from pijit import ops
-from pijit_testutil import (FLOAT_NP_DTYPES, MS_OF_NP, NP_DTYPES, NUMERIC_NP_DTYPES,
-                            assert_matches_numpy, np_dtype, random_array, rtol_for)
+from pijit_testutil import (FLOAT_NP_DTYPES, NP_DTYPES, NUMERIC_NP_DTYPES, assert_matches_numpy,
+                            random_array, rtol_for)
 
 HYP = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
