@@ -440,6 +440,11 @@ bool Interp::Step(Frame& f, size_t& pc, bool* returned, Value* result) {
         bool t;
         if (!Truth(a, &t)) return false;
         r = Value::Const(t ? Py_False : Py_True);
+      } else if (a.kind == Value::kTensor && a.type != g_tensor_type &&
+                 in.op != Opc::UNARY_NOT) {
+        Fail("unsupported_operator", absl::StrFormat("unary operator of %s", a.type->tp_name),
+             "operators of Tensor subclasses run eagerly");
+        return false;
       } else if (a.kind == Value::kTensor && in.op == Opc::UNARY_NEGATIVE) {
         if (!CallOp(PyOp::kNeg, {a}, {}, &r)) return false;
       } else if (a.kind == Value::kTensor && in.op == Opc::UNARY_POSITIVE) {

@@ -13,8 +13,24 @@ using guards::Source;
 
 PyObject* g_cell_call = nullptr;  // pijit.nn.Cell.__call__ (registered by pijit.nn)
 
-bool Interp::CallOp(PyOp op, const ValueList& args, const std::vector<std::string>& kwnames,
+bool Interp::CallOp(PyOp op, const ValueList& in_args, const std::vector<std::string>& kwnames,
                     Value* out) {
+  // NumPy scalars are 0-d tensors of their dtype: constants in the graph.
+  ValueList args = in_args;
+  for (Value& a : args) {
+    if (a.kind != Value::kConst || !IsNumpyScalar(a.obj)) continue;
+    auto t = NumpyScalarTensor(a.obj);
+    if (!t.ok()) {
+      Fail("invalid_input", std::string(t.status().message()));
+      return false;
+    }
+    UseConst(a);
+    Value c;
+    c.kind = Value::kTensor;
+    c.node = g().AddConstant(std::move(*t));
+    c.type = g_tensor_type;
+    a = c;
+  }
   std::vector<ArgView> views;
   for (const Value& a : args) {
     PyObject* known = a.kind == Value::kTensor ? nullptr : AsPyObject(a);

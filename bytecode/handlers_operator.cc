@@ -28,6 +28,14 @@ bool IsPlain(PyObject* o) {
   return false;
 }
 
+// True when `type` (a Tensor subclass) defines `name` differently from Tensor.
+bool OverridesTensorMethod(PyTypeObject* type, const char* name) {
+  PyObject* n = PyUnicode_InternFromString(name);
+  const bool differs = _PyType_Lookup(type, n) != _PyType_Lookup(g_tensor_type, n);
+  Py_DECREF(n);
+  return differs;
+}
+
 }  // namespace
 
 bool Interp::BinaryOp(int nb, const Value& a, const Value& b, Value* out) {
@@ -52,9 +60,31 @@ bool Interp::BinaryOp(int nb, const Value& a, const Value& b, Value* out) {
         }
       }
     }
-    for (const Value* v : {&a, &b}) {
-      if (v->kind == Value::kConst && !IsPyScalar(v->obj)) {
+    // A Tensor subclass that overrides the operator runs its own code.
+    static const char* const kDunders[][2] = {{"__add__", "__radd__"}, {"__sub__", "__rsub__"},
+                                               {"__mul__", "__rmul__"}, {"__truediv__", "__rtruediv__"},
+                                               {"__matmul__", "__rmatmul__"}};
+    const int di = op == PyOp::kAdd ? 0 : op == PyOp::kSub ? 1 : op == PyOp::kMul ? 2
+                 : op == PyOp::kDiv ? 3 : op == PyOp::kMatMul ? 4 : -1;
+    for (int side = 0; side < 2; ++side) {
+      const Value& v = side == 0 ? a : b;
+      if (v.kind != Value::kTensor || v.type == g_tensor_type) continue;
+      if (di < 0 || OverridesTensorMethod(v.type, kDunders[di][side]) ||
+          OverridesTensorMethod(v.type, kDunders[di][1 - side])) {
         Fail("unsupported_operator",
+             absl::StrFormat("%s overrides the operator", v.type->tp_name),
+             "the operator of a Tensor subclass runs eagerly");
+        return false;
+      }
+    }
+    for (const Value* v : {&a, &b}) {
+      if (v->kind == Value::kConst && !IsPyScalar(v->obj) && !IsNumpyScalar(v->obj)) {
+        // Builtin types know nothing of tensors: eager Python raises TypeError. Other types
+        // (NumPy arrays, user classes) may implement the reflected operator.
+        const bool builtin = !(Py_TYPE(v->obj)->tp_flags & Py_TPFLAGS_HEAPTYPE) &&
+                             std::string_view(Py_TYPE(v->obj)->tp_name).find("numpy") ==
+                                 std::string_view::npos;
+        Fail(builtin ? "python_error" : "unsupported_operator",
              absl::StrFormat("%s of a Tensor and a %s", PyOpName(op), Py_TYPE(v->obj)->tp_name),
              "use a Tensor or a Python bool, int or float");
         return false;

@@ -1,5 +1,7 @@
 #include "guards/guards.h"
 
+#include <cstring>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -61,6 +63,26 @@ void GuardProgram::GuardType(int32_t source, PyObject* obj) {
 }
 
 namespace {
+// Equality of plain values that also tells 0.0 from -0.0 (1/x differs) and lets a NaN match
+// itself: floats compare by their bits, tuples item by item.
+bool PlainEqual(PyObject* a, PyObject* b) {
+  if (a == b) return true;
+  if (Py_TYPE(a) != Py_TYPE(b)) return false;
+  if (PyFloat_CheckExact(a)) {
+    const double x = PyFloat_AS_DOUBLE(a), y = PyFloat_AS_DOUBLE(b);
+    return std::memcmp(&x, &y, sizeof(double)) == 0;
+  }
+  if (PyTuple_CheckExact(a)) {
+    if (PyTuple_GET_SIZE(a) != PyTuple_GET_SIZE(b)) return false;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(a); ++i)
+      if (!PlainEqual(PyTuple_GET_ITEM(a, i), PyTuple_GET_ITEM(b, i))) return false;
+    return true;
+  }
+  int eq = PyObject_RichCompareBool(a, b, Py_EQ);
+  if (eq < 0) PyErr_Clear();
+  return eq == 1;
+}
+
 // Looks `name` up in a dict; borrowed, nullptr (no error) when absent.
 PyObject* DictItem(PyObject* dict, PyObject* name) {
   if (!dict || !PyDict_Check(dict)) return nullptr;
@@ -98,6 +120,17 @@ void GuardProgram::GuardTensor(int32_t source, PyObject* obj, const Tensor& t, u
   guards_.push_back(std::move(g));
 }
 
+void GuardProgram::RelaxTensorSizes() {
+  for (Guard& g : guards_)
+    if (g.kind == Guard::kTensorMatch) g.dynamic = ~uint64_t{0};
+}
+
+bool GuardProgram::HasDeadReferent() const {
+  for (const Guard& g : guards_)
+    if (g.kind == Guard::kIdMatch && g.weak && PyWeakref_GET_OBJECT(g.value) == Py_None) return true;
+  return false;
+}
+
 bool GuardProgram::has_dynamic() const {
   for (const Guard& g : guards_)
     if (g.kind == Guard::kTensorMatch && g.dynamic) return true;
@@ -117,8 +150,9 @@ static bool TensorMatches(const Guard& g, const Tensor& t) {
   if (t.shape().size() != g.shape.size()) return false;
   for (size_t d = 0; d < g.shape.size(); ++d)
     if (!(g.dynamic >> d & 1) && t.shape()[d] != g.shape[d]) return false;
-  // Strides follow the sizes; what stays fixed is whether the layout is contiguous.
-  return t.is_contiguous() == g.contiguous;
+  // Strides follow the sizes; what stays fixed is whether the layout is contiguous (a
+  // guard relaxed for an eager verdict does not care).
+  return g.dynamic == ~uint64_t{0} || t.is_contiguous() == g.contiguous;
 }
 
 static bool IsPlainValue(PyObject* o) {
@@ -211,11 +245,7 @@ bool GuardProgram::Check(const Roots& roots, PyObject** values) const {
       case Guard::kEqualsMatch: {
         if (Py_TYPE(v) != g.type) return false;
         if (v == g.value) break;
-        int eq = PyObject_RichCompareBool(v, g.value, Py_EQ);
-        if (eq != 1) {
-          if (eq < 0) PyErr_Clear();
-          return false;
-        }
+        if (!PlainEqual(v, g.value)) return false;
         break;
       }
     }

@@ -88,6 +88,10 @@ class GuardProgram {
   // sizes alone (same type, dtype and rank); appends those dimensions to `dims`.
   bool ShapeOnlyMismatch(const Roots& roots, PyObject** values, std::vector<DynamicDim>* dims) const;
   bool has_dynamic() const;
+  // Stops checking tensor sizes and layout (dtype, rank and type stay checked).
+  void RelaxTensorSizes();
+  // An ID_MATCH whose object has died: the entry can never match again.
+  bool HasDeadReferent() const;
   std::string SourceText(int32_t source) const;
   std::string ToText() const;
 

@@ -203,7 +203,8 @@ absl::StatusOr<Tensor> Unary(UnaryOp op, const Tensor& a) {
       switch (op) {
         case UnaryOp::kNeg: UnaryLoop<T>(ca, out, [](T x) { return static_cast<T>(-x); }); break;
         case UnaryOp::kRelu:
-          UnaryLoop<T>(ca, out, [](T x) { return x > T(0) ? x : T(0); });
+          // NaN stays NaN, as np.maximum(x, 0) gives.
+          UnaryLoop<T>(ca, out, [](T x) { return x < T(0) ? T(0) : x; });
           break;
         case UnaryOp::kExp:
           if constexpr (std::is_floating_point_v<T>)

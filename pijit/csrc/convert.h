@@ -21,6 +21,10 @@ inline bool IsPyScalar(PyObject* o) {
   return PyBool_Check(o) || PyLong_CheckExact(o) || PyFloat_CheckExact(o);
 }
 
+// NumPy scalars (np.float32(2), np.int64(3), ...) act as 0-d tensors of their dtype.
+bool IsNumpyScalar(PyObject* o);
+absl::StatusOr<Tensor> NumpyScalarTensor(PyObject* o);
+
 // A Python bool/int/float operand next to a tensor of dtype `other`, as a 0-d tensor of the
 // dtype NumPy's weak-scalar rule gives. `op` names the operation in errors.
 absl::StatusOr<Tensor> ScalarOperand(const char* op, PyObject* scalar, DType other);

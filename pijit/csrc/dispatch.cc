@@ -154,6 +154,10 @@ PyObject* Dispatch(CodeState* st, PyCodeObject* code, PyObject* func, PyObject* 
     }
     return RunEntry(e, values.data(), run_eager);
   }
+  // Entries guarding objects that have died can never match again: drop them.
+  entries.erase(std::remove_if(entries.begin(), entries.end(),
+                               [](const auto& e) { return e->guards->HasDeadReferent(); }),
+                entries.end());
   if (entries.size() >= guards::CacheLimit()) {
     if (!st->limit_warned) {
       st->limit_warned = true;
@@ -217,9 +221,10 @@ PyObject* Dispatch(CodeState* st, PyCodeObject* code, PyObject* func, PyObject* 
   if (!cr.ok) {
     entry->eager = true;
     // Running eagerly is always right, so an eager entry's guards only decide when to try
-    // capture again. A user error may go away with other inputs (keep the guards); code
-    // pijit cannot capture will not, so one guard-free entry serves every later call.
-    if (!IsUserError(cr.reason)) entry->guards = std::make_unique<guards::GuardProgram>();
+    // capture again. They hold the decisions that led to the reason (branch conditions,
+    // types); sizes rarely matter to code pijit cannot capture, so unless the trace read
+    // sizes the entry serves every size instead of recompiling per shape.
+    if (!IsUserError(cr.reason) && !cr.read_shape) entry->guards->RelaxTensorSizes();
     entry->reason = cr.reason;
     ++st->graph_break_count;
     st->reasons.push_back(cr.reason);

@@ -208,8 +208,17 @@ PyObject* JitGetWrapped(PyObject* o, void*) {
   return fn;
 }
 
+PyObject* JitGetFromFunction(PyObject* o, void* name) {
+  return PyObject_GetAttrString(reinterpret_cast<JitFunctionObject*>(o)->fn,
+                                static_cast<const char*>(name));
+}
+
 PyGetSetDef g_jit_getset[] = {
     {"__wrapped__", JitGetWrapped, nullptr, "the jitted Python function", nullptr},
+    {"__doc__", JitGetFromFunction, nullptr, nullptr, const_cast<char*>("__doc__")},
+    {"__name__", JitGetFromFunction, nullptr, nullptr, const_cast<char*>("__name__")},
+    {"__qualname__", JitGetFromFunction, nullptr, nullptr, const_cast<char*>("__qualname__")},
+    {"__module__", JitGetFromFunction, nullptr, nullptr, const_cast<char*>("__module__")},
     {"__dict__", PyObject_GenericGetDict, PyObject_GenericSetDict, nullptr, nullptr},
     {nullptr, nullptr, nullptr, nullptr, nullptr},
 };

@@ -49,7 +49,11 @@ Tensor FromNumpy(py::array arr, const DType* want) {
   bool addressable = arr.dtype().byteorder() != '>' &&
                      reinterpret_cast<uintptr_t>(arr.data()) % item == 0;
   for (ssize_t i = 0; i < arr.ndim(); ++i) addressable = addressable && arr.strides(i) % item == 0;
-  if (!addressable) arr = py::array::ensure(Numpy().attr("ascontiguousarray")(arr));
+  if (!addressable) {
+    // A native-order, aligned, contiguous copy (ascontiguousarray alone keeps byte order).
+    py::object native = arr.dtype().attr("newbyteorder")("=");
+    arr = py::array::ensure(Numpy().attr("ascontiguousarray")(arr, native));
+  }
   Shape shape, strides;
   for (ssize_t i = 0; i < arr.ndim(); ++i) {
     shape.push_back(arr.shape(i));
@@ -111,8 +115,14 @@ Tensor MakeTensor(py::object data, py::object dtype) {
     ThrowStatus(absl::UnimplementedError("Tensor: input_data must be given (a NumPy array, a list or a scalar)"));
   }
   if (py::isinstance<py::array>(data)) return FromNumpy(data.cast<py::array>(), wantp);
+  // NumPy scalars keep their dtype, like arrays.
+  if (py::isinstance(data, Numpy().attr("generic"))) {
+    return FromNumpy(py::array::ensure(Numpy().attr("asarray")(data)), wantp);
+  }
   // Python scalars and nested lists: floats default to float32, ints to int64 (MindSpore).
-  py::array arr = py::array::ensure(Numpy().attr("asarray")(data));
+  // With a dtype, NumPy converts directly, so an int that does not fit raises OverflowError.
+  py::array arr = wantp ? py::array::ensure(Numpy().attr("asarray")(data, py::cast(want).attr("to_numpy")()))
+                        : py::array::ensure(Numpy().attr("asarray")(data));
   if (!arr) throw py::error_already_set();
   if (!wantp) {
     char c = arr.dtype().char_();
@@ -126,14 +136,45 @@ Tensor MakeTensor(py::object data, py::object dtype) {
   return FromNumpy(arr, wantp);
 }
 
+}  // namespace
+
+bool IsNumpyScalar(PyObject* o) {
+  static PyObject* generic = py::object(Numpy().attr("generic")).release().ptr();
+  return !PyFloat_CheckExact(o) && !PyLong_CheckExact(o) && !PyBool_Check(o) &&
+         PyObject_TypeCheck(o, reinterpret_cast<PyTypeObject*>(generic));
+}
+
+absl::StatusOr<Tensor> NumpyScalarTensor(PyObject* o) {
+  try {
+    return FromNumpy(py::array::ensure(Numpy().attr("asarray")(py::handle(o))), nullptr);
+  } catch (py::error_already_set& e) {
+    std::string msg = e.what();
+    return absl::UnimplementedError(msg);
+  }
+}
+
+namespace {
+
 // Calls `op` eagerly with fast-call arguments; used by the pijit.ops builtins and methods.
+// NumPy scalars are 0-d tensors of their own dtype (they are not weak like Python scalars).
 PyObject* CallEager(PyOp op, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
   const Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
   absl::InlinedVector<ArgView, 4> views;
   absl::InlinedVector<Tensor*, 4> tensors;
   absl::InlinedVector<std::string, 2> names;
+  absl::InlinedVector<Tensor, 2> scalars;
+  scalars.reserve(nargs + nkw);
   for (Py_ssize_t i = 0; i < nargs + nkw; ++i) {
     Tensor* t = AsTensor(args[i]);
+    if (!t && IsNumpyScalar(args[i])) {
+      auto s = NumpyScalarTensor(args[i]);
+      if (!s.ok()) {
+        SetPyError(s.status());
+        return nullptr;
+      }
+      scalars.push_back(std::move(*s));
+      t = &scalars.back();
+    }
     views.push_back({t != nullptr, args[i]});
     tensors.push_back(t);
   }
@@ -151,11 +192,19 @@ PyObject* CallEager(PyOp op, PyObject* const* args, Py_ssize_t nargs, PyObject* 
   return WrapTensor(std::move(*out));
 }
 
-PyObject* OpFastcall(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
-  return CallEager(static_cast<PyOp>(PyLong_AsLong(self)), args, nargs, kwnames);
+// pijit.ops functions: one fast-call builtin per op, so each has its own name; capture
+// recognises them by their C function.
+template <PyOp op>
+PyObject* OpFastcall(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+  return CallEager(op, args, nargs, kwnames);
 }
-PyMethodDef g_op_def = {"op", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(OpFastcall)),
-                        METH_FASTCALL | METH_KEYWORDS, nullptr};
+PyMethodDef g_op_defs[] = {
+#define PIJIT_PYOP(e, name, gop, sig)                                                      \
+  {name, reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(OpFastcall<PyOp::e>)), \
+   METH_FASTCALL | METH_KEYWORDS, "pijit." name "(...): see pijit.ops"},
+#include "pijit/csrc/pyops.def"
+#undef PIJIT_PYOP
+};
 
 // Tensor methods: one fast-call function per op (methods have no closure to carry it).
 template <PyOp op>
@@ -179,7 +228,8 @@ py::object Dunder(PyOp op, py::handle a, py::handle b) {
   PyObject* args[2] = {a.ptr(), b.ptr()};
   Tensor* ta = AsTensor(a.ptr());
   Tensor* tb = AsTensor(b.ptr());
-  if ((!ta && !IsPyScalar(a.ptr())) || (!tb && !IsPyScalar(b.ptr()))) {
+  auto operand = [](PyObject* o, Tensor* t) { return t || IsPyScalar(o) || IsNumpyScalar(o); };
+  if (!operand(a.ptr(), ta) || !operand(b.ptr(), tb)) {
     return py::reinterpret_borrow<py::object>(Py_NotImplemented);
   }
   PyObject* r = CallEager(op, args, 2, nullptr);
@@ -190,12 +240,15 @@ py::object Dunder(PyOp op, py::handle a, py::handle b) {
 }  // namespace
 
 bool PyOpOfBuiltin(PyObject* fn, PyOp* out) {
-  if (!PyCFunction_Check(fn) || PyCFunction_GET_FUNCTION(fn) == nullptr ||
-      PyCFunction_GET_FUNCTION(fn) != g_op_def.ml_meth) {
-    return false;
+  if (!PyCFunction_Check(fn)) return false;
+  PyCFunction f = PyCFunction_GET_FUNCTION(fn);
+  for (size_t i = 0; i < sizeof(g_op_defs) / sizeof(g_op_defs[0]); ++i) {
+    if (g_op_defs[i].ml_meth == f) {
+      *out = static_cast<PyOp>(i);
+      return true;
+    }
   }
-  *out = static_cast<PyOp>(PyLong_AsLong(PyCFunction_GET_SELF(fn)));
-  return true;
+  return false;
 }
 
 void BindTensor(py::module_& m) {
@@ -262,17 +315,12 @@ void BindTensor(py::module_& m) {
     if (!descr || PyObject_SetAttrString(cls.ptr(), def.ml_name, descr) < 0) throw py::error_already_set();
     Py_DECREF(descr);
   }
-  // pijit.ops functions: fast-call builtins whose `self` is the op number.
   py::module_ ops = m.def_submodule("ops", "eager tensor operations");
-#define PIJIT_PYOP(e, name, gop, sig)                                                   \
-  {                                                                                       \
-    py::object self = py::int_(static_cast<int>(PyOp::e));                                \
-    PyObject* fn = PyCFunction_NewEx(&g_op_def, self.ptr(), nullptr);                     \
-    if (!fn) throw py::error_already_set();                                               \
-    ops.attr(name) = py::reinterpret_steal<py::object>(fn);                               \
+  for (PyMethodDef& def : g_op_defs) {
+    PyObject* fn = PyCFunction_NewEx(&def, nullptr, ops.attr("__name__").ptr());
+    if (!fn) throw py::error_already_set();
+    ops.attr(def.ml_name) = py::reinterpret_steal<py::object>(fn);
   }
-#include "pijit/csrc/pyops.def"
-#undef PIJIT_PYOP
 }
 
 }  // namespace pijit

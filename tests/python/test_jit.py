@@ -416,9 +416,6 @@ def test_equal_python_scalars_of_different_types_are_not_confused(first, second)
     assert_same_tensor(jf(x, second), scale(x, second))
 
 
-@pytest.mark.xfail(reason="the EQUALS_MATCH guard on a float argument treats -0.0 == 0.0: a graph "
-                          "compiled for x / 0.0 is reused for x / -0.0 and returns inf where eager "
-                          "gives -inf", strict=True)
 def test_negative_zero_argument_is_not_confused_with_zero():
     def divide(a, s):
         return a / s
@@ -439,10 +436,6 @@ def test_repeated_identical_nan_argument_is_a_cache_hit():
     assert stats(jf)["compile_count"] == 1
 
 
-@pytest.mark.xfail(reason="the EQUALS_MATCH guard compares floats with ==, so a NaN argument only "
-                          "matches the very same NaN object: calling with float('nan') values "
-                          "computed anew recompiles on every call (until the recompile limit)",
-                   strict=True)
 def test_repeated_nan_value_argument_is_a_cache_hit():
     def scale(a, s):
         return a * s
@@ -516,10 +509,6 @@ class OverridingTensor(ms.Tensor):
         return ops.exp(self)
 
 
-@pytest.mark.xfail(reason="capture maps `a + b` and `-a` on any Tensor (sub)class to the add/neg "
-                          "ops without checking whether the subclass overrides __add__/__neg__ "
-                          "(it does check for methods such as a.exp()), so the jitted result "
-                          "differs from eager", strict=True)
 @pytest.mark.parametrize("fn", [f_add_op, f_neg_op], ids=lambda f: f.__name__)
 def test_tensor_subclass_operator_overrides_are_respected(fn):
     x = OverridingTensor(np.full(2, 3.0))
@@ -729,21 +718,10 @@ BAD_INPUTS = {
     "operator_with_str": (f_mul_op, lambda: (T(np.ones(2)), "s")),
 }
 
-# A Python TypeError of the user's code (`tensor + None`) is classified "unsupported_operator"
-# by capture, so strict mode reports a GraphBreakError instead of the TypeError eager raises.
-OPERATOR_TYPE_ERROR_BUG = pytest.mark.xfail(
-    reason="strict mode (PSJit/fullgraph) raises GraphBreakError 'unsupported_operator' for "
-           "`tensor + None` / `tensor * 'str'` instead of the TypeError the eager call raises; "
-           "capture's BinaryOp files this user error as unsupported code, not as invalid_input",
-    strict=True)
-
-
 def bad_input_params():
     for name, case in BAD_INPUTS.items():
         for mode in ("PIJit", "PSJit"):
-            buggy = mode == "PSJit" and name.startswith("operator_with")
-            marks = [OPERATOR_TYPE_ERROR_BUG] if buggy else []
-            yield pytest.param(case, mode, id=f"{name}-{mode}", marks=marks)
+            yield pytest.param(case, mode, id=f"{name}-{mode}")
 
 
 @pytest.mark.parametrize("case,mode", bad_input_params())
@@ -923,8 +901,6 @@ GUARD_FREE_EAGER_BUG = ("an uncapturable call stores a guard-free eager cache en
                         "capturable match that entry: ")
 
 
-@pytest.mark.xfail(reason=GUARD_FREE_EAGER_BUG + "in PIJit they run eagerly forever and are "
-                   "never compiled", strict=True)
 def test_uncapturable_branch_does_not_stop_capture_of_other_branch(capsys):
     jf = pijit(maybe_log)
     x = T(np.ones(3, np.float32))
@@ -936,8 +912,6 @@ def test_uncapturable_branch_does_not_stop_capture_of_other_branch(capsys):
     assert s["eager_count"] == 1
 
 
-@pytest.mark.xfail(reason=GUARD_FREE_EAGER_BUG + "in strict mode (PSJit) they raise the "
-                   "GraphBreakError of the earlier call although they are one graph", strict=True)
 def test_strict_graph_break_for_one_input_does_not_break_other_inputs(capsys):
     jf = ms.jit(maybe_log)
     ms.reset(jf)
@@ -1328,10 +1302,6 @@ def test_two_cell_instances_with_different_parameters_give_their_own_results(pyn
     assert_same_tensor(a(x, y), a.construct(x, y))
 
 
-@pytest.mark.xfail(reason="cache entries whose weak ID_MATCH guard lost its referent (a dropped "
-                          "Cell) are never evicted: after 8 short-lived networks the construct "
-                          "hits the recompile limit, warns and runs eagerly for every later "
-                          "network although only one is alive", strict=True)
 def test_short_lived_cells_do_not_exhaust_the_cache(pynative_after):
     ms.reset(AddNet.construct)
     ms.set_context(mode=ms.GRAPH_MODE)
@@ -1434,10 +1404,6 @@ def test_jitted_function_exposes_wrapped_function_and_name():
     assert "f_add_op" in repr(jf)
 
 
-@pytest.mark.xfail(reason="JitFunction.__doc__ is the JitFunction type's own docstring "
-                          "('A function compiled by pijit.jit: ...') rather than the wrapped "
-                          "function's docstring, although jit.cc says __doc__ comes from the "
-                          "wrapped function", strict=True)
 def test_jitted_function_keeps_the_docstring():
     def documented(a):
         """Adds one."""
