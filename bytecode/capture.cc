@@ -22,6 +22,7 @@ OutputSpec& OutputSpec::operator=(OutputSpec&& o) noexcept {
     Py_XDECREF(constant);
     kind = o.kind;
     index = o.index;
+    memo = o.memo;
     constant = o.constant;
     o.constant = nullptr;
     items = std::move(o.items);
@@ -153,6 +154,20 @@ PyObject* Interp::AsPyObject(const Value& v) {
   return Keep(t);
 }
 
+// One container built during capture is one Python object wherever it appears (a list in
+// a local and on the stack, a tuple returned twice): later appearances refer to the first.
+bool Interp::MemoRef(const Value& v, OutputSpec* spec) {
+  auto it = memo_of_items_.find(v.items.get());
+  if (it != memo_of_items_.end()) {
+    spec->kind = OutputSpec::kRef;
+    spec->index = it->second;
+    return true;
+  }
+  spec->memo = static_cast<int32_t>(memo_of_items_.size());
+  memo_of_items_[v.items.get()] = spec->memo;
+  return false;
+}
+
 bool Interp::MakeOutput(const Value& v, OutputSpec* spec) {
   switch (v.kind) {
     case Value::kTensor: {
@@ -194,6 +209,7 @@ bool Interp::MakeOutput(const Value& v, OutputSpec* spec) {
         spec->index = v.source;
         return true;
       }
+      if (MemoRef(v, spec)) return true;
       spec->kind = v.is_list ? OutputSpec::kList : OutputSpec::kTuple;
       for (const Value& item : *v.items) {
         spec->items.emplace_back();
@@ -250,6 +266,12 @@ bool Interp::RunFrame(Frame& f, Value* result) {
       return false;
     }
     cur_offset_ = f.instrs[pc].offset;
+    if (f.depth == 0 && allow_break_) {
+      root_pc_ = pc;
+      root_stack_ = f.stack;
+      root_locals_ = f.locals;
+      root_kwnames_ = f.kwnames;
+    }
     if (!Step(f, pc, &returned, result)) return false;
   }
   if (!returned) {
@@ -634,6 +656,7 @@ void Interp::Run() {
   }
   Frame f;
   if (!PrepareFrame(*this, root_code_, f)) return;
+  root_frame_ = &f;
   f.func = root_func_;
   f.func_source = -1;
   out_->num_instructions = f.instrs.size();
@@ -655,9 +678,13 @@ void Interp::Run() {
   }
   // Free variables of the root function are read through its closure cells when loaded.
   Value result;
-  if (!RunFrame(f, &result)) return;
+  if (!RunFrame(f, &result)) {
+    if (allow_break_) BuildBreak();
+    return;
+  }
   if (!MakeOutput(result, &out_->output)) return;
   g().SetOutputs(outputs_);
+  out_->num_memo = static_cast<int32_t>(memo_of_items_.size());
   out_->ok = true;
 }
 
@@ -775,10 +802,10 @@ bool Interp::Inline(Frame& caller, PyCodeObject* code, PyObject* func, int32_t f
 }
 
 CaptureResult Capture(PyCodeObject* code, PyObject* func, PyObject* const* args, int nargs,
-                      const std::vector<guards::DynamicDim>& dynamic_dims) {
+                      const std::vector<guards::DynamicDim>& dynamic_dims, bool allow_break) {
   CaptureResult result;
   {
-    Interp interp(code, func, args, nargs, &result, dynamic_dims);
+    Interp interp(code, func, args, nargs, &result, dynamic_dims, allow_break);
     interp.Run();
   }
   if (PyErr_Occurred()) PyErr_Clear();

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "bytecode/instructions.h"
 #include "graph/graph.h"
 #include "guards/guards.h"
 
@@ -27,9 +28,21 @@ struct BreakReason {
 
 // How to build the Python return value from the graph's outputs and the call's inputs.
 struct OutputSpec {
-  enum Kind : uint8_t { kGraphOutput, kSource, kConstant, kTuple, kList };
+  enum Kind : uint8_t {
+    kGraphOutput,  // graph output `index`
+    kSource,       // the current value of guard source `index`
+    kConstant,     // `constant`
+    kTuple,        // a new tuple of `items`
+    kList,         // a new list of `items`
+    kNull,         // a NULL on the value stack (graph breaks only)
+    kUnbound,      // an unbound local (graph breaks only)
+    kIterator,     // an iterator over a new tuple of `items` (graph breaks only)
+    kMethod,       // Tensor's method named by `constant` (graph breaks only)
+    kRef,          // the object built for the spec whose `memo` is `index` (aliasing)
+  };
   Kind kind = kConstant;
-  int32_t index = -1;           // graph output or guard source
+  int32_t index = -1;           // graph output, guard source, or memo slot (kRef)
+  int32_t memo = -1;            // containers: remember the built object in this slot
   PyObject* constant = nullptr;  // owned
   std::vector<OutputSpec> items;
   OutputSpec() = default;
@@ -37,6 +50,25 @@ struct OutputSpec {
   OutputSpec& operator=(OutputSpec&& o) noexcept;
   OutputSpec(const OutputSpec&) = delete;
   ~OutputSpec() { Py_XDECREF(constant); }
+};
+
+// Where a function stops being capturable and how to continue in Python from there: the
+// breaking instruction runs in C++ (dispatch), then a resume function built from the
+// original code continues after it.
+struct BreakInfo {
+  int32_t index = -1;        // instruction index in the decoded code
+  Opc op = Opc::NOP;
+  int32_t arg = 0;
+  int32_t offset = 0;        // code-unit offset of the instruction
+  int32_t next_offset = 0;   // where execution continues when it falls through
+  int32_t jump_offset = -1;  // where a taken jump continues
+  int32_t kwnames_index = -1;   // CALL: co_consts index of the pending KW_NAMES tuple
+  int32_t line = 0;             // source line of the instruction
+  std::vector<OutputSpec> stack;   // the value stack before the instruction, bottom first
+  std::vector<OutputSpec> locals;  // every local slot of the function
+  BreakReason reason;
+  BreakInfo() = default;
+  BreakInfo(const BreakInfo&) = delete;
 };
 
 struct CaptureResult {
@@ -48,14 +80,21 @@ struct CaptureResult {
   OutputSpec output;
   size_t num_instructions = 0;
   size_t num_blocks = 0;
+  std::unique_ptr<BreakInfo> brk;  // set when !ok and the function can continue past it
+  int32_t num_memo = 0;     // memo slots the output (or the break state) uses
   bool dynamic = false;     // some tensor dimension is symbolic (guards do not check it)
   bool read_shape = false;  // the trace read a tensor's shape as a Python value
 };
 
 // `args` are the values of the first `nargs` local slots (positional then keyword-only
 // parameters), `func` the function object whose code is `code`.
-// `dynamic_dims` lists tensor dimensions (by source) to leave symbolic.
+// `dynamic_dims` lists tensor dimensions (by source) to leave symbolic. With `allow_break`,
+// an unsupported instruction of the function itself (or a call that cannot be inlined)
+// ends the graph there and fills `brk` instead of failing the whole function.
 CaptureResult Capture(PyCodeObject* code, PyObject* func, PyObject* const* args, int nargs,
-                      const std::vector<guards::DynamicDim>& dynamic_dims = {});
+                      const std::vector<guards::DynamicDim>& dynamic_dims = {},
+                      bool allow_break = false);
+
+
 
 }  // namespace pijit::bytecode

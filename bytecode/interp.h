@@ -83,9 +83,9 @@ struct Frame {
 class Interp {
  public:
   Interp(PyCodeObject* code, PyObject* func, PyObject* const* args, int nargs, CaptureResult* out,
-         const std::vector<guards::DynamicDim>& dynamic_dims)
+         const std::vector<guards::DynamicDim>& dynamic_dims, bool allow_break)
       : root_code_(code), root_func_(func), args_(args), nargs_(nargs), out_(out),
-        dynamic_dims_(dynamic_dims) {}
+        dynamic_dims_(dynamic_dims), allow_break_(allow_break) {}
   ~Interp();
   void Run();
 
@@ -107,6 +107,11 @@ class Interp {
   PyObject* AsPyObject(const Value& v);
   bool RunFrame(Frame& f, Value* result);
   bool MakeOutput(const Value& v, OutputSpec* spec);
+  bool MemoRef(const Value& v, OutputSpec* spec);
+  // Graph breaks: how to rebuild a value of the stack or a local in Python (no guards:
+  // values from sources are read from them on each call).
+  bool MakeBreakSpec(const Value& v, OutputSpec* spec);
+  void BuildBreak();  // fills out_->brk from the root frame's state, if it can continue
 
   // ---- handlers ----
   bool LoadGlobal(Frame& f, PyObject* name, Value* out);         // handlers_attr.cc
@@ -132,10 +137,17 @@ class Interp {
   int nargs_;
   CaptureResult* out_;
   const std::vector<guards::DynamicDim>& dynamic_dims_;
+  bool allow_break_;
+  // The root frame's state before its current instruction (the break point, on failure).
+  Frame* root_frame_ = nullptr;
+  size_t root_pc_ = 0;
+  std::vector<Value> root_stack_, root_locals_;
+  PyObject* root_kwnames_ = nullptr;
   std::vector<PyObject*> keep_;
   absl::flat_hash_map<int32_t, graph::NodeId> param_of_source_;
   absl::flat_hash_map<graph::NodeId, int32_t> output_of_node_;
   std::vector<graph::NodeId> outputs_;
+  absl::flat_hash_map<const ValueList*, int32_t> memo_of_items_;
   bool failed_ = false;
   int64_t steps_ = 0;
   // Where the interpreter is, for break reasons.

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "bytecode/capture.h"
+#include "bytecode/resume.h"
 #include "graph/executor.h"
 #include "guards/guards.h"
 
@@ -26,7 +27,36 @@ struct CacheEntry {
   std::vector<int32_t> param_sources;
   bytecode::OutputSpec output;
   bool dynamic = false;  // symbolic sizes: a kernel error means "run eagerly", not a bug
+  std::unique_ptr<bytecode::BreakInfo> brk;  // a graph break: run the prefix, then resume
   int64_t hits = 0;
+};
+
+// An owned reference that moves but does not copy.
+class OwnedRef {
+ public:
+  OwnedRef() = default;
+  explicit OwnedRef(PyObject* steal) : p_(steal) {}
+  OwnedRef(OwnedRef&& o) noexcept : p_(o.p_) { o.p_ = nullptr; }
+  OwnedRef& operator=(OwnedRef&& o) noexcept {
+    std::swap(p_, o.p_);
+    return *this;
+  }
+  OwnedRef(const OwnedRef&) = delete;
+  ~OwnedRef() { Py_XDECREF(p_); }
+  PyObject* get() const { return p_; }
+
+ private:
+  PyObject* p_ = nullptr;
+};
+
+// Code objects generated from this one for graph breaks, by what they were made for.
+struct ResumeCode {
+  bytecode::ResumeSpec spec;
+  OwnedRef code;
+};
+struct BridgeCode {
+  std::string key;  // BridgeSpec::Key()
+  OwnedRef code;
 };
 
 struct CodeState {
@@ -40,6 +70,13 @@ struct CodeState {
   bool saw_tensor_work = false;  // some capture found tensors or ops
   bool skip = false;             // capture-all mode: no tensor work, never look again
   std::vector<DynamicDim> dynamic_dims;  // sizes seen to vary between calls
+  std::vector<ResumeCode> resumes;  // resume functions generated from this code object
+  std::vector<BridgeCode> bridges;  // code that runs a breaking instruction in Python
+  // For generated code: the original code object it was made from, and how far its
+  // instructions are shifted (resume functions); breaks in it are mapped back there.
+  OwnedRef origin;
+  int32_t origin_shift = 0;
+  bool capture_always = false;  // resume functions: captured wherever the hook sees them
   bool static_only = false;      // the trace reads sizes: every entry is specialised
   std::vector<bytecode::BreakReason> reasons;
 };

@@ -7,7 +7,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "frame_eval/eval_frame.h"
 #include "pijit/csrc/convert.h"
+#include "pijit/csrc/graph_break.h"
 
 namespace pijit {
 
@@ -30,6 +32,72 @@ bool LogEnabled(const char* what) {
 PyObject* g_graph_break_error = nullptr;
 
 namespace {
+std::vector<std::string> g_skip_prefixes;
+
+// Frames whose parameters the fast path can take straight from the call.
+bool SimpleSignature(PyCodeObject* code) {
+  return !(code->co_flags & (CO_VARARGS | CO_VARKEYWORDS)) && code->co_kwonlyargcount == 0;
+}
+
+// Runs `fn` through the interpreter; the hook then treats its frame as a capture target
+// (`capture`) or leaves it alone (eager).
+PyObject* CallThroughFrame(PyObject* fn, PyCodeObject* code, const DispatchOptions& options,
+                           PyObject* const* args, size_t nargsf, PyObject* kwnames, bool capture) {
+  ThreadControl& c = Control();
+  PyCodeObject* prev_target = c.target;
+  PyCodeObject* prev_bypass = c.bypass;
+  DispatchOptions prev_options = c.target_options;
+  if (capture) {
+    c.target = code;
+    c.target_options = options;
+    pijit_hook_acquire();
+  } else {
+    c.bypass = code;
+  }
+  PyObject* r = PyObject_Vectorcall(fn, args, nargsf, kwnames);
+  if (capture) pijit_hook_release();
+  c.target = prev_target;
+  c.target_options = prev_options;
+  c.bypass = prev_bypass;
+  return r;
+}
+}  // namespace
+
+void SetSkipPrefixes(std::vector<std::string> prefixes) { g_skip_prefixes = std::move(prefixes); }
+
+bool Skipped(PyCodeObject* code) {
+  const char* file = PyUnicode_AsUTF8(code->co_filename);
+  if (!file) {
+    PyErr_Clear();
+    return true;
+  }
+  std::string_view f(file);
+  if (!f.empty() && f[0] == '<' && f != "<stdin>" && f != "<string>") return true;
+  for (const std::string& p : g_skip_prefixes)
+    if (f.substr(0, p.size()) == p) return true;
+  return false;
+}
+
+PyObject* CallCaptured(PyObject* fn, PyObject* const* args, size_t nargsf, PyObject* kwnames,
+                       const DispatchOptions& options, bool always) {
+  if (!PyFunction_Check(fn) || Control().in_pijit > 0) return PyObject_Vectorcall(fn, args, nargsf, kwnames);
+  auto* code = reinterpret_cast<PyCodeObject*>(PyFunction_GET_CODE(fn));
+  if (!always && Skipped(code)) return PyObject_Vectorcall(fn, args, nargsf, kwnames);
+  guards::CodeState* st = guards::GetCodeState(code, true);
+  if (!st) return PyObject_Vectorcall(fn, args, nargsf, kwnames);
+  const Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+  if (kwnames == nullptr && nargs == code->co_argcount && SimpleSignature(code)) {
+    bool run_eager = false;
+    PyObject* r = Dispatch(st, code, fn, args, static_cast<int>(nargs), options, &run_eager);
+    if (!run_eager) return r;
+    return CallThroughFrame(fn, code, options, args, nargsf, kwnames, /*capture=*/false);
+  }
+  // Keywords, defaults or a wrong argument count: let CPython bind the arguments (and raise
+  // its own TypeError), then capture the frame.
+  return CallThroughFrame(fn, code, options, args, nargsf, kwnames, /*capture=*/true);
+}
+
+namespace {
 
 using guards::CacheEntry;
 using guards::CodeState;
@@ -39,46 +107,11 @@ std::string CodeName(PyCodeObject* code) {
                       ":", code->co_firstlineno, ")");
 }
 
-PyObject* BuildOutput(const bytecode::OutputSpec& spec, std::vector<Tensor>& outs,
-                      std::vector<PyObject*>& made, PyObject* const* values) {
-  using K = bytecode::OutputSpec;
-  switch (spec.kind) {
-    case K::kGraphOutput: {
-      PyObject*& o = made[spec.index];
-      if (!o) o = WrapTensor(std::move(outs[spec.index]));
-      Py_XINCREF(o);
-      return o;
-    }
-    case K::kSource:
-      Py_INCREF(values[spec.index]);
-      return values[spec.index];
-    case K::kConstant:
-      Py_INCREF(spec.constant);
-      return spec.constant;
-    case K::kTuple:
-    case K::kList: {
-      const Py_ssize_t n = static_cast<Py_ssize_t>(spec.items.size());
-      PyObject* seq = spec.kind == K::kTuple ? PyTuple_New(n) : PyList_New(n);
-      if (!seq) return nullptr;
-      for (Py_ssize_t i = 0; i < n; ++i) {
-        PyObject* item = BuildOutput(spec.items[i], outs, made, values);
-        if (!item) {
-          Py_DECREF(seq);
-          return nullptr;
-        }
-        if (spec.kind == K::kTuple) PyTuple_SET_ITEM(seq, i, item);
-        else PyList_SET_ITEM(seq, i, item);
-      }
-      return seq;
-    }
-  }
-  return nullptr;
-}
-
 // Runs an entry's graph and builds the result. A graph with symbolic sizes may meet sizes
 // its ops reject (shapes that do not broadcast, say): that call then runs eagerly, which
 // raises the error exactly as without jit.
-PyObject* RunEntry(const CacheEntry& e, PyObject* const* values, bool* run_eager) {
+PyObject* RunEntry(CodeState* st, PyCodeObject* code, PyObject* func, const CacheEntry& e,
+                   PyObject* const* values, bool* run_eager) {
   std::vector<Tensor> outs;
   outs.reserve(4);
   if (e.graph) {
@@ -94,10 +127,9 @@ PyObject* RunEntry(const CacheEntry& e, PyObject* const* values, bool* run_eager
       return nullptr;
     }
   }
-  std::vector<PyObject*> made(outs.size(), nullptr);
-  PyObject* result = BuildOutput(e.output, outs, made, values);
-  for (PyObject* o : made) Py_XDECREF(o);
-  return result;
+  if (e.brk) return RunBreak(st, e, code, func, values, outs);
+  BuildContext cx(outs, values);
+  return BuildValue(e.output, cx);
 }
 
 void RaiseGraphBreak(PyCodeObject* code, const bytecode::BreakReason& r) {
@@ -152,7 +184,7 @@ PyObject* Dispatch(CodeState* st, PyCodeObject* code, PyObject* func, PyObject* 
       *run_eager = true;
       return nullptr;
     }
-    return RunEntry(e, values.data(), run_eager);
+    return RunEntry(st, code, func, e, values.data(), run_eager);
   }
   // Entries guarding objects that have died can never match again: drop them.
   entries.erase(std::remove_if(entries.begin(), entries.end(),
@@ -190,12 +222,15 @@ PyObject* Dispatch(CodeState* st, PyCodeObject* code, PyObject* func, PyObject* 
     }
   }
   ++Control().in_pijit;
-  bytecode::CaptureResult cr = bytecode::Capture(code, func, args, nargs, st->dynamic_dims);
+  // Strict mode wants one graph or an error; otherwise an unsupported point breaks the graph.
+  const bool allow_break = !options.fullgraph;
+  bytecode::CaptureResult cr =
+      bytecode::Capture(code, func, args, nargs, st->dynamic_dims, allow_break);
   if (cr.dynamic && cr.read_shape) {
     // The trace used sizes as Python values: specialise on them from now on.
     st->static_only = true;
     st->dynamic_dims.clear();
-    cr = bytecode::Capture(code, func, args, nargs);
+    cr = bytecode::Capture(code, func, args, nargs, {}, allow_break);
   }
   --Control().in_pijit;
   if (LogEnabled("recompiles") && cr.dynamic) {
@@ -208,17 +243,29 @@ PyObject* Dispatch(CodeState* st, PyCodeObject* code, PyObject* func, PyObject* 
   entry->param_sources = std::move(cr.param_sources);
   entry->output = std::move(cr.output);
   entry->dynamic = cr.dynamic;
-  if (cr.ok && cr.graph.num_ops() + cr.graph.params().size() > 0 && !cr.graph.outputs().empty()) {
+  if ((cr.ok || cr.brk) && cr.graph.num_ops() + cr.graph.params().size() > 0 &&
+      !cr.graph.outputs().empty()) {
     auto compiled = graph::CompiledGraph::Compile(std::move(cr.graph));
     if (compiled.ok()) {
       entry->graph = std::move(*compiled);
     } else {
       cr.ok = false;
+      cr.brk.reset();
       cr.reason = {"internal", PyUnicode_AsUTF8(code->co_filename), code->co_firstlineno,
                    std::string(compiled.status().message()), ""};
     }
   }
-  if (!cr.ok) {
+  if (cr.brk) {
+    // A graph break: the prefix runs as a graph, the rest continues in a resume function.
+    entry->reason = cr.brk->reason;
+    entry->brk = std::move(cr.brk);
+    ++st->graph_break_count;
+    st->reasons.push_back(entry->reason);
+    if (LogEnabled("graph_breaks")) {
+      PySys_WriteStderr("[pijit] graph break in %s: %s\n", CodeName(code).c_str(),
+                        entry->reason.ToText().c_str());
+    }
+  } else if (!cr.ok) {
     entry->eager = true;
     // Running eagerly is always right, so an eager entry's guards only decide when to try
     // capture again. They hold the decisions that led to the reason (branch conditions,
@@ -262,7 +309,7 @@ PyObject* Dispatch(CodeState* st, PyCodeObject* code, PyObject* func, PyObject* 
     *run_eager = true;
     return nullptr;
   }
-  return RunEntry(e, values.data(), run_eager);
+  return RunEntry(st, code, func, e, values.data(), run_eager);
 }
 
 }  // namespace pijit

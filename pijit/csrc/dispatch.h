@@ -3,6 +3,9 @@
 #pragma once
 #include <Python.h>
 
+#include <string>
+#include <vector>
+
 #include "guards/cache.h"
 
 namespace pijit {
@@ -26,6 +29,17 @@ struct ThreadControl {
   int capture_depth = 0;                // inside `with pijit.capture()`
 };
 ThreadControl& Control();
+
+// Calls `fn` with capture: a Python function's code goes through its cache (the fast path
+// when CPython need not bind arguments, the frame hook otherwise); anything else, pijit's
+// own code and the standard library are simply called. `always` captures even skipped
+// files (an explicit @jit).
+PyObject* CallCaptured(PyObject* fn, PyObject* const* args, size_t nargsf, PyObject* kwnames,
+                       const DispatchOptions& options, bool always = false);
+
+// Files whose code capture-all mode leaves alone (pijit itself, the standard library).
+void SetSkipPrefixes(std::vector<std::string> prefixes);
+bool Skipped(PyCodeObject* code);
 
 // Debug switches from PIJIT_LOG (graph_breaks, recompiles, guards, graph, bytecode).
 bool LogEnabled(const char* what);

@@ -25,25 +25,6 @@ extern PyObject* g_graph_break_error;
 namespace {
 
 bool g_enabled = false;                  // pijit.enable(): every frame is a candidate
-std::vector<std::string> g_skip_prefixes;  // files never captured in capture-all mode
-
-// Frames whose parameters the decorator fast path can take straight from the call.
-bool SimpleSignature(PyCodeObject* code) {
-  return !(code->co_flags & (CO_VARARGS | CO_VARKEYWORDS)) && code->co_kwonlyargcount == 0;
-}
-
-bool Skipped(PyCodeObject* code) {
-  const char* file = PyUnicode_AsUTF8(code->co_filename);
-  if (!file) {
-    PyErr_Clear();
-    return true;
-  }
-  if (file[0] == '<' && std::string_view(file) != "<stdin>" && std::string_view(file) != "<string>") return true;
-  for (const std::string& p : g_skip_prefixes)
-    if (std::string_view(file).substr(0, p.size()) == p) return true;
-  return false;
-}
-
 int FrameCallback(PyCodeObject* code, PyObject* func, PyObject* const* args, int nargs,
                   PyObject** result) {
   ThreadControl& c = Control();
@@ -54,6 +35,15 @@ int FrameCallback(PyCodeObject* code, PyObject* func, PyObject* const* args, int
   }
   DispatchOptions options;
   const bool is_target = c.target == code;
+  guards::CodeState* generated = guards::GetCodeState(code, false);
+  if (generated && generated->capture_always && !is_target) {
+    // A resume function: always a capture candidate (see pijit/csrc/graph_break.cc).
+    bool run_eager = false;
+    PyObject* r = Dispatch(generated, code, func, args, nargs, options, &run_eager);
+    if (run_eager) return 0;
+    *result = r;
+    return 1;
+  }
   if (is_target) {
     c.target = nullptr;
     options = c.target_options;
@@ -92,43 +82,9 @@ struct JitFunctionObject {
   PyObject* weakreflist;
 };
 
-// Runs `fn` through the interpreter; the hook then treats its frame as `code`'s jit call or
-// leaves it alone (eager), according to `capture`.
-PyObject* CallThroughFrame(JitFunctionObject* self, PyObject* const* args, size_t nargsf,
-                           PyObject* kwnames, bool capture) {
-  ThreadControl& c = Control();
-  PyCodeObject* prev_target = c.target;
-  PyCodeObject* prev_bypass = c.bypass;
-  DispatchOptions prev_options = c.target_options;
-  if (capture) {
-    c.target = self->code;
-    c.target_options = self->options;
-    pijit_hook_acquire();
-  } else {
-    c.bypass = self->code;
-  }
-  PyObject* r = PyObject_Vectorcall(self->fn, args, nargsf, kwnames);
-  if (capture) pijit_hook_release();
-  c.target = prev_target;
-  c.target_options = prev_options;
-  c.bypass = prev_bypass;
-  return r;
-}
-
 PyObject* JitVectorcall(PyObject* callable, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
   auto* self = reinterpret_cast<JitFunctionObject*>(callable);
-  const Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
-  if (Control().in_pijit > 0) return PyObject_Vectorcall(self->fn, args, nargsf, kwnames);
-  if (kwnames == nullptr && nargs == self->code->co_argcount && SimpleSignature(self->code)) {
-    bool run_eager = false;
-    PyObject* r = Dispatch(self->state, self->code, self->fn, args, static_cast<int>(nargs),
-                           self->options, &run_eager);
-    if (!run_eager) return r;
-    return CallThroughFrame(self, args, nargsf, kwnames, /*capture=*/false);
-  }
-  // Keywords, defaults or a wrong argument count: let CPython bind the arguments (and raise
-  // its own TypeError), then capture the frame.
-  return CallThroughFrame(self, args, nargsf, kwnames, /*capture=*/true);
+  return CallCaptured(self->fn, args, nargsf, kwnames, self->options, /*always=*/true);
 }
 
 PyObject* JitNew(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
@@ -320,6 +276,30 @@ void BindJit(py::module_& m) {
     d["reasons"] = reasons;
     d["graphs"] = graphs;
     d["guards"] = guards_text;
+    // The whole function: this code object and the resume functions its graph breaks made
+    // (each resume function is generated once, from the original code).
+    py::list all_graphs, all_reasons;
+    int64_t resumes = 0, breaks = 0;
+    std::vector<guards::CodeState*> todo;
+    if (st) todo.push_back(st);
+    while (!todo.empty()) {
+      guards::CodeState* s = todo.back();
+      todo.pop_back();
+      breaks += s->graph_break_count;
+      for (const auto& e : s->entries)
+        if (e->graph) all_graphs.append(e->graph->graph().ToText());
+      for (const auto& r : s->reasons) all_reasons.append(ReasonDict(r));
+      for (const auto& r : s->resumes) {
+        ++resumes;
+        if (auto* rs = guards::GetCodeState(reinterpret_cast<PyCodeObject*>(r.code.get()), false))
+          todo.push_back(rs);
+      }
+    }
+    d["graph_count"] = py::len(all_graphs);
+    d["all_graphs"] = all_graphs;
+    d["total_break_count"] = breaks;
+    d["all_reasons"] = all_reasons;
+    d["resume_functions"] = resumes;
     return d;
   });
   m.def("_reset_code", [](py::handle fn) { guards::ResetCodeState(CodeOf(fn)); });
@@ -348,7 +328,7 @@ void BindJit(py::module_& m) {
     Py_XDECREF(bytecode::g_cell_call);
     bytecode::g_cell_call = call.release().ptr();
   });
-  m.def("_set_skip_prefixes", [](std::vector<std::string> p) { g_skip_prefixes = std::move(p); });
+  m.def("_set_skip_prefixes", [](std::vector<std::string> p) { SetSkipPrefixes(std::move(p)); });
 }
 
 }  // namespace pijit

@@ -833,7 +833,8 @@ def test_unsupported_code_records_reason_with_category_file_and_line(fn, site, c
     assert r["line"] == marked_line(site)
     assert r["explanation"]
     assert r["category"] in r["text"] and f"{r['file']}:{r['line']}" in r["text"]
-    assert s["eager_count"] == 1 and s["break_count"] == 1
+    # The function either breaks its graph there or, where it cannot, runs eagerly.
+    assert s["compile_count"] == 1 and s["break_count"] == 1
 
 
 @pytest.mark.parametrize("fn,site", UNSUPPORTED_PARAMS)
@@ -844,7 +845,7 @@ def test_unsupported_code_is_not_recompiled_on_repeated_calls(fn, site, capsys):
         jf(*args)
     s = stats(jf)
     assert s["compile_count"] == 1
-    assert s["eager_count"] == 3
+    assert s["cache_hits"] == 2
     assert len(s["reasons"]) == 1
 
 
@@ -909,7 +910,7 @@ def test_uncapturable_branch_does_not_stop_capture_of_other_branch(capsys):
     assert_same_tensor(jf(x, False), maybe_log(x, False))
     s = stats(jf)
     assert s["compile_count"] == 2
-    assert s["eager_count"] == 1
+    assert s["break_count"] == 1
 
 
 def test_strict_graph_break_for_one_input_does_not_break_other_inputs(capsys):
@@ -1204,7 +1205,7 @@ def test_calls_after_capture_context_are_not_captured():
 
 
 def captured_outer(a):
-    if float(ops.sum(a)) > 0:  # data-dependent: runs eagerly, and its callee is captured on its own
+    if float(ops.sum(a)) > 0:  # data-dependent: breaks the graph; the rest is captured on resume
         return captured_inner(a)
     return a
 
@@ -1213,15 +1214,17 @@ def captured_inner(a):
     return a * 2.0 - 1.0
 
 
-def test_capture_context_compiles_functions_called_by_eager_fallback():
+def test_capture_context_captures_the_code_after_a_graph_break():
     ms.reset(captured_outer)
     ms.reset(captured_inner)
     x = T(np.arange(1, 4, dtype=np.float64))
     with ms.capture():
         out = captured_outer(x)
     assert_same_tensor(out, captured_inner(x))
-    assert ms.get_code_extra(captured_inner)["compile_count"] == 1
-    assert ms.get_code_extra(captured_outer)["reasons"]
+    stats_outer = ms.get_code_extra(captured_outer)
+    assert stats_outer["reasons"] and stats_outer["total_break_count"] >= 1
+    # captured_inner is inlined into the graph of the resume function after the break.
+    assert any("mul" in g and "sub" in g for g in stats_outer["all_graphs"])
 
 
 def test_capture_context_exits_on_exception():

@@ -1,0 +1,190 @@
+#include "bytecode/bridge.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "bytecode/emit.h"
+
+namespace pijit::bytecode {
+
+std::string BridgeSpec::Key() const {
+  std::string k = absl::StrCat(static_cast<int>(op), ":", arg, ":", kwnames_index, ":");
+  for (bool n : stack_null) k.push_back(n ? 'N' : 'v');
+  return k;
+}
+
+namespace {
+bool IsConditionalJump(Opc op) {
+  switch (op) {
+    case Opc::POP_JUMP_FORWARD_IF_TRUE:
+    case Opc::POP_JUMP_BACKWARD_IF_TRUE:
+    case Opc::POP_JUMP_FORWARD_IF_FALSE:
+    case Opc::POP_JUMP_BACKWARD_IF_FALSE:
+    case Opc::POP_JUMP_FORWARD_IF_NONE:
+    case Opc::POP_JUMP_BACKWARD_IF_NONE:
+    case Opc::POP_JUMP_FORWARD_IF_NOT_NONE:
+    case Opc::POP_JUMP_BACKWARD_IF_NOT_NONE:
+    case Opc::JUMP_IF_TRUE_OR_POP:
+    case Opc::JUMP_IF_FALSE_OR_POP:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// The bridge always jumps forward, to the second epilogue.
+Opc ForwardJump(Opc op) {
+  switch (op) {
+    case Opc::POP_JUMP_BACKWARD_IF_TRUE: return Opc::POP_JUMP_FORWARD_IF_TRUE;
+    case Opc::POP_JUMP_BACKWARD_IF_FALSE: return Opc::POP_JUMP_FORWARD_IF_FALSE;
+    case Opc::POP_JUMP_BACKWARD_IF_NONE: return Opc::POP_JUMP_FORWARD_IF_NONE;
+    case Opc::POP_JUMP_BACKWARD_IF_NOT_NONE: return Opc::POP_JUMP_FORWARD_IF_NOT_NONE;
+    default: return op;
+  }
+}
+}  // namespace
+
+std::vector<std::vector<bool>> BridgeOutcomes(const BridgeSpec& s) {
+  // (values popped, NULL-ness of values pushed) for the fall-through outcome.
+  int pops = 0;
+  std::vector<bool> pushes;
+  switch (s.op) {
+    case Opc::CALL: pops = s.arg + 2; pushes = {false}; break;
+    case Opc::POP_JUMP_FORWARD_IF_TRUE:
+    case Opc::POP_JUMP_BACKWARD_IF_TRUE:
+    case Opc::POP_JUMP_FORWARD_IF_FALSE:
+    case Opc::POP_JUMP_BACKWARD_IF_FALSE:
+    case Opc::POP_JUMP_FORWARD_IF_NONE:
+    case Opc::POP_JUMP_BACKWARD_IF_NONE:
+    case Opc::POP_JUMP_FORWARD_IF_NOT_NONE:
+    case Opc::POP_JUMP_BACKWARD_IF_NOT_NONE:
+    case Opc::JUMP_IF_TRUE_OR_POP:
+    case Opc::JUMP_IF_FALSE_OR_POP:
+    case Opc::STORE_GLOBAL: pops = 1; break;
+    case Opc::STORE_ATTR:
+    case Opc::DELETE_SUBSCR: pops = 2; break;
+    case Opc::STORE_SUBSCR: pops = 3; break;
+    case Opc::LOAD_ATTR:
+    case Opc::UNARY_NEGATIVE:
+    case Opc::UNARY_POSITIVE:
+    case Opc::UNARY_NOT:
+    case Opc::UNARY_INVERT:
+    case Opc::GET_ITER: pops = 1; pushes = {false}; break;
+    case Opc::LOAD_METHOD: pops = 1; pushes = {true, false}; break;  // as LOAD_ATTR: (NULL, attr)
+    case Opc::BINARY_SUBSCR:
+    case Opc::BINARY_OP:
+    case Opc::COMPARE_OP:
+    case Opc::IS_OP:
+    case Opc::CONTAINS_OP: pops = 2; pushes = {false}; break;
+    default: return {};
+  }
+  if (pops > static_cast<int>(s.stack_null.size())) return {};
+  std::vector<bool> base(s.stack_null.begin(), s.stack_null.end() - pops);
+  std::vector<std::vector<bool>> out;
+  out.push_back(base);
+  out[0].insert(out[0].end(), pushes.begin(), pushes.end());
+  if (IsConditionalJump(s.op)) {
+    std::vector<bool> taken = base;
+    // JUMP_IF_*_OR_POP keeps the tested value when it jumps.
+    if (s.op == Opc::JUMP_IF_TRUE_OR_POP || s.op == Opc::JUMP_IF_FALSE_OR_POP) taken.push_back(false);
+    out.push_back(std::move(taken));
+  }
+  return out;
+}
+
+absl::StatusOr<PyObject*> MakeBridgeCode(PyCodeObject* code, const BridgeSpec& spec) {
+  if (code->co_ncellvars > 0) return absl::UnimplementedError("bridging a function with cells");
+  const auto outcomes = BridgeOutcomes(spec);
+  if (outcomes.empty()) {
+    return absl::UnimplementedError(absl::StrFormat("no bridge for %s", OpcName(spec.op)));
+  }
+  const int nlocals = code->co_nlocals;
+  int nin = 0;
+  for (bool n : spec.stack_null) nin += !n;
+  const int resume_slot = nlocals + nin;
+  const int tmp_slot = resume_slot + static_cast<int>(outcomes.size());
+  size_t ntmp = 0;
+  for (const auto& o : outcomes) ntmp = std::max(ntmp, o.size());
+
+  Emitter e;
+  if (code->co_nfreevars > 0) e.Emit(Opc::COPY_FREE_VARS, code->co_nfreevars);
+  e.Emit(Opc::RESUME, 0);
+  int slot = nlocals;
+  for (bool n : spec.stack_null) {
+    if (n) e.Emit(Opc::PUSH_NULL);
+    else e.Emit(Opc::LOAD_FAST, slot++);
+  }
+  int jump_unit = -1;
+  switch (spec.op) {
+    case Opc::CALL:
+      if (spec.kwnames_index >= 0) e.Emit(Opc::KW_NAMES, spec.kwnames_index);
+      e.Emit(Opc::PRECALL, spec.arg);
+      e.Emit(Opc::CALL, spec.arg);
+      break;
+    case Opc::LOAD_METHOD:
+      e.Emit(Opc::LOAD_ATTR, spec.arg);
+      e.Emit(Opc::PUSH_NULL);
+      e.Emit(Opc::SWAP, 2);
+      break;
+    default:
+      if (IsConditionalJump(spec.op)) {
+        jump_unit = e.units();
+        e.Emit(ForwardJump(spec.op), 0);
+      } else {
+        e.Emit(spec.op, spec.arg);
+      }
+  }
+  const int nlocals_total = tmp_slot + static_cast<int>(ntmp);
+  for (size_t k = 0; k < outcomes.size(); ++k) {
+    if (k == 1) {
+      const int rel = e.units() - (jump_unit + 1);
+      if (rel > 0xFF) return absl::UnimplementedError("bridge epilogue too long for one jump");
+      e.Patch(jump_unit, rel);
+    }
+    const auto& stack = outcomes[k];
+    for (size_t i = stack.size(); i-- > 0;) e.Emit(Opc::STORE_FAST, tmp_slot + static_cast<int>(i));
+    e.Emit(Opc::PUSH_NULL);
+    e.Emit(Opc::LOAD_FAST, resume_slot + static_cast<int>(k));
+    for (int i = 0; i < nlocals; ++i) e.Emit(Opc::LOAD_FAST, i);
+    int nargs = nlocals;
+    for (size_t i = 0; i < stack.size(); ++i) {
+      if (stack[i]) continue;
+      e.Emit(Opc::LOAD_FAST, tmp_slot + static_cast<int>(i));
+      ++nargs;
+    }
+    e.Emit(Opc::PRECALL, nargs);
+    e.Emit(Opc::CALL, nargs);
+    e.Emit(Opc::RETURN_VALUE);
+  }
+
+  PyObject* varnames = PyTuple_New(nlocals_total);
+  for (int i = 0; i < nlocals; ++i) {
+    PyObject* n = PyTuple_GET_ITEM(code->co_localsplusnames, i);
+    Py_INCREF(n);
+    PyTuple_SET_ITEM(varnames, i, n);
+  }
+  for (int i = 0; i < nin; ++i) PyTuple_SET_ITEM(varnames, nlocals + i, PyUnicode_FromFormat("___stack%d", i));
+  for (size_t k = 0; k < outcomes.size(); ++k)
+    PyTuple_SET_ITEM(varnames, resume_slot + k, PyUnicode_FromFormat("___resume%d", static_cast<int>(k)));
+  for (size_t i = 0; i < ntmp; ++i)
+    PyTuple_SET_ITEM(varnames, tmp_slot + i, PyUnicode_FromFormat("___tmp%d", static_cast<int>(i)));
+
+  const std::string lines = LineTableForOneLine(e.units(), spec.line, code->co_firstlineno);
+  PyObject* fields = PyDict_New();
+  auto set = [&](const char* key, PyObject* value) {
+    if (value) PyDict_SetItemString(fields, key, value);
+    Py_XDECREF(value);
+  };
+  set("co_argcount", PyLong_FromLong(tmp_slot));
+  set("co_posonlyargcount", PyLong_FromLong(0));
+  set("co_kwonlyargcount", PyLong_FromLong(0));
+  set("co_nlocals", PyLong_FromLong(nlocals_total));
+  set("co_stacksize", PyLong_FromLong(static_cast<long>(spec.stack_null.size() + ntmp + nlocals + 4)));
+  set("co_flags", PyLong_FromLong(code->co_flags & ~(CO_VARARGS | CO_VARKEYWORDS)));
+  set("co_code", PyBytes_FromStringAndSize(e.code().data(), static_cast<Py_ssize_t>(e.code().size())));
+  set("co_varnames", varnames);
+  set("co_linetable", PyBytes_FromStringAndSize(lines.data(), static_cast<Py_ssize_t>(lines.size())));
+  set("co_exceptiontable", PyBytes_FromStringAndSize("", 0));
+  return ReplaceCode(code, fields);
+}
+
+}  // namespace pijit::bytecode

@@ -1,0 +1,118 @@
+// Graph breaks: at the instruction where capture stops, record how to rebuild the value
+// stack and the locals in Python, so that the dispatcher can run the graph of the prefix,
+// execute the instruction itself and continue in a resume function.
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_format.h"
+#include "bytecode/interp.h"
+#include "bytecode/bridge.h"
+#include "bytecode/resume.h"
+#include "pijit/csrc/convert.h"
+
+namespace pijit::bytecode {
+
+bool Interp::MakeBreakSpec(const Value& v, OutputSpec* spec) {
+  switch (v.kind) {
+    case Value::kNull:
+      spec->kind = OutputSpec::kNull;
+      return true;
+    case Value::kUndef:
+      spec->kind = OutputSpec::kUnbound;
+      return true;
+    case Value::kConst:
+      if (v.source >= 0) {
+        spec->kind = OutputSpec::kSource;
+        spec->index = v.source;
+      } else {
+        spec->kind = OutputSpec::kConstant;
+        spec->constant = v.obj;
+        Py_INCREF(v.obj);
+      }
+      return true;
+    case Value::kTensor:
+      return MakeOutput(v, spec);
+    case Value::kSeq:
+    case Value::kIter:
+      if (v.kind == Value::kSeq && v.source >= 0 && !v.is_list) {
+        spec->kind = OutputSpec::kSource;
+        spec->index = v.source;
+        return true;
+      }
+      if (MemoRef(v, spec)) return true;
+      spec->kind = v.kind == Value::kIter ? OutputSpec::kIterator
+                   : v.is_list            ? OutputSpec::kList
+                                          : OutputSpec::kTuple;
+      for (const Value& item : *v.items) {
+        spec->items.emplace_back();
+        if (!MakeBreakSpec(item, &spec->items.back())) return false;
+      }
+      return true;
+    case Value::kTensorMethod:
+      spec->kind = OutputSpec::kMethod;
+      spec->constant = PyUnicode_FromString(PyOpName(v.method));
+      return true;
+    default:
+      return false;  // cells and functions made during capture stay in the trace
+  }
+}
+
+void Interp::BuildBreak() {
+  const BreakReason reason = out_->reason;
+  if (reason.category == "invalid_input" || reason.category == "python_error" ||
+      reason.category == "internal" || reason.category == "too_long" || !root_frame_) {
+    return;  // user errors surface from the eager run; the rest runs eagerly too
+  }
+  // Breaking pays off only around tensor work; plain Python code simply runs.
+  if (g().params().empty() && g().num_ops() == 0) return;
+  Frame& f = *root_frame_;
+  const std::vector<Instr>& code = f.instrs;
+  const Instr& in = code[root_pc_];
+  if (f.code->co_ncellvars > 0) return;
+  // Inside a loop the resume function would re-enter itself once per iteration, and inside
+  // a try block the instruction would run outside its handler: run such functions eagerly.
+  for (size_t j = 0; j < code.size(); ++j) {
+    if (code[j].target >= 0 && static_cast<size_t>(code[j].target) <= root_pc_ && j >= root_pc_ &&
+        (OpcFlags(code[j].op) & kBackward)) {
+      return;
+    }
+  }
+  auto table = ParseExceptionTable(
+      reinterpret_cast<const uint8_t*>(PyBytes_AS_STRING(f.code->co_exceptiontable)),
+      PyBytes_GET_SIZE(f.code->co_exceptiontable));
+  for (const ExceptionEntry& e : table)
+    if (in.offset >= e.start && in.offset < e.end) return;
+
+  auto brk = std::make_unique<BreakInfo>();
+  brk->index = static_cast<int32_t>(root_pc_);
+  brk->op = in.op;
+  brk->arg = in.arg;
+  brk->offset = in.offset;
+  brk->next_offset = root_pc_ + 1 < code.size() ? code[root_pc_ + 1].offset : in.next_offset;
+  brk->jump_offset = in.target >= 0 ? code[in.target].offset : -1;
+  brk->reason = reason;
+  brk->line = PyCode_Addr2Line(f.code, in.offset * 2);
+  if (root_kwnames_) {
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(f.code->co_consts); ++i)
+      if (PyTuple_GET_ITEM(f.code->co_consts, i) == root_kwnames_) brk->kwnames_index = static_cast<int32_t>(i);
+    if (brk->kwnames_index < 0) return;
+  }
+  BridgeSpec probe;
+  probe.op = in.op;
+  probe.arg = in.arg;
+  for (const Value& v : root_stack_) probe.stack_null.push_back(v.kind == Value::kNull);
+  if (BridgeOutcomes(probe).empty()) return;  // not an instruction a bridge can run
+  // Graph outputs for the break must not disturb the failed instruction's half-built nodes;
+  // they are unused and pure.
+  for (const Value& v : root_stack_) {
+    brk->stack.emplace_back();
+    if (!MakeBreakSpec(v, &brk->stack.back())) return;
+  }
+  for (int i = 0; i < f.code->co_nlocals; ++i) {
+    brk->locals.emplace_back();
+    if (!MakeBreakSpec(root_locals_[i], &brk->locals.back())) return;
+  }
+  g().SetOutputs(outputs_);
+  out_->num_memo = static_cast<int32_t>(memo_of_items_.size());
+  out_->brk = std::move(brk);
+}
+
+}  // namespace pijit::bytecode

@@ -1,0 +1,213 @@
+#include "pijit/csrc/graph_break.h"
+
+#include "absl/strings/str_format.h"
+#include "bytecode/bridge.h"
+#include "bytecode/resume.h"
+#include "frame_eval/eval_frame.h"
+#include "pijit/csrc/convert.h"
+#include "pijit/csrc/dispatch.h"
+
+namespace pijit {
+
+using bytecode::BreakInfo;
+using bytecode::OutputSpec;
+
+PyObject* BuildValue(const OutputSpec& spec, BuildContext& cx) {
+  switch (spec.kind) {
+    case OutputSpec::kGraphOutput: {
+      PyObject*& o = cx.made[spec.index];
+      if (!o) o = WrapTensor(cx.outs[spec.index]);
+      Py_XINCREF(o);
+      return o;
+    }
+    case OutputSpec::kSource:
+      Py_INCREF(cx.values[spec.index]);
+      return cx.values[spec.index];
+    case OutputSpec::kConstant:
+      Py_INCREF(spec.constant);
+      return spec.constant;
+    case OutputSpec::kRef: {
+      PyObject* o = spec.index < static_cast<int32_t>(cx.memo.size()) ? cx.memo[spec.index] : nullptr;
+      if (!o) {
+        PyErr_SetString(PyExc_SystemError, "pijit: reference to a container not built yet");
+        return nullptr;
+      }
+      Py_INCREF(o);
+      return o;
+    }
+    case OutputSpec::kTuple:
+    case OutputSpec::kList:
+    case OutputSpec::kIterator: {
+      const Py_ssize_t n = static_cast<Py_ssize_t>(spec.items.size());
+      PyObject* seq = spec.kind == OutputSpec::kList ? PyList_New(n) : PyTuple_New(n);
+      if (!seq) return nullptr;
+      if (spec.memo >= 0) {
+        if (cx.memo.size() <= static_cast<size_t>(spec.memo)) cx.memo.resize(spec.memo + 1, nullptr);
+        cx.memo[spec.memo] = seq;
+      }
+      for (Py_ssize_t i = 0; i < n; ++i) {
+        PyObject* item = BuildValue(spec.items[i], cx);
+        if (!item) {
+          if (!PyErr_Occurred()) PyErr_SetString(PyExc_SystemError, "pijit: NULL inside a sequence");
+          Py_DECREF(seq);
+          return nullptr;
+        }
+        if (spec.kind == OutputSpec::kList) PyList_SET_ITEM(seq, i, item);
+        else PyTuple_SET_ITEM(seq, i, item);
+      }
+      if (spec.kind != OutputSpec::kIterator) return seq;
+      PyObject* it = PyObject_GetIter(seq);
+      Py_DECREF(seq);
+      return it;
+    }
+    case OutputSpec::kMethod:
+      return PyObject_GetAttr(reinterpret_cast<PyObject*>(g_tensor_type), spec.constant);
+    case OutputSpec::kNull:
+    case OutputSpec::kUnbound:
+      return nullptr;
+  }
+  return nullptr;
+}
+
+namespace {
+
+// Owned references, NULL allowed.
+struct Refs {
+  std::vector<PyObject*> v;
+  ~Refs() {
+    for (PyObject* o : v) Py_XDECREF(o);
+  }
+};
+
+// A code object generated from `origin` (cached in its state), marked as what it is.
+PyObject* Generated(PyCodeObject* origin, PyObject* code, int32_t shift, bool resume) {
+  guards::CodeState* st = guards::GetCodeState(reinterpret_cast<PyCodeObject*>(code), true);
+  if (st && !st->origin.get()) {
+    Py_INCREF(origin);
+    st->origin = guards::OwnedRef(reinterpret_cast<PyObject*>(origin));
+    st->origin_shift = shift;
+    st->capture_always = resume;
+    st->skip = !resume;  // a bridge only runs its instruction
+  }
+  return code;
+}
+
+PyObject* ResumeCodeFor(guards::CodeState* st, PyCodeObject* code, const bytecode::ResumeSpec& spec) {
+  for (const auto& r : st->resumes)
+    if (r.spec == spec) return r.code.get();
+  auto made = bytecode::MakeResumeCode(code, spec);
+  if (!made.ok()) {
+    PyErr_Format(PyExc_SystemError, "pijit: cannot build a resume function: %s",
+                 std::string(made.status().message()).c_str());
+    return nullptr;
+  }
+  st->resumes.push_back({spec, guards::OwnedRef(*made)});
+  // A resume function is its prologue followed by the original code: the prologue's length
+  // (in code units) maps its instructions back to the original's.
+  const int32_t shift = static_cast<int32_t>(Py_SIZE(reinterpret_cast<PyObject*>(*made)) -
+                                             Py_SIZE(reinterpret_cast<PyObject*>(code)));
+  return Generated(code, *made, shift, true);
+}
+
+PyObject* BridgeCodeFor(guards::CodeState* st, PyCodeObject* code, const bytecode::BridgeSpec& spec) {
+  const std::string key = spec.Key();
+  for (const auto& b : st->bridges)
+    if (b.key == key) return b.code.get();
+  auto made = bytecode::MakeBridgeCode(code, spec);
+  if (!made.ok()) {
+    PyErr_Format(PyExc_SystemError, "pijit: cannot build a graph-break bridge: %s",
+                 std::string(made.status().message()).c_str());
+    return nullptr;
+  }
+  st->bridges.push_back({key, guards::OwnedRef(*made)});
+  return Generated(code, *made, 0, false);
+}
+
+PyObject* MakeFunction(PyObject* code, PyObject* like) {
+  PyObject* fn = PyFunction_NewWithQualName(code, PyFunction_GET_GLOBALS(like),
+                                            reinterpret_cast<PyCodeObject*>(code)->co_qualname);
+  if (!fn) return nullptr;
+  if (PyObject* closure = PyFunction_GET_CLOSURE(like)) {
+    if (PyFunction_SetClosure(fn, closure) < 0) {
+      Py_DECREF(fn);
+      return nullptr;
+    }
+  }
+  return fn;
+}
+
+}  // namespace
+
+PyObject* RunBreak(guards::CodeState* st, const guards::CacheEntry& e, PyCodeObject* code,
+                   PyObject* func, PyObject* const* values, std::vector<Tensor>& outs) {
+  const BreakInfo& b = *e.brk;
+  // Breaks in generated code (a resume function) are mapped back to the original code, so
+  // every resume function is made from the original: n breaks give n + 1 functions.
+  PyCodeObject* origin = code;
+  guards::CodeState* origin_st = st;
+  int32_t shift = 0;
+  if (st->origin.get()) {
+    origin = reinterpret_cast<PyCodeObject*>(st->origin.get());
+    origin_st = guards::GetCodeState(origin, true);
+    shift = st->origin_shift;
+    if (!origin_st) {
+      PyErr_SetString(PyExc_SystemError, "pijit: no code state for the original code");
+      return nullptr;
+    }
+  }
+  const int nlocals = origin->co_nlocals;
+
+  BuildContext cx(outs, values);
+  Refs stack, locals;
+  for (const OutputSpec& spec : b.stack) {
+    PyObject* v = BuildValue(spec, cx);
+    if (!v && PyErr_Occurred()) return nullptr;
+    stack.v.push_back(v);
+  }
+  for (int i = 0; i < nlocals && i < static_cast<int>(b.locals.size()); ++i) {
+    PyObject* v = BuildValue(b.locals[i], cx);
+    if (!v && PyErr_Occurred()) return nullptr;
+    locals.v.push_back(v);
+  }
+
+  bytecode::BridgeSpec bs;
+  bs.op = b.op;
+  bs.arg = b.arg;
+  bs.line = b.line;
+  bs.kwnames_index = b.kwnames_index;
+  for (PyObject* v : stack.v) bs.stack_null.push_back(v == nullptr);
+  const auto outcomes = bytecode::BridgeOutcomes(bs);
+  PyObject* bridge_code = BridgeCodeFor(origin_st, origin, bs);
+  if (!bridge_code) return nullptr;
+
+  std::vector<int> unbound;
+  for (size_t i = 0; i < locals.v.size(); ++i)
+    if (!locals.v[i]) unbound.push_back(static_cast<int>(i));
+  Refs fns;
+  for (size_t k = 0; k < outcomes.size(); ++k) {
+    bytecode::ResumeSpec rs;
+    rs.offset = (k == 0 ? b.next_offset : b.jump_offset) - shift;
+    rs.stack_null = outcomes[k];
+    rs.unbound = unbound;
+    PyObject* rc = ResumeCodeFor(origin_st, origin, rs);
+    if (!rc) return nullptr;
+    PyObject* fn = MakeFunction(rc, func);
+    if (!fn) return nullptr;
+    fns.v.push_back(fn);
+  }
+  PyObject* bridge = MakeFunction(bridge_code, func);
+  if (!bridge) return nullptr;
+  std::vector<PyObject*> args;
+  for (PyObject* v : locals.v) args.push_back(v ? v : Py_None);
+  for (PyObject* v : stack.v)
+    if (v) args.push_back(v);
+  for (PyObject* f : fns.v) args.push_back(f);
+  // The hook stays on while the bridge runs, so the resume function it calls is captured.
+  pijit_hook_acquire();
+  PyObject* r = PyObject_Vectorcall(bridge, args.data(), args.size(), nullptr);
+  pijit_hook_release();
+  Py_DECREF(bridge);
+  return r;
+}
+
+}  // namespace pijit

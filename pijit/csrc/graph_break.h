@@ -1,0 +1,34 @@
+// Running a cache entry that ends in a graph break: build the value stack and locals of
+// the break point from the graph's outputs, execute the breaking instruction, and continue
+// in a resume function (captured like any frame).
+#pragma once
+#include <Python.h>
+
+#include <vector>
+
+#include "guards/cache.h"
+
+namespace pijit {
+
+// What BuildValue builds from: graph outputs, resolved guard sources, and what it built
+// already (one Python object per graph output and per container, so aliasing survives).
+struct BuildContext {
+  std::vector<Tensor>& outs;
+  PyObject* const* values;
+  std::vector<PyObject*> made;  // owned, per graph output
+  std::vector<PyObject*> memo;  // borrowed, per memo slot
+  BuildContext(std::vector<Tensor>& o, PyObject* const* v) : outs(o), values(v), made(o.size()) {}
+  ~BuildContext() {
+    for (PyObject* m : made) Py_XDECREF(m);
+  }
+};
+
+// Builds the Python value `spec` describes. Returns a new reference; nullptr either with an
+// exception set, or without one for a NULL stack slot or an unbound local.
+PyObject* BuildValue(const bytecode::OutputSpec& spec, BuildContext& cx);
+
+// `outs` are the prefix graph's outputs, `values` the resolved guard sources.
+PyObject* RunBreak(guards::CodeState* st, const guards::CacheEntry& e, PyCodeObject* code,
+                   PyObject* func, PyObject* const* values, std::vector<Tensor>& outs);
+
+}  // namespace pijit
