@@ -6,6 +6,7 @@
 #include "graph/passes/constant_folding.h"
 #include "graph/passes/cse.h"
 #include "graph/passes/dce.h"
+#include "graph/passes/fusion.h"
 #include "graph/passes/simplify.h"
 #include "kernels/errors.h"
 
@@ -21,6 +22,7 @@ constexpr NamedPass kPasses[] = {
     {"constant_folding", constant_folding::Run},
     {"cse", cse::Run},
     {"dce", dce::Run},
+    {"fusion", fusion::Run},
 };
 
 }  // namespace
@@ -66,7 +68,11 @@ absl::Status RunPipeline(Graph& g, const PipelineOptions& options) {
     }
     if (!changed) break;
   }
-  (void)options;
+  // Fusion last: it hides ops from the cleanup rules. dce drops the fused members.
+  if (options.fuse) {
+    PIJIT_RETURN_IF_ERROR(RunPass("fusion", fusion::Run, g).status());
+    PIJIT_RETURN_IF_ERROR(RunPass("dce", dce::Run, g).status());
+  }
   return absl::OkStatus();
 }
 

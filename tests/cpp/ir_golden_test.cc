@@ -37,6 +37,8 @@ struct GoldenFile {
   std::string name;  // test name: <dir>_<stem>
 };
 
+void PrintTo(const GoldenFile& f, std::ostream* os) { *os << f.path.string(); }
+
 std::vector<GoldenFile> Discover() {
   std::vector<GoldenFile> out;
   fs::path root(PIJIT_IR_TEST_DIR);

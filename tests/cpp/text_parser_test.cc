@@ -150,3 +150,20 @@ TEST(TextParserTest, ReportsOutputsThatDoNotExist) {
 
 }  // namespace
 }  // namespace pijit::graph
+
+namespace pijit::graph {
+namespace {
+
+TEST(TextParserTest, RoundTripsFusedNodes) {
+  ExpectRoundTrip(
+      "graph(%0: f32[4,8], %1: f32[8]) {\n"
+      "  %2: f32[4,8] = fused(%0, %1, program=\"mul($0, $1); add(#0, 0.1); exp(#1)\")\n"
+      "  return (%2)\n"
+      "}\n");
+  EXPECT_EQ(ErrorOf("graph(%0: f32[4]) {\n  %1: f32[4] = fused(%0, program=\"log($0)\")\n"
+                    "  return (%1)\n}\n"),
+            "line 2, column 34: fused program, instruction #0 'log($0)': unknown opcode");
+}
+
+}  // namespace
+}  // namespace pijit::graph
