@@ -62,7 +62,9 @@ void ExpectMatchesEager(const std::string& text, const std::vector<Tensor>& inpu
   for (const Tensor& t : inputs) shapes.push_back(t.shape()), ptrs.push_back(&t);
   auto k = FusedKernel::Create(*p, shapes, shape, backend);
   ASSERT_TRUE(k.ok()) << k.status();
-  if (backend == FusedBackend::kInterpreter) EXPECT_FALSE((*k)->native());
+  if (backend == FusedBackend::kInterpreter) {
+    EXPECT_FALSE((*k)->native());
+  }
   auto got = (*k)->Run(ptrs, shape);
   ASSERT_TRUE(got.ok()) << got.status();
   Tensor want = Eager(*p, inputs).Contiguous();
