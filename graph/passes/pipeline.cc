@@ -41,13 +41,13 @@ std::vector<std::string> PassNames() {
 
 absl::StatusOr<bool> RunPass(absl::string_view name, PassFn pass, Graph& g) {
 #ifndef NDEBUG
-  const std::string before = g.ToText();
+  const Graph before = g;  // a copy is cheaper than printing; printed only on failure
 #endif
   PIJIT_ASSIGN_OR_RETURN(bool changed, pass(g));
 #ifndef NDEBUG
   if (absl::Status st = g.Verify(); !st.ok()) {
     std::string report = absl::StrCat("pass ", name, " left an invalid graph: ", st.message(),
-                                      "\n--- before ", name, " ---\n", before, "--- after ",
+                                      "\n--- before ", name, " ---\n", before.ToText(), "--- after ",
                                       name, " ---\n", g.ToText());
     std::fprintf(stderr, "%s", report.c_str());
     return absl::InternalError(report);
