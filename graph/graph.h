@@ -2,14 +2,23 @@
 //
 //   graph(%0: f32[2,3], %1: f32[3,4]) {
 //     %2: f32[2,4] = matmul(%0, %1)
-//     return (%2)
+//     %3: f32[] = constant(0.5)
+//     %4: f32[2,4] = mul(%2, %3)
+//     return (%4)
 //   }
+//
+// Node ids are positions: %i is nodes()[i]. Parameters are printed in the header (in parameter
+// order, which is also id order) and may sit anywhere among the ops. The text form is stable
+// and round-trips through graph/text_parser.h: constants print their values exactly (shortest
+// round-trip decimal; one literal for a scalar or a splat, a list for up to
+// kMaxPrintedConstantElements values, "<N elements>" beyond, which the parser rejects).
 #pragma once
 #include <string>
 #include <vector>
 
 #include "absl/container/inlined_vector.h"
 #include "absl/status/statusor.h"
+#include "kernels/fused.h"
 #include "kernels/ops.h"
 
 namespace pijit::graph {
@@ -29,6 +38,8 @@ inline bool IsElementwise(Op op) { return HasTrait(op, kElementwise); }
 
 using NodeId = int32_t;
 
+inline constexpr int64_t kMaxPrintedConstantElements = 16;
+
 struct Node {
   Op op;
   absl::InlinedVector<NodeId, 2> inputs;
@@ -37,6 +48,7 @@ struct Node {
   bool keepdims = false;  // sum/mean
   int param_index = -1;   // param
   Tensor value;           // constant
+  std::shared_ptr<const FusedKernel> fused;  // fused: program and generated code
 };
 
 class Graph {
@@ -46,7 +58,24 @@ class Graph {
   // Adds an op node; infers its meta and reports bad input as the eager op would.
   absl::StatusOr<NodeId> AddOp(Op op, absl::Span<const NodeId> inputs, Shape ints = {},
                                bool keepdims = false);
+  // Appends a copy of `n` (inputs already refer to this graph). Params are registered in
+  // parameter order; ops get their meta inferred (and rejected if inference fails).
+  absl::StatusOr<NodeId> AddNode(Node n);
   void SetOutputs(std::vector<NodeId> outputs) { outputs_ = std::move(outputs); }
+
+  // --- rewriting (passes) ---
+  // In-place edits must keep every meta what inference gives; Verify() checks.
+  Node& mutable_node(NodeId id) { return nodes_[id]; }
+  // Every use of `from` (node inputs and graph outputs) becomes `to`; `to` < `from`, so the
+  // order stays topological.
+  void ReplaceAllUsesWith(NodeId from, NodeId to);
+  // Turns node `id` into a constant holding `value` (whose meta must equal the node's).
+  void ReplaceWithConstant(NodeId id, Tensor value);
+  // Rebuilds the graph keeping the nodes with keep[id] (params are always kept), in order,
+  // renumbering ids densely. Kept nodes must not use dropped ones. Returns the number dropped.
+  int Compact(const std::vector<bool>& keep);
+  // For each node, whether some output depends on it (params count as live).
+  std::vector<bool> LiveNodes() const;
 
   const Node& node(NodeId id) const { return nodes_[id]; }
   const std::vector<Node>& nodes() const { return nodes_; }
@@ -55,7 +84,8 @@ class Graph {
   size_t num_ops() const { return nodes_.size() - params_.size(); }
 
   std::string ToText() const;
-  // Checks topological order, arity and that every meta equals what inference gives.
+  // Checks topological order, arity, parameter bookkeeping, constants, and that every meta
+  // equals what inference gives. Errors name the node (%id).
   absl::Status Verify() const;
 
  private:

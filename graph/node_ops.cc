@@ -23,6 +23,25 @@ bool AsUnary(Op op, UnaryOp* out) {
   }
 }
 ReduceOp AsReduce(Op op) { return op == Op::kSum ? ReduceOp::kSum : ReduceOp::kMean; }
+
+// A fused node's result: the program's dtype, the inputs' broadcast shape.
+absl::StatusOr<TensorMeta> InferFused(const Node& n, absl::Span<const TensorMeta* const> in) {
+  if (!n.fused) return absl::InternalError("fused: node has no program");
+  const FusedProgram& p = n.fused->program();
+  if (static_cast<int>(in.size()) != p.num_inputs) {
+    return absl::InternalError(absl::StrFormat("fused: %d inputs for a program of %d",
+                                               in.size(), p.num_inputs));
+  }
+  Shape shape;
+  for (const TensorMeta* m : in) {
+    if (m->dtype != p.dtype) {
+      return absl::InternalError(absl::StrFormat("fused: input of dtype %s for a %s program",
+                                                 DTypeName(m->dtype), DTypeName(p.dtype)));
+    }
+    PIJIT_ASSIGN_OR_RETURN(shape, BroadcastShapes("fused", shape, m->shape));
+  }
+  return TensorMeta{p.dtype, std::move(shape)};
+}
 }  // namespace
 
 absl::StatusOr<TensorMeta> InferNode(const Node& n, absl::Span<const TensorMeta* const> in) {
@@ -38,6 +57,7 @@ absl::StatusOr<TensorMeta> InferNode(const Node& n, absl::Span<const TensorMeta*
     case Op::kTranspose: return InferTranspose(*in[0], n.ints);
     case Op::kConstant: return MetaOf(n.value);
     case Op::kParam: return n.meta;
+    case Op::kFused: return InferFused(n, in);
     default: break;
   }
   return absl::InternalError(absl::StrFormat("no inference rule for %s", OpName(n.op)));
@@ -55,6 +75,7 @@ absl::StatusOr<Tensor> RunNode(const Node& n, absl::Span<const Tensor* const> in
     case Op::kReshape: return Reshape(*in[0], n.ints);
     case Op::kTranspose: return Transpose(*in[0], n.ints);
     case Op::kConstant: return n.value;
+    case Op::kFused: return n.fused->Run(in, n.meta.shape);
     default: break;
   }
   return absl::InternalError(absl::StrFormat("no kernel for %s", OpName(n.op)));

@@ -1,0 +1,146 @@
+#include "graph/passes/fusion.h"
+
+#include <functional>
+#include <set>
+
+#include "absl/container/flat_hash_map.h"
+
+namespace pijit::graph::fusion {
+namespace {
+
+// IR op -> fused opcode, for the elementwise ops fused code supports.
+bool FusedOpcodeOf(Op op, FusedOpcode* out) {
+  if (!IsElementwise(op)) return false;
+  switch (op) {
+    case Op::kAdd: *out = FusedOpcode::kAdd; return true;
+    case Op::kSub: *out = FusedOpcode::kSub; return true;
+    case Op::kMul: *out = FusedOpcode::kMul; return true;
+    case Op::kDiv: *out = FusedOpcode::kDiv; return true;
+    case Op::kNeg: *out = FusedOpcode::kNeg; return true;
+    case Op::kRelu: *out = FusedOpcode::kRelu; return true;
+    case Op::kExp: *out = FusedOpcode::kExp; return true;
+    default: return false;  // log: no vector log yet
+  }
+}
+
+bool Candidate(const Graph& g, NodeId id) {
+  const Node& n = g.node(id);
+  FusedOpcode op;
+  if (!FusedOpcodeOf(n.op, &op) || !IsFloating(n.meta.dtype)) return false;
+  for (NodeId i : n.inputs)
+    if (g.node(i).meta.dtype != n.meta.dtype) return false;
+  return true;
+}
+
+bool IsScalarConstant(const Graph& g, NodeId id, size_t max_rank) {
+  const Node& n = g.node(id);
+  return n.op == Op::kConstant && n.value.numel() == 1 && n.meta.shape.size() <= max_rank;
+}
+
+// Builds the program of `members` (ascending ids, root last); `inputs` receives the nodes
+// feeding it from outside. `literals`: inline scalar constants.
+FusedProgram BuildProgram(const Graph& g, const std::vector<NodeId>& members, bool literals,
+                          std::vector<NodeId>* inputs) {
+  const Node& root = g.node(members.back());
+  FusedProgram p;
+  p.dtype = root.meta.dtype;
+  absl::flat_hash_map<NodeId, int> temp_of, input_of;
+  for (NodeId m : members) temp_of[m] = static_cast<int>(temp_of.size());
+  auto operand = [&](NodeId i) {
+    FusedOperand o;
+    if (auto t = temp_of.find(i); t != temp_of.end()) {
+      o.kind = FusedOperand::kTemp;
+      o.index = t->second;
+    } else if (literals && IsScalarConstant(g, i, root.meta.shape.size())) {
+      o.kind = FusedOperand::kConst;
+      Tensor v = g.node(i).value.Contiguous();
+      o.value = p.dtype == DType::kFloat32 ? *v.data<float>() : *v.data<double>();
+    } else {
+      auto [it, added] = input_of.try_emplace(i, static_cast<int>(inputs->size()));
+      if (added) inputs->push_back(i);
+      o.kind = FusedOperand::kInput;
+      o.index = it->second;
+    }
+    return o;
+  };
+  for (NodeId m : members) {
+    const Node& n = g.node(m);
+    FusedInst inst{};
+    FusedOpcodeOf(n.op, &inst.op);
+    inst.a = operand(n.inputs[0]);
+    if (n.inputs.size() > 1) inst.b = operand(n.inputs[1]);
+    p.insts.push_back(inst);
+  }
+  p.num_inputs = static_cast<int>(inputs->size());
+  return p;
+}
+
+}  // namespace
+
+absl::StatusOr<bool> RunWith(Graph& g, FusedBackend backend) {
+  const NodeId count = static_cast<NodeId>(g.nodes().size());
+  std::vector<std::vector<NodeId>> users(count);
+  for (NodeId id = 0; id < count; ++id)
+    for (NodeId i : g.node(id).inputs) users[i].push_back(id);
+  std::vector<bool> is_output(count, false);
+  for (NodeId o : g.outputs()) is_output[o] = true;
+
+  std::vector<bool> taken(count, false);
+  bool changed = false;
+  for (NodeId root = count - 1; root >= 0; --root) {
+    if (taken[root] || !Candidate(g, root)) continue;
+    const TensorMeta& meta = g.node(root).meta;
+    std::vector<bool> member(count, false);
+    member[root] = true;
+    std::vector<NodeId> members = {root};
+    // Largest id first: when a node is considered, every user that could join already has.
+    std::set<NodeId, std::greater<NodeId>> frontier(g.node(root).inputs.begin(),
+                                                    g.node(root).inputs.end());
+    while (!frontier.empty() && static_cast<int>(members.size()) < kMaxClusterOps) {
+      NodeId j = *frontier.begin();
+      frontier.erase(frontier.begin());
+      if (taken[j] || is_output[j] || !Candidate(g, j) || !(g.node(j).meta == meta)) continue;
+      bool all_users_inside = true;
+      for (NodeId u : users[j]) all_users_inside &= member[u];
+      if (!all_users_inside) continue;
+      member[j] = true;
+      members.push_back(j);
+      frontier.insert(g.node(j).inputs.begin(), g.node(j).inputs.end());
+    }
+    if (members.size() < 2) continue;
+    std::sort(members.begin(), members.end());
+
+    // Scalar constants become literals only if the other inputs still give the root's shape.
+    std::vector<NodeId> inputs;
+    FusedProgram program = BuildProgram(g, members, /*literals=*/true, &inputs);
+    Shape shape;
+    bool shape_kept = !inputs.empty();
+    for (NodeId i : inputs) {
+      auto s = BroadcastShapes("fused", shape, g.node(i).meta.shape);
+      shape_kept &= s.ok();
+      if (s.ok()) shape = *s;
+    }
+    if (!shape_kept || shape != meta.shape) {
+      inputs.clear();
+      program = BuildProgram(g, members, /*literals=*/false, &inputs);
+    }
+    if (inputs.empty() || static_cast<int>(inputs.size()) > kMaxClusterInputs) continue;
+    std::vector<Shape> shapes;
+    for (NodeId i : inputs) shapes.push_back(g.node(i).meta.shape);
+    auto kernel = FusedKernel::Create(std::move(program), shapes, meta.shape, backend);
+    if (!kernel.ok()) continue;  // unfused is always correct
+
+    for (NodeId m : members) taken[m] = true;
+    Node& n = g.mutable_node(root);
+    n.op = Op::kFused;
+    n.inputs.assign(inputs.begin(), inputs.end());
+    n.ints.clear();
+    n.fused = std::move(*kernel);
+    changed = true;
+  }
+  return changed;
+}
+
+absl::StatusOr<bool> Run(Graph& g) { return RunWith(g, FusedBackend::kAuto); }
+
+}  // namespace pijit::graph::fusion

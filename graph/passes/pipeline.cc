@@ -1,0 +1,79 @@
+#include "graph/passes/pipeline.h"
+
+#include <cstdio>
+
+#include "absl/strings/str_cat.h"
+#include "graph/passes/constant_folding.h"
+#include "graph/passes/cse.h"
+#include "graph/passes/dce.h"
+#include "graph/passes/fusion.h"
+#include "graph/passes/simplify.h"
+#include "kernels/errors.h"
+
+namespace pijit::graph {
+namespace {
+
+struct NamedPass {
+  const char* name;
+  PassFn run;
+};
+constexpr NamedPass kPasses[] = {
+    {"simplify", simplify::Run},
+    {"constant_folding", constant_folding::Run},
+    {"cse", cse::Run},
+    {"dce", dce::Run},
+    {"fusion", fusion::Run},
+};
+
+}  // namespace
+
+PassFn FindPass(absl::string_view name) {
+  for (const NamedPass& p : kPasses)
+    if (name == p.name) return p.run;
+  return nullptr;
+}
+
+std::vector<std::string> PassNames() {
+  std::vector<std::string> out;
+  for (const NamedPass& p : kPasses) out.push_back(p.name);
+  return out;
+}
+
+absl::StatusOr<bool> RunPass(absl::string_view name, PassFn pass, Graph& g) {
+#ifndef NDEBUG
+  const Graph before = g;  // a copy is cheaper than printing; printed only on failure
+#endif
+  PIJIT_ASSIGN_OR_RETURN(bool changed, pass(g));
+#ifndef NDEBUG
+  if (absl::Status st = g.Verify(); !st.ok()) {
+    std::string report = absl::StrCat("pass ", name, " left an invalid graph: ", st.message(),
+                                      "\n--- before ", name, " ---\n", before.ToText(), "--- after ",
+                                      name, " ---\n", g.ToText());
+    std::fprintf(stderr, "%s", report.c_str());
+    return absl::InternalError(report);
+  }
+#endif
+  return changed;
+}
+
+absl::Status RunPipeline(Graph& g, const PipelineOptions& options) {
+  // Cleanup to a fixed point: each pass exposes work for the others (folding creates
+  // constants that simplify, simplify makes duplicates that cse merges).
+  constexpr int kMaxRounds = 4;
+  for (int round = 0; round < kMaxRounds; ++round) {
+    bool changed = false;
+    for (const char* name : {"simplify", "constant_folding", "cse", "dce"}) {
+      PIJIT_ASSIGN_OR_RETURN(bool c, RunPass(name, FindPass(name), g));
+      changed |= c;
+    }
+    if (!changed) break;
+  }
+  // Fusion last: it hides ops from the cleanup rules. dce drops the fused members.
+  if (options.fuse) {
+    PIJIT_RETURN_IF_ERROR(RunPass("fusion", fusion::Run, g).status());
+    PIJIT_RETURN_IF_ERROR(RunPass("dce", dce::Run, g).status());
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace pijit::graph

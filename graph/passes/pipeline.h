@@ -1,0 +1,28 @@
+// The optimisation pipeline of captured graphs (the passes, top to bottom, are in
+// pipeline.cc) and lookup of single passes by name (golden tests, debugging).
+//
+// In debug builds (NDEBUG not defined) Graph::Verify runs after every pass; a failure prints
+// the IR before and after the pass to stderr and returns an Internal error naming the pass.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+#include "graph/passes/pass.h"
+
+namespace pijit::graph {
+
+struct PipelineOptions {
+  bool fuse = true;  // elementwise fusion (generates code)
+};
+
+absl::Status RunPipeline(Graph& g, const PipelineOptions& options = {});
+
+// A pass by name ("simplify", "constant_folding", "cse", "dce", "fusion"), or nullptr.
+PassFn FindPass(absl::string_view name);
+std::vector<std::string> PassNames();
+
+// Runs `pass` and, in debug builds, verifies the result.
+absl::StatusOr<bool> RunPass(absl::string_view name, PassFn pass, Graph& g);
+
+}  // namespace pijit::graph

@@ -1,0 +1,423 @@
+#include "graph/text_parser.h"
+
+#include <cctype>
+#include <cstring>
+#include <map>
+#include <optional>
+
+#include "absl/strings/str_cat.h"
+#include "kernels/errors.h"
+#include "kernels/number_text.h"
+
+namespace pijit::graph {
+namespace {
+
+struct Token {
+  enum Kind { kEnd, kId, kWord, kString, kPunct } kind = kEnd;
+  std::string text;  // kId: digits after '%'; kString: contents; kPunct: the character
+  int line = 1, col = 1;
+};
+
+class Lexer {
+ public:
+  explicit Lexer(absl::string_view s) : s_(s) {}
+
+  absl::StatusOr<std::vector<Token>> Run() {
+    std::vector<Token> out;
+    while (true) {
+      SkipSpace();
+      Token t;
+      t.line = line_;
+      t.col = col_;
+      if (pos_ >= s_.size()) {
+        out.push_back(t);
+        return out;
+      }
+      char c = s_[pos_];
+      if (c == '%') {
+        Advance();
+        t.kind = Token::kId;
+        while (pos_ < s_.size() && std::isdigit(static_cast<unsigned char>(s_[pos_])))
+          t.text += Advance();
+        if (t.text.empty()) return Error(t, "expected digits after '%'");
+      } else if (c == '"') {
+        Advance();
+        t.kind = Token::kString;
+        while (pos_ < s_.size() && s_[pos_] != '"' && s_[pos_] != '\n') t.text += Advance();
+        if (pos_ >= s_.size() || s_[pos_] != '"') return Error(t, "unterminated string");
+        Advance();
+      } else if (IsWordChar(c)) {
+        t.kind = Token::kWord;
+        while (pos_ < s_.size() && IsWordChar(s_[pos_])) t.text += Advance();
+      } else if (std::strchr("()[]{},:=<>", c)) {
+        t.kind = Token::kPunct;
+        t.text = std::string(1, Advance());
+      } else {
+        return Error(t, absl::StrCat("unexpected character '", std::string(1, c), "'"));
+      }
+      out.push_back(std::move(t));
+    }
+  }
+
+  static absl::Status Error(const Token& t, absl::string_view msg) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("line ", t.line, ", column ", t.col, ": ", msg));
+  }
+
+ private:
+  static bool IsWordChar(char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '-' ||
+           c == '+';
+  }
+  char Advance() {
+    char c = s_[pos_++];
+    if (c == '\n') {
+      ++line_;
+      col_ = 1;
+    } else {
+      ++col_;
+    }
+    return c;
+  }
+  void SkipSpace() {
+    while (pos_ < s_.size()) {
+      char c = s_[pos_];
+      if (c == '#') {
+        while (pos_ < s_.size() && s_[pos_] != '\n') Advance();
+      } else if (std::isspace(static_cast<unsigned char>(c))) {
+        Advance();
+      } else {
+        break;
+      }
+    }
+  }
+
+  absl::string_view s_;
+  size_t pos_ = 0;
+  int line_ = 1, col_ = 1;
+};
+
+// A node as written, before it is added to the graph.
+struct Parsed {
+  Node node;
+  Token at;                 // where the node starts, for errors
+  std::vector<Token> value_tokens;  // constant literals
+  std::optional<Token> program;     // fused
+};
+
+class Parser {
+ public:
+  explicit Parser(std::vector<Token> toks) : t_(std::move(toks)) {}
+
+  absl::StatusOr<Graph> Run() {
+    PIJIT_RETURN_IF_ERROR(ExpectWord("graph"));
+    PIJIT_RETURN_IF_ERROR(Expect("("));
+    std::vector<NodeId> param_ids;
+    if (!Is(")")) {
+      do {
+        Parsed p;
+        p.at = Peek();
+        PIJIT_ASSIGN_OR_RETURN(NodeId id, ParseId());
+        if (!param_ids.empty() && id <= param_ids.back()) {
+          return Lexer::Error(p.at, absl::StrCat("parameter %", id, " is listed after %",
+                                                 param_ids.back(),
+                                                 "; parameters are listed in increasing order"));
+        }
+        PIJIT_RETURN_IF_ERROR(Expect(":"));
+        PIJIT_ASSIGN_OR_RETURN(p.node.meta, ParseMeta());
+        p.node.op = Op::kParam;
+        PIJIT_RETURN_IF_ERROR(Define(id, std::move(p)));
+        param_ids.push_back(id);
+      } while (Accept(","));
+    }
+    PIJIT_RETURN_IF_ERROR(Expect(")"));
+    PIJIT_RETURN_IF_ERROR(Expect("{"));
+    NodeId last_body = -1;
+    while (!(Peek().kind == Token::kWord && Peek().text == "return")) {
+      Parsed p;
+      p.at = Peek();
+      PIJIT_ASSIGN_OR_RETURN(NodeId id, ParseId());
+      if (id <= last_body) {
+        return Lexer::Error(p.at, absl::StrCat("%", id, " comes after %", last_body,
+                                               "; nodes are listed in increasing order"));
+      }
+      last_body = id;
+      PIJIT_RETURN_IF_ERROR(Expect(":"));
+      PIJIT_ASSIGN_OR_RETURN(p.node.meta, ParseMeta());
+      PIJIT_RETURN_IF_ERROR(Expect("="));
+      PIJIT_RETURN_IF_ERROR(ParseOp(&p));
+      PIJIT_RETURN_IF_ERROR(Define(id, std::move(p)));
+    }
+    Next();  // return
+    PIJIT_RETURN_IF_ERROR(Expect("("));
+    std::vector<std::pair<NodeId, Token>> outputs;
+    if (!Is(")")) {
+      do {
+        Token at = Peek();
+        PIJIT_ASSIGN_OR_RETURN(NodeId id, ParseId());
+        outputs.push_back({id, at});
+      } while (Accept(","));
+    }
+    PIJIT_RETURN_IF_ERROR(Expect(")"));
+    PIJIT_RETURN_IF_ERROR(Expect("}"));
+    if (Peek().kind != Token::kEnd) return Lexer::Error(Peek(), "unexpected text after '}'");
+    return Build(outputs);
+  }
+
+ private:
+  const Token& Peek() const { return t_[i_]; }
+  const Token& Next() { return t_[i_ < t_.size() - 1 ? i_++ : i_]; }
+  bool Is(absl::string_view p) const {
+    return Peek().kind == Token::kPunct && Peek().text == p;
+  }
+  bool Accept(absl::string_view p) {
+    if (!Is(p)) return false;
+    Next();
+    return true;
+  }
+  static std::string Describe(const Token& t) {
+    switch (t.kind) {
+      case Token::kEnd: return "the end of the text";
+      case Token::kId: return absl::StrCat("'%", t.text, "'");
+      case Token::kString: return absl::StrCat("\"", t.text, "\"");
+      default: return absl::StrCat("'", t.text, "'");
+    }
+  }
+  absl::Status Expect(absl::string_view p) {
+    if (Accept(p)) return absl::OkStatus();
+    return Lexer::Error(Peek(), absl::StrCat("expected '", p, "' but found ", Describe(Peek())));
+  }
+  absl::Status ExpectWord(absl::string_view w) {
+    if (Peek().kind == Token::kWord && Peek().text == w) {
+      Next();
+      return absl::OkStatus();
+    }
+    return Lexer::Error(Peek(), absl::StrCat("expected '", w, "' but found ", Describe(Peek())));
+  }
+  absl::StatusOr<NodeId> ParseId() {
+    const Token& t = Peek();
+    if (t.kind != Token::kId) {
+      return Lexer::Error(t, absl::StrCat("expected a node id (%N) but found ", Describe(t)));
+    }
+    int64_t v;
+    if (!ParseNumber(t.text, &v) || v > (1 << 30)) return Lexer::Error(t, "node id is too large");
+    Next();
+    return static_cast<NodeId>(v);
+  }
+  absl::StatusOr<int64_t> ParseInt() {
+    const Token& t = Peek();
+    int64_t v;
+    if (t.kind != Token::kWord || !ParseNumber(t.text, &v)) {
+      return Lexer::Error(t, absl::StrCat("expected an integer but found ", Describe(t)));
+    }
+    Next();
+    return v;
+  }
+  absl::StatusOr<Shape> ParseIntList() {
+    PIJIT_RETURN_IF_ERROR(Expect("["));
+    Shape out;
+    if (!Is("]")) {
+      do {
+        PIJIT_ASSIGN_OR_RETURN(int64_t v, ParseInt());
+        out.push_back(v);
+      } while (Accept(","));
+    }
+    PIJIT_RETURN_IF_ERROR(Expect("]"));
+    return out;
+  }
+  absl::StatusOr<TensorMeta> ParseMeta() {
+    const Token& t = Peek();
+    TensorMeta m;
+    bool found = false;
+    for (int d = 0; d < kNumDTypes; ++d) {
+      if (t.kind == Token::kWord && t.text == DTypeShortName(static_cast<DType>(d))) {
+        m.dtype = static_cast<DType>(d);
+        found = true;
+      }
+    }
+    if (!found) {
+      return Lexer::Error(t, absl::StrCat("expected a dtype (bool, i32, i64, f32, f64) but "
+                                          "found ", Describe(t)));
+    }
+    Next();
+    const Token& at = Peek();
+    PIJIT_ASSIGN_OR_RETURN(m.shape, ParseIntList());
+    for (int64_t d : m.shape)
+      if (d < 0) return Lexer::Error(at, "negative dimension in a shape");
+    return m;
+  }
+
+  absl::Status ParseOp(Parsed* p) {
+    const Token& name = Peek();
+    bool found = false;
+    for (int o = 0; o <= static_cast<int>(Op::kFused); ++o) {
+      if (name.kind == Token::kWord && name.text == OpName(static_cast<Op>(o))) {
+        p->node.op = static_cast<Op>(o);
+        found = true;
+      }
+    }
+    if (!found || p->node.op == Op::kParam) {
+      return Lexer::Error(name, absl::StrCat("unknown op ", Describe(name)));
+    }
+    Next();
+    Node& n = p->node;
+    PIJIT_RETURN_IF_ERROR(Expect("("));
+    if (n.op == Op::kConstant) return ParseConstantValue(p);
+    bool any = false;
+    std::map<std::string, bool> seen;
+    while (!Is(")")) {
+      if (any) PIJIT_RETURN_IF_ERROR(Expect(","));
+      any = true;
+      if (Peek().kind == Token::kId) {
+        if (!seen.empty()) return Lexer::Error(Peek(), "an input after an attribute");
+        PIJIT_ASSIGN_OR_RETURN(NodeId in, ParseId());
+        n.inputs.push_back(in);
+        continue;
+      }
+      const Token attr = Peek();
+      if (attr.kind != Token::kWord) {
+        return Lexer::Error(attr, absl::StrCat("expected an input or an attribute but found ",
+                                               Describe(attr)));
+      }
+      Next();
+      PIJIT_RETURN_IF_ERROR(Expect("="));
+      if (seen[attr.text]) return Lexer::Error(attr, "repeated attribute " + attr.text);
+      seen[attr.text] = true;
+      const bool reduce = n.op == Op::kSum || n.op == Op::kMean;
+      if (attr.text == "axes" && reduce) {
+        PIJIT_ASSIGN_OR_RETURN(n.ints, ParseIntList());
+      } else if (attr.text == "keepdims" && reduce) {
+        const Token& v = Peek();
+        if (!ParseNumber(v.text, &n.keepdims) || v.kind != Token::kWord) {
+          return Lexer::Error(v, "keepdims is true or false");
+        }
+        Next();
+      } else if ((attr.text == "shape" && n.op == Op::kReshape) ||
+                 (attr.text == "perm" && n.op == Op::kTranspose)) {
+        PIJIT_ASSIGN_OR_RETURN(n.ints, ParseIntList());
+      } else if (attr.text == "program" && n.op == Op::kFused) {
+        if (Peek().kind != Token::kString) {
+          return Lexer::Error(Peek(), "program is a quoted string");
+        }
+        p->program = Next();
+      } else {
+        return Lexer::Error(attr, absl::StrCat(OpName(n.op), " has no attribute ", attr.text));
+      }
+    }
+    Next();  // ')'
+    if (n.op == Op::kReshape && !seen["shape"]) return Lexer::Error(name, "reshape needs shape=");
+    if (n.op == Op::kFused && !p->program) return Lexer::Error(name, "fused needs program=");
+    return absl::OkStatus();
+  }
+
+  absl::Status ParseConstantValue(Parsed* p) {
+    if (Is("<")) {
+      return Lexer::Error(Peek(), "constant values were elided by the printer (<N elements>); "
+                                  "write them out to parse this graph");
+    }
+    const bool list = Accept("[");
+    do {
+      if (Peek().kind != Token::kWord) {
+        return Lexer::Error(Peek(), absl::StrCat("expected a number but found ",
+                                                 Describe(Peek())));
+      }
+      p->value_tokens.push_back(Next());
+    } while (list && Accept(","));
+    if (list) PIJIT_RETURN_IF_ERROR(Expect("]"));
+    return Expect(")");
+  }
+
+  absl::Status Define(NodeId id, Parsed p) {
+    if (defined_.count(id)) {
+      return Lexer::Error(p.at, absl::StrCat("%", id, " is defined twice"));
+    }
+    defined_.emplace(id, std::move(p));
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<Tensor> MakeConstant(const Parsed& p) {
+    const TensorMeta& m = p.node.meta;
+    Tensor t = Tensor::Empty(m.shape, m.dtype);
+    const int64_t n = t.numel();
+    const size_t item = t.itemsize();
+    const auto& toks = p.value_tokens;
+    if (toks.size() != 1 && static_cast<int64_t>(toks.size()) != n) {
+      return Lexer::Error(toks[0], absl::StrCat("constant of shape ", ShapeToString(m.shape),
+                                                " needs 1 or ", n, " values, found ",
+                                                toks.size()));
+    }
+    char* out = static_cast<char*>(t.raw_data());
+    for (int64_t i = 0; i < n; ++i) {
+      const Token& v = toks.size() == 1 ? toks[0] : toks[i];
+      if (!ParseElement(v.text, m.dtype, out + i * item)) {
+        return Lexer::Error(v, absl::StrCat("'", v.text, "' is not a ", DTypeName(m.dtype),
+                                            " value"));
+      }
+    }
+    return t;
+  }
+
+  absl::StatusOr<Graph> Build(const std::vector<std::pair<NodeId, Token>>& outputs) {
+    Graph g;
+    const NodeId count = static_cast<NodeId>(defined_.size());
+    for (NodeId id = 0; id < count; ++id) {
+      auto it = defined_.find(id);
+      if (it == defined_.end()) {
+        auto after = defined_.upper_bound(id);
+        return Lexer::Error(after->second.at, absl::StrCat("%", id, " is never defined (ids are "
+                                                           "0..N-1, each defined once)"));
+      }
+      Parsed& p = it->second;
+      for (NodeId in : p.node.inputs) {
+        if (in >= id) {
+          return Lexer::Error(p.at, absl::StrCat("%", id, " uses %", in,
+                                                 ", which does not come before it"));
+        }
+      }
+      if (p.node.op == Op::kConstant) {
+        PIJIT_ASSIGN_OR_RETURN(p.node.value, MakeConstant(p));
+      }
+      if (p.node.op == Op::kFused) {
+        absl::InlinedVector<Shape, 4> shapes;
+        DType dt = p.node.meta.dtype;
+        for (NodeId in : p.node.inputs) shapes.push_back(g.node(in).meta.shape);
+        auto prog = FusedProgram::Parse(p.program->text, dt,
+                                        static_cast<int>(p.node.inputs.size()));
+        if (!prog.ok()) return Lexer::Error(*p.program, prog.status().message());
+        auto k = FusedKernel::Create(std::move(*prog), shapes, p.node.meta.shape);
+        if (!k.ok()) return Lexer::Error(*p.program, k.status().message());
+        p.node.fused = std::move(*k);
+      }
+      const TensorMeta declared = p.node.meta;
+      auto added = g.AddNode(std::move(p.node));
+      if (!added.ok()) return Lexer::Error(p.at, added.status().message());
+      const TensorMeta& got = g.node(*added).meta;
+      if (!(got == declared)) {
+        return Lexer::Error(p.at, absl::StrCat(
+            "%", id, " is declared ", DTypeShortName(declared.dtype), ShapeToString(declared.shape),
+            " but ", OpName(g.node(*added).op), " gives ", DTypeShortName(got.dtype),
+            ShapeToString(got.shape)));
+      }
+    }
+    std::vector<NodeId> outs;
+    for (const auto& [id, at] : outputs) {
+      if (id >= count) return Lexer::Error(at, absl::StrCat("output %", id, " does not exist"));
+      outs.push_back(id);
+    }
+    g.SetOutputs(std::move(outs));
+    return g;
+  }
+
+  std::vector<Token> t_;
+  size_t i_ = 0;
+  std::map<NodeId, Parsed> defined_;
+};
+
+}  // namespace
+
+absl::StatusOr<Graph> Parse(absl::string_view text) {
+  PIJIT_ASSIGN_OR_RETURN(std::vector<Token> toks, Lexer(text).Run());
+  return Parser(std::move(toks)).Run();
+}
+
+}  // namespace pijit::graph

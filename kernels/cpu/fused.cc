@@ -1,0 +1,343 @@
+// Fused elementwise kernels: program text and checks, the C++ interpreter, and the driver
+// that walks broadcast inputs and calls the generated code (kernels/cpu/fused_x86.cc) once per
+// run of the innermost (coalesced) axis.
+#include <cmath>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "kernels/errors.h"
+#include "kernels/fused.h"
+#include "kernels/number_text.h"
+#include "kernels/ops.h"
+
+namespace pijit {
+
+namespace {
+constexpr struct {
+  FusedOpcode op;
+  const char* name;
+  int arity;
+} kFusedOps[] = {
+    {FusedOpcode::kAdd, "add", 2}, {FusedOpcode::kSub, "sub", 2},
+    {FusedOpcode::kMul, "mul", 2}, {FusedOpcode::kDiv, "div", 2},
+    {FusedOpcode::kNeg, "neg", 1}, {FusedOpcode::kRelu, "relu", 1},
+    {FusedOpcode::kExp, "exp", 1},
+};
+constexpr int kMaxFusedInputs = 64;
+}  // namespace
+
+const char* FusedOpcodeName(FusedOpcode op) { return kFusedOps[static_cast<int>(op)].name; }
+int FusedOpcodeArity(FusedOpcode op) { return kFusedOps[static_cast<int>(op)].arity; }
+
+bool FusedOperand::operator==(const FusedOperand& o) const {
+  if (kind != o.kind) return false;
+  if (kind == kConst) return std::memcmp(&value, &o.value, sizeof(double)) == 0;
+  return index == o.index;
+}
+
+// --- text -------------------------------------------------------------------------------
+
+std::string FusedProgram::ToText() const {
+  std::string out;
+  auto operand = [&](const FusedOperand& a) {
+    switch (a.kind) {
+      case FusedOperand::kInput: absl::StrAppend(&out, "$", a.index); break;
+      case FusedOperand::kTemp: absl::StrAppend(&out, "#", a.index); break;
+      case FusedOperand::kConst:
+        if (dtype == DType::kFloat32) AppendNumber(&out, static_cast<float>(a.value));
+        else AppendNumber(&out, a.value);
+        break;
+    }
+  };
+  for (size_t i = 0; i < insts.size(); ++i) {
+    const FusedInst& in = insts[i];
+    absl::StrAppend(&out, i ? "; " : "", FusedOpcodeName(in.op), "(");
+    operand(in.a);
+    if (FusedOpcodeArity(in.op) == 2) {
+      out += ", ";
+      operand(in.b);
+    }
+    out += ")";
+  }
+  return out;
+}
+
+absl::StatusOr<FusedProgram> FusedProgram::Parse(absl::string_view text, DType dtype,
+                                                 int num_inputs) {
+  FusedProgram p;
+  p.dtype = dtype;
+  p.num_inputs = num_inputs;
+  int index = 0;
+  for (absl::string_view inst : absl::StrSplit(text, ';')) {
+    inst = absl::StripAsciiWhitespace(inst);
+    auto bad = [&](absl::string_view why) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("fused program, instruction #", index, " '", inst, "': ", why));
+    };
+    size_t open = inst.find('(');
+    if (open == absl::string_view::npos || inst.back() != ')') return bad("expected op(args)");
+    absl::string_view name = absl::StripAsciiWhitespace(inst.substr(0, open));
+    FusedInst fi{};
+    bool found = false;
+    for (const auto& o : kFusedOps) {
+      if (name == o.name) {
+        fi.op = o.op;
+        found = true;
+      }
+    }
+    if (!found) return bad("unknown opcode");
+    std::vector<absl::string_view> args =
+        absl::StrSplit(inst.substr(open + 1, inst.size() - open - 2), ',');
+    if (static_cast<int>(args.size()) != FusedOpcodeArity(fi.op)) {
+      return bad(absl::StrCat("takes ", FusedOpcodeArity(fi.op), " operands"));
+    }
+    for (size_t k = 0; k < args.size(); ++k) {
+      absl::string_view a = absl::StripAsciiWhitespace(args[k]);
+      FusedOperand& o = k == 0 ? fi.a : fi.b;
+      int64_t i64 = 0;
+      if (!a.empty() && (a[0] == '$' || a[0] == '#')) {
+        if (!ParseNumber(a.substr(1), &i64) || i64 < 0 || i64 > (1 << 20)) {
+          return bad(absl::StrCat("bad operand '", a, "'"));
+        }
+        o.kind = a[0] == '$' ? FusedOperand::kInput : FusedOperand::kTemp;
+        o.index = static_cast<int32_t>(i64);
+      } else {
+        o.kind = FusedOperand::kConst;
+        bool ok;
+        if (dtype == DType::kFloat32) {
+          float f;
+          ok = ParseNumber(a, &f);
+          o.value = f;
+        } else {
+          ok = ParseNumber(a, &o.value);
+        }
+        if (!ok) return bad(absl::StrCat("'", a, "' is not a ", DTypeName(dtype), " value"));
+      }
+    }
+    p.insts.push_back(fi);
+    ++index;
+  }
+  PIJIT_RETURN_IF_ERROR(p.Validate());
+  return p;
+}
+
+absl::Status FusedProgram::Validate() const {
+  if (!IsFloating(dtype)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("fused program: dtype ", DTypeName(dtype), " is not float32 or float64"));
+  }
+  if (insts.empty()) return absl::InvalidArgumentError("fused program: no instructions");
+  if (num_inputs < 0 || num_inputs > kMaxFusedInputs) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("fused program: ", num_inputs, " inputs (at most ", kMaxFusedInputs, ")"));
+  }
+  std::vector<bool> used(num_inputs, false);
+  for (size_t i = 0; i < insts.size(); ++i) {
+    const FusedInst& in = insts[i];
+    for (int k = 0; k < FusedOpcodeArity(in.op); ++k) {
+      const FusedOperand& o = k == 0 ? in.a : in.b;
+      if (o.kind == FusedOperand::kInput) {
+        if (o.index >= num_inputs) {
+          return absl::InvalidArgumentError(absl::StrCat("fused program: #", i, " reads $",
+                                                         o.index, " of ", num_inputs, " inputs"));
+        }
+        used[o.index] = true;
+      } else if (o.kind == FusedOperand::kTemp && o.index >= static_cast<int32_t>(i)) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("fused program: #", i, " reads #", o.index, ", which is not before it"));
+      } else if (o.kind == FusedOperand::kConst && dtype == DType::kFloat32 &&
+                 !std::isnan(o.value) &&
+                 static_cast<double>(static_cast<float>(o.value)) != o.value) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("fused program: constant ", o.value, " is not a float32 value"));
+      }
+    }
+  }
+  for (int k = 0; k < num_inputs; ++k) {
+    if (!used[k]) return absl::InvalidArgumentError(absl::StrCat("fused program: $", k, " is unused"));
+  }
+  return absl::OkStatus();
+}
+
+// --- kernel -------------------------------------------------------------------------------
+
+namespace {
+// Inner-stride pattern of contiguous inputs of `in_shape` broadcast to `out`: stride 1 unless
+// the innermost axis is broadcast (or the input is a scalar).
+bool InnerContiguous(absl::Span<const int64_t> in_shape, absl::Span<const int64_t> out) {
+  if (out.empty() || out.back() == 1) return false;
+  return !in_shape.empty() && in_shape.back() == out.back();
+}
+}  // namespace
+
+absl::StatusOr<std::shared_ptr<const FusedKernel>> FusedKernel::Create(
+    FusedProgram program, absl::Span<const Shape> input_shapes, const Shape& out_shape,
+    FusedBackend backend) {
+  PIJIT_RETURN_IF_ERROR(program.Validate());
+  std::shared_ptr<FusedKernel> k(new FusedKernel());
+  k->program_ = std::move(program);
+  k->native_ = backend == FusedBackend::kAuto && HostHasAvx2();
+  if (k->native_ && input_shapes.size() == static_cast<size_t>(k->program_.num_inputs)) {
+    // Coalescing turns full-shape contiguous inputs into one long stride-1 run, so the
+    // pattern the driver will ask for is the per-input one computed here.
+    uint64_t mask = 0;
+    for (size_t i = 0; i < input_shapes.size(); ++i)
+      if (InnerContiguous(input_shapes[i], out_shape)) mask |= uint64_t{1} << i;
+    PIJIT_RETURN_IF_ERROR(k->NativeFor(mask).status());
+  }
+  return std::shared_ptr<const FusedKernel>(std::move(k));
+}
+
+FusedKernel::~FusedKernel() {
+  for (auto& [mask, fn] : fns_) ReleaseFusedCode(fn);
+}
+
+absl::StatusOr<FusedKernel::Fn> FusedKernel::NativeFor(uint64_t stride_mask) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const auto& [mask, fn] : fns_)
+    if (mask == stride_mask) return fn;
+  PIJIT_ASSIGN_OR_RETURN(Fn fn, GenerateFusedX86(program_, stride_mask));
+  fns_.push_back({stride_mask, fn});
+  return fn;
+}
+
+namespace {
+template <typename T>
+T Apply(FusedOpcode op, T a, T b) {
+  switch (op) {
+    case FusedOpcode::kAdd: return a + b;
+    case FusedOpcode::kSub: return a - b;
+    case FusedOpcode::kMul: return a * b;
+    case FusedOpcode::kDiv: return a / b;
+    case FusedOpcode::kNeg: return -a;
+    case FusedOpcode::kRelu: return a > T(0) ? a : T(0);  // as the eager kernel
+    case FusedOpcode::kExp: return std::exp(a);
+  }
+  return a;
+}
+
+// Runs the program over blocks of kBlock elements, one instruction at a time per block.
+template <typename T>
+void InterpretT(const FusedProgram& p, T* out, const void* const* inputs, uint64_t mask,
+                int64_t n) {
+  constexpr int64_t kBlock = 128;
+  std::vector<T> temps(p.insts.size() * kBlock);
+  for (int64_t base = 0; base < n; base += kBlock) {
+    const int64_t len = std::min(kBlock, n - base);
+    auto fetch = [&](const FusedOperand& o, int64_t j) -> T {
+      switch (o.kind) {
+        case FusedOperand::kInput: {
+          const T* in = static_cast<const T*>(inputs[o.index]);
+          return (mask >> o.index) & 1 ? in[base + j] : in[0];
+        }
+        case FusedOperand::kTemp: return temps[o.index * kBlock + j];
+        case FusedOperand::kConst: return static_cast<T>(o.value);
+      }
+      return T(0);
+    };
+    for (size_t i = 0; i < p.insts.size(); ++i) {
+      const FusedInst& in = p.insts[i];
+      T* dst = &temps[i * kBlock];
+      for (int64_t j = 0; j < len; ++j) dst[j] = Apply<T>(in.op, fetch(in.a, j), fetch(in.b, j));
+    }
+    std::memcpy(out + base, &temps[(p.insts.size() - 1) * kBlock], len * sizeof(T));
+  }
+}
+}  // namespace
+
+void FusedKernel::Interpret(void* out, const void* const* inputs, uint64_t mask,
+                            int64_t n) const {
+  if (program_.dtype == DType::kFloat32) {
+    InterpretT<float>(program_, static_cast<float*>(out), inputs, mask, n);
+  } else {
+    InterpretT<double>(program_, static_cast<double*>(out), inputs, mask, n);
+  }
+}
+
+absl::StatusOr<Tensor> FusedKernel::Run(absl::Span<const Tensor* const> inputs,
+                                        absl::Span<const int64_t> shape) const {
+  const int n_in = program_.num_inputs;
+  if (static_cast<int>(inputs.size()) != n_in) {
+    return absl::InternalError(absl::StrCat("fused: ", inputs.size(), " inputs, expected ", n_in));
+  }
+  const size_t nd = shape.size();
+  size_t inner_axis = nd;  // the innermost axis longer than 1
+  for (size_t d = nd; d-- > 0;) {
+    if (shape[d] > 1) {
+      inner_axis = d;
+      break;
+    }
+  }
+  // Broadcast views; an input whose stride along inner_axis is not 0 or 1 is made contiguous
+  // first (a contiguous input broadcast to `shape` always has 0 or 1 there).
+  absl::InlinedVector<Tensor, 8> views;
+  for (const Tensor* t : inputs) {
+    if (t->dtype() != program_.dtype) {
+      return absl::InternalError(absl::StrCat("fused: input of dtype ", DTypeName(t->dtype()),
+                                              " for a ", DTypeName(program_.dtype), " program"));
+    }
+    PIJIT_ASSIGN_OR_RETURN(Tensor v, BroadcastTo(*t, shape));
+    if (inner_axis < nd && v.strides()[inner_axis] != 0 && v.strides()[inner_axis] != 1) {
+      PIJIT_ASSIGN_OR_RETURN(v, BroadcastTo(t->Contiguous(), shape));
+    }
+    views.push_back(std::move(v));
+  }
+  Tensor out = Tensor::Empty(shape, program_.dtype);
+  const int64_t total = out.numel();
+  if (total == 0) return out;
+
+  // Coalesce axes: drop size-1 axes, merge axis d into d+1 when every operand steps over d
+  // exactly as over d+1 taken whole. dims[0] is the innermost.
+  absl::InlinedVector<int64_t, 6> dims;
+  absl::InlinedVector<absl::InlinedVector<int64_t, 6>, 8> strides(n_in);
+  for (size_t d = nd; d-- > 0;) {
+    if (shape[d] == 1) continue;
+    bool merge = !dims.empty();
+    for (int k = 0; k < n_in && merge; ++k)
+      merge = views[k].strides()[d] == strides[k].back() * dims.back();
+    if (merge) {
+      dims.back() *= shape[d];
+      continue;
+    }
+    dims.push_back(shape[d]);
+    for (int k = 0; k < n_in; ++k) strides[k].push_back(views[k].strides()[d]);
+  }
+  if (dims.empty()) {
+    dims.push_back(1);
+    for (int k = 0; k < n_in; ++k) strides[k].push_back(0);
+  }
+  uint64_t mask = 0;
+  for (int k = 0; k < n_in; ++k)
+    if (strides[k][0] == 1 && dims[0] > 1) mask |= uint64_t{1} << k;
+
+  Fn fn = nullptr;
+  if (native_) {
+    auto f = NativeFor(mask);
+    if (f.ok()) fn = *f;  // otherwise interpret: correct, only slower
+  }
+  const size_t item = ItemSize(program_.dtype);
+  absl::InlinedVector<const char*, 8> base(n_in);
+  for (int k = 0; k < n_in; ++k) base[k] = static_cast<const char*>(views[k].raw_data());
+  absl::InlinedVector<const void*, 8> ptrs(n_in);
+  absl::InlinedVector<int64_t, 6> idx(dims.size(), 0);
+  char* o = static_cast<char*>(out.raw_data());
+  const int64_t inner = dims[0];
+  for (int64_t done = 0; done < total; done += inner) {
+    for (int k = 0; k < n_in; ++k) {
+      int64_t off = 0;
+      for (size_t d = 1; d < dims.size(); ++d) off += idx[d] * strides[k][d];
+      ptrs[k] = base[k] + off * static_cast<int64_t>(item);
+    }
+    if (fn) fn(o + done * item, ptrs.data(), inner);
+    else Interpret(o + done * item, ptrs.data(), mask, inner);
+    for (size_t d = 1; d < dims.size(); ++d) {
+      if (++idx[d] < dims[d]) break;
+      idx[d] = 0;
+    }
+  }
+  return out;
+}
+
+}  // namespace pijit

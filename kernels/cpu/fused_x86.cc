@@ -1,0 +1,324 @@
+// Code generation of fused elementwise kernels with asmjit's x86::Compiler (AVX2).
+//
+// Generated function: void fn(void* out, const void* const* inputs, int64_t n)
+//
+//   i = 0
+//   vector loop:  while i + W <= n: out[i..i+W) = program(inputs at i..i+W)  (ymm, W = 8 / 4)
+//   tail loop:    while i < n:      out[i] = program(inputs at i)             (xmm, 1 element)
+//
+// The tail runs the same instruction sequence on xmm registers, with scalar loads and stores
+// (vmovss / vmovsd), so both loops compute identical per-element operations. An input with
+// stride 0 (broadcast) is reloaded from its one address with vbroadcastss/sd. Literal
+// constants and the exp coefficients are 32-byte entries of the function's constant pool
+// used as memory operands, so they take no registers. The register allocator of
+// x86::Compiler assigns (and if needed spills) the per-instruction virtual registers.
+#include <cmath>
+#include <cstring>
+#include <mutex>
+
+#include "absl/strings/str_cat.h"
+#include "asmjit/x86.h"
+#include "kernels/fused.h"
+
+namespace pijit {
+namespace {
+
+using namespace asmjit;
+
+JitRuntime& Runtime() {
+  static JitRuntime* rt = new JitRuntime();  // lives for the process: kernels may outlive statics
+  return *rt;
+}
+std::mutex& RuntimeMutex() {
+  static std::mutex* mu = new std::mutex();
+  return *mu;
+}
+
+class RecordError : public ErrorHandler {
+ public:
+  void handleError(Error err, const char* message, BaseEmitter*) override {
+    if (first == kErrorOk) {
+      first = err;
+      text = message;
+    }
+  }
+  Error first = kErrorOk;
+  std::string text;
+};
+
+// exp(x) = 2^n * exp(r), n = round(x / ln2), r = x - n*ln2 (ln2 in two parts, Cody & Waite),
+// exp(r) by its Taylor polynomial on |r| <= ln2/2, and 2^n applied as 2^(n/2) * 2^(n - n/2)
+// so that each factor is a normal number even where the result is subnormal or overflows.
+struct ExpConsts {
+  double lo, hi;            // x is clamped to [lo, hi]; beyond, the result is 0 / inf
+  double log2e, ln2_hi, ln2_lo;
+  int bias, mantissa_bits;
+  int degree;               // Taylor coefficients 1/k!, k = degree..0
+};
+constexpr ExpConsts kExpF32 = {-104.0, 88.8, 1.44269504088896341, 0.693359375,
+                               -2.12194440e-4, 127, 23, 7};
+constexpr ExpConsts kExpF64 = {-745.2, 709.8, 1.44269504088896341, 6.93145751953125e-1,
+                               1.42860682030941723212e-6, 1023, 52, 12};
+
+class Gen {
+ public:
+  Gen(x86::Compiler& cc, const FusedProgram& p, uint64_t mask)
+      : cc_(cc), p_(p), mask_(mask), f32_(p.dtype == DType::kFloat32) {}
+
+  Error Emit() {
+    FuncNode* fn = cc_.addFunc(FuncSignatureT<void, void*, void*, int64_t>(CallConvId::kHost));
+    x86::Gp out = cc_.newIntPtr("out"), ins = cc_.newIntPtr("ins"), n = cc_.newInt64("n");
+    fn->setArg(0, out);
+    fn->setArg(1, ins);
+    fn->setArg(2, n);
+    for (int k = 0; k < p_.num_inputs; ++k) {
+      ptrs_.push_back(cc_.newIntPtr("in%d", k));
+      cc_.mov(ptrs_.back(), x86::ptr(ins, k * 8));
+    }
+    const int lanes = f32_ ? 8 : 4;
+    i_ = cc_.newInt64("i");
+    x86::Gp vec_end = cc_.newInt64("vec_end");
+    cc_.xor_(i_, i_);
+    cc_.mov(vec_end, n);
+    cc_.and_(vec_end, -lanes);
+    Label vec_loop = cc_.newLabel(), tail = cc_.newLabel(), tail_loop = cc_.newLabel(),
+          done = cc_.newLabel();
+    cc_.cmp(i_, vec_end);
+    cc_.jge(tail);
+    cc_.bind(vec_loop);
+    wide_ = true;
+    Store(out, Body());
+    cc_.add(i_, lanes);
+    cc_.cmp(i_, vec_end);
+    cc_.jl(vec_loop);
+    cc_.bind(tail);
+    cc_.cmp(i_, n);
+    cc_.jge(done);
+    cc_.bind(tail_loop);
+    wide_ = false;
+    Store(out, Body());
+    cc_.inc(i_);
+    cc_.cmp(i_, n);
+    cc_.jl(tail_loop);
+    cc_.bind(done);
+    cc_.endFunc();
+    return cc_.finalize();
+  }
+
+ private:
+  uint32_t shift() const { return f32_ ? 2 : 3; }
+  x86::Vec NewVec() {
+    if (wide_) return cc_.newYmm();
+    return cc_.newXmm();
+  }
+  // A 32-byte pool entry holding `v` in every lane of the program's dtype.
+  x86::Mem Splat(double v) {
+    uint8_t bytes[32];
+    for (int l = 0; l < (f32_ ? 8 : 4); ++l) {
+      if (f32_) {
+        float f = static_cast<float>(v);
+        std::memcpy(bytes + 4 * l, &f, 4);
+      } else {
+        std::memcpy(bytes + 8 * l, &v, 8);
+      }
+    }
+    return Pool(bytes);
+  }
+  // A 32-byte pool entry of `v` in every 32-bit lane.
+  x86::Mem SplatI32(int32_t v) {
+    uint8_t bytes[32];
+    for (int l = 0; l < 8; ++l) std::memcpy(bytes + 4 * l, &v, 4);
+    return Pool(bytes);
+  }
+  x86::Mem SignMask() {
+    uint8_t bytes[32] = {};
+    for (int l = 0; l < (f32_ ? 8 : 4); ++l) bytes[(f32_ ? 4 : 8) * l + (f32_ ? 3 : 7)] = 0x80;
+    return Pool(bytes);
+  }
+  x86::Mem Pool(const uint8_t* bytes) {
+    x86::Mem m = cc_.newConst(ConstPoolScope::kLocal, bytes, 32);
+    m.setSize(wide_ ? 32 : 16);
+    return m;
+  }
+
+  x86::Vec Load(const FusedOperand& o, const std::vector<x86::Vec>& temps) {
+    if (o.kind == FusedOperand::kTemp) return temps[o.index];
+    x86::Vec v = NewVec();
+    if (o.kind == FusedOperand::kConst) {
+      if (f32_) cc_.vmovups(v, Splat(o.value));
+      else cc_.vmovupd(v, Splat(o.value));
+      return v;
+    }
+    const x86::Gp& p = ptrs_[o.index];
+    const bool contiguous = (mask_ >> o.index) & 1;
+    if (contiguous && wide_) {
+      if (f32_) cc_.vmovups(v, x86::ptr(p, i_, shift()));
+      else cc_.vmovupd(v, x86::ptr(p, i_, shift()));
+    } else if (contiguous) {
+      if (f32_) cc_.vmovss(v.xmm(), x86::ptr(p, i_, shift()));
+      else cc_.vmovsd(v.xmm(), x86::ptr(p, i_, shift()));
+    } else if (wide_) {
+      if (f32_) cc_.vbroadcastss(v, x86::ptr(p));
+      else cc_.vbroadcastsd(v, x86::ptr(p));
+    } else {
+      if (f32_) cc_.vmovss(v.xmm(), x86::ptr(p));
+      else cc_.vmovsd(v.xmm(), x86::ptr(p));
+    }
+    return v;
+  }
+
+  void Store(const x86::Gp& out, const x86::Vec& v) {
+    x86::Mem m = x86::ptr(out, i_, shift());
+    if (wide_) {
+      if (f32_) cc_.vmovups(m, v);
+      else cc_.vmovupd(m, v);
+    } else {
+      if (f32_) cc_.vmovss(m, v.xmm());
+      else cc_.vmovsd(m, v.xmm());
+    }
+  }
+
+  x86::Vec Body() {
+    std::vector<x86::Vec> temps;
+    for (const FusedInst& in : p_.insts) {
+      x86::Vec a = Load(in.a, temps);
+      x86::Vec d = NewVec();
+      switch (in.op) {
+        case FusedOpcode::kAdd:
+        case FusedOpcode::kSub:
+        case FusedOpcode::kMul:
+        case FusedOpcode::kDiv: {
+          x86::Vec b = Load(in.b, temps);
+          Arith(in.op, d, a, b);
+          break;
+        }
+        case FusedOpcode::kNeg:
+          if (f32_) cc_.vxorps(d, a, SignMask());
+          else cc_.vxorpd(d, a, SignMask());
+          break;
+        case FusedOpcode::kRelu: {
+          // maxps returns its second operand unless the first is greater: a > 0 ? a : 0, so
+          // NaN and -0.0 give +0.0 exactly as the eager kernel.
+          x86::Vec zero = NewVec();
+          cc_.vxorps(zero, zero, zero);
+          if (f32_) cc_.vmaxps(d, a, zero);
+          else cc_.vmaxpd(d, a, zero);
+          break;
+        }
+        case FusedOpcode::kExp: Exp(d, a); break;
+      }
+      temps.push_back(d);
+    }
+    return temps.back();
+  }
+
+  void Arith(FusedOpcode op, const x86::Vec& d, const x86::Vec& a, const x86::Vec& b) {
+    switch (op) {
+      case FusedOpcode::kAdd: f32_ ? cc_.vaddps(d, a, b) : cc_.vaddpd(d, a, b); break;
+      case FusedOpcode::kSub: f32_ ? cc_.vsubps(d, a, b) : cc_.vsubpd(d, a, b); break;
+      case FusedOpcode::kMul: f32_ ? cc_.vmulps(d, a, b) : cc_.vmulpd(d, a, b); break;
+      case FusedOpcode::kDiv: f32_ ? cc_.vdivps(d, a, b) : cc_.vdivpd(d, a, b); break;
+      default: break;
+    }
+  }
+
+  void Exp(const x86::Vec& d, const x86::Vec& x) {
+    const ExpConsts& c = f32_ ? kExpF32 : kExpF64;
+    x86::Vec t = NewVec(), fx = NewVec(), r = NewVec(), p = NewVec(), tmp = NewVec();
+    // Clamp; min/max return their second operand when either is NaN, so NaN stays NaN.
+    cc_.vmovups(tmp, Splat(c.hi));
+    f32_ ? cc_.vminps(t, tmp, x) : cc_.vminpd(t, tmp, x);
+    cc_.vmovups(tmp, Splat(c.lo));
+    f32_ ? cc_.vmaxps(t, tmp, t) : cc_.vmaxpd(t, tmp, t);
+    f32_ ? cc_.vmulps(fx, t, Splat(c.log2e)) : cc_.vmulpd(fx, t, Splat(c.log2e));
+    f32_ ? cc_.vroundps(fx, fx, 0) : cc_.vroundpd(fx, fx, 0);  // to nearest
+    f32_ ? cc_.vmulps(tmp, fx, Splat(c.ln2_hi)) : cc_.vmulpd(tmp, fx, Splat(c.ln2_hi));
+    f32_ ? cc_.vsubps(r, t, tmp) : cc_.vsubpd(r, t, tmp);
+    f32_ ? cc_.vmulps(tmp, fx, Splat(c.ln2_lo)) : cc_.vmulpd(tmp, fx, Splat(c.ln2_lo));
+    f32_ ? cc_.vsubps(r, r, tmp) : cc_.vsubpd(r, r, tmp);
+    // Horner: p = sum r^k / k!
+    double fact = 1;
+    for (int k = 2; k <= c.degree; ++k) fact *= k;
+    f32_ ? cc_.vmovups(p, Splat(1.0 / fact)) : cc_.vmovupd(p, Splat(1.0 / fact));
+    for (int k = c.degree - 1; k >= 0; --k) {
+      fact = 1;
+      for (int j = 2; j <= k; ++j) fact *= j;
+      f32_ ? cc_.vmulps(p, p, r) : cc_.vmulpd(p, p, r);
+      f32_ ? cc_.vaddps(p, p, Splat(1.0 / fact)) : cc_.vaddpd(p, p, Splat(1.0 / fact));
+    }
+    // 2^n1 * 2^n2 with n1 = n >> 1, n2 = n - n1, built in the exponent field.
+    x86::Vec s1 = NewVec(), s2 = NewVec();
+    if (f32_) {
+      x86::Vec n = NewVec(), n1 = NewVec();
+      cc_.vcvtps2dq(n, fx);
+      cc_.vpsrad(n1, n, 1);
+      cc_.vpsubd(n, n, n1);
+      cc_.vpaddd(n1, n1, SplatI32(c.bias));
+      cc_.vpaddd(n, n, SplatI32(c.bias));
+      cc_.vpslld(s1, n1, c.mantissa_bits);
+      cc_.vpslld(s2, n, c.mantissa_bits);
+      cc_.vmulps(d, p, s1);
+      cc_.vmulps(d, d, s2);
+    } else {
+      // 4 (or 2) doubles -> 4 (or 2) int32 in an xmm, then widened to int64 lanes.
+      x86::Xmm n = cc_.newXmm(), n1 = cc_.newXmm();
+      const bool wide = wide_;
+      wide_ = false;  // int32 work happens in xmm registers
+      x86::Mem bias = SplatI32(c.bias);
+      wide_ = wide;
+      cc_.vcvtpd2dq(n, fx);
+      cc_.vpsrad(n1, n, 1);
+      cc_.vpsubd(n, n, n1);
+      cc_.vpaddd(n1, n1, bias);
+      cc_.vpaddd(n, n, bias);
+      cc_.vpmovsxdq(s1, n1);
+      cc_.vpmovsxdq(s2, n);
+      cc_.vpsllq(s1, s1, c.mantissa_bits);
+      cc_.vpsllq(s2, s2, c.mantissa_bits);
+      cc_.vmulpd(d, p, s1);
+      cc_.vmulpd(d, d, s2);
+    }
+  }
+
+  x86::Compiler& cc_;
+  const FusedProgram& p_;
+  uint64_t mask_;
+  bool f32_;
+  bool wide_ = true;
+  x86::Gp i_;
+  std::vector<x86::Gp> ptrs_;
+};
+
+}  // namespace
+
+bool HostHasAvx2() {
+  static const bool has = CpuInfo::host().features().x86().hasAVX2();
+  return has;
+}
+
+absl::StatusOr<FusedKernel::Fn> GenerateFusedX86(const FusedProgram& program,
+                                                 uint64_t stride_mask) {
+  if (!HostHasAvx2()) return absl::UnimplementedError("fused: the CPU has no AVX2");
+  std::lock_guard<std::mutex> lock(RuntimeMutex());
+  CodeHolder code;
+  code.init(Runtime().environment());
+  RecordError errors;
+  code.setErrorHandler(&errors);
+  x86::Compiler cc(&code);
+  Error err = Gen(cc, program, stride_mask).Emit();
+  if (err == kErrorOk) err = errors.first;
+  FusedKernel::Fn fn = nullptr;
+  if (err == kErrorOk) err = Runtime().add(&fn, &code);
+  if (err != kErrorOk) {
+    return absl::InternalError(absl::StrCat("fused: code generation failed: ",
+                                            DebugUtils::errorAsString(err), " ", errors.text));
+  }
+  return fn;
+}
+
+void ReleaseFusedCode(FusedKernel::Fn fn) {
+  std::lock_guard<std::mutex> lock(RuntimeMutex());
+  Runtime().release(fn);
+}
+
+}  // namespace pijit

@@ -1,0 +1,115 @@
+// Fused elementwise kernels: one pass over memory for a small expression program.
+//
+// A FusedProgram is straight-line SSA over the elements of N inputs, all of one floating dtype
+// (float32 or float64). Instruction i computes #i from inputs ($k), earlier results (#j) and
+// literal constants; the last instruction's value is the result. Text form (stable, parsed by
+// FusedProgram::Parse):
+//
+//   mul($0, $1); mul($2, $3); add(#0, #1); mul($0, 0.5); sub(#2, #3)
+//
+// A FusedKernel runs a program over inputs broadcast to an output shape. With an AVX2 CPU
+// (asmjit::CpuInfo) it generates machine code with asmjit (8 float32 / 4 float64 lanes per
+// iteration, then one element per iteration for the tail); otherwise, or when asked, it
+// interprets the program in C++. Generated code is specialised on each input's innermost
+// stride (0: broadcast, 1: contiguous); other layouts are copied to contiguous first.
+//
+// Accuracy: add, sub, mul, div, neg and relu compute exactly what the eager kernels compute
+// (the same IEEE operations in the same order, no contraction into FMA), so results are
+// bit-identical. exp uses a vectorised approximation in generated code (range reduction by
+// ln 2 in two parts, a degree-7 (float32) / degree-12 (float64) Taylor polynomial, scaling by
+// 2^n in two steps so that subnormal results are right): max relative error against std::exp
+// is kFusedExpRelTol for normal results; subnormal results are within the smallest normal
+// number times that. The interpreter uses std::exp itself.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/types/span.h"
+#include "kernels/tensor.h"
+
+namespace pijit {
+
+// Documented bound of the generated exp's relative error (tests check it).
+template <typename T> inline constexpr double kFusedExpRelTol = 0;
+template <> inline constexpr double kFusedExpRelTol<float> = 4e-7;     // ~3 ulp
+template <> inline constexpr double kFusedExpRelTol<double> = 1e-15;   // ~5 ulp
+
+enum class FusedOpcode : uint8_t { kAdd, kSub, kMul, kDiv, kNeg, kRelu, kExp };
+const char* FusedOpcodeName(FusedOpcode op);
+int FusedOpcodeArity(FusedOpcode op);
+
+struct FusedOperand {
+  enum Kind : uint8_t { kInput, kTemp, kConst };
+  Kind kind = kInput;
+  int32_t index = 0;  // kInput: input number; kTemp: instruction number
+  double value = 0;   // kConst: exactly representable in the program's dtype
+  bool operator==(const FusedOperand& o) const;
+};
+
+struct FusedInst {
+  FusedOpcode op;
+  FusedOperand a, b;  // b is unused by unary opcodes
+};
+
+struct FusedProgram {
+  DType dtype = DType::kFloat32;
+  int num_inputs = 0;
+  std::vector<FusedInst> insts;
+
+  std::string ToText() const;
+  static absl::StatusOr<FusedProgram> Parse(absl::string_view text, DType dtype, int num_inputs);
+  // Floating dtype, at least one instruction, operands in range, temps refer backwards,
+  // every input used.
+  absl::Status Validate() const;
+};
+
+enum class FusedBackend : uint8_t {
+  kAuto,         // generated code when the CPU has AVX2, else the interpreter
+  kInterpreter,  // always interpret (tests; CPUs without AVX2)
+};
+
+class FusedKernel {
+ public:
+  using Fn = void (*)(void* out, const void* const* inputs, int64_t n);
+
+  // Validates `program`. With kAuto on an AVX2 CPU, generates code for contiguous inputs of
+  // `input_shapes` broadcast to `out_shape` right away (compile time, not first run).
+  static absl::StatusOr<std::shared_ptr<const FusedKernel>> Create(
+      FusedProgram program, absl::Span<const Shape> input_shapes, const Shape& out_shape,
+      FusedBackend backend = FusedBackend::kAuto);
+  ~FusedKernel();
+  FusedKernel(const FusedKernel&) = delete;
+  FusedKernel& operator=(const FusedKernel&) = delete;
+
+  const FusedProgram& program() const { return program_; }
+  bool native() const { return native_; }
+
+  // Inputs in program order, each of the program's dtype and broadcastable to `shape`.
+  absl::StatusOr<Tensor> Run(absl::Span<const Tensor* const> inputs,
+                             absl::Span<const int64_t> shape) const;
+
+ private:
+  FusedKernel() = default;
+  // Generated code for one inner-stride pattern (bit k set: input k has stride 1).
+  absl::StatusOr<Fn> NativeFor(uint64_t stride_mask) const;
+  void Interpret(void* out, const void* const* inputs, uint64_t stride_mask, int64_t n) const;
+
+  FusedProgram program_;
+  bool native_ = false;
+  mutable std::mutex mu_;
+  mutable std::vector<std::pair<uint64_t, Fn>> fns_;
+};
+
+// --- implemented in kernels/cpu/fused_x86.cc ---
+bool HostHasAvx2();
+// Generates the kernel for `program` and `stride_mask`; release with ReleaseFusedCode.
+absl::StatusOr<FusedKernel::Fn> GenerateFusedX86(const FusedProgram& program,
+                                                 uint64_t stride_mask);
+void ReleaseFusedCode(FusedKernel::Fn fn);
+
+}  // namespace pijit

@@ -1,0 +1,211 @@
+// Fused kernels against the eager kernels, generated code and interpreter alike.
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+
+#include "gtest/gtest.h"
+#include "kernels/fused.h"
+#include "kernels/ops.h"
+
+namespace pijit {
+namespace {
+
+template <typename T>
+Tensor Random(absl::Span<const int64_t> shape, std::mt19937& rng, double lo = -3, double hi = 3) {
+  Tensor t = Tensor::Empty(shape, DTypeOf<T>::value);
+  std::uniform_real_distribution<double> u(lo, hi);
+  for (int64_t i = 0; i < t.numel(); ++i) t.data<T>()[i] = static_cast<T>(u(rng));
+  return t;
+}
+
+// The program evaluated op by op with the eager kernels.
+Tensor Eager(const FusedProgram& p, const std::vector<Tensor>& in) {
+  std::vector<Tensor> temps;
+  auto get = [&](const FusedOperand& o) -> Tensor {
+    switch (o.kind) {
+      case FusedOperand::kInput: return in[o.index];
+      case FusedOperand::kTemp: return temps[o.index];
+      case FusedOperand::kConst:
+        return p.dtype == DType::kFloat32 ? Tensor::Scalar<float>(static_cast<float>(o.value))
+                                          : Tensor::Scalar<double>(o.value);
+    }
+    return Tensor();
+  };
+  for (const FusedInst& inst : p.insts) {
+    Tensor a = get(inst.a);
+    absl::StatusOr<Tensor> r;
+    switch (inst.op) {
+      case FusedOpcode::kAdd: r = Binary(BinaryOp::kAdd, a, get(inst.b)); break;
+      case FusedOpcode::kSub: r = Binary(BinaryOp::kSub, a, get(inst.b)); break;
+      case FusedOpcode::kMul: r = Binary(BinaryOp::kMul, a, get(inst.b)); break;
+      case FusedOpcode::kDiv: r = Binary(BinaryOp::kDiv, a, get(inst.b)); break;
+      case FusedOpcode::kNeg: r = Unary(UnaryOp::kNeg, a); break;
+      case FusedOpcode::kRelu: r = Unary(UnaryOp::kRelu, a); break;
+      case FusedOpcode::kExp: r = Unary(UnaryOp::kExp, a); break;
+    }
+    EXPECT_TRUE(r.ok());
+    temps.push_back(*r);
+  }
+  return temps.back();
+}
+
+// Runs `text` on `inputs` with `backend` and compares with Eager: bit-identical, or within
+// kFusedExpRelTol where `rel_tol` says so.
+template <typename T>
+void ExpectMatchesEager(const std::string& text, const std::vector<Tensor>& inputs,
+                        const Shape& shape, FusedBackend backend, double rel_tol) {
+  auto p = FusedProgram::Parse(text, DTypeOf<T>::value, static_cast<int>(inputs.size()));
+  ASSERT_TRUE(p.ok()) << p.status();
+  std::vector<Shape> shapes;
+  std::vector<const Tensor*> ptrs;
+  for (const Tensor& t : inputs) shapes.push_back(t.shape()), ptrs.push_back(&t);
+  auto k = FusedKernel::Create(*p, shapes, shape, backend);
+  ASSERT_TRUE(k.ok()) << k.status();
+  if (backend == FusedBackend::kInterpreter) {
+    EXPECT_FALSE((*k)->native());
+  }
+  auto got = (*k)->Run(ptrs, shape);
+  ASSERT_TRUE(got.ok()) << got.status();
+  Tensor want = Eager(*p, inputs).Contiguous();
+  ASSERT_EQ(got->shape(), want.shape());
+  for (int64_t i = 0; i < want.numel(); ++i) {
+    T a = want.data<T>()[i], b = got->template data<T>()[i];
+    if (std::memcmp(&a, &b, sizeof(T)) == 0 || (std::isnan(a) && std::isnan(b))) continue;
+    if (rel_tol > 0 && std::abs(a - b) <= rel_tol * std::abs(a)) continue;
+    FAIL() << text << " shape " << ShapeToString(shape) << " element " << i << ": eager " << a
+           << ", fused " << b;
+  }
+}
+
+const char* kChain = "mul($0, $1); mul($2, $3); add(#0, #1); mul($0, 0.5); sub(#2, #3)";
+const char* kAllOps = "div($0, $1); neg(#0); relu(#1); sub(#2, $0); mul(#3, #3); add(#4, 1.25)";
+// exp feeds a mul, not an add: cancellation would magnify its (bounded) relative error.
+const char* kWithExp = "mul($0, -1.5); exp(#0); mul(#1, $1); relu(#2)";
+
+template <typename T>
+void RunShapes(FusedBackend backend) {
+  std::mt19937 rng(7);
+  const double exp_tol = backend == FusedBackend::kInterpreter ? 0 : kFusedExpRelTol<T>;
+  for (int64_t n : {1, 2, 3, 7, 8, 9, 15, 16, 17, 31, 33, 100, 1003}) {
+    Shape s = {n};
+    std::vector<Tensor> four = {Random<T>(s, rng), Random<T>(s, rng), Random<T>(s, rng),
+                                Random<T>(s, rng)};
+    ExpectMatchesEager<T>(kChain, four, s, backend, 0);
+    ExpectMatchesEager<T>(kAllOps, {four[0], four[1]}, s, backend, 0);
+    ExpectMatchesEager<T>(kWithExp, {four[0], four[1]}, s, backend, exp_tol);
+  }
+}
+
+TEST(FusedKernelTest, Float32MatchesEagerForManySizes) { RunShapes<float>(FusedBackend::kAuto); }
+TEST(FusedKernelTest, Float64MatchesEagerForManySizes) { RunShapes<double>(FusedBackend::kAuto); }
+TEST(FusedKernelTest, InterpreterFloat32MatchesEagerExactly) {
+  RunShapes<float>(FusedBackend::kInterpreter);
+}
+TEST(FusedKernelTest, InterpreterFloat64MatchesEagerExactly) {
+  RunShapes<double>(FusedBackend::kInterpreter);
+}
+
+template <typename T>
+void RunBroadcasts(FusedBackend backend) {
+  std::mt19937 rng(11);
+  const Shape out = {5, 13};
+  // full, row vector (inner stride 1), column (inner stride 0), scalar, 1-d row
+  std::vector<Tensor> ins = {Random<T>(out, rng), Random<T>({1, 13}, rng),
+                             Random<T>({5, 1}, rng), Random<T>({}, rng)};
+  ExpectMatchesEager<T>(kChain, ins, out, backend, 0);
+  ExpectMatchesEager<T>(kChain, {ins[2], ins[1], ins[3], Random<T>({13}, rng)}, out, backend, 0);
+  // Every input broadcast: the result is still the full shape.
+  ExpectMatchesEager<T>("add($0, $1); mul(#0, $0)", {ins[1], ins[2]}, out, backend, 0);
+  // A transposed (non-contiguous) input is made contiguous first.
+  auto tr = Transpose(Random<T>({13, 5}, rng), {});
+  ASSERT_TRUE(tr.ok());
+  ExpectMatchesEager<T>("sub($0, $1); neg(#0)", {*tr, ins[0]}, out, backend, 0);
+  // Size-1 inner axis with a strided outer axis.
+  Tensor base = Random<T>({5, 2}, rng);
+  Tensor col = Tensor::View(base.storage(), base.dtype(), {5, 1}, {2, 1}, 1);
+  ExpectMatchesEager<T>("mul($0, $1)", {col, Random<T>({5, 1}, rng)}, {5, 1}, backend, 0);
+  // Empty tensors.
+  ExpectMatchesEager<T>("add($0, $1)", {Random<T>({0, 3}, rng), Random<T>({3}, rng)}, {0, 3},
+                        backend, 0);
+}
+
+TEST(FusedKernelTest, BroadcastInputsFloat32) { RunBroadcasts<float>(FusedBackend::kAuto); }
+TEST(FusedKernelTest, BroadcastInputsFloat64) { RunBroadcasts<double>(FusedBackend::kAuto); }
+TEST(FusedKernelTest, BroadcastInputsInterpreter) {
+  RunBroadcasts<float>(FusedBackend::kInterpreter);
+  RunBroadcasts<double>(FusedBackend::kInterpreter);
+}
+
+TEST(FusedKernelTest, SpecialValuesMatchEagerExactly) {
+  const float inf = std::numeric_limits<float>::infinity();
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  Tensor a = Tensor::Empty({9}, DType::kFloat32), b = Tensor::Empty({9}, DType::kFloat32);
+  const float av[] = {-0.0f, 0.0f, inf, -inf, nan, 1.0f, -1.0f, 1e-40f, -3.0f};
+  const float bv[] = {0.0f, -0.0f, inf, 2.0f, 1.0f, 0.0f, -0.0f, 3.0f, nan};
+  std::memcpy(a.data<float>(), av, sizeof(av));
+  std::memcpy(b.data<float>(), bv, sizeof(bv));
+  for (auto backend : {FusedBackend::kAuto, FusedBackend::kInterpreter}) {
+    ExpectMatchesEager<float>("relu($0); add(#0, $1); div(#1, $1); neg(#2); relu($1); "
+                              "sub(#3, #4)", {a, b}, {9}, backend, 0);
+  }
+}
+
+// The generated exp against std::exp over the whole float range, subnormal results included.
+template <typename T>
+void CheckExpAccuracy(double lo, double hi) {
+  if (!HostHasAvx2()) GTEST_SKIP() << "no AVX2: exp is std::exp";
+  const int64_t n = 200003;
+  Tensor x = Tensor::Empty({n + 5}, DTypeOf<T>::value);
+  for (int64_t i = 0; i < n; ++i) x.data<T>()[i] = static_cast<T>(lo + (hi - lo) * i / (n - 1));
+  const T specials[] = {std::numeric_limits<T>::infinity(), -std::numeric_limits<T>::infinity(),
+                        std::numeric_limits<T>::quiet_NaN(), T(0), -T(0)};
+  for (int i = 0; i < 5; ++i) x.data<T>()[n + i] = specials[i];
+  auto p = FusedProgram::Parse("exp($0); add(#0, -0)", DTypeOf<T>::value, 1);
+  ASSERT_TRUE(p.ok());
+  auto k = FusedKernel::Create(*p, {x.shape()}, x.shape());
+  ASSERT_TRUE(k.ok());
+  ASSERT_TRUE((*k)->native());
+  const Tensor* args[] = {&x};
+  auto got = (*k)->Run(args, x.shape());
+  ASSERT_TRUE(got.ok());
+  double worst = 0;
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    T want = std::exp(x.data<T>()[i]), have = got->template data<T>()[i];
+    if (std::isnan(want) || std::isinf(want)) {
+      EXPECT_TRUE(std::isnan(want) ? std::isnan(have) : have == want) << x.data<T>()[i];
+      continue;
+    }
+    double err = std::abs(double(have) - double(want));
+    if (want >= std::numeric_limits<T>::min()) {
+      worst = std::max(worst, err / want);
+    } else {
+      EXPECT_LE(err, kFusedExpRelTol<T> * std::numeric_limits<T>::min()) << x.data<T>()[i];
+    }
+  }
+  EXPECT_LE(worst, kFusedExpRelTol<T>);
+  std::printf("max relative error of fused exp (%s): %.3g\n", DTypeName(DTypeOf<T>::value), worst);
+}
+
+TEST(FusedKernelTest, ExpFloat32WithinDocumentedTolerance) { CheckExpAccuracy<float>(-110, 95); }
+TEST(FusedKernelTest, ExpFloat64WithinDocumentedTolerance) { CheckExpAccuracy<double>(-750, 712); }
+
+TEST(FusedProgramTest, TextRoundTrips) {
+  auto p = FusedProgram::Parse(kChain, DType::kFloat32, 4);
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->ToText(), kChain);
+}
+
+TEST(FusedProgramTest, RejectsBadPrograms) {
+  EXPECT_EQ(FusedProgram::Parse("add($0, #1)", DType::kFloat32, 1).status().message(),
+            "fused program: #0 reads #1, which is not before it");
+  EXPECT_EQ(FusedProgram::Parse("add($0, $1)", DType::kFloat32, 3).status().message(),
+            "fused program: $2 is unused");
+  EXPECT_EQ(FusedProgram::Parse("log($0)", DType::kFloat32, 1).status().message(),
+            "fused program, instruction #0 'log($0)': unknown opcode");
+  EXPECT_EQ(FusedProgram::Parse("add($0, 0.1)", DType::kInt32, 1).status().message(),
+            "fused program: dtype Int32 is not float32 or float64");
+}
+
+}  // namespace
+}  // namespace pijit

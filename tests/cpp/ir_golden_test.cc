@@ -1,0 +1,190 @@
+// Golden IR tests: every tests/ir/<dir>/*.txt file is one test.
+//
+//   # what the test shows (comment lines before the first section)
+//   --- Pipeline ---      (optional; default: the pass named like the directory)
+//   simplify              (pass names, one per line, run in order; "pipeline" runs the
+//   dce                    whole RunPipeline)
+//   --- Input ---
+//   graph(...) { ... }
+//   --- Expected ---
+//   graph(...) { ... }    (exactly what Graph::ToText prints after the passes)
+//
+// Besides the text, each test runs the input and the result on the same pseudo-random
+// inputs (with -0.0, 0 and 1 among them) and checks that the outputs are bit-identical
+// (within kFusedExpRelTol when the result has fused exp). PIJIT_UPDATE_GOLDEN=1 rewrites the
+// Expected sections from the current output instead of comparing.
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
+
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "graph/executor.h"
+#include "graph/passes/pipeline.h"
+#include "graph/text_parser.h"
+#include "gtest/gtest.h"
+
+namespace pijit::graph {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct GoldenFile {
+  fs::path path;
+  std::string name;  // test name: <dir>_<stem>
+};
+
+void PrintTo(const GoldenFile& f, std::ostream* os) { *os << f.path.string(); }
+
+std::vector<GoldenFile> Discover() {
+  std::vector<GoldenFile> out;
+  fs::path root(PIJIT_IR_TEST_DIR);
+  if (!fs::exists(root)) return out;
+  for (const auto& e : fs::recursive_directory_iterator(root)) {
+    if (!e.is_regular_file() || e.path().extension() != ".txt") continue;
+    std::string name = e.path().parent_path().filename().string() + "_" + e.path().stem().string();
+    for (char& c : name)
+      if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+    out.push_back({e.path(), name});
+  }
+  std::sort(out.begin(), out.end(),
+            [](const GoldenFile& a, const GoldenFile& b) { return a.name < b.name; });
+  return out;
+}
+
+struct Sections {
+  std::vector<std::string> pipeline;
+  std::string input, expected;
+  std::string head;  // everything before "--- Expected ---", kept when updating
+};
+
+absl::StatusOr<Sections> Split(const std::string& text, const std::string& default_pass) {
+  Sections s;
+  std::string* cur = nullptr;
+  std::string pipeline;
+  bool in_expected = false;
+  for (absl::string_view line : absl::StrSplit(text, '\n')) {
+    absl::string_view t = absl::StripAsciiWhitespace(line);
+    if (t == "--- Pipeline ---") cur = &pipeline;
+    else if (t == "--- Input ---") cur = &s.input;
+    else if (t == "--- Expected ---") cur = &s.expected, in_expected = true;
+    else if (cur) absl::StrAppend(cur, line, "\n");
+    if (!in_expected) absl::StrAppend(&s.head, line, "\n");
+  }
+  for (absl::string_view p : absl::StrSplit(pipeline, absl::ByAnyChar(" ,\n"), absl::SkipEmpty()))
+    s.pipeline.emplace_back(p);
+  if (s.pipeline.empty()) s.pipeline.push_back(default_pass);
+  while (!s.expected.empty() && std::isspace(static_cast<unsigned char>(s.expected.back())))
+    s.expected.pop_back();
+  if (!s.expected.empty()) s.expected += "\n";
+  if (s.input.empty()) return absl::InvalidArgumentError("no --- Input --- section");
+  return s;
+}
+
+// Deterministic inputs: mostly values in [-4, 4], with exact -0.0, 0 and 1 mixed in.
+Tensor MakeInput(const TensorMeta& m, std::mt19937& rng) {
+  Tensor t = Tensor::Empty(m.shape, m.dtype);
+  std::uniform_real_distribution<double> u(-4, 4);
+  std::uniform_int_distribution<int> pick(0, 9);
+  DispatchDType(m.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    for (int64_t i = 0; i < t.numel(); ++i) {
+      int p = pick(rng);
+      double v = p == 0 ? -0.0 : p == 1 ? 0.0 : p == 2 ? 1.0 : u(rng);
+      if constexpr (std::is_same_v<T, bool>) t.data<T>()[i] = v > 0;
+      else t.data<T>()[i] = static_cast<T>(v);
+    }
+  });
+  return t;
+}
+
+bool HasFusedExp(const Graph& g) {
+  for (const Node& n : g.nodes())
+    if (n.op == Op::kFused && n.fused->program().ToText().find("exp") != std::string::npos)
+      return true;
+  return false;
+}
+
+// Outputs of `before` and `after` on the same inputs agree.
+void ExpectSameValues(const Graph& before, const Graph& after) {
+  ASSERT_EQ(before.params().size(), after.params().size());
+  std::mt19937 rng(1234);
+  std::vector<Tensor> inputs;
+  std::vector<const Tensor*> ptrs;
+  for (NodeId p : before.params()) inputs.push_back(MakeInput(before.node(p).meta, rng));
+  for (const Tensor& t : inputs) ptrs.push_back(&t);
+  CompileOptions raw;
+  raw.optimize = false;
+  auto cb = CompiledGraph::Compile(before, raw);
+  auto ca = CompiledGraph::Compile(after, raw);
+  ASSERT_TRUE(cb.ok() && ca.ok());
+  std::vector<Tensor> ob, oa;
+  ASSERT_TRUE(cb->Run(ptrs, &ob).ok());
+  ASSERT_TRUE(ca->Run(ptrs, &oa).ok());
+  ASSERT_EQ(ob.size(), oa.size());
+  const double tol = HasFusedExp(after) ? 4e-7 : 0;
+  for (size_t i = 0; i < ob.size(); ++i) {
+    ASSERT_TRUE(MetaOf(ob[i]) == MetaOf(oa[i])) << "output " << i;
+    Tensor x = ob[i].Contiguous(), y = oa[i].Contiguous();
+    DispatchDType(x.dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      for (int64_t k = 0; k < x.numel(); ++k) {
+        T a = x.data<T>()[k], b = y.data<T>()[k];
+        if (std::memcmp(&a, &b, sizeof(T)) == 0) continue;
+        if constexpr (std::is_floating_point_v<T>) {
+          if (std::isnan(a) && std::isnan(b)) continue;
+          if (tol > 0 && std::abs(a - b) <= tol * std::abs(a)) continue;
+        }
+        ADD_FAILURE() << "output " << i << " element " << k << ": " << +a << " before, " << +b
+                      << " after";
+        return;
+      }
+    });
+  }
+}
+
+class IrGoldenTest : public ::testing::TestWithParam<GoldenFile> {};
+
+TEST_P(IrGoldenTest, MatchesExpected) {
+  const GoldenFile& f = GetParam();
+  std::ifstream in(f.path);
+  std::stringstream buf;
+  buf << in.rdbuf();
+  auto sections = Split(buf.str(), f.path.parent_path().filename().string());
+  ASSERT_TRUE(sections.ok()) << f.path << ": " << sections.status();
+  auto parsed = Parse(sections->input);
+  ASSERT_TRUE(parsed.ok()) << f.path << ": input: " << parsed.status();
+  Graph g = *parsed;
+  for (const std::string& name : sections->pipeline) {
+    if (name == "pipeline") {
+      absl::Status st = RunPipeline(g);
+      ASSERT_TRUE(st.ok()) << st;
+      continue;
+    }
+    PassFn pass = FindPass(name);
+    ASSERT_NE(pass, nullptr) << f.path << ": unknown pass " << name;
+    auto changed = RunPass(name, pass, g);
+    ASSERT_TRUE(changed.ok()) << changed.status();
+  }
+  ASSERT_TRUE(g.Verify().ok()) << g.Verify();
+  const std::string got = g.ToText();
+  if (std::getenv("PIJIT_UPDATE_GOLDEN")) {
+    std::ofstream(f.path) << sections->head << "--- Expected ---\n" << got;
+  } else {
+    EXPECT_EQ(got, sections->expected) << f.path;
+  }
+  ExpectSameValues(*parsed, g);
+}
+
+TEST(IrGoldenTest, FindsTestFiles) { EXPECT_FALSE(Discover().empty()) << PIJIT_IR_TEST_DIR; }
+
+INSTANTIATE_TEST_SUITE_P(Files, IrGoldenTest, ::testing::ValuesIn(Discover()),
+                         [](const ::testing::TestParamInfo<GoldenFile>& info) {
+                           return info.param.name;
+                         });
+
+}  // namespace
+}  // namespace pijit::graph

@@ -1,0 +1,65 @@
+#include "graph/passes/fusion.h"
+
+#include <random>
+
+#include "graph/executor.h"
+#include "tests/cpp/passes/pass_test_util.h"
+
+namespace pijit::graph {
+namespace {
+
+const char* kChain =
+    "graph(%0: f32[37], %1: f32[37], %2: f32[37], %3: f32[37]) {\n"
+    "  %4: f32[37] = mul(%0, %1)\n  %5: f32[37] = mul(%2, %3)\n  %6: f32[37] = add(%4, %5)\n"
+    "  %7: f32[] = constant(0.5)\n  %8: f32[37] = mul(%0, %7)\n  %9: f32[37] = sub(%6, %8)\n"
+    "  return (%9)\n}\n";
+
+std::vector<Tensor> Run(const Graph& g, const std::vector<Tensor>& in) {
+  CompileOptions raw;
+  raw.optimize = false;
+  auto c = CompiledGraph::Compile(g, raw);
+  EXPECT_TRUE(c.ok()) << c.status();
+  std::vector<const Tensor*> ptrs;
+  for (const Tensor& t : in) ptrs.push_back(&t);
+  std::vector<Tensor> out;
+  EXPECT_TRUE(c->Run(ptrs, &out).ok());
+  return out;
+}
+
+void ExpectFusedEqualsUnfused(FusedBackend backend, bool want_native) {
+  Graph g = ParseOrDie(kChain);
+  Graph fused = g;
+  auto changed = fusion::RunWith(fused, backend);
+  ASSERT_TRUE(changed.ok());
+  EXPECT_TRUE(*changed);
+  const Node& root = fused.node(fused.outputs()[0]);
+  ASSERT_EQ(root.op, Op::kFused);
+  EXPECT_EQ(root.fused->native(), want_native);
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<float> u(-2, 2);
+  std::vector<Tensor> in;
+  for (int k = 0; k < 4; ++k) {
+    in.push_back(Tensor::Empty({37}, DType::kFloat32));
+    for (int i = 0; i < 37; ++i) in.back().data<float>()[i] = u(rng);
+  }
+  Tensor want = Run(g, in)[0], got = Run(fused, in)[0];
+  for (int i = 0; i < 37; ++i) EXPECT_EQ(got.data<float>()[i], want.data<float>()[i]) << i;
+}
+
+TEST(FusionTest, GeneratedCodeEqualsUnfused) {
+  ExpectFusedEqualsUnfused(FusedBackend::kAuto, HostHasAvx2());
+}
+
+TEST(FusionTest, InterpreterFallbackEqualsUnfused) {
+  ExpectFusedEqualsUnfused(FusedBackend::kInterpreter, false);
+}
+
+TEST(FusionTest, NothingToFuseReportsNoChange) {
+  Graph g = ParseOrDie("graph(%0: f32[4]) {\n  %1: f32[4] = relu(%0)\n  return (%1)\n}\n");
+  auto changed = fusion::Run(g);
+  ASSERT_TRUE(changed.ok());
+  EXPECT_FALSE(*changed);
+}
+
+}  // namespace
+}  // namespace pijit::graph
