@@ -245,7 +245,11 @@ PyObject* Dispatch(CodeState* st, PyCodeObject* code, PyObject* func, PyObject* 
   entry->dynamic = cr.dynamic;
   if ((cr.ok || cr.brk) && cr.graph.num_ops() + cr.graph.params().size() > 0 &&
       !cr.graph.outputs().empty()) {
-    auto compiled = graph::CompiledGraph::Compile(std::move(cr.graph));
+    // Passes rewrite by the sizes in the graph (fusion, reshape elimination): a graph with
+    // symbolic sizes runs its ops as captured.
+    graph::CompileOptions copts;
+    copts.optimize = !cr.dynamic;
+    auto compiled = graph::CompiledGraph::Compile(std::move(cr.graph), copts);
     if (compiled.ok()) {
       entry->graph = std::move(*compiled);
     } else {

@@ -13,7 +13,8 @@ from hypothesis.extra import numpy as hnp
 
 import pijit as ms
 from pijit import nn, ops
-from pijit_testutil import NP_DTYPES, assert_same_result, assert_same_tensor, random_array
+from pijit_testutil import (NP_DTYPES, assert_close_result, assert_same_result, assert_same_tensor,
+                            random_array)
 
 HYP = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -181,7 +182,9 @@ def f_tensor_cal(x, y, z):
 
 def run_and_compare(fn, *args, expect_graph=True):
     """Eager vs PIJit on the same arguments: same result or the same error, twice (the second
-    call is a cache hit). Returns the jitted function."""
+    call is a cache hit). Exactly equal, except within the fused-exp tolerance for functions
+    whose graphs fuse exp with other ops. Returns the jitted function."""
+    same = assert_close_result if fn in FUSES_EXP else assert_same_result
     jf = pijit(fn)
     before = [a.asnumpy().copy() for a in args if isinstance(a, ms.Tensor)]
     eager = outcome(fn, *args)
@@ -189,7 +192,7 @@ def run_and_compare(fn, *args, expect_graph=True):
         jitted = outcome(jf, *args)
         if eager[0] == "ok":
             assert jitted[0] == "ok", f"jitted call raised {jitted}"
-            assert_same_result(jitted[1], eager[1])
+            same(jitted[1], eager[1])
         else:
             assert jitted == eager
     after = [a.asnumpy() for a in args if isinstance(a, ms.Tensor)]
@@ -295,6 +298,10 @@ def test_large_float32_combination_jitted_equals_eager_exactly(rng):
 def lambda_free_combo(a, b):
     h = ops.exp(a * 0.1) - a / 3.0
     return ops.sum(ops.relu(h @ b) * 0.5, 0) + ops.mean(h)
+
+
+# Functions whose graphs fuse exp with other elementwise ops.
+FUSES_EXP = {f_chain, lambda_free_combo}
 
 
 @given(data=st.data(),
