@@ -5,6 +5,7 @@
 //     return (%2)
 //   }
 #pragma once
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,7 +21,9 @@ enum class Op : uint8_t {
 #undef PIJIT_GRAPH_OP
 };
 
-enum Trait : uint8_t { kNone = 0, kSource = 1, kElementwise = 2, kReduction = 4, kShape = 8 };
+enum Trait : uint8_t {
+  kNone = 0, kSource = 1, kElementwise = 2, kReduction = 4, kShape = 8, kStateful = 16
+};
 
 const char* OpName(Op op);
 int OpArity(Op op);
@@ -29,14 +32,20 @@ inline bool IsElementwise(Op op) { return HasTrait(op, kElementwise); }
 
 using NodeId = int32_t;
 
-struct Node {
+// An op's attributes; graph/ops.def says which each op uses and what they mean.
+struct Attrs {
+  Shape ints;                  // axes, shape, perm, encoded index, ...
+  bool keepdims = false;       // reductions
+  int64_t attr = 0;            // one int: axis, ddof, seed
+  std::optional<DType> dtype;  // output dtype of creation ops
+  Tensor value;                // constant, fill value, creation parameters
+};
+
+struct Node : Attrs {
   Op op;
   absl::InlinedVector<NodeId, 2> inputs;
   TensorMeta meta;
-  Shape ints;             // axes (sum/mean), shape (reshape), perm (transpose)
-  bool keepdims = false;  // sum/mean
-  int param_index = -1;   // param
-  Tensor value;           // constant
+  int param_index = -1;  // param
 };
 
 class Graph {
@@ -44,6 +53,7 @@ class Graph {
   NodeId AddParam(const TensorMeta& meta);
   NodeId AddConstant(Tensor value);
   // Adds an op node; infers its meta and reports bad input as the eager op would.
+  absl::StatusOr<NodeId> AddOp(Op op, absl::Span<const NodeId> inputs, Attrs attrs);
   absl::StatusOr<NodeId> AddOp(Op op, absl::Span<const NodeId> inputs, Shape ints = {},
                                bool keepdims = false);
   void SetOutputs(std::vector<NodeId> outputs) { outputs_ = std::move(outputs); }
