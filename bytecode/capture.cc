@@ -211,22 +211,24 @@ bool Interp::CallOp(PyOp op, const std::vector<Value>& args,
          "the call runs eagerly and raises this error there");
     return false;
   }
-  absl::InlinedVector<graph::NodeId, 2> inputs;
+  // Sequence arguments (concat, stack) are not passed as sequence views yet, so operands
+  // here are whole arguments or Python scalars.
+  absl::InlinedVector<graph::NodeId, 3> inputs;
   for (size_t i = 0; i < call->operands.size(); ++i) {
     const Operand& o = call->operands[i];
-    if (o.arg >= 0) {
+    if (o.scalar == nullptr) {
       inputs.push_back(args[o.arg].node);
       continue;
     }
-    const graph::NodeId other = args[call->operands[1 - i].arg].node;
-    auto s = ScalarOperand(PyOpName(op), o.scalar, out_->graph.node(other).meta.dtype);
+    const graph::NodeId like = args[call->operands[o.like].arg].node;
+    auto s = ScalarOperand(PyOpName(op), o.scalar, out_->graph.node(like).meta.dtype);
     if (!s.ok()) {
       Fail(pc_, "invalid_input", std::string(s.status().message()));
       return false;
     }
     inputs.push_back(out_->graph.AddConstant(std::move(*s)));
   }
-  auto node = out_->graph.AddOp(PyOpGraphOp(op), inputs, call->ints, call->keepdims);
+  auto node = out_->graph.AddOp(PyOpGraphOp(op), inputs, call->attrs);
   if (!node.ok()) {
     Fail(pc_, "invalid_input", std::string(node.status().message()),
          "the call runs eagerly and raises this error there");
