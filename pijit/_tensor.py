@@ -23,10 +23,10 @@ def _repr(self):
 
 
 def _iter(self):
+    # Not a generator function: a 0-d tensor fails at iter(), as in NumPy.
     if self.ndim == 0:
         raise TypeError("iteration over a 0-d tensor")
-    for i in range(self.shape[0]):
-        yield self[i]
+    return (self[i] for i in range(self.shape[0]))
 
 
 Tensor.__str__ = _str

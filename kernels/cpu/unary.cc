@@ -51,7 +51,9 @@ void RunFloat(UnaryOp op, const Tensor& a, const Tensor& out) {
     case UnaryOp::kTanh: run([](T x) { return std::tanh(x); }); break;
     case UnaryOp::kSigmoid: run(Sigmoid<T>); break;
     case UnaryOp::kGelu:
-      run([](T x) { return T(0.5) * x * (T(1) + std::erf(x * T(M_SQRT1_2))); });
+      // x * Phi(x) with Phi(x) = (1 + erf(x / sqrt2)) / 2 = erfc(-x / sqrt2) / 2: erfc keeps
+      // its precision in the negative tail, where 1 + erf cancels.
+      run([](T x) { return T(0.5) * x * std::erfc(-x * T(M_SQRT1_2)); });
       break;
     case UnaryOp::kSoftplus:
       // log(1 + e^x) without overflow: max(x, 0) + log1p(e^-|x|).

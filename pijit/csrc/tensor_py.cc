@@ -312,7 +312,12 @@ void BindTensor(py::module_& m) {
         return PyObject_IsTrue(ToPyScalar(t, "bool").ptr()) == 1;
       })
       .def("__float__", [](const Tensor& t) { return py::float_(ToPyScalar(t, "float")); })
-      .def("__int__", [](const Tensor& t) { return py::int_(ToPyScalar(t, "int")); })
+      .def("__int__", [](const Tensor& t) {
+        // PyNumber_Long gives an exact int for a bool too (int() must not return a bool).
+        PyObject* r = PyNumber_Long(ToPyScalar(t, "int").ptr());
+        if (!r) throw py::error_already_set();
+        return py::reinterpret_steal<py::object>(r);
+      })
       .def("__index__", [](const Tensor& t) {
         if (!IsInteger(t.dtype()) || t.ndim() != 0) {
           ThrowStatus(absl::UnimplementedError(absl::StrFormat(
