@@ -16,11 +16,19 @@ absl::StatusOr<int64_t> NormalizeAxis(const char* op, int64_t axis, int64_t ndim
 }
 
 absl::Status CheckShape(const char* op, absl::Span<const int64_t> shape) {
+  int64_t n = 1;
+  bool overflow = false;
   for (int64_t d : shape) {
     if (d < 0) {
       return absl::InvalidArgumentError(absl::StrFormat(
           "%s: negative dimension %d in shape %s", op, d, ShapeToString(shape)));
     }
+    overflow = overflow || __builtin_mul_overflow(n, d, &n);
+  }
+  // Every element must be addressable in bytes by the widest dtype (NumPy: "array is too big").
+  if (overflow || n > (int64_t{1} << 59)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: a tensor of shape %s is too big", op, ShapeToString(shape)));
   }
   return absl::OkStatus();
 }

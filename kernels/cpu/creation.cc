@@ -68,6 +68,7 @@ absl::StatusOr<Tensor> Linspace(double start, double stop, int64_t num, DType dt
     return absl::InvalidArgumentError(
         absl::StrFormat("linspace: number of samples, %d, must be non-negative", num));
   }
+  PIJIT_RETURN_IF_ERROR(CheckShape("linspace", {num}));
   Tensor out = Tensor::Empty({num}, dtype);
   // NumPy's formula: start + i * step, with the last value exactly `stop`.
   const double step = num > 1 ? (stop - start) / static_cast<double>(num - 1) : 0.0;
@@ -85,6 +86,7 @@ absl::StatusOr<Tensor> Eye(int64_t n, int64_t m, int64_t k, DType dtype) {
     return absl::InvalidArgumentError(
         absl::StrFormat("eye: negative dimensions are not allowed, got n=%d, m=%d", n, m));
   }
+  PIJIT_RETURN_IF_ERROR(CheckShape("eye", {n, m}));
   Tensor out = Tensor::Empty({n, m}, dtype);
   std::memset(out.raw_data(), 0, static_cast<size_t>(n * m) * out.itemsize());
   DispatchDType(dtype, [&](auto tag) {

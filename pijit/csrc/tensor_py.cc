@@ -149,7 +149,14 @@ PyObject* CallEager(PyOp op, PyObject* const* args, Py_ssize_t nargs, PyObject* 
     else if (o.item >= 0) operands.push_back(AsTensor(PySequence_Fast_ITEMS(args[o.arg])[o.item]));
     else operands.push_back(AsTensor(args[o.arg]));
   }
-  auto out = ApplyEager(*call, operands);
+  absl::StatusOr<Tensor> out;
+  try {
+    out = ApplyEager(*call, operands);
+  } catch (const std::bad_alloc&) {
+    PyErr_Format(PyExc_MemoryError, "%s: out of memory allocating the result",
+                 PyOpName(call->op));
+    return nullptr;
+  }
   if (!out.ok()) {
     SetPyError(out.status());
     return nullptr;

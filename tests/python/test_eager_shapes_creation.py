@@ -281,6 +281,8 @@ def test_creation_errors_name_the_op():
         ops.full((2,), "x")
     with pytest.raises(TypeError, match="zeros: unsupported dtype"):
         ops.zeros((2,), "complex64")
+    with pytest.raises(ValueError, match=r"zeros: a tensor of shape \(2147483648, 2147483648, 4\) is too big"):
+        ops.zeros((2 ** 31, 2 ** 31, 4))
     with pytest.raises(OverflowError, match="full: Python integer is out of bounds"):
         ops.full((2,), 2 ** 70)
 
