@@ -469,6 +469,8 @@ bool Interp::Step(Frame& f, size_t& pc, bool* returned, Value* result) {
         return false;
       } else if (a.kind == Value::kTensor && in.op == Opc::UNARY_NEGATIVE) {
         if (!CallOp(PyOp::kNeg, {a}, {}, &r)) return false;
+      } else if (a.kind == Value::kTensor && in.op == Opc::UNARY_INVERT) {
+        if (!CallOp(PyOp::kBitwiseNot, {a}, {}, &r)) return false;
       } else if (a.kind == Value::kTensor && in.op == Opc::UNARY_POSITIVE) {
         r = a;
       } else if (a.kind == Value::kConst &&
@@ -536,6 +538,21 @@ bool Interp::Step(Frame& f, size_t& pc, bool* returned, Value* result) {
         return false;
       }
       for (auto i = it.items->rbegin(); i != it.items->rend(); ++i) f.stack.push_back(*i);
+      break;
+    }
+    case Opc::BUILD_SLICE: {
+      ValueList parts;
+      if (!PopN(f, in.arg, &parts)) return false;
+      PyObject* p[3] = {Py_None, Py_None, Py_None};
+      for (size_t i = 0; i < parts.size(); ++i) {
+        p[i] = AsPyObject(parts[i]);
+        if (!p[i]) {
+          Fail("unsupported_operator", "a slice with bounds unknown at capture time");
+          return false;
+        }
+        UseConst(parts[i]);
+      }
+      f.stack.push_back(Value::Const(Keep(PySlice_New(p[0], p[1], p[2]))));
       break;
     }
     case Opc::BINARY_SUBSCR: {

@@ -31,16 +31,44 @@ bool Interp::CallOp(PyOp op, const ValueList& in_args, const std::vector<std::st
     c.type = g_tensor_type;
     a = c;
   }
-  std::vector<ArgView> views;
-  for (const Value& a : args) {
-    PyObject* known = a.kind == Value::kTensor ? nullptr : AsPyObject(a);
-    if (a.kind != Value::kTensor && !known) {
+  // Views of the arguments for ParseCall; sequences holding tensors (concat, stack) get
+  // item views.
+  std::vector<ArgView> views(args.size());
+  std::vector<std::vector<ArgView>> seqs;
+  seqs.reserve(args.size());
+  for (size_t i = 0; i < args.size(); ++i) {
+    const Value& a = args[i];
+    UseConst(a);
+    if (a.kind == Value::kTensor) {
+      views[i].is_tensor = true;
+      continue;
+    }
+    bool has_tensor = false;
+    if (a.kind == Value::kSeq)
+      for (const Value& item : *a.items) has_tensor |= item.kind == Value::kTensor;
+    if (has_tensor) {
+      std::vector<ArgView> items(a.items->size());
+      for (size_t j = 0; j < a.items->size(); ++j) {
+        const Value& item = (*a.items)[j];
+        items[j].is_tensor = item.kind == Value::kTensor;
+        items[j].object = items[j].is_tensor ? nullptr : AsPyObject(item);
+        if (!items[j].is_tensor && !items[j].object) {
+          Fail("unsupported_call", absl::StrFormat("item %d of an argument of %s is unknown", j,
+                                                   PyOpName(op)));
+          return false;
+        }
+      }
+      seqs.push_back(std::move(items));
+      views[i].is_seq = true;
+      views[i].items = seqs.back();
+      continue;
+    }
+    views[i].object = AsPyObject(a);
+    if (!views[i].object) {
       Fail("unsupported_call",
            absl::StrFormat("argument of %s is not a tensor or a known Python value", PyOpName(op)));
       return false;
     }
-    UseConst(a);
-    views.push_back({a.kind == Value::kTensor, known});
   }
   auto call = ParseCall(op, views, kwnames);
   if (!call.ok()) {
@@ -48,22 +76,25 @@ bool Interp::CallOp(PyOp op, const ValueList& in_args, const std::vector<std::st
          "the call runs eagerly and raises this error there");
     return false;
   }
-  absl::InlinedVector<graph::NodeId, 2> inputs;
-  for (size_t i = 0; i < call->operands.size(); ++i) {
-    const Operand& o = call->operands[i];
-    if (o.arg >= 0) {
-      inputs.push_back(args[o.arg].node);
+  auto tensor_of = [&](const Operand& o) {
+    return o.item >= 0 ? (*args[o.arg].items)[o.item].node : args[o.arg].node;
+  };
+  absl::InlinedVector<graph::NodeId, 3> inputs;
+  for (const Operand& o : call->operands) {
+    if (!o.scalar) {
+      inputs.push_back(tensor_of(o));
       continue;
     }
-    const graph::NodeId other = args[call->operands[1 - i].arg].node;
-    auto s = ScalarOperand(PyOpName(op), o.scalar, g().node(other).meta.dtype);
-    if (!s.ok()) {
-      Fail("invalid_input", std::string(s.status().message()));
+    // A Python scalar follows the dtype of the operand it is combined with.
+    const graph::NodeId like = tensor_of(call->operands[o.like]);
+    auto sc = ScalarOperand(PyOpName(op), o.scalar, g().node(like).meta.dtype);
+    if (!sc.ok()) {
+      Fail("invalid_input", std::string(sc.status().message()));
       return false;
     }
-    inputs.push_back(g().AddConstant(std::move(*s)));
+    inputs.push_back(g().AddConstant(std::move(*sc)));
   }
-  auto node = g().AddOp(PyOpGraphOp(op), inputs, call->ints, call->keepdims);
+  auto node = g().AddOp(PyOpGraphOp(op), inputs, call->attrs);
   if (!node.ok()) {
     Fail("invalid_input", std::string(node.status().message()),
          "the call runs eagerly and raises this error there");

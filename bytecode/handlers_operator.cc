@@ -50,9 +50,9 @@ bool Interp::BinaryOp(int nb, const Value& a, const Value& b, Value* out) {
       case NB_MATRIX_MULTIPLY: op = PyOp::kMatMul; break;
       default: {
         // Operators added to the op table later (pow, ...) are found by name.
-        static const char* const kNames[] = {nullptr, nullptr, "floor_divide", nullptr, nullptr,
-                                             nullptr, "mod", nullptr, "pow", nullptr, nullptr,
-                                             nullptr, nullptr};
+        static const char* const kNames[] = {nullptr, "bitwise_and", "floor_divide", nullptr,
+                                             nullptr, nullptr, "remainder", "bitwise_or", "pow",
+                                             nullptr, nullptr, nullptr, "bitwise_xor"};
         if (base > NB_XOR || !kNames[base] || !PyOpByName(kNames[base], &op)) {
           Fail("unsupported_operator",
                absl::StrFormat("binary operator #%d on tensors is not captured yet", nb));
@@ -208,8 +208,11 @@ bool Interp::Truth(const Value& v, bool* out) {
 bool Interp::Subscript(const Value& c, const Value& index, Value* out) {
   if (c.kind == Value::kTensor) {
     PyOp op;
-    PyObject* idx = AsPyObject(index);
-    if (idx && PyOpByName("getitem", &op)) return CallOp(op, {c, index}, {}, out);
+    if (c.type != g_tensor_type) {
+      Fail("unsupported_operator", absl::StrFormat("indexing a %s", c.type->tp_name));
+      return false;
+    }
+    if (PyOpByName("__getitem__", &op)) return CallOp(op, {c, index}, {}, out);
     Fail("unsupported_operator", "tensor indexing is not captured yet");
     return false;
   }

@@ -45,6 +45,80 @@ void AppendConstantValue(std::string* out, const Tensor& value) {
     absl::StrAppend(out, "<", n, " elements>");
   }
 }
+
+// A constant's or parameter tensor's values: "2", "[0,0.5]" or "<12 elements>".
+std::string ValueText(const Tensor& t) {
+  if (!t.defined()) return "none";
+  const int64_t n = t.numel();
+  if (n > 4) return absl::StrCat("<", n, " elements>");
+  std::vector<std::string> items;
+  Tensor c = t.Contiguous();
+  DispatchDType(c.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    for (int64_t i = 0; i < n; ++i) {
+      if constexpr (std::is_same_v<T, bool>) items.push_back(c.data<T>()[i] ? "true" : "false");
+      else items.push_back(absl::StrCat(c.data<T>()[i]));
+    }
+  });
+  if (t.ndim() == 0) return items[0];
+  return absl::StrCat("[", absl::StrJoin(items, ","), "]");
+}
+
+std::string IndexText(absl::Span<const int64_t> enc) {
+  std::vector<std::string> items;
+  auto bound = [](int64_t v) { return v == IndexItem::kNone ? std::string() : absl::StrCat(v); };
+  for (size_t i = 0; i + 3 < enc.size(); i += 4) {
+    switch (enc[i]) {
+      case IndexItem::kInt: items.push_back(absl::StrCat(enc[i + 1])); break;
+      case IndexItem::kSlice:
+        items.push_back(absl::StrCat(bound(enc[i + 1]), ":", bound(enc[i + 2]), ":", enc[i + 3]));
+        break;
+      case IndexItem::kNewAxis: items.push_back("None"); break;
+      default: items.push_back("..."); break;
+    }
+  }
+  return absl::StrCat("[", absl::StrJoin(items, ","), "]");
+}
+
+// The attributes an op uses (graph/ops.def), as "name=value" texts.
+std::vector<std::string> AttrTexts(const Node& n) {
+  std::vector<std::string> a;
+  auto ints = [&](const char* name) {
+    a.push_back(absl::StrCat(name, "=[", absl::StrJoin(n.ints, ","), "]"));
+  };
+  switch (n.op) {
+    case Op::kSum: case Op::kMean: case Op::kProd: case Op::kMax: case Op::kMin:
+    case Op::kAll: case Op::kAny: case Op::kVar: case Op::kStd: case Op::kArgMax:
+    case Op::kArgMin:
+      ints("axes");
+      a.push_back(absl::StrCat("keepdims=", n.keepdims ? "true" : "false"));
+      if (n.op == Op::kVar || n.op == Op::kStd) a.push_back(absl::StrCat("ddof=", n.attr));
+      break;
+    case Op::kReshape: case Op::kBroadcastTo: ints("shape"); break;
+    case Op::kTranspose: ints("perm"); break;
+    case Op::kSqueeze: ints("axes"); break;
+    case Op::kClip: ints("bounds"); break;
+    case Op::kFlatten: ints("dims"); break;
+    case Op::kIndex: a.push_back(absl::StrCat("index=", IndexText(n.ints))); break;
+    case Op::kUnsqueeze: case Op::kSoftmax: case Op::kLogSoftmax: case Op::kConcat:
+    case Op::kStack:
+      a.push_back(absl::StrCat("axis=", n.attr));
+      break;
+    case Op::kFull: case Op::kUniform: case Op::kNormal:
+      ints("shape");
+      a.push_back(absl::StrCat("value=", ValueText(n.value)));
+      if (n.op != Op::kFull) a.push_back(absl::StrCat("seed=", n.attr));
+      break;
+    case Op::kFullLike: a.push_back(absl::StrCat("value=", ValueText(n.value))); break;
+    case Op::kArange: case Op::kLinspace: case Op::kEye:
+      ints("sizes");
+      if (n.op != Op::kEye) a.push_back(absl::StrCat("value=", ValueText(n.value)));
+      break;
+    default: break;
+  }
+  if (n.dtype) a.push_back(absl::StrCat("dtype=", DTypeShortName(*n.dtype)));
+  return a;
+}
 }  // namespace
 
 const char* OpName(Op op) { return kOpInfo[static_cast<int>(op)].name; }
@@ -115,6 +189,9 @@ std::vector<bool> Graph::LiveNodes() const {
   std::vector<bool> live(nodes_.size(), false);
   for (NodeId o : outputs_) live[o] = true;
   for (NodeId p : params_) live[p] = true;
+  // A stateful node (a random draw) advances its generator even when its value is unused.
+  for (size_t id = 0; id < nodes_.size(); ++id)
+    if (HasTrait(nodes_[id].op, kStateful)) live[id] = true;
   for (size_t id = nodes_.size(); id-- > 0;) {
     if (!live[id]) continue;
     for (NodeId i : nodes_[id].inputs) live[i] = true;
@@ -143,11 +220,21 @@ int Graph::Compact(const std::vector<bool>& keep) {
 
 absl::StatusOr<NodeId> Graph::AddOp(Op op, absl::Span<const NodeId> inputs, Shape ints,
                                     bool keepdims) {
+  Attrs a;
+  a.ints = std::move(ints);
+  a.keepdims = keepdims;
+  return AddOp(op, inputs, std::move(a));
+}
+
+absl::StatusOr<NodeId> Graph::AddOp(Op op, absl::Span<const NodeId> inputs, Attrs attrs) {
+  if (OpArity(op) >= 0 && static_cast<int>(inputs.size()) != OpArity(op)) {
+    return absl::InternalError(absl::StrFormat("%s takes %d inputs, got %d", OpName(op),
+                                               OpArity(op), inputs.size()));
+  }
   Node n;
+  static_cast<Attrs&>(n) = std::move(attrs);
   n.op = op;
   n.inputs.assign(inputs.begin(), inputs.end());
-  n.ints = std::move(ints);
-  n.keepdims = keepdims;
   absl::InlinedVector<const TensorMeta*, 2> metas;
   for (NodeId i : inputs) metas.push_back(&nodes_[i].meta);
   PIJIT_ASSIGN_OR_RETURN(n.meta, InferNode(n, metas));
@@ -168,16 +255,14 @@ std::string Graph::ToText() const {
     absl::StrAppend(&out, absl::StrJoin(n.inputs, ", ", [](std::string* s, NodeId i) {
                       absl::StrAppend(s, "%", i);
                     }));
-    if (n.op == Op::kConstant) AppendConstantValue(&out, n.value);
-    if (n.op == Op::kSum || n.op == Op::kMean) {
-      absl::StrAppend(&out, ", axes=[", absl::StrJoin(n.ints, ","), "], keepdims=",
-                      n.keepdims ? "true" : "false");
-    } else if (n.op == Op::kReshape) {
-      absl::StrAppend(&out, ", shape=[", absl::StrJoin(n.ints, ","), "]");
-    } else if (n.op == Op::kTranspose) {
-      absl::StrAppend(&out, ", perm=[", absl::StrJoin(n.ints, ","), "]");
+    if (n.op == Op::kConstant) {
+      AppendConstantValue(&out, n.value);
     } else if (n.op == Op::kFused) {
       absl::StrAppend(&out, ", program=\"", n.fused ? n.fused->program().ToText() : "?", "\"");
+    } else {
+      std::vector<std::string> attrs = AttrTexts(n);
+      if (!n.inputs.empty() && !attrs.empty()) absl::StrAppend(&out, ", ");
+      absl::StrAppend(&out, absl::StrJoin(attrs, ", "));
     }
     absl::StrAppend(&out, ")\n");
   }

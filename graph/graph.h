@@ -13,6 +13,7 @@
 // round-trip decimal; one literal for a scalar or a splat, a list for up to
 // kMaxPrintedConstantElements values, "<N elements>" beyond, which the parser rejects).
 #pragma once
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,7 +30,9 @@ enum class Op : uint8_t {
 #undef PIJIT_GRAPH_OP
 };
 
-enum Trait : uint8_t { kNone = 0, kSource = 1, kElementwise = 2, kReduction = 4, kShape = 8 };
+enum Trait : uint8_t {
+  kNone = 0, kSource = 1, kElementwise = 2, kReduction = 4, kShape = 8, kStateful = 16
+};
 
 const char* OpName(Op op);
 int OpArity(Op op);
@@ -40,14 +43,20 @@ using NodeId = int32_t;
 
 inline constexpr int64_t kMaxPrintedConstantElements = 16;
 
-struct Node {
+// An op's attributes; graph/ops.def says which each op uses and what they mean.
+struct Attrs {
+  Shape ints;                  // axes, shape, perm, encoded index, ...
+  bool keepdims = false;       // reductions
+  int64_t attr = 0;            // one int: axis, ddof, seed
+  std::optional<DType> dtype;  // output dtype of creation ops
+  Tensor value;                // constant, fill value, creation parameters
+};
+
+struct Node : Attrs {
   Op op;
   absl::InlinedVector<NodeId, 2> inputs;
   TensorMeta meta;
-  Shape ints;             // axes (sum/mean), shape (reshape), perm (transpose)
-  bool keepdims = false;  // sum/mean
-  int param_index = -1;   // param
-  Tensor value;           // constant
+  int param_index = -1;  // param
   std::shared_ptr<const FusedKernel> fused;  // fused: program and generated code
 };
 
@@ -56,6 +65,7 @@ class Graph {
   NodeId AddParam(const TensorMeta& meta);
   NodeId AddConstant(Tensor value);
   // Adds an op node; infers its meta and reports bad input as the eager op would.
+  absl::StatusOr<NodeId> AddOp(Op op, absl::Span<const NodeId> inputs, Attrs attrs);
   absl::StatusOr<NodeId> AddOp(Op op, absl::Span<const NodeId> inputs, Shape ints = {},
                                bool keepdims = false);
   // Appends a copy of `n` (inputs already refer to this graph). Params are registered in

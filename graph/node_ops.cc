@@ -4,25 +4,56 @@
 
 namespace pijit::graph {
 namespace {
+// Binary and unary graph ops share their enumerators with the kernel enums.
 bool AsBinary(Op op, BinaryOp* out) {
   switch (op) {
-    case Op::kAdd: *out = BinaryOp::kAdd; return true;
-    case Op::kSub: *out = BinaryOp::kSub; return true;
-    case Op::kMul: *out = BinaryOp::kMul; return true;
-    case Op::kDiv: *out = BinaryOp::kDiv; return true;
+#define PIJIT_AS(e, n) case Op::e: *out = BinaryOp::e; return true;
+    PIJIT_BINARY_OPS(PIJIT_AS)
+#undef PIJIT_AS
     default: return false;
   }
 }
 bool AsUnary(Op op, UnaryOp* out) {
   switch (op) {
-    case Op::kNeg: *out = UnaryOp::kNeg; return true;
-    case Op::kExp: *out = UnaryOp::kExp; return true;
-    case Op::kLog: *out = UnaryOp::kLog; return true;
-    case Op::kRelu: *out = UnaryOp::kRelu; return true;
+#define PIJIT_AS(e, n) case Op::e: *out = UnaryOp::e; return true;
+    PIJIT_UNARY_OPS(PIJIT_AS)
+#undef PIJIT_AS
     default: return false;
   }
 }
-ReduceOp AsReduce(Op op) { return op == Op::kSum ? ReduceOp::kSum : ReduceOp::kMean; }
+bool AsReduce(Op op, ReduceOp* out) {
+  switch (op) {
+    case Op::kSum: *out = ReduceOp::kSum; return true;
+    case Op::kMean: *out = ReduceOp::kMean; return true;
+    case Op::kProd: *out = ReduceOp::kProd; return true;
+    case Op::kMax: *out = ReduceOp::kMax; return true;
+    case Op::kMin: *out = ReduceOp::kMin; return true;
+    case Op::kAll: *out = ReduceOp::kAll; return true;
+    case Op::kAny: *out = ReduceOp::kAny; return true;
+    case Op::kVar: *out = ReduceOp::kVar; return true;
+    case Op::kStd: *out = ReduceOp::kStd; return true;
+    default: return false;
+  }
+}
+
+absl::StatusOr<DType> NodeDType(const Node& n) {
+  if (!n.dtype) return absl::InternalError(absl::StrFormat("%s: node has no dtype", OpName(n.op)));
+  return *n.dtype;
+}
+
+// clip's optional bounds: ints = {has_min, has_max}, inputs = x then the given bounds.
+template <typename T>
+absl::Status ClipOperands(const Node& n, absl::Span<const T* const> in, const T** lo,
+                          const T** hi) {
+  if (n.ints.size() != 2 || in.size() != 1 + (n.ints[0] != 0) + (n.ints[1] != 0)) {
+    return absl::InternalError("clip: inputs do not match its bounds attribute");
+  }
+  *lo = n.ints[0] ? in[1] : nullptr;
+  *hi = n.ints[1] ? in[1 + (n.ints[0] != 0)] : nullptr;
+  return absl::OkStatus();
+}
+
+bool IsStack(Op op) { return op == Op::kStack; }
 
 // A fused node's result: the program's dtype, the inputs' broadcast shape.
 absl::StatusOr<TensorMeta> InferFused(const Node& n, absl::Span<const TensorMeta* const> in) {
@@ -47,14 +78,55 @@ absl::StatusOr<TensorMeta> InferFused(const Node& n, absl::Span<const TensorMeta
 absl::StatusOr<TensorMeta> InferNode(const Node& n, absl::Span<const TensorMeta* const> in) {
   BinaryOp b;
   UnaryOp u;
+  ReduceOp r;
   if (AsBinary(n.op, &b)) return InferBinary(b, *in[0], *in[1]);
   if (AsUnary(n.op, &u)) return InferUnary(u, *in[0]);
+  if (AsReduce(n.op, &r)) return InferReduce(r, *in[0], n.ints, n.keepdims);
   switch (n.op) {
-    case Op::kSum:
-    case Op::kMean: return InferReduce(AsReduce(n.op), *in[0], n.ints, n.keepdims);
+    case Op::kArgMax:
+    case Op::kArgMin: return InferArgReduce(n.op == Op::kArgMax, *in[0], n.ints, n.keepdims);
+    case Op::kSoftmax:
+    case Op::kLogSoftmax: return InferSoftmax(n.op == Op::kLogSoftmax, *in[0], n.attr);
+    case Op::kWhere: return InferWhere(*in[0], *in[1], *in[2]);
+    case Op::kClip: {
+      const TensorMeta *lo, *hi;
+      PIJIT_RETURN_IF_ERROR(ClipOperands<TensorMeta>(n, in, &lo, &hi));
+      return InferClip(*in[0], lo, hi);
+    }
     case Op::kMatMul: return InferMatMul(*in[0], *in[1]);
     case Op::kReshape: return InferReshape(*in[0], n.ints);
     case Op::kTranspose: return InferTranspose(*in[0], n.ints);
+    case Op::kBroadcastTo: return InferBroadcastTo(*in[0], n.ints);
+    case Op::kSqueeze: return InferSqueeze(*in[0], n.ints);
+    case Op::kUnsqueeze: return InferUnsqueeze(*in[0], n.attr);
+    case Op::kFlatten:
+      if (n.ints.size() != 2) return absl::InternalError("flatten: expects ints={start, end}");
+      return InferFlatten(*in[0], n.ints[0], n.ints[1]);
+    case Op::kIndex: return InferIndex(*in[0], n.ints);
+    case Op::kConcat:
+    case Op::kStack: return InferConcat(IsStack(n.op), in, n.attr);
+    case Op::kFull: {
+      PIJIT_ASSIGN_OR_RETURN(DType dt, NodeDType(n));
+      return InferFull(n.ints, dt);
+    }
+    case Op::kFullLike: return TensorMeta{n.dtype.value_or(in[0]->dtype), in[0]->shape};
+    case Op::kArange:
+    case Op::kLinspace: {
+      PIJIT_ASSIGN_OR_RETURN(DType dt, NodeDType(n));
+      if (n.ints.size() != 1) return absl::InternalError("arange/linspace: expects ints={n}");
+      return InferFull(n.ints, dt);
+    }
+    case Op::kEye: {
+      PIJIT_ASSIGN_OR_RETURN(DType dt, NodeDType(n));
+      if (n.ints.size() != 3) return absl::InternalError("eye: expects ints={n, m, k}");
+      return InferFull({n.ints[0], n.ints[1]}, dt);
+    }
+    case Op::kUniform:
+    case Op::kNormal: {
+      PIJIT_ASSIGN_OR_RETURN(DType dt, NodeDType(n));
+      return InferRandom(n.op == Op::kUniform ? Distribution::kUniform : Distribution::kNormal,
+                         n.ints, dt);
+    }
     case Op::kConstant: return MetaOf(n.value);
     case Op::kParam: return n.meta;
     case Op::kFused: return InferFused(n, in);
@@ -66,14 +138,62 @@ absl::StatusOr<TensorMeta> InferNode(const Node& n, absl::Span<const TensorMeta*
 absl::StatusOr<Tensor> RunNode(const Node& n, absl::Span<const Tensor* const> in) {
   BinaryOp b;
   UnaryOp u;
+  ReduceOp r;
   if (AsBinary(n.op, &b)) return Binary(b, *in[0], *in[1]);
   if (AsUnary(n.op, &u)) return Unary(u, *in[0]);
+  if (AsReduce(n.op, &r)) return Reduce(r, *in[0], n.ints, n.keepdims, n.attr);
   switch (n.op) {
-    case Op::kSum:
-    case Op::kMean: return Reduce(AsReduce(n.op), *in[0], n.ints, n.keepdims);
+    case Op::kArgMax:
+    case Op::kArgMin: return ArgReduce(n.op == Op::kArgMax, *in[0], n.ints, n.keepdims);
+    case Op::kSoftmax:
+    case Op::kLogSoftmax: return Softmax(n.op == Op::kLogSoftmax, *in[0], n.attr);
+    case Op::kWhere: return Where(*in[0], *in[1], *in[2]);
+    case Op::kClip: {
+      const Tensor *lo, *hi;
+      PIJIT_RETURN_IF_ERROR(ClipOperands<Tensor>(n, in, &lo, &hi));
+      return Clip(*in[0], lo, hi);
+    }
     case Op::kMatMul: return MatMul(*in[0], *in[1]);
     case Op::kReshape: return Reshape(*in[0], n.ints);
     case Op::kTranspose: return Transpose(*in[0], n.ints);
+    case Op::kBroadcastTo: return BroadcastTo(*in[0], n.ints);
+    case Op::kSqueeze: return Squeeze(*in[0], n.ints);
+    case Op::kUnsqueeze: return Unsqueeze(*in[0], n.attr);
+    case Op::kFlatten:
+      if (n.ints.size() != 2) return absl::InternalError("flatten: expects ints={start, end}");
+      return Flatten(*in[0], n.ints[0], n.ints[1]);
+    case Op::kIndex: return Index(*in[0], n.ints);
+    case Op::kConcat:
+    case Op::kStack: return Concat(IsStack(n.op), in, n.attr);
+    case Op::kFull: {
+      PIJIT_ASSIGN_OR_RETURN(DType dt, NodeDType(n));
+      return Full(n.ints, dt, n.value);
+    }
+    case Op::kFullLike: return Full(in[0]->shape(), n.dtype.value_or(in[0]->dtype()), n.value);
+    case Op::kArange: {
+      PIJIT_ASSIGN_OR_RETURN(DType dt, NodeDType(n));
+      if (n.ints.size() != 1) return absl::InternalError("arange: expects ints={n}");
+      return Arange(n.ints[0], dt, n.value);
+    }
+    case Op::kLinspace: {
+      PIJIT_ASSIGN_OR_RETURN(DType dt, NodeDType(n));
+      if (n.ints.size() != 1 || n.value.numel() != 2 || n.value.dtype() != DType::kFloat64)
+        return absl::InternalError("linspace: expects ints={num}, value={start, stop}");
+      return Linspace(n.value.data<double>()[0], n.value.data<double>()[1], n.ints[0], dt);
+    }
+    case Op::kEye: {
+      PIJIT_ASSIGN_OR_RETURN(DType dt, NodeDType(n));
+      if (n.ints.size() != 3) return absl::InternalError("eye: expects ints={n, m, k}");
+      return Eye(n.ints[0], n.ints[1], n.ints[2], dt);
+    }
+    case Op::kUniform:
+    case Op::kNormal: {
+      PIJIT_ASSIGN_OR_RETURN(DType dt, NodeDType(n));
+      if (n.value.numel() != 2 || n.value.dtype() != DType::kFloat64)
+        return absl::InternalError("uniform/normal: expects value={a, b} in Float64");
+      return Random(n.op == Op::kUniform ? Distribution::kUniform : Distribution::kNormal,
+                    n.ints, dt, n.value.data<double>()[0], n.value.data<double>()[1], n.attr);
+    }
     case Op::kConstant: return n.value;
     case Op::kFused: return n.fused->Run(in, n.meta.shape);
     default: break;

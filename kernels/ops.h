@@ -1,7 +1,12 @@
 // Eager tensor operations. Every op has a shape/dtype inference function (Infer*) that
 // reports bad input exactly as the op itself does; graph capture calls the inference
 // functions, so a jitted call and an eager call fail with the same error.
+//
+// Error messages start with the op's name and name the shapes/dtypes involved (the status
+// codes map to Python exceptions as kernels/errors.h describes).
 #pragma once
+#include <optional>
+
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "kernels/tensor.h"
@@ -15,32 +20,86 @@ struct TensorMeta {
 };
 inline TensorMeta MetaOf(const Tensor& t) { return {t.dtype(), t.shape()}; }
 
-enum class BinaryOp : uint8_t { kAdd, kSub, kMul, kDiv };
-enum class UnaryOp : uint8_t { kNeg, kExp, kLog, kRelu };
-enum class ReduceOp : uint8_t { kSum, kMean };
+// ---- elementwise ----------------------------------------------------------------------------
+
+// X(enumerator, name). Arithmetic ops compute in NumPy's promoted dtype; comparisons compute
+// in it and give Bool; logical ops read their inputs as truth values and give Bool.
+#define PIJIT_BINARY_OPS(X)                                                                    \
+  X(kAdd, "add") X(kSub, "sub") X(kMul, "mul") X(kDiv, "div") X(kPow, "pow")                  \
+  X(kMaximum, "maximum") X(kMinimum, "minimum") X(kFloorDiv, "floor_divide") X(kMod, "mod")   \
+  X(kEqual, "equal") X(kNotEqual, "not_equal") X(kLess, "less") X(kLessEqual, "less_equal")   \
+  X(kGreater, "greater") X(kGreaterEqual, "greater_equal")                                    \
+  X(kLogicalAnd, "logical_and") X(kLogicalOr, "logical_or") X(kLogicalXor, "logical_xor")     \
+  X(kBitwiseAnd, "bitwise_and") X(kBitwiseOr, "bitwise_or") X(kBitwiseXor, "bitwise_xor")
+// Float-valued functions (exp ... erf) turn integer inputs into Float64, as NumPy does.
+#define PIJIT_UNARY_OPS(X)                                                                     \
+  X(kNeg, "neg") X(kExp, "exp") X(kLog, "log") X(kRelu, "relu") X(kAbs, "abs")                \
+  X(kSign, "sign") X(kSquare, "square") X(kSqrt, "sqrt") X(kRsqrt, "rsqrt") X(kSin, "sin")    \
+  X(kCos, "cos") X(kTanh, "tanh") X(kSigmoid, "sigmoid") X(kGelu, "gelu")                     \
+  X(kSoftplus, "softplus") X(kErf, "erf") X(kLogicalNot, "logical_not")                       \
+  X(kBitwiseNot, "bitwise_not")
+
+enum class BinaryOp : uint8_t {
+#define PIJIT_OP_ENUM(e, n) e,
+  PIJIT_BINARY_OPS(PIJIT_OP_ENUM)
+};
+enum class UnaryOp : uint8_t { PIJIT_UNARY_OPS(PIJIT_OP_ENUM) };
+#undef PIJIT_OP_ENUM
 const char* BinaryOpName(BinaryOp op);  // "add"
 const char* UnaryOpName(UnaryOp op);
-const char* ReduceOpName(ReduceOp op);
 
 absl::StatusOr<Shape> BroadcastShapes(const char* op, absl::Span<const int64_t> a,
                                       absl::Span<const int64_t> b);
 
+// Integer pow with a negative exponent fails at run time, as in NumPy.
 absl::StatusOr<TensorMeta> InferBinary(BinaryOp op, const TensorMeta& a, const TensorMeta& b);
 absl::StatusOr<Tensor> Binary(BinaryOp op, const Tensor& a, const Tensor& b);
 
 absl::StatusOr<TensorMeta> InferUnary(UnaryOp op, const TensorMeta& a);
 absl::StatusOr<Tensor> Unary(UnaryOp op, const Tensor& a);
 
-// `axes` empty means every axis. Negative axes count from the end.
+// where(cond, x, y): x where cond is true, else y; cond of any dtype is read as truth values.
+absl::StatusOr<TensorMeta> InferWhere(const TensorMeta& cond, const TensorMeta& x,
+                                      const TensorMeta& y);
+absl::StatusOr<Tensor> Where(const Tensor& cond, const Tensor& x, const Tensor& y);
+
+// clip(x, lo, hi) = minimum(maximum(x, lo), hi) with either bound absent (null), as NumPy's
+// clip: the result dtype promotes every given operand, shapes broadcast, NaN propagates.
+absl::StatusOr<TensorMeta> InferClip(const TensorMeta& x, const TensorMeta* lo,
+                                     const TensorMeta* hi);
+absl::StatusOr<Tensor> Clip(const Tensor& x, const Tensor* lo, const Tensor* hi);
+
+// ---- reductions -----------------------------------------------------------------------------
+
+// sum/prod: integers accumulate in Int64; mean/var/std: integers give Float64; max/min keep
+// the dtype and fail on an empty reduction; all/any give Bool.
+enum class ReduceOp : uint8_t { kSum, kMean, kProd, kMax, kMin, kAll, kAny, kVar, kStd };
+const char* ReduceOpName(ReduceOp op);
+
+// `axes` empty means every axis. Negative axes count from the end. `ddof` is used by var/std
+// (divisor n - ddof, as NumPy).
 absl::StatusOr<TensorMeta> InferReduce(ReduceOp op, const TensorMeta& a,
                                        absl::Span<const int64_t> axes, bool keepdims);
 absl::StatusOr<Tensor> Reduce(ReduceOp op, const Tensor& a, absl::Span<const int64_t> axes,
-                              bool keepdims);
+                              bool keepdims, int64_t ddof = 0);
+
+// argmax/argmin over one axis (`axis` empty: over the flattened tensor); Int64 indices, the
+// first occurrence wins, NaN counts as the extreme (NumPy).
+absl::StatusOr<TensorMeta> InferArgReduce(bool is_max, const TensorMeta& a,
+                                          absl::Span<const int64_t> axis, bool keepdims);
+absl::StatusOr<Tensor> ArgReduce(bool is_max, const Tensor& a, absl::Span<const int64_t> axis,
+                                 bool keepdims);
+
+// Numerically stable softmax / log_softmax along `axis`; integers compute in Float64.
+absl::StatusOr<TensorMeta> InferSoftmax(bool log, const TensorMeta& a, int64_t axis);
+absl::StatusOr<Tensor> Softmax(bool log, const Tensor& a, int64_t axis);
 
 // NumPy matmul semantics: 1-D operands are promoted and the added axis removed; leading
 // (batch) axes broadcast. float32 runs on oneDNN, float64 on BLAS.
 absl::StatusOr<TensorMeta> InferMatMul(const TensorMeta& a, const TensorMeta& b);
 absl::StatusOr<Tensor> MatMul(const Tensor& a, const Tensor& b);
+
+// ---- shapes (views where the layout allows) ------------------------------------------------
 
 // One -1 entry is inferred. A view when the input is contiguous, a copy otherwise.
 absl::StatusOr<TensorMeta> InferReshape(const TensorMeta& a, absl::Span<const int64_t> shape);
@@ -51,10 +110,68 @@ absl::StatusOr<TensorMeta> InferTranspose(const TensorMeta& a, absl::Span<const 
 absl::StatusOr<Tensor> Transpose(const Tensor& a, absl::Span<const int64_t> perm);
 
 absl::StatusOr<Tensor> Cast(const Tensor& a, DType dtype);
-// A view of `a` broadcast to `shape` (stride 0 on broadcast axes).
+
+// A view of `a` broadcast to `shape` (stride 0 on broadcast axes). In the Infer form a -1
+// entry keeps the input's size (MindSpore's broadcast_to).
+absl::StatusOr<TensorMeta> InferBroadcastTo(const TensorMeta& a, absl::Span<const int64_t> shape);
 absl::StatusOr<Tensor> BroadcastTo(const Tensor& a, absl::Span<const int64_t> shape);
+
+// Removes the given size-1 axes (`axes` empty: every size-1 axis). A view.
+absl::StatusOr<TensorMeta> InferSqueeze(const TensorMeta& a, absl::Span<const int64_t> axes);
+absl::StatusOr<Tensor> Squeeze(const Tensor& a, absl::Span<const int64_t> axes);
+// Inserts a size-1 axis at `axis` in [-ndim-1, ndim]. A view.
+absl::StatusOr<TensorMeta> InferUnsqueeze(const TensorMeta& a, int64_t axis);
+absl::StatusOr<Tensor> Unsqueeze(const Tensor& a, int64_t axis);
+// Merges axes start..end (inclusive); a 0-d tensor becomes shape (1,). Reshape's layout rule.
+absl::StatusOr<TensorMeta> InferFlatten(const TensorMeta& a, int64_t start, int64_t end);
+absl::StatusOr<Tensor> Flatten(const Tensor& a, int64_t start, int64_t end);
+
+// concat joins along an existing axis, stack along a new one; dtypes promote (NumPy).
+absl::StatusOr<TensorMeta> InferConcat(bool stack, absl::Span<const TensorMeta* const> in,
+                                       int64_t axis);
+absl::StatusOr<Tensor> Concat(bool stack, absl::Span<const Tensor* const> in, int64_t axis);
+
+// Basic (NumPy) indexing: a list of items, each an int, a slice, a new axis or an ellipsis.
+// Always a view. An out-of-range integer is a NotFound status (IndexError).
+struct IndexItem {
+  enum Kind : uint8_t { kInt, kSlice, kNewAxis, kEllipsis };
+  static constexpr int64_t kNone = INT64_MIN;  // an omitted slice bound
+  Kind kind;
+  int64_t start = kNone, stop = kNone, step = 1;  // kInt: the index in `start`
+};
+// Items travel in graph attributes as 4 ints each: kind, start, stop, step.
+Shape EncodeIndex(absl::Span<const IndexItem> items);
+absl::StatusOr<TensorMeta> InferIndex(const TensorMeta& a, absl::Span<const int64_t> encoded);
+absl::StatusOr<Tensor> Index(const Tensor& a, absl::Span<const int64_t> encoded);
+
+// ---- creation -------------------------------------------------------------------------------
+
+// A tensor of `shape` filled with `value` (a 0-d tensor of any dtype, converted to `dtype`).
+absl::StatusOr<TensorMeta> InferFull(absl::Span<const int64_t> shape, DType dtype);
+absl::StatusOr<Tensor> Full(absl::Span<const int64_t> shape, DType dtype, const Tensor& value);
+// start + i * step for i < n; `params` is a 2-element Int64 or Float64 tensor {start, step}.
+absl::StatusOr<Tensor> Arange(int64_t n, DType dtype, const Tensor& params);
+// Number of elements of arange(start, stop, step); error for step 0 (names `op`).
+absl::StatusOr<int64_t> ArangeLength(const char* op, double start, double stop, double step);
+// `num` evenly spaced values from start to stop inclusive (NumPy's linspace).
+absl::StatusOr<Tensor> Linspace(double start, double stop, int64_t num, DType dtype);
+// n x m with ones on diagonal k.
+absl::StatusOr<Tensor> Eye(int64_t n, int64_t m, int64_t k, DType dtype);
+
+// Random numbers from a counter-based generator: the same seed gives the same values.
+// `seed` < 0 draws from the global generator (seeded by SetSeed) and advances it.
+enum class Distribution : uint8_t { kUniform, kNormal };
+void SetSeed(uint64_t seed);
+uint64_t GetSeed();
+absl::StatusOr<TensorMeta> InferRandom(Distribution d, absl::Span<const int64_t> shape,
+                                       DType dtype);
+// kUniform: [a, b); kNormal: mean a, standard deviation b.
+absl::StatusOr<Tensor> Random(Distribution d, absl::Span<const int64_t> shape, DType dtype,
+                              double a, double b, int64_t seed);
 
 // Resolves one axis against `ndim`; error names the op.
 absl::StatusOr<int64_t> NormalizeAxis(const char* op, int64_t axis, int64_t ndim);
+// Checks that every size is >= 0; error names the op.
+absl::Status CheckShape(const char* op, absl::Span<const int64_t> shape);
 
 }  // namespace pijit

@@ -1,4 +1,5 @@
-// Shape-only ops: reshape and transpose (views where the layout allows).
+// Shape-only ops: reshape, transpose, squeeze, unsqueeze, flatten (views where the layout
+// allows).
 #include <algorithm>
 
 #include "kernels/errors.h"
@@ -12,6 +13,24 @@ absl::StatusOr<int64_t> NormalizeAxis(const char* op, int64_t axis, int64_t ndim
         "%s: axis %d is out of bounds for a tensor of dimension %d", op, axis, ndim));
   }
   return axis < 0 ? axis + ndim : axis;
+}
+
+absl::Status CheckShape(const char* op, absl::Span<const int64_t> shape) {
+  int64_t n = 1;
+  bool overflow = false;
+  for (int64_t d : shape) {
+    if (d < 0) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s: negative dimension %d in shape %s", op, d, ShapeToString(shape)));
+    }
+    overflow = overflow || __builtin_mul_overflow(n, d, &n);
+  }
+  // Every element must be addressable in bytes by the widest dtype (NumPy: "array is too big").
+  if (overflow || n > (int64_t{1} << 59)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: a tensor of shape %s is too big", op, ShapeToString(shape)));
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<TensorMeta> InferReshape(const TensorMeta& a, absl::Span<const int64_t> shape) {
@@ -82,6 +101,96 @@ absl::StatusOr<Tensor> Transpose(const Tensor& a, absl::Span<const int64_t> perm
     strides[i] = a.strides()[ax];
   }
   return Tensor::View(a.storage(), a.dtype(), meta.shape, std::move(strides), a.offset());
+}
+
+namespace {
+absl::StatusOr<absl::InlinedVector<bool, 6>> SqueezedAxes(const TensorMeta& a,
+                                                         absl::Span<const int64_t> axes) {
+  const int64_t nd = static_cast<int64_t>(a.shape.size());
+  absl::InlinedVector<bool, 6> drop(nd, false);
+  for (int64_t i = 0; i < nd; ++i) drop[i] = axes.empty() && a.shape[i] == 1;
+  for (int64_t ax : axes) {
+    PIJIT_ASSIGN_OR_RETURN(int64_t k, NormalizeAxis("squeeze", ax, nd));
+    if (drop[k]) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("squeeze: repeated axis in %s", ShapeToString(axes)));
+    }
+    if (a.shape[k] != 1) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "squeeze: cannot remove axis %d of size %d from a tensor of shape %s (only size-1 "
+          "axes can be squeezed)", ax, a.shape[k], ShapeToString(a.shape)));
+    }
+    drop[k] = true;
+  }
+  return drop;
+}
+}  // namespace
+
+absl::StatusOr<TensorMeta> InferSqueeze(const TensorMeta& a, absl::Span<const int64_t> axes) {
+  PIJIT_ASSIGN_OR_RETURN(auto drop, SqueezedAxes(a, axes));
+  Shape out;
+  for (size_t i = 0; i < a.shape.size(); ++i)
+    if (!drop[i]) out.push_back(a.shape[i]);
+  return TensorMeta{a.dtype, std::move(out)};
+}
+
+absl::StatusOr<Tensor> Squeeze(const Tensor& a, absl::Span<const int64_t> axes) {
+  PIJIT_ASSIGN_OR_RETURN(auto drop, SqueezedAxes(MetaOf(a), axes));
+  Shape shape, strides;
+  for (int64_t i = 0; i < a.ndim(); ++i) {
+    if (drop[i]) continue;
+    shape.push_back(a.shape()[i]);
+    strides.push_back(a.strides()[i]);
+  }
+  return Tensor::View(a.storage(), a.dtype(), std::move(shape), std::move(strides), a.offset());
+}
+
+absl::StatusOr<TensorMeta> InferUnsqueeze(const TensorMeta& a, int64_t axis) {
+  const int64_t nd = static_cast<int64_t>(a.shape.size());
+  PIJIT_ASSIGN_OR_RETURN(int64_t k, NormalizeAxis("unsqueeze", axis, nd + 1));
+  Shape out = a.shape;
+  out.insert(out.begin() + k, 1);
+  return TensorMeta{a.dtype, std::move(out)};
+}
+
+absl::StatusOr<Tensor> Unsqueeze(const Tensor& a, int64_t axis) {
+  PIJIT_ASSIGN_OR_RETURN(int64_t k, NormalizeAxis("unsqueeze", axis, a.ndim() + 1));
+  Shape shape = a.shape(), strides = a.strides();
+  // Any stride is valid for a size-1 axis; use the one a contiguous layout would have.
+  int64_t s = k < a.ndim() ? a.strides()[k] * a.shape()[k] : 1;
+  shape.insert(shape.begin() + k, 1);
+  strides.insert(strides.begin() + k, s);
+  return Tensor::View(a.storage(), a.dtype(), std::move(shape), std::move(strides), a.offset());
+}
+
+absl::StatusOr<TensorMeta> InferFlatten(const TensorMeta& a, int64_t start, int64_t end) {
+  const int64_t nd = static_cast<int64_t>(a.shape.size());
+  if (nd == 0) {
+    // A 0-d tensor flattens to one element; only axes 0 and -1 name it.
+    for (int64_t ax : {start, end}) {
+      if (ax != 0 && ax != -1) {
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "flatten: axis %d is out of bounds for a tensor of dimension 0", ax));
+      }
+    }
+    return TensorMeta{a.dtype, Shape{1}};
+  }
+  PIJIT_ASSIGN_OR_RETURN(int64_t s, NormalizeAxis("flatten", start, nd));
+  PIJIT_ASSIGN_OR_RETURN(int64_t e, NormalizeAxis("flatten", end, nd));
+  if (s > e) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "flatten: start_dim %d comes after end_dim %d for a tensor of dimension %d", start, end,
+        nd));
+  }
+  Shape out(a.shape.begin(), a.shape.begin() + s);
+  out.push_back(NumElements(absl::MakeSpan(a.shape).subspan(s, e - s + 1)));
+  out.insert(out.end(), a.shape.begin() + e + 1, a.shape.end());
+  return TensorMeta{a.dtype, std::move(out)};
+}
+
+absl::StatusOr<Tensor> Flatten(const Tensor& a, int64_t start, int64_t end) {
+  PIJIT_ASSIGN_OR_RETURN(TensorMeta meta, InferFlatten(MetaOf(a), start, end));
+  return Reshape(a, meta.shape);
 }
 
 }  // namespace pijit

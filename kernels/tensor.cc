@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <new>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -56,6 +57,8 @@ std::shared_ptr<Storage> Storage::Allocate(size_t nbytes) {
   auto s = std::make_shared<Storage>(Private{});
   size_t rounded = (nbytes + 63) / 64 * 64;
   s->data_ = std::aligned_alloc(64, rounded == 0 ? 64 : rounded);
+  // The bindings turn this into MemoryError; kernels never see a null buffer.
+  if (s->data_ == nullptr) throw std::bad_alloc();
   s->nbytes_ = nbytes;
   s->owned_ = true;
   return s;

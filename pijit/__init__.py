@@ -16,10 +16,12 @@ from pijit.jit import (GraphBreakError, capture, disable, enable, explain, get_c
                        reset, ExplainOutput)
 
 ms_function = jit
+set_seed = _C.set_seed
+get_seed = _C.get_seed
 
 __all__ = [
     "Tensor", "Parameter", "dtype", "bool_", "int32", "int64", "float32", "float64",
     "ops", "nn", "jit", "ms_function", "capture", "enable", "disable", "explain",
     "get_code_extra", "reset", "set_context", "get_context", "GRAPH_MODE", "PYNATIVE_MODE",
-    "GraphBreakError", "ExplainOutput",
+    "GraphBreakError", "ExplainOutput", "set_seed", "get_seed",
 ]

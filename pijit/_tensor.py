@@ -22,34 +22,16 @@ def _repr(self):
     return f"Tensor(shape={shape}, dtype={self.dtype}, value={body})"
 
 
-def _bool(self):
-    if self.size != 1:
-        raise ValueError(
-            f"The truth value of a Tensor with {self.size} elements is ambiguous")
-    return bool(self.asnumpy().reshape(()))
-
-
-def _item(self):
-    if self.size != 1:
-        raise ValueError(f"item: only a Tensor with one element converts to a Python scalar, "
-                         f"this one has {self.size}")
-    return self.asnumpy().reshape(()).item()
-
-
-def _float(self):
-    return float(_item(self))
-
-
-def _int(self):
-    return int(_item(self))
+def _iter(self):
+    # Not a generator function: a 0-d tensor fails at iter(), as in NumPy.
+    if self.ndim == 0:
+        raise TypeError("iteration over a 0-d tensor")
+    return (self[i] for i in range(self.shape[0]))
 
 
 Tensor.__str__ = _str
 Tensor.__repr__ = _repr
-Tensor.__bool__ = _bool
-Tensor.__float__ = _float
-Tensor.__int__ = _int
-Tensor.item = _item
+Tensor.__iter__ = _iter
 Tensor.tolist = lambda self: self.asnumpy().tolist()
 Tensor.T = property(lambda self: self.transpose())
 Tensor.__module__ = "pijit"

@@ -3,23 +3,34 @@ classes (ops.Add(), ops.MatMul(), ...). The functions are native builtins that c
 recognises; a primitive names the builtin it calls with its attributes as keywords."""
 from pijit import _C
 
-add = _C.ops.add
-sub = _C.ops.sub
-mul = _C.ops.mul
-div = _C.ops.div
-matmul = _C.ops.matmul
-neg = _C.ops.neg
-exp = _C.ops.exp
-log = _C.ops.log
-relu = _C.ops.relu
-sum = _C.ops.sum  # noqa: A001 - MindSpore's name
-mean = _C.ops.mean
-reshape = _C.ops.reshape
-transpose = _C.ops.transpose
+# Every function declared in pijit/csrc/pyops.def, as the native builtin capture recognises.
+_FUNCTIONS = {name: fn for name, fn in vars(_C.ops).items() if callable(fn)}
+globals().update(_FUNCTIONS)
+sum = _C.ops.sum  # noqa: A001 - MindSpore's name (listed for readers; set by the line above)
+max = _C.ops.max  # noqa: A001
+min = _C.ops.min  # noqa: A001
+abs = _C.ops.abs  # noqa: A001
+pow = _C.ops.pow  # noqa: A001
+all = _C.ops.all  # noqa: A001
+any = _C.ops.any  # noqa: A001
+
+# Aliases (MindSpore and NumPy spellings): the same builtins, so they capture alike.
 reduce_sum = sum
 reduce_mean = mean
-
-
+amax = max
+amin = min
+cat = concat
+floor_mod = remainder
+mod = remainder
+eq = equal
+ne = not_equal
+lt = less
+le = less_equal
+gt = greater
+ge = greater_equal
+select = where
+clip_by_value = clip
+negative = neg
 class Primitive:
     """A stateless operator object: `ops.Add()(x, y)`.
 
@@ -118,3 +129,185 @@ class Reshape(Primitive):
 class Transpose(Primitive):
     """Transpose(x, perm)."""
     _pijit_op = staticmethod(transpose)
+
+
+Pow = _primitive("Pow", pow, "x ** y with broadcasting.")
+Maximum = _primitive("Maximum", maximum, "Elementwise maximum (NaN propagates).")
+Minimum = _primitive("Minimum", minimum, "Elementwise minimum (NaN propagates).")
+FloorDiv = _primitive("FloorDiv", floor_divide, "Floor division x // y.")
+FloorMod = _primitive("FloorMod", remainder, "x % y with the sign of y.")
+Equal = _primitive("Equal", equal, "x == y, elementwise, as Bool.")
+NotEqual = _primitive("NotEqual", not_equal, "x != y, elementwise, as Bool.")
+Less = _primitive("Less", less, "x < y, elementwise, as Bool.")
+LessEqual = _primitive("LessEqual", less_equal, "x <= y, elementwise, as Bool.")
+Greater = _primitive("Greater", greater, "x > y, elementwise, as Bool.")
+GreaterEqual = _primitive("GreaterEqual", greater_equal, "x >= y, elementwise, as Bool.")
+LogicalAnd = _primitive("LogicalAnd", logical_and, "x and y, elementwise, as Bool.")
+LogicalOr = _primitive("LogicalOr", logical_or, "x or y, elementwise, as Bool.")
+LogicalNot = _primitive("LogicalNot", logical_not, "not x, elementwise, as Bool.")
+Select = _primitive("Select", where, "Select()(cond, x, y): x where cond, else y.")
+Abs = _primitive("Abs", abs, "|x|.")
+Sign = _primitive("Sign", sign, "-1, 0 or 1 by the sign of x.")
+Square = _primitive("Square", square, "x * x.")
+Sqrt = _primitive("Sqrt", sqrt, "square root.")
+Rsqrt = _primitive("Rsqrt", rsqrt, "1 / sqrt(x).")
+Sin = _primitive("Sin", sin, "sine.")
+Cos = _primitive("Cos", cos, "cosine.")
+Tanh = _primitive("Tanh", tanh, "hyperbolic tangent.")
+Sigmoid = _primitive("Sigmoid", sigmoid, "1 / (1 + exp(-x)).")
+GeLU = _primitive("GeLU", gelu, "x * Phi(x) (erf form).")
+Softplus = _primitive("Softplus", softplus, "log(1 + exp(x)).")
+Erf = _primitive("Erf", erf, "the error function.")
+ZerosLike = _primitive("ZerosLike", zeros_like, "zeros with the shape and dtype of x.")
+OnesLike = _primitive("OnesLike", ones_like, "ones with the shape and dtype of x.")
+
+
+class ReduceMax(_Reduce):
+    """Maximum over `axis` (all axes when empty)."""
+    _pijit_op = staticmethod(max)
+
+
+class ReduceMin(_Reduce):
+    """Minimum over `axis` (all axes when empty)."""
+    _pijit_op = staticmethod(min)
+
+
+class ReduceProd(_Reduce):
+    """Product over `axis` (all axes when empty)."""
+    _pijit_op = staticmethod(prod)
+
+
+class ReduceAll(_Reduce):
+    """Logical and over `axis` (all axes when empty)."""
+    _pijit_op = staticmethod(all)
+
+
+class ReduceAny(_Reduce):
+    """Logical or over `axis` (all axes when empty)."""
+    _pijit_op = staticmethod(any)
+
+
+class _AxisPrimitive(Primitive):
+    """A primitive whose one attribute is the `axis` keyword of its function."""
+    _default_axis = 0
+
+    def __init__(self, axis=None):
+        super().__init__(axis=self._default_axis if axis is None else axis)
+
+    def _pijit_kwargs(self):
+        return {"axis": self.axis}
+
+
+class Softmax(_AxisPrimitive):
+    """Softmax(axis=-1)(x)."""
+    _pijit_op = staticmethod(softmax)
+    _default_axis = -1
+
+
+class LogSoftmax(_AxisPrimitive):
+    """LogSoftmax(axis=-1)(x)."""
+    _pijit_op = staticmethod(log_softmax)
+    _default_axis = -1
+
+
+class Argmax(_AxisPrimitive):
+    """Argmax(axis=-1)(x): Int64 indices of the maxima."""
+    _pijit_op = staticmethod(argmax)
+    _default_axis = -1
+
+
+class Argmin(_AxisPrimitive):
+    """Argmin(axis=-1)(x): Int64 indices of the minima."""
+    _pijit_op = staticmethod(argmin)
+    _default_axis = -1
+
+
+class Concat(_AxisPrimitive):
+    """Concat(axis=0)(tensors)."""
+    _pijit_op = staticmethod(concat)
+
+
+class Stack(_AxisPrimitive):
+    """Stack(axis=0)(tensors)."""
+    _pijit_op = staticmethod(stack)
+
+
+class Squeeze(Primitive):
+    """Squeeze(axis=())(x): removes the given size-1 axes (every one when empty)."""
+    _pijit_op = staticmethod(squeeze)
+
+    def __init__(self, axis=()):
+        super().__init__(axis=axis)
+
+    def _pijit_kwargs(self):
+        return {"axis": self.axis}
+
+
+class ExpandDims(Primitive):
+    """ExpandDims()(x, axis)."""
+    _pijit_op = staticmethod(expand_dims)
+
+
+class BroadcastTo(Primitive):
+    """BroadcastTo(shape)(x); -1 keeps the input's size."""
+    _pijit_op = staticmethod(broadcast_to)
+
+    def __init__(self, shape):
+        super().__init__(shape=tuple(shape))
+
+    def _pijit_kwargs(self):
+        return None  # the shape is positional in broadcast_to
+
+    def __call__(self, x):
+        return broadcast_to(x, self.shape)
+
+
+class Flatten(Primitive):
+    """Flatten()(x): keeps axis 0 and flattens the rest, (N, ...) -> (N, X)."""
+    _pijit_op = staticmethod(flatten)
+
+    def _pijit_kwargs(self):
+        return {"start_dim": 1}
+
+
+class Zeros(Primitive):
+    """Zeros()(shape, dtype)."""
+    _pijit_op = staticmethod(zeros)
+
+
+class Ones(Primitive):
+    """Ones()(shape, dtype)."""
+    _pijit_op = staticmethod(ones)
+
+
+class Fill(Primitive):
+    """Fill()(dtype, shape, value)."""
+    _pijit_op = staticmethod(full)
+
+    def _pijit_kwargs(self):
+        return None  # the argument order differs from full's
+
+    def __call__(self, dtype, shape, value):
+        return full(shape, value, dtype=dtype)
+
+
+class Eye(Primitive):
+    """Eye()(n, m, dtype)."""
+    _pijit_op = staticmethod(eye)
+
+
+class StandardNormal(Primitive):
+    """StandardNormal(seed=0, seed2=0)(shape): N(0, 1) samples; seed 0 uses the global
+    generator (pijit.set_seed)."""
+    _pijit_op = staticmethod(randn)
+
+    def __init__(self, seed=0, seed2=0):
+        super().__init__(seed=seed, seed2=seed2)
+
+    def _pijit_kwargs(self):
+        return {"seed": self.seed} if self.seed else {}
+
+
+class UniformReal(StandardNormal):
+    """UniformReal(seed=0, seed2=0)(shape): samples from [0, 1)."""
+    _pijit_op = staticmethod(rand)

@@ -6,7 +6,10 @@ absl::StatusOr<bool> Run(Graph& g) {
   bool changed = false;
   for (size_t id = 0; id < g.nodes().size(); ++id) {
     const Node& n = g.node(static_cast<NodeId>(id));
-    if (HasTrait(n.op, kSource) || NumElements(n.meta.shape) > kMaxFoldedElements) continue;
+    if (HasTrait(n.op, kSource) || HasTrait(n.op, kStateful) ||
+        NumElements(n.meta.shape) > kMaxFoldedElements) {
+      continue;
+    }
     absl::InlinedVector<const Tensor*, 2> args;
     bool all_constant = true;
     for (NodeId i : n.inputs) {

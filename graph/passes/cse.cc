@@ -21,8 +21,13 @@ std::string Key(const Node& n) {
   k.push_back('|');
   for (int64_t v : n.ints) put(&v, sizeof(v));
   k.push_back(n.keepdims ? 'k' : '-');
-  if (n.op == Op::kConstant) {
+  put(&n.attr, sizeof(n.attr));
+  k.push_back(n.dtype ? static_cast<char>('0' + static_cast<int>(*n.dtype)) : '-');
+  if (n.value.defined()) {  // constants, fill values, creation parameters
     Tensor v = n.value.Contiguous();
+    const DType vdt = v.dtype();
+    put(&vdt, sizeof(vdt));
+    for (int64_t d : v.shape()) put(&d, sizeof(d));
     put(v.raw_data(), static_cast<size_t>(v.numel()) * v.itemsize());
   }
   if (n.op == Op::kFused) absl::StrAppend(&k, n.fused->program().ToText());
@@ -43,7 +48,8 @@ absl::StatusOr<bool> Run(Graph& g) {
       if (canon[i] != i) changed = true;
       i = canon[i];
     }
-    if (n.op == Op::kParam) continue;
+    // Each stateful node (a random draw) is its own value.
+    if (n.op == Op::kParam || HasTrait(n.op, kStateful)) continue;
     auto [it, inserted] = seen.try_emplace(Key(n), static_cast<NodeId>(id));
     if (!inserted) canon[id] = it->second;
   }

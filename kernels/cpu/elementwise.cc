@@ -1,6 +1,10 @@
-// Broadcasting elementwise kernels (binary and unary) and dtype casts.
+// Broadcasting binary kernels (arithmetic, comparisons, logical and bitwise ops), the
+// broadcast view and dtype casts.
 #include <cmath>
+#include <cstring>
+#include <limits>
 
+#include "kernels/cpu/loops.h"
 #include "kernels/errors.h"
 #include "kernels/ops.h"
 
@@ -8,20 +12,9 @@ namespace pijit {
 
 const char* BinaryOpName(BinaryOp op) {
   switch (op) {
-    case BinaryOp::kAdd: return "add";
-    case BinaryOp::kSub: return "sub";
-    case BinaryOp::kMul: return "mul";
-    case BinaryOp::kDiv: return "div";
-  }
-  return "?";
-}
-
-const char* UnaryOpName(UnaryOp op) {
-  switch (op) {
-    case UnaryOp::kNeg: return "neg";
-    case UnaryOp::kExp: return "exp";
-    case UnaryOp::kLog: return "log";
-    case UnaryOp::kRelu: return "relu";
+#define PIJIT_OP_NAME(e, n) case BinaryOp::e: return n;
+    PIJIT_BINARY_OPS(PIJIT_OP_NAME)
+#undef PIJIT_OP_NAME
   }
   return "?";
 }
@@ -43,27 +36,43 @@ absl::StatusOr<Shape> BroadcastShapes(const char* op, absl::Span<const int64_t> 
   return out;
 }
 
-absl::StatusOr<Tensor> BroadcastTo(const Tensor& a, absl::Span<const int64_t> shape) {
+absl::StatusOr<TensorMeta> InferBroadcastTo(const TensorMeta& a, absl::Span<const int64_t> shape) {
   const size_t n = shape.size();
-  if (a.shape().size() > n) {
+  auto fail = [&] {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "broadcast_to: cannot broadcast shape %s to %s", ShapeToString(a.shape()),
-        ShapeToString(shape)));
+        "broadcast_to: cannot broadcast a tensor of shape %s to shape %s",
+        ShapeToString(a.shape), ShapeToString(shape)));
+  };
+  if (a.shape.size() > n) return fail();
+  const size_t lead = n - a.shape.size();
+  Shape out(shape.begin(), shape.end());
+  for (size_t i = 0; i < n; ++i) {
+    if (out[i] == -1) {
+      if (i < lead) {
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "broadcast_to: -1 in shape %s is only allowed where the input (of shape %s) has an "
+            "axis", ShapeToString(shape), ShapeToString(a.shape)));
+      }
+      out[i] = a.shape[i - lead];
+    }
+    if (out[i] < 0) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "broadcast_to: negative dimension %d in shape %s", out[i], ShapeToString(shape)));
+    }
+    if (i >= lead && a.shape[i - lead] != out[i] && a.shape[i - lead] != 1) return fail();
   }
+  return TensorMeta{a.dtype, std::move(out)};
+}
+
+absl::StatusOr<Tensor> BroadcastTo(const Tensor& a, absl::Span<const int64_t> shape) {
+  PIJIT_ASSIGN_OR_RETURN(TensorMeta meta, InferBroadcastTo(MetaOf(a), shape));
+  const size_t n = meta.shape.size();
   Shape strides(n, 0);
   const size_t lead = n - a.shape().size();
-  for (size_t i = lead; i < n; ++i) {
-    int64_t d = a.shape()[i - lead];
-    if (d == shape[i]) {
-      strides[i] = a.strides()[i - lead];
-    } else if (d != 1) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "broadcast_to: cannot broadcast shape %s to %s", ShapeToString(a.shape()),
-          ShapeToString(shape)));
-    }
-  }
-  return Tensor::View(a.storage(), a.dtype(), Shape(shape.begin(), shape.end()),
-                      std::move(strides), a.offset());
+  for (size_t i = lead; i < n; ++i)
+    if (a.shape()[i - lead] == meta.shape[i]) strides[i] = a.strides()[i - lead];
+  return Tensor::View(a.storage(), a.dtype(), std::move(meta.shape), std::move(strides),
+                      a.offset());
 }
 
 absl::StatusOr<Tensor> Cast(const Tensor& a, DType dtype) {
@@ -75,148 +84,226 @@ absl::StatusOr<Tensor> Cast(const Tensor& a, DType dtype) {
 
 namespace {
 
-// Runs out[i] = f(a[i], b[i]) over broadcast views `a` and `b` that have out's shape.
-template <typename T, typename R, typename F>
-void BinaryLoop(const Tensor& a, const Tensor& b, const Tensor& out, F f) {
-  const T* pa = a.data<T>();
-  const T* pb = b.data<T>();
-  R* po = out.data<R>();
-  const int64_t n = out.numel();
-  if (n == 0) return;
-  if (a.is_contiguous() && b.is_contiguous()) {
-    for (int64_t i = 0; i < n; ++i) po[i] = f(pa[i], pb[i]);
-    return;
-  }
-  const int64_t nd = out.ndim();
-  const auto& shape = out.shape();
-  const int64_t inner = shape[nd - 1];
-  const int64_t sa = a.strides()[nd - 1], sb = b.strides()[nd - 1];
-  Shape idx(nd, 0);
-  for (int64_t base = 0; base < n; base += inner) {
-    int64_t oa = 0, ob = 0;
-    for (int64_t k = 0; k + 1 < nd; ++k) {
-      oa += idx[k] * a.strides()[k];
-      ob += idx[k] * b.strides()[k];
-    }
-    const T* xa = pa + oa;
-    const T* xb = pb + ob;
-    R* xo = po + base;
-    if (sa == 1 && sb == 1) {
-      for (int64_t i = 0; i < inner; ++i) xo[i] = f(xa[i], xb[i]);
-    } else if (sa == 1 && sb == 0) {
-      const T vb = *xb;
-      for (int64_t i = 0; i < inner; ++i) xo[i] = f(xa[i], vb);
-    } else if (sa == 0 && sb == 1) {
-      const T va = *xa;
-      for (int64_t i = 0; i < inner; ++i) xo[i] = f(va, xb[i]);
-    } else {
-      for (int64_t i = 0; i < inner; ++i) xo[i] = f(xa[i * sa], xb[i * sb]);
-    }
-    for (int64_t k = nd - 2; k >= 0; --k) {
-      if (++idx[k] < shape[k]) break;
-      idx[k] = 0;
-    }
+enum class Family : uint8_t { kArithmetic, kCompare, kLogical, kBitwise };
+Family FamilyOf(BinaryOp op) {
+  switch (op) {
+    case BinaryOp::kEqual: case BinaryOp::kNotEqual: case BinaryOp::kLess:
+    case BinaryOp::kLessEqual: case BinaryOp::kGreater: case BinaryOp::kGreaterEqual:
+      return Family::kCompare;
+    case BinaryOp::kLogicalAnd: case BinaryOp::kLogicalOr: case BinaryOp::kLogicalXor:
+      return Family::kLogical;
+    case BinaryOp::kBitwiseAnd: case BinaryOp::kBitwiseOr: case BinaryOp::kBitwiseXor:
+      return Family::kBitwise;
+    default:
+      return Family::kArithmetic;
   }
 }
 
-template <typename T, typename F>
-void UnaryLoop(const Tensor& a, const Tensor& out, F f) {
-  Tensor src = a.Contiguous();
-  const T* pa = src.data<T>();
-  T* po = out.data<T>();
-  const int64_t n = out.numel();
-  for (int64_t i = 0; i < n; ++i) po[i] = f(pa[i]);
+// The dtype both operands are converted to before the loop runs.
+absl::StatusOr<DType> ComputeDType(BinaryOp op, DType a, DType b) {
+  const char* name = BinaryOpName(op);
+  DType dt = PromoteTypes(a, b);
+  switch (FamilyOf(op)) {
+    case Family::kLogical: return DType::kBool;
+    case Family::kCompare: return dt;
+    case Family::kBitwise:
+      if (IsFloating(dt)) {
+        return absl::UnimplementedError(absl::StrFormat(
+            "%s: unsupported dtypes %s and %s, expected bool or integer operands", name,
+            DTypeName(a), DTypeName(b)));
+      }
+      return dt;
+    case Family::kArithmetic: break;
+  }
+  if (dt == DType::kBool) {
+    switch (op) {
+      case BinaryOp::kSub:
+        return absl::UnimplementedError(
+            "sub: boolean subtract is not supported, use logical_xor or cast to an integer dtype");
+      case BinaryOp::kPow: case BinaryOp::kFloorDiv: case BinaryOp::kMod:
+        return absl::UnimplementedError(absl::StrFormat(
+            "%s: unsupported dtypes Bool and Bool, cast the operands to an integer dtype", name));
+      default: break;
+    }
+  }
+  if (op == BinaryOp::kDiv && !IsFloating(dt)) dt = DType::kFloat64;
+  return dt;
+}
+
+DType OutputDType(BinaryOp op, DType compute) {
+  Family f = FamilyOf(op);
+  return f == Family::kCompare || f == Family::kLogical ? DType::kBool : compute;
+}
+
+// Wrapping integer arithmetic, as NumPy's (no undefined behaviour on overflow).
+template <typename T>
+T WrapMul(T a, T b) {
+  using U = std::make_unsigned_t<T>;
+  return static_cast<T>(static_cast<U>(a) * static_cast<U>(b));
+}
+template <typename T>
+T IntPow(T base, T exp) {
+  T result = 1;
+  while (exp > 0) {
+    if (exp & 1) result = WrapMul(result, base);
+    base = WrapMul(base, base);
+    exp >>= 1;
+  }
+  return result;
+}
+template <typename T>
+T IntFloorDiv(T a, T b) {
+  if (b == 0) return 0;  // NumPy warns and gives 0
+  if (b == -1) return static_cast<T>(-static_cast<std::make_unsigned_t<T>>(a));
+  T q = a / b;
+  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
+  return q;
+}
+template <typename T>
+T IntMod(T a, T b) {
+  if (b == 0 || b == -1) return 0;
+  T r = a % b;
+  if (r != 0 && ((r < 0) != (b < 0))) r += b;
+  return r;
+}
+// Python's float floor division and modulo (NumPy's npy_divmod).
+template <typename T>
+T FloatMod(T a, T b) {
+  if (b == 0) return std::fmod(a, b);
+  T mod = std::fmod(a, b);
+  if (mod != 0) {
+    if ((b < 0) != (mod < 0)) mod += b;
+  } else {
+    mod = std::copysign(T(0), b);
+  }
+  return mod;
+}
+template <typename T>
+T FloatFloorDiv(T a, T b) {
+  if (b == 0) return a / b;
+  T mod = std::fmod(a, b);
+  T div = (a - mod) / b;
+  if (mod != 0 && ((b < 0) != (mod < 0))) div -= T(1);
+  if (div == 0) return std::copysign(T(0), a / b);
+  T floordiv = std::floor(div);
+  if (div - floordiv > T(0.5)) floordiv += T(1);
+  return floordiv;
+}
+
+template <typename T>
+absl::Status RunArithmetic(BinaryOp op, const Tensor& va, const Tensor& vb, const Tensor& out) {
+  constexpr bool kFloat = std::is_floating_point_v<T>;
+  constexpr bool kBool = std::is_same_v<T, bool>;
+  switch (op) {
+    case BinaryOp::kAdd:
+      if constexpr (kBool) loops::Binary<T, T>(va, vb, out, [](T x, T y) { return x || y; });
+      else loops::Binary<T, T>(va, vb, out, [](T x, T y) { return static_cast<T>(x + y); });
+      break;
+    case BinaryOp::kSub:
+      if constexpr (!kBool)
+        loops::Binary<T, T>(va, vb, out, [](T x, T y) { return static_cast<T>(x - y); });
+      break;
+    case BinaryOp::kMul:
+      if constexpr (kBool) loops::Binary<T, T>(va, vb, out, [](T x, T y) { return x && y; });
+      else loops::Binary<T, T>(va, vb, out, [](T x, T y) { return static_cast<T>(x * y); });
+      break;
+    case BinaryOp::kDiv:
+      if constexpr (kFloat) loops::Binary<T, T>(va, vb, out, [](T x, T y) { return x / y; });
+      break;
+    case BinaryOp::kMaximum:
+      loops::Binary<T, T>(va, vb, out, [](T x, T y) { return loops::Max(x, y); });
+      break;
+    case BinaryOp::kMinimum:
+      loops::Binary<T, T>(va, vb, out, [](T x, T y) { return loops::Min(x, y); });
+      break;
+    case BinaryOp::kPow:
+      if constexpr (kFloat) {
+        loops::Binary<T, T>(va, vb, out, [](T x, T y) { return std::pow(x, y); });
+      } else if constexpr (!kBool) {
+        if (loops::AnyOf<T>(vb, [](T y) { return y < 0; })) {
+          return absl::InvalidArgumentError(
+              "pow: integers to negative integer powers are not allowed");
+        }
+        loops::Binary<T, T>(va, vb, out, [](T x, T y) { return IntPow(x, y); });
+      }
+      break;
+    case BinaryOp::kFloorDiv:
+      if constexpr (kFloat) loops::Binary<T, T>(va, vb, out, FloatFloorDiv<T>);
+      else if constexpr (!kBool) loops::Binary<T, T>(va, vb, out, IntFloorDiv<T>);
+      break;
+    case BinaryOp::kMod:
+      if constexpr (kFloat) loops::Binary<T, T>(va, vb, out, FloatMod<T>);
+      else if constexpr (!kBool) loops::Binary<T, T>(va, vb, out, IntMod<T>);
+      break;
+    case BinaryOp::kBitwiseAnd:
+      if constexpr (!kFloat) loops::Binary<T, T>(va, vb, out, [](T x, T y) { return static_cast<T>(x & y); });
+      break;
+    case BinaryOp::kBitwiseOr:
+      if constexpr (!kFloat) loops::Binary<T, T>(va, vb, out, [](T x, T y) { return static_cast<T>(x | y); });
+      break;
+    case BinaryOp::kBitwiseXor:
+      if constexpr (!kFloat) loops::Binary<T, T>(va, vb, out, [](T x, T y) { return static_cast<T>(x ^ y); });
+      break;
+    default:
+      return absl::InternalError(absl::StrFormat("%s is not arithmetic", BinaryOpName(op)));
+  }
+  return absl::OkStatus();
+}
+
+template <typename T>
+void RunCompare(BinaryOp op, const Tensor& va, const Tensor& vb, const Tensor& out) {
+  switch (op) {
+    case BinaryOp::kEqual: loops::Binary<T, bool>(va, vb, out, [](T x, T y) { return x == y; }); break;
+    case BinaryOp::kNotEqual: loops::Binary<T, bool>(va, vb, out, [](T x, T y) { return x != y; }); break;
+    case BinaryOp::kLess: loops::Binary<T, bool>(va, vb, out, [](T x, T y) { return x < y; }); break;
+    case BinaryOp::kLessEqual: loops::Binary<T, bool>(va, vb, out, [](T x, T y) { return x <= y; }); break;
+    case BinaryOp::kGreater: loops::Binary<T, bool>(va, vb, out, [](T x, T y) { return x > y; }); break;
+    case BinaryOp::kGreaterEqual: loops::Binary<T, bool>(va, vb, out, [](T x, T y) { return x >= y; }); break;
+    case BinaryOp::kLogicalAnd: loops::Binary<T, bool>(va, vb, out, [](T x, T y) { return x && y; }); break;
+    case BinaryOp::kLogicalOr: loops::Binary<T, bool>(va, vb, out, [](T x, T y) { return x || y; }); break;
+    case BinaryOp::kLogicalXor: loops::Binary<T, bool>(va, vb, out, [](T x, T y) { return x != y; }); break;
+    default: break;
+  }
+}
+
+absl::Status RunBinary(BinaryOp op, DType compute, const Tensor& va, const Tensor& vb,
+                       const Tensor& out) {
+  const Family f = FamilyOf(op);
+  return DispatchDType(compute, [&](auto tag) -> absl::Status {
+    using T = decltype(tag);
+    if (f == Family::kCompare || f == Family::kLogical) {
+      RunCompare<T>(op, va, vb, out);
+      return absl::OkStatus();
+    }
+    return RunArithmetic<T>(op, va, vb, out);
+  });
 }
 
 }  // namespace
 
 absl::StatusOr<TensorMeta> InferBinary(BinaryOp op, const TensorMeta& a, const TensorMeta& b) {
-  DType dt = PromoteTypes(a.dtype, b.dtype);
-  if (op == BinaryOp::kSub && dt == DType::kBool) {
-    return absl::UnimplementedError(
-        "sub: boolean subtract is not supported, use logical_xor or cast to an integer dtype");
-  }
-  if (op == BinaryOp::kDiv && !IsFloating(dt)) dt = DType::kFloat64;
+  PIJIT_ASSIGN_OR_RETURN(DType compute, ComputeDType(op, a.dtype, b.dtype));
   PIJIT_ASSIGN_OR_RETURN(Shape shape, BroadcastShapes(BinaryOpName(op), a.shape, b.shape));
-  return TensorMeta{dt, std::move(shape)};
+  return TensorMeta{OutputDType(op, compute), std::move(shape)};
 }
-
-namespace {
-template <typename T>
-void RunBinary(BinaryOp op, const Tensor& va, const Tensor& vb, const Tensor& out) {
-  switch (op) {
-    case BinaryOp::kAdd:
-      BinaryLoop<T, T>(va, vb, out, [](T x, T y) { return static_cast<T>(x + y); });
-      break;
-    case BinaryOp::kSub:
-      if constexpr (!std::is_same_v<T, bool>)
-        BinaryLoop<T, T>(va, vb, out, [](T x, T y) { return static_cast<T>(x - y); });
-      break;
-    case BinaryOp::kMul:
-      BinaryLoop<T, T>(va, vb, out, [](T x, T y) { return static_cast<T>(x * y); });
-      break;
-    case BinaryOp::kDiv:
-      if constexpr (std::is_floating_point_v<T>)
-        BinaryLoop<T, T>(va, vb, out, [](T x, T y) { return x / y; });
-      break;
-  }
-}
-}  // namespace
 
 absl::StatusOr<Tensor> Binary(BinaryOp op, const Tensor& a, const Tensor& b) {
-  // Fast path: same dtype and shape, both contiguous (no promotion, no broadcasting).
-  if (a.dtype() == b.dtype() && a.shape() == b.shape() && a.is_contiguous() &&
-      b.is_contiguous() && !(op == BinaryOp::kSub && a.dtype() == DType::kBool) &&
-      !(op == BinaryOp::kDiv && !IsFloating(a.dtype()))) {
-    Tensor out = Tensor::Empty(a.shape(), a.dtype());
-    DispatchDType(a.dtype(), [&](auto tag) { RunBinary<decltype(tag)>(op, a, b, out); });
+  PIJIT_ASSIGN_OR_RETURN(DType compute, ComputeDType(op, a.dtype(), b.dtype()));
+  const DType out_dtype = OutputDType(op, compute);
+  // Fast path: no conversion, no broadcasting.
+  if (a.dtype() == compute && b.dtype() == compute && a.shape() == b.shape()) {
+    Tensor out = Tensor::Empty(a.shape(), out_dtype);
+    PIJIT_RETURN_IF_ERROR(RunBinary(op, compute, a, b, out));
     return out;
   }
-  PIJIT_ASSIGN_OR_RETURN(TensorMeta meta, InferBinary(op, MetaOf(a), MetaOf(b)));
-  // Inputs are converted to the result dtype (true division of integers computes in float64).
-  PIJIT_ASSIGN_OR_RETURN(Tensor ca, Cast(a, meta.dtype));
-  PIJIT_ASSIGN_OR_RETURN(Tensor cb, Cast(b, meta.dtype));
-  PIJIT_ASSIGN_OR_RETURN(Tensor va, BroadcastTo(ca, meta.shape));
-  PIJIT_ASSIGN_OR_RETURN(Tensor vb, BroadcastTo(cb, meta.shape));
-  Tensor out = Tensor::Empty(meta.shape, meta.dtype);
-  DispatchDType(meta.dtype, [&](auto tag) { RunBinary<decltype(tag)>(op, va, vb, out); });
-  return out;
-}
-
-absl::StatusOr<TensorMeta> InferUnary(UnaryOp op, const TensorMeta& a) {
-  if (a.dtype == DType::kBool) {
-    return absl::UnimplementedError(absl::StrFormat(
-        "%s: unsupported dtype Bool, expected an integer or floating dtype", UnaryOpName(op)));
-  }
-  DType dt = a.dtype;
-  if ((op == UnaryOp::kExp || op == UnaryOp::kLog) && !IsFloating(dt)) dt = DType::kFloat64;
-  return TensorMeta{dt, a.shape};
-}
-
-absl::StatusOr<Tensor> Unary(UnaryOp op, const Tensor& a) {
-  PIJIT_ASSIGN_OR_RETURN(TensorMeta meta, InferUnary(op, MetaOf(a)));
-  PIJIT_ASSIGN_OR_RETURN(Tensor ca, Cast(a, meta.dtype));
-  Tensor out = Tensor::Empty(meta.shape, meta.dtype);
-  DispatchDType(meta.dtype, [&](auto tag) {
-    using T = decltype(tag);
-    if constexpr (!std::is_same_v<T, bool>) {
-      switch (op) {
-        case UnaryOp::kNeg: UnaryLoop<T>(ca, out, [](T x) { return static_cast<T>(-x); }); break;
-        case UnaryOp::kRelu:
-          // NaN stays NaN, as np.maximum(x, 0) gives.
-          UnaryLoop<T>(ca, out, [](T x) { return x < T(0) ? T(0) : x; });
-          break;
-        case UnaryOp::kExp:
-          if constexpr (std::is_floating_point_v<T>)
-            UnaryLoop<T>(ca, out, [](T x) { return std::exp(x); });
-          break;
-        case UnaryOp::kLog:
-          if constexpr (std::is_floating_point_v<T>)
-            UnaryLoop<T>(ca, out, [](T x) { return std::log(x); });
-          break;
-      }
-    }
-  });
+  PIJIT_ASSIGN_OR_RETURN(Shape shape, BroadcastShapes(BinaryOpName(op), a.shape(), b.shape()));
+  // Inputs are converted to the compute dtype (true division of integers computes in float64).
+  PIJIT_ASSIGN_OR_RETURN(Tensor ca, Cast(a, compute));
+  PIJIT_ASSIGN_OR_RETURN(Tensor cb, Cast(b, compute));
+  PIJIT_ASSIGN_OR_RETURN(Tensor va, BroadcastTo(ca, shape));
+  PIJIT_ASSIGN_OR_RETURN(Tensor vb, BroadcastTo(cb, shape));
+  Tensor out = Tensor::Empty(shape, out_dtype);
+  PIJIT_RETURN_IF_ERROR(RunBinary(op, compute, va, vb, out));
   return out;
 }
 

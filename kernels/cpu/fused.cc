@@ -212,7 +212,7 @@ T Apply(FusedOpcode op, T a, T b) {
     case FusedOpcode::kMul: return a * b;
     case FusedOpcode::kDiv: return a / b;
     case FusedOpcode::kNeg: return -a;
-    case FusedOpcode::kRelu: return a > T(0) ? a : T(0);  // as the eager kernel
+    case FusedOpcode::kRelu: return a > T(0) ? a : (a != a ? a : T(0));  // as the eager kernel
     case FusedOpcode::kExp: return std::exp(a);
   }
   return a;

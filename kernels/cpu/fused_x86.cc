@@ -197,12 +197,21 @@ class Gen {
           else cc_.vxorpd(d, a, SignMask());
           break;
         case FusedOpcode::kRelu: {
-          // maxps returns its second operand unless the first is greater: a > 0 ? a : 0, so
-          // NaN and -0.0 give +0.0 exactly as the eager kernel.
+          // As the eager kernel (and np.maximum(a, 0)): a > 0 ? a : 0, except that NaN stays
+          // NaN. maxps returns its second operand unless the first is greater, which gives
+          // +0.0 for -0.0 and for NaN; NaN lanes are then taken from `a`.
           x86::Vec zero = NewVec();
+          x86::Vec nan = NewVec();
           cc_.vxorps(zero, zero, zero);
-          if (f32_) cc_.vmaxps(d, a, zero);
-          else cc_.vmaxpd(d, a, zero);
+          if (f32_) {
+            cc_.vmaxps(d, a, zero);
+            cc_.vcmpps(nan, a, a, 3);  // unordered: a is NaN
+            cc_.vblendvps(d, d, a, nan);
+          } else {
+            cc_.vmaxpd(d, a, zero);
+            cc_.vcmppd(nan, a, a, 3);
+            cc_.vblendvpd(d, d, a, nan);
+          }
           break;
         }
         case FusedOpcode::kExp: Exp(d, a); break;

@@ -60,6 +60,56 @@ absl::StatusOr<Tensor> ScalarOperand(const char* op, PyObject* s, DType other) {
       Py_TYPE(s)->tp_name));
 }
 
+absl::StatusOr<Tensor> PyScalarTensor(const char* op, PyObject* s) {
+  if (PyBool_Check(s)) return Tensor::Scalar<bool>(s == Py_True);
+  if (PyLong_Check(s)) {
+    int overflow = 0;
+    long long v = PyLong_AsLongLongAndOverflow(s, &overflow);
+    if (overflow != 0) {
+      return absl::OutOfRangeError(
+          absl::StrFormat("%s: Python integer is out of bounds for Int64", op));
+    }
+    return Tensor::Scalar<int64_t>(v);
+  }
+  if (PyFloat_Check(s)) return Tensor::Scalar<double>(PyFloat_AS_DOUBLE(s));
+  return absl::UnimplementedError(absl::StrFormat(
+      "%s: expected a Python bool, int or float, got %s", op, Py_TYPE(s)->tp_name));
+}
+
+bool DTypeFromNumpyChar(char c, DType* out) {
+  switch (c) {
+#define PIJIT_NP(e, t, n, s, ch) case ch: *out = DType::e; return true;
+    PIJIT_DTYPES(PIJIT_NP)
+#undef PIJIT_NP
+    case 'q': *out = DType::kInt64; return sizeof(long long) == 8;
+    default: return false;
+  }
+}
+
+absl::StatusOr<DType> DTypeFromObject(const char* op, PyObject* obj) {
+  py::handle d(obj);
+  if (py::isinstance<DType>(d)) return d.cast<DType>();
+  static PyObject* np_dtype = [] {
+    PyObject* np = PyImport_ImportModule("numpy");
+    PyObject* f = np ? PyObject_GetAttrString(np, "dtype") : nullptr;
+    Py_XDECREF(np);
+    return f;
+  }();
+  PyObject* npd = np_dtype ? PyObject_CallOneArg(np_dtype, obj) : nullptr;
+  PyObject* ch = npd ? PyObject_GetAttrString(npd, "char") : nullptr;
+  DType out;
+  bool ok = ch && PyUnicode_Check(ch) && DTypeFromNumpyChar(PyUnicode_AsUTF8(ch)[0], &out);
+  PyObject* r = ok ? nullptr : PyObject_Repr(npd ? npd : obj);
+  std::string name = r ? PyUnicode_AsUTF8(r) : Py_TYPE(obj)->tp_name;
+  Py_XDECREF(r);
+  Py_XDECREF(ch);
+  Py_XDECREF(npd);
+  if (PyErr_Occurred()) PyErr_Clear();
+  if (ok) return out;
+  return absl::UnimplementedError(absl::StrFormat(
+      "%s: unsupported dtype %s, expected one of bool, int32, int64, float32, float64", op, name));
+}
+
 static PyObject* ExceptionFor(absl::StatusCode code) {
   switch (code) {
     case absl::StatusCode::kInvalidArgument: return PyExc_ValueError;

@@ -29,6 +29,15 @@ absl::StatusOr<Tensor> NumpyScalarTensor(PyObject* o);
 // dtype NumPy's weak-scalar rule gives. `op` names the operation in errors.
 absl::StatusOr<Tensor> ScalarOperand(const char* op, PyObject* scalar, DType other);
 
+// A Python bool/int/float as a 0-d tensor of Bool, Int64 or Float64 (OverflowError for an int
+// beyond Int64).
+absl::StatusOr<Tensor> PyScalarTensor(const char* op, PyObject* scalar);
+
+// A pijit dtype, or anything numpy.dtype() accepts (np.float32, "float64", float). `op` names
+// the operation in errors.
+absl::StatusOr<DType> DTypeFromObject(const char* op, PyObject* obj);
+bool DTypeFromNumpyChar(char c, DType* out);
+
 // Sets the Python exception matching `s` (see kernels/errors.h for the mapping).
 void SetPyError(const absl::Status& s);
 // Throws the pybind11 exception matching `s` (inside bindings).

@@ -8,29 +8,70 @@
 
 namespace pijit {
 namespace {
-enum Signature : uint8_t { kBinary, kUnary, kReduce, kShapeArgs };
+// How an op's Python arguments map to its operands and attributes.
+enum Signature : uint8_t {
+  kBinary,      // (input, other): tensors or Python scalars (matmul: tensors)
+  kUnary,       // (input)
+  kWhere,       // (condition, x, y): x or y may be a Python scalar
+  kClip,        // (input, min=None, max=None): bounds tensors or Python scalars
+  kReduce,      // (input, axis=None, keepdims=False)
+  kArgReduce,   // (input, axis=None, keepdims=False), axis one int
+  kVarStd,      // (input, axis=None, ddof=0, keepdims=False)
+  kSoftmax,     // (input, axis=-1)
+  kShapeArgs,   // (input, *ints) or (input, tuple of ints)
+  kSqueeze,     // (input, axis=None)
+  kUnsqueeze,   // (input, axis)
+  kFlatten,     // (input, start_dim=0, end_dim=-1)
+  kIndex,       // (input, index): ints, slices, None, Ellipsis or a tuple of them
+  kTensorSeq,   // (tensors, axis=0): a list or tuple of tensors
+  kSizeFill,    // zeros/ones(size, dtype=None), full(size, fill_value, dtype=None)
+  kLike,        // zeros_like/ones_like(input, dtype=None), full_like(input, fill_value, dtype=None)
+  kArange,      // (start=0, end=None, step=1, dtype=None)
+  kLinspace,    // (start, end, steps, dtype=None)
+  kEye,         // (n, m=None, dtype=None, k=0)
+  kRandom,      // rand/randn(*size, dtype=None, seed=None),
+                // uniform(shape, minval=0, maxval=1, seed=None, dtype=None),
+                // normal(shape, mean=0, stddev=1, seed=None, dtype=None)
+};
+enum Surface : uint8_t { kBoth, kFunction, kMethod };
 struct PyOpInfo {
   const char* name;
   graph::Op gop;
   Signature sig;
+  Surface surface;
 };
 constexpr PyOpInfo kPyOps[] = {
-#define PIJIT_PYOP(e, name, gop, sig) {name, graph::Op::gop, sig},
+#define PIJIT_PYOP(e, name, gop, sig, surface) {name, graph::Op::gop, sig, surface},
 #include "pijit/csrc/pyops.def"
 #undef PIJIT_PYOP
 };
 const PyOpInfo& Info(PyOp op) { return kPyOps[static_cast<int>(op)]; }
 
 absl::Status TypeError(const std::string& msg) { return absl::UnimplementedError(msg); }
+absl::Status ValueError(const std::string& msg) { return absl::InvalidArgumentError(msg); }
+
+bool IsInt(PyObject* o) { return PyLong_Check(o) && !PyBool_Check(o); }
+
+absl::Status ReadInt(const char* op, const char* what, PyObject* v, int64_t* out) {
+  if (!IsInt(v)) {
+    return TypeError(absl::StrFormat("%s: %s must be an int, got %s", op, what, Py_TYPE(v)->tp_name));
+  }
+  int overflow = 0;
+  *out = PyLong_AsLongLongAndOverflow(v, &overflow);
+  if (overflow) return absl::OutOfRangeError(absl::StrFormat("%s: %s is too large", op, what));
+  return absl::OkStatus();
+}
 
 // Reads an int (not bool) or a sequence of ints into `out`.
 absl::Status ReadInts(const char* op, const char* what, PyObject* o, Shape* out) {
   auto one = [&](PyObject* v) -> absl::Status {
-    if (!PyLong_Check(v) || PyBool_Check(v)) {
+    if (!IsInt(v)) {
       return TypeError(absl::StrFormat("%s: %s must be an int or a tuple of ints, got %s", op, what,
                                        Py_TYPE(v)->tp_name));
     }
-    out->push_back(PyLong_AsLongLong(v));
+    int64_t x;
+    PIJIT_RETURN_IF_ERROR(ReadInt(op, what, v, &x));
+    out->push_back(x);
     return absl::OkStatus();
   };
   if (PyTuple_Check(o) || PyList_Check(o)) {
@@ -40,6 +81,19 @@ absl::Status ReadInts(const char* op, const char* what, PyObject* o, Shape* out)
     return absl::OkStatus();
   }
   return one(o);
+}
+
+absl::Status ReadNumber(const char* op, const char* what, PyObject* v, double* out) {
+  if (!IsInt(v) && !PyFloat_Check(v)) {
+    return TypeError(absl::StrFormat("%s: %s must be an int or a float, got %s", op, what,
+                                     Py_TYPE(v)->tp_name));
+  }
+  *out = PyFloat_Check(v) ? PyFloat_AS_DOUBLE(v) : PyLong_AsDouble(v);
+  if (*out == -1.0 && PyErr_Occurred()) {
+    PyErr_Clear();
+    return absl::OutOfRangeError(absl::StrFormat("%s: %s is too large", op, what));
+  }
+  return absl::OkStatus();
 }
 
 // Binds positional and keyword arguments to parameter slots by name.
@@ -83,20 +137,155 @@ absl::Status Bind(const char* op, absl::Span<const ArgView> args,
 absl::StatusOr<Operand> TensorOperand(const char* op, absl::Span<const ArgView> args, int slot,
                                       bool allow_scalar) {
   const ArgView& a = args[slot];
-  if (a.is_tensor) return Operand{slot, nullptr};
-  if (allow_scalar && IsPyScalar(a.object)) return Operand{-1, a.object};
+  if (a.is_tensor) return Operand{slot};
+  if (allow_scalar && !a.is_seq && IsPyScalar(a.object)) {
+    Operand o;
+    o.scalar = a.object;
+    return o;
+  }
   return TypeError(absl::StrFormat("%s: expected a Tensor%s, got %s", op,
                                    allow_scalar ? " or a Python scalar" : "",
-                                   Py_TYPE(a.object)->tp_name));
+                                   a.is_seq ? "a sequence" : Py_TYPE(a.object)->tp_name));
 }
+
+// The Python object bound to `slot`, or nullptr when the argument is absent or None.
+// Tensors and sequences of tensors are rejected as `what`.
+absl::StatusOr<PyObject*> Plain(const char* op, const char* what, absl::Span<const ArgView> args,
+                                int slot) {
+  if (slot < 0) return nullptr;
+  const ArgView& a = args[slot];
+  if (a.is_tensor || a.is_seq) {
+    return TypeError(absl::StrFormat("%s: %s must be a Python value, got a %s", op, what,
+                                     a.is_tensor ? "Tensor" : "sequence of tensors"));
+  }
+  return a.object == Py_None ? nullptr : a.object;
+}
+
+absl::Status ReadKeepdims(const char* op, absl::Span<const ArgView> args, int slot, bool* out) {
+  PIJIT_ASSIGN_OR_RETURN(PyObject * k, Plain(op, "keepdims", args, slot));
+  if (slot < 0) return absl::OkStatus();
+  if (k == nullptr || !PyBool_Check(k)) return TypeError(absl::StrFormat("%s: keepdims must be a bool", op));
+  *out = k == Py_True;
+  return absl::OkStatus();
+}
+
+absl::Status ReadDType(const char* op, absl::Span<const ArgView> args, int slot,
+                       std::optional<DType>* out) {
+  PIJIT_ASSIGN_OR_RETURN(PyObject * d, Plain(op, "dtype", args, slot));
+  if (d == nullptr) return absl::OkStatus();
+  PIJIT_ASSIGN_OR_RETURN(DType dt, DTypeFromObject(op, d));
+  *out = dt;
+  return absl::OkStatus();
+}
+
+// A size given as positional ints, or as one int/tuple/list: args[first..npos).
+absl::Status ReadSizeArgs(const char* op, absl::Span<const ArgView> args, size_t first,
+                          size_t npos, Shape* out) {
+  for (size_t i = first; i < npos; ++i) {
+    PIJIT_ASSIGN_OR_RETURN(PyObject * v, Plain(op, "size", args, static_cast<int>(i)));
+    if (v == nullptr) return TypeError(absl::StrFormat("%s: size must be ints, got None", op));
+    if (npos - first > 1 && !IsInt(v)) {
+      return TypeError(absl::StrFormat("%s: sizes must be ints, got %s", op, Py_TYPE(v)->tp_name));
+    }
+    PIJIT_RETURN_IF_ERROR(ReadInts(op, "size", v, out));
+  }
+  return CheckShape(op, *out);
+}
+
+absl::Status ReadSeed(const char* op, absl::Span<const ArgView> args, int slot, int64_t* out) {
+  *out = -1;
+  PIJIT_ASSIGN_OR_RETURN(PyObject * s, Plain(op, "seed", args, slot));
+  if (s == nullptr) return absl::OkStatus();
+  PIJIT_RETURN_IF_ERROR(ReadInt(op, "seed", s, out));
+  if (*out < 0) return ValueError(absl::StrFormat("%s: seed must be non-negative, got %d", op, *out));
+  return absl::OkStatus();
+}
+
+Tensor Pair(double a, double b) {
+  Tensor t = Tensor::Empty({2}, DType::kFloat64);
+  t.data<double>()[0] = a;
+  t.data<double>()[1] = b;
+  return t;
+}
+
+// One index item: int, slice (int or None bounds), None or Ellipsis.
+absl::Status ReadIndexItem(PyObject* o, std::vector<IndexItem>* out) {
+  IndexItem it{IndexItem::kInt};
+  if (IsInt(o)) {
+    PIJIT_RETURN_IF_ERROR(ReadInt("index", "an index", o, &it.start));
+  } else if (PySlice_Check(o)) {
+    auto* s = reinterpret_cast<PySliceObject*>(o);
+    it.kind = IndexItem::kSlice;
+    int64_t* fields[3] = {&it.start, &it.stop, &it.step};
+    PyObject* vals[3] = {s->start, s->stop, s->step};
+    for (int k = 0; k < 3; ++k) {
+      if (vals[k] == Py_None) continue;
+      if (!IsInt(vals[k])) {
+        return TypeError(absl::StrFormat("index: slice indices must be ints or None, got %s",
+                                         Py_TYPE(vals[k])->tp_name));
+      }
+      int overflow = 0;
+      long long v = PyLong_AsLongLongAndOverflow(vals[k], &overflow);
+      // Out-of-range slice bounds clamp, as in Python.
+      if (overflow) v = overflow > 0 ? INT64_MAX : INT64_MIN + 1;
+      *fields[k] = v;
+    }
+  } else if (o == Py_None) {
+    it.kind = IndexItem::kNewAxis;
+  } else if (o == Py_Ellipsis) {
+    it.kind = IndexItem::kEllipsis;
+  } else {
+    return TypeError(absl::StrFormat(
+        "index: only integers, slices (`:`), ellipsis (`...`) and None are valid indices, got "
+        "%s (tensor, list and boolean indices are not supported)", Py_TYPE(o)->tp_name));
+  }
+  out->push_back(it);
+  return absl::OkStatus();
+}
+
+// The argument at `slot` as a sequence of tensor operands.
+absl::Status ReadTensorSeq(const char* op, absl::Span<const ArgView> args, int slot,
+                           absl::InlinedVector<Operand, 3>* out) {
+  const ArgView& a = args[slot];
+  if (a.is_seq) {
+    for (size_t j = 0; j < a.items.size(); ++j) {
+      if (!a.items[j].is_tensor) {
+        return TypeError(absl::StrFormat("%s: expected a sequence of Tensors, item %d is %s", op,
+                                         j, a.items[j].is_seq ? "a sequence"
+                                                              : Py_TYPE(a.items[j].object)->tp_name));
+      }
+      Operand o;
+      o.arg = slot;
+      o.item = static_cast<int>(j);
+      out->push_back(o);
+    }
+    return absl::OkStatus();
+  }
+  if (!a.is_tensor && (PyTuple_Check(a.object) || PyList_Check(a.object))) {
+    // A sequence without tensors: either empty or holding something else.
+    if (PySequence_Fast_GET_SIZE(a.object) == 0) {
+      return ValueError(absl::StrFormat("%s: need at least one tensor to %s", op, op));
+    }
+    return TypeError(absl::StrFormat("%s: expected a sequence of Tensors, item 0 is %s", op,
+                                     Py_TYPE(PySequence_Fast_ITEMS(a.object)[0])->tp_name));
+  }
+  return TypeError(absl::StrFormat("%s: expected a list or tuple of Tensors, got %s", op,
+                                   a.is_tensor ? "a Tensor" : Py_TYPE(a.object)->tp_name));
+}
+
+constexpr std::initializer_list<const char*> kInput = {"input", "x"};
+constexpr std::initializer_list<const char*> kAxis = {"axis", "dim"};
+constexpr std::initializer_list<const char*> kKeepdims = {"keepdims", "keep_dims", "keepdim"};
 }  // namespace
 
 const char* PyOpName(PyOp op) { return Info(op).name; }
 graph::Op PyOpGraphOp(PyOp op) { return Info(op).gop; }
+bool PyOpIsMethod(PyOp op) { return Info(op).surface != kFunction; }
+bool PyOpIsFunction(PyOp op) { return Info(op).surface != kMethod; }
 
 bool PyOpByName(const char* name, PyOp* out) {
   for (size_t i = 0; i < sizeof(kPyOps) / sizeof(kPyOps[0]); ++i) {
-    if (std::strcmp(kPyOps[i].name, name) == 0) {
+    if (kPyOps[i].surface != kFunction && std::strcmp(kPyOps[i].name, name) == 0) {
       *out = static_cast<PyOp>(i);
       return true;
     }
@@ -109,89 +298,355 @@ absl::StatusOr<ParsedCall> ParseCall(PyOp op, absl::Span<const ArgView> args,
   const char* name = PyOpName(op);
   ParsedCall call;
   call.op = op;
+  graph::Attrs& at = call.attrs;
   absl::InlinedVector<int, 4> slot;
+  const size_t npos = args.size() - kwnames.size();
   switch (Info(op).sig) {
     case kBinary: {
-      PIJIT_RETURN_IF_ERROR(Bind(name, args, kwnames, {{"input", "x"}, {"other", "y"}}, &slot, 2));
+      PIJIT_RETURN_IF_ERROR(
+          Bind(name, args, kwnames, {kInput, {"other", "y", "exponent"}}, &slot, 2));
       PIJIT_ASSIGN_OR_RETURN(Operand a, TensorOperand(name, args, slot[0], op != PyOp::kMatMul));
       PIJIT_ASSIGN_OR_RETURN(Operand b, TensorOperand(name, args, slot[1], op != PyOp::kMatMul));
       if (a.arg < 0 && b.arg < 0) {
         return TypeError(absl::StrFormat("%s: expected at least one Tensor operand", name));
       }
+      a.like = 1;
+      b.like = 0;
       call.operands = {a, b};
       return call;
     }
     case kUnary: {
-      PIJIT_RETURN_IF_ERROR(Bind(name, args, kwnames, {{"input", "x"}}, &slot, 1));
+      PIJIT_RETURN_IF_ERROR(Bind(name, args, kwnames, {kInput}, &slot, 1));
       PIJIT_ASSIGN_OR_RETURN(Operand a, TensorOperand(name, args, slot[0], false));
       call.operands = {a};
       return call;
     }
-    case kReduce: {
+    case kWhere: {
       PIJIT_RETURN_IF_ERROR(Bind(name, args, kwnames,
-                                 {{"input", "x"}, {"axis", "dim"}, {"keepdims", "keep_dims", "keepdim"}},
+                                 {{"condition", "cond"}, {"x", "input"}, {"y", "other"}}, &slot, 3));
+      PIJIT_ASSIGN_OR_RETURN(Operand c, TensorOperand(name, args, slot[0], false));
+      PIJIT_ASSIGN_OR_RETURN(Operand x, TensorOperand(name, args, slot[1], true));
+      PIJIT_ASSIGN_OR_RETURN(Operand y, TensorOperand(name, args, slot[2], true));
+      if (x.arg < 0 && y.arg < 0) {
+        return TypeError("where: expected at least one of x and y to be a Tensor");
+      }
+      x.like = 2;
+      y.like = 1;
+      call.operands = {c, x, y};
+      return call;
+    }
+    case kClip: {
+      PIJIT_RETURN_IF_ERROR(Bind(name, args, kwnames,
+                                 {kInput, {"min", "a_min", "clip_value_min"},
+                                  {"max", "a_max", "clip_value_max"}},
                                  &slot, 1));
+      PIJIT_ASSIGN_OR_RETURN(Operand x, TensorOperand(name, args, slot[0], false));
+      call.operands = {x};
+      for (int k = 1; k <= 2; ++k) {
+        const bool given = slot[k] >= 0 && (args[slot[k]].is_tensor || args[slot[k]].object != Py_None);
+        at.ints.push_back(given);
+        if (!given) continue;
+        PIJIT_ASSIGN_OR_RETURN(Operand b, TensorOperand(name, args, slot[k], true));
+        b.like = 0;
+        call.operands.push_back(b);
+      }
+      return call;
+    }
+    case kReduce:
+    case kArgReduce:
+    case kVarStd: {
+      const bool var = Info(op).sig == kVarStd;
+      if (var) {
+        PIJIT_RETURN_IF_ERROR(Bind(name, args, kwnames,
+                                   {kInput, kAxis, {"ddof", "correction"}, kKeepdims}, &slot, 1));
+      } else {
+        PIJIT_RETURN_IF_ERROR(Bind(name, args, kwnames, {kInput, kAxis, kKeepdims}, &slot, 1));
+      }
       PIJIT_ASSIGN_OR_RETURN(Operand a, TensorOperand(name, args, slot[0], false));
       call.operands = {a};
-      if (slot[1] >= 0 && args[slot[1]].object != Py_None) {
-        if (args[slot[1]].is_tensor) return TypeError(absl::StrFormat("%s: axis must be an int or a tuple of ints, got Tensor", name));
-        PIJIT_RETURN_IF_ERROR(ReadInts(name, "axis", args[slot[1]].object, &call.ints));
-        // An explicit empty tuple means every axis, as None does (MindSpore's convention).
-      }
-      if (slot[2] >= 0) {
-        PyObject* k = args[slot[2]].is_tensor ? nullptr : args[slot[2]].object;
-        if (k == nullptr || !PyBool_Check(k)) {
-          return TypeError(absl::StrFormat("%s: keepdims must be a bool", name));
+      PIJIT_ASSIGN_OR_RETURN(PyObject * axis, Plain(name, "axis", args, slot[1]));
+      if (axis != nullptr) {
+        if (Info(op).sig == kArgReduce) {
+          at.ints.emplace_back();
+          PIJIT_RETURN_IF_ERROR(ReadInt(name, "axis", axis, &at.ints.back()));
+        } else {
+          // An explicit empty tuple means every axis, as None does (MindSpore's convention).
+          PIJIT_RETURN_IF_ERROR(ReadInts(name, "axis", axis, &at.ints));
         }
-        call.keepdims = k == Py_True;
+      }
+      if (var) {
+        PIJIT_ASSIGN_OR_RETURN(PyObject * ddof, Plain(name, "ddof", args, slot[2]));
+        if (ddof != nullptr && PyBool_Check(ddof)) {
+          at.attr = ddof == Py_True;  // MindSpore: True means the unbiased estimate
+        } else if (ddof != nullptr) {
+          PIJIT_RETURN_IF_ERROR(ReadInt(name, "ddof", ddof, &at.attr));
+        }
+      }
+      PIJIT_RETURN_IF_ERROR(ReadKeepdims(name, args, slot[var ? 3 : 2], &at.keepdims));
+      return call;
+    }
+    case kSoftmax:
+    case kUnsqueeze: {
+      const bool unsq = Info(op).sig == kUnsqueeze;
+      PIJIT_RETURN_IF_ERROR(Bind(name, args, kwnames, {kInput, kAxis}, &slot, unsq ? 2 : 1));
+      PIJIT_ASSIGN_OR_RETURN(Operand a, TensorOperand(name, args, slot[0], false));
+      call.operands = {a};
+      at.attr = -1;
+      PIJIT_ASSIGN_OR_RETURN(PyObject * axis, Plain(name, "axis", args, slot[1]));
+      if (unsq && axis == nullptr) return TypeError(absl::StrFormat("%s: axis must be an int, got None", name));
+      if (axis != nullptr) {
+        // MindSpore's softmax also takes its axis as a 1-tuple.
+        if (!unsq && PyTuple_Check(axis) && PyTuple_GET_SIZE(axis) == 1) axis = PyTuple_GET_ITEM(axis, 0);
+        PIJIT_RETURN_IF_ERROR(ReadInt(name, "axis", axis, &at.attr));
       }
       return call;
     }
     case kShapeArgs: {
-      const size_t npos = args.size() - kwnames.size();
       if (!kwnames.empty() || npos < 1) {
         return TypeError(absl::StrFormat("%s() takes a tensor and then %s as positional arguments",
-                                         name, op == PyOp::kReshape ? "the shape" : "the axes"));
+                                         name, op == PyOp::kTranspose ? "the axes" : "the shape"));
       }
       PIJIT_ASSIGN_OR_RETURN(Operand a, TensorOperand(name, args, 0, false));
       call.operands = {a};
-      if (op == PyOp::kReshape && npos == 1) {
-        return TypeError("reshape() missing required argument 'shape'");
+      if (op != PyOp::kTranspose && npos == 1) {
+        return TypeError(absl::StrFormat("%s() missing required argument 'shape'", name));
       }
       for (size_t i = 1; i < npos; ++i) {
-        if (args[i].is_tensor) return TypeError(absl::StrFormat("%s: sizes must be ints, got Tensor", name));
-        if (npos > 2 && !PyLong_Check(args[i].object)) {
+        PIJIT_ASSIGN_OR_RETURN(PyObject * v, Plain(name, "sizes", args, static_cast<int>(i)));
+        if (v == nullptr || (npos > 2 && !IsInt(v))) {
           return TypeError(absl::StrFormat("%s: sizes must be ints, got %s", name,
-                                           Py_TYPE(args[i].object)->tp_name));
+                                           v ? Py_TYPE(v)->tp_name : "None"));
         }
-        PIJIT_RETURN_IF_ERROR(ReadInts(name, op == PyOp::kReshape ? "shape" : "axes",
-                                       args[i].object, &call.ints));
+        PIJIT_RETURN_IF_ERROR(ReadInts(name, op == PyOp::kTranspose ? "axes" : "shape", v, &at.ints));
       }
+      return call;
+    }
+    case kSqueeze: {
+      PIJIT_RETURN_IF_ERROR(Bind(name, args, kwnames, {kInput, kAxis}, &slot, 1));
+      PIJIT_ASSIGN_OR_RETURN(Operand a, TensorOperand(name, args, slot[0], false));
+      call.operands = {a};
+      PIJIT_ASSIGN_OR_RETURN(PyObject * axis, Plain(name, "axis", args, slot[1]));
+      if (axis != nullptr) PIJIT_RETURN_IF_ERROR(ReadInts(name, "axis", axis, &at.ints));
+      return call;
+    }
+    case kFlatten: {
+      PIJIT_RETURN_IF_ERROR(Bind(name, args, kwnames, {kInput, {"start_dim"}, {"end_dim"}}, &slot, 1));
+      PIJIT_ASSIGN_OR_RETURN(Operand a, TensorOperand(name, args, slot[0], false));
+      call.operands = {a};
+      at.ints = {0, -1};
+      for (int k = 1; k <= 2; ++k) {
+        PIJIT_ASSIGN_OR_RETURN(PyObject * v, Plain(name, k == 1 ? "start_dim" : "end_dim", args, slot[k]));
+        if (v != nullptr) PIJIT_RETURN_IF_ERROR(ReadInt(name, k == 1 ? "start_dim" : "end_dim", v, &at.ints[k - 1]));
+      }
+      return call;
+    }
+    case kIndex: {
+      PIJIT_RETURN_IF_ERROR(Bind(name, args, kwnames, {kInput, {"index"}}, &slot, 2));
+      PIJIT_ASSIGN_OR_RETURN(Operand a, TensorOperand(name, args, slot[0], false));
+      call.operands = {a};
+      const ArgView& ix = args[slot[1]];
+      if (ix.is_tensor || ix.is_seq) {
+        return TypeError("index: tensor (advanced) indexing is not supported; use ints, slices, "
+                         "None and ...");
+      }
+      std::vector<IndexItem> items;
+      if (PyTuple_Check(ix.object)) {
+        for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(ix.object); ++i)
+          PIJIT_RETURN_IF_ERROR(ReadIndexItem(PyTuple_GET_ITEM(ix.object, i), &items));
+      } else {
+        PIJIT_RETURN_IF_ERROR(ReadIndexItem(ix.object, &items));
+      }
+      at.ints = EncodeIndex(items);
+      return call;
+    }
+    case kTensorSeq: {
+      PIJIT_RETURN_IF_ERROR(
+          Bind(name, args, kwnames, {{"tensors", "input_x", "x", "input"}, kAxis}, &slot, 1));
+      PIJIT_RETURN_IF_ERROR(ReadTensorSeq(name, args, slot[0], &call.operands));
+      PIJIT_ASSIGN_OR_RETURN(PyObject * axis, Plain(name, "axis", args, slot[1]));
+      if (axis != nullptr) PIJIT_RETURN_IF_ERROR(ReadInt(name, "axis", axis, &at.attr));
+      return call;
+    }
+    case kSizeFill: {
+      const bool full = op == PyOp::kFull;
+      if (full) {
+        PIJIT_RETURN_IF_ERROR(Bind(name, args, kwnames, {{"size", "shape"}, {"fill_value"}, {"dtype"}}, &slot, 2));
+      } else {
+        PIJIT_RETURN_IF_ERROR(Bind(name, args, kwnames, {{"size", "shape"}, {"dtype"}}, &slot, 1));
+      }
+      PIJIT_RETURN_IF_ERROR(ReadSizeArgs(name, args, slot[0], slot[0] + 1, &at.ints));
+      PIJIT_RETURN_IF_ERROR(ReadDType(name, args, slot[full ? 2 : 1], &at.dtype));
+      if (!full) {
+        at.value = Tensor::Scalar<int64_t>(op == PyOp::kOnes ? 1 : 0);
+        if (!at.dtype) at.dtype = DType::kFloat32;
+        return call;
+      }
+      PIJIT_ASSIGN_OR_RETURN(PyObject * fill, Plain(name, "fill_value", args, slot[1]));
+      if (fill == nullptr) return TypeError("full: fill_value must be a Python bool, int or float, got None");
+      PIJIT_ASSIGN_OR_RETURN(at.value, PyScalarTensor(name, fill));
+      // MindSpore's default: the fill value's kind, with floats as Float32.
+      if (!at.dtype) at.dtype = at.value.dtype() == DType::kFloat64 ? DType::kFloat32 : at.value.dtype();
+      return call;
+    }
+    case kLike: {
+      const bool full = op == PyOp::kFullLike;
+      if (full) {
+        PIJIT_RETURN_IF_ERROR(Bind(name, args, kwnames, {kInput, {"fill_value"}, {"dtype"}}, &slot, 2));
+      } else {
+        PIJIT_RETURN_IF_ERROR(Bind(name, args, kwnames, {kInput, {"dtype"}}, &slot, 1));
+      }
+      PIJIT_ASSIGN_OR_RETURN(Operand a, TensorOperand(name, args, slot[0], false));
+      call.operands = {a};
+      PIJIT_RETURN_IF_ERROR(ReadDType(name, args, slot[full ? 2 : 1], &at.dtype));
+      if (!full) {
+        at.value = Tensor::Scalar<int64_t>(op == PyOp::kOnesLike ? 1 : 0);
+        return call;
+      }
+      PIJIT_ASSIGN_OR_RETURN(PyObject * fill, Plain(name, "fill_value", args, slot[1]));
+      if (fill == nullptr) return TypeError("full_like: fill_value must be a Python bool, int or float, got None");
+      PIJIT_ASSIGN_OR_RETURN(at.value, PyScalarTensor(name, fill));
+      return call;
+    }
+    case kArange: {
+      PIJIT_RETURN_IF_ERROR(Bind(name, args, kwnames,
+                                 {{"start"}, {"end", "stop"}, {"step"}, {"dtype"}}, &slot, 0));
+      PyObject* v[3] = {nullptr, nullptr, nullptr};
+      const char* what[3] = {"start", "end", "step"};
+      bool all_int = true;
+      for (int k = 0; k < 3; ++k) {
+        PIJIT_ASSIGN_OR_RETURN(v[k], Plain(name, what[k], args, slot[k]));
+        if (v[k] && !IsInt(v[k]) && !PyFloat_Check(v[k])) {
+          return TypeError(absl::StrFormat("arange: %s must be an int or a float, got %s", what[k],
+                                           Py_TYPE(v[k])->tp_name));
+        }
+        all_int = all_int && (!v[k] || IsInt(v[k]));
+      }
+      if (!v[0]) return TypeError("arange() missing required argument 'start'");
+      if (!v[1]) std::swap(v[0], v[1]);  // arange(end)
+      PIJIT_RETURN_IF_ERROR(ReadDType(name, args, slot[3], &at.dtype));
+      if (!at.dtype) at.dtype = all_int ? DType::kInt64 : DType::kFloat32;
+      if (all_int) {
+        int64_t p[3] = {0, 0, 1};
+        for (int k = 0; k < 3; ++k)
+          if (v[k]) PIJIT_RETURN_IF_ERROR(ReadInt(name, what[k], v[k], &p[k]));
+        if (p[2] == 0) return ValueError("arange: step must not be zero");
+        // Exact integer length: ceil((end - start) / step), in 128 bits against overflow.
+        const __int128 span = static_cast<__int128>(p[1]) - p[0];
+        __int128 n = p[2] > 0 ? (span + p[2] - 1) / p[2] : (span + p[2] + 1) / p[2];
+        if (n < 0) n = 0;
+        if (n > (static_cast<__int128>(1) << 53)) return ValueError("arange: the range has too many elements");
+        at.ints = {static_cast<int64_t>(n)};
+        at.value = Tensor::Empty({2}, DType::kInt64);
+        at.value.data<int64_t>()[0] = p[0];
+        at.value.data<int64_t>()[1] = p[2];
+        return call;
+      }
+      double p[3] = {0, 0, 1};
+      for (int k = 0; k < 3; ++k)
+        if (v[k]) PIJIT_RETURN_IF_ERROR(ReadNumber(name, what[k], v[k], &p[k]));
+      PIJIT_ASSIGN_OR_RETURN(int64_t n, ArangeLength(name, p[0], p[1], p[2]));
+      at.ints = {n};
+      at.value = Pair(p[0], p[2]);
+      return call;
+    }
+    case kLinspace: {
+      PIJIT_RETURN_IF_ERROR(Bind(name, args, kwnames,
+                                 {{"start"}, {"end", "stop"}, {"steps", "num"}, {"dtype"}}, &slot, 3));
+      double p[2];
+      for (int k = 0; k < 2; ++k) {
+        PIJIT_ASSIGN_OR_RETURN(PyObject * v, Plain(name, k ? "end" : "start", args, slot[k]));
+        if (!v) return TypeError(absl::StrFormat("linspace: %s must be an int or a float, got None", k ? "end" : "start"));
+        PIJIT_RETURN_IF_ERROR(ReadNumber(name, k ? "end" : "start", v, &p[k]));
+      }
+      PIJIT_ASSIGN_OR_RETURN(PyObject * steps, Plain(name, "steps", args, slot[2]));
+      at.ints.emplace_back();
+      if (!steps) return TypeError("linspace: steps must be an int, got None");
+      PIJIT_RETURN_IF_ERROR(ReadInt(name, "steps", steps, &at.ints[0]));
+      if (at.ints[0] < 0) {
+        return ValueError(absl::StrFormat("linspace: steps must be non-negative, got %d", at.ints[0]));
+      }
+      PIJIT_RETURN_IF_ERROR(ReadDType(name, args, slot[3], &at.dtype));
+      if (!at.dtype) at.dtype = DType::kFloat32;
+      at.value = Pair(p[0], p[1]);
+      return call;
+    }
+    case kEye: {
+      PIJIT_RETURN_IF_ERROR(Bind(name, args, kwnames, {{"n"}, {"m", "M"}, {"dtype"}, {"k"}}, &slot, 1));
+      at.ints = {0, -1, 0};
+      const char* what[3] = {"n", "m", "k"};
+      const int slots[3] = {slot[0], slot[1], slot[3]};
+      for (int k = 0; k < 3; ++k) {
+        PIJIT_ASSIGN_OR_RETURN(PyObject * v, Plain(name, what[k], args, slots[k]));
+        if (v) PIJIT_RETURN_IF_ERROR(ReadInt(name, what[k], v, &at.ints[k]));
+        else if (k == 0) return TypeError("eye: n must be an int, got None");
+      }
+      if (at.ints[1] == -1 && slots[1] < 0) at.ints[1] = at.ints[0];
+      else if (at.ints[1] == -1 && args[slots[1]].object == Py_None) at.ints[1] = at.ints[0];
+      if (at.ints[0] < 0 || at.ints[1] < 0) {
+        return ValueError(absl::StrFormat("eye: negative dimensions are not allowed, got n=%d, m=%d",
+                                          at.ints[0], at.ints[1]));
+      }
+      PIJIT_RETURN_IF_ERROR(ReadDType(name, args, slot[2], &at.dtype));
+      if (!at.dtype) at.dtype = DType::kFloat32;
+      return call;
+    }
+    case kRandom: {
+      double a = 0, b = 1;
+      int dtype_slot = -1, seed_slot = -1;
+      if (op == PyOp::kRand || op == PyOp::kRandn) {
+        // (*size, dtype=None, seed=None)
+        for (size_t k = 0; k < kwnames.size(); ++k) {
+          if (kwnames[k] == "dtype") dtype_slot = static_cast<int>(npos + k);
+          else if (kwnames[k] == "seed") seed_slot = static_cast<int>(npos + k);
+          else return TypeError(absl::StrFormat("%s() got an unexpected keyword argument '%s'", name, kwnames[k]));
+        }
+        PIJIT_RETURN_IF_ERROR(ReadSizeArgs(name, args, 0, npos, &at.ints));
+      } else {
+        const bool uni = op == PyOp::kUniform;
+        PIJIT_RETURN_IF_ERROR(Bind(name, args, kwnames,
+                                   {{"shape", "size"}, {uni ? "minval" : "mean", uni ? "low" : "loc"},
+                                    {uni ? "maxval" : "stddev", uni ? "high" : "scale"}, {"seed"}, {"dtype"}},
+                                   &slot, 1));
+        PIJIT_RETURN_IF_ERROR(ReadSizeArgs(name, args, slot[0], slot[0] + 1, &at.ints));
+        for (int k = 1; k <= 2; ++k) {
+          PIJIT_ASSIGN_OR_RETURN(PyObject * v, Plain(name, k == 1 ? "the first parameter" : "the second parameter", args, slot[k]));
+          if (v) PIJIT_RETURN_IF_ERROR(ReadNumber(name, k == 1 ? (uni ? "minval" : "mean") : (uni ? "maxval" : "stddev"), v, k == 1 ? &a : &b));
+        }
+        if (!uni && b < 0) return ValueError(absl::StrFormat("normal: stddev must be non-negative, got %g", b));
+        seed_slot = slot[3];
+        dtype_slot = slot[4];
+      }
+      PIJIT_RETURN_IF_ERROR(ReadSeed(name, args, seed_slot, &at.attr));
+      PIJIT_RETURN_IF_ERROR(ReadDType(name, args, dtype_slot, &at.dtype));
+      if (!at.dtype) at.dtype = DType::kFloat32;
+      if (!IsFloating(*at.dtype)) {
+        return TypeError(absl::StrFormat("%s: unsupported dtype %s, expected Float32 or Float64",
+                                         name, DTypeName(*at.dtype)));
+      }
+      at.value = Pair(a, b);
       return call;
     }
   }
   return absl::InternalError("unknown signature");
 }
 
-absl::StatusOr<Tensor> ApplyEager(const ParsedCall& call, absl::Span<Tensor* const> tensors) {
+absl::StatusOr<Tensor> ApplyEager(const ParsedCall& call, absl::Span<const Tensor* const> operands) {
   const char* name = PyOpName(call.op);
-  absl::InlinedVector<Tensor, 2> ops;
+  absl::InlinedVector<Tensor, 3> scalars(call.operands.size());
+  absl::InlinedVector<const Tensor*, 3> ptrs(call.operands.size());
   for (size_t i = 0; i < call.operands.size(); ++i) {
     const Operand& o = call.operands[i];
-    if (o.arg >= 0) {
-      ops.push_back(*tensors[o.arg]);
-    } else {
-      const Operand& other = call.operands[1 - i];
-      PIJIT_ASSIGN_OR_RETURN(Tensor s, ScalarOperand(name, o.scalar, tensors[other.arg]->dtype()));
-      ops.push_back(std::move(s));
+    if (o.scalar == nullptr) {
+      ptrs[i] = operands[i];
+      continue;
     }
+    const Tensor* like = operands[o.like];
+    PIJIT_ASSIGN_OR_RETURN(scalars[i], ScalarOperand(name, o.scalar, like->dtype()));
+    ptrs[i] = &scalars[i];
   }
   graph::Node n;
+  static_cast<graph::Attrs&>(n) = call.attrs;
   n.op = PyOpGraphOp(call.op);
-  n.ints = call.ints;
-  n.keepdims = call.keepdims;
-  absl::InlinedVector<const Tensor*, 2> ptrs;
-  for (const Tensor& t : ops) ptrs.push_back(&t);
   return graph::RunNode(n, ptrs);
 }
 

@@ -1,4 +1,9 @@
 // Argument parsing for the Python-facing ops, shared by eager calls and capture.
+//
+// A call is parsed from ArgViews, which say for each argument whether it is a tensor (an
+// eager value or a captured graph node: the parser never looks inside) or a known Python
+// object. The result names the tensor operands by argument position, so the eager binding
+// and capture each resolve them to their own values (Tensors, graph nodes).
 #pragma once
 #include <Python.h>
 
@@ -11,34 +16,47 @@
 namespace pijit {
 
 enum class PyOp : uint8_t {
-#define PIJIT_PYOP(e, name, gop, sig) e,
+#define PIJIT_PYOP(e, name, gop, sig, surface) e,
 #include "pijit/csrc/pyops.def"
 #undef PIJIT_PYOP
 };
 const char* PyOpName(PyOp op);
 graph::Op PyOpGraphOp(PyOp op);
-// The op a Tensor method or pijit.ops function of this name performs.
+bool PyOpIsMethod(PyOp op);    // a Tensor method
+bool PyOpIsFunction(PyOp op);  // a pijit.ops function
+// The op the Tensor method of this name performs.
 bool PyOpByName(const char* name, PyOp* out);
 
-// One call argument as the parser sees it: either a tensor (eager value or captured node)
-// or a known Python object.
+// One call argument as the parser sees it.
+//  - a tensor: is_tensor (object unused);
+//  - a sequence holding tensors (a list or tuple argument of concat/stack): is_seq, with one
+//    view per item in `items` (items are tensors or Python objects, not nested sequences);
+//  - any other Python value: object (borrowed).
+// The eager binding makes a sequence view of every list/tuple argument that holds a tensor.
+// Capture passes tensors inside sequences the same way (a sequence view whose items are
+// graph nodes); a sequence argument given as a plain Python object is read by the parser.
 struct ArgView {
-  bool is_tensor;
-  PyObject* object;  // the Python value when !is_tensor (borrowed)
+  bool is_tensor = false;
+  PyObject* object = nullptr;
+  bool is_seq = false;
+  absl::Span<const ArgView> items;
 };
 
-// A tensor operand of a parsed call: an index into the call's arguments, or a Python scalar
-// that becomes a constant of the other operand's dtype.
+// A tensor operand of a parsed call, in the graph op's input order:
+//  - argument `arg` (a tensor), or item `item` of the sequence argument `arg`;
+//  - or a Python scalar (`scalar` set, arg = -1) that becomes a 0-d constant of the dtype
+//    NumPy's weak-scalar rule gives next to operand `like` (ScalarOperand in convert.h).
 struct Operand {
   int arg = -1;
+  int item = -1;
   PyObject* scalar = nullptr;
+  int like = -1;
 };
 
 struct ParsedCall {
   PyOp op;
-  absl::InlinedVector<Operand, 2> operands;
-  Shape ints;
-  bool keepdims = false;
+  absl::InlinedVector<Operand, 3> operands;
+  graph::Attrs attrs;  // the graph node's attributes (graph/ops.def)
 };
 
 // Parses `args` (positional first, then the values of `kwnames`) for `op`. Errors are the
@@ -46,7 +64,8 @@ struct ParsedCall {
 absl::StatusOr<ParsedCall> ParseCall(PyOp op, absl::Span<const ArgView> args,
                                      absl::Span<const std::string> kwnames);
 
-// The eager application of a parsed call: `tensors[i]` is the tensor of argument i (or null).
-absl::StatusOr<Tensor> ApplyEager(const ParsedCall& call, absl::Span<Tensor* const> tensors);
+// The eager application of a parsed call: `operands[i]` is the tensor of call.operands[i]
+// (null for a scalar operand).
+absl::StatusOr<Tensor> ApplyEager(const ParsedCall& call, absl::Span<const Tensor* const> operands);
 
 }  // namespace pijit

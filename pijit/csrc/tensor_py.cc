@@ -14,15 +14,6 @@ namespace py = pybind11;
 namespace pijit {
 namespace {
 
-bool DTypeFromNumpyChar(char c, DType* out) {
-  switch (c) {
-#define PIJIT_NP(e, t, n, s, ch) case ch: *out = DType::e; return true;
-    PIJIT_DTYPES(PIJIT_NP)
-#undef PIJIT_NP
-    case 'q': *out = DType::kInt64; return sizeof(long long) == 8;
-    default: return false;
-  }
-}
 char NumpyChar(DType d) {
   switch (d) {
 #define PIJIT_CH(e, t, n, s, ch) case DType::e: return ch;
@@ -85,15 +76,9 @@ py::array ToNumpy(const Tensor& t) {
 
 // A pijit dtype, or anything numpy.dtype() accepts (np.float32, "float64", float).
 DType DTypeFromPy(py::handle d) {
-  if (py::isinstance<DType>(d)) return d.cast<DType>();
-  DType out;
-  py::object npd = Numpy().attr("dtype")(d);
-  if (!DTypeFromNumpyChar(npd.attr("char").cast<std::string>()[0], &out)) {
-    std::string name = py::str(npd);
-    ThrowStatus(absl::UnimplementedError(absl::StrFormat(
-        "Tensor: unsupported dtype %s, expected one of bool, int32, int64, float32, float64", name)));
-  }
-  return out;
+  auto dt = DTypeFromObject("Tensor", d.ptr());
+  if (!dt.ok()) ThrowStatus(dt.status());
+  return *dt;
 }
 
 Tensor MakeTensor(py::object data, py::object dtype) {
@@ -159,24 +144,49 @@ namespace {
 // NumPy scalars are 0-d tensors of their own dtype (they are not weak like Python scalars).
 PyObject* CallEager(PyOp op, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
   const Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
-  absl::InlinedVector<ArgView, 4> views;
-  absl::InlinedVector<Tensor*, 4> tensors;
+  const Py_ssize_t n = nargs + nkw;
+  absl::InlinedVector<ArgView, 4> views(n);
+  // Item views of list/tuple arguments that hold tensors (concat, stack).
+  absl::InlinedVector<std::vector<ArgView>, 1> seqs;
   absl::InlinedVector<std::string, 2> names;
-  absl::InlinedVector<Tensor, 2> scalars;
-  scalars.reserve(nargs + nkw);
-  for (Py_ssize_t i = 0; i < nargs + nkw; ++i) {
-    Tensor* t = AsTensor(args[i]);
-    if (!t && IsNumpyScalar(args[i])) {
-      auto s = NumpyScalarTensor(args[i]);
-      if (!s.ok()) {
-        SetPyError(s.status());
-        return nullptr;
-      }
-      scalars.push_back(std::move(*s));
-      t = &scalars.back();
+  // NumPy scalars are 0-d tensors of their dtype (not weak like Python scalars): pass them
+  // on as pijit Tensors.
+  absl::InlinedVector<PyObject*, 4> own;
+  struct Release {
+    absl::InlinedVector<PyObject*, 4>& v;
+    ~Release() {
+      for (PyObject* o : v) Py_DECREF(o);
     }
-    views.push_back({t != nullptr, args[i]});
-    tensors.push_back(t);
+  } release{own};
+  absl::InlinedVector<PyObject*, 4> argv(args, args + n);
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    if (AsTensor(argv[i]) || !IsNumpyScalar(argv[i])) continue;
+    auto t = NumpyScalarTensor(argv[i]);
+    if (!t.ok()) {
+      SetPyError(t.status());
+      return nullptr;
+    }
+    argv[i] = WrapTensor(std::move(*t));
+    own.push_back(argv[i]);
+  }
+  args = argv.data();
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    views[i].object = args[i];
+    views[i].is_tensor = AsTensor(args[i]) != nullptr;
+    if (!PyList_Check(args[i]) && !PyTuple_Check(args[i])) continue;
+    const Py_ssize_t len = PySequence_Fast_GET_SIZE(args[i]);
+    PyObject** items = PySequence_Fast_ITEMS(args[i]);
+    bool has_tensor = false;
+    for (Py_ssize_t j = 0; j < len && !has_tensor; ++j) has_tensor = AsTensor(items[j]) != nullptr;
+    if (!has_tensor) continue;
+    std::vector<ArgView> item_views(len);
+    for (Py_ssize_t j = 0; j < len; ++j) {
+      item_views[j].object = items[j];
+      item_views[j].is_tensor = AsTensor(items[j]) != nullptr;
+    }
+    seqs.push_back(std::move(item_views));
+    views[i].is_seq = true;
+    views[i].items = seqs.back();
   }
   for (Py_ssize_t k = 0; k < nkw; ++k) names.emplace_back(PyUnicode_AsUTF8(PyTuple_GET_ITEM(kwnames, k)));
   auto call = ParseCall(op, views, names);
@@ -184,7 +194,20 @@ PyObject* CallEager(PyOp op, PyObject* const* args, Py_ssize_t nargs, PyObject* 
     SetPyError(call.status());
     return nullptr;
   }
-  auto out = ApplyEager(*call, tensors);
+  absl::InlinedVector<const Tensor*, 3> operands;
+  for (const Operand& o : call->operands) {
+    if (o.scalar) operands.push_back(nullptr);
+    else if (o.item >= 0) operands.push_back(AsTensor(PySequence_Fast_ITEMS(args[o.arg])[o.item]));
+    else operands.push_back(AsTensor(args[o.arg]));
+  }
+  absl::StatusOr<Tensor> out;
+  try {
+    out = ApplyEager(*call, operands);
+  } catch (const std::bad_alloc&) {
+    PyErr_Format(PyExc_MemoryError, "%s: out of memory allocating the result",
+                 PyOpName(call->op));
+    return nullptr;
+  }
   if (!out.ok()) {
     SetPyError(out.status());
     return nullptr;
@@ -199,7 +222,7 @@ PyObject* OpFastcall(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObjec
   return CallEager(op, args, nargs, kwnames);
 }
 PyMethodDef g_op_defs[] = {
-#define PIJIT_PYOP(e, name, gop, sig)                                                      \
+#define PIJIT_PYOP(e, name, gop, sig, surface)                                             \
   {name, reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(OpFastcall<PyOp::e>)), \
    METH_FASTCALL | METH_KEYWORDS, "pijit." name "(...): see pijit.ops"},
 #include "pijit/csrc/pyops.def"
@@ -217,7 +240,7 @@ PyObject* MethodFastcall(PyObject* self, PyObject* const* args, Py_ssize_t nargs
 }
 
 PyMethodDef g_method_defs[] = {
-#define PIJIT_PYOP(e, name, gop, sig)                                                        \
+#define PIJIT_PYOP(e, name, gop, sig, surface)                                               \
   {name, reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(MethodFastcall<PyOp::e>)), \
    METH_FASTCALL | METH_KEYWORDS, nullptr},
 #include "pijit/csrc/pyops.def"
@@ -235,6 +258,29 @@ py::object Dunder(PyOp op, py::handle a, py::handle b) {
   PyObject* r = CallEager(op, args, 2, nullptr);
   if (!r) throw py::error_already_set();
   return py::reinterpret_steal<py::object>(r);
+}
+
+py::object UnaryDunder(PyOp op, py::handle a) {
+  PyObject* args[1] = {a.ptr()};
+  PyObject* r = CallEager(op, args, 1, nullptr);
+  if (!r) throw py::error_already_set();
+  return py::reinterpret_steal<py::object>(r);
+}
+
+// The single element of `t` as a Python bool, int or float; `what` names the conversion.
+py::object ToPyScalar(const Tensor& t, const char* what) {
+  if (t.numel() != 1) {
+    ThrowStatus(absl::InvalidArgumentError(absl::StrFormat(
+        "%s: only a Tensor with one element can be converted to a Python scalar, this one has "
+        "shape %s (%d elements)", what, ShapeToString(t.shape()), t.numel())));
+  }
+  return DispatchDType(t.dtype(), [&](auto tag) -> py::object {
+    using T = decltype(tag);
+    const T v = *t.data<T>();  // one element: the view's offset addresses it
+    if constexpr (std::is_same_v<T, bool>) return py::bool_(v);
+    else if constexpr (std::is_integral_v<T>) return py::int_(static_cast<int64_t>(v));
+    else return py::float_(static_cast<double>(v));
+  });
 }
 
 }  // namespace
@@ -301,22 +347,75 @@ void BindTensor(py::module_& m) {
       .def("__rtruediv__", [](py::handle a, py::handle b) { return Dunder(PyOp::kDiv, b, a); }, py::is_operator())
       .def("__matmul__", [](py::handle a, py::handle b) { return Dunder(PyOp::kMatMul, a, b); }, py::is_operator())
       .def("__rmatmul__", [](py::handle a, py::handle b) { return Dunder(PyOp::kMatMul, b, a); }, py::is_operator())
-      .def("__neg__", [](py::handle a) {
-        PyObject* args[1] = {a.ptr()};
-        PyObject* r = CallEager(PyOp::kNeg, args, 1, nullptr);
+      .def("__pow__", [](py::handle a, py::handle b) { return Dunder(PyOp::kPow, a, b); }, py::is_operator())
+      .def("__rpow__", [](py::handle a, py::handle b) { return Dunder(PyOp::kPow, b, a); }, py::is_operator())
+      .def("__floordiv__", [](py::handle a, py::handle b) { return Dunder(PyOp::kFloorDivide, a, b); }, py::is_operator())
+      .def("__rfloordiv__", [](py::handle a, py::handle b) { return Dunder(PyOp::kFloorDivide, b, a); }, py::is_operator())
+      .def("__mod__", [](py::handle a, py::handle b) { return Dunder(PyOp::kMod, a, b); }, py::is_operator())
+      .def("__rmod__", [](py::handle a, py::handle b) { return Dunder(PyOp::kMod, b, a); }, py::is_operator())
+      .def("__and__", [](py::handle a, py::handle b) { return Dunder(PyOp::kBitwiseAnd, a, b); }, py::is_operator())
+      .def("__rand__", [](py::handle a, py::handle b) { return Dunder(PyOp::kBitwiseAnd, b, a); }, py::is_operator())
+      .def("__or__", [](py::handle a, py::handle b) { return Dunder(PyOp::kBitwiseOr, a, b); }, py::is_operator())
+      .def("__ror__", [](py::handle a, py::handle b) { return Dunder(PyOp::kBitwiseOr, b, a); }, py::is_operator())
+      .def("__xor__", [](py::handle a, py::handle b) { return Dunder(PyOp::kBitwiseXor, a, b); }, py::is_operator())
+      .def("__rxor__", [](py::handle a, py::handle b) { return Dunder(PyOp::kBitwiseXor, b, a); }, py::is_operator())
+      // Comparisons are elementwise (NumPy); the reflected forms swap the operator.
+      .def("__eq__", [](py::handle a, py::handle b) { return Dunder(PyOp::kEqual, a, b); }, py::is_operator())
+      .def("__ne__", [](py::handle a, py::handle b) { return Dunder(PyOp::kNotEqual, a, b); }, py::is_operator())
+      .def("__lt__", [](py::handle a, py::handle b) { return Dunder(PyOp::kLess, a, b); }, py::is_operator())
+      .def("__le__", [](py::handle a, py::handle b) { return Dunder(PyOp::kLessEqual, a, b); }, py::is_operator())
+      .def("__gt__", [](py::handle a, py::handle b) { return Dunder(PyOp::kGreater, a, b); }, py::is_operator())
+      .def("__ge__", [](py::handle a, py::handle b) { return Dunder(PyOp::kGreaterEqual, a, b); }, py::is_operator())
+      // Tensors hash by identity (elementwise __eq__ would otherwise make them unhashable).
+      .def("__hash__", [](py::handle a) { return _Py_HashPointer(a.ptr()); })
+      .def("__neg__", [](py::handle a) { return UnaryDunder(PyOp::kNeg, a); })
+      .def("__abs__", [](py::handle a) { return UnaryDunder(PyOp::kAbs, a); })
+      .def("__invert__", [](py::handle a) { return UnaryDunder(PyOp::kBitwiseNot, a); })
+      .def("__pos__", [](const Tensor& t) { return t; })
+      .def("item", [](const Tensor& t) { return ToPyScalar(t, "item"); })
+      .def("__bool__", [](const Tensor& t) {
+        if (t.numel() != 1) {
+          ThrowStatus(absl::InvalidArgumentError(absl::StrFormat(
+              "bool: the truth value of a Tensor with %d elements (shape %s) is ambiguous, use "
+              "all() or any()", t.numel(), ShapeToString(t.shape()))));
+        }
+        return PyObject_IsTrue(ToPyScalar(t, "bool").ptr()) == 1;
+      })
+      .def("__float__", [](const Tensor& t) { return py::float_(ToPyScalar(t, "float")); })
+      .def("__int__", [](const Tensor& t) {
+        // PyNumber_Long gives an exact int for a bool too (int() must not return a bool).
+        PyObject* r = PyNumber_Long(ToPyScalar(t, "int").ptr());
         if (!r) throw py::error_already_set();
         return py::reinterpret_steal<py::object>(r);
+      })
+      .def("__index__", [](const Tensor& t) {
+        if (!IsInteger(t.dtype()) || t.ndim() != 0) {
+          ThrowStatus(absl::UnimplementedError(absl::StrFormat(
+              "index: only 0-d integer tensors can be used as an index, got %s of shape %s",
+              DTypeName(t.dtype()), ShapeToString(t.shape()))));
+        }
+        return ToPyScalar(t, "index");
       })
       .def("_data_ptr", [](const Tensor& t) { return reinterpret_cast<uintptr_t>(t.raw_data()); });
   g_tensor_type = reinterpret_cast<PyTypeObject*>(cls.ptr());
 
   for (PyMethodDef& def : g_method_defs) {
+    PyOp op;
+    if (!PyOpByName(def.ml_name, &op)) continue;  // a function-only op
     PyObject* descr = PyDescr_NewMethod(g_tensor_type, &def);
     if (!descr || PyObject_SetAttrString(cls.ptr(), def.ml_name, descr) < 0) throw py::error_already_set();
     Py_DECREF(descr);
   }
+  m.def("set_seed", [](int64_t seed) {
+    if (seed < 0) ThrowStatus(absl::InvalidArgumentError(absl::StrFormat(
+        "set_seed: seed must be non-negative, got %d", seed)));
+    SetSeed(static_cast<uint64_t>(seed));
+  }, py::arg("seed"), "Seeds the global random generator (pijit.ops.rand, randn, uniform, normal).");
+  m.def("get_seed", [] { return GetSeed(); }, "The seed of the global random generator.");
   py::module_ ops = m.def_submodule("ops", "eager tensor operations");
-  for (PyMethodDef& def : g_op_defs) {
+  for (size_t i = 0; i < sizeof(g_op_defs) / sizeof(g_op_defs[0]); ++i) {
+    if (!PyOpIsFunction(static_cast<PyOp>(i))) continue;
+    PyMethodDef& def = g_op_defs[i];
     PyObject* fn = PyCFunction_NewEx(&def, nullptr, ops.attr("__name__").ptr());
     if (!fn) throw py::error_already_set();
     ops.attr(def.ml_name) = py::reinterpret_steal<py::object>(fn);

@@ -1,0 +1,135 @@
+// Loop skeletons shared by the elementwise kernels: contiguous fast paths that GCC
+// vectorises, and an index walk over broadcast (strided) views otherwise.
+#pragma once
+#include <cmath>
+#include <type_traits>
+
+#include "kernels/tensor.h"
+
+namespace pijit::loops {
+
+// Calls body(offsets..., base, inner, inner_strides...) for every innermost run of `shape`,
+// where offsets are the element offsets of each operand at the start of the run.
+template <size_t N, typename F>
+void ForEachRun(const Shape& shape, const Shape* const (&strides)[N], F body) {
+  const int64_t n = NumElements(shape);
+  if (n == 0) return;
+  const int64_t nd = static_cast<int64_t>(shape.size());
+  const int64_t inner = nd ? shape[nd - 1] : 1;
+  Shape idx(nd, 0);
+  for (int64_t base = 0; base < n; base += inner) {
+    int64_t off[N] = {};
+    for (int64_t k = 0; k + 1 < nd; ++k)
+      for (size_t j = 0; j < N; ++j) off[j] += idx[k] * (*strides[j])[k];
+    body(off, base, inner);
+    for (int64_t k = nd - 2; k >= 0; --k) {
+      if (++idx[k] < shape[k]) break;
+      idx[k] = 0;
+    }
+  }
+}
+
+inline int64_t InnerStride(const Tensor& t) { return t.ndim() ? t.strides()[t.ndim() - 1] : 0; }
+
+// out[i] = f(a[i], b[i]) over views `a` and `b` broadcast to out's shape.
+template <typename T, typename R, typename F>
+void Binary(const Tensor& a, const Tensor& b, const Tensor& out, F f) {
+  const T* pa = a.data<T>();
+  const T* pb = b.data<T>();
+  R* po = out.data<R>();
+  const int64_t n = out.numel();
+  if (n == 0) return;
+  if (a.is_contiguous() && b.is_contiguous()) {
+    for (int64_t i = 0; i < n; ++i) po[i] = f(pa[i], pb[i]);
+    return;
+  }
+  const int64_t sa = InnerStride(a), sb = InnerStride(b);
+  const Shape* strides[2] = {&a.strides(), &b.strides()};
+  ForEachRun<2>(out.shape(), strides, [&](const int64_t* off, int64_t base, int64_t inner) {
+    const T* xa = pa + off[0];
+    const T* xb = pb + off[1];
+    R* xo = po + base;
+    if (sa == 1 && sb == 1) {
+      for (int64_t i = 0; i < inner; ++i) xo[i] = f(xa[i], xb[i]);
+    } else if (sa == 1 && sb == 0) {
+      const T vb = *xb;
+      for (int64_t i = 0; i < inner; ++i) xo[i] = f(xa[i], vb);
+    } else if (sa == 0 && sb == 1) {
+      const T va = *xa;
+      for (int64_t i = 0; i < inner; ++i) xo[i] = f(va, xb[i]);
+    } else {
+      for (int64_t i = 0; i < inner; ++i) xo[i] = f(xa[i * sa], xb[i * sb]);
+    }
+  });
+}
+
+// out[i] = f(a[i]) for any layout of `a` (same shape as out).
+template <typename T, typename R, typename F>
+void Unary(const Tensor& a, const Tensor& out, F f) {
+  const T* pa = a.data<T>();
+  R* po = out.data<R>();
+  const int64_t n = out.numel();
+  if (n == 0) return;
+  if (a.is_contiguous()) {
+    for (int64_t i = 0; i < n; ++i) po[i] = f(pa[i]);
+    return;
+  }
+  const int64_t sa = InnerStride(a);
+  const Shape* strides[1] = {&a.strides()};
+  ForEachRun<1>(out.shape(), strides, [&](const int64_t* off, int64_t base, int64_t inner) {
+    const T* xa = pa + off[0];
+    R* xo = po + base;
+    for (int64_t i = 0; i < inner; ++i) xo[i] = f(xa[i * sa]);
+  });
+}
+
+// Whether pred(a[i]) holds for some element of `a` (any layout).
+template <typename T, typename P>
+bool AnyOf(const Tensor& a, P pred) {
+  const T* pa = a.data<T>();
+  bool any = false;
+  const int64_t sa = InnerStride(a);
+  const Shape* strides[1] = {&a.strides()};
+  ForEachRun<1>(a.shape(), strides, [&](const int64_t* off, int64_t, int64_t inner) {
+    for (int64_t i = 0; i < inner; ++i) any |= pred(pa[off[0] + i * sa]);
+  });
+  return any;
+}
+
+// out[i] = f(a[i], b[i], c[i]) over views broadcast to out's shape (A may differ from T).
+template <typename A, typename T, typename R, typename F>
+void Ternary(const Tensor& a, const Tensor& b, const Tensor& c, const Tensor& out, F f) {
+  const A* pa = a.data<A>();
+  const T* pb = b.data<T>();
+  const T* pc = c.data<T>();
+  R* po = out.data<R>();
+  const int64_t n = out.numel();
+  if (n == 0) return;
+  if (a.is_contiguous() && b.is_contiguous() && c.is_contiguous()) {
+    for (int64_t i = 0; i < n; ++i) po[i] = f(pa[i], pb[i], pc[i]);
+    return;
+  }
+  const int64_t sa = InnerStride(a), sb = InnerStride(b), sc = InnerStride(c);
+  const Shape* strides[3] = {&a.strides(), &b.strides(), &c.strides()};
+  ForEachRun<3>(out.shape(), strides, [&](const int64_t* off, int64_t base, int64_t inner) {
+    const A* xa = pa + off[0];
+    const T* xb = pb + off[1];
+    const T* xc = pc + off[2];
+    R* xo = po + base;
+    for (int64_t i = 0; i < inner; ++i) xo[i] = f(xa[i * sa], xb[i * sb], xc[i * sc]);
+  });
+}
+
+// NumPy's maximum/minimum: a NaN operand gives NaN.
+template <typename T>
+inline T Max(T a, T b) {
+  if constexpr (std::is_floating_point_v<T>) return (a >= b || a != a) ? a : b;
+  else return a >= b ? a : b;
+}
+template <typename T>
+inline T Min(T a, T b) {
+  if constexpr (std::is_floating_point_v<T>) return (a <= b || a != a) ? a : b;
+  else return a <= b ? a : b;
+}
+
+}  // namespace pijit::loops

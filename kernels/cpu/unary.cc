@@ -1,0 +1,143 @@
+// Unary elementwise kernels: arithmetic (neg, abs, sign, square, relu), transcendental
+// functions (std:: implementations) and logical/bitwise negation.
+#include <cmath>
+
+#include "kernels/cpu/loops.h"
+#include "kernels/errors.h"
+#include "kernels/ops.h"
+
+namespace pijit {
+
+const char* UnaryOpName(UnaryOp op) {
+  switch (op) {
+#define PIJIT_OP_NAME(e, n) case UnaryOp::e: return n;
+    PIJIT_UNARY_OPS(PIJIT_OP_NAME)
+#undef PIJIT_OP_NAME
+  }
+  return "?";
+}
+
+namespace {
+// exp ... erf: Float64 for integer inputs (NumPy's rule).
+bool IsFloatFunction(UnaryOp op) {
+  switch (op) {
+    case UnaryOp::kExp: case UnaryOp::kLog: case UnaryOp::kSqrt: case UnaryOp::kRsqrt:
+    case UnaryOp::kSin: case UnaryOp::kCos: case UnaryOp::kTanh: case UnaryOp::kSigmoid:
+    case UnaryOp::kGelu: case UnaryOp::kSoftplus: case UnaryOp::kErf:
+      return true;
+    default:
+      return false;
+  }
+}
+
+template <typename T>
+T Sigmoid(T x) {
+  // Both branches stay finite: exp only sees non-positive arguments.
+  if (x >= T(0)) return T(1) / (T(1) + std::exp(-x));
+  T e = std::exp(x);
+  return e / (T(1) + e);
+}
+
+template <typename T>
+void RunFloat(UnaryOp op, const Tensor& a, const Tensor& out) {
+  auto run = [&](auto f) { loops::Unary<T, T>(a, out, f); };
+  switch (op) {
+    case UnaryOp::kExp: run([](T x) { return std::exp(x); }); break;
+    case UnaryOp::kLog: run([](T x) { return std::log(x); }); break;
+    case UnaryOp::kSqrt: run([](T x) { return std::sqrt(x); }); break;
+    case UnaryOp::kRsqrt: run([](T x) { return T(1) / std::sqrt(x); }); break;
+    case UnaryOp::kSin: run([](T x) { return std::sin(x); }); break;
+    case UnaryOp::kCos: run([](T x) { return std::cos(x); }); break;
+    case UnaryOp::kTanh: run([](T x) { return std::tanh(x); }); break;
+    case UnaryOp::kSigmoid: run(Sigmoid<T>); break;
+    case UnaryOp::kGelu:
+      // x * Phi(x) with Phi(x) = (1 + erf(x / sqrt2)) / 2 = erfc(-x / sqrt2) / 2: erfc keeps
+      // its precision in the negative tail, where 1 + erf cancels.
+      run([](T x) { return T(0.5) * x * std::erfc(-x * T(M_SQRT1_2)); });
+      break;
+    case UnaryOp::kSoftplus:
+      // log(1 + e^x) without overflow: max(x, 0) + log1p(e^-|x|).
+      run([](T x) { return std::max(x, T(0)) + std::log1p(std::exp(-std::abs(x))); });
+      break;
+    case UnaryOp::kErf: run([](T x) { return std::erf(x); }); break;
+    default: break;
+  }
+}
+
+template <typename T>
+void RunNumeric(UnaryOp op, const Tensor& a, const Tensor& out) {
+  auto run = [&](auto f) { loops::Unary<T, T>(a, out, f); };
+  switch (op) {
+    case UnaryOp::kNeg: run([](T x) { return static_cast<T>(-x); }); break;
+    // As np.maximum(x, 0): NaN stays NaN, -0.0 gives +0.0.
+    case UnaryOp::kRelu: run([](T x) { return x > T(0) ? x : (x != x ? x : T(0)); }); break;
+    case UnaryOp::kAbs:
+      if constexpr (std::is_floating_point_v<T>) run([](T x) { return std::abs(x); });
+      else run([](T x) { return x < T(0) ? static_cast<T>(-x) : x; });
+      break;
+    case UnaryOp::kSquare: run([](T x) { return static_cast<T>(x * x); }); break;
+    case UnaryOp::kSign:
+      // NaN and zero map to themselves.
+      run([](T x) { return x > T(0) ? T(1) : (x < T(0) ? T(-1) : x); });
+      break;
+    case UnaryOp::kBitwiseNot:
+      if constexpr (std::is_integral_v<T>) run([](T x) { return static_cast<T>(~x); });
+      break;
+    default: break;
+  }
+}
+}  // namespace
+
+absl::StatusOr<TensorMeta> InferUnary(UnaryOp op, const TensorMeta& a) {
+  const char* name = UnaryOpName(op);
+  switch (op) {
+    case UnaryOp::kLogicalNot: return TensorMeta{DType::kBool, a.shape};
+    case UnaryOp::kAbs: return a;  // abs of Bool is the identity (NumPy)
+    case UnaryOp::kBitwiseNot:
+      if (IsFloating(a.dtype)) {
+        return absl::UnimplementedError(absl::StrFormat(
+            "bitwise_not: unsupported dtype %s, expected a bool or integer tensor",
+            DTypeName(a.dtype)));
+      }
+      return a;
+    default: break;
+  }
+  if (a.dtype == DType::kBool) {
+    return absl::UnimplementedError(absl::StrFormat(
+        "%s: unsupported dtype Bool, expected an integer or floating dtype%s", name,
+        op == UnaryOp::kNeg ? " (use logical_not or ~ to negate booleans)" : ""));
+  }
+  DType dt = a.dtype;
+  if (IsFloatFunction(op) && !IsFloating(dt)) dt = DType::kFloat64;
+  return TensorMeta{dt, a.shape};
+}
+
+absl::StatusOr<Tensor> Unary(UnaryOp op, const Tensor& a) {
+  PIJIT_ASSIGN_OR_RETURN(TensorMeta meta, InferUnary(op, MetaOf(a)));
+  Tensor out = Tensor::Empty(meta.shape, meta.dtype);
+  if (op == UnaryOp::kLogicalNot) {
+    DispatchDType(a.dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      loops::Unary<T, bool>(a, out, [](T x) { return !x; });
+    });
+    return out;
+  }
+  if (a.dtype() == DType::kBool) {  // abs is the identity, bitwise_not is logical not
+    loops::Unary<bool, bool>(a, out, [op](bool x) { return op == UnaryOp::kAbs ? x : !x; });
+    return out;
+  }
+  PIJIT_ASSIGN_OR_RETURN(Tensor ca, Cast(a, meta.dtype));
+  DispatchDType(meta.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_floating_point_v<T>) {
+      if (IsFloatFunction(op)) {
+        RunFloat<T>(op, ca, out);
+        return;
+      }
+    }
+    if constexpr (!std::is_same_v<T, bool>) RunNumeric<T>(op, ca, out);
+  });
+  return out;
+}
+
+}  // namespace pijit
