@@ -216,9 +216,24 @@ bool Interp::MakeOutput(const Value& v, OutputSpec* spec) {
         if (!MakeOutput(item, &spec->items.back())) return false;
       }
       return true;
+    case Value::kDict: {
+      if (MemoRef(v, spec)) return true;
+      spec->kind = OutputSpec::kDict;
+      PyObject* keys = PyTuple_New(static_cast<Py_ssize_t>(v.keys->size()));
+      for (size_t i = 0; i < v.keys->size(); ++i) {
+        Py_INCREF((*v.keys)[i]);
+        PyTuple_SET_ITEM(keys, i, (*v.keys)[i]);
+      }
+      spec->constant = keys;
+      for (const Value& item : *v.items) {
+        spec->items.emplace_back();
+        if (!MakeOutput(item, &spec->items.back())) return false;
+      }
+      return true;
+    }
     default:
       Fail("unsupported_output",
-           "the return value is not a tensor, a Python value, or a tuple or list of them");
+           "the return value is not a tensor, a Python value, or a container of them");
       return false;
   }
 }
@@ -499,6 +514,121 @@ bool Interp::Step(Frame& f, size_t& pc, bool* returned, Value* result) {
       f.stack.push_back(Value::Seq(std::move(items), in.op == Opc::BUILD_LIST));
       break;
     }
+    case Opc::BUILD_MAP: {
+      ValueList kv;
+      if (!PopN(f, 2 * static_cast<size_t>(in.arg), &kv)) return false;
+      Value d = Value::Dict();
+      for (size_t i = 0; i < kv.size(); i += 2)
+        if (!DictSet(d, kv[i], kv[i + 1])) return false;
+      f.stack.push_back(std::move(d));
+      break;
+    }
+    case Opc::BUILD_CONST_KEY_MAP: {
+      Value keys;
+      ValueList vals;
+      if (!Pop(f, &keys) || !PopN(f, in.arg, &vals)) return false;
+      if (keys.kind != Value::kConst || !PyTuple_CheckExact(keys.obj) ||
+          PyTuple_GET_SIZE(keys.obj) != in.arg) {
+        Fail("internal", "BUILD_CONST_KEY_MAP without a key tuple");
+        return false;
+      }
+      Value d = Value::Dict();
+      for (int i = 0; i < in.arg; ++i)
+        if (!DictSet(d, Value::Const(PyTuple_GET_ITEM(keys.obj, i)), vals[i])) return false;
+      f.stack.push_back(std::move(d));
+      break;
+    }
+    case Opc::MAP_ADD: {
+      Value key, val;
+      if (!Pop(f, &val) || !Pop(f, &key)) return false;
+      Value& d = f.stack[f.stack.size() - in.arg];
+      if (d.kind != Value::kDict) {
+        Fail("internal", "MAP_ADD to a value that is not a dict built during capture");
+        return false;
+      }
+      if (!DictSet(d, key, val)) return false;
+      break;
+    }
+    case Opc::DICT_UPDATE:
+    case Opc::DICT_MERGE: {
+      if (!Pop(f, &a)) return false;
+      Value& d = f.stack[f.stack.size() - in.arg];
+      if (d.kind != Value::kDict || a.kind != Value::kDict) {
+        Fail("unsupported_bytecode", "merging a mapping unknown at capture time");
+        return false;
+      }
+      for (size_t i = 0; i < a.keys->size(); ++i) {
+        bool found = false;
+        Value old;
+        if (in.op == Opc::DICT_MERGE && (!DictGet(d, Value::Const((*a.keys)[i]), &old, &found) || found)) {
+          if (!failed()) Fail("python_error", "got multiple values for a keyword argument");
+          return false;
+        }
+        if (!DictSet(d, Value::Const((*a.keys)[i]), (*a.items)[i])) return false;
+      }
+      break;
+    }
+    case Opc::CONTAINS_OP: {
+      if (!Pop(f, &b) || !Pop(f, &a)) return false;
+      bool r;
+      if (!Contains(b, a, &r)) return false;
+      f.stack.push_back(Value::Const((r != (in.arg == 1)) ? Py_True : Py_False));
+      break;
+    }
+    case Opc::FORMAT_VALUE: {
+      Value spec, r;
+      const bool has_spec = in.arg & 0x04;
+      if (has_spec && !Pop(f, &spec)) return false;
+      if (!Pop(f, &a) || !FormatValue(a, in.arg, has_spec ? &spec : nullptr, &r)) return false;
+      f.stack.push_back(std::move(r));
+      break;
+    }
+    case Opc::BUILD_STRING: {
+      ValueList parts;
+      if (!PopN(f, in.arg, &parts)) return false;
+      PyObject* joined = PyUnicode_New(0, 0);
+      for (const Value& p : parts) {
+        if (p.kind != Value::kConst || !PyUnicode_CheckExact(p.obj)) {
+          Py_DECREF(joined);
+          Fail("unsupported_operator", "an f-string part unknown at capture time");
+          return false;
+        }
+        UseConst(p);
+        PyUnicode_Append(&joined, p.obj);
+      }
+      f.stack.push_back(Value::Const(Keep(joined)));
+      break;
+    }
+    case Opc::CALL_FUNCTION_EX: {
+      Value kwargs, callargs, fn, null;
+      if ((in.arg & 1) && !Pop(f, &kwargs)) return false;
+      if (!Pop(f, &callargs) || !Pop(f, &fn) || !Pop(f, &null)) return false;
+      Value it;
+      if (!GetIter(callargs, &it)) return false;
+      ValueList args = *it.items;
+      if (in.arg & 1) {
+        if (kwargs.kind != Value::kDict) {
+          Fail("unsupported_call", "**kwargs unknown at capture time");
+          return false;
+        }
+        PyObject* names = PyTuple_New(static_cast<Py_ssize_t>(kwargs.keys->size()));
+        for (size_t i = 0; i < kwargs.keys->size(); ++i) {
+          if (!PyUnicode_Check((*kwargs.keys)[i])) {
+            Py_DECREF(names);
+            Fail("python_error", "keywords must be strings");
+            return false;
+          }
+          Py_INCREF((*kwargs.keys)[i]);
+          PyTuple_SET_ITEM(names, i, (*kwargs.keys)[i]);
+          args.push_back((*kwargs.items)[i]);
+        }
+        f.kwnames = Keep(names);
+      }
+      Value r;
+      if (!Call(f, fn, std::move(args), &r)) return false;
+      f.stack.push_back(std::move(r));
+      break;
+    }
     case Opc::LIST_APPEND: {
       if (!Pop(f, &a)) return false;
       Value& list = f.stack[f.stack.size() - in.arg];
@@ -723,12 +853,7 @@ bool Interp::Inline(Frame& caller, PyCodeObject* code, PyObject* func, int32_t f
   const int npos_params = code->co_argcount;
   const int nkwonly = code->co_kwonlyargcount;
   const bool has_varargs = code->co_flags & CO_VARARGS;
-  if (code->co_flags & CO_VARKEYWORDS) {
-    if (!kwnames.empty()) {
-      Fail("unsupported_call", "inlining a function with **kwargs");
-      return false;
-    }
-  }
+
   const size_t nkw = kwnames.size();
   const size_t npos = args.size() - nkw;
   std::vector<bool> bound(npos_params + nkwonly, false);
@@ -745,11 +870,19 @@ bool Interp::Inline(Frame& caller, PyCodeObject* code, PyObject* func, int32_t f
       return false;
     }
   }
+  Value extra_kw = Value::Dict();  // keywords for **kwargs
   for (size_t k = 0; k < nkw; ++k) {
     int slot = -1;
     for (int p = 0; p < npos_params + nkwonly; ++p) {
       PyObject* pname = PyTuple_GET_ITEM(code->co_localsplusnames, p);
       if (kwnames[k] == PyUnicode_AsUTF8(pname)) slot = p;
+    }
+    if (slot < 0 && (code->co_flags & CO_VARKEYWORDS)) {
+      if (!DictSet(extra_kw, Value::Const(Keep(PyUnicode_FromString(kwnames[k].c_str()))),
+                   args[npos + k])) {
+        return false;
+      }
+      continue;
     }
     if (slot < 0 || bound[slot]) {
       Fail("python_error", absl::StrFormat("%s() got an unexpected or repeated keyword argument '%s'",
@@ -795,10 +928,7 @@ bool Interp::Inline(Frame& caller, PyCodeObject* code, PyObject* func, int32_t f
   }
   int next_slot = npos_params + nkwonly;
   if (has_varargs) f.locals[next_slot++] = Value::Seq(std::move(extra), false);
-  if (code->co_flags & CO_VARKEYWORDS) {
-    Fail("unsupported_call", "inlining a function with **kwargs");
-    return false;
-  }
+  if (code->co_flags & CO_VARKEYWORDS) f.locals[next_slot++] = extra_kw;
   // Free variables: cells of a MAKE_FUNCTION value, or the function's closure (guarded).
   const int nfree = code->co_nfreevars;
   const int first_free = code->co_nlocalsplus - nfree;

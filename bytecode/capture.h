@@ -39,6 +39,7 @@ struct OutputSpec {
     kIterator,     // an iterator over a new tuple of `items` (graph breaks only)
     kMethod,       // Tensor's method named by `constant` (graph breaks only)
     kRef,          // the object built for the spec whose `memo` is `index` (aliasing)
+    kDict,         // a new dict: keys in `constant` (a tuple), values in `items`
   };
   Kind kind = kConstant;
   int32_t index = -1;           // graph output, guard source, or memo slot (kRef)

@@ -30,8 +30,11 @@ bool Interp::MakeBreakSpec(const Value& v, OutputSpec* spec) {
       return true;
     case Value::kTensor:
       return MakeOutput(v, spec);
+    case Value::kDict:
+      return MakeOutput(v, spec);
     case Value::kSeq:
     case Value::kIter:
+      if (v.opaque) return false;
       if (v.kind == Value::kSeq && v.source >= 0 && !v.is_list) {
         spec->kind = OutputSpec::kSource;
         spec->index = v.source;

@@ -117,8 +117,17 @@ bool Interp::LoadAttr(Frame& f, const Value& owner, PyObject* name, bool method)
     f.stack.push_back(Value::Const(Keep(v)));
     return true;
   }
-  if (owner.kind == Value::kSeq && std::string_view(n) == "index") {
-    Fail("unsupported_attribute", "methods of sequences are not captured yet");
+  if (owner.kind == Value::kDict || (owner.kind == Value::kSeq && owner.is_list && owner.source < 0)) {
+    // A method of a container made during capture: (method, self) for CALL.
+    Value m;
+    m.kind = Value::kBuiltinMethod;
+    m.obj = name;
+    if (method) {
+      f.stack.push_back(m);
+      f.stack.push_back(owner);
+      return true;
+    }
+    Fail("unsupported_attribute", absl::StrFormat("bound method %s used as a value", n));
     return false;
   }
   if (owner.kind != Value::kConst) {

@@ -180,11 +180,16 @@ static bool FoldBuiltin(Interp& in, Frame& f, Builtin b, const ValueList& args,
         }
         return result(PyLong_FromLongLong(shape[0]));
       }
-      if (v.kind == Value::kSeq) return result(PyLong_FromSize_t(v.items->size()));
+      if (v.kind == Value::kSeq || v.kind == Value::kDict) return result(PyLong_FromSize_t(v.items->size()));
       if (v.kind == Value::kConst && (PyTuple_CheckExact(v.obj) || PyList_CheckExact(v.obj) ||
                                       PyUnicode_CheckExact(v.obj) || PyDict_CheckExact(v.obj) ||
                                       PyRange_Check(v.obj))) {
-        in.UseConst(v);
+        // The length of a mutable container from the inputs is guarded, not its identity.
+        if (v.source >= 0 && (PyList_CheckExact(v.obj) || PyDict_CheckExact(v.obj))) {
+          in.gp().GuardType(v.source, v.obj);
+        } else {
+          in.UseConst(v);
+        }
         return result(PyLong_FromSsize_t(PyObject_Length(v.obj)));
       }
       break;
@@ -346,6 +351,7 @@ bool Interp::Call(Frame& f, const Value& callable, ValueList args, Value* out) {
     f.kwnames = nullptr;
   }
   if (callable.kind == Value::kTensorMethod) return CallOp(callable.method, args, names, out);
+  if (callable.kind == Value::kBuiltinMethod) return CallContainerMethod(callable, std::move(args), names, out);
   if (callable.kind == Value::kFunction) {
     return Inline(f, reinterpret_cast<PyCodeObject*>(callable.obj), nullptr, -1, &callable,
                   std::move(args), names, out);

@@ -18,8 +18,17 @@ bool Interp::GetIter(const Value& v, Value* out) {
   };
   switch (v.kind) {
     case Value::kIter:
-    case Value::kSeq:
-      return make(*v.items);
+    case Value::kSeq: {
+      const bool opaque = v.opaque;
+      make(*v.items);
+      out->opaque = opaque;
+      return true;
+    }
+    case Value::kDict: {
+      ValueList keys;
+      for (PyObject* k : *v.keys) keys.push_back(Value::Const(k));
+      return make(std::move(keys));
+    }
     case Value::kTensor:
       Fail("unsupported_operator", "iterating over a tensor is not captured yet");
       return false;

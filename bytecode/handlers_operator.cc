@@ -166,6 +166,7 @@ bool Interp::Truth(const Value& v, bool* out) {
            "for now the function runs eagerly");
       return false;
     case Value::kSeq:
+    case Value::kDict:
       *out = !v.items->empty();
       return true;
     case Value::kFunction:
@@ -189,7 +190,11 @@ bool Interp::Truth(const Value& v, bool* out) {
           return false;
         }
       }
-      UseConst(v);
+      if (v.source >= 0 && (PyList_CheckExact(o) || PyDict_CheckExact(o))) {
+        gp().GuardType(v.source, o);  // contents may change: the length decides truth
+      } else {
+        UseConst(v);
+      }
       int t = PyObject_IsTrue(o);
       if (t < 0) {
         PyErr_Clear();
@@ -215,6 +220,12 @@ bool Interp::Subscript(const Value& c, const Value& index, Value* out) {
     if (PyOpByName("__getitem__", &op)) return CallOp(op, {c, index}, {}, out);
     Fail("unsupported_operator", "tensor indexing is not captured yet");
     return false;
+  }
+  if (c.kind == Value::kDict) {
+    bool found;
+    if (!DictGet(c, index, out, &found)) return false;
+    if (!found) Fail("python_error", "KeyError: the key is not in the dict");
+    return found;
   }
   PyObject* key = AsPyObject(index);
   if (c.kind == Value::kSeq && key) {
@@ -245,17 +256,44 @@ bool Interp::Subscript(const Value& c, const Value& index, Value* out) {
     }
   }
   PyObject* obj = AsPyObject(c);
-  if (obj && key && (PyTuple_CheckExact(obj) || PyList_CheckExact(obj) ||
-                     PyUnicode_CheckExact(obj) || PyDict_CheckExact(obj)) &&
+  if (obj && key && c.source >= 0 && IsPlain(key) &&
+      ((PyList_CheckExact(obj) && PyLong_CheckExact(key)) || PyDict_CheckExact(obj))) {
+    // An item of a mutable container from the inputs: guard the item itself, at its own
+    // source, since the container may change between calls.
+    UseConst(index);
+    PyObject* item;
+    guards::Source::Kind kind;
+    int32_t idx = -1;
+    if (PyList_CheckExact(obj)) {
+      Py_ssize_t i = PyLong_AsSsize_t(key);
+      if (i < 0) i += PyList_GET_SIZE(obj);
+      if (i < 0 || i >= PyList_GET_SIZE(obj)) {
+        Fail("python_error", "list index out of range");
+        return false;
+      }
+      gp().GuardType(c.source, obj);  // length: negative indices resolve the same way
+      item = PyList_GET_ITEM(obj, i);
+      kind = guards::Source::kItem;
+      idx = static_cast<int32_t>(i);
+    } else {
+      item = PyDict_GetItemWithError(obj, key);
+      if (!item) {
+        PyErr_Clear();
+        Fail("python_error", "KeyError: the key is not in the dict");
+        return false;
+      }
+      kind = guards::Source::kDictItem;
+    }
+    Py_INCREF(item);
+    Keep(item);
+    return FromSource(gp().AddSource(kind, c.source, idx, kind == guards::Source::kDictItem ? key : nullptr),
+                      item, out);
+  }
+  if (obj && key && (PyTuple_CheckExact(obj) || PyUnicode_CheckExact(obj) ||
+                     (c.source < 0 && (PyList_CheckExact(obj) || PyDict_CheckExact(obj)))) &&
       (IsPlain(key) || PySlice_Check(key))) {
     UseConst(c);
     UseConst(index);
-    if (PyList_CheckExact(obj) || PyDict_CheckExact(obj)) {
-      if (c.source < 0) {
-        Fail("unsupported_operator", "subscript of a mutable container without a source");
-        return false;
-      }
-    }
     PyObject* r = PyObject_GetItem(obj, key);
     if (!r) {
       PyErr_Clear();

@@ -32,6 +32,8 @@ struct Value {
     kCell,          // a closure cell (shared storage)
     kFunction,      // a function made by MAKE_FUNCTION during capture
     kTensorMethod,  // Tensor method looked up on a tensor, waiting for CALL
+    kDict,          // a dict built during capture: `keys` (known plain objects) and `items`
+    kBuiltinMethod, // a method of a container built during capture (`obj`: its name), + self
   };
   Kind kind = kUndef;
   graph::NodeId node = -1;       // kTensor
@@ -44,6 +46,8 @@ struct Value {
   std::shared_ptr<Value> cell;       // kCell contents
   std::shared_ptr<ValueList> defaults;  // kFunction positional defaults
   int32_t globals_source = -2;   // kFunction: the source of its globals' function (-1: root)
+  std::shared_ptr<std::vector<PyObject*>> keys;  // kDict keys, parallel to `items` (borrowed)
+  bool opaque = false;           // an iterator over a dict view: cannot become a Python value
 
   static Value Const(PyObject* o, int32_t source = -1) {
     Value v;
@@ -55,6 +59,13 @@ struct Value {
   static Value Null() {
     Value v;
     v.kind = kNull;
+    return v;
+  }
+  static Value Dict() {
+    Value v;
+    v.kind = kDict;
+    v.items = std::make_shared<ValueList>();
+    v.keys = std::make_shared<std::vector<PyObject*>>();
     return v;
   }
   static Value Seq(ValueList items, bool is_list) {
@@ -127,6 +138,13 @@ class Interp {
   bool Truth(const Value& v, bool* out);
   bool Subscript(const Value& container, const Value& index, Value* out);
   bool GetIter(const Value& v, Value* out);                    // handlers_control.cc
+  // handlers_container.cc: dicts, container methods, f-strings, *args/**kwargs calls.
+  bool DictSet(Value& dict, const Value& key, const Value& value);
+  bool DictGet(const Value& dict, const Value& key, Value* out, bool* found);
+  bool CallContainerMethod(const Value& method, ValueList args, const std::vector<std::string>& kwnames,
+                           Value* out);
+  bool FormatValue(const Value& v, int flags, const Value* spec, Value* out);
+  bool Contains(const Value& container, const Value& item, bool* out);
 
  private:
   bool Step(Frame& f, size_t& pc, bool* returned, Value* result);

@@ -39,11 +39,16 @@ GuardProgram::~GuardProgram() {
   }
 }
 
+namespace {
+bool PlainEqual(PyObject* a, PyObject* b);
+}  // namespace
+
 int32_t GuardProgram::AddSource(Source::Kind kind, int32_t parent, int32_t index, PyObject* name) {
   for (size_t i = 0; i < sources_.size(); ++i) {
     const Source& s = sources_[i];
     if (s.kind == kind && s.parent == parent && s.index == index &&
-        (s.name == name || (s.name && name && PyUnicode_Compare(s.name, name) == 0))) {
+        (s.name == name || (s.name && name && Py_TYPE(s.name) == Py_TYPE(name) &&
+                            PlainEqual(s.name, name)))) {
       return static_cast<int32_t>(i);
     }
   }
@@ -59,6 +64,7 @@ void GuardProgram::GuardType(int32_t source, PyObject* obj) {
   g.type = Py_TYPE(obj);
   Py_INCREF(reinterpret_cast<PyObject*>(g.type));
   if (PyTuple_Check(obj) || PyList_Check(obj)) g.length = PySequence_Fast_GET_SIZE(obj);
+  if (PyDict_Check(obj)) g.length = PyDict_GET_SIZE(obj);
   guards_.push_back(std::move(g));
 }
 
@@ -222,6 +228,9 @@ bool GuardProgram::Check(const Roots& roots, PyObject** values) const {
         if ((PyTuple_Check(p) || PyList_Check(p)) && s.index < PySequence_Fast_GET_SIZE(p))
           v = PySequence_Fast_ITEMS(p)[s.index];
         break;
+      case Source::kDictItem:
+        if (PyDict_CheckExact(p)) v = DictItem(p, s.name);
+        break;
     }
     if (!v) {
       if (PyErr_Occurred()) PyErr_Clear();
@@ -240,7 +249,10 @@ bool GuardProgram::Check(const Roots& roots, PyObject** values) const {
         break;
       case Guard::kTypeMatch:
         if (Py_TYPE(v) != g.type) return false;
-        if (g.length >= 0 && PySequence_Fast_GET_SIZE(v) != g.length) return false;
+        if (g.length >= 0 &&
+            (PyDict_Check(v) ? PyDict_GET_SIZE(v) : PySequence_Fast_GET_SIZE(v)) != g.length) {
+          return false;
+        }
         break;
       case Guard::kEqualsMatch: {
         if (Py_TYPE(v) != g.type) return false;
@@ -300,6 +312,13 @@ std::string GuardProgram::SourceText(int32_t i) const {
     case Source::kFuncDefaults: return absl::StrCat(SourceText(s.parent), ".__defaults__");
     case Source::kTypeAttr: return absl::StrCat("type(", SourceText(s.parent), ").", name);
     case Source::kItem: return absl::StrCat(SourceText(s.parent), "[", s.index, "]");
+    case Source::kDictItem: {
+      PyObject* r = PyObject_Repr(s.name);
+      std::string key = r ? PyUnicode_AsUTF8(r) : "?";
+      Py_XDECREF(r);
+      PyErr_Clear();
+      return absl::StrCat(SourceText(s.parent), "[", key, "]");
+    }
   }
   return "?";
 }

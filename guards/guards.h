@@ -24,11 +24,12 @@ struct Source {
     kFuncDefaults,  // __defaults__ of the function at `parent` (None when absent)
     kTypeAttr,      // `name` looked up on the type of `parent` (the MRO, no instance dict)
     kItem,          // item `index` of the tuple or list at `parent`
+    kDictItem,      // the value for key `name` of the dict at `parent`
   };
   Kind kind;
   int32_t parent = -1;       // parent source, for the kinds that have one
   int32_t index = -1;        // argument / closure cell / item index
-  PyObject* name = nullptr;  // owned: global, builtin or attribute name
+  PyObject* name = nullptr;  // owned: global, builtin or attribute name, or dict key
 };
 
 struct Guard {
@@ -45,7 +46,7 @@ struct Guard {
   bool weak = false;             // ID_MATCH through a weak reference
   DType dtype = DType::kFloat32;
   Shape shape, strides;
-  Py_ssize_t length = -1;  // kTypeMatch of a tuple or list
+  Py_ssize_t length = -1;  // kTypeMatch of a tuple, list or dict
   uint64_t dynamic = 0;    // kTensorMatch: bit d set = dimension d may take any size
   bool contiguous = true;  // kTensorMatch with dynamic dims: contiguity instead of strides
 };
@@ -78,7 +79,7 @@ class GuardProgram {
   // `dynamic` marks dimensions whose size the guard does not check.
   void GuardTensor(int32_t source, PyObject* obj, const Tensor& t, uint64_t dynamic = 0);
   void GuardValue(int32_t source, PyObject* obj);  // EQUALS_MATCH for plain values, else ID_MATCH
-  void GuardType(int32_t source, PyObject* obj);   // TYPE_MATCH (with length for tuples/lists)
+  void GuardType(int32_t source, PyObject* obj);   // TYPE_MATCH (with length for tuples/lists/dicts)
   bool HasGuard(int32_t source) const;
 
   size_t num_sources() const { return sources_.size(); }

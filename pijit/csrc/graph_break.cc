@@ -60,6 +60,25 @@ PyObject* BuildValue(const OutputSpec& spec, BuildContext& cx) {
       Py_DECREF(seq);
       return it;
     }
+    case OutputSpec::kDict: {
+      PyObject* d = PyDict_New();
+      if (!d) return nullptr;
+      if (spec.memo >= 0) {
+        if (cx.memo.size() <= static_cast<size_t>(spec.memo)) cx.memo.resize(spec.memo + 1, nullptr);
+        cx.memo[spec.memo] = d;
+      }
+      for (size_t i = 0; i < spec.items.size(); ++i) {
+        PyObject* v = BuildValue(spec.items[i], cx);
+        if (!v || PyDict_SetItem(d, PyTuple_GET_ITEM(spec.constant, i), v) < 0) {
+          if (!PyErr_Occurred()) PyErr_SetString(PyExc_SystemError, "pijit: NULL inside a dict");
+          Py_XDECREF(v);
+          Py_DECREF(d);
+          return nullptr;
+        }
+        Py_DECREF(v);
+      }
+      return d;
+    }
     case OutputSpec::kMethod:
       return PyObject_GetAttr(reinterpret_cast<PyObject*>(g_tensor_type), spec.constant);
     case OutputSpec::kNull:

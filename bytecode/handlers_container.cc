@@ -1,0 +1,192 @@
+// Containers built during capture: dicts (BUILD_MAP, dict comprehensions, **kwargs), the
+// methods of lists and dicts made during capture, `in`, and f-strings of known values.
+#include "absl/strings/str_format.h"
+#include "bytecode/interp.h"
+
+namespace pijit::bytecode {
+namespace {
+
+// Keys and formatted values must be plain data: comparing or formatting them runs no code.
+bool IsPlainKey(PyObject* o) {
+  return o == Py_None || PyBool_Check(o) || PyLong_CheckExact(o) || PyFloat_CheckExact(o) ||
+         PyUnicode_CheckExact(o) || (PyTuple_CheckExact(o) && [&] {
+           for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(o); ++i)
+             if (!IsPlainKey(PyTuple_GET_ITEM(o, i))) return false;
+           return true;
+         }());
+}
+
+}  // namespace
+
+bool Interp::DictGet(const Value& dict, const Value& key, Value* out, bool* found) {
+  PyObject* k = AsPyObject(key);
+  if (!k || !IsPlainKey(k)) {
+    Fail("unsupported_operator", "a dict key unknown at capture time");
+    return false;
+  }
+  UseConst(key);
+  *found = false;
+  for (size_t i = 0; i < dict.keys->size(); ++i) {
+    int eq = PyObject_RichCompareBool((*dict.keys)[i], k, Py_EQ);
+    if (eq < 0) {
+      PyErr_Clear();
+      Fail("python_error", "comparing dict keys raises");
+      return false;
+    }
+    if (eq) {
+      *out = (*dict.items)[i];
+      *found = true;
+      return true;
+    }
+  }
+  return true;
+}
+
+bool Interp::DictSet(Value& dict, const Value& key, const Value& value) {
+  PyObject* k = AsPyObject(key);
+  if (!k || !IsPlainKey(k)) {
+    Fail("unsupported_operator", "a dict key unknown at capture time");
+    return false;
+  }
+  UseConst(key);
+  for (size_t i = 0; i < dict.keys->size(); ++i) {
+    if (PyObject_RichCompareBool((*dict.keys)[i], k, Py_EQ) == 1) {
+      (*dict.items)[i] = value;
+      return true;
+    }
+  }
+  if (PyErr_Occurred()) PyErr_Clear();
+  Py_INCREF(k);
+  dict.keys->push_back(Keep(k));
+  dict.items->push_back(value);
+  return true;
+}
+
+bool Interp::Contains(const Value& c, const Value& item, bool* out) {
+  PyObject* x = AsPyObject(item);
+  if (!x || !IsPlainKey(x)) {
+    Fail("unsupported_operator", "`in` with a value unknown at capture time");
+    return false;
+  }
+  UseConst(item);
+  if (c.kind == Value::kDict) {
+    Value ignored;
+    return DictGet(c, item, &ignored, out);
+  }
+  PyObject* obj = AsPyObject(c);
+  const bool mutable_input =
+      obj && c.source >= 0 && (PyList_CheckExact(obj) || PyDict_CheckExact(obj));
+  if (obj && !mutable_input &&
+      (PyTuple_CheckExact(obj) || PyUnicode_CheckExact(obj) || PyList_CheckExact(obj) ||
+       PyDict_CheckExact(obj) || PyRange_Check(obj))) {
+    if (!PyUnicode_CheckExact(obj)) {
+      // Items compare with ==: only plain items compare without running code.
+      PyObject* it = PyObject_GetIter(obj);
+      bool plain = it != nullptr;
+      while (PyObject* v = it ? PyIter_Next(it) : nullptr) {
+        plain = plain && IsPlainKey(v);
+        Py_DECREF(v);
+      }
+      Py_XDECREF(it);
+      PyErr_Clear();
+      if (!plain) {
+        Fail("unsupported_operator", "`in` over items that are not plain values");
+        return false;
+      }
+    }
+    UseConst(c);
+    int r = PySequence_Contains(obj, x);
+    if (r < 0) {
+      PyErr_Clear();
+      Fail("python_error", "`in` raises");
+      return false;
+    }
+    *out = r != 0;
+    return true;
+  }
+  Fail("unsupported_operator", "`in` over a container unknown at capture time");
+  return false;
+}
+
+bool Interp::CallContainerMethod(const Value& m, ValueList args, const std::vector<std::string>& kwnames,
+                                 Value* out) {
+  const std::string_view name = PyUnicode_AsUTF8(m.obj);
+  if (!kwnames.empty() || args.empty()) {
+    Fail("unsupported_call", "keyword arguments to a container method");
+    return false;
+  }
+  Value self = args[0];
+  args.erase(args.begin());
+  auto iter_of = [&](ValueList items) {
+    out->kind = Value::kIter;
+    out->items = std::make_shared<ValueList>(std::move(items));
+    out->opaque = true;  // a dict view, not an iterator: it stays inside the trace
+    return true;
+  };
+  if (self.kind == Value::kDict) {
+    if (name == "items" && args.empty()) {
+      ValueList pairs;
+      for (size_t i = 0; i < self.keys->size(); ++i)
+        pairs.push_back(Value::Seq({Value::Const((*self.keys)[i]), (*self.items)[i]}, false));
+      return iter_of(std::move(pairs));
+    }
+    if (name == "keys" && args.empty()) {
+      ValueList keys;
+      for (PyObject* k : *self.keys) keys.push_back(Value::Const(k));
+      return iter_of(std::move(keys));
+    }
+    if (name == "values" && args.empty()) return iter_of(*self.items);
+    if (name == "get" && (args.size() == 1 || args.size() == 2)) {
+      bool found;
+      if (!DictGet(self, args[0], out, &found)) return false;
+      if (!found) *out = args.size() == 2 ? args[1] : Value::Const(Py_None);
+      return true;
+    }
+  } else if (self.kind == Value::kSeq && self.is_list && self.source < 0) {
+    // Lists made during capture: every alias shares `items`, so mutation stays consistent.
+    if (name == "append" && args.size() == 1) {
+      self.items->push_back(args[0]);
+      *out = Value::Const(Py_None);
+      return true;
+    }
+    if (name == "extend" && args.size() == 1) {
+      Value it;
+      if (!GetIter(args[0], &it)) return false;
+      self.items->insert(self.items->end(), it.items->begin(), it.items->end());
+      *out = Value::Const(Py_None);
+      return true;
+    }
+  }
+  Fail("unsupported_call", absl::StrFormat("method %s of a container made during capture",
+                                           std::string(name)));
+  return false;
+}
+
+bool Interp::FormatValue(const Value& v, int flags, const Value* spec, Value* out) {
+  PyObject* x = AsPyObject(v);
+  PyObject* s = spec ? AsPyObject(*spec) : nullptr;
+  if (!x || !IsPlainKey(x) || (spec && (!s || !PyUnicode_CheckExact(s)))) {
+    Fail("unsupported_operator", "an f-string of a value unknown at capture time");
+    return false;
+  }
+  UseConst(v);
+  if (spec) UseConst(*spec);
+  PyObject* conv = nullptr;
+  switch (flags & 3) {
+    case 1: conv = PyObject_Str(x); break;
+    case 2: conv = PyObject_Repr(x); break;
+    case 3: conv = PyObject_ASCII(x); break;
+    default: Py_INCREF(x); conv = x;
+  }
+  PyObject* r = conv ? PyObject_Format(conv, s) : nullptr;
+  Py_XDECREF(conv);
+  if (!r) {
+    PyErr_Clear();
+    Fail("python_error", "formatting raises");
+    return false;
+  }
+  *out = Value::Const(Keep(r));
+  return true;
+}
+
+}  // namespace pijit::bytecode
