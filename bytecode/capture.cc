@@ -140,16 +140,19 @@ void Interp::UseAll(const ValueList& vs) {
 
 PyObject* Interp::AsPyObject(const Value& v) {
   if (v.kind == Value::kConst) return v.obj;
-  if (v.kind != Value::kSeq || v.is_list) return nullptr;
-  PyObject* t = PyTuple_New(static_cast<Py_ssize_t>(v.items->size()));
-  for (size_t i = 0; i < v.items->size(); ++i) {
+  if (v.kind != Value::kSeq) return nullptr;
+  // A snapshot of the sequence (a list is a new list: nothing captured mutates it).
+  const Py_ssize_t n = static_cast<Py_ssize_t>(v.items->size());
+  PyObject* t = v.is_list ? PyList_New(n) : PyTuple_New(n);
+  for (Py_ssize_t i = 0; i < n; ++i) {
     PyObject* item = AsPyObject((*v.items)[i]);
     if (!item) {
       Py_DECREF(t);
       return nullptr;
     }
     Py_INCREF(item);
-    PyTuple_SET_ITEM(t, i, item);
+    if (v.is_list) PyList_SET_ITEM(t, i, item);
+    else PyTuple_SET_ITEM(t, i, item);
   }
   return Keep(t);
 }
@@ -920,11 +923,25 @@ bool Interp::Inline(Frame& caller, PyCodeObject* code, PyObject* func, int32_t f
       return false;
     }
   }
+  // Keyword-only defaults: from the function's __kwdefaults__, each guarded at its source.
+  PyObject* kwdefaults = func ? PyFunction_GET_KW_DEFAULTS(func) : nullptr;
   for (int p = npos_params; p < npos_params + nkwonly; ++p) {
-    if (!bound[p]) {
-      Fail("unsupported_call", "inlining a function with keyword-only defaults");
+    if (bound[p]) continue;
+    PyObject* pname = PyTuple_GET_ITEM(code->co_localsplusnames, p);
+    PyObject* dv = kwdefaults ? PyDict_GetItemWithError(kwdefaults, pname) : nullptr;
+    if (!dv || func_source < 0) {
+      PyErr_Clear();
+      Fail(dv ? "unsupported_call" : "python_error",
+           absl::StrFormat("%s() missing keyword-only argument '%s'",
+                           PyUnicode_AsUTF8(code->co_name), PyUnicode_AsUTF8(pname)));
       return false;
     }
+    const int32_t kwd = gp().AddSource(Source::kFuncKwDefaults, func_source, -1);
+    gp().GuardType(kwd, kwdefaults);
+    Py_INCREF(dv);
+    Keep(dv);
+    if (!FromSource(gp().AddSource(Source::kDictItem, kwd, -1, pname), dv, &f.locals[p])) return false;
+    bound[p] = true;
   }
   int next_slot = npos_params + nkwonly;
   if (has_varargs) f.locals[next_slot++] = Value::Seq(std::move(extra), false);

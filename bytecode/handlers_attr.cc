@@ -135,6 +135,37 @@ bool Interp::LoadAttr(Frame& f, const Value& owner, PyObject* name, bool method)
                                                   "at capture time", n));
     return false;
   }
+  if (method && PyDict_CheckExact(owner.obj) && owner.source >= 0 &&
+      PyDict_GET_SIZE(owner.obj) <= 256) {
+    std::string_view m(n);
+    if (m == "items" || m == "keys" || m == "values" || m == "get") {
+      // An input dict read through its methods: its keys (by the length and each key's item
+      // source) and values are guarded; it then acts as a dict built during capture.
+      gp().GuardType(owner.source, owner.obj);
+      Value d = Value::Dict();
+      PyObject *k, *v;
+      Py_ssize_t pos = 0;
+      while (PyDict_Next(owner.obj, &pos, &k, &v)) {
+        if (!PyUnicode_CheckExact(k) && !PyLong_CheckExact(k)) {
+          Fail("unsupported_attribute", "a dict input with keys that are not str or int");
+          return false;
+        }
+        Value item;
+        Py_INCREF(v);
+        Keep(v);
+        if (!FromSource(gp().AddSource(guards::Source::kDictItem, owner.source, -1, k), v, &item))
+          return false;
+        d.keys->push_back(k);
+        d.items->push_back(std::move(item));
+      }
+      Value bm;
+      bm.kind = Value::kBuiltinMethod;
+      bm.obj = name;
+      f.stack.push_back(bm);
+      f.stack.push_back(std::move(d));
+      return true;
+    }
+  }
   UseConst(owner);
   PyObject* obj = owner.obj;
   PyObject* v = guards::SafeGetAttr(obj, name);

@@ -111,7 +111,7 @@ namespace {
 
 // Builtins whose result capture can compute from known arguments.
 enum class Builtin { kNone, kLen, kIsinstance, kRange, kZip, kEnumerate, kMin, kMax, kAbs, kInt,
-                     kFloat, kBool, kTuple, kList, kGetattr, kHasattr };
+                     kFloat, kBool, kTuple, kList, kGetattr, kHasattr, kStr, kSorted, kSum };
 
 Builtin BuiltinOf(PyObject* fn) {
   if (!PyCFunction_Check(fn) && !PyType_Check(fn)) return Builtin::kNone;
@@ -124,6 +124,7 @@ Builtin BuiltinOf(PyObject* fn) {
     if (fn == reinterpret_cast<PyObject*>(&PyBool_Type)) return Builtin::kBool;
     if (fn == reinterpret_cast<PyObject*>(&PyTuple_Type)) return Builtin::kTuple;
     if (fn == reinterpret_cast<PyObject*>(&PyList_Type)) return Builtin::kList;
+    if (fn == reinterpret_cast<PyObject*>(&PyUnicode_Type)) return Builtin::kStr;
     return Builtin::kNone;
   }
   PyObject* self = PyCFunction_GET_SELF(fn);
@@ -137,6 +138,8 @@ Builtin BuiltinOf(PyObject* fn) {
   if (name == "abs") return Builtin::kAbs;
   if (name == "getattr") return Builtin::kGetattr;
   if (name == "hasattr") return Builtin::kHasattr;
+  if (name == "sorted") return Builtin::kSorted;
+  if (name == "sum") return Builtin::kSum;
   return Builtin::kNone;
 }
 
@@ -278,6 +281,54 @@ static bool FoldBuiltin(Interp& in, Frame& f, Builtin b, const ValueList& args,
         Py_DECREF(tuple);
         return result(r);
       }
+    }
+    case Builtin::kStr: {
+      if (args.size() != 1) break;
+      PyObject* o = in.AsPyObject(args[0]);
+      if (!o || !(o == Py_None || PyBool_Check(o) || PyLong_CheckExact(o) || PyFloat_CheckExact(o) ||
+                  PyUnicode_CheckExact(o))) {
+        break;
+      }
+      in.UseConst(args[0]);
+      return result(PyObject_Str(o));
+    }
+    case Builtin::kSorted: {
+      if (args.size() != 1) break;
+      Value it;
+      if (!in.GetIter(args[0], &it)) return false;
+      PyObject* list = PyList_New(0);
+      for (const Value& v : *it.items) {
+        PyObject* o = in.AsPyObject(v);
+        if (!o || !(PyLong_CheckExact(o) || PyFloat_CheckExact(o) || PyUnicode_CheckExact(o))) {
+          Py_DECREF(list);
+          goto unsupported;
+        }
+        in.UseConst(v);
+        PyList_Append(list, o);
+      }
+      if (PyList_Sort(list) < 0) {
+        Py_DECREF(list);
+        return result(nullptr);
+      }
+      in.Keep(list);
+      ValueList items;
+      for (Py_ssize_t i = 0; i < PyList_GET_SIZE(list); ++i) items.push_back(Value::Const(PyList_GET_ITEM(list, i)));
+      *out = Value::Seq(std::move(items), true);
+      return true;
+    }
+    case Builtin::kSum: {
+      // sum(iterable, start=0) is start + item0 + item1 + ...: tensors and numbers alike.
+      if (args.empty() || args.size() > 2) break;
+      Value it;
+      if (!in.GetIter(args[0], &it)) return false;
+      Value acc = args.size() == 2 ? args[1] : Value::Const(in.Keep(PyLong_FromLong(0)));
+      for (const Value& v : *it.items) {
+        Value next;
+        if (!in.BinaryOp(0 /* NB_ADD */, acc, v, &next)) return false;
+        acc = std::move(next);
+      }
+      *out = std::move(acc);
+      return true;
     }
     case Builtin::kZip:
     case Builtin::kEnumerate:

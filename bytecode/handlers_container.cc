@@ -165,7 +165,12 @@ bool Interp::CallContainerMethod(const Value& m, ValueList args, const std::vect
 bool Interp::FormatValue(const Value& v, int flags, const Value* spec, Value* out) {
   PyObject* x = AsPyObject(v);
   PyObject* s = spec ? AsPyObject(*spec) : nullptr;
-  if (!x || !IsPlainKey(x) || (spec && (!s || !PyUnicode_CheckExact(s)))) {
+  bool plain = x && IsPlainKey(x);
+  if (x && PyList_CheckExact(x)) {
+    plain = true;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(x); ++i) plain = plain && IsPlainKey(PyList_GET_ITEM(x, i));
+  }
+  if (!plain || (spec && (!s || !PyUnicode_CheckExact(s)))) {
     Fail("unsupported_operator", "an f-string of a value unknown at capture time");
     return false;
   }

@@ -231,6 +231,12 @@ bool GuardProgram::Check(const Roots& roots, PyObject** values) const {
       case Source::kDictItem:
         if (PyDict_CheckExact(p)) v = DictItem(p, s.name);
         break;
+      case Source::kFuncKwDefaults:
+        if (PyFunction_Check(p)) {
+          v = PyFunction_GET_KW_DEFAULTS(p);
+          if (!v) v = Py_None;
+        }
+        break;
     }
     if (!v) {
       if (PyErr_Occurred()) PyErr_Clear();
@@ -312,6 +318,7 @@ std::string GuardProgram::SourceText(int32_t i) const {
     case Source::kFuncDefaults: return absl::StrCat(SourceText(s.parent), ".__defaults__");
     case Source::kTypeAttr: return absl::StrCat("type(", SourceText(s.parent), ").", name);
     case Source::kItem: return absl::StrCat(SourceText(s.parent), "[", s.index, "]");
+    case Source::kFuncKwDefaults: return absl::StrCat(SourceText(s.parent), ".__kwdefaults__");
     case Source::kDictItem: {
       PyObject* r = PyObject_Repr(s.name);
       std::string key = r ? PyUnicode_AsUTF8(r) : "?";

@@ -25,6 +25,7 @@ struct Source {
     kTypeAttr,      // `name` looked up on the type of `parent` (the MRO, no instance dict)
     kItem,          // item `index` of the tuple or list at `parent`
     kDictItem,      // the value for key `name` of the dict at `parent`
+    kFuncKwDefaults,  // __kwdefaults__ of the function at `parent` (None when absent)
   };
   Kind kind;
   int32_t parent = -1;       // parent source, for the kinds that have one

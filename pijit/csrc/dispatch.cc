@@ -269,6 +269,10 @@ PyObject* Dispatch(CodeState* st, PyCodeObject* code, PyObject* func, PyObject* 
       PySys_WriteStderr("[pijit] graph break in %s: %s\n", CodeName(code).c_str(),
                         entry->reason.ToText().c_str());
     }
+    if (LogEnabled("graph") && entry->graph) {
+      PySys_WriteStderr("[pijit] graph before the break in %s:\n%s", CodeName(code).c_str(),
+                        entry->graph->graph().ToText().c_str());
+    }
   } else if (!cr.ok) {
     entry->eager = true;
     // Running eagerly is always right, so an eager entry's guards only decide when to try
