@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "bytecode/capture.h"
+#include "bytecode/resume.h"
 #include "frame_eval/eval_frame.h"
 #include "pijit/csrc/convert.h"
 #include "pijit/csrc/dispatch.h"
@@ -301,6 +302,18 @@ void BindJit(py::module_& m) {
     d["all_reasons"] = all_reasons;
     d["resume_functions"] = resumes;
     return d;
+  });
+  // For tests of the bytecode emitter: a resume code object of `code` at code-unit `offset`.
+  m.def("_make_resume_code", [](py::handle code, int offset, std::vector<bool> stack_null,
+                                std::vector<int> unbound) {
+    if (!PyCode_Check(code.ptr())) throw py::type_error("_make_resume_code expects a code object");
+    bytecode::ResumeSpec spec;
+    spec.offset = offset;
+    spec.stack_null = std::move(stack_null);
+    spec.unbound = std::move(unbound);
+    auto made = bytecode::MakeResumeCode(reinterpret_cast<PyCodeObject*>(code.ptr()), spec);
+    if (!made.ok()) throw py::value_error(std::string(made.status().message()));
+    return py::reinterpret_steal<py::object>(*made);
   });
   m.def("_reset_code", [](py::handle fn) { guards::ResetCodeState(CodeOf(fn)); });
   m.def("_reset_all", [] { guards::ResetAll(); });
