@@ -1,5 +1,7 @@
 #include "kernels/tensor.h"
 
+#include <sys/mman.h>
+
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -55,10 +57,15 @@ DType PromoteWithScalar(DType tensor, ScalarKind scalar) {
 
 std::shared_ptr<Storage> Storage::Allocate(size_t nbytes) {
   auto s = std::make_shared<Storage>(Private{});
-  size_t rounded = (nbytes + 63) / 64 * 64;
-  s->data_ = std::aligned_alloc(64, rounded == 0 ? 64 : rounded);
+  // Large buffers are 2 MiB aligned and backed by transparent huge pages where the kernel
+  // allows: a fresh 40 MB result then costs ~20 page faults instead of ~10,000.
+  constexpr size_t kHuge = size_t{2} << 20;
+  const size_t align = nbytes >= 4 * kHuge ? kHuge : 64;
+  size_t rounded = (nbytes + align - 1) / align * align;
+  s->data_ = std::aligned_alloc(align, rounded == 0 ? 64 : rounded);
   // The bindings turn this into MemoryError; kernels never see a null buffer.
   if (s->data_ == nullptr) throw std::bad_alloc();
+  if (align == kHuge) madvise(s->data_, rounded, MADV_HUGEPAGE);
   s->nbytes_ = nbytes;
   s->owned_ = true;
   return s;

@@ -4,6 +4,7 @@
 
 #include "kernels/cpu/loops.h"
 #include "kernels/errors.h"
+#include "kernels/fused.h"
 #include "kernels/ops.h"
 
 namespace pijit {
@@ -112,8 +113,28 @@ absl::StatusOr<TensorMeta> InferUnary(UnaryOp op, const TensorMeta& a) {
   return TensorMeta{dt, a.shape};
 }
 
+// exp of float32/float64 runs the vectorised exp that fused graphs use (kernels/fused.h), so
+// a jitted graph and the eager call give bit-identical results whether or not exp is fused.
+const FusedKernel* ExpKernel(DType dt) {
+  auto make = [](DType d) -> std::shared_ptr<const FusedKernel> {
+    auto program = FusedProgram::Parse("exp($0)", d, 1);
+    if (!program.ok()) return nullptr;
+    auto k = FusedKernel::Create(*program, {Shape{1}}, Shape{1});
+    return k.ok() ? *k : nullptr;
+  };
+  static const std::shared_ptr<const FusedKernel> f32 = make(DType::kFloat32);
+  static const std::shared_ptr<const FusedKernel> f64 = make(DType::kFloat64);
+  return dt == DType::kFloat32 ? f32.get() : dt == DType::kFloat64 ? f64.get() : nullptr;
+}
+
 absl::StatusOr<Tensor> Unary(UnaryOp op, const Tensor& a) {
   PIJIT_ASSIGN_OR_RETURN(TensorMeta meta, InferUnary(op, MetaOf(a)));
+  if (op == UnaryOp::kExp && a.dtype() == meta.dtype) {
+    if (const FusedKernel* k = ExpKernel(meta.dtype)) {
+      const Tensor* in[] = {&a};
+      return k->Run(in, meta.shape);
+    }
+  }
   Tensor out = Tensor::Empty(meta.shape, meta.dtype);
   if (op == UnaryOp::kLogicalNot) {
     DispatchDType(a.dtype(), [&](auto tag) {
