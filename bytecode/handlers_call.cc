@@ -94,7 +94,7 @@ bool Interp::CallOp(PyOp op, const ValueList& in_args, const std::vector<std::st
     }
     inputs.push_back(g().AddConstant(std::move(*sc)));
   }
-  auto node = g().AddOp(PyOpGraphOp(op), inputs, call->attrs);
+  auto node = g().AddOp(call->gop, inputs, call->attrs);
   if (!node.ok()) {
     Fail("invalid_input", std::string(node.status().message()),
          "the call runs eagerly and raises this error there");

@@ -110,6 +110,15 @@ std::vector<std::string> AttrTexts(const Node& n) {
       if (n.op != Op::kFull) a.push_back(absl::StrCat("seed=", n.attr));
       break;
     case Op::kFullLike: a.push_back(absl::StrCat("value=", ValueText(n.value))); break;
+    case Op::kConv2D: case Op::kMaxPool2D: case Op::kAvgPool2D: ints("window"); break;
+    case Op::kLayerNorm:
+      ints("params");
+      a.push_back(absl::StrCat("value=", ValueText(n.value)));
+      break;
+    case Op::kOneHot: ints("params"); a.push_back(absl::StrCat("value=", ValueText(n.value))); break;
+    case Op::kBatchNorm: case Op::kBatchNormTrain:
+      a.push_back(absl::StrCat("value=", ValueText(n.value)));
+      break;
     case Op::kArange: case Op::kLinspace: case Op::kEye:
       ints("sizes");
       if (n.op != Op::kEye) a.push_back(absl::StrCat("value=", ValueText(n.value)));

@@ -53,6 +53,35 @@ absl::Status ClipOperands(const Node& n, absl::Span<const T* const> in, const T*
   return absl::OkStatus();
 }
 
+// The optional trailing inputs of conv2d (bias) and layer_norm (gamma, beta).
+template <typename T>
+const T* OptionalInput(absl::Span<const T* const> in, size_t i) {
+  return i < in.size() ? in[i] : nullptr;
+}
+
+absl::StatusOr<double> ValueAt(const Node& n, int64_t i) {
+  if (n.value.dtype() != DType::kFloat64 || n.value.numel() <= i) {
+    return absl::InternalError(absl::StrFormat("%s: expects Float64 parameters in value", OpName(n.op)));
+  }
+  return n.value.data<double>()[i];
+}
+
+// layer_norm: ints = {has_gamma, has_beta, normalized_shape...}; inputs x, [gamma], [beta].
+template <typename T>
+absl::Status LayerNormOperands(const Node& n, absl::Span<const T* const> in, const T** gamma,
+                               const T** beta) {
+  if (n.ints.size() < 2 || in.size() != 1 + (n.ints[0] != 0) + (n.ints[1] != 0)) {
+    return absl::InternalError("layer_norm: inputs do not match its attributes");
+  }
+  *gamma = n.ints[0] ? in[1] : nullptr;
+  *beta = n.ints[1] ? in[1 + (n.ints[0] != 0)] : nullptr;
+  return absl::OkStatus();
+}
+
+absl::Span<const int64_t> NormalizedShape(const Node& n) {
+  return absl::MakeConstSpan(n.ints).subspan(2);
+}
+
 bool IsStack(Op op) { return op == Op::kStack; }
 
 // A fused node's result: the program's dtype, the inputs' broadcast shape.
@@ -94,6 +123,30 @@ absl::StatusOr<TensorMeta> InferNode(const Node& n, absl::Span<const TensorMeta*
       return InferClip(*in[0], lo, hi);
     }
     case Op::kMatMul: return InferMatMul(*in[0], *in[1]);
+    case Op::kConv2D: {
+      PIJIT_ASSIGN_OR_RETURN(Window2D w, DecodeWindow("conv2d", n.ints));
+      if (in.size() < 2 || in.size() > 3) return absl::InternalError("conv2d: expects 2 or 3 inputs");
+      return InferConv2D(*in[0], *in[1], OptionalInput(in, 2), w);
+    }
+    case Op::kMaxPool2D:
+    case Op::kAvgPool2D: {
+      PIJIT_ASSIGN_OR_RETURN(Window2D w, DecodeWindow(OpName(n.op), n.ints));
+      return InferPool2D(n.op == Op::kMaxPool2D ? PoolKind::kMax : PoolKind::kAvg, *in[0], w);
+    }
+    case Op::kBatchNorm:
+    case Op::kBatchNormTrain:
+      return InferBatchNorm(*in[0], *in[1], *in[2], *in[3], *in[4], n.op == Op::kBatchNormTrain);
+    case Op::kLayerNorm: {
+      const TensorMeta *gamma, *beta;
+      PIJIT_RETURN_IF_ERROR(LayerNormOperands<TensorMeta>(n, in, &gamma, &beta));
+      return InferLayerNorm(*in[0], NormalizedShape(n), gamma, beta);
+    }
+    case Op::kOneHot: {
+      PIJIT_ASSIGN_OR_RETURN(DType dt, NodeDType(n));
+      if (n.ints.size() != 2) return absl::InternalError("one_hot: expects ints={depth, axis}");
+      return InferOneHot(*in[0], n.ints[0], n.ints[1], dt);
+    }
+    case Op::kAssign: return InferAssign(*in[0], *in[1]);
     case Op::kReshape: return InferReshape(*in[0], n.ints);
     case Op::kTranspose: return InferTranspose(*in[0], n.ints);
     case Op::kBroadcastTo: return InferBroadcastTo(*in[0], n.ints);
@@ -154,6 +207,39 @@ absl::StatusOr<Tensor> RunNode(const Node& n, absl::Span<const Tensor* const> in
       return Clip(*in[0], lo, hi);
     }
     case Op::kMatMul: return MatMul(*in[0], *in[1]);
+    case Op::kConv2D: {
+      PIJIT_ASSIGN_OR_RETURN(Window2D w, DecodeWindow("conv2d", n.ints));
+      if (in.size() < 2 || in.size() > 3) return absl::InternalError("conv2d: expects 2 or 3 inputs");
+      return Conv2D(*in[0], *in[1], OptionalInput(in, 2), w);
+    }
+    case Op::kMaxPool2D:
+    case Op::kAvgPool2D: {
+      PIJIT_ASSIGN_OR_RETURN(Window2D w, DecodeWindow(OpName(n.op), n.ints));
+      return Pool2D(n.op == Op::kMaxPool2D ? PoolKind::kMax : PoolKind::kAvg, *in[0], w);
+    }
+    case Op::kBatchNorm: {
+      PIJIT_ASSIGN_OR_RETURN(double eps, ValueAt(n, 0));
+      return BatchNorm(*in[0], *in[1], *in[2], *in[3], *in[4], eps);
+    }
+    case Op::kBatchNormTrain: {
+      PIJIT_ASSIGN_OR_RETURN(double eps, ValueAt(n, 0));
+      PIJIT_ASSIGN_OR_RETURN(double momentum, ValueAt(n, 1));
+      return BatchNormTrain(*in[0], *in[1], *in[2], *in[3], *in[4], eps, momentum);
+    }
+    case Op::kLayerNorm: {
+      const Tensor *gamma, *beta;
+      PIJIT_RETURN_IF_ERROR(LayerNormOperands<Tensor>(n, in, &gamma, &beta));
+      PIJIT_ASSIGN_OR_RETURN(double eps, ValueAt(n, 0));
+      return LayerNorm(*in[0], NormalizedShape(n), gamma, beta, eps);
+    }
+    case Op::kOneHot: {
+      PIJIT_ASSIGN_OR_RETURN(DType dt, NodeDType(n));
+      if (n.ints.size() != 2) return absl::InternalError("one_hot: expects ints={depth, axis}");
+      PIJIT_ASSIGN_OR_RETURN(double on, ValueAt(n, 0));
+      PIJIT_ASSIGN_OR_RETURN(double off, ValueAt(n, 1));
+      return OneHot(*in[0], n.ints[0], n.ints[1], dt, on, off);
+    }
+    case Op::kAssign: return Assign(*in[0], *in[1]);
     case Op::kReshape: return Reshape(*in[0], n.ints);
     case Op::kTranspose: return Transpose(*in[0], n.ints);
     case Op::kBroadcastTo: return BroadcastTo(*in[0], n.ints);

@@ -169,6 +169,70 @@ absl::StatusOr<TensorMeta> InferRandom(Distribution d, absl::Span<const int64_t>
 absl::StatusOr<Tensor> Random(Distribution d, absl::Span<const int64_t> shape, DType dtype,
                               double a, double b, int64_t seed);
 
+// ---- neural-network layers (kernels/cpu/conv.cc, pool.cc, norm.cc, nn_misc.cc) ---------------
+
+// The window of conv2d and the 2-D poolings over NCHW data. float32 runs on oneDNN
+// (primitives cached by shape and attributes), float64 on plain loops.
+struct Window2D {
+  bool same = false;              // MindSpore pad_mode 'same': padding from the input size
+  int64_t kernel[2] = {1, 1};     // pooling (conv2d takes it from the weight)
+  int64_t stride[2] = {1, 1};
+  int64_t pad[4] = {0, 0, 0, 0};  // top, bottom, left, right (pad_mode 'pad')
+  int64_t dilation[2] = {1, 1};
+  bool ceil_mode = false;         // pooling: output size rounds up
+  bool count_include_pad = true;  // avg pooling: padding counts in the divisor
+  int64_t groups = 1;             // conv2d
+};
+// A window travels in graph attributes as kWindowInts ints.
+inline constexpr size_t kWindowInts = 14;
+Shape EncodeWindow(const Window2D& w);
+absl::StatusOr<Window2D> DecodeWindow(const char* op, absl::Span<const int64_t> ints);
+
+// conv2d(x[N,C,H,W], w[O,C/groups,KH,KW], bias[O] or null) -> [N,O,OH,OW].
+absl::StatusOr<TensorMeta> InferConv2D(const TensorMeta& x, const TensorMeta& w,
+                                       const TensorMeta* bias, const Window2D& win);
+absl::StatusOr<Tensor> Conv2D(const Tensor& x, const Tensor& w, const Tensor* bias,
+                              const Window2D& win);
+
+// max/avg pooling over H and W of x[N,C,H,W]; padding is -inf for max. 'same' avg pooling
+// leaves padding out of the divisor (MindSpore's AvgPool).
+enum class PoolKind : uint8_t { kMax, kAvg };
+absl::StatusOr<TensorMeta> InferPool2D(PoolKind kind, const TensorMeta& x, const Window2D& win);
+absl::StatusOr<Tensor> Pool2D(PoolKind kind, const Tensor& x, const Window2D& win);
+
+// Batch normalisation over axis 1 of x[N,C,...] with per-channel mean, var, gamma, beta [C]:
+// y = (x - mean) / sqrt(var + eps) * gamma + beta. BatchNormTrain normalises with the batch's
+// statistics (biased variance) and updates `mean` and `var` in place:
+// running = (1 - momentum) * running + momentum * batch (var: the unbiased batch variance).
+absl::StatusOr<TensorMeta> InferBatchNorm(const TensorMeta& x, const TensorMeta& mean,
+                                          const TensorMeta& var, const TensorMeta& gamma,
+                                          const TensorMeta& beta, bool training = false);
+absl::StatusOr<Tensor> BatchNorm(const Tensor& x, const Tensor& mean, const Tensor& var,
+                                 const Tensor& gamma, const Tensor& beta, double eps);
+absl::StatusOr<Tensor> BatchNormTrain(const Tensor& x, const Tensor& mean, const Tensor& var,
+                                      const Tensor& gamma, const Tensor& beta, double eps,
+                                      double momentum);
+
+// Layer normalisation over the trailing axes `normalized_shape` of x, with optional gamma
+// and beta of that shape.
+absl::StatusOr<TensorMeta> InferLayerNorm(const TensorMeta& x,
+                                          absl::Span<const int64_t> normalized_shape,
+                                          const TensorMeta* gamma, const TensorMeta* beta);
+absl::StatusOr<Tensor> LayerNorm(const Tensor& x, absl::Span<const int64_t> normalized_shape,
+                                 const Tensor* gamma, const Tensor* beta, double eps);
+
+// one_hot(indices) of integer indices: a new axis of size `depth` at `axis`, `on` where the
+// index matches and `off` elsewhere (indices outside [0, depth) give a row of `off`).
+absl::StatusOr<TensorMeta> InferOneHot(const TensorMeta& indices, int64_t depth, int64_t axis,
+                                       DType dtype);
+absl::StatusOr<Tensor> OneHot(const Tensor& indices, int64_t depth, int64_t axis, DType dtype,
+                              double on, double off);
+
+// Writes `value` (broadcast to the variable's shape, converted to its dtype) into the
+// storage of `variable`, which must be contiguous, and returns `variable`.
+absl::StatusOr<TensorMeta> InferAssign(const TensorMeta& variable, const TensorMeta& value);
+absl::StatusOr<Tensor> Assign(const Tensor& variable, const Tensor& value);
+
 // Resolves one axis against `ndim`; error names the op.
 absl::StatusOr<int64_t> NormalizeAxis(const char* op, int64_t axis, int64_t ndim);
 // Checks that every size is >= 0; error names the op.

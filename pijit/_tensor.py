@@ -37,14 +37,66 @@ Tensor.T = property(lambda self: self.transpose())
 Tensor.__module__ = "pijit"
 
 
-class Parameter(Tensor):
-    """A Tensor that a Cell trains: it has a name and a requires_grad flag."""
+def _owned_array(data):
+    """A fresh NumPy array holding `data`'s values (a Parameter owns its storage, so that
+    updating it in place never writes into memory the caller still holds)."""
+    if isinstance(data, Tensor):
+        return np.array(data.asnumpy(), copy=True, order="C")
+    if isinstance(data, np.ndarray):
+        return np.array(data, copy=True, order="C")
+    return np.array(Tensor(data).asnumpy(), copy=True, order="C")
 
-    def __init__(self, default_input, name=None, requires_grad=True):
-        super().__init__(default_input)
+
+class Parameter(Tensor):
+    """A Tensor that a Cell trains: it has a name and a requires_grad flag. It owns a copy of
+    `default_input` (a Tensor, NumPy array, number or list). In-place updates (set_data,
+    ops.assign, BatchNorm's moving statistics) are seen by every later call, captured or not:
+    captured graphs read parameters from the Cell on each call."""
+
+    def __init__(self, default_input, name=None, requires_grad=True, layerwise_parallel=False,
+                 parallel_optimizer=True):
+        super().__init__(_owned_array(default_input))
         self.name = name
         self.requires_grad = requires_grad
+
+    @property
+    def data(self):
+        return self
+
+    def set_data(self, data):
+        """Writes `data` (broadcast to this parameter's shape and converted to its dtype) into
+        this parameter in place; returns self."""
+        from pijit import ops
+        if isinstance(data, (Tensor, np.ndarray)) and tuple(np.shape(data)) != self.shape:
+            raise ValueError(f"Parameter.set_data: {self.name!r} has shape {self.shape}, "
+                             f"got data of shape {tuple(np.shape(data))}")
+        ops.assign(self, data if isinstance(data, (Tensor, int, float)) else Tensor(data))
+        return self
+
+    def clone(self, prefix="", init="same"):
+        """A new parameter with a copy of this one's data, named prefix.name."""
+        name = f"{prefix}.{self.name}" if prefix else self.name
+        if init != "same":
+            from pijit.common.initializer import initializer
+            data = initializer(init, self.shape, self.dtype)
+        else:
+            data = self
+        return Parameter(data, name=name, requires_grad=self.requires_grad)
 
     def __repr__(self):
         return f"Parameter (name={self.name}, shape={self.shape}, dtype={self.dtype}, " \
                f"requires_grad={self.requires_grad})"
+
+
+class ParameterTuple(tuple):
+    """A tuple of Parameters (an optimizer's or a gradient's parameter list)."""
+
+    def __new__(cls, iterable):
+        items = tuple(iterable)
+        for p in items:
+            if not isinstance(p, Parameter):
+                raise TypeError(f"ParameterTuple: items must be Parameters, got {type(p).__name__}")
+        return super().__new__(cls, items)
+
+    def clone(self, prefix, init="same"):
+        return ParameterTuple(p.clone(prefix, init) for p in self)

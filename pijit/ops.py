@@ -311,3 +311,77 @@ class StandardNormal(Primitive):
 class UniformReal(StandardNormal):
     """UniformReal(seed=0, seed2=0)(shape): samples from [0, 1)."""
     _pijit_op = staticmethod(rand)
+
+
+# ---- neural-network layers ------------------------------------------------------------------
+
+def dropout(input, p=0.5, training=True, seed=None):  # noqa: A002 - MindSpore's name
+    """Zeroes each element with probability `p` and scales the rest by 1 / (1 - p); the
+    identity when not training. Draws from the global generator (pijit.set_seed) unless a
+    seed is given. Made of pijit ops, so it is captured like them."""
+    if not training or p == 0:
+        return input
+    if p == 1:
+        return zeros_like(input)
+    keep = 1.0 - p
+    mask = less(uniform(input.shape, 0.0, 1.0, seed=seed, dtype=input.dtype), keep)
+    return where(mask, input / keep, 0.0)
+
+
+class Conv2D(Primitive):
+    """Conv2D(out_channel, kernel_size, mode=1, pad_mode="valid", pad=0, stride=1, dilation=1,
+    group=1, data_format="NCHW")(x, weight): 2-D convolution of NCHW data, without bias."""
+    _pijit_op = staticmethod(conv2d)
+
+    def __init__(self, out_channel, kernel_size, mode=1, pad_mode="valid", pad=0, stride=1,
+                 dilation=1, group=1, data_format="NCHW"):
+        if data_format != "NCHW":
+            raise ValueError(f"Conv2D: only data_format='NCHW' is supported, got {data_format!r}")
+        super().__init__(out_channel=out_channel, kernel_size=kernel_size, mode=mode,
+                         pad_mode=pad_mode, pad=pad, stride=stride, dilation=dilation,
+                         group=group, data_format=data_format)
+
+    def _pijit_kwargs(self):
+        return {"stride": self.stride, "pad_mode": self.pad_mode, "padding": self.pad,
+                "dilation": self.dilation, "groups": self.group}
+
+
+class _Pool(Primitive):
+    def __init__(self, kernel_size=1, strides=1, pad_mode="valid", data_format="NCHW"):
+        if data_format != "NCHW":
+            raise ValueError(f"{type(self).__name__}: only data_format='NCHW' is supported, "
+                             f"got {data_format!r}")
+        super().__init__(kernel_size=kernel_size, strides=strides, pad_mode=pad_mode,
+                         data_format=data_format)
+
+    def _pijit_kwargs(self):
+        return {"kernel_size": self.kernel_size, "stride": self.strides,
+                "pad_mode": self.pad_mode}
+
+
+class MaxPool(_Pool):
+    """MaxPool(kernel_size=1, strides=1, pad_mode="valid", data_format="NCHW")(x): max
+    pooling over H and W of NCHW data."""
+    _pijit_op = staticmethod(max_pool2d)
+
+
+class AvgPool(_Pool):
+    """AvgPool(kernel_size=1, strides=1, pad_mode="valid", data_format="NCHW")(x): average
+    pooling over H and W of NCHW data ('same' padding is left out of the divisor)."""
+    _pijit_op = staticmethod(avg_pool2d)
+
+
+class OneHot(Primitive):
+    """OneHot(axis=-1)(indices, depth, on_value, off_value) with Python-number values."""
+    _pijit_op = staticmethod(one_hot)
+
+    def __init__(self, axis=-1):
+        super().__init__(axis=axis)
+
+    def _pijit_kwargs(self):
+        return {"axis": self.axis}
+
+
+class Assign(Primitive):
+    """Assign()(variable, value): writes value into variable in place and returns it."""
+    _pijit_op = staticmethod(assign)

@@ -5,6 +5,7 @@
 #include "absl/strings/str_format.h"
 #include "kernels/errors.h"
 #include "pijit/csrc/convert.h"
+#include "pijit/csrc/pyargs.h"
 
 namespace pijit {
 namespace {
@@ -32,6 +33,17 @@ enum Signature : uint8_t {
   kRandom,      // rand/randn(*size, dtype=None, seed=None),
                 // uniform(shape, minval=0, maxval=1, seed=None, dtype=None),
                 // normal(shape, mean=0, stddev=1, seed=None, dtype=None)
+  kConv2D,      // (input, weight, bias=None, stride=1, pad_mode='valid', padding=0, dilation=1,
+                //  groups=1)
+  kPool2D,      // max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1,
+                //   return_indices=False, ceil_mode=False, pad_mode='pad'),
+                // avg_pool2d(input, kernel_size=1, stride=1, padding=0, ceil_mode=False,
+                //   count_include_pad=True, divisor_override=None, pad_mode='pad')
+  kBatchNorm,   // (input, running_mean, running_var, weight, bias, training=False,
+                //  momentum=0.1, eps=1e-5)
+  kLayerNorm,   // (input, normalized_shape, weight=None, bias=None, eps=1e-5)
+  kOneHot,      // (indices, depth, on_value=1, off_value=0, axis=-1, dtype=None)
+  kAssign,      // (variable, value): value a tensor or a Python scalar
 };
 enum Surface : uint8_t { kBoth, kFunction, kMethod };
 struct PyOpInfo {
@@ -47,6 +59,10 @@ constexpr PyOpInfo kPyOps[] = {
 };
 const PyOpInfo& Info(PyOp op) { return kPyOps[static_cast<int>(op)]; }
 
+}  // namespace
+
+// Argument readers, shared with the layer ops' parser (pyargs.h).
+namespace pyargs {
 absl::Status TypeError(const std::string& msg) { return absl::UnimplementedError(msg); }
 absl::Status ValueError(const std::string& msg) { return absl::InvalidArgumentError(msg); }
 
@@ -276,7 +292,8 @@ absl::Status ReadTensorSeq(const char* op, absl::Span<const ArgView> args, int s
 constexpr std::initializer_list<const char*> kInput = {"input", "x"};
 constexpr std::initializer_list<const char*> kAxis = {"axis", "dim"};
 constexpr std::initializer_list<const char*> kKeepdims = {"keepdims", "keep_dims", "keepdim"};
-}  // namespace
+}  // namespace pyargs
+using namespace pyargs;  // NOLINT: this file's own helpers
 
 const char* PyOpName(PyOp op) { return Info(op).name; }
 graph::Op PyOpGraphOp(PyOp op) { return Info(op).gop; }
@@ -298,6 +315,7 @@ absl::StatusOr<ParsedCall> ParseCall(PyOp op, absl::Span<const ArgView> args,
   const char* name = PyOpName(op);
   ParsedCall call;
   call.op = op;
+  call.gop = PyOpGraphOp(op);
   graph::Attrs& at = call.attrs;
   absl::InlinedVector<int, 4> slot;
   const size_t npos = args.size() - kwnames.size();
@@ -590,6 +608,14 @@ absl::StatusOr<ParsedCall> ParseCall(PyOp op, absl::Span<const ArgView> args,
       if (!at.dtype) at.dtype = DType::kFloat32;
       return call;
     }
+    case kConv2D:
+    case kPool2D:
+    case kBatchNorm:
+    case kLayerNorm:
+    case kOneHot:
+    case kAssign:
+      PIJIT_RETURN_IF_ERROR(ParseLayerCall(op, args, kwnames, &call));
+      return call;
     case kRandom: {
       double a = 0, b = 1;
       int dtype_slot = -1, seed_slot = -1;
@@ -646,7 +672,7 @@ absl::StatusOr<Tensor> ApplyEager(const ParsedCall& call, absl::Span<const Tenso
   }
   graph::Node n;
   static_cast<graph::Attrs&>(n) = call.attrs;
-  n.op = PyOpGraphOp(call.op);
+  n.op = call.gop;
   return graph::RunNode(n, ptrs);
 }
 

@@ -55,6 +55,8 @@ struct Operand {
 
 struct ParsedCall {
   PyOp op;
+  graph::Op gop;  // the graph op: PyOpGraphOp(op) unless an argument selects a variant
+                  // (batch_norm(training=True) is batch_norm_train)
   absl::InlinedVector<Operand, 3> operands;
   graph::Attrs attrs;  // the graph node's attributes (graph/ops.def)
 };

@@ -1,0 +1,196 @@
+// conv2d over NCHW data: float32 on oneDNN (primitives cached by problem and attributes),
+// float64 on a direct loop.
+#include <array>
+#include <memory>
+#include <optional>
+#include <unordered_map>
+
+#include "absl/container/flat_hash_map.h"
+#include "kernels/cpu/window.h"
+#include "kernels/errors.h"
+
+namespace pijit {
+namespace {
+
+absl::Status CheckFloat(const char* op, const char* what, DType d, DType want) {
+  if (!IsFloating(d)) {
+    return absl::UnimplementedError(absl::StrFormat(
+        "%s: unsupported dtype %s for %s, expected Float32 or Float64", op, DTypeName(d), what));
+  }
+  if (d != want) {
+    return absl::UnimplementedError(absl::StrFormat(
+        "%s: %s has dtype %s but the input has dtype %s", op, what, DTypeName(d), DTypeName(want)));
+  }
+  return absl::OkStatus();
+}
+
+// N, C, H, W, O, KH, KW, strides 2, pads 4, dilations 2, groups, has_bias.
+using ConvKey = std::array<int64_t, 17>;
+
+struct ConvPrimitive {
+  dnnl::memory::desc src, weights, bias, dst;
+  dnnl::convolution_forward prim;
+};
+
+const ConvPrimitive& GetConv(const ConvKey& k) {
+  static thread_local absl::flat_hash_map<ConvKey, std::unique_ptr<ConvPrimitive>> cache;
+  auto it = cache.find(k);
+  if (it != cache.end()) return *it->second;
+  using dnnl::memory;
+  using tag = memory::format_tag;
+  const auto f32 = memory::data_type::f32;
+  const int64_t n = k[0], c = k[1], h = k[2], w = k[3], o = k[4], kh = k[5], kw = k[6];
+  const int64_t groups = k[15];
+  auto p = std::make_unique<ConvPrimitive>();
+  p->src = memory::desc({n, c, h, w}, f32, tag::nchw);
+  p->weights = groups > 1 ? memory::desc({groups, o / groups, c / groups, kh, kw}, f32, tag::goihw)
+                          : memory::desc({o, c, kh, kw}, f32, tag::oihw);
+  const int64_t oh = (h + k[9] + k[10] - (k[13] * (kh - 1) + 1)) / k[7] + 1;
+  const int64_t ow = (w + k[11] + k[12] - (k[14] * (kw - 1) + 1)) / k[8] + 1;
+  p->dst = memory::desc({n, o, oh, ow}, f32, tag::nchw);
+  const memory::dims strides{k[7], k[8]}, dilates{k[13] - 1, k[14] - 1};
+  const memory::dims pad_l{k[9], k[11]}, pad_r{k[10], k[12]};
+  const auto prop = dnnl::prop_kind::forward_inference;
+  const auto alg = dnnl::algorithm::convolution_direct;
+  if (k[16]) {
+    p->bias = memory::desc({o}, f32, tag::a);
+    p->prim = dnnl::convolution_forward(dnnl::convolution_forward::primitive_desc(
+        dnnl::convolution_forward::desc(prop, alg, p->src, p->weights, p->bias, p->dst, strides,
+                                        dilates, pad_l, pad_r),
+        DnnlEngine()));
+  } else {
+    p->prim = dnnl::convolution_forward(dnnl::convolution_forward::primitive_desc(
+        dnnl::convolution_forward::desc(prop, alg, p->src, p->weights, p->dst, strides, dilates,
+                                        pad_l, pad_r),
+        DnnlEngine()));
+  }
+  TrimCache(cache);
+  return *cache.emplace(k, std::move(p)).first->second;
+}
+
+void ConvF32(const Tensor& x, const Tensor& w, const Tensor* bias, const Geometry2D& g,
+             const Window2D& win, Tensor& out) {
+  const Shape& xs = x.shape();
+  const Shape& ws = w.shape();
+  const ConvKey key{xs[0], xs[1], xs[2], xs[3], ws[0], ws[2], ws[3], win.stride[0],
+                    win.stride[1], g.pad[0], g.pad[1], g.pad[2], g.pad[3], win.dilation[0],
+                    win.dilation[1], win.groups, bias != nullptr};
+  const ConvPrimitive& p = GetConv(key);
+  using dnnl::memory;
+  memory src(p.src, DnnlEngine(), x.raw_data());
+  memory wts(p.weights, DnnlEngine(), w.raw_data());
+  memory dst(p.dst, DnnlEngine(), out.raw_data());
+  std::unordered_map<int, memory> args{{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wts},
+                                       {DNNL_ARG_DST, dst}};
+  if (bias) args.emplace(DNNL_ARG_BIAS, memory(p.bias, DnnlEngine(), bias->raw_data()));
+  p.prim.execute(DnnlStream(), args);
+  DnnlStream().wait();
+}
+
+// Direct convolution (float64, and any problem oneDNN is not given).
+template <typename T>
+void ConvLoop(const Tensor& x, const Tensor& w, const Tensor* bias, const Geometry2D& g,
+              const Window2D& win, Tensor& out) {
+  const Shape& xs = x.shape();
+  const Shape& ws = w.shape();
+  const int64_t n = xs[0], c = xs[1], h = xs[2], wd = xs[3], o = ws[0], kh = ws[2], kw = ws[3];
+  const int64_t cg = c / win.groups, og = o / win.groups, oh = g.out[0], ow = g.out[1];
+  const T* px = x.data<T>();
+  const T* pw = w.data<T>();
+  T* po = out.data<T>();
+  for (int64_t b = 0; b < n; ++b)
+    for (int64_t oc = 0; oc < o; ++oc) {
+      const int64_t grp = oc / og;
+      const T b0 = bias ? bias->data<T>()[oc] : T(0);
+      for (int64_t y = 0; y < oh; ++y)
+        for (int64_t xo = 0; xo < ow; ++xo) {
+          T acc = 0;
+          for (int64_t ic = 0; ic < cg; ++ic) {
+            const T* plane = px + ((b * c) + grp * cg + ic) * h * wd;
+            const T* kern = pw + ((oc * cg) + ic) * kh * kw;
+            for (int64_t i = 0; i < kh; ++i) {
+              const int64_t iy = y * win.stride[0] - g.pad[0] + i * win.dilation[0];
+              if (iy < 0 || iy >= h) continue;
+              for (int64_t j = 0; j < kw; ++j) {
+                const int64_t ix = xo * win.stride[1] - g.pad[2] + j * win.dilation[1];
+                if (ix < 0 || ix >= wd) continue;
+                acc += plane[iy * wd + ix] * kern[i * kw + j];
+              }
+            }
+          }
+          po[((b * o + oc) * oh + y) * ow + xo] = acc + b0;
+        }
+    }
+}
+
+}  // namespace
+
+absl::StatusOr<TensorMeta> InferConv2D(const TensorMeta& x, const TensorMeta& w,
+                                       const TensorMeta* bias, const Window2D& win) {
+  constexpr const char* op = "conv2d";
+  PIJIT_RETURN_IF_ERROR(CheckFloat(op, "input", x.dtype, x.dtype));
+  PIJIT_RETURN_IF_ERROR(CheckFloat(op, "weight", w.dtype, x.dtype));
+  if (x.shape.size() != 4 || w.shape.size() != 4) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "conv2d: expected a 4-D input (N, C, H, W) and a 4-D weight (C_out, C_in / groups, KH, "
+        "KW), got input %s and weight %s", ShapeToString(x.shape), ShapeToString(w.shape)));
+  }
+  const int64_t c = x.shape[1], o = w.shape[0], groups = win.groups;
+  if (groups < 1 || c % groups != 0 || o % groups != 0) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "conv2d: groups (%d) must be positive and divide the input channels (%d) and the output "
+        "channels (%d); input %s, weight %s", groups, c, o, ShapeToString(x.shape),
+        ShapeToString(w.shape)));
+  }
+  if (w.shape[1] * groups != c) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "conv2d: input %s has %d channels but weight %s expects %d (%d per group, groups=%d)",
+        ShapeToString(x.shape), c, ShapeToString(w.shape), w.shape[1] * groups, w.shape[1],
+        groups));
+  }
+  if (bias) {
+    PIJIT_RETURN_IF_ERROR(CheckFloat(op, "bias", bias->dtype, x.dtype));
+    if (bias->shape.size() != 1 || bias->shape[0] != o) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "conv2d: bias of shape %s does not match the %d output channels of weight %s",
+          ShapeToString(bias->shape), o, ShapeToString(w.shape)));
+    }
+  }
+  const int64_t kernel[2] = {w.shape[2], w.shape[3]};
+  PIJIT_ASSIGN_OR_RETURN(Geometry2D g, ResolveWindow(op, x.shape, kernel, win, false));
+  return TensorMeta{x.dtype, {x.shape[0], o, g.out[0], g.out[1]}};
+}
+
+absl::StatusOr<Tensor> Conv2D(const Tensor& x, const Tensor& w, const Tensor* bias,
+                              const Window2D& win) {
+  std::optional<TensorMeta> bias_meta;
+  if (bias) bias_meta = MetaOf(*bias);
+  PIJIT_ASSIGN_OR_RETURN(TensorMeta meta, InferConv2D(MetaOf(x), MetaOf(w),
+                                                      bias ? &*bias_meta : nullptr, win));
+  const int64_t kernel[2] = {w.shape()[2], w.shape()[3]};
+  PIJIT_ASSIGN_OR_RETURN(Geometry2D g, ResolveWindow("conv2d", x.shape(), kernel, win, false));
+  Tensor out = Tensor::Empty(meta.shape, meta.dtype);
+  if (out.numel() == 0) return out;
+  const Tensor cx = x.Contiguous(), cw = w.Contiguous();
+  Tensor cb;
+  if (bias) cb = bias->Contiguous();
+  const Tensor* pb = bias ? &cb : nullptr;
+  if (x.numel() == 0 || w.numel() == 0) {
+    // No input channels (or an empty kernel): the bias alone.
+    DispatchDType(meta.dtype, [&](auto tag) {
+      using T = decltype(tag);
+      const int64_t plane = meta.shape[2] * meta.shape[3];
+      for (int64_t i = 0; i < out.numel(); ++i)
+        out.data<T>()[i] = pb ? pb->data<T>()[(i / plane) % meta.shape[1]] : T(0);
+    });
+    return out;
+  }
+  if (meta.dtype == DType::kFloat32) {
+    ConvF32(cx, cw, pb, g, win, out);
+  } else {
+    ConvLoop<double>(cx, cw, pb, g, win, out);
+  }
+  return out;
+}
+
+}  // namespace pijit

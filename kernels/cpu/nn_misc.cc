@@ -1,0 +1,72 @@
+// one_hot (labels for losses) and assign (in-place update of a variable, e.g. a Parameter).
+#include "kernels/errors.h"
+#include "kernels/ops.h"
+
+namespace pijit {
+
+absl::StatusOr<TensorMeta> InferOneHot(const TensorMeta& indices, int64_t depth, int64_t axis,
+                                       DType dtype) {
+  if (!IsInteger(indices.dtype)) {
+    return absl::UnimplementedError(absl::StrFormat(
+        "one_hot: indices must be Int32 or Int64, got %s", DTypeName(indices.dtype)));
+  }
+  if (depth < 0) {
+    return absl::InvalidArgumentError(absl::StrFormat("one_hot: depth must be non-negative, got %d", depth));
+  }
+  const int64_t nd = static_cast<int64_t>(indices.shape.size()) + 1;
+  PIJIT_ASSIGN_OR_RETURN(int64_t ax, NormalizeAxis("one_hot", axis, nd));
+  Shape out = indices.shape;
+  out.insert(out.begin() + ax, depth);
+  return TensorMeta{dtype, std::move(out)};
+}
+
+absl::StatusOr<Tensor> OneHot(const Tensor& indices, int64_t depth, int64_t axis, DType dtype,
+                              double on, double off) {
+  PIJIT_ASSIGN_OR_RETURN(TensorMeta meta, InferOneHot(MetaOf(indices), depth, axis, dtype));
+  const int64_t ax = axis < 0 ? axis + indices.ndim() + 1 : axis;
+  PIJIT_ASSIGN_OR_RETURN(Tensor idx, Cast(indices, DType::kInt64));
+  idx = idx.Contiguous();
+  // Output viewed as [outer, depth, inner]; indices as [outer, inner].
+  int64_t outer = 1, inner = 1;
+  for (int64_t i = 0; i < ax; ++i) outer *= indices.shape()[i];
+  for (int64_t i = ax; i < indices.ndim(); ++i) inner *= indices.shape()[i];
+  Tensor out = Tensor::Empty(meta.shape, dtype);
+  DispatchDType(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    T* po = out.data<T>();
+    const int64_t* pi = idx.data<int64_t>();
+    const T von = static_cast<T>(on), voff = static_cast<T>(off);
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t d = 0; d < depth; ++d)
+        for (int64_t i = 0; i < inner; ++i)
+          po[(o * depth + d) * inner + i] = pi[o * inner + i] == d ? von : voff;
+  });
+  return out;
+}
+
+absl::StatusOr<TensorMeta> InferAssign(const TensorMeta& variable, const TensorMeta& value) {
+  PIJIT_ASSIGN_OR_RETURN(Shape b, BroadcastShapes("assign", variable.shape, value.shape));
+  if (!(b == variable.shape)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "assign: value of shape %s cannot be broadcast to the variable's shape %s",
+        ShapeToString(value.shape), ShapeToString(variable.shape)));
+  }
+  return variable;
+}
+
+absl::StatusOr<Tensor> Assign(const Tensor& variable, const Tensor& value) {
+  PIJIT_RETURN_IF_ERROR(InferAssign(MetaOf(variable), MetaOf(value)).status());
+  if (!variable.is_contiguous()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "assign: the variable (shape %s) must be contiguous to be written in place",
+        ShapeToString(variable.shape())));
+  }
+  PIJIT_ASSIGN_OR_RETURN(Tensor v, BroadcastTo(value, variable.shape()));
+  // Through a copy: `value` may overlap the variable's storage.
+  Tensor tmp = Tensor::Empty(variable.shape(), variable.dtype());
+  CopyInto(v, tmp);
+  CopyInto(tmp, variable);
+  return variable;
+}
+
+}  // namespace pijit

@@ -1,0 +1,135 @@
+// max and average pooling over H and W of NCHW data: float32 on oneDNN (primitives cached by
+// problem and attributes), float64 and oneDNN-less cases on a direct loop.
+#include <array>
+#include <cmath>
+#include <limits>
+#include <memory>
+
+#include "absl/container/flat_hash_map.h"
+#include "kernels/cpu/window.h"
+#include "kernels/errors.h"
+
+namespace pijit {
+namespace {
+
+const char* PoolName(PoolKind k) { return k == PoolKind::kMax ? "max_pool2d" : "avg_pool2d"; }
+
+// N, C, H, W, KH, KW, strides 2, pads 4, dilations 2, algorithm.
+using PoolKey = std::array<int64_t, 15>;
+
+struct PoolPrimitive {
+  dnnl::memory::desc src, dst;
+  dnnl::pooling_v2_forward prim;
+};
+
+const PoolPrimitive& GetPool(const PoolKey& k, int64_t oh, int64_t ow) {
+  static thread_local absl::flat_hash_map<PoolKey, std::unique_ptr<PoolPrimitive>> cache;
+  auto it = cache.find(k);
+  if (it != cache.end()) return *it->second;
+  using dnnl::memory;
+  const auto f32 = memory::data_type::f32;
+  auto p = std::make_unique<PoolPrimitive>();
+  p->src = memory::desc({k[0], k[1], k[2], k[3]}, f32, memory::format_tag::nchw);
+  p->dst = memory::desc({k[0], k[1], oh, ow}, f32, memory::format_tag::nchw);
+  p->prim = dnnl::pooling_v2_forward(dnnl::pooling_v2_forward::primitive_desc(
+      dnnl::pooling_v2_forward::desc(dnnl::prop_kind::forward_inference,
+                                     static_cast<dnnl::algorithm>(k[14]), p->src, p->dst,
+                                     {k[6], k[7]}, {k[4], k[5]}, {k[12] - 1, k[13] - 1},
+                                     {k[8], k[10]}, {k[9], k[11]}),
+      DnnlEngine()));
+  TrimCache(cache);
+  return *cache.emplace(k, std::move(p)).first->second;
+}
+
+template <typename T>
+void PoolLoop(PoolKind kind, const Tensor& x, const Window2D& win, const Geometry2D& g,
+              bool include_pad, Tensor& out) {
+  const Shape& xs = x.shape();
+  const int64_t planes = xs[0] * xs[1], h = xs[2], w = xs[3], oh = g.out[0], ow = g.out[1];
+  const int64_t kh = win.kernel[0], kw = win.kernel[1];
+  const T* px = x.data<T>();
+  T* po = out.data<T>();
+  for (int64_t p = 0; p < planes; ++p) {
+    const T* plane = px + p * h * w;
+    for (int64_t y = 0; y < oh; ++y)
+      for (int64_t xo = 0; xo < ow; ++xo) {
+        const int64_t y0 = y * win.stride[0] - g.pad[0], x0 = xo * win.stride[1] - g.pad[2];
+        T acc = kind == PoolKind::kMax ? -std::numeric_limits<T>::infinity() : T(0);
+        int64_t count = 0;
+        for (int64_t i = 0; i < kh; ++i) {
+          const int64_t iy = y0 + i * win.dilation[0];
+          if (iy < 0 || iy >= h) continue;
+          for (int64_t j = 0; j < kw; ++j) {
+            const int64_t ix = x0 + j * win.dilation[1];
+            if (ix < 0 || ix >= w) continue;
+            const T v = plane[iy * w + ix];
+            if (kind == PoolKind::kMax) {
+              acc = (v > acc || std::isnan(v)) && !std::isnan(acc) ? v : acc;
+            } else {
+              acc += v;
+            }
+            ++count;
+          }
+        }
+        if (kind == PoolKind::kAvg) {
+          if (include_pad) {
+            // The window clipped to the padded input (not to the ceil_mode extension).
+            const int64_t ye = std::min(y0 + kh, h + g.pad_given[1]);
+            const int64_t xe = std::min(x0 + kw, w + g.pad_given[3]);
+            count = (ye - y0) * (xe - x0);
+          }
+          acc = count > 0 ? acc / static_cast<T>(count) : T(0);
+        }
+        po[(p * oh + y) * ow + xo] = acc;
+      }
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<TensorMeta> InferPool2D(PoolKind kind, const TensorMeta& x, const Window2D& win) {
+  const char* op = PoolName(kind);
+  if (!IsFloating(x.dtype)) {
+    return absl::UnimplementedError(absl::StrFormat(
+        "%s: unsupported dtype %s, expected Float32 or Float64", op, DTypeName(x.dtype)));
+  }
+  if (x.shape.size() != 4) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: expected a 4-D input (N, C, H, W), got shape %s", op, ShapeToString(x.shape)));
+  }
+  PIJIT_ASSIGN_OR_RETURN(Geometry2D g, ResolveWindow(op, x.shape, win.kernel, win, true));
+  return TensorMeta{x.dtype, {x.shape[0], x.shape[1], g.out[0], g.out[1]}};
+}
+
+absl::StatusOr<Tensor> Pool2D(PoolKind kind, const Tensor& x, const Window2D& win) {
+  PIJIT_ASSIGN_OR_RETURN(TensorMeta meta, InferPool2D(kind, MetaOf(x), win));
+  PIJIT_ASSIGN_OR_RETURN(Geometry2D g, ResolveWindow(PoolName(kind), x.shape(), win.kernel, win, true));
+  Tensor out = Tensor::Empty(meta.shape, meta.dtype);
+  if (out.numel() == 0) return out;
+  const Tensor cx = x.Contiguous();
+  // 'same' average pooling divides by the pixels inside the input (MindSpore's AvgPool).
+  const bool include_pad = win.count_include_pad && !win.same;
+  const bool extended = g.pad[1] != g.pad_given[1] || g.pad[3] != g.pad_given[3];
+  if (meta.dtype == DType::kFloat32 && !(kind == PoolKind::kAvg && include_pad && extended)) {
+    dnnl::algorithm alg = kind == PoolKind::kMax ? dnnl::algorithm::pooling_max
+                          : include_pad         ? dnnl::algorithm::pooling_avg_include_padding
+                                                : dnnl::algorithm::pooling_avg_exclude_padding;
+    const Shape& xs = x.shape();
+    const PoolKey key{xs[0], xs[1], xs[2], xs[3], win.kernel[0], win.kernel[1], win.stride[0],
+                      win.stride[1], g.pad[0], g.pad[1], g.pad[2], g.pad[3], win.dilation[0],
+                      win.dilation[1], static_cast<int64_t>(alg)};
+    const PoolPrimitive& p = GetPool(key, g.out[0], g.out[1]);
+    dnnl::memory src(p.src, DnnlEngine(), cx.raw_data());
+    dnnl::memory dst(p.dst, DnnlEngine(), out.raw_data());
+    p.prim.execute(DnnlStream(), {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}});
+    DnnlStream().wait();
+    return out;
+  }
+  DispatchDType(meta.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_floating_point_v<T>) PoolLoop<T>(kind, cx, win, g, include_pad, out);
+  });
+  return out;
+}
+
+}  // namespace pijit

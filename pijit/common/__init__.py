@@ -1,0 +1,4 @@
+"""MindSpore's `mindspore.common` names: initializers."""
+from pijit.common import initializer
+
+__all__ = ["initializer"]

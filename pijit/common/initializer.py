@@ -1,0 +1,172 @@
+"""Weight initializers (MindSpore's mindspore.common.initializer). Random ones draw from
+pijit's global generator, so pijit.set_seed makes them reproducible."""
+import math
+import numbers
+
+import numpy as np
+
+from pijit import _C
+from pijit._tensor import Tensor, float32
+
+
+def _fans(shape):
+    """(fan_in, fan_out): dense weights are (out, in), conv weights (out, in, kh, kw)."""
+    if len(shape) == 0:
+        return 1, 1
+    if len(shape) == 1:
+        return shape[0], shape[0]
+    receptive = math.prod(shape[2:])
+    return shape[1] * receptive, shape[0] * receptive
+
+
+class Initializer:
+    """Fills a tensor of a given shape and dtype: `init(shape, dtype)` or
+    `initializer(init, shape, dtype)`."""
+
+    def __init__(self, **kwargs):
+        self._kwargs = kwargs
+
+    def _fill(self, shape, dtype):
+        raise NotImplementedError
+
+    def __call__(self, shape, dtype=float32):
+        shape = (shape,) if isinstance(shape, numbers.Integral) else tuple(shape)
+        return self._fill(shape, dtype)
+
+    def __repr__(self):
+        args = ", ".join(f"{k}={v!r}" for k, v in self._kwargs.items())
+        return f"{type(self).__name__}({args})"
+
+
+class Constant(Initializer):
+    """Every element `value`."""
+
+    def __init__(self, value):
+        super().__init__(value=value)
+        self.value = value
+
+    def _fill(self, shape, dtype):
+        return _C.ops.full(shape, self.value, dtype=dtype)
+
+
+class Zero(Constant):
+    def __init__(self):
+        Initializer.__init__(self)
+        self.value = 0
+
+
+class One(Constant):
+    def __init__(self):
+        Initializer.__init__(self)
+        self.value = 1
+
+
+class Normal(Initializer):
+    """N(mean, sigma ** 2)."""
+
+    def __init__(self, sigma=0.01, mean=0.0):
+        super().__init__(sigma=sigma, mean=mean)
+        self.sigma, self.mean = sigma, mean
+
+    def _fill(self, shape, dtype):
+        return _C.ops.normal(shape, self.mean, self.sigma, dtype=dtype)
+
+
+class Uniform(Initializer):
+    """U(-scale, scale)."""
+
+    def __init__(self, scale=0.07):
+        super().__init__(scale=scale)
+        self.scale = scale
+
+    def _fill(self, shape, dtype):
+        return _C.ops.uniform(shape, -self.scale, self.scale, dtype=dtype)
+
+
+class XavierUniform(Initializer):
+    """U(-b, b) with b = gain * sqrt(6 / (fan_in + fan_out)) (Glorot)."""
+
+    def __init__(self, gain=1):
+        super().__init__(gain=gain)
+        self.gain = gain
+
+    def _fill(self, shape, dtype):
+        fan_in, fan_out = _fans(shape)
+        bound = self.gain * math.sqrt(6.0 / max(1, fan_in + fan_out))
+        return _C.ops.uniform(shape, -bound, bound, dtype=dtype)
+
+
+def _he_std(shape, negative_slope, mode, nonlinearity, name):
+    if mode not in ("fan_in", "fan_out"):
+        raise ValueError(f"{name}: mode must be 'fan_in' or 'fan_out', got {mode!r}")
+    fan = _fans(shape)[0 if mode == "fan_in" else 1]
+    if nonlinearity == "leaky_relu":
+        gain = math.sqrt(2.0 / (1 + negative_slope ** 2))
+    elif nonlinearity == "relu":
+        gain = math.sqrt(2.0)
+    elif nonlinearity in ("linear", "sigmoid", "conv2d"):
+        gain = 1.0
+    elif nonlinearity == "tanh":
+        gain = 5.0 / 3
+    else:
+        raise ValueError(f"{name}: unsupported nonlinearity {nonlinearity!r}")
+    return gain / math.sqrt(max(1, fan))
+
+
+class HeUniform(Initializer):
+    """U(-b, b) with b = gain * sqrt(3 / fan) (Kaiming)."""
+
+    def __init__(self, negative_slope=0, mode="fan_in", nonlinearity="leaky_relu"):
+        super().__init__(negative_slope=negative_slope, mode=mode, nonlinearity=nonlinearity)
+        self.args = (negative_slope, mode, nonlinearity)
+
+    def _fill(self, shape, dtype):
+        bound = math.sqrt(3.0) * _he_std(shape, *self.args, "HeUniform")
+        return _C.ops.uniform(shape, -bound, bound, dtype=dtype)
+
+
+class HeNormal(Initializer):
+    """N(0, std ** 2) with std = gain / sqrt(fan) (Kaiming)."""
+
+    def __init__(self, negative_slope=0, mode="fan_in", nonlinearity="leaky_relu"):
+        super().__init__(negative_slope=negative_slope, mode=mode, nonlinearity=nonlinearity)
+        self.args = (negative_slope, mode, nonlinearity)
+
+    def _fill(self, shape, dtype):
+        return _C.ops.normal(shape, 0.0, _he_std(shape, *self.args, "HeNormal"), dtype=dtype)
+
+
+_BY_NAME = {
+    "zeros": Zero, "zero": Zero, "ones": One, "one": One, "normal": Normal, "uniform": Uniform,
+    "xavier_uniform": XavierUniform, "xavieruniform": XavierUniform, "he_uniform": HeUniform,
+    "heuniform": HeUniform, "he_normal": HeNormal, "henormal": HeNormal,
+}
+
+
+def initializer(init, shape=None, dtype=float32):
+    """A Tensor of `shape` and `dtype` filled by `init`: an Initializer, its name ('normal',
+    'zeros', 'xavier_uniform', ...), a number (a constant) or a Tensor/array of that shape."""
+    if isinstance(init, (Tensor, np.ndarray)):
+        if shape is not None and tuple(np.shape(init)) != tuple(
+                (shape,) if isinstance(shape, numbers.Integral) else shape):
+            raise ValueError(f"initializer: a tensor of shape {tuple(np.shape(init))} does not "
+                             f"match the shape {tuple(shape)}")
+        return Tensor(init, dtype)
+    if shape is None:
+        raise ValueError("initializer: shape is required unless init is a Tensor")
+    if isinstance(init, str):
+        cls = _BY_NAME.get(init.lower())
+        if cls is None:
+            raise ValueError(f"initializer: unknown initializer {init!r}; expected one of "
+                             f"{sorted(set(_BY_NAME))}")
+        init = cls()
+    elif isinstance(init, bool) or not isinstance(init, (numbers.Number, Initializer)):
+        raise TypeError(f"initializer: init must be an Initializer, a str, a number or a "
+                        f"Tensor, got {type(init).__name__}")
+    elif isinstance(init, numbers.Number):
+        init = Constant(init)
+    return init(shape, dtype)
+
+
+__all__ = ["Initializer", "Constant", "Zero", "One", "Normal", "Uniform", "XavierUniform",
+           "HeUniform", "HeNormal", "initializer"]

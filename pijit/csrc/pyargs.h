@@ -1,0 +1,46 @@
+// Readers of Python call arguments for the op parsers (pyops.cc, pyops_nn.cc). Errors are
+// statuses that become the TypeError/ValueError the eager call raises.
+#pragma once
+#include <Python.h>
+
+#include <initializer_list>
+#include <string>
+
+#include "absl/container/inlined_vector.h"
+#include "absl/status/statusor.h"
+#include "pijit/csrc/pyops.h"
+
+namespace pijit {
+namespace pyargs {
+
+absl::Status TypeError(const std::string& msg);
+absl::Status ValueError(const std::string& msg);
+bool IsInt(PyObject* o);  // an int, not a bool
+absl::Status ReadInt(const char* op, const char* what, PyObject* v, int64_t* out);
+// An int or a sequence of ints, appended to `out`.
+absl::Status ReadInts(const char* op, const char* what, PyObject* o, Shape* out);
+absl::Status ReadNumber(const char* op, const char* what, PyObject* v, double* out);
+// Binds positional and keyword arguments to parameter slots (each a list of accepted names);
+// the first `required` parameters must be given. slots[p] is the argument index or -1.
+absl::Status Bind(const char* op, absl::Span<const ArgView> args,
+                  absl::Span<const std::string> kwnames,
+                  std::initializer_list<std::initializer_list<const char*>> params,
+                  absl::InlinedVector<int, 4>* slots, size_t required);
+// The tensor operand at `slot` (a Python scalar too when allowed).
+absl::StatusOr<Operand> TensorOperand(const char* op, absl::Span<const ArgView> args, int slot,
+                                      bool allow_scalar);
+// The Python object at `slot`, or nullptr when absent or None; tensors are rejected.
+absl::StatusOr<PyObject*> Plain(const char* op, const char* what, absl::Span<const ArgView> args,
+                                int slot);
+absl::Status ReadDType(const char* op, absl::Span<const ArgView> args, int slot,
+                       std::optional<DType>* out);
+// A 2-element Float64 tensor {a, b}.
+Tensor Pair(double a, double b);
+
+}  // namespace pyargs
+
+// Parses the layer ops (conv2d, poolings, normalisations, one_hot, assign): pyops_nn.cc.
+absl::Status ParseLayerCall(PyOp op, absl::Span<const ArgView> args,
+                            absl::Span<const std::string> kwnames, ParsedCall* call);
+
+}  // namespace pijit

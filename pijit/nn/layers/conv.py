@@ -1,0 +1,73 @@
+"""Conv2d."""
+from pijit import ops
+from pijit._tensor import Parameter, float32
+from pijit.common.initializer import initializer
+from pijit.nn.cell import Cell
+
+_PAD_MODES = ("same", "valid", "pad")
+
+
+def _pair(name, what, v):
+    if isinstance(v, int) and not isinstance(v, bool):
+        v = (v, v)
+    if not (isinstance(v, tuple) and len(v) == 2 and all(isinstance(i, int) and i > 0 for i in v)):
+        raise ValueError(f"{name}: {what} must be a positive int or a tuple of 2 positive ints, "
+                         f"got {v!r}")
+    return v
+
+
+def _pad_mode(name, pad_mode, padding):
+    if not isinstance(pad_mode, str) or pad_mode.lower() not in _PAD_MODES:
+        raise ValueError(f"{name}: pad_mode must be one of {_PAD_MODES}, got {pad_mode!r}")
+    pad_mode = pad_mode.lower()
+    pads = (padding,) if isinstance(padding, int) else tuple(padding)
+    if any(p < 0 for p in pads):
+        raise ValueError(f"{name}: padding must be non-negative, got {padding!r}")
+    if pad_mode != "pad" and any(pads):
+        raise ValueError(f"{name}: padding must be 0 when pad_mode is '{pad_mode}', got "
+                         f"{padding!r}")
+    return pad_mode
+
+
+class Conv2d(Cell):
+    """2-D convolution of NCHW data; weight (out_channels, in_channels / group, kh, kw)."""
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, pad_mode="same",
+                 padding=0, dilation=1, group=1, has_bias=False, weight_init="normal",
+                 bias_init="zeros", data_format="NCHW", dtype=float32):
+        super().__init__()
+        if data_format != "NCHW":
+            raise ValueError(f"Conv2d: only data_format='NCHW' is supported, got {data_format!r}")
+        for what, v in (("in_channels", in_channels), ("out_channels", out_channels), ("group", group)):
+            if isinstance(v, bool) or not isinstance(v, int) or v <= 0:
+                raise ValueError(f"Conv2d: {what} must be a positive int, got {v!r}")
+        if in_channels % group or out_channels % group:
+            raise ValueError(f"Conv2d: in_channels ({in_channels}) and out_channels "
+                             f"({out_channels}) must be divisible by group ({group})")
+        self.in_channels, self.out_channels = in_channels, out_channels
+        self.kernel_size = _pair("Conv2d", "kernel_size", kernel_size)
+        self.stride = _pair("Conv2d", "stride", stride)
+        self.dilation = _pair("Conv2d", "dilation", dilation)
+        self.pad_mode = _pad_mode("Conv2d", pad_mode, padding)
+        self.padding = padding
+        self.group, self.has_bias, self.format = group, has_bias, data_format
+        self.weight_init, self.bias_init = weight_init, bias_init
+        shape = (out_channels, in_channels // group) + self.kernel_size
+        self.weight = Parameter(initializer(weight_init, shape, dtype), name="weight")
+        self.bias = Parameter(initializer(bias_init, (out_channels,), dtype), name="bias") \
+            if has_bias else None
+
+    def construct(self, x):
+        if self.has_bias:
+            return ops.conv2d(x, self.weight, self.bias, stride=self.stride,
+                              pad_mode=self.pad_mode, padding=self.padding,
+                              dilation=self.dilation, groups=self.group)
+        return ops.conv2d(x, self.weight, stride=self.stride, pad_mode=self.pad_mode,
+                          padding=self.padding, dilation=self.dilation, groups=self.group)
+
+    def extend_repr(self):
+        return (f"input_channels={self.in_channels}, output_channels={self.out_channels}, "
+                f"kernel_size={self.kernel_size}, stride={self.stride}, "
+                f"pad_mode={self.pad_mode}, padding={self.padding}, dilation={self.dilation}, "
+                f"group={self.group}, has_bias={self.has_bias}, weight_init={self.weight_init}, "
+                f"bias_init={self.bias_init}, format={self.format}")
