@@ -8,8 +8,10 @@
         return ms.ops.matmul(x, y) + z
 """
 from pijit import _C
-from pijit._tensor import Tensor, Parameter, dtype, bool_, int32, int64, float32, float64
+from pijit._tensor import (Tensor, Parameter, ParameterTuple, dtype, bool_, int32, int64, float32,
+                           float64)
 from pijit import ops
+from pijit._autodiff import grad, value_and_grad
 from pijit import nn
 from pijit.context import (GRAPH_MODE, PYNATIVE_MODE, get_context, set_context)
 from pijit.jit import (GraphBreakError, capture, disable, enable, explain, get_code_extra, jit,
@@ -20,8 +22,8 @@ set_seed = _C.set_seed
 get_seed = _C.get_seed
 
 __all__ = [
-    "Tensor", "Parameter", "dtype", "bool_", "int32", "int64", "float32", "float64",
+    "Tensor", "Parameter", "ParameterTuple", "dtype", "bool_", "int32", "int64", "float32", "float64",
     "ops", "nn", "jit", "ms_function", "capture", "enable", "disable", "explain",
     "get_code_extra", "reset", "set_context", "get_context", "GRAPH_MODE", "PYNATIVE_MODE",
-    "GraphBreakError", "ExplainOutput", "set_seed", "get_seed",
+    "GraphBreakError", "ExplainOutput", "set_seed", "get_seed", "grad", "value_and_grad",
 ]

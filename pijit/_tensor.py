@@ -48,3 +48,14 @@ class Parameter(Tensor):
     def __repr__(self):
         return f"Parameter (name={self.name}, shape={self.shape}, dtype={self.dtype}, " \
                f"requires_grad={self.requires_grad})"
+
+
+class ParameterTuple(tuple):
+    """A tuple of Parameters: the weights GradOperation(get_by_list=True) differentiates."""
+
+    def __new__(cls, iterable=()):
+        items = tuple(iterable)
+        for p in items:
+            if not isinstance(p, Parameter):
+                raise TypeError(f"ParameterTuple: expected Parameters, got {type(p).__name__}")
+        return super().__new__(cls, items)
