@@ -9,6 +9,7 @@
 #include "graph/executor.h"
 #include "kernels/errors.h"
 #include "pijit/csrc/convert.h"
+#include "pijit/csrc/dispatch.h"
 #include "pijit/csrc/module.h"
 
 namespace py = pybind11;
@@ -173,6 +174,7 @@ absl::StatusOr<std::vector<std::optional<Tensor>>> Backward(const graph::Graph& 
   for (graph::NodeId id : grads)
     if (id != graph::kNoGradient) results.push_back(id);
   g.SetOutputs(results);
+  if (LogEnabled("grad")) PySys_WriteStderr("[pijit] backward graph:\n%s", g.ToText().c_str());
   for (graph::NodeId id = 0; id < count; ++id) {
     const graph::Op op = g.node(id).op;
     if (op != graph::Op::kParam && op != graph::Op::kConstant) g.ReplaceWithConstant(id, values[id]);

@@ -449,6 +449,43 @@ def test_custom_bprop_cells_in_sequence_and_through_grad_operation():
     np.testing.assert_allclose(g.asnumpy(), np.full(3, 9.0))
 
 
+class Failing(TimesThree):
+    def bprop(self, x, y, out, dout):
+        raise ArithmeticError("bprop failed")
+
+
+class OneGradient(TimesThree):
+    def bprop(self, x, y, out, dout):
+        return (dout,)
+
+
+def test_errors_of_a_custom_bprop_reach_the_caller():
+    x = ms.Tensor(rand(3))
+    with pytest.raises(ArithmeticError, match="bprop failed"):
+        ms.grad(lambda x: ops.sum(Failing()(x, x)))(x)
+    with pytest.raises(ValueError, match="1 gradients for 2 inputs"):
+        ms.grad(lambda x: ops.sum(OneGradient()(x, x)))(x)
+    assert not _C._tape_recording()
+
+
+def test_identity_and_watched_outputs():
+    x = ms.Tensor(rand(2, 2))
+    np.testing.assert_array_equal(ops.GradOperation()(lambda x: x)(x).asnumpy(), np.ones((2, 2)))
+    np.testing.assert_array_equal(ms.grad(lambda x: x[0, 0])(x).asnumpy(), [[1, 0], [0, 0]])
+
+
+def test_backward_graph_is_logged(tmp_path):
+    code = "import numpy as np, pijit as ms\n" \
+           "print(ms.grad(lambda x: ms.ops.sum(ms.ops.exp(x)))(ms.Tensor(np.zeros(2))))\n"
+    env = dict(os.environ, PIJIT_LOG="grad",
+               PYTHONPATH=os.path.dirname(os.path.dirname(ms.__file__)))
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                          timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert "backward graph" in proc.stderr and "= exp(" in proc.stderr
+    assert "[1. 1.]" in proc.stdout
+
+
 # ---- the seed documents' examples ------------------------------------------------------------------
 
 NET_SRC = """
