@@ -1,5 +1,6 @@
 #include "graph/graph.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
@@ -100,6 +101,13 @@ std::vector<std::string> AttrTexts(const Node& n) {
     case Op::kClip: ints("bounds"); break;
     case Op::kFlatten: ints("dims"); break;
     case Op::kIndex: a.push_back(absl::StrCat("index=", IndexText(n.ints))); break;
+    case Op::kIndexGrad: {
+      absl::Span<const int64_t> all(n.ints);
+      const size_t rank = std::min<size_t>(std::max<int64_t>(n.attr, 0), all.size());
+      a.push_back(absl::StrCat("shape=[", absl::StrJoin(all.subspan(0, rank), ","), "]"));
+      a.push_back(absl::StrCat("index=", IndexText(all.subspan(rank))));
+      break;
+    }
     case Op::kUnsqueeze: case Op::kSoftmax: case Op::kLogSoftmax: case Op::kConcat:
     case Op::kStack:
       a.push_back(absl::StrCat("axis=", n.attr));

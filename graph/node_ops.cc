@@ -84,6 +84,16 @@ absl::Span<const int64_t> NormalizedShape(const Node& n) {
 
 bool IsStack(Op op) { return op == Op::kStack; }
 
+// index_grad's attributes: ints = the shape (attr = its rank) followed by the encoded index.
+using Span = absl::Span<const int64_t>;
+absl::StatusOr<std::pair<Span, Span>> IndexGradParts(const Node& n) {
+  if (n.attr < 0 || n.attr > static_cast<int64_t>(n.ints.size())) {
+    return absl::InternalError("index_grad: rank attribute out of range");
+  }
+  Span all(n.ints);
+  return std::make_pair(all.subspan(0, n.attr), all.subspan(n.attr));
+}
+
 // A fused node's result: the program's dtype, the inputs' broadcast shape.
 absl::StatusOr<TensorMeta> InferFused(const Node& n, absl::Span<const TensorMeta* const> in) {
   if (!n.fused) return absl::InternalError("fused: node has no program");
@@ -156,6 +166,14 @@ absl::StatusOr<TensorMeta> InferNode(const Node& n, absl::Span<const TensorMeta*
       if (n.ints.size() != 2) return absl::InternalError("flatten: expects ints={start, end}");
       return InferFlatten(*in[0], n.ints[0], n.ints[1]);
     case Op::kIndex: return InferIndex(*in[0], n.ints);
+    case Op::kIndexGrad: {
+      PIJIT_ASSIGN_OR_RETURN(auto parts, IndexGradParts(n));
+      return InferIndexGrad(*in[0], parts.first, parts.second);
+    }
+    case Op::kCast: {
+      PIJIT_ASSIGN_OR_RETURN(DType dt, NodeDType(n));
+      return TensorMeta{dt, in[0]->shape};
+    }
     case Op::kConcat:
     case Op::kStack: return InferConcat(IsStack(n.op), in, n.attr);
     case Op::kFull: {
@@ -249,6 +267,14 @@ absl::StatusOr<Tensor> RunNode(const Node& n, absl::Span<const Tensor* const> in
       if (n.ints.size() != 2) return absl::InternalError("flatten: expects ints={start, end}");
       return Flatten(*in[0], n.ints[0], n.ints[1]);
     case Op::kIndex: return Index(*in[0], n.ints);
+    case Op::kIndexGrad: {
+      PIJIT_ASSIGN_OR_RETURN(auto parts, IndexGradParts(n));
+      return IndexGrad(*in[0], parts.first, parts.second);
+    }
+    case Op::kCast: {
+      PIJIT_ASSIGN_OR_RETURN(DType dt, NodeDType(n));
+      return Cast(*in[0], dt);
+    }
     case Op::kConcat:
     case Op::kStack: return Concat(IsStack(n.op), in, n.attr);
     case Op::kFull: {

@@ -1,4 +1,6 @@
 // Basic indexing (ints, slices, None, Ellipsis): a strided view, as NumPy's basic indexing.
+#include <cstring>
+
 #include "kernels/errors.h"
 #include "kernels/ops.h"
 
@@ -109,6 +111,47 @@ absl::StatusOr<Tensor> Index(const Tensor& a, absl::Span<const int64_t> encoded)
   PIJIT_ASSIGN_OR_RETURN(IndexView v, Resolve(a.shape(), a.strides(), encoded));
   return Tensor::View(a.storage(), a.dtype(), std::move(v.shape), std::move(v.strides),
                       a.offset() + v.offset);
+}
+
+absl::StatusOr<TensorMeta> InferIndexGrad(const TensorMeta& grad, absl::Span<const int64_t> shape,
+                                          absl::Span<const int64_t> encoded) {
+  PIJIT_RETURN_IF_ERROR(CheckShape("index_grad", shape));
+  PIJIT_ASSIGN_OR_RETURN(IndexView v, Resolve(shape, ContiguousStrides(shape), encoded));
+  if (v.shape != grad.shape) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "index_grad: the gradient has shape %s but the index selects shape %s of shape %s",
+        ShapeToString(grad.shape), ShapeToString(v.shape), ShapeToString(shape)));
+  }
+  return TensorMeta{grad.dtype, Shape(shape.begin(), shape.end())};
+}
+
+absl::StatusOr<Tensor> IndexGrad(const Tensor& grad, absl::Span<const int64_t> shape,
+                                 absl::Span<const int64_t> encoded) {
+  PIJIT_ASSIGN_OR_RETURN(TensorMeta meta, InferIndexGrad(MetaOf(grad), shape, encoded));
+  PIJIT_ASSIGN_OR_RETURN(IndexView v, Resolve(shape, ContiguousStrides(shape), encoded));
+  Tensor out = Tensor::Empty(meta.shape, meta.dtype);
+  std::memset(out.raw_data(), 0, out.numel() * out.itemsize());
+  const Tensor src = grad.Contiguous();
+  const int64_t n = src.numel(), nd = static_cast<int64_t>(v.shape.size());
+  // Basic indexing selects each element at most once, so a plain store suffices. Walk the
+  // selected elements in row-major order with an index counter over the view's strides.
+  DispatchDType(src.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    const T* s = src.data<T>();
+    T* d = out.data<T>() + v.offset;
+    Shape idx(nd, 0);
+    int64_t off = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      d[off] = s[i];
+      for (int64_t k = nd - 1; k >= 0; --k) {
+        off += v.strides[k];
+        if (++idx[k] < v.shape[k]) break;
+        off -= v.strides[k] * idx[k];
+        idx[k] = 0;
+      }
+    }
+  });
+  return out;
 }
 
 }  // namespace pijit

@@ -143,6 +143,12 @@ struct IndexItem {
 Shape EncodeIndex(absl::Span<const IndexItem> items);
 absl::StatusOr<TensorMeta> InferIndex(const TensorMeta& a, absl::Span<const int64_t> encoded);
 absl::StatusOr<Tensor> Index(const Tensor& a, absl::Span<const int64_t> encoded);
+// The adjoint of Index (its gradient): a fresh zero tensor of `shape` in which the elements
+// Index(·, encoded) would select hold `grad` (whose shape must be the selection's).
+absl::StatusOr<TensorMeta> InferIndexGrad(const TensorMeta& grad, absl::Span<const int64_t> shape,
+                                          absl::Span<const int64_t> encoded);
+absl::StatusOr<Tensor> IndexGrad(const Tensor& grad, absl::Span<const int64_t> shape,
+                                 absl::Span<const int64_t> encoded);
 
 // ---- creation -------------------------------------------------------------------------------
 

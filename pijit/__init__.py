@@ -13,6 +13,7 @@ from pijit._tensor import (Tensor, Parameter, ParameterTuple, dtype, bool_, int3
 from pijit import ops
 from pijit import common
 from pijit import context
+from pijit._autodiff import grad, value_and_grad
 from pijit import nn
 from pijit.context import (GRAPH_MODE, PYNATIVE_MODE, get_context, set_context)
 from pijit.jit import (GraphBreakError, capture, disable, enable, explain, get_code_extra, jit,
@@ -27,5 +28,5 @@ __all__ = [
     "int64", "float32", "float64",
     "ops", "nn", "jit", "ms_function", "capture", "enable", "disable", "explain",
     "get_code_extra", "reset", "set_context", "get_context", "GRAPH_MODE", "PYNATIVE_MODE",
-    "GraphBreakError", "ExplainOutput", "set_seed", "get_seed",
+    "GraphBreakError", "ExplainOutput", "set_seed", "get_seed", "grad", "value_and_grad",
 ]

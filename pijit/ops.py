@@ -2,6 +2,7 @@
 classes (ops.Add(), ops.MatMul(), ...). The functions are native builtins that capture
 recognises; a primitive names the builtin it calls with its attributes as keywords."""
 from pijit import _C
+from pijit._autodiff import GradOperation, grad, value_and_grad  # noqa: F401
 
 # Every function declared in pijit/csrc/pyops.def, as the native builtin capture recognises.
 _FUNCTIONS = {name: fn for name, fn in vars(_C.ops).items() if callable(fn)}

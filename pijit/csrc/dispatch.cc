@@ -10,6 +10,7 @@
 #include "frame_eval/eval_frame.h"
 #include "pijit/csrc/convert.h"
 #include "pijit/csrc/graph_break.h"
+#include "pijit/csrc/tape.h"
 
 namespace pijit {
 
@@ -80,7 +81,10 @@ bool Skipped(PyCodeObject* code) {
 
 PyObject* CallCaptured(PyObject* fn, PyObject* const* args, size_t nargsf, PyObject* kwnames,
                        const DispatchOptions& options, bool always) {
-  if (!PyFunction_Check(fn) || Control().in_pijit > 0) return PyObject_Vectorcall(fn, args, nargsf, kwnames);
+  // While a gradient tape records, jitted code runs eagerly so that the tape sees its ops.
+  if (!PyFunction_Check(fn) || Control().in_pijit > 0 || ActiveTape() != nullptr) {
+    return PyObject_Vectorcall(fn, args, nargsf, kwnames);
+  }
   auto* code = reinterpret_cast<PyCodeObject*>(PyFunction_GET_CODE(fn));
   if (!always && Skipped(code)) return PyObject_Vectorcall(fn, args, nargsf, kwnames);
   guards::CodeState* st = guards::GetCodeState(code, true);

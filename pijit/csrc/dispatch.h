@@ -41,7 +41,7 @@ PyObject* CallCaptured(PyObject* fn, PyObject* const* args, size_t nargsf, PyObj
 void SetSkipPrefixes(std::vector<std::string> prefixes);
 bool Skipped(PyCodeObject* code);
 
-// Debug switches from PIJIT_LOG (graph_breaks, recompiles, guards, graph, bytecode).
+// Debug switches from PIJIT_LOG (graph_breaks, recompiles, guards, graph, bytecode, grad).
 bool LogEnabled(const char* what);
 
 }  // namespace pijit

@@ -12,6 +12,7 @@
 #include "pijit/csrc/convert.h"
 #include "pijit/csrc/dispatch.h"
 #include "pijit/csrc/module.h"
+#include "pijit/csrc/tape.h"
 
 namespace py = pybind11;
 
@@ -29,7 +30,8 @@ bool g_enabled = false;                  // pijit.enable(): every frame is a can
 int FrameCallback(PyCodeObject* code, PyObject* func, PyObject* const* args, int nargs,
                   PyObject** result) {
   ThreadControl& c = Control();
-  if (c.in_pijit > 0 || func == nullptr || !PyFunction_Check(func)) return 0;
+  // A recording gradient tape must see every op: frames run eagerly meanwhile.
+  if (c.in_pijit > 0 || func == nullptr || !PyFunction_Check(func) || ActiveTape() != nullptr) return 0;
   if (c.bypass == code) {
     c.bypass = nullptr;
     return 0;

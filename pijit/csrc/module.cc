@@ -4,4 +4,5 @@ PYBIND11_MODULE(_C, m) {
   m.doc() = "pijit native core";
   pijit::BindTensor(m);
   pijit::BindJit(m);
+  pijit::BindTape(m);
 }

@@ -8,6 +8,7 @@
 #include "pijit/csrc/convert.h"
 #include "pijit/csrc/module.h"
 #include "pijit/csrc/pyops.h"
+#include "pijit/csrc/tape.h"
 
 namespace py = pybind11;
 
@@ -194,11 +195,13 @@ PyObject* CallEager(PyOp op, PyObject* const* args, Py_ssize_t nargs, PyObject* 
     SetPyError(call.status());
     return nullptr;
   }
+  absl::InlinedVector<PyObject*, 3> objects;
   absl::InlinedVector<const Tensor*, 3> operands;
   for (const Operand& o : call->operands) {
-    if (o.scalar) operands.push_back(nullptr);
-    else if (o.item >= 0) operands.push_back(AsTensor(PySequence_Fast_ITEMS(args[o.arg])[o.item]));
-    else operands.push_back(AsTensor(args[o.arg]));
+    if (o.scalar) objects.push_back(nullptr);
+    else if (o.item >= 0) objects.push_back(PySequence_Fast_ITEMS(args[o.arg])[o.item]);
+    else objects.push_back(args[o.arg]);
+    operands.push_back(objects.back() ? AsTensor(objects.back()) : nullptr);
   }
   absl::StatusOr<Tensor> out;
   try {
@@ -212,7 +215,11 @@ PyObject* CallEager(PyOp op, PyObject* const* args, Py_ssize_t nargs, PyObject* 
     SetPyError(out.status());
     return nullptr;
   }
-  return WrapTensor(std::move(*out));
+  PyObject* result = WrapTensor(std::move(*out));
+  if (Tape* tape = ActiveTape(); tape != nullptr && result != nullptr) {
+    RecordCall(*tape, *call, objects, operands, result);
+  }
+  return result;
 }
 
 // pijit.ops functions: one fast-call builtin per op, so each has its own name; capture
@@ -328,10 +335,21 @@ void BindTensor(py::module_& m) {
         if (!dtype.is_none()) a = a.attr("astype")(dtype);
         return a;
       }, py::arg("dtype") = py::none(), py::arg("copy") = py::none())
-      .def("astype", [](const Tensor& t, py::handle d) {
-        auto c = Cast(t, DTypeFromPy(d));
+      .def("astype", [](py::handle self, py::handle d) {
+        const Tensor& t = *AsTensor(self.ptr());
+        const DType dt = DTypeFromPy(d);
+        auto c = Cast(t, dt);
         if (!c.ok()) ThrowStatus(c.status());
-        return *c;
+        py::object result = py::reinterpret_steal<py::object>(WrapTensor(std::move(*c)));
+        if (Tape* tape = ActiveTape()) {
+          graph::Node n;
+          n.op = graph::Op::kCast;
+          n.dtype = dt;
+          PyObject* operand = self.ptr();
+          const Tensor* value = &t;
+          tape->Record(std::move(n), {&operand, 1}, {&value, 1}, result.ptr());
+        }
+        return result;
       })
       .def("__len__", [](const Tensor& t) {
         if (t.ndim() == 0) throw py::type_error("len() of a 0-d tensor");
@@ -371,7 +389,11 @@ void BindTensor(py::module_& m) {
       .def("__neg__", [](py::handle a) { return UnaryDunder(PyOp::kNeg, a); })
       .def("__abs__", [](py::handle a) { return UnaryDunder(PyOp::kAbs, a); })
       .def("__invert__", [](py::handle a) { return UnaryDunder(PyOp::kBitwiseNot, a); })
-      .def("__pos__", [](const Tensor& t) { return t; })
+      .def("__pos__", [](py::handle self) {
+        py::object result = py::reinterpret_steal<py::object>(WrapTensor(*AsTensor(self.ptr())));
+        if (Tape* tape = ActiveTape()) tape->Alias(self.ptr(), result.ptr());
+        return result;
+      })
       .def("item", [](const Tensor& t) { return ToPyScalar(t, "item"); })
       .def("__bool__", [](const Tensor& t) {
         if (t.numel() != 1) {

@@ -3,6 +3,7 @@ SequentialCell. In GRAPH_MODE a Cell's construct is compiled as one graph."""
 from collections import OrderedDict
 
 from pijit import _C
+from pijit import _autodiff
 from pijit._tensor import Parameter
 from pijit.context import GRAPH_MODE, get_context
 from pijit.jit import jit
@@ -56,6 +57,8 @@ class Cell:
         raise NotImplementedError(f"{type(self).__name__} must define construct()")
 
     def __call__(self, *args, **kwargs):
+        if _C._tape_recording() and _autodiff.has_bprop(self):
+            return _autodiff.call_with_bprop(self, args, kwargs)  # a custom gradient
         if get_context("mode") == GRAPH_MODE:
             cls = type(self)
             compiled = cls.__dict__.get("_pijit_graph_construct")

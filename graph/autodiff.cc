@@ -1,0 +1,466 @@
+#include "graph/autodiff.h"
+
+#include <cmath>
+
+#include "absl/strings/str_format.h"
+#include "kernels/errors.h"
+
+namespace pijit::graph {
+namespace {
+
+constexpr NodeId kNil = kNoGradient;
+
+// Appends backward nodes. The first failure is kept and every later call returns kNil, so
+// rules read as straight-line math and the caller checks status() once per rule.
+class Builder {
+ public:
+  explicit Builder(Graph& g) : g_(g) {}
+  absl::Status status() const { return status_; }
+  const TensorMeta& Meta(NodeId id) const { return g_.node(id).meta; }
+  const Shape& ShapeOf(NodeId id) const { return Meta(id).shape; }
+  DType DTypeOf(NodeId id) const { return Meta(id).dtype; }
+
+  NodeId Emit(Op op, std::initializer_list<NodeId> in, Attrs attrs = {}) {
+    if (!status_.ok()) return kNil;
+    for (NodeId i : in)
+      if (i == kNil) return Fail(absl::InternalError(absl::StrFormat("%s of a missing value", OpName(op))));
+    auto r = g_.AddOp(op, absl::Span<const NodeId>(in.begin(), in.size()), std::move(attrs));
+    if (!r.ok()) return Fail(r.status());
+    return *r;
+  }
+  NodeId Fail(absl::Status s) {
+    if (status_.ok()) status_ = std::move(s);
+    return kNil;
+  }
+
+  NodeId Add(NodeId a, NodeId b) { return Emit(Op::kAdd, {a, b}); }
+  NodeId Sub(NodeId a, NodeId b) { return Emit(Op::kSub, {a, b}); }
+  NodeId Mul(NodeId a, NodeId b) { return Emit(Op::kMul, {a, b}); }
+  NodeId Div(NodeId a, NodeId b) { return Emit(Op::kDiv, {a, b}); }
+  NodeId Scale(NodeId a, double c) { return Mul(a, ScalarLike(c, a)); }
+  NodeId Neg(NodeId a) { return Emit(Op::kNeg, {a}); }
+  NodeId Unary(Op op, NodeId a) { return Emit(op, {a}); }
+  NodeId Where(NodeId c, NodeId a, NodeId b) { return Emit(Op::kWhere, {c, a, b}); }
+  // `g` where `c` holds, else 0 (and the reverse).
+  NodeId Keep(NodeId c, NodeId g) { return Where(c, g, ScalarLike(0, g)); }
+  NodeId Drop(NodeId c, NodeId g) { return Where(c, ScalarLike(0, g), g); }
+
+  NodeId Scalar(double v, DType dt) {
+    if (!status_.ok()) return kNil;
+    auto t = pijit::Cast(Tensor::Scalar<double>(v), dt);
+    if (!t.ok()) return Fail(t.status());
+    return g_.AddConstant(*t);
+  }
+  NodeId ScalarLike(double v, NodeId like) {
+    return like == kNil ? Fail(absl::InternalError("constant next to a missing value"))
+                         : Scalar(v, DTypeOf(like));
+  }
+  NodeId Zeros(const TensorMeta& m) {
+    Attrs a;
+    a.ints = m.shape;
+    a.dtype = m.dtype;
+    a.value = Tensor::Scalar<int64_t>(0);
+    return Emit(Op::kFull, {}, std::move(a));
+  }
+  NodeId Convert(NodeId x, DType dt) {
+    if (x == kNil || DTypeOf(x) == dt) return x;
+    Attrs a;
+    a.dtype = dt;
+    return Emit(Op::kCast, {x}, std::move(a));
+  }
+  NodeId Reshape(NodeId x, absl::Span<const int64_t> shape) {
+    if (x == kNil || ShapeOf(x) == Shape(shape.begin(), shape.end())) return x;
+    return Emit(Op::kReshape, {x}, Ints(shape));
+  }
+  NodeId Transpose(NodeId x, absl::Span<const int64_t> perm) {
+    return Emit(Op::kTranspose, {x}, Ints(perm));
+  }
+  NodeId BroadcastTo(NodeId x, absl::Span<const int64_t> shape) {
+    if (x == kNil || ShapeOf(x) == Shape(shape.begin(), shape.end())) return x;
+    return Emit(Op::kBroadcastTo, {x}, Ints(shape));
+  }
+  NodeId Reduce(Op op, NodeId x, absl::Span<const int64_t> axes, bool keepdims) {
+    Attrs a = Ints(axes);
+    a.keepdims = keepdims;
+    return Emit(op, {x}, std::move(a));
+  }
+  NodeId MatMul(NodeId a, NodeId b) { return Emit(Op::kMatMul, {a, b}); }
+  // Swaps the last two axes (rank >= 2).
+  NodeId SwapLast(NodeId x) {
+    if (x == kNil) return x;
+    Shape perm;
+    for (size_t i = 0; i < ShapeOf(x).size(); ++i) perm.push_back(static_cast<int64_t>(i));
+    std::swap(perm[perm.size() - 1], perm[perm.size() - 2]);
+    return Transpose(x, perm);
+  }
+  NodeId Index(NodeId x, absl::Span<const int64_t> encoded) {
+    return Emit(Op::kIndex, {x}, Ints(encoded));
+  }
+
+  // Sums `x` down to `shape`, the shape it was broadcast from.
+  NodeId SumTo(NodeId x, absl::Span<const int64_t> shape) {
+    if (x == kNil) return x;
+    const Shape s = ShapeOf(x);
+    if (s == Shape(shape.begin(), shape.end())) return x;
+    const int64_t lead = static_cast<int64_t>(s.size()) - static_cast<int64_t>(shape.size());
+    if (lead < 0) {
+      if (NumElements(s) == NumElements(shape)) return Reshape(x, shape);  // only size-1 axes
+      return Fail(NotBroadcast(s, shape));
+    }
+    Shape axes;
+    for (int64_t i = 0; i < lead; ++i) axes.push_back(i);
+    for (size_t i = 0; i < shape.size(); ++i) {
+      if (shape[i] == s[lead + i]) continue;
+      if (shape[i] != 1) return Fail(NotBroadcast(s, shape));
+      axes.push_back(lead + static_cast<int64_t>(i));
+    }
+    return Reshape(Reduce(Op::kSum, x, axes, /*keepdims=*/true), shape);
+  }
+
+  // `g` (a gradient contribution) as a gradient of a value of meta `m`.
+  NodeId Fit(NodeId g, const TensorMeta& m) { return Convert(SumTo(g, m.shape), m.dtype); }
+
+ private:
+  static Attrs Ints(absl::Span<const int64_t> v) {
+    Attrs a;
+    a.ints.assign(v.begin(), v.end());
+    return a;
+  }
+  static absl::Status NotBroadcast(const Shape& from, absl::Span<const int64_t> to) {
+    return absl::InternalError(absl::StrFormat("grad: cannot sum a gradient of shape %s to shape %s",
+                                               ShapeToString(from), ShapeToString(to)));
+  }
+
+  Graph& g_;
+  absl::Status status_;
+};
+
+// What a rule sees: the forward node (a copy: appending nodes moves the graph's storage),
+// its id, the gradient of its output and which inputs need a gradient.
+struct VjpArgs {
+  const Node& n;
+  NodeId y;
+  NodeId dy;
+  absl::Span<const bool> want;
+  NodeId in(int k) const { return n.inputs[k]; }
+};
+// Per input, its gradient contribution (any shape it broadcasts to, any float dtype) or kNil.
+using Grads = absl::InlinedVector<NodeId, 3>;
+using VjpFn = Grads (*)(Builder& b, const VjpArgs& a);
+
+// The axes a reduction node reduces over an input of rank `nd` (empty ints: all).
+std::vector<bool> ReducedAxes(const Node& n, size_t nd) {
+  std::vector<bool> r(nd, n.ints.empty());
+  for (int64_t ax : n.ints) r[ax < 0 ? ax + static_cast<int64_t>(nd) : ax] = true;
+  return r;
+}
+// `shape` with the reduced axes kept as size 1.
+Shape KeptShape(const Shape& shape, const std::vector<bool>& reduced) {
+  Shape k = shape;
+  for (size_t i = 0; i < k.size(); ++i)
+    if (reduced[i]) k[i] = 1;
+  return k;
+}
+int64_t ReducedCount(const Shape& shape, const std::vector<bool>& reduced) {
+  int64_t c = 1;
+  for (size_t i = 0; i < shape.size(); ++i)
+    if (reduced[i]) c *= shape[i];
+  return c;
+}
+
+// sum/mean/max/min/var/std: the output's gradient spread back over the reduced axes.
+Grads ReductionVjp(Builder& b, const VjpArgs& a) {
+  const NodeId x = a.in(0);
+  const Shape xs = b.ShapeOf(x);
+  const std::vector<bool> red = ReducedAxes(a.n, xs.size());
+  const Shape kept = KeptShape(xs, red);
+  const NodeId gk = b.Reshape(a.dy, kept);
+  const double count = static_cast<double>(ReducedCount(xs, red));
+  switch (a.n.op) {
+    case Op::kSum: return {b.BroadcastTo(gk, xs)};                   // d sum(x) = 1
+    case Op::kMean: return {b.BroadcastTo(b.Scale(gk, 1.0 / count), xs)};  // d mean(x) = 1/n
+    case Op::kMax:
+    case Op::kMin: {
+      // The gradient goes to the extremal elements, shared equally between ties.
+      const NodeId mask = b.Convert(b.Emit(Op::kEqual, {x, b.Reshape(a.y, kept)}), b.DTypeOf(x));
+      const NodeId ties = b.Reduce(Op::kSum, mask, a.n.ints, /*keepdims=*/true);
+      return {b.Mul(mask, b.Div(gk, ties))};
+    }
+    case Op::kVar:
+    case Op::kStd: {
+      // d var = 2 (x - mean) / (n - ddof);  d std = d var / (2 std)
+      const double dof = count - static_cast<double>(a.n.attr);
+      const NodeId diff = b.Sub(x, b.Reduce(Op::kMean, x, a.n.ints, /*keepdims=*/true));
+      if (a.n.op == Op::kVar) return {b.Mul(diff, b.Scale(gk, 2.0 / dof))};
+      return {b.Mul(diff, b.Div(gk, b.Scale(b.Reshape(a.y, kept), dof)))};
+    }
+    default: return {b.Fail(absl::InternalError("not a reduction"))};
+  }
+}
+
+// matmul with NumPy's rules: 1-D operands gain an axis, batch axes broadcast.
+Grads MatMulVjp(Builder& b, const VjpArgs& a) {
+  const NodeId x = a.in(0), w = a.in(1);
+  const Shape sx = b.ShapeOf(x), sw = b.ShapeOf(w);
+  const Shape sx2 = sx.size() == 1 ? Shape{1, sx[0]} : sx;
+  const Shape sw2 = sw.size() == 1 ? Shape{sw[0], 1} : sw;
+  auto out2 = InferMatMul({b.DTypeOf(x), sx2}, {b.DTypeOf(w), sw2});
+  if (!out2.ok()) return {b.Fail(out2.status()), kNil};
+  const NodeId g2 = b.Reshape(a.dy, out2->shape);
+  // d(x @ w) = g @ wᵀ for x,  xᵀ @ g for w (summed over broadcast batch axes)
+  return {a.want[0] ? b.Reshape(b.SumTo(b.MatMul(g2, b.SwapLast(b.Reshape(w, sw2))), sx2), sx) : kNil,
+          a.want[1] ? b.Reshape(b.SumTo(b.MatMul(b.SwapLast(b.Reshape(x, sx2)), g2), sw2), sw) : kNil};
+}
+
+// clip(x, lo, hi) = minimum(maximum(x, lo), hi), either bound optional.
+Grads ClipVjp(Builder& b, const VjpArgs& a) {
+  const bool has_lo = a.n.ints.size() == 2 && a.n.ints[0], has_hi = a.n.ints.size() == 2 && a.n.ints[1];
+  const NodeId x = a.in(0);
+  const NodeId lo = has_lo ? a.in(1) : kNil, hi = has_hi ? a.in(1 + has_lo) : kNil;
+  Grads out(a.n.inputs.size(), kNil);
+  NodeId gm = a.dy;  // gradient of maximum(x, lo)
+  if (has_hi) {
+    const NodeId below = b.Emit(Op::kLessEqual, {has_lo ? b.Emit(Op::kMaximum, {x, lo}) : x, hi});
+    if (a.want[1 + has_lo]) out[1 + has_lo] = b.Drop(below, a.dy);
+    gm = b.Keep(below, a.dy);
+  }
+  if (has_lo) {
+    const NodeId above = b.Emit(Op::kGreaterEqual, {x, lo});
+    if (a.want[1]) out[1] = b.Drop(above, gm);
+    gm = b.Keep(above, gm);
+  }
+  out[0] = gm;
+  return out;
+}
+
+// concat/stack: each input's gradient is its slice of the output's gradient.
+Grads JoinVjp(Builder& b, const VjpArgs& a) {
+  const bool stack = a.n.op == Op::kStack;
+  const int64_t nd = static_cast<int64_t>(b.ShapeOf(a.y).size());
+  auto axis = NormalizeAxis(OpName(a.n.op), a.n.attr, nd);
+  if (!axis.ok()) return {b.Fail(axis.status())};
+  Grads out;
+  int64_t offset = 0;
+  for (size_t i = 0; i < a.n.inputs.size(); ++i) {
+    std::vector<IndexItem> items(*axis, IndexItem{IndexItem::kSlice});
+    if (stack) {
+      items.push_back(IndexItem{IndexItem::kInt, static_cast<int64_t>(i)});
+    } else {
+      const int64_t len = b.ShapeOf(a.in(i))[*axis];
+      items.push_back(IndexItem{IndexItem::kSlice, offset, offset + len, 1});
+      offset += len;
+    }
+    out.push_back(a.want[i] ? b.Index(a.dy, EncodeIndex(items)) : kNil);
+  }
+  return out;
+}
+
+Grads TransposeVjp(Builder& b, const VjpArgs& a) {
+  const size_t nd = b.ShapeOf(a.in(0)).size();
+  Shape inverse(nd);
+  for (size_t i = 0; i < nd; ++i) {
+    int64_t p = a.n.ints.empty() ? static_cast<int64_t>(nd - 1 - i) : a.n.ints[i];
+    inverse[p < 0 ? p + static_cast<int64_t>(nd) : p] = static_cast<int64_t>(i);
+  }
+  return {b.Transpose(a.dy, inverse)};
+}
+
+Grads IndexVjp(Builder& b, const VjpArgs& a) {
+  Attrs at;
+  at.ints = b.ShapeOf(a.in(0));
+  at.attr = static_cast<int64_t>(at.ints.size());
+  at.ints.insert(at.ints.end(), a.n.ints.begin(), a.n.ints.end());
+  return {b.Emit(Op::kIndexGrad, {a.dy}, std::move(at))};
+}
+
+Grads IndexGradVjp(Builder& b, const VjpArgs& a) {
+  return {b.Index(a.dy, absl::Span<const int64_t>(a.n.ints).subspan(a.n.attr))};
+}
+
+// pow(x, p): p x^(p-1) for x (0 where p == 0), x^p log x for p (0 where x == 0).
+Grads PowVjp(Builder& b, const VjpArgs& a) {
+  const NodeId x = a.in(0), p = a.in(1);
+  NodeId gx = kNil, gp = kNil;
+  if (a.want[0]) {
+    const NodeId d = b.Mul(p, b.Emit(Op::kPow, {x, b.Sub(p, b.ScalarLike(1, p))}));
+    gx = b.Mul(a.dy, b.Drop(b.Emit(Op::kEqual, {p, b.ScalarLike(0, p)}), d));
+  }
+  if (a.want[1]) {
+    const NodeId safe = b.Where(b.Emit(Op::kEqual, {x, b.ScalarLike(0, x)}), b.ScalarLike(1, x), x);
+    gp = b.Mul(a.dy, b.Mul(a.y, b.Unary(Op::kLog, safe)));
+  }
+  return {gx, gp};
+}
+
+// gelu(x) = x Φ(x):  Φ(x) + x φ(x)
+NodeId GeluDerivative(Builder& b, NodeId x) {
+  const NodeId cdf = b.Scale(b.Add(b.Unary(Op::kErf, b.Scale(x, M_SQRT1_2)), b.ScalarLike(1, x)), 0.5);
+  const NodeId pdf = b.Scale(b.Unary(Op::kExp, b.Scale(b.Mul(x, x), -0.5)), 0.5 * M_2_SQRTPI * M_SQRT1_2);
+  return b.Add(cdf, b.Mul(x, pdf));
+}
+
+NodeId OneMinus(Builder& b, NodeId v) { return b.Sub(b.ScalarLike(1, v), v); }
+NodeId Cmp(Builder& b, Op op, NodeId x, double c) { return b.Emit(op, {x, b.ScalarLike(c, x)}); }
+
+#define X a.in(0)
+#define Y a.y
+#define G a.dy
+// Wanted input k's gradient, or kNil (the expression is only built when wanted).
+#define IF(k, expr) (a.want[k] ? (expr) : kNil)
+
+struct VjpRule {
+  Op op;
+  VjpFn fn;
+};
+// One rule per op family. Zero-gradient ops (piecewise constant, or not depending on the
+// input's values) return kNil. Ops without a rule cannot be differentiated through.
+const VjpRule kVjpRules[] = {
+  {Op::kAdd, [](Builder& b, const VjpArgs& a) -> Grads { return {G, G}; }},                       // d(x+y) = dx + dy
+  {Op::kSub, [](Builder& b, const VjpArgs& a) -> Grads { return {G, IF(1, b.Neg(G))}; }},         // d(x-y) = dx - dy
+  {Op::kMul, [](Builder& b, const VjpArgs& a) -> Grads { return {IF(0, b.Mul(G, a.in(1))), IF(1, b.Mul(G, X))}; }},  // y dx + x dy
+  {Op::kDiv, [](Builder& b, const VjpArgs& a) -> Grads { return {IF(0, b.Div(G, a.in(1))), IF(1, b.Neg(b.Div(b.Mul(G, Y), a.in(1))))}; }},  // dx/y - (x/y) dy/y
+  {Op::kPow, PowVjp},
+  {Op::kMaximum, [](Builder& b, const VjpArgs& a) -> Grads { NodeId m = b.Emit(Op::kGreaterEqual, {X, a.in(1)}); return {IF(0, b.Keep(m, G)), IF(1, b.Drop(m, G))}; }},  // ties go to x
+  {Op::kMinimum, [](Builder& b, const VjpArgs& a) -> Grads { NodeId m = b.Emit(Op::kLessEqual, {X, a.in(1)}); return {IF(0, b.Keep(m, G)), IF(1, b.Drop(m, G))}; }},     // ties go to x
+  {Op::kMod, [](Builder& b, const VjpArgs& a) -> Grads { return {G, IF(1, b.Neg(b.Mul(G, b.Emit(Op::kFloorDiv, {X, a.in(1)}))))}; }},  // x - floor(x/y) y
+  {Op::kFloorDiv, [](Builder& b, const VjpArgs& a) -> Grads { return {kNil, kNil}; }},           // piecewise constant
+  {Op::kNeg, [](Builder& b, const VjpArgs& a) -> Grads { return {b.Neg(G)}; }},                   // -1
+  {Op::kExp, [](Builder& b, const VjpArgs& a) -> Grads { return {b.Mul(G, Y)}; }},                // exp x
+  {Op::kLog, [](Builder& b, const VjpArgs& a) -> Grads { return {b.Div(G, X)}; }},                // 1/x
+  {Op::kRelu, [](Builder& b, const VjpArgs& a) -> Grads { return {b.Keep(Cmp(b, Op::kGreater, X, 0), G)}; }},  // x > 0
+  {Op::kAbs, [](Builder& b, const VjpArgs& a) -> Grads { return {b.Mul(G, b.Unary(Op::kSign, X))}; }},  // sign x
+  {Op::kSign, [](Builder& b, const VjpArgs& a) -> Grads { return {kNil}; }},                     // piecewise constant
+  {Op::kSquare, [](Builder& b, const VjpArgs& a) -> Grads { return {b.Mul(G, b.Scale(X, 2.0))}; }},  // 2x
+  {Op::kSqrt, [](Builder& b, const VjpArgs& a) -> Grads { return {b.Div(G, b.Scale(Y, 2.0))}; }},   // 1/(2 sqrt x)
+  {Op::kRsqrt, [](Builder& b, const VjpArgs& a) -> Grads { return {b.Mul(G, b.Scale(b.Mul(Y, b.Mul(Y, Y)), -0.5))}; }},  // -x^(-3/2)/2
+  {Op::kSin, [](Builder& b, const VjpArgs& a) -> Grads { return {b.Mul(G, b.Unary(Op::kCos, X))}; }},  // cos x
+  {Op::kCos, [](Builder& b, const VjpArgs& a) -> Grads { return {b.Neg(b.Mul(G, b.Unary(Op::kSin, X)))}; }},  // -sin x
+  {Op::kTanh, [](Builder& b, const VjpArgs& a) -> Grads { return {b.Mul(G, OneMinus(b, b.Mul(Y, Y)))}; }},  // 1 - tanh²
+  {Op::kSigmoid, [](Builder& b, const VjpArgs& a) -> Grads { return {b.Mul(G, b.Mul(Y, OneMinus(b, Y)))}; }},  // s (1 - s)
+  {Op::kGelu, [](Builder& b, const VjpArgs& a) -> Grads { return {b.Mul(G, GeluDerivative(b, X))}; }},  // Φ + x φ
+  {Op::kSoftplus, [](Builder& b, const VjpArgs& a) -> Grads { return {b.Mul(G, b.Unary(Op::kSigmoid, X))}; }},  // sigmoid x
+  {Op::kErf, [](Builder& b, const VjpArgs& a) -> Grads { return {b.Mul(G, b.Scale(b.Unary(Op::kExp, b.Neg(b.Mul(X, X))), M_2_SQRTPI))}; }},  // 2/√π e^(-x²)
+  {Op::kCast, [](Builder& b, const VjpArgs& a) -> Grads { return {G}; }},                         // identity (cast back)
+  {Op::kWhere, [](Builder& b, const VjpArgs& a) -> Grads { return {kNil, IF(1, b.Keep(X, G)), IF(2, b.Drop(X, G))}; }},  // routes by cond
+  {Op::kClip, ClipVjp},
+  {Op::kFullLike, [](Builder& b, const VjpArgs& a) -> Grads { return {kNil}; }},                 // reads only the shape
+  {Op::kSum, ReductionVjp},
+  {Op::kMean, ReductionVjp},
+  {Op::kMax, ReductionVjp},
+  {Op::kMin, ReductionVjp},
+  {Op::kVar, ReductionVjp},
+  {Op::kStd, ReductionVjp},
+  {Op::kSoftmax, [](Builder& b, const VjpArgs& a) -> Grads { return {b.Mul(Y, b.Sub(G, b.Reduce(Op::kSum, b.Mul(G, Y), {a.n.attr}, true)))}; }},  // y (g - Σ g y)
+  {Op::kLogSoftmax, [](Builder& b, const VjpArgs& a) -> Grads { return {b.Sub(G, b.Mul(b.Unary(Op::kExp, Y), b.Reduce(Op::kSum, G, {a.n.attr}, true)))}; }},  // g - e^y Σ g
+  {Op::kMatMul, MatMulVjp},
+  {Op::kReshape, [](Builder& b, const VjpArgs& a) -> Grads { return {b.Reshape(G, b.ShapeOf(X))}; }},
+  {Op::kSqueeze, [](Builder& b, const VjpArgs& a) -> Grads { return {b.Reshape(G, b.ShapeOf(X))}; }},
+  {Op::kUnsqueeze, [](Builder& b, const VjpArgs& a) -> Grads { return {b.Reshape(G, b.ShapeOf(X))}; }},
+  {Op::kFlatten, [](Builder& b, const VjpArgs& a) -> Grads { return {b.Reshape(G, b.ShapeOf(X))}; }},
+  {Op::kTranspose, TransposeVjp},
+  {Op::kBroadcastTo, [](Builder& b, const VjpArgs& a) -> Grads { return {G}; }},                  // summed to x's shape
+  {Op::kIndex, IndexVjp},
+  {Op::kIndexGrad, IndexGradVjp},
+  {Op::kConcat, JoinVjp},
+  {Op::kStack, JoinVjp},
+};
+
+#undef X
+#undef Y
+#undef G
+#undef IF
+
+VjpFn FindRule(Op op) {
+  for (const VjpRule& r : kVjpRules)
+    if (r.op == op) return r.fn;
+  return nullptr;
+}
+
+}  // namespace
+
+bool HasVjpRule(Op op) { return FindRule(op) != nullptr; }
+
+absl::StatusOr<NodeId> AppendSumTo(Graph& g, NodeId x, absl::Span<const int64_t> shape) {
+  Builder b(g);
+  NodeId r = b.SumTo(x, shape);
+  PIJIT_RETURN_IF_ERROR(b.status());
+  return r;
+}
+
+absl::StatusOr<std::vector<NodeId>> AppendBackward(Graph& g, absl::Span<const NodeId> outputs,
+                                                   absl::Span<const NodeId> seeds,
+                                                   absl::Span<const NodeId> wrt) {
+  const NodeId count = static_cast<NodeId>(g.nodes().size());
+  if (outputs.size() != seeds.size()) {
+    return absl::InternalError(absl::StrFormat("grad: %d outputs but %d seeds", outputs.size(), seeds.size()));
+  }
+  for (auto list : {outputs, seeds, wrt}) {
+    for (NodeId id : list)
+      if (id < 0 || id >= count) return absl::InternalError(absl::StrFormat("grad: no node %%%d", id));
+  }
+  // dep[i]: node i is floating-point and depends on some wrt node through floating-point nodes.
+  std::vector<bool> is_wrt(count, false), dep(count, false);
+  for (NodeId w : wrt) is_wrt[w] = true;
+  for (NodeId id = 0; id < count; ++id) {
+    const Node& n = g.node(id);
+    if (!IsFloating(n.meta.dtype)) continue;
+    bool d = is_wrt[id];
+    for (NodeId i : n.inputs) d = d || dep[i];
+    dep[id] = d;
+  }
+  Builder b(g);
+  std::vector<NodeId> grad(count, kNil);
+  auto accumulate = [&](NodeId target, NodeId contribution) {
+    NodeId c = b.Fit(contribution, g.node(target).meta);
+    grad[target] = grad[target] == kNil ? c : b.Add(grad[target], c);
+  };
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const TensorMeta& out = g.node(outputs[i]).meta;
+    const TensorMeta& seed = g.node(seeds[i]).meta;
+    if (seed.shape != out.shape) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "grad: the sensitivity of output %d has shape %s, but the output has shape %s", i,
+          ShapeToString(seed.shape), ShapeToString(out.shape)));
+    }
+    if (dep[outputs[i]]) accumulate(outputs[i], seeds[i]);
+  }
+  PIJIT_RETURN_IF_ERROR(b.status());
+
+  absl::InlinedVector<bool, 4> want;
+  for (NodeId id = count - 1; id >= 0; --id) {
+    if (grad[id] == kNil || !dep[id]) continue;
+    const Node n = g.node(id);  // a copy: the rule appends nodes
+    want.assign(n.inputs.size(), false);
+    bool any = false;
+    for (size_t k = 0; k < n.inputs.size(); ++k) {
+      want[k] = dep[n.inputs[k]];
+      any = any || want[k];
+    }
+    if (!any) continue;  // a wrt node, or a param/constant
+    VjpFn rule = FindRule(n.op);
+    if (rule == nullptr) {
+      return absl::UnimplementedError(absl::StrFormat(
+          "grad: the gradient of %s is not implemented (node %%%d: %s)", OpName(n.op), id,
+          n.op == Op::kFused ? "differentiate graphs before fusion" : "no VJP rule for this op"));
+    }
+    Grads gs = rule(b, VjpArgs{n, id, grad[id], want});
+    for (size_t k = 0; k < gs.size() && k < n.inputs.size(); ++k)
+      if (want[k] && gs[k] != kNil) accumulate(n.inputs[k], gs[k]);
+    if (!b.status().ok()) {
+      return absl::Status(b.status().code(),
+                          absl::StrFormat("grad: building the gradient of %s (node %%%d): %s",
+                                          OpName(n.op), id, b.status().message()));
+    }
+  }
+  std::vector<NodeId> result;
+  for (NodeId w : wrt) {
+    const TensorMeta& m = g.node(w).meta;
+    if (!IsFloating(m.dtype)) result.push_back(kNoGradient);
+    else if (grad[w] == kNil) result.push_back(b.Zeros(m));
+    else result.push_back(grad[w]);
+  }
+  PIJIT_RETURN_IF_ERROR(b.status());
+  return result;
+}
+
+}  // namespace pijit::graph

@@ -1,0 +1,45 @@
+// Reverse-mode automatic differentiation over the graph IR.
+//
+// AppendBackward extends a graph with the nodes of its vector-Jacobian product: for each node
+// w in `wrt` it appends nodes computing
+//
+//     grad(w) = sum_i  seeds[i]ᵀ · ∂outputs[i] / ∂w
+//
+// where `seeds[i]` is a node of the same dtype and shape as `outputs[i]` (the sensitivity,
+// dL/d outputs[i]). The backward nodes are built from ordinary IR ops, so the result is a
+// graph like any other: it verifies, optimises and runs on the executor. The forward nodes
+// are left in place; the backward nodes refer to them (values such as exp(x) are reused).
+//
+// Gradients flow only through floating-point nodes: an integer or Bool node (a comparison,
+// argmax, an integer input) cuts the path. A wrt node that no output depends on gets zeros
+// of its shape and dtype; a non-floating wrt node gets no gradient (kNoGradient).
+//
+// Each op family has one VJP rule (autodiff.cc, kVjpRules). A rule may return a gradient of
+// the broadcast shape or a wider dtype; accumulation sums it to the input's shape and casts
+// it to the input's dtype, so broadcasting and type promotion are handled in one place.
+// Requesting a gradient through an op without a rule is an Unimplemented error naming it.
+#pragma once
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "graph/graph.h"
+
+namespace pijit::graph {
+
+inline constexpr NodeId kNoGradient = -1;
+
+// Appends the backward computation to `g` and returns, per `wrt` node in order, the node
+// holding its gradient (or kNoGradient). Does not change g's outputs.
+absl::StatusOr<std::vector<NodeId>> AppendBackward(Graph& g, absl::Span<const NodeId> outputs,
+                                                   absl::Span<const NodeId> seeds,
+                                                   absl::Span<const NodeId> wrt);
+
+// Whether `op` has a VJP rule (params and constants need none).
+bool HasVjpRule(Op op);
+
+// Appends nodes reducing `x` (by summation) to `shape`, which `x`'s shape broadcasts from:
+// the adjoint of broadcasting. Returns `x` itself when the shapes are equal.
+absl::StatusOr<NodeId> AppendSumTo(Graph& g, NodeId x, absl::Span<const int64_t> shape);
+
+}  // namespace pijit::graph

@@ -1,0 +1,252 @@
+"""Gradients, PyNative style: pijit.grad, pijit.value_and_grad and ops.GradOperation.
+
+The function runs eagerly under a gradient tape (pijit/csrc/tape.h): its ops are recorded as
+an IR graph whose parameters are the tensors being differentiated, the backward graph is
+built by graph/autodiff (one VJP rule per op) and run on the executor. Python control flow
+needs nothing special: a loop that runs three times records its ops three times. Functions
+compiled with @pijit.jit run eagerly while the tape records, so their gradients are those
+of the undecorated function.
+
+A Cell that defines `bprop(self, *inputs, out, dout)` is differentiated by that method: its
+construct runs unrecorded and bprop returns one gradient per input (a tuple).
+"""
+from pijit import _C
+from pijit._tensor import Parameter, ParameterTuple, Tensor
+
+__all__ = ["grad", "value_and_grad", "GradOperation"]
+
+
+def _name(fn):
+    return getattr(fn, "__qualname__", None) or type(fn).__name__
+
+
+def _positions(grad_position):
+    """grad_position as a tuple of ints, and whether a single gradient is returned."""
+    if grad_position is None:
+        return (), False
+    if isinstance(grad_position, bool) or not isinstance(grad_position, (int, tuple)):
+        raise TypeError(f"grad: grad_position must be an int, a tuple of ints or None, "
+                        f"got {type(grad_position).__name__}")
+    if isinstance(grad_position, int):
+        return (grad_position,), True
+    if not grad_position or not all(isinstance(p, int) and not isinstance(p, bool)
+                                    for p in grad_position):
+        raise TypeError(f"grad: grad_position must be a non-empty tuple of ints, got {grad_position!r}")
+    return tuple(grad_position), False
+
+
+def _weights(weights):
+    if weights is None:
+        return None
+    if isinstance(weights, Parameter):
+        return (weights,)
+    if isinstance(weights, (list, tuple)):
+        for w in weights:
+            if not isinstance(w, Tensor):
+                raise TypeError(f"grad: weights must be Parameters, got {type(w).__name__}")
+        return tuple(weights)
+    raise TypeError(f"grad: weights must be a Parameter, a ParameterTuple or a list of "
+                    f"Parameters, got {type(weights).__name__}")
+
+
+def _zeros_like(t):
+    return _C.ops.zeros_like(t)
+
+
+class _Recorded:
+    """One run of `fn` under a tape: its output and the tape's watch indices."""
+
+    def __init__(self, fn, args, positions, weights):
+        tape = _C._Tape()
+        args = list(args)
+        self.inputs = []
+        self.input_index = []
+        for p in positions:
+            if not -len(args) <= p < len(args):
+                raise IndexError(f"grad: grad_position {p} is out of range for {len(args)} inputs")
+            x = args[p]
+            if not isinstance(x, Tensor):
+                raise TypeError(f"grad: input {p} of {_name(fn)} must be a Tensor to be "
+                                f"differentiated, got {type(x).__name__}")
+            if tape.tracks(x):  # the same tensor at two positions: two variables
+                x = args[p] = Tensor(x)
+            self.inputs.append(x)
+            self.input_index.append(tape.watch(x))
+        self.weights = weights or ()
+        self.weight_index = [tape.watch(w) for w in self.weights]
+        tape.start()
+        try:
+            self.out = fn(*args)
+        finally:
+            tape.stop()
+        self.tape = tape
+
+    def gradients(self, outputs, seeds):
+        wrt = self.input_index + self.weight_index
+        grads = self.tape.gradient(list(outputs), list(seeds), wrt)
+        # Non-floating tensors get no gradient: zeros of their shape and dtype, as MindSpore.
+        targets = self.inputs + list(self.weights)
+        grads = [g if g is not None else _zeros_like(t) for g, t in zip(grads, targets)]
+        n = len(self.inputs)
+        return grads[:n], grads[n:]
+
+
+def _differentiated(fn, out, has_aux):
+    """The outputs that are differentiated, and the auxiliary outputs (has_aux)."""
+    if has_aux:
+        if not isinstance(out, tuple) or len(out) < 2:
+            raise ValueError(f"grad: with has_aux=True, {_name(fn)} must return a tuple of at "
+                             f"least two outputs, got {type(out).__name__}")
+        outs, aux = [out[0]], tuple(out[1:])
+    else:
+        outs, aux = (list(out) if isinstance(out, (tuple, list)) else [out]), ()
+    for o in outs:
+        if not isinstance(o, Tensor):
+            raise TypeError(f"grad: the output of {_name(fn)} must be a Tensor (or a tuple of "
+                            f"Tensors) to be differentiated, got {type(o).__name__}")
+    return outs, aux
+
+
+def _scalar_seeds(fn, outs):
+    seeds = []
+    for o in outs:
+        if o.size != 1:
+            raise ValueError(f"grad: {_name(fn)} returned a Tensor of shape {tuple(o.shape)}; only "
+                             f"a scalar (one element) output can be differentiated without a "
+                             f"sensitivity. Reduce it (ops.sum, ops.mean) or use "
+                             f"ops.GradOperation(sens_param=True)")
+        seeds.append(_C.ops.ones_like(o))
+    return seeds
+
+
+def _grad_result(record, grads, single, weights, grad_position):
+    gi, gw = grads
+    gi = gi[0] if single else tuple(gi)
+    if weights is None:
+        return gi
+    if grad_position is None:
+        return tuple(gw)
+    return gi, tuple(gw)
+
+
+def _make(fn, grad_position, weights, has_aux, with_value):
+    positions, single = _positions(grad_position)
+    weights = _weights(weights)
+    if grad_position is None and weights is None:
+        raise ValueError("grad: grad_position and weights cannot both be None")
+
+    def run(*args):
+        record = _Recorded(fn, args, positions, weights)
+        outs, aux = _differentiated(fn, record.out, has_aux)
+        grads = _grad_result(record, record.gradients(outs, _scalar_seeds(fn, outs)), single,
+                             weights, grad_position)
+        if with_value:
+            return record.out, grads
+        return (grads, aux) if has_aux else grads
+
+    run.__name__ = ("value_and_grad_" if with_value else "grad_") + getattr(fn, "__name__", "fn")
+    return run
+
+
+def grad(fn, grad_position=0, weights=None, has_aux=False):
+    """The gradient function of `fn` (a function or a Cell) with respect to the inputs at
+    `grad_position` (an int: one gradient; a tuple: a tuple; None: none) and `weights`
+    (Parameters: a tuple of their gradients, after the inputs' when both are asked for).
+    `fn` must return a scalar (or a tuple of scalars, whose gradients add up); with has_aux,
+    only its first output is differentiated and the result is (gradients, other outputs)."""
+    return _make(fn, grad_position, weights, has_aux, with_value=False)
+
+
+def value_and_grad(fn, grad_position=0, weights=None, has_aux=False):
+    """Like grad, but the function returns (fn's output, gradients)."""
+    return _make(fn, grad_position, weights, has_aux, with_value=True)
+
+
+class GradOperation:
+    """MindSpore's GradOperation: `GradOperation(get_all, get_by_list, sens_param)(fn,
+    weights)(*inputs[, sens])`.
+
+    Gradients of the first input (default), of every input (get_all), of `weights`
+    (get_by_list), or both as (inputs' gradients, weights' gradients). Without sens_param
+    every output's sensitivity is ones of its shape (the gradient of the sum of the
+    outputs); with it, the last argument is the sensitivity (a tuple for a tuple output)."""
+
+    def __init__(self, get_all=False, get_by_list=False, sens_param=False):
+        for name, v in (("get_all", get_all), ("get_by_list", get_by_list), ("sens_param", sens_param)):
+            if not isinstance(v, bool):
+                raise TypeError(f"GradOperation: {name} must be a bool, got {type(v).__name__}")
+        self.get_all = get_all
+        self.get_by_list = get_by_list
+        self.sens_param = sens_param
+
+    def __call__(self, fn, weights=None):
+        if not callable(fn):
+            raise TypeError(f"GradOperation: expected a function or a Cell, got {type(fn).__name__}")
+        if self.get_by_list:
+            if weights is None:
+                raise ValueError("GradOperation(get_by_list=True) needs the weights: "
+                                 "GradOperation(get_by_list=True)(net, weights)")
+            weights = _weights(weights)
+        else:
+            weights = None
+
+        def run(*args):
+            if self.sens_param:
+                if not args:
+                    raise TypeError("GradOperation(sens_param=True): the last argument must be "
+                                    "the sensitivity")
+                args, sens = args[:-1], args[-1]
+            if self.get_all:
+                positions = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
+            elif self.get_by_list:
+                positions = []
+            else:
+                positions = [0]  # _Recorded checks that it is a Tensor
+            record = _Recorded(fn, args, positions, weights)
+            outs, _ = _differentiated(fn, record.out, False)
+            if self.sens_param:
+                seeds = list(sens) if isinstance(sens, (tuple, list)) else [sens]
+                if len(seeds) != len(outs):
+                    raise ValueError(f"GradOperation: {len(seeds)} sensitivities for "
+                                     f"{len(outs)} outputs")
+                seeds = [s if isinstance(s, Tensor) else Tensor(s) for s in seeds]
+            else:
+                seeds = [_C.ops.ones_like(o) for o in outs]
+            gi, gw = record.gradients(outs, seeds)
+            if self.get_by_list and not self.get_all:
+                return tuple(gw)
+            gi = tuple(gi) if self.get_all else gi[0]
+            return (gi, tuple(gw)) if self.get_by_list else gi
+
+        run.__name__ = "grad_" + getattr(fn, "__name__", type(fn).__name__)
+        return run
+
+
+def call_with_bprop(cell, args, kwargs):
+    """Runs `cell` (which defines bprop) while a tape records: construct runs unrecorded and
+    the tape gets one node whose gradient cell.bprop(*args, out, dout) gives."""
+    tape = _C._active_tape()
+    _C._pause_recording()
+    try:
+        out = cell.construct(*args, **kwargs)
+    finally:
+        _C._resume_recording()
+    outs = list(out) if isinstance(out, tuple) else [out]
+
+    def backward(douts):
+        douts = [d if d is not None else _zeros_like(o) for d, o in zip(douts, outs)]
+        dout = tuple(douts) if isinstance(out, tuple) else douts[0]
+        grads = cell.bprop(*args, out, dout)
+        if not isinstance(grads, (tuple, list)):
+            grads = (grads,)
+        if len(grads) != len(args):
+            raise ValueError(f"{type(cell).__name__}.bprop returned {len(grads)} gradients for "
+                             f"{len(args)} inputs; it must return one per input, as a tuple")
+        return list(grads)
+
+    tape.record_custom(list(args), outs, backward)
+    return out
+
+
+def has_bprop(cell):
+    return callable(getattr(type(cell), "bprop", None))

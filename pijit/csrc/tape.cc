@@ -1,0 +1,337 @@
+#include "pijit/csrc/tape.h"
+
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_format.h"
+#include "graph/autodiff.h"
+#include "graph/executor.h"
+#include "kernels/errors.h"
+#include "pijit/csrc/convert.h"
+#include "pijit/csrc/dispatch.h"
+#include "pijit/csrc/module.h"
+
+namespace py = pybind11;
+
+namespace pijit {
+
+int g_tapes_started = 0;
+
+namespace {
+std::vector<Tape*>& Stack() {
+  static thread_local std::vector<Tape*> stack;
+  return stack;
+}
+}  // namespace
+
+Tape* ActiveTapeSlow() {
+  auto& s = Stack();
+  return s.empty() ? nullptr : s.back();
+}
+
+Tape::~Tape() {
+  auto& s = Stack();
+  for (size_t i = s.size(); i-- > 0;) {
+    if (s[i] != this) continue;
+    s.erase(s.begin() + i);
+    --g_tapes_started;
+  }
+  for (PyObject* o : refs_) Py_DECREF(o);
+  for (Custom& c : customs_) Py_DECREF(c.bprop);
+}
+
+void Tape::Start() {
+  Stack().push_back(this);
+  ++g_tapes_started;
+}
+
+void Tape::Stop() {
+  auto& s = Stack();
+  if (!s.empty() && s.back() == this) {
+    s.pop_back();
+    --g_tapes_started;
+  }
+}
+
+void Tape::Pause() { Stack().push_back(nullptr); }
+void Tape::Resume() {
+  auto& s = Stack();
+  if (!s.empty() && s.back() == nullptr) s.pop_back();
+}
+
+absl::Status Tape::Fail(absl::Status s) {
+  if (error_.ok()) error_ = std::move(s);
+  return error_;
+}
+
+graph::NodeId Tape::Track(PyObject* obj, graph::NodeId id, Tensor value) {
+  auto [it, added] = node_of_.insert_or_assign(obj, id);
+  if (added) {
+    Py_INCREF(obj);
+    refs_.push_back(obj);
+  }
+  values_.resize(graph_.nodes().size());
+  values_[id] = std::move(value);
+  return id;
+}
+
+graph::NodeId Tape::OperandNode(PyObject* obj, const Tensor& value) {
+  if (obj != nullptr) {
+    auto it = node_of_.find(obj);
+    if (it != node_of_.end()) return it->second;
+  }
+  return graph_.AddConstant(value);
+}
+
+absl::StatusOr<int> Tape::Watch(PyObject* obj) {
+  Tensor* t = AsTensor(obj);
+  if (t == nullptr) {
+    return absl::UnimplementedError(absl::StrFormat(
+        "grad: only Tensors can be differentiated, got %s", Py_TYPE(obj)->tp_name));
+  }
+  for (Tape* other : Stack()) {
+    if (other != nullptr && other != this && other->Tracks(obj)) {
+      return absl::UnimplementedError(
+          "grad: gradients of gradients are not supported (a tensor an enclosing grad "
+          "differentiates is differentiated again)");
+    }
+  }
+  if (auto it = node_of_.find(obj); it != node_of_.end()) {
+    for (size_t i = 0; i < watched_.size(); ++i)
+      if (watched_[i] == it->second) return static_cast<int>(i);
+  }
+  watched_.push_back(Track(obj, graph_.AddParam(MetaOf(*t)), *t));
+  return static_cast<int>(watched_.size() - 1);
+}
+
+void Tape::Record(graph::Node n, absl::Span<PyObject* const> operands,
+                  absl::Span<const Tensor* const> values, PyObject* result) {
+  const Tensor* r = AsTensor(result);
+  if (!error_.ok() || r == nullptr || !IsFloating(r->dtype())) return;
+  bool any = false;
+  for (PyObject* o : operands) any = any || (o != nullptr && Tracks(o));
+  if (!any) return;
+  n.inputs.clear();
+  for (size_t i = 0; i < operands.size(); ++i) n.inputs.push_back(OperandNode(operands[i], *values[i]));
+  auto id = graph_.AddNode(std::move(n));
+  if (!id.ok()) {
+    Fail(absl::InternalError(absl::StrFormat("grad: recording an op failed: %s", id.status().message())));
+    return;
+  }
+  Track(result, *id, *r);
+}
+
+void Tape::Alias(PyObject* source, PyObject* result) {
+  auto it = node_of_.find(source);
+  if (it != node_of_.end()) Track(result, it->second, values_[it->second]);
+}
+
+absl::Status Tape::RecordCustom(absl::Span<PyObject* const> inputs,
+                                absl::Span<PyObject* const> outputs, PyObject* bprop) {
+  Custom c;
+  for (PyObject* o : inputs) {
+    auto it = node_of_.find(o);
+    c.inputs.push_back(it == node_of_.end() ? -1 : it->second);
+  }
+  for (PyObject* o : outputs) {
+    Tensor* t = AsTensor(o);
+    if (t == nullptr) {
+      return absl::UnimplementedError(absl::StrFormat(
+          "grad: a Cell with a bprop must return Tensors, got %s", Py_TYPE(o)->tp_name));
+    }
+    c.outputs.push_back(Track(o, graph_.AddParam(MetaOf(*t)), *t));
+  }
+  Py_INCREF(bprop);
+  c.bprop = bprop;
+  customs_.push_back(std::move(c));
+  return absl::OkStatus();
+}
+
+namespace {
+
+using Seeds = std::vector<std::pair<graph::NodeId, Tensor>>;
+
+// Gradients of sum <seed, node> over `seeds` with respect to the nodes `wrt`, from the
+// recorded values: the forward ops become constants, so only the backward nodes run.
+absl::StatusOr<std::vector<std::optional<Tensor>>> Backward(const graph::Graph& forward,
+                                                            const std::vector<Tensor>& values,
+                                                            const Seeds& seeds,
+                                                            absl::Span<const graph::NodeId> wrt) {
+  graph::Graph g = forward;
+  const graph::NodeId count = static_cast<graph::NodeId>(g.nodes().size());
+  std::vector<Tensor> inputs;
+  for (graph::NodeId p : g.params()) inputs.push_back(values[p]);
+  std::vector<graph::NodeId> outs, seed_params;
+  for (const auto& [node, seed] : seeds) {
+    outs.push_back(node);
+    seed_params.push_back(g.AddParam(MetaOf(seed)));
+    inputs.push_back(seed);
+  }
+  PIJIT_ASSIGN_OR_RETURN(std::vector<graph::NodeId> grads,
+                         graph::AppendBackward(g, outs, seed_params, wrt));
+  std::vector<graph::NodeId> results;
+  for (graph::NodeId id : grads)
+    if (id != graph::kNoGradient) results.push_back(id);
+  g.SetOutputs(results);
+  if (LogEnabled("grad")) PySys_WriteStderr("[pijit] backward graph:\n%s", g.ToText().c_str());
+  for (graph::NodeId id = 0; id < count; ++id) {
+    const graph::Op op = g.node(id).op;
+    if (op != graph::Op::kParam && op != graph::Op::kConstant) g.ReplaceWithConstant(id, values[id]);
+  }
+  // Op by op, as PyNative runs: compiling (fusion) per gradient call would cost more than
+  // it saves on graphs that run once.
+  graph::CompileOptions options;
+  options.optimize = false;
+  PIJIT_ASSIGN_OR_RETURN(graph::CompiledGraph compiled, graph::CompiledGraph::Compile(std::move(g), options));
+  std::vector<const Tensor*> ptrs;
+  for (const Tensor& t : inputs) ptrs.push_back(&t);
+  std::vector<Tensor> out;
+  PIJIT_RETURN_IF_ERROR(compiled.Run(ptrs, &out));
+  std::vector<std::optional<Tensor>> result;
+  size_t k = 0;
+  for (graph::NodeId id : grads) {
+    if (id == graph::kNoGradient) result.emplace_back();
+    else result.emplace_back(std::move(out[k++]));
+  }
+  return result;
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<std::optional<Tensor>>> Tape::Gradient(
+    absl::Span<PyObject* const> outputs, absl::Span<const Tensor> seeds, absl::Span<const int> wrt) {
+  PIJIT_RETURN_IF_ERROR(error_);
+  Seeds seeded;
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    auto it = node_of_.find(outputs[i]);
+    if (it == node_of_.end()) continue;  // not computed from what is differentiated
+    const TensorMeta& m = graph_.node(it->second).meta;
+    if (seeds[i].shape() != m.shape) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "grad: the sensitivity of output %d has shape %s, but the output has shape %s", i,
+          ShapeToString(seeds[i].shape()), ShapeToString(m.shape)));
+    }
+    seeded.emplace_back(it->second, seeds[i]);
+  }
+  // Custom bprops, last recorded first: each needs the full gradient of its outputs, which
+  // only ops recorded after it contribute to.
+  for (size_t c = customs_.size(); c-- > 0;) {
+    const Custom& cu = customs_[c];
+    PIJIT_ASSIGN_OR_RETURN(auto douts, Backward(graph_, values_, seeded, cu.outputs));
+    py::list dlist;
+    for (auto& d : douts) dlist.append(d ? py::reinterpret_steal<py::object>(WrapTensor(*d)) : py::none());
+    PyObject* r = PyObject_CallOneArg(cu.bprop, dlist.ptr());
+    if (r == nullptr) return absl::CancelledError("python error");  // the exception stays set
+    py::object grads = py::reinterpret_steal<py::object>(r);
+    py::list items(grads);
+    if (items.size() != cu.inputs.size()) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "grad: bprop returned %d gradients for %d inputs", items.size(), cu.inputs.size()));
+    }
+    for (size_t k = 0; k < cu.inputs.size(); ++k) {
+      if (cu.inputs[k] < 0 || items[k].is_none()) continue;
+      const Tensor* t = AsTensor(items[k].ptr());
+      const TensorMeta& m = graph_.node(cu.inputs[k]).meta;
+      if (t == nullptr || t->shape() != m.shape) {
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "grad: bprop returned %s as the gradient of input %d, expected a Tensor of shape %s",
+            t ? absl::StrCat("a Tensor of shape ", ShapeToString(t->shape())) : std::string(py::str(items[k].get_type())),
+            k, ShapeToString(m.shape)));
+      }
+      seeded.emplace_back(cu.inputs[k], *t);
+    }
+  }
+  std::vector<graph::NodeId> nodes;
+  for (int w : wrt) {
+    if (w < 0 || static_cast<size_t>(w) >= watched_.size())
+      return absl::InternalError(absl::StrFormat("grad: no watched tensor %d", w));
+    nodes.push_back(watched_[w]);
+  }
+  return Backward(graph_, values_, seeded, nodes);
+}
+
+void RecordCall(Tape& tape, const ParsedCall& call, absl::Span<PyObject* const> operand_objects,
+                absl::Span<const Tensor* const> operands, PyObject* result) {
+  absl::InlinedVector<Tensor, 3> scalars(call.operands.size());
+  absl::InlinedVector<const Tensor*, 3> values(call.operands.size());
+  for (size_t i = 0; i < call.operands.size(); ++i) {
+    const Operand& o = call.operands[i];
+    values[i] = operands[i];
+    if (o.scalar == nullptr) continue;
+    // The 0-d constant ApplyEager used for this Python scalar.
+    auto s = ScalarOperand(PyOpName(call.op), o.scalar, operands[o.like]->dtype());
+    if (!s.ok()) return;  // the eager call succeeded, so this does not happen
+    scalars[i] = std::move(*s);
+    values[i] = &scalars[i];
+  }
+  graph::Node n;
+  static_cast<graph::Attrs&>(n) = call.attrs;
+  n.op = PyOpGraphOp(call.op);
+  tape.Record(std::move(n), operand_objects, values, result);
+}
+
+namespace {
+
+// autodiff's own refusals (an op without a VJP rule, gradients of gradients) are
+// NotImplementedError; a Python error raised by a bprop stays set; the rest map as
+// kernels/errors.h says.
+[[noreturn]] void ThrowGradError(const absl::Status& s) {
+  if (s.code() == absl::StatusCode::kCancelled) throw py::error_already_set();
+  if (s.code() == absl::StatusCode::kUnimplemented && absl::StartsWith(s.message(), "grad:")) {
+    PyErr_SetString(PyExc_NotImplementedError, std::string(s.message()).c_str());
+    throw py::error_already_set();
+  }
+  ThrowStatus(s);
+}
+
+}  // namespace
+
+void BindTape(py::module_& m) {
+  py::class_<Tape>(m, "_Tape", "A gradient tape (pijit/csrc/tape.h); used by pijit.grad.")
+      .def(py::init<>())
+      .def("watch", [](Tape& t, py::handle obj) {
+        auto r = t.Watch(obj.ptr());
+        if (!r.ok()) {
+          // A non-tensor is a TypeError; differentiating twice is not implemented.
+          if (absl::StrContains(r.status().message(), "gradients of gradients")) ThrowGradError(r.status());
+          ThrowStatus(r.status());
+        }
+        return *r;
+      })
+      .def("tracks", [](const Tape& t, py::handle obj) { return t.Tracks(obj.ptr()); })
+      .def("start", &Tape::Start)
+      .def("stop", &Tape::Stop)
+      .def("record_custom", [](Tape& t, py::list inputs, py::list outputs, py::handle bprop) {
+        std::vector<PyObject*> in, out;
+        for (py::handle h : inputs) in.push_back(h.ptr());
+        for (py::handle h : outputs) out.push_back(h.ptr());
+        absl::Status st = t.RecordCustom(in, out, bprop.ptr());
+        if (!st.ok()) ThrowStatus(st);
+      })
+      .def("gradient", [](Tape& t, py::list outputs, py::list seeds, std::vector<int> wrt) {
+        std::vector<PyObject*> outs;
+        std::vector<Tensor> seed_values;
+        for (py::handle h : outputs) outs.push_back(h.ptr());
+        for (py::handle h : seeds) {
+          Tensor* s = AsTensor(h.ptr());
+          if (s == nullptr) throw py::type_error("grad: a sensitivity must be a Tensor");
+          seed_values.push_back(*s);
+        }
+        auto r = t.Gradient(outs, seed_values, wrt);
+        if (!r.ok()) ThrowGradError(r.status());
+        py::list result;
+        for (auto& g : *r) {
+          if (g) result.append(py::reinterpret_steal<py::object>(WrapTensor(std::move(*g))));
+          else result.append(py::none());
+        }
+        return result;
+      });
+  m.def("_tape_recording", [] { return ActiveTape() != nullptr; },
+        "Whether a gradient tape records eager ops on this thread.");
+  m.def("_active_tape", [] { return ActiveTape(); }, py::return_value_policy::reference);
+  m.def("_pause_recording", &Tape::Pause);
+  m.def("_resume_recording", &Tape::Resume);
+}
+
+}  // namespace pijit

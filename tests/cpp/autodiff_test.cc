@@ -1,0 +1,370 @@
+// graph/autodiff: every VJP rule against central finite differences in float64, on random
+// inputs including broadcasting; dtype handling, zero and missing gradients, errors.
+#include "graph/autodiff.h"
+
+#include <cmath>
+#include <functional>
+#include <random>
+#include <string>
+
+#include "graph/executor.h"
+#include "gtest/gtest.h"
+
+namespace pijit::graph {
+namespace {
+
+constexpr DType kF64 = DType::kFloat64;
+
+// Builds the forward computation over the params; returns the node to differentiate.
+using Build = std::function<NodeId(Graph&, const std::vector<NodeId>&)>;
+
+NodeId Emit(Graph& g, Op op, std::initializer_list<NodeId> in, Attrs a = {}) {
+  auto r = g.AddOp(op, absl::Span<const NodeId>(in.begin(), in.size()), std::move(a));
+  EXPECT_TRUE(r.ok()) << r.status().message();
+  return r.ok() ? *r : 0;
+}
+Attrs Ints(Shape v, bool keepdims = false) {
+  Attrs a;
+  a.ints = std::move(v);
+  a.keepdims = keepdims;
+  return a;
+}
+Attrs Axis(int64_t axis) {
+  Attrs a;
+  a.attr = axis;
+  return a;
+}
+NodeId Const(Graph& g, double v) { return g.AddConstant(Tensor::Scalar<double>(v)); }
+
+Tensor Random(const Shape& shape, std::mt19937& rng, double lo, double hi) {
+  Tensor t = Tensor::Empty(shape, kF64);
+  std::uniform_real_distribution<double> d(lo, hi);
+  for (int64_t i = 0; i < t.numel(); ++i) t.data<double>()[i] = d(rng);
+  return t;
+}
+
+std::vector<Tensor> RunGraph(const CompiledGraph& c, const std::vector<Tensor>& in) {
+  std::vector<const Tensor*> ptrs;
+  for (const Tensor& t : in) ptrs.push_back(&t);
+  std::vector<Tensor> out;
+  absl::Status st = c.Run(ptrs, &out);
+  EXPECT_TRUE(st.ok()) << st.message();
+  return out;
+}
+
+// sum(seed * f(inputs)), the scalar whose gradient the VJP gives.
+double Objective(const CompiledGraph& f, const std::vector<Tensor>& in, const Tensor& seed) {
+  Tensor y = RunGraph(f, in)[0].Contiguous();
+  double s = 0;
+  for (int64_t i = 0; i < y.numel(); ++i) s += y.data<double>()[i] * seed.data<double>()[i];
+  return s;
+}
+
+struct Case {
+  std::vector<Shape> shapes;
+  Build build;
+  double lo = -1.5, hi = 1.5;  // input range (keep away from kinks and poles)
+};
+
+// Checks AppendBackward against central differences, with and without the optimising
+// pipeline (fusion included) on the backward graph.
+void CheckGradients(const Case& c, uint32_t seed_value = 7) {
+  std::mt19937 rng(seed_value);
+  Graph g;
+  std::vector<NodeId> params;
+  for (const Shape& s : c.shapes) params.push_back(g.AddParam({kF64, s}));
+  const NodeId out = c.build(g, params);
+  ASSERT_EQ(g.node(out).meta.dtype, kF64);
+  Graph forward = g;
+  forward.SetOutputs({out});
+  const NodeId seed = g.AddParam(g.node(out).meta);
+  auto grads = AppendBackward(g, {out}, {seed}, params);
+  ASSERT_TRUE(grads.ok()) << grads.status().message();
+  std::vector<NodeId> outs(grads->begin(), grads->end());
+  g.SetOutputs(outs);
+  ASSERT_TRUE(g.Verify().ok()) << g.Verify().message() << "\n" << g.ToText();
+
+  std::vector<Tensor> in;
+  for (const Shape& s : c.shapes) in.push_back(Random(s, rng, c.lo, c.hi));
+  const Tensor seed_t = Random(g.node(out).meta.shape, rng, -1, 1);
+  CompileOptions plain;
+  plain.optimize = false;
+  auto f = CompiledGraph::Compile(forward, plain);
+  ASSERT_TRUE(f.ok()) << f.status().message();
+  for (bool optimize : {false, true}) {
+    CompileOptions options;
+    options.optimize = optimize;
+    auto back = CompiledGraph::Compile(g, options);
+    ASSERT_TRUE(back.ok()) << back.status().message() << "\n" << g.ToText();
+    std::vector<Tensor> args = in;
+    args.push_back(seed_t);
+    std::vector<Tensor> analytic = RunGraph(*back, args);
+    ASSERT_EQ(analytic.size(), params.size());
+    for (size_t p = 0; p < params.size(); ++p) {
+      Tensor a = analytic[p].Contiguous();
+      ASSERT_EQ(a.shape(), c.shapes[p]) << "param " << p;
+      for (int64_t i = 0; i < a.numel(); ++i) {
+        const double h = 1e-6;
+        std::vector<Tensor> plus = in, minus = in;
+        plus[p] = Tensor::Empty(c.shapes[p], kF64);
+        minus[p] = Tensor::Empty(c.shapes[p], kF64);
+        CopyInto(in[p], plus[p]);
+        CopyInto(in[p], minus[p]);
+        plus[p].data<double>()[i] += h;
+        minus[p].data<double>()[i] -= h;
+        const double numeric = (Objective(*f, plus, seed_t) - Objective(*f, minus, seed_t)) / (2 * h);
+        EXPECT_NEAR(a.data<double>()[i], numeric, 1e-6 * std::max(1.0, std::abs(numeric)))
+            << "param " << p << " element " << i << (optimize ? " (optimised)" : "") << "\n"
+            << g.ToText();
+      }
+    }
+  }
+}
+
+Case Unary(Op op, double lo = -1.5, double hi = 1.5) {
+  return {{{2, 3}}, [op](Graph& g, const std::vector<NodeId>& p) { return Emit(g, op, {p[0]}); }, lo, hi};
+}
+Case Binary(Op op, Shape a, Shape b, double lo = -1.5, double hi = 1.5) {
+  return {{a, b}, [op](Graph& g, const std::vector<NodeId>& p) { return Emit(g, op, {p[0], p[1]}); }, lo, hi};
+}
+
+TEST(AutodiffTest, UnaryRulesMatchFiniteDifferences) {
+  for (Op op : {Op::kNeg, Op::kExp, Op::kRelu, Op::kAbs, Op::kSquare, Op::kSin, Op::kCos,
+                Op::kTanh, Op::kSigmoid, Op::kGelu, Op::kSoftplus, Op::kErf}) {
+    SCOPED_TRACE(OpName(op));
+    CheckGradients(Unary(op));
+  }
+  for (Op op : {Op::kLog, Op::kSqrt, Op::kRsqrt}) {
+    SCOPED_TRACE(OpName(op));
+    CheckGradients(Unary(op, 0.5, 2.0));
+  }
+}
+
+TEST(AutodiffTest, BinaryRulesSumOverBroadcastAxes) {
+  const std::vector<std::pair<Shape, Shape>> shapes = {
+      {{2, 3}, {2, 3}}, {{2, 3}, {3}}, {{2, 1}, {1, 3}}, {{}, {2, 3}}, {{4, 1, 3}, {2, 1}}};
+  for (Op op : {Op::kAdd, Op::kSub, Op::kMul, Op::kMaximum, Op::kMinimum}) {
+    for (const auto& [a, b] : shapes) {
+      SCOPED_TRACE(std::string(OpName(op)) + " " + ShapeToString(a) + " " + ShapeToString(b));
+      CheckGradients(Binary(op, a, b));
+    }
+  }
+  for (const auto& [a, b] : shapes) {
+    CheckGradients(Binary(Op::kDiv, a, b, 0.5, 2.0));
+    CheckGradients(Binary(Op::kPow, a, b, 0.5, 2.0));
+  }
+}
+
+TEST(AutodiffTest, PowWithConstantExponentAndModAwayFromJumps) {
+  CheckGradients({{{2, 3}}, [](Graph& g, const std::vector<NodeId>& p) {
+    return Emit(g, Op::kPow, {p[0], Const(g, 3.0)});
+  }});
+  CheckGradients({{{5}}, [](Graph& g, const std::vector<NodeId>& p) {
+    return Emit(g, Op::kMod, {p[0], Const(g, 10.0)});  // x in (0.5, 2): no jump
+  }, 0.5, 2.0});
+}
+
+TEST(AutodiffTest, WhereRoutesByCondition) {
+  CheckGradients({{{2, 3}, {3}}, [](Graph& g, const std::vector<NodeId>& p) {
+    Tensor cond = Tensor::Empty({2, 3}, DType::kBool);
+    for (int i = 0; i < 6; ++i) cond.data<bool>()[i] = i % 3 != 1;
+    return Emit(g, Op::kWhere, {g.AddConstant(cond), p[0], p[1]});
+  }});
+}
+
+TEST(AutodiffTest, ClipPassesGradientInsideBoundsAndToBoundsOutside) {
+  Attrs both = Ints({1, 1});
+  CheckGradients({{{3, 4}, {4}, {3, 1}}, [both](Graph& g, const std::vector<NodeId>& p) {
+    NodeId hi = Emit(g, Op::kAdd, {p[2], Const(g, 1.0)});
+    return Emit(g, Op::kClip, {p[0], p[1], hi}, both);
+  }});
+  CheckGradients({{{3, 4}}, [](Graph& g, const std::vector<NodeId>& p) {
+    return Emit(g, Op::kClip, {p[0], Const(g, 0.25)}, Ints({1, 0}));
+  }});
+  CheckGradients({{{3, 4}}, [](Graph& g, const std::vector<NodeId>& p) {
+    return Emit(g, Op::kClip, {p[0], Const(g, -0.25)}, Ints({0, 1}));
+  }});
+}
+
+TEST(AutodiffTest, ReductionsSpreadTheGradient) {
+  for (Op op : {Op::kSum, Op::kMean, Op::kMax, Op::kMin}) {
+    for (auto [axes, keep] : std::vector<std::pair<Shape, bool>>{
+             {{}, false}, {{1}, false}, {{0, 2}, true}, {{-1}, true}}) {
+      SCOPED_TRACE(std::string(OpName(op)) + " axes " + ShapeToString(axes));
+      CheckGradients({{{2, 3, 4}}, [op, axes = axes, keep = keep](Graph& g, const std::vector<NodeId>& p) {
+        return Emit(g, op, {p[0]}, Ints(axes, keep));
+      }});
+    }
+  }
+  for (Op op : {Op::kVar, Op::kStd}) {
+    CheckGradients({{{3, 4}}, [op](Graph& g, const std::vector<NodeId>& p) {
+      Attrs a = Ints({1});
+      a.attr = 1;  // ddof
+      return Emit(g, op, {p[0]}, a);
+    }});
+  }
+}
+
+TEST(AutodiffTest, SoftmaxAndLogSoftmax) {
+  for (Op op : {Op::kSoftmax, Op::kLogSoftmax}) {
+    for (int64_t axis : {0, -1}) {
+      CheckGradients({{{3, 4}}, [op, axis](Graph& g, const std::vector<NodeId>& p) {
+        return Emit(g, op, {p[0]}, Axis(axis));
+      }});
+    }
+  }
+}
+
+TEST(AutodiffTest, MatMulPlainBatchedAndOneDimensional) {
+  const std::vector<std::pair<Shape, Shape>> shapes = {
+      {{2, 3}, {3, 4}}, {{2, 2, 3}, {3, 4}}, {{3, 4}, {2, 4, 5}}, {{2, 1, 2, 3}, {3, 3, 2}},
+      {{3}, {3, 4}}, {{2, 3}, {3}}, {{3}, {3}}, {{3}, {2, 3, 4}}};
+  for (const auto& [a, b] : shapes) {
+    SCOPED_TRACE(ShapeToString(a) + " @ " + ShapeToString(b));
+    CheckGradients(Binary(Op::kMatMul, a, b));
+  }
+}
+
+TEST(AutodiffTest, ShapeOps) {
+  auto one = [](Op op, Attrs a) {
+    return [op, a](Graph& g, const std::vector<NodeId>& p) { return Emit(g, op, {p[0]}, a); };
+  };
+  CheckGradients({{{2, 6}}, one(Op::kReshape, Ints({3, -1, 2}))});
+  CheckGradients({{{2, 3, 4}}, one(Op::kTranspose, Ints({2, 0, 1}))});
+  CheckGradients({{{2, 3, 4}}, one(Op::kTranspose, Ints({}))});
+  CheckGradients({{{3, 1}}, one(Op::kBroadcastTo, Ints({2, 3, 4}))});
+  CheckGradients({{{1, 3, 1}}, one(Op::kSqueeze, Ints({}))});
+  CheckGradients({{{2, 3}}, one(Op::kUnsqueeze, Axis(1))});
+  CheckGradients({{{2, 3, 4}}, one(Op::kFlatten, Ints({1, 2}))});
+  // A 0-d result: the gradient of a sum of squares through a reshape to ().
+  CheckGradients({{{1, 1}}, one(Op::kReshape, Ints({}))});
+}
+
+TEST(AutodiffTest, ConcatAndStack) {
+  for (int64_t axis : {0, 1, -1}) {
+    CheckGradients({{{2, 3}, {2, 3}, {2, 3}}, [axis](Graph& g, const std::vector<NodeId>& p) {
+      return Emit(g, Op::kStack, {p[0], p[1], p[2]}, Axis(axis));
+    }});
+  }
+  CheckGradients({{{2, 3}, {2, 1}, {2, 4}}, [](Graph& g, const std::vector<NodeId>& p) {
+    return Emit(g, Op::kConcat, {p[0], p[1], p[2]}, Axis(1));
+  }});
+  CheckGradients({{{1, 3}, {4, 3}}, [](Graph& g, const std::vector<NodeId>& p) {
+    return Emit(g, Op::kConcat, {p[0], p[1]}, Axis(0));
+  }});
+}
+
+TEST(AutodiffTest, IndexScattersTheGradient) {
+  using I = IndexItem;
+  const std::vector<std::vector<I>> indices = {
+      {I{I::kInt, 1}},
+      {I{I::kSlice, 1, I::kNone, 2}, I{I::kInt, -1}},
+      {I{I::kEllipsis}, I{I::kSlice, I::kNone, I::kNone, -1}},
+      {I{I::kNewAxis}, I{I::kSlice, 0, 2, 1}, I{I::kNewAxis}, I{I::kInt, 2}},
+  };
+  for (const auto& items : indices) {
+    Attrs a = Ints(EncodeIndex(items));
+    CheckGradients({{{3, 4, 5}}, [a](Graph& g, const std::vector<NodeId>& p) {
+      // Square first, so the gradient depends on the values it routes.
+      return Emit(g, Op::kIndex, {Emit(g, Op::kSquare, {p[0]})}, a);
+    }});
+  }
+}
+
+TEST(AutodiffTest, ChainsReuseAndAccumulateGradients) {
+  // x used three times, through a chain: exercises accumulation of contributions.
+  CheckGradients({{{3, 4}, {4}}, [](Graph& g, const std::vector<NodeId>& p) {
+    NodeId t = Emit(g, Op::kTanh, {Emit(g, Op::kMul, {p[0], p[1]})});
+    NodeId s = Emit(g, Op::kSoftmax, {Emit(g, Op::kAdd, {t, p[0]})}, Axis(-1));
+    NodeId m = Emit(g, Op::kMatMul, {s, Emit(g, Op::kTranspose, {p[0]}, Ints({}))});
+    return Emit(g, Op::kMean, {Emit(g, Op::kMul, {m, m})}, Ints({}));
+  }});
+}
+
+TEST(AutodiffTest, Float32InputOfAFloat64OpGetsAFloat32Gradient) {
+  Graph g;
+  NodeId x = g.AddParam({DType::kFloat32, {3}});
+  NodeId y = g.AddParam({kF64, {3}});
+  NodeId out = Emit(g, Op::kSum, {Emit(g, Op::kMul, {x, y})}, Ints({}));
+  NodeId seed = g.AddConstant(Tensor::Scalar<double>(2.0));
+  auto grads = AppendBackward(g, {out}, {seed}, {x, y});
+  ASSERT_TRUE(grads.ok()) << grads.status().message();
+  EXPECT_EQ(g.node((*grads)[0]).meta.dtype, DType::kFloat32);
+  EXPECT_EQ(g.node((*grads)[1]).meta.dtype, kF64);
+  EXPECT_TRUE(g.Verify().ok());
+}
+
+TEST(AutodiffTest, IntegerInputsGetNoGradientAndUnusedInputsGetZeros) {
+  Graph g;
+  NodeId x = g.AddParam({kF64, {3}});
+  NodeId n = g.AddParam({DType::kInt64, {3}});
+  NodeId unused = g.AddParam({kF64, {2, 2}});
+  NodeId out = Emit(g, Op::kSum, {Emit(g, Op::kMul, {x, n})}, Ints({}));
+  NodeId seed = g.AddConstant(Tensor::Scalar<double>(1.0));
+  auto grads = AppendBackward(g, {out}, {seed}, {x, n, unused});
+  ASSERT_TRUE(grads.ok()) << grads.status().message();
+  EXPECT_EQ((*grads)[1], kNoGradient);
+  g.SetOutputs({(*grads)[0], (*grads)[2]});
+  auto c = CompiledGraph::Compile(g);
+  ASSERT_TRUE(c.ok());
+  std::mt19937 rng(1);
+  Tensor xv = Random({3}, rng, -1, 1), nv = Tensor::Empty({3}, DType::kInt64),
+         uv = Tensor::Empty({2, 2}, kF64);
+  for (int i = 0; i < 3; ++i) nv.data<int64_t>()[i] = i + 1;
+  auto out_t = RunGraph(*c, {xv, nv, uv});
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(out_t[0].Contiguous().data<double>()[i], i + 1);
+  EXPECT_EQ(out_t[1].shape(), Shape({2, 2}));
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(out_t[1].Contiguous().data<double>()[i], 0.0);
+}
+
+TEST(AutodiffTest, OpWithoutRuleIsAnErrorNamingIt) {
+  Graph g;
+  NodeId x = g.AddParam({kF64, {3}});
+  NodeId out = Emit(g, Op::kProd, {x}, Ints({}));
+  auto grads = AppendBackward(g, {out}, {g.AddConstant(Tensor::Scalar<double>(1.0))}, {x});
+  ASSERT_FALSE(grads.ok());
+  EXPECT_EQ(grads.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_NE(grads.status().message().find("gradient of prod is not implemented"), std::string::npos)
+      << grads.status().message();
+  EXPECT_FALSE(HasVjpRule(Op::kProd));
+  EXPECT_TRUE(HasVjpRule(Op::kMatMul));
+}
+
+TEST(AutodiffTest, SeedOfTheWrongShapeIsAnError) {
+  Graph g;
+  NodeId x = g.AddParam({kF64, {2, 3}});
+  NodeId out = Emit(g, Op::kExp, {x});
+  auto grads = AppendBackward(g, {out}, {g.AddParam({kF64, {3}})}, {x});
+  ASSERT_FALSE(grads.ok());
+  EXPECT_EQ(grads.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(grads.status().message().find("(3,)"), std::string::npos) << grads.status().message();
+}
+
+TEST(AutodiffTest, IndexGradKernelWritesTheSelectionIntoZeros) {
+  using I = IndexItem;
+  Shape enc = EncodeIndex({I{I::kSlice, I::kNone, I::kNone, -2}, I{I::kInt, 0}});
+  Tensor grad = Tensor::Empty({2}, kF64);
+  grad.data<double>()[0] = 5;
+  grad.data<double>()[1] = 7;
+  auto r = IndexGrad(grad, {3, 2}, enc);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const double expect[] = {7, 0, 0, 0, 5, 0};
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(r->data<double>()[i], expect[i]) << i;
+  EXPECT_FALSE(IndexGrad(grad, {3, 3}, EncodeIndex({I{I::kInt, 0}})).ok());
+}
+
+TEST(AutodiffTest, SumToReducesLeadingAndSizeOneAxes) {
+  Graph g;
+  NodeId x = g.AddParam({kF64, {4, 2, 3}});
+  auto r = AppendSumTo(g, x, {3, 2});
+  EXPECT_FALSE(r.ok());
+  r = AppendSumTo(g, x, {1, 3});
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(g.node(*r).meta.shape, Shape({1, 3}));
+  r = AppendSumTo(g, x, {4, 2, 3});
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(*r, x);
+}
+
+}  // namespace
+}  // namespace pijit::graph
