@@ -411,8 +411,18 @@ bool Interp::Call(Frame& f, const Value& callable, ValueList args, Value* out) {
     Fail("unsupported_call", "calling a value that is not known at capture time");
     return false;
   }
-  UseConst(callable);
   PyObject* fn = callable.obj;
+  // Bound methods (list.append of some list, obj.method) are made afresh on each access:
+  // guarding their identity would never match again. None of them is captured (ops and
+  // primitives are not bound methods), so their type is all the trace depends on.
+  const bool bound = PyMethod_Check(fn) ||
+                     (PyCFunction_Check(fn) && PyCFunction_GET_SELF(fn) &&
+                      !PyModule_Check(PyCFunction_GET_SELF(fn)));
+  if (bound && callable.source >= 0) {
+    gp().GuardType(callable.source, fn);
+  } else {
+    UseConst(callable);
+  }
   PyOp op;
   if (PyOpOfBuiltin(fn, &op)) return CallOp(op, args, names, out);
   if (PyFunction_Check(fn)) {

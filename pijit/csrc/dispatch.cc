@@ -157,6 +157,12 @@ void RaiseGraphBreak(PyCodeObject* code, const bytecode::BreakReason& r) {
 
 // Errors of the user's own code (bad shapes, Python errors) surface from the eager run,
 // exactly as without jit; only code pijit cannot capture is an error in strict mode.
+// The reasons a code object keeps for introspection: the first ones seen (bounded).
+void RecordReason(CodeState* st, const bytecode::BreakReason& r) {
+  constexpr size_t kMaxReasons = 64;
+  if (st->reasons.size() < kMaxReasons) st->reasons.push_back(r);
+}
+
 bool IsUserError(const bytecode::BreakReason& r) {
   return r.category == "invalid_input" || r.category == "python_error";
 }
@@ -194,7 +200,10 @@ PyObject* Dispatch(CodeState* st, PyCodeObject* code, PyObject* func, PyObject* 
   entries.erase(std::remove_if(entries.begin(), entries.end(),
                                [](const auto& e) { return e->guards->HasDeadReferent(); }),
                 entries.end());
-  if (entries.size() >= guards::CacheLimit()) {
+  // Entries whose guarded objects keep dying (a fresh object guarded by identity) are
+  // evicted and recompiled on every call; a cap on compilations stops that too.
+  if (entries.size() >= guards::CacheLimit() ||
+      st->compile_count >= static_cast<int64_t>(guards::CacheLimit()) * 8) {
     if (!st->limit_warned) {
       st->limit_warned = true;
       std::string msg = absl::StrCat("pijit: ", CodeName(code), " hit the recompile limit (",
@@ -268,7 +277,7 @@ PyObject* Dispatch(CodeState* st, PyCodeObject* code, PyObject* func, PyObject* 
     entry->reason = cr.brk->reason;
     entry->brk = std::move(cr.brk);
     ++st->graph_break_count;
-    st->reasons.push_back(entry->reason);
+    RecordReason(st, entry->reason);
     if (LogEnabled("graph_breaks")) {
       PySys_WriteStderr("[pijit] graph break in %s: %s\n", CodeName(code).c_str(),
                         entry->reason.ToText().c_str());
@@ -286,7 +295,7 @@ PyObject* Dispatch(CodeState* st, PyCodeObject* code, PyObject* func, PyObject* 
     if (!IsUserError(cr.reason) && !cr.read_shape) entry->guards->RelaxTensorSizes();
     entry->reason = cr.reason;
     ++st->graph_break_count;
-    st->reasons.push_back(cr.reason);
+    RecordReason(st, cr.reason);
     if (LogEnabled("graph_breaks")) {
       PySys_WriteStderr("[pijit] %s runs eagerly: %s\n", CodeName(code).c_str(),
                         cr.reason.ToText().c_str());

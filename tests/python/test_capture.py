@@ -471,3 +471,41 @@ def test_reset_clears_every_cache():
     assert stats(jf)["compile_count"] == 0
     assert_same_result(jf(x, 2.0), simple(x, 2.0))
     assert stats(jf)["compile_count"] == 1
+
+
+LOG = []
+
+
+def appends_to_a_list(x):
+    y = x * 2.0
+    LOG.append(1)  # a bound method, made afresh on each call: a graph break
+    return y + 1.0
+
+
+def test_bound_method_calls_at_a_break_do_not_recompile_on_every_call():
+    jf = jit(appends_to_a_list)
+    x = x23()
+    for _ in range(50):
+        assert_same_result(jf(x), appends_to_a_list(x))
+    s = stats(jf)
+    assert s["compile_count"] == 1
+    assert s["total_break_count"] <= 3  # the original and its resume functions, once each
+    assert len(LOG) == 100
+    LOG.clear()
+
+
+def test_compilations_are_capped_when_guarded_objects_keep_dying():
+    class Thing:
+        def __init__(self, k):
+            self.k = k
+
+    def f(x, t):
+        return x * t.k
+
+    jf = jit(f)
+    x = x23()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for i in range(200):
+            assert_same_result(jf(x, Thing(2.0)), f(x, Thing(2.0)))
+    assert stats(jf)["compile_count"] <= 8 * 8
