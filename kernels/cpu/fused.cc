@@ -9,6 +9,7 @@
 #include "absl/strings/strip.h"
 #include "kernels/errors.h"
 #include "kernels/fused.h"
+#include "kernels/thread_pool.h"
 #include "kernels/number_text.h"
 #include "kernels/ops.h"
 
@@ -320,22 +321,32 @@ absl::StatusOr<Tensor> FusedKernel::Run(absl::Span<const Tensor* const> inputs,
   const size_t item = ItemSize(program_.dtype);
   absl::InlinedVector<const char*, 8> base(n_in);
   for (int k = 0; k < n_in; ++k) base[k] = static_cast<const char*>(views[k].raw_data());
-  absl::InlinedVector<const void*, 8> ptrs(n_in);
-  absl::InlinedVector<int64_t, 6> idx(dims.size(), 0);
   char* o = static_cast<char*>(out.raw_data());
   const int64_t inner = dims[0];
-  for (int64_t done = 0; done < total; done += inner) {
+  const int64_t rows = total / inner;
+  // One contiguous span of `len` elements starting at element `start` of row `row`.
+  auto span = [&](int64_t row, int64_t start, int64_t len) {
+    absl::InlinedVector<const void*, 8> ptrs(n_in);
     for (int k = 0; k < n_in; ++k) {
-      int64_t off = 0;
-      for (size_t d = 1; d < dims.size(); ++d) off += idx[d] * strides[k][d];
+      int64_t off = start * strides[k][0], r = row;
+      for (size_t d = 1; d < dims.size(); ++d) {
+        off += (r % dims[d]) * strides[k][d];
+        r /= dims[d];
+      }
       ptrs[k] = base[k] + off * static_cast<int64_t>(item);
     }
-    if (fn) fn(o + done * item, ptrs.data(), inner);
-    else Interpret(o + done * item, ptrs.data(), mask, inner);
-    for (size_t d = 1; d < dims.size(); ++d) {
-      if (++idx[d] < dims[d]) break;
-      idx[d] = 0;
-    }
+    char* dst = o + (row * inner + start) * static_cast<int64_t>(item);
+    if (fn) fn(dst, ptrs.data(), len);
+    else Interpret(dst, ptrs.data(), mask, len);
+  };
+  // Large results are split across the cores: by rows, or within a single long row.
+  constexpr int64_t kGrain = 1 << 16;
+  if (rows == 1) {
+    ParallelFor(inner, kGrain, [&](int64_t b, int64_t e) { span(0, b, e - b); });
+  } else {
+    ParallelFor(rows, std::max<int64_t>(1, kGrain / inner), [&](int64_t b, int64_t e) {
+      for (int64_t r = b; r < e; ++r) span(r, 0, inner);
+    });
   }
   return out;
 }

@@ -1,0 +1,99 @@
+#include "kernels/thread_pool.h"
+
+#include <algorithm>
+#include <condition_variable>
+#include <cstdlib>
+#include <deque>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace pijit {
+namespace {
+
+class Pool {
+ public:
+  explicit Pool(int workers) {
+    for (int i = 0; i < workers; ++i) threads_.emplace_back([this] { Work(); });
+  }
+  ~Pool() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    for (auto& t : threads_) t.join();
+  }
+  int size() const { return static_cast<int>(threads_.size()); }
+  void Submit(std::function<void()> job) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      jobs_.push_back(std::move(job));
+    }
+    cv_.notify_one();
+  }
+
+ private:
+  void Work() {
+    for (;;) {
+      std::function<void()> job;
+      {
+        std::unique_lock<std::mutex> lock(mu_);
+        cv_.wait(lock, [this] { return stop_ || !jobs_.empty(); });
+        if (stop_ && jobs_.empty()) return;
+        job = std::move(jobs_.front());
+        jobs_.pop_front();
+      }
+      job();
+    }
+  }
+  std::vector<std::thread> threads_;
+  std::deque<std::function<void()>> jobs_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stop_ = false;
+};
+
+int ConfiguredThreads() {
+  if (const char* v = std::getenv("PIJIT_NUM_THREADS")) {
+    int n = std::atoi(v);
+    if (n >= 1) return n;
+  }
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
+Pool& ThePool() {
+  // Leaked on purpose: joining threads during static destruction at exit can deadlock.
+  static Pool* pool = new Pool(ConfiguredThreads() - 1);
+  return *pool;
+}
+
+}  // namespace
+
+int NumThreads() { return ThePool().size() + 1; }
+
+void ParallelFor(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& f) {
+  const int64_t max_chunks = std::max<int64_t>(1, grain > 0 ? n / grain : n);
+  const int64_t chunks = std::min<int64_t>(NumThreads(), max_chunks);
+  if (chunks <= 1) {
+    f(0, n);
+    return;
+  }
+  const int64_t step = (n + chunks - 1) / chunks;
+  std::mutex mu;
+  std::condition_variable cv;
+  int64_t pending = chunks - 1;
+  for (int64_t c = 1; c < chunks; ++c) {
+    const int64_t b = c * step, e = std::min(n, b + step);
+    ThePool().Submit([&, b, e] {
+      if (b < e) f(b, e);
+      std::lock_guard<std::mutex> lock(mu);
+      if (--pending == 0) cv.notify_one();
+    });
+  }
+  f(0, std::min(n, step));
+  std::unique_lock<std::mutex> lock(mu);
+  cv.wait(lock, [&] { return pending == 0; });
+}
+
+}  // namespace pijit
