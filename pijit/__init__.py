@@ -21,6 +21,7 @@ from pijit.jit import (GraphBreakError, capture, disable, enable, explain, get_c
 
 ms_function = jit
 set_seed = _C.set_seed
+from_dlpack = _C.from_dlpack
 get_seed = _C.get_seed
 
 __all__ = [
@@ -28,5 +29,5 @@ __all__ = [
     "int64", "float32", "float64",
     "ops", "nn", "jit", "ms_function", "capture", "enable", "disable", "explain",
     "get_code_extra", "reset", "set_context", "get_context", "GRAPH_MODE", "PYNATIVE_MODE",
-    "GraphBreakError", "ExplainOutput", "set_seed", "get_seed", "grad", "value_and_grad",
+    "GraphBreakError", "ExplainOutput", "set_seed", "get_seed", "from_dlpack", "grad", "value_and_grad",
 ]

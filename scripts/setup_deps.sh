@@ -8,7 +8,7 @@ if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
 PY="${PYTHON:-python3}"
 
 need_pkgs=()
-for p in libdnnl-dev libabsl-dev libgtest-dev libopenblas-dev dpkg-dev ccache; do
+for p in libdnnl-dev libabsl-dev libgtest-dev libopenblas-dev libdlpack-dev dpkg-dev ccache; do
   dpkg -s "$p" >/dev/null 2>&1 || need_pkgs+=("$p")
 done
 if [ ${#need_pkgs[@]} -gt 0 ]; then

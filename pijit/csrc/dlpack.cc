@@ -1,0 +1,141 @@
+// DLPack interop (the unversioned DLManagedTensor ABI of dlpack 0.6): Tensor.__dlpack__,
+// Tensor.__dlpack_device__ and pijit.from_dlpack, zero-copy both ways on the CPU.
+#include <dlpack/dlpack.h>
+#include <pybind11/pybind11.h>
+
+#include "absl/strings/str_format.h"
+#include "pijit/csrc/convert.h"
+#include "pijit/csrc/module.h"
+
+namespace py = pybind11;
+
+namespace pijit {
+namespace {
+
+constexpr const char* kCapsule = "dltensor";
+constexpr const char* kUsedCapsule = "used_dltensor";
+
+bool ToDL(DType d, DLDataType* out) {
+  switch (d) {
+    case DType::kBool: *out = {kDLUInt, 8, 1}; return true;  // 0.6 has no bool code
+    case DType::kInt32: *out = {kDLInt, 32, 1}; return true;
+    case DType::kInt64: *out = {kDLInt, 64, 1}; return true;
+    case DType::kFloat32: *out = {kDLFloat, 32, 1}; return true;
+    case DType::kFloat64: *out = {kDLFloat, 64, 1}; return true;
+  }
+  return false;
+}
+
+bool FromDL(DLDataType t, DType* out) {
+  if (t.lanes != 1) return false;
+  if (t.code == kDLFloat && t.bits == 32) *out = DType::kFloat32;
+  else if (t.code == kDLFloat && t.bits == 64) *out = DType::kFloat64;
+  else if (t.code == kDLInt && t.bits == 32) *out = DType::kInt32;
+  else if (t.code == kDLInt && t.bits == 64) *out = DType::kInt64;
+  else if (t.code == 6 /* kDLBool in dlpack >= 0.8 */ && t.bits == 8) *out = DType::kBool;
+  else return false;
+  return true;
+}
+
+// What a capsule we export owns: a Tensor (keeping the storage alive) and the shape and
+// strides arrays DLTensor points to.
+struct Export {
+  DLManagedTensor managed;
+  Tensor tensor;
+  std::vector<int64_t> shape, strides;
+};
+
+void DeleteExport(DLManagedTensor* m) { delete static_cast<Export*>(m->manager_ctx); }
+
+void CapsuleDestructor(PyObject* capsule) {
+  // Still named "dltensor": nobody consumed it, so its deleter is ours to call.
+  if (PyCapsule_IsValid(capsule, kCapsule)) {
+    auto* m = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(capsule, kCapsule));
+    if (m && m->deleter) m->deleter(m);
+  }
+  PyErr_Clear();
+}
+
+py::object ToCapsule(const Tensor& t) {
+  auto* e = new Export;
+  e->tensor = t;
+  e->shape.assign(t.shape().begin(), t.shape().end());
+  e->strides.assign(t.strides().begin(), t.strides().end());
+  DLTensor& d = e->managed.dl_tensor;
+  d.data = t.storage()->data();
+  d.byte_offset = static_cast<uint64_t>(t.offset()) * t.itemsize();
+  d.device = {kDLCPU, 0};
+  d.ndim = static_cast<int32_t>(t.ndim());
+  ToDL(t.dtype(), &d.dtype);
+  d.shape = e->shape.data();
+  d.strides = e->strides.data();
+  e->managed.manager_ctx = e;
+  e->managed.deleter = DeleteExport;
+  PyObject* cap = PyCapsule_New(&e->managed, kCapsule, CapsuleDestructor);
+  if (!cap) {
+    delete e;
+    throw py::error_already_set();
+  }
+  return py::reinterpret_steal<py::object>(cap);
+}
+
+Tensor FromCapsule(py::handle capsule) {
+  if (!PyCapsule_IsValid(capsule.ptr(), kCapsule)) {
+    ThrowStatus(absl::InvalidArgumentError(
+        "from_dlpack: expected an unconsumed 'dltensor' capsule or an object with __dlpack__"));
+  }
+  auto* m = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(capsule.ptr(), kCapsule));
+  const DLTensor& d = m->dl_tensor;
+  if (d.device.device_type != kDLCPU) {
+    ThrowStatus(absl::InvalidArgumentError(absl::StrFormat(
+        "from_dlpack: the tensor lives on device type %d; pijit reads CPU memory only",
+        static_cast<int>(d.device.device_type))));
+  }
+  DType dt;
+  if (!FromDL(d.dtype, &dt)) {
+    ThrowStatus(absl::UnimplementedError(absl::StrFormat(
+        "from_dlpack: unsupported dtype (code %d, %d bits, %d lanes)", d.dtype.code, d.dtype.bits,
+        d.dtype.lanes)));
+  }
+  Shape shape(d.shape, d.shape + d.ndim);
+  Shape strides = d.strides ? Shape(d.strides, d.strides + d.ndim) : ContiguousStrides(shape);
+  // The producer's deleter runs when the last view of the storage dies.
+  auto storage = Storage::Wrap(static_cast<char*>(d.data) + d.byte_offset, 0, [m] {
+    PyGILState_STATE g = PyGILState_Ensure();
+    if (m->deleter) m->deleter(m);
+    PyGILState_Release(g);
+  });
+  if (PyCapsule_SetName(capsule.ptr(), kUsedCapsule) < 0) throw py::error_already_set();
+  return Tensor::View(std::move(storage), dt, std::move(shape), std::move(strides), 0);
+}
+
+}  // namespace
+
+void BindDLPack(py::module_& m, py::object tensor_class) {
+  tensor_class.attr("__dlpack__") = py::cpp_function(
+      [](const Tensor& t, py::object stream, py::object max_version, py::object dl_device,
+         py::object copy) {
+        if (!copy.is_none() && copy.cast<bool>()) {
+          Tensor out = Tensor::Empty(t.shape(), t.dtype());
+          CopyInto(t, out);
+          return ToCapsule(out);
+        }
+        return ToCapsule(t);
+      },
+      py::is_method(tensor_class), py::arg("stream") = py::none(), py::arg("max_version") = py::none(),
+      py::arg("dl_device") = py::none(), py::arg("copy") = py::none());
+  tensor_class.attr("__dlpack_device__") = py::cpp_function(
+      [](const Tensor&) { return py::make_tuple(static_cast<int>(kDLCPU), 0); },
+      py::is_method(tensor_class));
+  m.def("from_dlpack", [](py::object obj) {
+    if (PyCapsule_CheckExact(obj.ptr())) return FromCapsule(obj);
+    if (!py::hasattr(obj, "__dlpack__")) {
+      ThrowStatus(absl::UnimplementedError(absl::StrFormat(
+          "from_dlpack: %s has no __dlpack__", std::string(py::str(obj.get_type())))));
+    }
+    py::object cap = obj.attr("__dlpack__")();
+    return FromCapsule(cap);
+  }, py::arg("obj"), "A Tensor sharing the memory of a DLPack-capable object (NumPy, torch, jax).");
+}
+
+}  // namespace pijit
