@@ -256,8 +256,12 @@ PyObject* Dispatch(CodeState* st, PyCodeObject* code, PyObject* func, PyObject* 
   entry->param_sources = std::move(cr.param_sources);
   entry->output = std::move(cr.output);
   entry->dynamic = cr.dynamic;
+  // A graph runs when it produces outputs or has effects of its own (assign, random draws,
+  // batch-norm statistics), even if the function returns none of its values.
+  bool stateful = false;
+  for (const auto& n : cr.graph.nodes()) stateful |= graph::HasTrait(n.op, graph::kStateful);
   if ((cr.ok || cr.brk) && cr.graph.num_ops() + cr.graph.params().size() > 0 &&
-      !cr.graph.outputs().empty()) {
+      (!cr.graph.outputs().empty() || stateful)) {
     // Passes rewrite by the sizes in the graph (fusion, reshape elimination): a graph with
     // symbolic sizes runs its ops as captured.
     graph::CompileOptions copts;
