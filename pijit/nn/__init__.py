@@ -1,11 +1,14 @@
-"""Networks (MindSpore's mindspore.nn): Cell and its containers, layers and losses. Every
-layer's construct is made of pijit ops, so a network's construct is captured as one graph
-(GRAPH_MODE, @jit)."""
+"""Networks (MindSpore's mindspore.nn): Cell and its containers, layers, losses, optimizers
+and training wrappers. Every layer's construct is made of pijit ops, so a network's construct
+is captured as one graph (GRAPH_MODE, @jit)."""
 from pijit._tensor import Parameter, ParameterTuple
 from pijit.nn.cell import Cell, CellList, SequentialCell
 from pijit.nn.layers import *  # noqa: F401,F403
 from pijit.nn.layers import __all__ as _layers
 from pijit.nn.loss import L1Loss, LossBase, MSELoss, SoftmaxCrossEntropyWithLogits
+from pijit.nn.optim import SGD, Adam, Momentum, Optimizer
+from pijit.nn.wrap import ForwardValueAndGrad, TrainOneStepCell, WithLossCell
 
 __all__ = ["Cell", "CellList", "SequentialCell", "Parameter", "ParameterTuple", "LossBase",
-           "MSELoss", "L1Loss", "SoftmaxCrossEntropyWithLogits", *_layers]
+           "MSELoss", "L1Loss", "SoftmaxCrossEntropyWithLogits", "Optimizer", "SGD", "Momentum",
+           "Adam", "WithLossCell", "TrainOneStepCell", "ForwardValueAndGrad", *_layers]

@@ -57,15 +57,26 @@ class Cell:
         raise NotImplementedError(f"{type(self).__name__} must define construct()")
 
     def __call__(self, *args, **kwargs):
-        if _C._tape_recording() and _autodiff.has_bprop(self):
-            return _autodiff.call_with_bprop(self, args, kwargs)  # a custom gradient
-        if get_context("mode") == GRAPH_MODE:
+        if _C._tape_recording():
+            if _autodiff.has_bprop(self):
+                return _autodiff.call_with_bprop(self, args, kwargs)  # a custom gradient
+            if _autodiff.has_vjp(self) and not kwargs:
+                return _autodiff.call_with_vjp(self, args, kwargs)  # a layer's own rule
+        if get_context("mode") == GRAPH_MODE and not getattr(type(self), "_pijit_eager", False):
             cls = type(self)
             compiled = cls.__dict__.get("_pijit_graph_construct")
             if compiled is None or compiled.__wrapped__ is not cls.construct:
                 compiled = jit(cls.construct, mode="PSJit")
                 setattr(cls, "_pijit_graph_construct", compiled)
-            return compiled(self, *args, **kwargs)
+            try:
+                return compiled(self, *args, **kwargs)
+            except _C.GraphBreakError as e:
+                if "pijit._autodiff" not in str(e):
+                    raise
+                # Gradients are taken on the eager tape: a construct that calls a gradient
+                # transform (GradOperation, grad, value_and_grad) runs eagerly, and the Cells
+                # it calls are still compiled.
+                setattr(cls, "_pijit_eager", True)
         return self.construct(*args, **kwargs)
 
     # ---- registration ----

@@ -1,0 +1,122 @@
+"""Training wrappers (MindSpore's mindspore.nn.wrap): WithLossCell, TrainOneStepCell and
+ForwardValueAndGrad.
+
+Gradients are taken on pijit's eager tape (pijit/_autodiff.py): the forward runs once, recorded,
+and the same run gives both the loss and the gradients."""
+from pijit import _autodiff
+from pijit import ops
+from pijit._tensor import ParameterTuple, Tensor
+from pijit.nn.cell import Cell
+
+__all__ = ["WithLossCell", "TrainOneStepCell", "ForwardValueAndGrad"]
+
+
+class WithLossCell(Cell):
+    """loss_fn(backbone(data), label)."""
+
+    def __init__(self, backbone, loss_fn):
+        super().__init__(auto_prefix=False)
+        if not isinstance(backbone, Cell):
+            raise TypeError(f"WithLossCell: backbone must be a Cell, got {type(backbone).__name__}")
+        if not callable(loss_fn):
+            raise TypeError(f"WithLossCell: loss_fn must be callable, got {type(loss_fn).__name__}")
+        self._backbone = backbone
+        self._loss_fn = loss_fn
+
+    def construct(self, data, label):
+        out = self._backbone(data)
+        return self._loss_fn(out, label)
+
+    @property
+    def backbone_network(self):
+        return self._backbone
+
+
+def _seeds(outs, sens):
+    seeds = []
+    for o in outs:
+        if not isinstance(o, Tensor):
+            raise TypeError(f"the network must return Tensors to be differentiated, got "
+                            f"{type(o).__name__}")
+        seeds.append(ops.ones_like(o) if sens == 1.0 else ops.ones_like(o) * sens)
+    return seeds
+
+
+class TrainOneStepCell(Cell):
+    """One training step: runs `network` (a Cell returning the loss, e.g. a WithLossCell) on the
+    inputs, takes the gradients of the loss, scaled by `sens`, with respect to the optimizer's
+    parameters, applies `optimizer` to them and returns the loss. In GRAPH_MODE the step
+    itself runs eagerly (gradients come from the eager tape); the network is compiled."""
+    _pijit_eager = True
+
+    def __init__(self, network, optimizer, sens=1.0):
+        super().__init__(auto_prefix=False)
+        if not isinstance(network, Cell):
+            raise TypeError(f"TrainOneStepCell: network must be a Cell, got {type(network).__name__}")
+        if not callable(optimizer) or not hasattr(optimizer, "parameters"):
+            raise TypeError(f"TrainOneStepCell: optimizer must be an Optimizer, got "
+                            f"{type(optimizer).__name__}")
+        self.network = network
+        self.network.set_grad()
+        self.optimizer = optimizer
+        self.__dict__["weights"] = optimizer.parameters
+        self.sens = float(sens)
+        self.grad = ops.GradOperation(get_by_list=True, sens_param=True)
+
+    def construct(self, *inputs):
+        record = _autodiff._Recorded(self.network, inputs, (), self.weights)
+        loss = record.out
+        outs = list(loss) if isinstance(loss, tuple) else [loss]
+        _, grads = record.gradients(outs, _seeds(outs, self.sens))
+        self.optimizer(tuple(grads))
+        return loss
+
+
+class ForwardValueAndGrad(Cell):
+    """The network's output and its gradients: with respect to the inputs (get_all: every
+    Tensor input; otherwise the first, unless get_by_list), to `weights` (get_by_list), or
+    both as (inputs' gradients, weights' gradients). With sens_param the last input is the
+    sensitivity; otherwise it is ones. In GRAPH_MODE it runs eagerly, as TrainOneStepCell."""
+    _pijit_eager = True
+
+    def __init__(self, network, weights=None, get_all=False, get_by_list=False, sens_param=False):
+        super().__init__(auto_prefix=False)
+        if not isinstance(network, Cell):
+            raise TypeError(f"ForwardValueAndGrad: network must be a Cell, got "
+                            f"{type(network).__name__}")
+        if get_by_list and weights is None:
+            raise ValueError("ForwardValueAndGrad: get_by_list=True needs the weights")
+        self.network = network
+        self.__dict__["weights"] = ParameterTuple(weights) if get_by_list else None
+        self.get_all = get_all
+        self.get_by_list = get_by_list
+        self.sens_param = sens_param
+
+    def construct(self, *inputs):
+        sens = 1.0
+        if self.sens_param:
+            if not inputs:
+                raise TypeError("ForwardValueAndGrad(sens_param=True): the last input must be "
+                                "the sensitivity")
+            inputs, sens = inputs[:-1], inputs[-1]
+        if self.get_all:
+            positions = [i for i, a in enumerate(inputs) if isinstance(a, Tensor)]
+        elif self.get_by_list:
+            positions = []
+        else:
+            positions = [0]
+        record = _autodiff._Recorded(self.network, inputs, positions, self.weights)
+        out = record.out
+        outs = list(out) if isinstance(out, tuple) else [out]
+        if self.sens_param:
+            seeds = list(sens) if isinstance(sens, (tuple, list)) else [sens]
+            if len(seeds) != len(outs):
+                raise ValueError(f"ForwardValueAndGrad: {len(seeds)} sensitivities for "
+                                 f"{len(outs)} outputs")
+        else:
+            seeds = _seeds(outs, 1.0)
+        gi, gw = record.gradients(outs, seeds)
+        if self.get_by_list and not self.get_all:
+            return out, tuple(gw)
+        gi = tuple(gi) if self.get_all else gi[0]
+        return out, ((gi, tuple(gw)) if self.get_by_list else gi)
