@@ -8,7 +8,6 @@ Per-parameter state (momentum buffers, Adam's moments, the step counters) are Pa
 the optimizer Cell, named "<state>.<parameter name>", so that they show up in
 `optimizer.get_parameters()` as in MindSpore. Weight decay adds `weight_decay * param` to the
 gradient before the update (MindSpore's Optimizer.decay_weight)."""
-import functools
 import numbers
 
 import numpy as np
@@ -36,14 +35,11 @@ class Optimizer(Cell):
     Parameter named "learning_rate", so set_data changes it for later steps) and the weight
     decay. Subclasses define `_update(gradients)`.
 
-    The update runs outside capture, also when the optimizer is called from compiled code
-    (GRAPH_MODE, @jit): captured graphs currently drop an ops.assign whose result is unused, so
-    the in-place updates would be lost. Calling it through functools.partial is a deliberate
-    graph break; the update itself runs eagerly op by op."""
-    _pijit_eager = True
+    The update (ops.assign on each parameter and state) is captured like any construct:
+    graphs whose effects are assigns run even when the function returns nothing."""
 
     def construct(self, gradients):
-        return functools.partial(self._update, gradients)()
+        return self._update(gradients)
 
     def _update(self, gradients):
         raise NotImplementedError(f"{type(self).__name__} must define _update(gradients)")
