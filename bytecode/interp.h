@@ -175,6 +175,9 @@ class Interp {
   friend struct FramePosition;
 };
 
+// Decodes `co` into `f` for simulation; fails (through `in`) on what cannot be followed.
+bool PrepareFrame(Interp& in, PyCodeObject* co, Frame& f);
+
 constexpr int kMaxInlineDepth = 16;
 constexpr int64_t kMaxSteps = 200000;  // bounds loop unrolling
 

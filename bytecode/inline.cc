@@ -1,0 +1,138 @@
+// Inlining: a call of a user function becomes a simulated frame in the caller's graph, with
+// the arguments bound to parameters as CPython binds them (positional, keywords, defaults,
+// keyword-only defaults, *args, **kwargs) and free variables read through guarded sources.
+#include "absl/strings/str_format.h"
+#include "bytecode/interp.h"
+
+namespace pijit::bytecode {
+
+using guards::Source;
+
+bool Interp::Inline(Frame& caller, PyCodeObject* code, PyObject* func, int32_t func_source,
+                    const Value* fn_value, ValueList args, const std::vector<std::string>& kwnames,
+                    Value* out) {
+  if (caller.depth + 1 > kMaxInlineDepth) {
+    Fail("inline_depth", absl::StrFormat("calls nested deeper than %d are not inlined",
+                                         kMaxInlineDepth),
+         "recursion runs eagerly");
+    return false;
+  }
+  Frame f;
+  if (!PrepareFrame(*this, code, f)) return false;
+  f.func = func;
+  f.func_source = fn_value ? fn_value->globals_source : func_source;
+  f.depth = caller.depth + 1;
+  // Bind arguments to parameters as CPython does (positional, keywords, defaults, *args).
+  const int npos_params = code->co_argcount;
+  const int nkwonly = code->co_kwonlyargcount;
+  const bool has_varargs = code->co_flags & CO_VARARGS;
+
+  const size_t nkw = kwnames.size();
+  const size_t npos = args.size() - nkw;
+  std::vector<bool> bound(npos_params + nkwonly, false);
+  ValueList extra;
+  for (size_t i = 0; i < npos; ++i) {
+    if (static_cast<int>(i) < npos_params) {
+      f.locals[i] = args[i];
+      bound[i] = true;
+    } else if (has_varargs) {
+      extra.push_back(args[i]);
+    } else {
+      Fail("python_error", absl::StrFormat("%s() takes %d positional arguments but %d were given",
+                                           PyUnicode_AsUTF8(code->co_name), npos_params, npos));
+      return false;
+    }
+  }
+  Value extra_kw = Value::Dict();  // keywords for **kwargs
+  for (size_t k = 0; k < nkw; ++k) {
+    int slot = -1;
+    for (int p = 0; p < npos_params + nkwonly; ++p) {
+      PyObject* pname = PyTuple_GET_ITEM(code->co_localsplusnames, p);
+      if (kwnames[k] == PyUnicode_AsUTF8(pname)) slot = p;
+    }
+    if (slot < 0 && (code->co_flags & CO_VARKEYWORDS)) {
+      if (!DictSet(extra_kw, Value::Const(Keep(PyUnicode_FromString(kwnames[k].c_str()))),
+                   args[npos + k])) {
+        return false;
+      }
+      continue;
+    }
+    if (slot < 0 || bound[slot]) {
+      Fail("python_error", absl::StrFormat("%s() got an unexpected or repeated keyword argument '%s'",
+                                           PyUnicode_AsUTF8(code->co_name), kwnames[k]));
+      return false;
+    }
+    f.locals[slot] = args[npos + k];
+    bound[slot] = true;
+  }
+  // Positional defaults: from the function object (guarded) or the MAKE_FUNCTION value.
+  ValueList defaults;
+  if (fn_value) {
+    if (fn_value->defaults) defaults = *fn_value->defaults;
+  } else if (PyObject* d = PyFunction_GET_DEFAULTS(func)) {
+    Value dv;
+    int32_t src = func_source >= 0 ? gp().AddSource(Source::kFuncDefaults, func_source, -1) : -1;
+    if (src >= 0) gp().GuardValue(src, d);
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(d); ++i)
+      defaults.push_back(Value::Const(PyTuple_GET_ITEM(d, i)));
+    if (src < 0 && PyTuple_GET_SIZE(d) > 0) {
+      Fail("unsupported_call", "inlining a function with defaults that cannot be guarded");
+      return false;
+    }
+  }
+  const int first_default = npos_params - static_cast<int>(defaults.size());
+  for (int p = 0; p < npos_params; ++p) {
+    if (bound[p]) continue;
+    if (p >= first_default) {
+      f.locals[p] = defaults[p - first_default];
+      bound[p] = true;
+    } else {
+      Fail("python_error", absl::StrFormat("%s() missing required argument '%s'",
+                                           PyUnicode_AsUTF8(code->co_name),
+                                           PyUnicode_AsUTF8(PyTuple_GET_ITEM(code->co_localsplusnames, p))));
+      return false;
+    }
+  }
+  // Keyword-only defaults: from the function's __kwdefaults__, each guarded at its source.
+  PyObject* kwdefaults = func ? PyFunction_GET_KW_DEFAULTS(func) : nullptr;
+  for (int p = npos_params; p < npos_params + nkwonly; ++p) {
+    if (bound[p]) continue;
+    PyObject* pname = PyTuple_GET_ITEM(code->co_localsplusnames, p);
+    PyObject* dv = kwdefaults ? PyDict_GetItemWithError(kwdefaults, pname) : nullptr;
+    if (!dv || func_source < 0) {
+      PyErr_Clear();
+      Fail(dv ? "unsupported_call" : "python_error",
+           absl::StrFormat("%s() missing keyword-only argument '%s'",
+                           PyUnicode_AsUTF8(code->co_name), PyUnicode_AsUTF8(pname)));
+      return false;
+    }
+    const int32_t kwd = gp().AddSource(Source::kFuncKwDefaults, func_source, -1);
+    gp().GuardType(kwd, kwdefaults);
+    Py_INCREF(dv);
+    Keep(dv);
+    if (!FromSource(gp().AddSource(Source::kDictItem, kwd, -1, pname), dv, &f.locals[p])) return false;
+    bound[p] = true;
+  }
+  int next_slot = npos_params + nkwonly;
+  if (has_varargs) f.locals[next_slot++] = Value::Seq(std::move(extra), false);
+  if (code->co_flags & CO_VARKEYWORDS) f.locals[next_slot++] = extra_kw;
+  // Free variables: cells of a MAKE_FUNCTION value, or the function's closure (guarded).
+  const int nfree = code->co_nfreevars;
+  const int first_free = code->co_nlocalsplus - nfree;
+  for (int i = 0; i < nfree; ++i) {
+    if (fn_value) {
+      if (!fn_value->items || i >= static_cast<int>(fn_value->items->size())) {
+        Fail("internal", "closure of a function made during capture is incomplete");
+        return false;
+      }
+      f.locals[first_free + i] = (*fn_value->items)[i];
+    } else {
+      f.locals[first_free + i] = Value::Null();  // read through LoadDeref's closure source
+      f.locals[first_free + i].kind = Value::kUndef;
+    }
+  }
+  if (!RunFrame(f, out)) return false;
+  return true;
+}
+
+}  // namespace pijit::bytecode

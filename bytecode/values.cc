@@ -1,0 +1,179 @@
+// Values and outputs: tensors and Python objects loaded from guard sources, guarding the
+// values a trace depends on, and how a result becomes Python objects on each call.
+#include "absl/strings/str_format.h"
+#include "bytecode/interp.h"
+#include "pijit/csrc/convert.h"
+
+namespace pijit::bytecode {
+
+using guards::Source;
+
+bool Interp::FromSource(int32_t source, PyObject* obj, Value* out) {
+  if (Tensor* t = AsTensor(obj)) {
+    auto it = param_of_source_.find(source);
+    graph::NodeId node;
+    if (it != param_of_source_.end()) {
+      node = it->second;
+    } else {
+      uint64_t dynamic = 0;
+      if (!dynamic_dims_.empty()) {
+        const std::string where = gp().SourceText(source);
+        for (const auto& [src, dim] : dynamic_dims_)
+          if (src == where && dim < 64 && dim < t->ndim()) dynamic |= uint64_t{1} << dim;
+      }
+      out_->dynamic |= dynamic != 0;
+      gp().GuardTensor(source, obj, *t, dynamic);
+      node = g().AddParam(MetaOf(*t));
+      out_->param_sources.push_back(source);
+      param_of_source_[source] = node;
+    }
+    out->kind = Value::kTensor;
+    out->node = node;
+    out->source = source;
+    out->type = Py_TYPE(obj);
+    return true;
+  }
+  if (PyTuple_Check(obj) || PyList_Check(obj)) {
+    bool has_tensor = false;
+    for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(obj) && !has_tensor; ++i)
+      has_tensor = AsTensor(PySequence_Fast_ITEMS(obj)[i]) != nullptr;
+    if (has_tensor) {
+      // A container of tensors: guard its type and length, then each item at its own source.
+      if (PyList_Check(obj)) {
+        Fail("unsupported_input", absl::StrFormat("%s is a list holding tensors",
+                                                  gp().SourceText(source)),
+             "pass a tuple (lists can be mutated by the callee)");
+        return false;
+      }
+      gp().GuardType(source, obj);
+      ValueList items;
+      for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(obj); ++i) {
+        Value item;
+        if (!FromSource(gp().AddSource(Source::kItem, source, static_cast<int32_t>(i)),
+                        PyTuple_GET_ITEM(obj, i), &item)) {
+          return false;
+        }
+        items.push_back(std::move(item));
+      }
+      *out = Value::Seq(std::move(items), false);
+      out->source = source;
+      return true;
+    }
+  }
+  *out = Value::Const(obj, source);
+  return true;
+}
+
+void Interp::UseConst(const Value& v) {
+  if (v.kind == Value::kConst && v.source >= 0) gp().GuardValue(v.source, v.obj);
+  if (v.kind == Value::kSeq) UseAll(*v.items);
+}
+
+void Interp::UseAll(const ValueList& vs) {
+  for (const Value& v : vs) UseConst(v);
+}
+
+PyObject* Interp::AsPyObject(const Value& v) {
+  if (v.kind == Value::kConst) return v.obj;
+  if (v.kind != Value::kSeq) return nullptr;
+  // A snapshot of the sequence (a list is a new list: nothing captured mutates it).
+  const Py_ssize_t n = static_cast<Py_ssize_t>(v.items->size());
+  PyObject* t = v.is_list ? PyList_New(n) : PyTuple_New(n);
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    PyObject* item = AsPyObject((*v.items)[i]);
+    if (!item) {
+      Py_DECREF(t);
+      return nullptr;
+    }
+    Py_INCREF(item);
+    if (v.is_list) PyList_SET_ITEM(t, i, item);
+    else PyTuple_SET_ITEM(t, i, item);
+  }
+  return Keep(t);
+}
+
+// One container built during capture is one Python object wherever it appears (a list in
+// a local and on the stack, a tuple returned twice): later appearances refer to the first.
+bool Interp::MemoRef(const Value& v, OutputSpec* spec) {
+  auto it = memo_of_items_.find(v.items.get());
+  if (it != memo_of_items_.end()) {
+    spec->kind = OutputSpec::kRef;
+    spec->index = it->second;
+    return true;
+  }
+  spec->memo = static_cast<int32_t>(memo_of_items_.size());
+  memo_of_items_[v.items.get()] = spec->memo;
+  return false;
+}
+
+bool Interp::MakeOutput(const Value& v, OutputSpec* spec) {
+  switch (v.kind) {
+    case Value::kTensor: {
+      const graph::Node& n = g().node(v.node);
+      if (n.op == graph::Op::kParam) {  // an input returned as is keeps its identity
+        spec->kind = OutputSpec::kSource;
+        spec->index = out_->param_sources[n.param_index];
+        return true;
+      }
+      auto it = output_of_node_.find(v.node);
+      int32_t idx;
+      if (it != output_of_node_.end()) {
+        idx = it->second;
+      } else {
+        idx = static_cast<int32_t>(outputs_.size());
+        outputs_.push_back(v.node);
+        output_of_node_[v.node] = idx;
+      }
+      spec->kind = OutputSpec::kGraphOutput;
+      spec->index = idx;
+      return true;
+    }
+    case Value::kConst:
+      UseConst(v);
+      if (v.source >= 0 && !PyLong_CheckExact(v.obj) && !PyFloat_CheckExact(v.obj) &&
+          v.obj != Py_None && !PyBool_Check(v.obj) && !PyUnicode_CheckExact(v.obj)) {
+        // Objects keep their identity: read them from their source on every call.
+        spec->kind = OutputSpec::kSource;
+        spec->index = v.source;
+        return true;
+      }
+      spec->kind = OutputSpec::kConstant;
+      spec->constant = v.obj;
+      Py_INCREF(v.obj);
+      return true;
+    case Value::kSeq:
+      if (v.source >= 0 && !v.is_list) {  // a tuple input returned as is
+        spec->kind = OutputSpec::kSource;
+        spec->index = v.source;
+        return true;
+      }
+      if (MemoRef(v, spec)) return true;
+      spec->kind = v.is_list ? OutputSpec::kList : OutputSpec::kTuple;
+      for (const Value& item : *v.items) {
+        spec->items.emplace_back();
+        if (!MakeOutput(item, &spec->items.back())) return false;
+      }
+      return true;
+    case Value::kDict: {
+      if (MemoRef(v, spec)) return true;
+      spec->kind = OutputSpec::kDict;
+      PyObject* keys = PyTuple_New(static_cast<Py_ssize_t>(v.keys->size()));
+      for (size_t i = 0; i < v.keys->size(); ++i) {
+        Py_INCREF((*v.keys)[i]);
+        PyTuple_SET_ITEM(keys, i, (*v.keys)[i]);
+      }
+      spec->constant = keys;
+      for (const Value& item : *v.items) {
+        spec->items.emplace_back();
+        if (!MakeOutput(item, &spec->items.back())) return false;
+      }
+      return true;
+    }
+    default:
+      Fail("unsupported_output",
+           "the return value is not a tensor, a Python value, or a container of them");
+      return false;
+  }
+}
+
+}  // namespace pijit::bytecode
