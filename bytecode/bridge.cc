@@ -7,7 +7,8 @@
 namespace pijit::bytecode {
 
 std::string BridgeSpec::Key() const {
-  std::string k = absl::StrCat(static_cast<int>(op), ":", arg, ":", kwnames_index, ":");
+  // The line is part of the key: it is the bridge's whole line table (tracebacks, warnings).
+  std::string k = absl::StrCat(static_cast<int>(op), ":", arg, ":", kwnames_index, ":", line, ":");
   for (bool n : stack_null) k.push_back(n ? 'N' : 'v');
   return k;
 }
@@ -127,34 +128,34 @@ absl::StatusOr<PyObject*> MakeBridgeCode(PyCodeObject* code, const BridgeSpec& s
       break;
     default:
       if (IsConditionalJump(spec.op)) {
-        jump_unit = e.units();
-        e.Emit(ForwardJump(spec.op), 0);
+        jump_unit = e.units();  // emitted once the first epilogue's length is known
       } else {
         e.Emit(spec.op, spec.arg);
       }
   }
   const int nlocals_total = tmp_slot + static_cast<int>(ntmp);
+  // Epilogues are emitted separately so that the jump over the first one can be emitted with
+  // its final argument (and EXTENDED_ARG prefixes when the function has many locals).
+  std::vector<Emitter> epilogues(outcomes.size());
   for (size_t k = 0; k < outcomes.size(); ++k) {
-    if (k == 1) {
-      const int rel = e.units() - (jump_unit + 1);
-      if (rel > 0xFF) return absl::UnimplementedError("bridge epilogue too long for one jump");
-      e.Patch(jump_unit, rel);
-    }
+    Emitter& ep = epilogues[k];
     const auto& stack = outcomes[k];
-    for (size_t i = stack.size(); i-- > 0;) e.Emit(Opc::STORE_FAST, tmp_slot + static_cast<int>(i));
-    e.Emit(Opc::PUSH_NULL);
-    e.Emit(Opc::LOAD_FAST, resume_slot + static_cast<int>(k));
-    for (int i = 0; i < nlocals; ++i) e.Emit(Opc::LOAD_FAST, i);
+    for (size_t i = stack.size(); i-- > 0;) ep.Emit(Opc::STORE_FAST, tmp_slot + static_cast<int>(i));
+    ep.Emit(Opc::PUSH_NULL);
+    ep.Emit(Opc::LOAD_FAST, resume_slot + static_cast<int>(k));
+    for (int i = 0; i < nlocals; ++i) ep.Emit(Opc::LOAD_FAST, i);
     int nargs = nlocals;
     for (size_t i = 0; i < stack.size(); ++i) {
       if (stack[i]) continue;
-      e.Emit(Opc::LOAD_FAST, tmp_slot + static_cast<int>(i));
+      ep.Emit(Opc::LOAD_FAST, tmp_slot + static_cast<int>(i));
       ++nargs;
     }
-    e.Emit(Opc::PRECALL, nargs);
-    e.Emit(Opc::CALL, nargs);
-    e.Emit(Opc::RETURN_VALUE);
+    ep.Emit(Opc::PRECALL, nargs);
+    ep.Emit(Opc::CALL, nargs);
+    ep.Emit(Opc::RETURN_VALUE);
   }
+  if (jump_unit >= 0) e.Emit(ForwardJump(spec.op), epilogues[0].units());
+  for (const Emitter& ep : epilogues) e.Append(ep);
 
   PyObject* varnames = PyTuple_New(nlocals_total);
   for (int i = 0; i < nlocals; ++i) {

@@ -117,10 +117,18 @@ bool Interp::RunFrame(Frame& f, Value* result) {
     }
     cur_offset_ = f.instrs[pc].offset;
     if (f.depth == 0 && allow_break_) {
+      // The state to resume from if this instruction breaks. Lists and dicts built during
+      // capture are copied (keeping their aliasing): an inlined call may still mutate them
+      // before it stops, and the bridge will run that call again.
       root_pc_ = pc;
-      root_stack_ = f.stack;
-      root_locals_ = f.locals;
+      absl::flat_hash_map<const ValueList*, Value> copies;
+      root_stack_.clear();
+      root_locals_.clear();
+      for (const Value& v : f.stack) root_stack_.push_back(SnapshotValue(v, copies));
+      for (const Value& v : f.locals) root_locals_.push_back(SnapshotValue(v, copies));
       root_kwnames_ = f.kwnames;
+      root_nodes_ = g().nodes().size();
+      root_params_ = out_->param_sources.size();
     }
     if (!Step(f, pc, &returned, result)) return false;
   }
@@ -165,6 +173,10 @@ bool Interp::Step(Frame& f, size_t& pc, bool* returned, Value* result) {
       f.locals[in.arg] = std::move(a);
       break;
     case Opc::DELETE_FAST:
+      if (f.locals[in.arg].kind == Value::kUndef) {
+        Fail("python_error", "local variable referenced before assignment (del)");
+        return false;
+      }
       f.locals[in.arg] = Value();
       break;
     case Opc::LOAD_CONST:

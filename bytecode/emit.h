@@ -16,8 +16,8 @@ class Emitter {
   void Emit(Opc op, int arg = 0);
   int units() const { return static_cast<int>(code_.size() / 2); }
   const std::string& code() const { return code_; }
-  // Patches the one-byte argument of the instruction at code unit `unit`.
-  void Patch(int unit, int arg) { code_[2 * unit + 1] = static_cast<char>(arg); }
+  // Appends another emitter's code (relative jumps inside it stay valid).
+  void Append(const Emitter& other) { code_ += other.code_; }
 
  private:
   std::string code_;

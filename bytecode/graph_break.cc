@@ -84,6 +84,14 @@ void Interp::BuildBreak() {
   for (const ExceptionEntry& e : table)
     if (in.offset >= e.start && in.offset < e.end) return;
 
+  // Nodes and parameters the failed instruction added (a partly inlined call) must not run
+  // in the prefix: the bridge runs the whole instruction again (random draws, assigns).
+  g().TruncateTo(root_nodes_);
+  out_->param_sources.resize(root_params_);
+  for (auto it = param_of_source_.begin(); it != param_of_source_.end();) {
+    if (static_cast<size_t>(it->second) >= root_nodes_) param_of_source_.erase(it++);
+    else ++it;
+  }
   auto brk = std::make_unique<BreakInfo>();
   brk->index = static_cast<int32_t>(root_pc_);
   brk->op = in.op;

@@ -112,6 +112,7 @@ class Interp {
   bool PopN(Frame& f, size_t n, ValueList* out);
   bool FromSource(int32_t source, PyObject* obj, Value* out);
   void UseConst(const Value& v);
+  Value SnapshotValue(const Value& v, absl::flat_hash_map<const ValueList*, Value>& copies);
   void UseAll(const ValueList& vs);
   // Materialises a known Python object for a value built during capture (tuples of
   // constants); nullptr when the value is not fully known.
@@ -161,6 +162,8 @@ class Interp {
   size_t root_pc_ = 0;
   std::vector<Value> root_stack_, root_locals_;
   PyObject* root_kwnames_ = nullptr;
+  size_t root_nodes_ = 0;   // graph size before the instruction
+  size_t root_params_ = 0;  // parameters before the instruction
   std::vector<PyObject*> keep_;
   absl::flat_hash_map<int32_t, graph::NodeId> param_of_source_;
   absl::flat_hash_map<graph::NodeId, int32_t> output_of_node_;

@@ -64,6 +64,20 @@ bool Interp::FromSource(int32_t source, PyObject* obj, Value* out) {
   return true;
 }
 
+Value Interp::SnapshotValue(const Value& v, absl::flat_hash_map<const ValueList*, Value>& copies) {
+  const bool container = (v.kind == Value::kSeq && v.is_list) || v.kind == Value::kDict;
+  if (!container || !v.items) return v;
+  auto it = copies.find(v.items.get());
+  if (it != copies.end()) return it->second;
+  Value c = v;
+  c.items = std::make_shared<ValueList>();
+  copies[v.items.get()] = c;  // placeholder first: a container may hold itself
+  for (const Value& item : *v.items) c.items->push_back(SnapshotValue(item, copies));
+  if (v.keys) c.keys = std::make_shared<std::vector<PyObject*>>(*v.keys);
+  copies[v.items.get()] = c;
+  return c;
+}
+
 void Interp::UseConst(const Value& v) {
   if (v.kind == Value::kConst && v.source >= 0) gp().GuardValue(v.source, v.obj);
   if (v.kind == Value::kSeq) UseAll(*v.items);

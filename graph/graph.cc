@@ -216,6 +216,16 @@ std::vector<bool> Graph::LiveNodes() const {
   return live;
 }
 
+void Graph::TruncateTo(size_t n) {
+  if (n >= nodes_.size()) return;
+  nodes_.resize(n);
+  while (!params_.empty() && static_cast<size_t>(params_.back()) >= n) params_.pop_back();
+  std::vector<NodeId> outputs;
+  for (NodeId o : outputs_)
+    if (static_cast<size_t>(o) < n) outputs.push_back(o);
+  outputs_ = std::move(outputs);
+}
+
 int Graph::Compact(const std::vector<bool>& keep) {
   std::vector<NodeId> new_id(nodes_.size(), -1);
   std::vector<Node> kept;

@@ -86,6 +86,8 @@ class Graph {
   int Compact(const std::vector<bool>& keep);
   // For each node, whether some output depends on it (params count as live).
   std::vector<bool> LiveNodes() const;
+  // Drops the nodes with ids >= n (and the parameters among them); nothing kept may use them.
+  void TruncateTo(size_t n);
 
   const Node& node(NodeId id) const { return nodes_[id]; }
   const std::vector<Node>& nodes() const { return nodes_; }

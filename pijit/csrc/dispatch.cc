@@ -280,6 +280,17 @@ PyObject* Dispatch(CodeState* st, PyCodeObject* code, PyObject* func, PyObject* 
     // A graph break: the prefix runs as a graph, the rest continues in a resume function.
     entry->reason = cr.brk->reason;
     entry->brk = std::move(cr.brk);
+    absl::Status ready = PrepareBreak(st, code, *entry);
+    if (!ready.ok()) {
+      // No bridge or resume function for this point (e.g. too many closure slots): eager.
+      entry->brk.reset();
+      entry->graph.reset();
+      cr.ok = false;
+      cr.reason.explanation += absl::StrCat(" (no graph break here: ", ready.message(), ")");
+      entry->reason = cr.reason;
+    }
+  }
+  if (entry->brk) {
     ++st->graph_break_count;
     RecordReason(st, entry->reason);
     if (LogEnabled("graph_breaks")) {

@@ -155,26 +155,89 @@ PyObject* MakeFunction(PyObject* code, PyObject* like) {
   return fn;
 }
 
+// Where a break's code objects come from: the original code (breaks in generated code map
+// back to it) and the shift of the generated code's instruction offsets.
+struct Origin {
+  PyCodeObject* code;
+  guards::CodeState* state;
+  int32_t shift;
+};
+
+bool OriginOf(guards::CodeState* st, PyCodeObject* code, Origin* o) {
+  *o = {code, st, 0};
+  if (st->origin.get()) {
+    o->code = reinterpret_cast<PyCodeObject*>(st->origin.get());
+    o->state = guards::GetCodeState(o->code, true);
+    o->shift = st->origin_shift;
+    if (!o->state) {
+      PyErr_SetString(PyExc_SystemError, "pijit: no code state for the original code");
+      return false;
+    }
+  }
+  return true;
+}
+
+// The bridge and resume code objects a break needs, from the NULL slots of its stack and
+// the unbound locals (both known when the break is captured).
+bool BreakCodes(const BreakInfo& b, const Origin& o, PyObject** bridge, std::vector<PyObject*>* resumes) {
+  bytecode::BridgeSpec bs;
+  bs.op = b.op;
+  bs.arg = b.arg;
+  bs.line = b.line;
+  bs.kwnames_index = b.kwnames_index;
+  for (const OutputSpec& spec : b.stack) bs.stack_null.push_back(spec.kind == OutputSpec::kNull);
+  const auto outcomes = bytecode::BridgeOutcomes(bs);
+  *bridge = BridgeCodeFor(o.state, o.code, bs);
+  if (!*bridge) return false;
+  std::vector<int> unbound;
+  for (int i = 0; i < o.code->co_nlocals && i < static_cast<int>(b.locals.size()); ++i)
+    if (b.locals[i].kind == OutputSpec::kUnbound) unbound.push_back(i);
+  resumes->clear();
+  for (size_t k = 0; k < outcomes.size(); ++k) {
+    bytecode::ResumeSpec rs;
+    rs.offset = (k == 0 ? b.next_offset : b.jump_offset) - o.shift;
+    rs.stack_null = outcomes[k];
+    rs.unbound = unbound;
+    PyObject* rc = ResumeCodeFor(o.state, o.code, rs);
+    if (!rc) return false;
+    resumes->push_back(rc);
+  }
+  return true;
+}
+
+// Nested graph breaks of one call (bridge -> resume -> bridge ...) use Python stack frames;
+// past this depth the rest of the call runs eagerly instead of breaking again.
+constexpr int kMaxBreakDepth = 48;
+thread_local int g_break_depth = 0;
+
 }  // namespace
+
+bool ResumeCaptureAllowed() { return g_break_depth < kMaxBreakDepth; }
+
+absl::Status PrepareBreak(guards::CodeState* st, PyCodeObject* code, const guards::CacheEntry& e) {
+  Origin o;
+  PyObject* bridge;
+  std::vector<PyObject*> resumes;
+  if (OriginOf(st, code, &o) && BreakCodes(*e.brk, o, &bridge, &resumes)) return absl::OkStatus();
+  PyObject *type, *value, *tb;
+  PyErr_Fetch(&type, &value, &tb);
+  PyObject* str = value ? PyObject_Str(value) : nullptr;
+  std::string msg = str && PyUnicode_Check(str) ? PyUnicode_AsUTF8(str) : "unknown error";
+  Py_XDECREF(str);
+  Py_XDECREF(type);
+  Py_XDECREF(value);
+  Py_XDECREF(tb);
+  PyErr_Clear();
+  return absl::UnimplementedError(msg);
+}
 
 PyObject* RunBreak(guards::CodeState* st, const guards::CacheEntry& e, PyCodeObject* code,
                    PyObject* func, PyObject* const* values, std::vector<Tensor>& outs) {
   const BreakInfo& b = *e.brk;
-  // Breaks in generated code (a resume function) are mapped back to the original code, so
-  // every resume function is made from the original: n breaks give n + 1 functions.
-  PyCodeObject* origin = code;
-  guards::CodeState* origin_st = st;
-  int32_t shift = 0;
-  if (st->origin.get()) {
-    origin = reinterpret_cast<PyCodeObject*>(st->origin.get());
-    origin_st = guards::GetCodeState(origin, true);
-    shift = st->origin_shift;
-    if (!origin_st) {
-      PyErr_SetString(PyExc_SystemError, "pijit: no code state for the original code");
-      return nullptr;
-    }
-  }
-  const int nlocals = origin->co_nlocals;
+  Origin o;
+  PyObject* bridge_code;
+  std::vector<PyObject*> resume_codes;
+  if (!OriginOf(st, code, &o) || !BreakCodes(b, o, &bridge_code, &resume_codes)) return nullptr;
 
   BuildContext cx(outs, values);
   Refs stack, locals;
@@ -183,33 +246,13 @@ PyObject* RunBreak(guards::CodeState* st, const guards::CacheEntry& e, PyCodeObj
     if (!v && PyErr_Occurred()) return nullptr;
     stack.v.push_back(v);
   }
-  for (int i = 0; i < nlocals && i < static_cast<int>(b.locals.size()); ++i) {
+  for (int i = 0; i < o.code->co_nlocals && i < static_cast<int>(b.locals.size()); ++i) {
     PyObject* v = BuildValue(b.locals[i], cx);
     if (!v && PyErr_Occurred()) return nullptr;
     locals.v.push_back(v);
   }
-
-  bytecode::BridgeSpec bs;
-  bs.op = b.op;
-  bs.arg = b.arg;
-  bs.line = b.line;
-  bs.kwnames_index = b.kwnames_index;
-  for (PyObject* v : stack.v) bs.stack_null.push_back(v == nullptr);
-  const auto outcomes = bytecode::BridgeOutcomes(bs);
-  PyObject* bridge_code = BridgeCodeFor(origin_st, origin, bs);
-  if (!bridge_code) return nullptr;
-
-  std::vector<int> unbound;
-  for (size_t i = 0; i < locals.v.size(); ++i)
-    if (!locals.v[i]) unbound.push_back(static_cast<int>(i));
   Refs fns;
-  for (size_t k = 0; k < outcomes.size(); ++k) {
-    bytecode::ResumeSpec rs;
-    rs.offset = (k == 0 ? b.next_offset : b.jump_offset) - shift;
-    rs.stack_null = outcomes[k];
-    rs.unbound = unbound;
-    PyObject* rc = ResumeCodeFor(origin_st, origin, rs);
-    if (!rc) return nullptr;
+  for (PyObject* rc : resume_codes) {
     PyObject* fn = MakeFunction(rc, func);
     if (!fn) return nullptr;
     fns.v.push_back(fn);
@@ -221,10 +264,13 @@ PyObject* RunBreak(guards::CodeState* st, const guards::CacheEntry& e, PyCodeObj
   for (PyObject* v : stack.v)
     if (v) args.push_back(v);
   for (PyObject* f : fns.v) args.push_back(f);
-  // The hook stays on while the bridge runs, so the resume function it calls is captured.
+  // The hook stays on while the bridge runs, so the resume function it calls is captured;
+  // deep chains of breaks run the rest of the call eagerly instead (see kMaxBreakDepth).
+  ++g_break_depth;
   pijit_hook_acquire();
   PyObject* r = PyObject_Vectorcall(bridge, args.data(), args.size(), nullptr);
   pijit_hook_release();
+  --g_break_depth;
   Py_DECREF(bridge);
   return r;
 }

@@ -27,6 +27,13 @@ struct BuildContext {
 // exception set, or without one for a NULL stack slot or an unbound local.
 PyObject* BuildValue(const bytecode::OutputSpec& spec, BuildContext& cx);
 
+// False deep inside a chain of graph breaks of one call: resume functions then run eagerly.
+bool ResumeCaptureAllowed();
+
+// Builds (and caches) the bridge and resume code objects a break entry needs; an error means
+// the entry must run eagerly instead.
+absl::Status PrepareBreak(guards::CodeState* st, PyCodeObject* code, const guards::CacheEntry& e);
+
 // `outs` are the prefix graph's outputs, `values` the resolved guard sources.
 PyObject* RunBreak(guards::CodeState* st, const guards::CacheEntry& e, PyCodeObject* code,
                    PyObject* func, PyObject* const* values, std::vector<Tensor>& outs);

@@ -11,6 +11,7 @@
 #include "frame_eval/eval_frame.h"
 #include "pijit/csrc/convert.h"
 #include "pijit/csrc/dispatch.h"
+#include "pijit/csrc/graph_break.h"
 #include "pijit/csrc/module.h"
 #include "pijit/csrc/tape.h"
 
@@ -40,6 +41,7 @@ int FrameCallback(PyCodeObject* code, PyObject* func, PyObject* const* args, int
   const bool is_target = c.target == code;
   guards::CodeState* generated = guards::GetCodeState(code, false);
   if (generated && generated->capture_always && !is_target) {
+    if (!ResumeCaptureAllowed()) return 0;
     // A resume function: always a capture candidate (see pijit/csrc/graph_break.cc).
     bool run_eager = false;
     PyObject* r = Dispatch(generated, code, func, args, nargs, options, &run_eager);
