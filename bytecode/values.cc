@@ -65,7 +65,9 @@ bool Interp::FromSource(int32_t source, PyObject* obj, Value* out) {
 }
 
 Value Interp::SnapshotValue(const Value& v, absl::flat_hash_map<const ValueList*, Value>& copies) {
-  const bool container = (v.kind == Value::kSeq && v.is_list) || v.kind == Value::kDict;
+  // Every container is rebuilt (tuples and iterators too, since they may hold lists), each
+  // once: values that shared a container share its copy.
+  const bool container = v.kind == Value::kSeq || v.kind == Value::kDict || v.kind == Value::kIter;
   if (!container || !v.items) return v;
   auto it = copies.find(v.items.get());
   if (it != copies.end()) return it->second;
