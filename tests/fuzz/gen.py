@@ -1,13 +1,20 @@
 """Differential fuzzer for pijit's graph breaks.
 
-Generates random Python functions (source text) that mix tensor ops, Python scalars, tuples
-and lists, branches on constants and on tensor values, `for` loops over range(k), calls that
-pijit cannot capture (helpers that print or append to a log), try/except, side effects
-(a global log list, a global counter, attributes of an object) and returns a tuple. Each
-program runs eagerly, jitted with mode="PIJit" (twice: the second call runs from the cache)
-and under `pijit.capture()`, on fresh copies of the same inputs; results (tensors within the
-fused-exp tolerance), printed output, side-effect logs and exceptions (type and message) must
-agree.
+Generates random Python functions (source text) that mix tensor ops (pijit.ops add, sub, mul,
+exp, relu, matmul, sum, mean, reshape, transpose, maximum, where, softmax, clip, operators,
+indexing with constant slices), Python scalars, tuples, lists and dicts, branches on constants
+and on tensor values (`float(t.sum()) > c`, tensor truth, and/or/not), `for` loops over
+range(k) and over lists, calls pijit cannot capture (helpers that print or append to a log,
+keyword calls, nested calls, calls with values on the stack, generators, comprehensions,
+.asnumpy()), try/except and `with`, `del`, side effects (a global log list, a global counter,
+a global dict, attributes of an object, lists mutated through aliases), objects whose
+operators run Python code; as plain functions, closures and methods using super(). Each
+returns a tuple.
+
+Each program runs eagerly, then jitted with mode="PIJit" (a compiling call, the same inputs
+again from the cache, other inputs and `k`) and under `pijit.capture()`, every run on fresh
+inputs and state; results (float tensors within a tolerance that covers the fused exp),
+printed output, side-effect logs and exceptions (type and message) must agree.
 
     python tests/fuzz/gen.py --seeds 0:300            # run programs 0..299, print a summary
     python tests/fuzz/gen.py --show 17                # print program 17
@@ -15,7 +22,9 @@ agree.
     python tests/fuzz/gen.py --minimize 17            # shrink a failing program
 
 Programs run in worker subprocesses (batches), so a crash (segfault, abort) of the
-interpreter is recorded for the program that caused it and the campaign goes on.
+interpreter is recorded for the program that caused it and the campaign goes on; a batch that
+hangs is killed and its current program recorded as a timeout. $PIJIT_FUZZ_FEATURES turns on
+opt-in generator features (see FEATURES). benchmarks/fuzz_long.py runs time-bounded campaigns.
 """
 import argparse
 import contextlib
@@ -23,7 +32,6 @@ import io
 import json
 import os
 import random
-import re
 import subprocess
 import sys
 import time
@@ -482,7 +490,8 @@ class Gen:
             self.assign_t(sc, name, depth, f"ops.relu(unk(unk({self.texpr(sc)}) + 1.0))")
         elif kind == "asnumpy":
             name = self.fresh("v")
-            self.assign_t(sc, name, depth, f"ms.Tensor({self.texpr(sc)}.asnumpy() * 2) + {self.tvar(sc)}")
+            self.assign_t(sc, name, depth,
+                          f"ms.Tensor({self.texpr(sc)}.asnumpy() * 2) + {self.tvar(sc)}")
         elif kind == "del":
             cands = sorted(v for v in sc["t"] if v.startswith("v") and v != "v0")
             if not cands:
@@ -663,7 +672,8 @@ def diff(a, b, path="", dtype="float32"):
         if x.dtype.kind != "f":
             return None if np.array_equal(x, y) else f"{path}: {x} != {y}"
         rtol = RTOL[str(x.dtype)]
-        scale = max(1.0, float(np.nanmax(np.abs(np.where(np.isfinite(x), x, 0)))) if x.size else 1.0)
+        finite = np.abs(np.where(np.isfinite(x), x, 0))
+        scale = max(1.0, float(finite.max())) if x.size else 1.0
         ok = np.allclose(x, y, rtol=rtol, atol=rtol * scale, equal_nan=True)
         return None if ok else f"{path}: {x.tolist()} != {y.tolist()}"
     if isinstance(a, (tuple, list)):

@@ -4,7 +4,6 @@ worker subprocesses so that a crash is reported as a finding rather than killing
 benchmarks/fuzz_long.py runs longer, time-bounded campaigns."""
 import json
 import os
-import subprocess
 import sys
 
 import pytest

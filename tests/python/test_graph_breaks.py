@@ -1143,8 +1143,9 @@ def test_capture_mode_breaks_nested_frames(capsys):
 
 # ---- regressions: bugs found by tests/fuzz/gen.py and by probing the bridge --------------------
 #
-# Each is the smallest program that shows the difference; those the product gets wrong are
-# strict xfails whose reason names the bug.
+# Each is the smallest program that showed the difference. A test the product gets wrong is a
+# strict xfail whose reason names the bug; the comment above a test names the commit that fixed
+# the bug it was written for.
 
 def append_in_inlined_helper_then_break(x):
     lst = [x + 1.0, x * 2.0]
@@ -1326,7 +1327,7 @@ def sequential_breaks(n):
 
 def test_two_hundred_sequential_breaks(capsys):
     fn = sequential_breaks(200)
-    stats, out, printed = compare(fn, capsys=capsys, calls=2, capture=False)
+    stats, out, printed = compare(fn, capsys=capsys, calls=2)
     assert printed == "".join(f"{i}\n" for i in range(200))
     # A chain of breaks in one call stops making resume functions at some depth (the rest of
     # the call runs eagerly), but it makes some, once.
