@@ -66,6 +66,21 @@ absl::StatusOr<PyObject*> MakeResumeCode(PyCodeObject* code, const ResumeSpec& s
   if (code->co_ncellvars > 0) {
     return absl::UnimplementedError("resuming a function that defines closures");
   }
+  {
+    // The offset must start an instruction of `code` (in code units).
+    PyObject* bytes = PyCode_GetCode(code);
+    if (!bytes) return absl::InternalError("cannot read bytecode");
+    auto decoded = Decode(reinterpret_cast<const uint8_t*>(PyBytes_AS_STRING(bytes)),
+                          static_cast<size_t>(PyBytes_GET_SIZE(bytes)));
+    Py_DECREF(bytes);
+    if (!decoded.ok()) return decoded.status();
+    bool boundary = false;
+    for (const Instr& in : *decoded) boundary |= in.offset == spec.offset;
+    if (!boundary) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "resume offset %d (code units) is not the start of an instruction", spec.offset));
+    }
+  }
   const int nlocals = code->co_nlocals;
   int nvalues = 0;
   for (bool null : spec.stack_null) nvalues += !null;

@@ -86,6 +86,7 @@ class ExplainOutput:
     guards: str = ""
     break_reasons: list = field(default_factory=list)
     ops_count: int = 0
+    breaks_graph: bool = False  # the first reason is a graph break, not an eager fallback
     instructions: int = 0
     blocks: int = 0
 
@@ -103,14 +104,17 @@ class ExplainOutput:
         for i, g in enumerate(self.graphs):
             lines += [f"Graph {i}:", g.rstrip()]
         if self.break_reasons:
-            lines.append("Reasons it runs eagerly:")
+            lines.append("Graph breaks (the rest continues in a resume function)" if self.breaks_graph
+                         else "Reasons it runs eagerly:")
             lines += [f"  {r['text']}" for r in self.break_reasons]
         lines += ["Guards:", self.guards.rstrip() or "  (none)"]
         return "\n".join(lines)
 
 
 def explain(fn, *args, **kwargs):
-    """Captures `fn(*args, **kwargs)` without running or caching it and reports the result."""
+    """Captures `fn(*args, **kwargs)` without running or caching it and reports the result:
+    the graph (of the part before the first graph break, if there is one), the guards, and
+    the reason capture stopped."""
     func = _function_of(fn)
     if inspect.ismethod(fn):
         args = (fn.__self__,) + args
@@ -129,7 +133,8 @@ def explain(fn, *args, **kwargs):
         return out
     info = _C._capture(func, values)
     out = ExplainOutput(guards=info["guards"], ops_count=info["num_ops"],
-                        instructions=info["instructions"], blocks=info["blocks"])
+                        instructions=info["instructions"], blocks=info["blocks"],
+                        breaks_graph=info["graph_break"])
     if info["graph"]:
         out.graphs.append(info["graph"])
     if info["reason"] is not None:

@@ -248,13 +248,16 @@ void BindJit(py::module_& m) {
     std::vector<PyObject*> raw;
     for (auto& a : args) raw.push_back(a.ptr());
     ++Control().in_pijit;
-    bytecode::CaptureResult cr = bytecode::Capture(code, func.ptr(), raw.data(), static_cast<int>(raw.size()));
+    bytecode::CaptureResult cr = bytecode::Capture(code, func.ptr(), raw.data(),
+                                                   static_cast<int>(raw.size()), {}, true);
     --Control().in_pijit;
     py::dict d;
     d["ok"] = cr.ok;
-    if (cr.ok) cr.graph.SetOutputs(cr.graph.outputs());
-    d["graph"] = cr.ok && cr.graph.num_ops() + cr.graph.params().size() > 0 ? cr.graph.ToText() : "";
-    d["num_ops"] = cr.ok ? cr.graph.num_ops() : 0;
+    // The graph of the whole function, or of the part before its first graph break.
+    const bool has_graph = (cr.ok || cr.brk) && cr.graph.num_ops() > 0;
+    d["graph"] = has_graph ? cr.graph.ToText() : "";
+    d["num_ops"] = has_graph ? cr.graph.num_ops() : 0;
+    d["graph_break"] = cr.brk != nullptr;
     d["guards"] = cr.guards->ToText();
     d["reason"] = cr.ok ? py::object(py::none()) : py::object(ReasonDict(cr.reason));
     d["instructions"] = cr.num_instructions;

@@ -1141,7 +1141,8 @@ def test_explain_unsupported_function_has_break_reasons(fn, site, capsys):
     assert len(out.break_reasons) == 1
     r = out.break_reasons[0]
     assert r["file"] == __file__ and r["line"] == marked_line(site)
-    assert out.graphs == []
+    # A graph break shows the graph of the part before it; an eager fallback shows none.
+    assert len(out.graphs) <= 1 and (out.breaks_graph or out.graphs == [])
     assert capsys.readouterr().out == ""  # explain does not run the function
 
 
