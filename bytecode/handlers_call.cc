@@ -143,10 +143,6 @@ Builtin BuiltinOf(PyObject* fn) {
   return Builtin::kNone;
 }
 
-bool IsNumber(PyObject* o) {
-  return PyBool_Check(o) || PyLong_CheckExact(o) || PyFloat_CheckExact(o);
-}
-
 }  // namespace
 
 static bool FoldBuiltin(Interp& in, Frame& f, Builtin b, const ValueList& args,
@@ -243,7 +239,7 @@ static bool FoldBuiltin(Interp& in, Frame& f, Builtin b, const ValueList& args,
         return true;
       }
       for (const Value& a : args) {
-        if (a.kind != Value::kConst || !(IsNumber(a.obj) || (b == Builtin::kInt && PyUnicode_CheckExact(a.obj)))) {
+        if (a.kind != Value::kConst || !(guards::IsPythonNumber(a.obj) || (b == Builtin::kInt && PyUnicode_CheckExact(a.obj)))) {
           if (b == Builtin::kMin || b == Builtin::kMax) {
             if (a.kind == Value::kSeq || (a.kind == Value::kConst && PyTuple_CheckExact(a.obj))) continue;
           }

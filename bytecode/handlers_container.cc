@@ -2,25 +2,15 @@
 // methods of lists and dicts made during capture, `in`, and f-strings of known values.
 #include "absl/strings/str_format.h"
 #include "bytecode/interp.h"
+#include "guards/guards.h"
 
 namespace pijit::bytecode {
-namespace {
-
 // Keys and formatted values must be plain data: comparing or formatting them runs no code.
-bool IsPlainKey(PyObject* o) {
-  return o == Py_None || PyBool_Check(o) || PyLong_CheckExact(o) || PyFloat_CheckExact(o) ||
-         PyUnicode_CheckExact(o) || (PyTuple_CheckExact(o) && [&] {
-           for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(o); ++i)
-             if (!IsPlainKey(PyTuple_GET_ITEM(o, i))) return false;
-           return true;
-         }());
-}
-
-}  // namespace
+using guards::IsPlainValue;
 
 bool Interp::DictGet(const Value& dict, const Value& key, Value* out, bool* found) {
   PyObject* k = AsPyObject(key);
-  if (!k || !IsPlainKey(k)) {
+  if (!k || !IsPlainValue(k)) {
     Fail("unsupported_operator", "a dict key unknown at capture time");
     return false;
   }
@@ -44,7 +34,7 @@ bool Interp::DictGet(const Value& dict, const Value& key, Value* out, bool* foun
 
 bool Interp::DictSet(Value& dict, const Value& key, const Value& value) {
   PyObject* k = AsPyObject(key);
-  if (!k || !IsPlainKey(k)) {
+  if (!k || !IsPlainValue(k)) {
     Fail("unsupported_operator", "a dict key unknown at capture time");
     return false;
   }
@@ -64,7 +54,7 @@ bool Interp::DictSet(Value& dict, const Value& key, const Value& value) {
 
 bool Interp::Contains(const Value& c, const Value& item, bool* out) {
   PyObject* x = AsPyObject(item);
-  if (!x || !IsPlainKey(x)) {
+  if (!x || !IsPlainValue(x)) {
     Fail("unsupported_operator", "`in` with a value unknown at capture time");
     return false;
   }
@@ -84,7 +74,7 @@ bool Interp::Contains(const Value& c, const Value& item, bool* out) {
       PyObject* it = PyObject_GetIter(obj);
       bool plain = it != nullptr;
       while (PyObject* v = it ? PyIter_Next(it) : nullptr) {
-        plain = plain && IsPlainKey(v);
+        plain = plain && IsPlainValue(v);
         Py_DECREF(v);
       }
       Py_XDECREF(it);
@@ -165,10 +155,10 @@ bool Interp::CallContainerMethod(const Value& m, ValueList args, const std::vect
 bool Interp::FormatValue(const Value& v, int flags, const Value* spec, Value* out) {
   PyObject* x = AsPyObject(v);
   PyObject* s = spec ? AsPyObject(*spec) : nullptr;
-  bool plain = x && IsPlainKey(x);
+  bool plain = x && IsPlainValue(x);
   if (x && PyList_CheckExact(x)) {
     plain = true;
-    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(x); ++i) plain = plain && IsPlainKey(PyList_GET_ITEM(x, i));
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(x); ++i) plain = plain && IsPlainValue(PyList_GET_ITEM(x, i));
   }
   if (!plain || (spec && (!s || !PyUnicode_CheckExact(s)))) {
     Fail("unsupported_operator", "an f-string of a value unknown at capture time");

@@ -1,6 +1,7 @@
 // Operators: arithmetic (BINARY_OP), comparisons, truth tests and subscripts.
 #include "absl/strings/str_format.h"
 #include "bytecode/interp.h"
+#include "guards/guards.h"
 #include "pijit/csrc/convert.h"
 
 namespace pijit::bytecode {
@@ -13,20 +14,8 @@ enum NbOp : int {
 #undef PIJIT_NB_OP
 };
 
-bool IsNumber(PyObject* o) {
-  return PyBool_Check(o) || PyLong_CheckExact(o) || PyFloat_CheckExact(o);
-}
-
-// Values whose operators and truth are plain data: safe to evaluate at capture time.
-bool IsPlain(PyObject* o) {
-  if (o == Py_None || IsNumber(o) || PyUnicode_CheckExact(o)) return true;
-  if (PyTuple_CheckExact(o)) {
-    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(o); ++i)
-      if (!IsPlain(PyTuple_GET_ITEM(o, i))) return false;
-    return true;
-  }
-  return false;
-}
+using guards::IsPlainValue;
+using guards::IsPythonNumber;
 
 // True when `type` (a Tensor subclass) defines `name` differently from Tensor.
 bool OverridesTensorMethod(PyTypeObject* type, const char* name) {
@@ -105,7 +94,7 @@ bool Interp::BinaryOp(int nb, const Value& a, const Value& b, Value* out) {
   }
   PyObject* x = AsPyObject(a);
   PyObject* y = AsPyObject(b);
-  if (x && y && IsPlain(x) && IsPlain(y)) {
+  if (x && y && IsPlainValue(x) && IsPlainValue(y)) {
     UseConst(a);
     UseConst(b);
     static PyObject* (*const kOps[])(PyObject*, PyObject*) = {
@@ -142,7 +131,7 @@ bool Interp::CompareOp(int cmp, const Value& a, const Value& b, Value* out) {
   }
   PyObject* x = AsPyObject(a);
   PyObject* y = AsPyObject(b);
-  if (!x || !y || !IsPlain(x) || !IsPlain(y)) {
+  if (!x || !y || !IsPlainValue(x) || !IsPlainValue(y)) {
     Fail("unsupported_operator", "comparison of values that are not known plain Python values");
     return false;
   }
@@ -174,7 +163,7 @@ bool Interp::Truth(const Value& v, bool* out) {
       return true;
     case Value::kConst: {
       PyObject* o = v.obj;
-      if (!IsPlain(o) && !PyList_CheckExact(o) && !PyDict_CheckExact(o) && !PyRange_Check(o) &&
+      if (!IsPlainValue(o) && !PyList_CheckExact(o) && !PyDict_CheckExact(o) && !PyRange_Check(o) &&
           !PyModule_Check(o) && !PyFunction_Check(o) && !PyCFunction_Check(o) && !PyType_Check(o)) {
         // __bool__ / __len__ of other objects could run code; tensors (by Python type) too.
         if (AsTensor(o)) {
@@ -256,7 +245,7 @@ bool Interp::Subscript(const Value& c, const Value& index, Value* out) {
     }
   }
   PyObject* obj = AsPyObject(c);
-  if (obj && key && c.source >= 0 && IsPlain(key) &&
+  if (obj && key && c.source >= 0 && IsPlainValue(key) &&
       ((PyList_CheckExact(obj) && PyLong_CheckExact(key)) || PyDict_CheckExact(obj))) {
     // An item of a mutable container from the inputs: guard the item itself, at its own
     // source, since the container may change between calls.
@@ -291,7 +280,7 @@ bool Interp::Subscript(const Value& c, const Value& index, Value* out) {
   }
   if (obj && key && (PyTuple_CheckExact(obj) || PyUnicode_CheckExact(obj) ||
                      (c.source < 0 && (PyList_CheckExact(obj) || PyDict_CheckExact(obj)))) &&
-      (IsPlain(key) || PySlice_Check(key))) {
+      (IsPlainValue(key) || PySlice_Check(key))) {
     UseConst(c);
     UseConst(index);
     PyObject* r = PyObject_GetItem(obj, key);

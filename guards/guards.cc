@@ -161,11 +161,8 @@ static bool TensorMatches(const Guard& g, const Tensor& t) {
   return g.dynamic == ~uint64_t{0} || t.is_contiguous() == g.contiguous;
 }
 
-static bool IsPlainValue(PyObject* o) {
-  if (o == Py_None || PyBool_Check(o) || PyLong_CheckExact(o) || PyFloat_CheckExact(o) ||
-      PyUnicode_CheckExact(o)) {
-    return true;
-  }
+bool IsPlainValue(PyObject* o) {
+  if (o == Py_None || IsPythonNumber(o) || PyUnicode_CheckExact(o)) return true;
   if (PyTuple_CheckExact(o)) {
     for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(o); ++i)
       if (!IsPlainValue(PyTuple_GET_ITEM(o, i))) return false;

@@ -63,6 +63,14 @@ struct Roots {
   PyObject* closure;   // tuple of cells or nullptr
 };
 
+// Python bool, int or float (exact types: subclasses may define their own operators).
+inline bool IsPythonNumber(PyObject* o) {
+  return PyBool_Check(o) || PyLong_CheckExact(o) || PyFloat_CheckExact(o);
+}
+// None, numbers, str and tuples of these: plain data whose comparison, hashing, formatting
+// and truth run no user code. Such values are guarded by equality (EQUALS_MATCH).
+bool IsPlainValue(PyObject* o);
+
 // Attribute lookup that runs no user code: module dicts, instance dicts and plain class
 // attributes; nullptr (no error set) for anything else. Borrowed reference.
 PyObject* SafeGetAttr(PyObject* obj, PyObject* name);
