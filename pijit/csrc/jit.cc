@@ -39,22 +39,16 @@ int FrameCallback(PyCodeObject* code, PyObject* func, PyObject* const* args, int
   }
   DispatchOptions options;
   const bool is_target = c.target == code;
-  guards::CodeState* generated = guards::GetCodeState(code, false);
-  if (generated && generated->capture_always && !is_target) {
+  // One co_extra lookup for code already seen; the file filter runs once per code object.
+  guards::CodeState* known = guards::GetCodeState(code, false);
+  // A resume function is always a capture candidate (see pijit/csrc/graph_break.cc).
+  const bool resume = known && known->capture_always && !is_target;
+  if (resume) {
     if (!ResumeCaptureAllowed()) return 0;
-    // A resume function: always a capture candidate (see pijit/csrc/graph_break.cc).
-    bool run_eager = false;
-    PyObject* r = Dispatch(generated, code, func, args, nargs, options, &run_eager);
-    if (run_eager) return 0;
-    *result = r;
-    return 1;
-  }
-  if (is_target) {
+  } else if (is_target) {
     c.target = nullptr;
     options = c.target_options;
   } else if (c.capture_depth > 0 || g_enabled) {
-    // One co_extra lookup for code already seen; the file filter runs once per code object.
-    guards::CodeState* known = guards::GetCodeState(code, false);
     if (known ? known->skip : Skipped(code)) {
       if (!known && (known = guards::GetCodeState(code, true))) known->skip = true;
       return 0;
@@ -62,13 +56,13 @@ int FrameCallback(PyCodeObject* code, PyObject* func, PyObject* const* args, int
   } else {
     return 0;
   }
-  guards::CodeState* st = guards::GetCodeState(code, true);
+  guards::CodeState* st = known ? known : guards::GetCodeState(code, true);
   if (!st) return 0;
   bool run_eager = false;
   const bool first = st->compile_count == 0;
   PyObject* r = Dispatch(st, code, func, args, nargs, options, &run_eager);
   // A code object whose first analysis found no tensor work costs one check from now on.
-  if (first && !is_target && !st->saw_tensor_work) st->skip = true;
+  if (first && !is_target && !resume && !st->saw_tensor_work) st->skip = true;
   if (run_eager) return 0;
   *result = r;
   return 1;
