@@ -277,6 +277,29 @@ Grads IndexGradVjp(Builder& b, const VjpArgs& a) {
   return {b.Index(a.dy, absl::Span<const int64_t>(a.n.ints).subspan(a.n.attr))};
 }
 
+// conv2d(x, w, [bias]): the adjoint convolutions for x and w, dy summed over N, H, W for bias.
+Grads Conv2DVjp(Builder& b, const VjpArgs& a) {
+  auto with_shape = [&](NodeId of) {
+    Attrs at;
+    at.ints = a.n.ints;
+    const Shape& s = b.ShapeOf(of);
+    at.ints.insert(at.ints.end(), s.begin(), s.end());
+    return at;
+  };
+  Grads out(a.n.inputs.size(), kNil);
+  if (a.want[0]) out[0] = b.Emit(Op::kConv2DGradInput, {a.dy, a.in(1)}, with_shape(a.in(0)));
+  if (a.want[1]) out[1] = b.Emit(Op::kConv2DGradWeight, {a.in(0), a.dy}, with_shape(a.in(1)));
+  if (out.size() > 2 && a.want[2]) out[2] = b.Reduce(Op::kSum, a.dy, {0, 2, 3}, false);
+  return out;
+}
+
+Grads Pool2DVjp(Builder& b, const VjpArgs& a) {
+  Attrs at;
+  at.ints = a.n.ints;
+  const Op op = a.n.op == Op::kMaxPool2D ? Op::kMaxPool2DGrad : Op::kAvgPool2DGrad;
+  return {b.Emit(op, {a.in(0), a.dy}, std::move(at))};
+}
+
 // pow(x, p): p x^(p-1) for x (0 where p == 0), x^p log x for p (0 where x == 0).
 Grads PowVjp(Builder& b, const VjpArgs& a) {
   const NodeId x = a.in(0), p = a.in(1);
@@ -353,6 +376,9 @@ const VjpRule kVjpRules[] = {
   {Op::kSoftmax, [](Builder& b, const VjpArgs& a) -> Grads { return {b.Mul(Y, b.Sub(G, b.Reduce(Op::kSum, b.Mul(G, Y), {a.n.attr}, true)))}; }},  // y (g - Σ g y)
   {Op::kLogSoftmax, [](Builder& b, const VjpArgs& a) -> Grads { return {b.Sub(G, b.Mul(b.Unary(Op::kExp, Y), b.Reduce(Op::kSum, G, {a.n.attr}, true)))}; }},  // g - e^y Σ g
   {Op::kMatMul, MatMulVjp},
+  {Op::kConv2D, Conv2DVjp},
+  {Op::kMaxPool2D, Pool2DVjp},
+  {Op::kAvgPool2D, Pool2DVjp},
   {Op::kReshape, [](Builder& b, const VjpArgs& a) -> Grads { return {b.Reshape(G, b.ShapeOf(X))}; }},
   {Op::kSqueeze, [](Builder& b, const VjpArgs& a) -> Grads { return {b.Reshape(G, b.ShapeOf(X))}; }},
   {Op::kUnsqueeze, [](Builder& b, const VjpArgs& a) -> Grads { return {b.Reshape(G, b.ShapeOf(X))}; }},

@@ -118,7 +118,11 @@ std::vector<std::string> AttrTexts(const Node& n) {
       if (n.op != Op::kFull) a.push_back(absl::StrCat("seed=", n.attr));
       break;
     case Op::kFullLike: a.push_back(absl::StrCat("value=", ValueText(n.value))); break;
-    case Op::kConv2D: case Op::kMaxPool2D: case Op::kAvgPool2D: ints("window"); break;
+    case Op::kConv2D: case Op::kMaxPool2D: case Op::kAvgPool2D: case Op::kMaxPool2DGrad:
+    case Op::kAvgPool2DGrad:
+      ints("window");
+      break;
+    case Op::kConv2DGradInput: case Op::kConv2DGradWeight: ints("window_shape"); break;
     case Op::kLayerNorm:
       ints("params");
       a.push_back(absl::StrCat("value=", ValueText(n.value)));

@@ -94,6 +94,17 @@ absl::StatusOr<std::pair<Span, Span>> IndexGradParts(const Node& n) {
   return std::make_pair(all.subspan(0, n.attr), all.subspan(n.attr));
 }
 
+// conv2d_grad_input/weight's attributes: ints = the window followed by a 4-D shape.
+absl::StatusOr<std::pair<Window2D, Span>> WindowAndShape(const Node& n) {
+  if (n.ints.size() != kWindowInts + 4) {
+    return absl::InternalError(absl::StrFormat("%s: expects %d window ints and a 4-D shape",
+                                               OpName(n.op), kWindowInts));
+  }
+  Span all(n.ints);
+  PIJIT_ASSIGN_OR_RETURN(Window2D w, DecodeWindow(OpName(n.op), all.subspan(0, kWindowInts)));
+  return std::make_pair(w, all.subspan(kWindowInts));
+}
+
 // A fused node's result: the program's dtype, the inputs' broadcast shape.
 absl::StatusOr<TensorMeta> InferFused(const Node& n, absl::Span<const TensorMeta* const> in) {
   if (!n.fused) return absl::InternalError("fused: node has no program");
@@ -142,6 +153,18 @@ absl::StatusOr<TensorMeta> InferNode(const Node& n, absl::Span<const TensorMeta*
     case Op::kAvgPool2D: {
       PIJIT_ASSIGN_OR_RETURN(Window2D w, DecodeWindow(OpName(n.op), n.ints));
       return InferPool2D(n.op == Op::kMaxPool2D ? PoolKind::kMax : PoolKind::kAvg, *in[0], w);
+    }
+    case Op::kConv2DGradInput:
+    case Op::kConv2DGradWeight: {
+      PIJIT_ASSIGN_OR_RETURN(auto parts, WindowAndShape(n));
+      if (n.op == Op::kConv2DGradInput) return InferConv2DGradInput(*in[0], *in[1], parts.second, parts.first);
+      return InferConv2DGradWeight(*in[0], *in[1], parts.second, parts.first);
+    }
+    case Op::kMaxPool2DGrad:
+    case Op::kAvgPool2DGrad: {
+      PIJIT_ASSIGN_OR_RETURN(Window2D w, DecodeWindow(OpName(n.op), n.ints));
+      return InferPool2DGrad(n.op == Op::kMaxPool2DGrad ? PoolKind::kMax : PoolKind::kAvg, *in[0],
+                             *in[1], w);
     }
     case Op::kBatchNorm:
     case Op::kBatchNormTrain:
@@ -234,6 +257,18 @@ absl::StatusOr<Tensor> RunNode(const Node& n, absl::Span<const Tensor* const> in
     case Op::kAvgPool2D: {
       PIJIT_ASSIGN_OR_RETURN(Window2D w, DecodeWindow(OpName(n.op), n.ints));
       return Pool2D(n.op == Op::kMaxPool2D ? PoolKind::kMax : PoolKind::kAvg, *in[0], w);
+    }
+    case Op::kConv2DGradInput:
+    case Op::kConv2DGradWeight: {
+      PIJIT_ASSIGN_OR_RETURN(auto parts, WindowAndShape(n));
+      if (n.op == Op::kConv2DGradInput) return Conv2DGradInput(*in[0], *in[1], parts.second, parts.first);
+      return Conv2DGradWeight(*in[0], *in[1], parts.second, parts.first);
+    }
+    case Op::kMaxPool2DGrad:
+    case Op::kAvgPool2DGrad: {
+      PIJIT_ASSIGN_OR_RETURN(Window2D w, DecodeWindow(OpName(n.op), n.ints));
+      return Pool2DGrad(n.op == Op::kMaxPool2DGrad ? PoolKind::kMax : PoolKind::kAvg, *in[0],
+                        *in[1], w);
     }
     case Op::kBatchNorm: {
       PIJIT_ASSIGN_OR_RETURN(double eps, ValueAt(n, 0));

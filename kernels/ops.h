@@ -206,6 +206,26 @@ enum class PoolKind : uint8_t { kMax, kAvg };
 absl::StatusOr<TensorMeta> InferPool2D(PoolKind kind, const TensorMeta& x, const Window2D& win);
 absl::StatusOr<Tensor> Pool2D(PoolKind kind, const Tensor& x, const Window2D& win);
 
+// The gradients of conv2d (kernels/cpu/conv_grad.cc): with respect to its input x (of shape
+// `x_shape`) given the output gradient `dout` and the weight, and with respect to its weight
+// (of shape `w_shape`) given x and `dout`. The bias's gradient is dout summed over N, H, W.
+absl::StatusOr<TensorMeta> InferConv2DGradInput(const TensorMeta& dout, const TensorMeta& w,
+                                                absl::Span<const int64_t> x_shape,
+                                                const Window2D& win);
+absl::StatusOr<Tensor> Conv2DGradInput(const Tensor& dout, const Tensor& w,
+                                       absl::Span<const int64_t> x_shape, const Window2D& win);
+absl::StatusOr<TensorMeta> InferConv2DGradWeight(const TensorMeta& x, const TensorMeta& dout,
+                                                 absl::Span<const int64_t> w_shape,
+                                                 const Window2D& win);
+absl::StatusOr<Tensor> Conv2DGradWeight(const Tensor& x, const Tensor& dout,
+                                        absl::Span<const int64_t> w_shape, const Window2D& win);
+// The gradient of max/avg pooling with respect to its input x, given the output gradient
+// (kernels/cpu/pool_grad.cc): max sends it to the window's first maximum.
+absl::StatusOr<TensorMeta> InferPool2DGrad(PoolKind kind, const TensorMeta& x,
+                                           const TensorMeta& dout, const Window2D& win);
+absl::StatusOr<Tensor> Pool2DGrad(PoolKind kind, const Tensor& x, const Tensor& dout,
+                                  const Window2D& win);
+
 // Batch normalisation over axis 1 of x[N,C,...] with per-channel mean, var, gamma, beta [C]:
 // y = (x - mean) / sqrt(var + eps) * gamma + beta. BatchNormTrain normalises with the batch's
 // statistics (biased variance) and updates `mean` and `var` in place:

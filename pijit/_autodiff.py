@@ -248,30 +248,5 @@ def call_with_bprop(cell, args, kwargs):
     return out
 
 
-def call_with_vjp(cell, args, kwargs):
-    """Runs `cell` (a layer whose op has no rule on the tape, which defines
-    `_pijit_vjp(inputs, out)` -> (tensors, backward)) while a tape records: construct runs
-    unrecorded and the tape gets one node over `tensors` (the inputs and the layer's
-    parameters) whose gradients backward(dout) gives."""
-    tape = _C._active_tape()
-    _C._pause_recording()
-    try:
-        out = cell.construct(*args, **kwargs)
-    finally:
-        _C._resume_recording()
-    tensors, backward = cell._pijit_vjp(args, out)
-
-    def run(douts):
-        dout = douts[0] if douts[0] is not None else _zeros_like(out)
-        return list(backward(dout))
-
-    tape.record_custom(list(tensors), [out], run)
-    return out
-
-
-def has_vjp(cell):
-    return callable(getattr(type(cell), "_pijit_vjp", None))
-
-
 def has_bprop(cell):
     return callable(getattr(type(cell), "bprop", None))

@@ -60,8 +60,6 @@ class Cell:
         if _C._tape_recording():
             if _autodiff.has_bprop(self):
                 return _autodiff.call_with_bprop(self, args, kwargs)  # a custom gradient
-            if _autodiff.has_vjp(self) and not kwargs:
-                return _autodiff.call_with_vjp(self, args, kwargs)  # a layer's own rule
         if get_context("mode") == GRAPH_MODE and not getattr(type(self), "_pijit_eager", False):
             cls = type(self)
             compiled = cls.__dict__.get("_pijit_graph_construct")

@@ -65,47 +65,6 @@ class Conv2d(Cell):
         return ops.conv2d(x, self.weight, stride=self.stride, pad_mode=self.pad_mode,
                           padding=self.padding, dilation=self.dilation, groups=self.group)
 
-    def _pijit_vjp(self, inputs, out):
-        """The gradient on the eager tape (the tape has no conv2d rule): (tensors, backward)
-        with backward(dout) giving the gradients of x, weight and bias, as convolutions.
-        Covers stride 1, dilation 1, group 1 and any padding up to kernel - 1."""
-        x, = inputs
-        kh, kw = self.kernel_size
-        if self.stride != (1, 1) or self.dilation != (1, 1) or self.group != 1:
-            raise NotImplementedError(
-                f"grad: the gradient of Conv2d with stride={self.stride}, "
-                f"dilation={self.dilation}, group={self.group} is not implemented (only stride "
-                f"1, dilation 1 and group 1)")
-        if self.pad_mode == "valid":
-            pads = (0, 0, 0, 0)
-        elif self.pad_mode == "same":
-            pads = ((kh - 1) // 2, kh - 1 - (kh - 1) // 2, (kw - 1) // 2, kw - 1 - (kw - 1) // 2)
-        else:
-            p = self.padding
-            pads = (p, p, p, p) if isinstance(p, int) else tuple(p)
-        if max(pads[:2]) > kh - 1 or max(pads[2:]) > kw - 1:
-            raise NotImplementedError(f"grad: the gradient of Conv2d with padding {pads} larger "
-                                      f"than the kernel {self.kernel_size} minus 1 is not "
-                                      f"implemented")
-        weight, bias = self.weight, self.bias
-
-        def backward(dout):
-            # dW[o, c] = sum_n xpad[n, c] (*) dout[n, o]: a convolution over the batch axis.
-            dw = ops.conv2d(ops.transpose(x, (1, 0, 2, 3)), ops.transpose(dout, (1, 0, 2, 3)),
-                            pad_mode="pad", padding=pads)
-            dw = ops.transpose(dw, (1, 0, 2, 3))
-            # dx: the full correlation of dout with the flipped, transposed kernel.
-            flipped = ops.transpose(weight, (1, 0, 2, 3))[:, :, ::-1, ::-1]
-            full = (kh - 1 - pads[0], kh - 1 - pads[1], kw - 1 - pads[2], kw - 1 - pads[3])
-            dx = ops.conv2d(dout, flipped, pad_mode="pad", padding=full)
-            grads = [dx, dw]
-            if bias is not None:
-                grads.append(ops.sum(dout, (0, 2, 3)))
-            return grads
-
-        tensors = [x, weight] + ([bias] if bias is not None else [])
-        return tensors, backward
-
     def extend_repr(self):
         return (f"input_channels={self.in_channels}, output_channels={self.out_channels}, "
                 f"kernel_size={self.kernel_size}, stride={self.stride}, "

@@ -1,0 +1,210 @@
+// The gradients of conv2d with respect to its input and its weight: float32 on oneDNN's
+// backward primitives (cached by problem), float64 on direct loops.
+#include <array>
+#include <cstring>
+#include <memory>
+#include <unordered_map>
+
+#include "absl/container/flat_hash_map.h"
+#include "kernels/cpu/window.h"
+#include "kernels/errors.h"
+#include "kernels/thread_pool.h"
+
+namespace pijit {
+namespace {
+
+// N, C, H, W, O, KH, KW, strides 2, pads 4, dilations 2, groups, which (0 data, 1 weights).
+using ConvGradKey = std::array<int64_t, 17>;
+
+struct ConvGradPrimitive {
+  dnnl::memory::desc src, weights, dst;
+  dnnl::primitive prim;
+};
+
+const ConvGradPrimitive& GetConvGrad(const ConvGradKey& k, int64_t oh, int64_t ow) {
+  static thread_local absl::flat_hash_map<ConvGradKey, std::unique_ptr<ConvGradPrimitive>> cache;
+  auto it = cache.find(k);
+  if (it != cache.end()) return *it->second;
+  using dnnl::memory;
+  using tag = memory::format_tag;
+  const auto f32 = memory::data_type::f32;
+  const int64_t n = k[0], c = k[1], h = k[2], w = k[3], o = k[4], kh = k[5], kw = k[6];
+  const int64_t groups = k[15];
+  auto p = std::make_unique<ConvGradPrimitive>();
+  p->src = memory::desc({n, c, h, w}, f32, tag::nchw);
+  p->weights = groups > 1 ? memory::desc({groups, o / groups, c / groups, kh, kw}, f32, tag::goihw)
+                          : memory::desc({o, c, kh, kw}, f32, tag::oihw);
+  p->dst = memory::desc({n, o, oh, ow}, f32, tag::nchw);
+  const memory::dims strides{k[7], k[8]}, dilates{k[13] - 1, k[14] - 1};
+  const memory::dims pad_l{k[9], k[11]}, pad_r{k[10], k[12]};
+  const auto alg = dnnl::algorithm::convolution_direct;
+  // The backward primitives take the forward one as a hint.
+  const dnnl::convolution_forward::primitive_desc hint(
+      dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training, alg, p->src, p->weights,
+                                      p->dst, strides, dilates, pad_l, pad_r),
+      DnnlEngine());
+  if (k[16] == 0) {
+    p->prim = dnnl::convolution_backward_data(dnnl::convolution_backward_data::primitive_desc(
+        dnnl::convolution_backward_data::desc(alg, p->src, p->weights, p->dst, strides, dilates,
+                                              pad_l, pad_r),
+        DnnlEngine(), hint));
+  } else {
+    p->prim = dnnl::convolution_backward_weights(dnnl::convolution_backward_weights::primitive_desc(
+        dnnl::convolution_backward_weights::desc(alg, p->src, p->weights, p->dst, strides, dilates,
+                                                 pad_l, pad_r),
+        DnnlEngine(), hint));
+  }
+  TrimCache(cache);
+  return *cache.emplace(k, std::move(p)).first->second;
+}
+
+void ConvGradF32(bool weights, const Tensor& x_or_dx, const Tensor& w_or_dw, const Tensor& dout,
+                 const Shape& xs, const Shape& ws, const Geometry2D& g, const Window2D& win) {
+  const ConvGradKey key{xs[0], xs[1], xs[2], xs[3], ws[0], ws[2], ws[3], win.stride[0],
+                        win.stride[1], g.pad[0], g.pad[1], g.pad[2], g.pad[3], win.dilation[0],
+                        win.dilation[1], win.groups, weights ? 1 : 0};
+  const ConvGradPrimitive& p = GetConvGrad(key, g.out[0], g.out[1]);
+  using dnnl::memory;
+  memory src(p.src, DnnlEngine(), x_or_dx.raw_data());
+  memory wts(p.weights, DnnlEngine(), w_or_dw.raw_data());
+  memory dst(p.dst, DnnlEngine(), dout.raw_data());
+  if (weights) {
+    p.prim.execute(DnnlStream(), {{DNNL_ARG_SRC, src}, {DNNL_ARG_DIFF_DST, dst},
+                                  {DNNL_ARG_DIFF_WEIGHTS, wts}});
+  } else {
+    p.prim.execute(DnnlStream(), {{DNNL_ARG_DIFF_SRC, src}, {DNNL_ARG_DIFF_DST, dst},
+                                  {DNNL_ARG_WEIGHTS, wts}});
+  }
+  DnnlStream().wait();
+}
+
+// Visits every (input pixel, weight tap, output pixel) triple of the convolution once per
+// batch item and output channel: f(x offset, w offset, out offset).
+template <typename F>
+void ForEachTap(const Shape& xs, const Shape& ws, const Geometry2D& g, const Window2D& win,
+                int64_t b, int64_t oc, F&& f) {
+  const int64_t c = xs[1], h = xs[2], wd = xs[3], o = ws[0], kh = ws[2], kw = ws[3];
+  const int64_t cg = c / win.groups, og = o / win.groups, oh = g.out[0], ow = g.out[1];
+  const int64_t grp = oc / og;
+  for (int64_t ic = 0; ic < cg; ++ic) {
+    const int64_t xplane = ((b * c) + grp * cg + ic) * h * wd;
+    const int64_t wplane = ((oc * cg) + ic) * kh * kw;
+    for (int64_t y = 0; y < oh; ++y)
+      for (int64_t xo = 0; xo < ow; ++xo) {
+        const int64_t oidx = ((b * o + oc) * oh + y) * ow + xo;
+        for (int64_t i = 0; i < kh; ++i) {
+          const int64_t iy = y * win.stride[0] - g.pad[0] + i * win.dilation[0];
+          if (iy < 0 || iy >= h) continue;
+          for (int64_t j = 0; j < kw; ++j) {
+            const int64_t ix = xo * win.stride[1] - g.pad[2] + j * win.dilation[1];
+            if (ix < 0 || ix >= wd) continue;
+            f(xplane + iy * wd + ix, wplane + i * kw + j, oidx);
+          }
+        }
+      }
+  }
+}
+
+template <typename T>
+void ConvGradInputLoop(const Tensor& dout, const Tensor& w, const Shape& xs, const Geometry2D& g,
+                       const Window2D& win, Tensor& dx) {
+  const Shape& ws = w.shape();
+  const T* pd = dout.data<T>();
+  const T* pw = w.data<T>();
+  T* px = dx.data<T>();
+  // Batch items write disjoint parts of dx.
+  ParallelFor(xs[0], 1, [&](int64_t b0, int64_t b1) {
+    for (int64_t b = b0; b < b1; ++b)
+      for (int64_t oc = 0; oc < ws[0]; ++oc)
+        ForEachTap(xs, ws, g, win, b, oc,
+                   [&](int64_t xi, int64_t wi, int64_t oi) { px[xi] += pd[oi] * pw[wi]; });
+  });
+}
+
+template <typename T>
+void ConvGradWeightLoop(const Tensor& x, const Tensor& dout, const Shape& ws, const Geometry2D& g,
+                        const Window2D& win, Tensor& dw) {
+  const Shape& xs = x.shape();
+  const T* pd = dout.data<T>();
+  const T* px = x.data<T>();
+  T* pw = dw.data<T>();
+  // Output channels write disjoint parts of dw.
+  ParallelFor(ws[0], 1, [&](int64_t o0, int64_t o1) {
+    for (int64_t oc = o0; oc < o1; ++oc)
+      for (int64_t b = 0; b < xs[0]; ++b)
+        ForEachTap(xs, ws, g, win, b, oc,
+                   [&](int64_t xi, int64_t wi, int64_t oi) { pw[wi] += pd[oi] * px[xi]; });
+  });
+}
+
+Tensor ZerosOf(const TensorMeta& m) {
+  Tensor t = Tensor::Empty(m.shape, m.dtype);
+  std::memset(t.raw_data(), 0, t.numel() * ItemSize(m.dtype));
+  return t;
+}
+
+// Checks that `dout` has the shape conv2d(x, w) has, and resolves the window.
+absl::StatusOr<Geometry2D> CheckGrad(const char* op, const TensorMeta& x, const TensorMeta& w,
+                                     const TensorMeta& dout, const Window2D& win) {
+  PIJIT_ASSIGN_OR_RETURN(TensorMeta y, InferConv2D(x, w, nullptr, win));
+  if (dout.dtype != y.dtype || dout.shape != y.shape) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: the output gradient is %s %s but conv2d of input %s and weight %s gives %s %s", op,
+        DTypeName(dout.dtype), ShapeToString(dout.shape), ShapeToString(x.shape),
+        ShapeToString(w.shape), DTypeName(y.dtype), ShapeToString(y.shape)));
+  }
+  const int64_t kernel[2] = {w.shape[2], w.shape[3]};
+  return ResolveWindow(op, x.shape, kernel, win, false);
+}
+
+}  // namespace
+
+absl::StatusOr<TensorMeta> InferConv2DGradInput(const TensorMeta& dout, const TensorMeta& w,
+                                                absl::Span<const int64_t> x_shape,
+                                                const Window2D& win) {
+  const TensorMeta x{w.dtype, Shape(x_shape.begin(), x_shape.end())};
+  PIJIT_RETURN_IF_ERROR(CheckGrad("conv2d_grad_input", x, w, dout, win).status());
+  return x;
+}
+
+absl::StatusOr<TensorMeta> InferConv2DGradWeight(const TensorMeta& x, const TensorMeta& dout,
+                                                 absl::Span<const int64_t> w_shape,
+                                                 const Window2D& win) {
+  const TensorMeta w{x.dtype, Shape(w_shape.begin(), w_shape.end())};
+  PIJIT_RETURN_IF_ERROR(CheckGrad("conv2d_grad_weight", x, w, dout, win).status());
+  return w;
+}
+
+absl::StatusOr<Tensor> Conv2DGradInput(const Tensor& dout, const Tensor& w,
+                                       absl::Span<const int64_t> x_shape, const Window2D& win) {
+  PIJIT_ASSIGN_OR_RETURN(TensorMeta meta, InferConv2DGradInput(MetaOf(dout), MetaOf(w), x_shape, win));
+  PIJIT_ASSIGN_OR_RETURN(Geometry2D g, CheckGrad("conv2d_grad_input", meta, MetaOf(w),
+                                                 MetaOf(dout), win));
+  Tensor dx = ZerosOf(meta);
+  if (dx.numel() == 0 || dout.numel() == 0 || w.numel() == 0) return dx;
+  const Tensor cd = dout.Contiguous(), cw = w.Contiguous();
+  if (meta.dtype == DType::kFloat32) {
+    ConvGradF32(false, dx, cw, cd, meta.shape, w.shape(), g, win);
+  } else {
+    ConvGradInputLoop<double>(cd, cw, meta.shape, g, win, dx);
+  }
+  return dx;
+}
+
+absl::StatusOr<Tensor> Conv2DGradWeight(const Tensor& x, const Tensor& dout,
+                                        absl::Span<const int64_t> w_shape, const Window2D& win) {
+  PIJIT_ASSIGN_OR_RETURN(TensorMeta meta, InferConv2DGradWeight(MetaOf(x), MetaOf(dout), w_shape, win));
+  PIJIT_ASSIGN_OR_RETURN(Geometry2D g, CheckGrad("conv2d_grad_weight", MetaOf(x), meta,
+                                                 MetaOf(dout), win));
+  Tensor dw = ZerosOf(meta);
+  if (dw.numel() == 0 || dout.numel() == 0 || x.numel() == 0) return dw;
+  const Tensor cx = x.Contiguous(), cd = dout.Contiguous();
+  if (meta.dtype == DType::kFloat32) {
+    ConvGradF32(true, cx, dw, cd, x.shape(), meta.shape, g, win);
+  } else {
+    ConvGradWeightLoop<double>(cx, cd, meta.shape, g, win, dw);
+  }
+  return dw;
+}
+
+}  // namespace pijit

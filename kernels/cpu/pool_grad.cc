@@ -1,0 +1,110 @@
+// The gradients of max and average pooling with respect to their input: direct loops,
+// parallel over the (batch, channel) planes, which write disjoint parts of the result.
+//
+// Max pooling sends each output's gradient to the first element of its window that holds
+// the maximum (the first NaN, when there is one), the element the forward loop picks.
+// Average pooling spreads it evenly over the window, with the forward's divisor.
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "kernels/cpu/window.h"
+#include "kernels/errors.h"
+#include "kernels/thread_pool.h"
+
+namespace pijit {
+namespace {
+
+const char* GradName(PoolKind k) {
+  return k == PoolKind::kMax ? "max_pool2d_grad" : "avg_pool2d_grad";
+}
+
+template <typename T>
+void PoolGradLoop(PoolKind kind, const Tensor& x, const Tensor& dout, const Window2D& win,
+                  const Geometry2D& g, bool include_pad, Tensor& dx) {
+  const Shape& xs = x.shape();
+  const int64_t planes = xs[0] * xs[1], h = xs[2], w = xs[3], oh = g.out[0], ow = g.out[1];
+  const int64_t kh = win.kernel[0], kw = win.kernel[1];
+  const T* px = x.data<T>();
+  const T* pd = dout.data<T>();
+  T* pdx = dx.data<T>();
+  ParallelFor(planes, 1, [&](int64_t p0, int64_t p1) {
+    for (int64_t p = p0; p < p1; ++p) {
+      const T* plane = px + p * h * w;
+      T* dplane = pdx + p * h * w;
+      for (int64_t y = 0; y < oh; ++y)
+        for (int64_t xo = 0; xo < ow; ++xo) {
+          const T grad = pd[(p * oh + y) * ow + xo];
+          const int64_t y0 = y * win.stride[0] - g.pad[0], x0 = xo * win.stride[1] - g.pad[2];
+          T best = -std::numeric_limits<T>::infinity();
+          int64_t best_at = -1, count = 0;
+          for (int64_t i = 0; i < kh; ++i) {
+            const int64_t iy = y0 + i * win.dilation[0];
+            if (iy < 0 || iy >= h) continue;
+            for (int64_t j = 0; j < kw; ++j) {
+              const int64_t ix = x0 + j * win.dilation[1];
+              if (ix < 0 || ix >= w) continue;
+              ++count;
+              if (kind != PoolKind::kMax) continue;
+              const T v = plane[iy * w + ix];
+              if (best_at < 0 || ((v > best || std::isnan(v)) && !std::isnan(best))) {
+                best = v;
+                best_at = iy * w + ix;
+              }
+            }
+          }
+          if (kind == PoolKind::kMax) {
+            if (best_at >= 0) dplane[best_at] += grad;
+            continue;
+          }
+          if (include_pad) {
+            const int64_t ye = std::min(y0 + kh, h + g.pad_given[1]);
+            const int64_t xe = std::min(x0 + kw, w + g.pad_given[3]);
+            count = (ye - y0) * (xe - x0);
+          }
+          if (count == 0) continue;
+          const T share = grad / static_cast<T>(count);
+          for (int64_t i = 0; i < kh; ++i) {
+            const int64_t iy = y0 + i * win.dilation[0];
+            if (iy < 0 || iy >= h) continue;
+            for (int64_t j = 0; j < kw; ++j) {
+              const int64_t ix = x0 + j * win.dilation[1];
+              if (ix >= 0 && ix < w) dplane[iy * w + ix] += share;
+            }
+          }
+        }
+    }
+  });
+}
+
+}  // namespace
+
+absl::StatusOr<TensorMeta> InferPool2DGrad(PoolKind kind, const TensorMeta& x,
+                                           const TensorMeta& dout, const Window2D& win) {
+  PIJIT_ASSIGN_OR_RETURN(TensorMeta y, InferPool2D(kind, x, win));
+  if (dout.dtype != y.dtype || dout.shape != y.shape) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: the output gradient is %s %s but pooling input %s gives %s %s", GradName(kind),
+        DTypeName(dout.dtype), ShapeToString(dout.shape), ShapeToString(x.shape),
+        DTypeName(y.dtype), ShapeToString(y.shape)));
+  }
+  return x;
+}
+
+absl::StatusOr<Tensor> Pool2DGrad(PoolKind kind, const Tensor& x, const Tensor& dout,
+                                  const Window2D& win) {
+  PIJIT_ASSIGN_OR_RETURN(TensorMeta meta, InferPool2DGrad(kind, MetaOf(x), MetaOf(dout), win));
+  PIJIT_ASSIGN_OR_RETURN(Geometry2D g, ResolveWindow(GradName(kind), x.shape(), win.kernel, win, true));
+  Tensor dx = Tensor::Empty(meta.shape, meta.dtype);
+  std::memset(dx.raw_data(), 0, dx.numel() * ItemSize(meta.dtype));
+  if (dx.numel() == 0 || dout.numel() == 0) return dx;
+  const Tensor cx = x.Contiguous(), cd = dout.Contiguous();
+  const bool include_pad = win.count_include_pad && !win.same;
+  DispatchDType(meta.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_floating_point_v<T>) PoolGradLoop<T>(kind, cx, cd, win, g, include_pad, dx);
+  });
+  return dx;
+}
+
+}  // namespace pijit

@@ -1,0 +1,87 @@
+"""Gradients of conv2d and pooling (graph ops conv2d_grad_input/weight, max/avg_pool2d_grad)
+against central finite differences in float64, and float32 against float64, for strides,
+paddings, dilations, groups and overlapping windows."""
+import numpy as np
+import pytest
+
+import pijit as ms
+import pijit.nn as nn
+from pijit import ops
+
+
+def finite_difference(f, x, eps=1e-6):
+    g = np.zeros_like(x)
+    for i in np.ndindex(x.shape):
+        xp, xm = x.copy(), x.copy()
+        xp[i] += eps
+        xm[i] -= eps
+        g[i] = (f(xp) - f(xm)) / (2 * eps)
+    return g
+
+
+CONV_CASES = [  # stride, pad_mode, padding, dilation, groups
+    (1, "valid", 0, 1, 1),
+    (2, "same", 0, 1, 1),
+    (1, "pad", 1, 2, 2),
+    (2, "pad", (1, 0, 2, 1), 1, 2),
+    (3, "valid", 0, 1, 4),
+]
+
+
+@pytest.mark.parametrize("stride,pad_mode,padding,dilation,groups", CONV_CASES)
+def test_conv2d_gradients_match_finite_differences(stride, pad_mode, padding, dilation, groups):
+    rng = np.random.default_rng(stride * 10 + groups)
+    x = rng.standard_normal((2, 4, 7, 6))
+    w = rng.standard_normal((4, 4 // groups, 3, 2))
+    b = rng.standard_normal(4)
+    kw = dict(stride=stride, pad_mode=pad_mode, padding=padding, dilation=dilation, groups=groups)
+
+    def f(x, w, b):
+        y = ops.conv2d(x, w, b, **kw)
+        return ops.sum(y * y)
+
+    gx, gw, gb = ms.grad(f, grad_position=(0, 1, 2))(ms.Tensor(x), ms.Tensor(w), ms.Tensor(b))
+    T = ms.Tensor
+    np.testing.assert_allclose(gx.asnumpy(), finite_difference(lambda v: f(T(v), T(w), T(b)).asnumpy(), x),
+                               rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(gw.asnumpy(), finite_difference(lambda v: f(T(x), T(v), T(b)).asnumpy(), w),
+                               rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(gb.asnumpy(), finite_difference(lambda v: f(T(x), T(w), T(v)).asnumpy(), b),
+                               rtol=1e-5, atol=1e-6)
+    # float32 runs on oneDNN's backward primitives: it agrees with the float64 loops.
+    g32 = ms.grad(f, grad_position=(0, 1, 2))(*(T(a.astype(np.float32)) for a in (x, w, b)))
+    for got, want in zip(g32, (gx, gw, gb)):
+        assert got.dtype == ms.float32
+        np.testing.assert_allclose(got.asnumpy(), want.asnumpy(), rtol=1e-4,
+                                   atol=1e-4 * np.abs(want.asnumpy()).max())
+
+
+@pytest.mark.parametrize("kind", ["max", "avg"])
+@pytest.mark.parametrize("kernel,stride,pad_mode", [(2, 2, "valid"), (3, 2, "valid"), (3, 1, "same"),
+                                                    (2, 1, "same")])
+def test_pool_gradients_match_finite_differences(kind, kernel, stride, pad_mode):
+    rng = np.random.default_rng(kernel * 7 + stride)
+    x = rng.standard_normal((2, 3, 7, 6))  # distinct values: the maximum of a window is unique
+    layer = (nn.MaxPool2d if kind == "max" else nn.AvgPool2d)(kernel, stride, pad_mode=pad_mode)
+
+    def f(t):
+        y = layer(t)
+        return ops.sum(y * y)
+
+    g = ms.grad(f)(ms.Tensor(x)).asnumpy()
+    np.testing.assert_allclose(g, finite_difference(lambda v: f(ms.Tensor(v)).asnumpy(), x),
+                               rtol=1e-5, atol=1e-7)
+    g32 = ms.grad(f)(ms.Tensor(x.astype(np.float32))).asnumpy()
+    np.testing.assert_allclose(g32, g, rtol=1e-4, atol=1e-5)
+
+
+def test_max_pool_gradient_goes_to_the_first_maximum_of_a_window():
+    x = np.zeros((1, 1, 2, 2), np.float32)  # all four tie
+    g = ms.grad(lambda t: ops.sum(ops.max_pool2d(t, 2, 2)))(ms.Tensor(x)).asnumpy()
+    np.testing.assert_array_equal(g, [[[[1, 0], [0, 0]]]])
+
+
+def test_conv2d_gradient_bad_shapes_raise():
+    with pytest.raises(ValueError, match="conv2d"):
+        ms.grad(lambda x, w: ops.sum(ops.conv2d(x, w)))(
+            ms.Tensor(np.ones((1, 2, 4, 4), np.float32)), ms.Tensor(np.ones((1, 3, 3, 3), np.float32)))
