@@ -251,6 +251,7 @@ bool Interp::Step(Frame& f, size_t& pc, bool* returned, Value* result) {
       fn.kind = Value::kFunction;
       fn.obj = code.obj;
       fn.globals_source = f.func_source;
+      fn.globals_func = f.func ? f.func : f.globals_func;
       if (in.arg & 0x08) {
         if (!Pop(f, &a) || a.kind != Value::kSeq) {
           if (!failed()) Fail("internal", "MAKE_FUNCTION without a closure tuple");
@@ -644,8 +645,9 @@ bool Interp::Step(Frame& f, size_t& pc, bool* returned, Value* result) {
 
 void Interp::Run() {
   const int flags = root_code_->co_flags;
-  if (flags & (CO_VARARGS | CO_VARKEYWORDS)) {
-    Fail("unsupported_function", "functions with *args or **kwargs are not captured yet");
+  // *args is one more parameter slot, a tuple (its items are sources of their own).
+  if (flags & CO_VARKEYWORDS) {
+    Fail("unsupported_function", "functions with **kwargs are not captured yet");
     return;
   }
   Frame f;

@@ -92,6 +92,10 @@ void Interp::BuildBreak() {
     if (static_cast<size_t>(it->second) >= root_nodes_) param_of_source_.erase(it++);
     else ++it;
   }
+  for (auto it = param_of_object_.begin(); it != param_of_object_.end();) {
+    if (static_cast<size_t>(it->second.first) >= root_nodes_) param_of_object_.erase(it++);
+    else ++it;
+  }
   auto brk = std::make_unique<BreakInfo>();
   brk->index = static_cast<int32_t>(root_pc_);
   brk->op = in.op;

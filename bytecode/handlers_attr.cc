@@ -15,13 +15,15 @@ bool Interp::LoadGlobal(Frame& f, PyObject* name, Value* out) {
     globals = PyFunction_GET_GLOBALS(f.func);
     builtins = reinterpret_cast<PyFunctionObject*>(f.func)->func_builtins;
   } else {
-    // A function made during capture shares the globals of the function that made it.
-    globals = PyFunction_GET_GLOBALS(root_func_);
-    builtins = reinterpret_cast<PyFunctionObject*>(root_func_)->func_builtins;
-    if (f.func_source >= 0) {
-      Fail("unsupported_call", "globals of a nested function inside an inlined function");
+    // A function made during capture shares the globals of the function that made it
+    // (read through that function's source when it was inlined).
+    PyObject* owner = f.globals_func ? f.globals_func : root_func_;
+    if (f.func_source >= 0 && !f.globals_func) {
+      Fail("internal", "a nested function's globals are unknown");
       return false;
     }
+    globals = PyFunction_GET_GLOBALS(owner);
+    builtins = reinterpret_cast<PyFunctionObject*>(owner)->func_builtins;
   }
   const bool root = f.func_source < 0;
   Source::Kind kind = root ? Source::kGlobal : Source::kFuncGlobal;

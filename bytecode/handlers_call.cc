@@ -12,6 +12,7 @@ namespace pijit::bytecode {
 using guards::Source;
 
 PyObject* g_cell_call = nullptr;  // pijit.nn.Cell.__call__ (registered by pijit.nn)
+extern PyObject* g_vjp_fn;        // handlers_grad.cc
 
 bool Interp::CallOp(PyOp op, const ValueList& in_args, const std::vector<std::string>& kwnames,
                     Value* out) {
@@ -111,7 +112,8 @@ namespace {
 
 // Builtins whose result capture can compute from known arguments.
 enum class Builtin { kNone, kLen, kIsinstance, kRange, kZip, kEnumerate, kMin, kMax, kAbs, kInt,
-                     kFloat, kBool, kTuple, kList, kGetattr, kHasattr, kStr, kSorted, kSum };
+                     kFloat, kBool, kTuple, kList, kGetattr, kHasattr, kStr, kSorted, kSum, kAll,
+                     kAny, kCallable };
 
 Builtin BuiltinOf(PyObject* fn) {
   if (!PyCFunction_Check(fn) && !PyType_Check(fn)) return Builtin::kNone;
@@ -140,6 +142,9 @@ Builtin BuiltinOf(PyObject* fn) {
   if (name == "hasattr") return Builtin::kHasattr;
   if (name == "sorted") return Builtin::kSorted;
   if (name == "sum") return Builtin::kSum;
+  if (name == "all") return Builtin::kAll;
+  if (name == "any") return Builtin::kAny;
+  if (name == "callable") return Builtin::kCallable;
   return Builtin::kNone;
 }
 
@@ -194,8 +199,12 @@ static bool FoldBuiltin(Interp& in, Frame& f, Builtin b, const ValueList& args,
       break;
     }
     case Builtin::kIsinstance: {
-      if (args.size() != 2 || args[1].kind != Value::kConst) break;
-      PyObject* cls = args[1].obj;
+      if (args.size() != 2) break;
+      // The class, or a tuple of classes (built from globals: `(int, tuple)`).
+      PyObject* cls = args[1].kind == Value::kConst ? args[1].obj
+                      : args[1].kind == Value::kSeq ? in.AsPyObject(args[1])
+                                                    : nullptr;
+      if (!cls) break;
       // A class whose metaclass keeps type's __instancecheck__/__subclasscheck__ runs no code.
       auto plain_type = [](PyObject* c) {
         if (!PyType_Check(c)) return false;
@@ -326,6 +335,31 @@ static bool FoldBuiltin(Interp& in, Frame& f, Builtin b, const ValueList& args,
       *out = std::move(acc);
       return true;
     }
+    case Builtin::kCallable: {
+      // Whether the type has a call slot: no user code runs.
+      if (args.size() != 1) break;
+      const Value& v = args[0];
+      if (v.kind == Value::kFunction) return result(PyBool_FromLong(1));
+      if (v.kind == Value::kTensor) return result(PyBool_FromLong(v.type->tp_call != nullptr));
+      if (v.kind != Value::kConst) break;
+      if (v.source >= 0) in.gp().GuardType(v.source, v.obj);
+      else in.UseConst(v);
+      return result(PyBool_FromLong(PyCallable_Check(v.obj)));
+    }
+    case Builtin::kAll:
+    case Builtin::kAny: {
+      // Over items known at capture time (a tensor's truth is data: not folded).
+      if (args.size() != 1) break;
+      Value it;
+      if (!in.GetIter(args[0], &it)) return false;
+      const bool want = b == Builtin::kAny;
+      for (const Value& v : *it.items) {
+        bool t;
+        if (v.kind == Value::kTensor || !in.Truth(v, &t)) goto unsupported;
+        if (t == want) return result(PyBool_FromLong(want));
+      }
+      return result(PyBool_FromLong(!want));
+    }
     case Builtin::kZip:
     case Builtin::kEnumerate:
     case Builtin::kTuple:
@@ -369,6 +403,7 @@ static bool FoldBuiltin(Interp& in, Frame& f, Builtin b, const ValueList& args,
       tmp.code = f.code;
       tmp.func = f.func;
       tmp.func_source = f.func_source;
+      tmp.globals_func = f.globals_func;
       if (b == Builtin::kHasattr) {
         if (args[0].kind == Value::kConst) {
           in.UseConst(args[0]);
@@ -421,6 +456,13 @@ bool Interp::Call(Frame& f, const Value& callable, ValueList args, Value* out) {
   }
   PyOp op;
   if (PyOpOfBuiltin(fn, &op)) return CallOp(op, args, names, out);
+  if (fn == g_vjp_fn && g_vjp_fn) {
+    if (!names.empty()) {
+      Fail("unsupported_call", "pijit._autodiff.vjp called with keyword arguments");
+      return false;
+    }
+    return CallVjp(f, std::move(args), out);
+  }
   if (PyFunction_Check(fn)) {
     if (callable.source < 0) {
       Fail("unsupported_call", "calling a function whose origin cannot be guarded");
@@ -435,6 +477,15 @@ bool Interp::Call(Frame& f, const Value& callable, ValueList args, Value* out) {
   PyObject* call_name = PyUnicode_InternFromString("__call__");
   PyObject* call_attr = _PyType_Lookup(Py_TYPE(fn), call_name);
   Py_DECREF(call_name);
+  if (g_cell_call && call_attr == g_cell_call && grad_depth_ > 0) {
+    // A Cell with its own gradient (bprop) is differentiated by it on the eager tape.
+    PyObject* bname = Keep(PyUnicode_InternFromString("bprop"));
+    if (_PyType_Lookup(Py_TYPE(fn), bname)) {
+      Fail("unsupported_call", absl::StrCat(Py_TYPE(fn)->tp_name, " defines bprop"),
+           "Cells with a custom bprop are differentiated on the eager tape");
+      return false;
+    }
+  }
   if (g_cell_call && call_attr == g_cell_call && callable.source >= 0) {
     PyObject* cname = Keep(PyUnicode_InternFromString("construct"));
     PyObject* construct = _PyType_Lookup(Py_TYPE(fn), cname);
@@ -469,6 +520,18 @@ bool Interp::Call(Frame& f, const Value& callable, ValueList args, Value* out) {
     Py_XDECREF(attrs);
   }
   if (PyErr_Occurred()) PyErr_Clear();
+  // An instance of a class whose __call__ is a Python function (GradOperation(...), user
+  // callables): inline type(obj).__call__(obj, ...).
+  if (call_attr && PyFunction_Check(call_attr) && callable.source >= 0 && !PyType_Check(fn)) {
+    PyObject* cname = Keep(PyUnicode_InternFromString("__call__"));
+    Value cv;
+    if (!FromSource(gp().AddSource(Source::kTypeAttr, callable.source, -1, cname), call_attr, &cv))
+      return false;
+    UseConst(cv);
+    args.insert(args.begin(), callable);
+    return Inline(f, reinterpret_cast<PyCodeObject*>(PyFunction_GET_CODE(call_attr)), call_attr,
+                  cv.source, nullptr, std::move(args), names, out);
+  }
   PyObject* r = PyObject_Repr(fn);
   std::string what = r ? PyUnicode_AsUTF8(r) : Py_TYPE(fn)->tp_name;
   Py_XDECREF(r);

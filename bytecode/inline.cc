@@ -21,6 +21,7 @@ bool Interp::Inline(Frame& caller, PyCodeObject* code, PyObject* func, int32_t f
   if (!PrepareFrame(*this, code, f)) return false;
   f.func = func;
   f.func_source = fn_value ? fn_value->globals_source : func_source;
+  if (fn_value) f.globals_func = fn_value->globals_func;
   f.depth = caller.depth + 1;
   // Bind arguments to parameters as CPython does (positional, keywords, defaults, *args).
   const int npos_params = code->co_argcount;

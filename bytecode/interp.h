@@ -46,6 +46,7 @@ struct Value {
   std::shared_ptr<Value> cell;       // kCell contents
   std::shared_ptr<ValueList> defaults;  // kFunction positional defaults
   int32_t globals_source = -2;   // kFunction: the source of its globals' function (-1: root)
+  PyObject* globals_func = nullptr;  // kFunction: that function (nullptr: the root's)
   std::shared_ptr<std::vector<PyObject*>> keys;  // kDict keys, parallel to `items` (borrowed)
   bool opaque = false;           // an iterator over a dict view: cannot become a Python value
 
@@ -84,6 +85,7 @@ struct Frame {
   // call's own namespaces), else the guard source of the function object being inlined.
   int32_t func_source = -1;
   PyObject* func = nullptr;  // the function object (nullptr for kFunction values)
+  PyObject* globals_func = nullptr;  // kFunction frames: whose globals they read (nullptr: root)
   std::vector<Instr> instrs;
   std::vector<Value> locals;
   std::vector<Value> stack;
@@ -131,6 +133,7 @@ class Interp {
   bool LoadDeref(Frame& f, int slot, Value* out);
   bool Call(Frame& f, const Value& callable, ValueList args, Value* out);  // handlers_call.cc
   bool CallOp(PyOp op, const ValueList& args, const std::vector<std::string>& kwnames, Value* out);
+  bool CallVjp(Frame& f, ValueList args, Value* out);  // handlers_grad.cc
   bool Inline(Frame& caller, PyCodeObject* code, PyObject* func, int32_t func_source,
               const Value* fn_value, ValueList args, const std::vector<std::string>& kwnames,
               Value* out);
@@ -166,10 +169,13 @@ class Interp {
   size_t root_params_ = 0;  // parameters before the instruction
   std::vector<PyObject*> keep_;
   absl::flat_hash_map<int32_t, graph::NodeId> param_of_source_;
+  // Tensors read as graph inputs, by object: their node and first source.
+  absl::flat_hash_map<PyObject*, std::pair<graph::NodeId, int32_t>> param_of_object_;
   absl::flat_hash_map<graph::NodeId, int32_t> output_of_node_;
   std::vector<graph::NodeId> outputs_;
   absl::flat_hash_map<const ValueList*, int32_t> memo_of_items_;
   bool failed_ = false;
+  int grad_depth_ = 0;  // nesting of gradient transforms being captured (handlers_grad.cc)
   int64_t steps_ = 0;
   // Where the interpreter is, for break reasons.
   PyCodeObject* cur_code_ = nullptr;

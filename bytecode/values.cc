@@ -12,8 +12,15 @@ bool Interp::FromSource(int32_t source, PyObject* obj, Value* out) {
   if (Tensor* t = AsTensor(obj)) {
     auto it = param_of_source_.find(source);
     graph::NodeId node;
+    auto same = param_of_object_.find(obj);
     if (it != param_of_source_.end()) {
       node = it->second;
+    } else if (same != param_of_object_.end()) {
+      // Another path to a tensor already read (a Cell's weight and the optimizer's tuple
+      // item): one graph input, and a guard that both paths keep leading to one object.
+      gp().GuardSameAs(source, same->second.second);
+      node = same->second.first;
+      param_of_source_[source] = node;
     } else {
       uint64_t dynamic = 0;
       if (!dynamic_dims_.empty()) {
@@ -26,6 +33,7 @@ bool Interp::FromSource(int32_t source, PyObject* obj, Value* out) {
       node = g().AddParam(MetaOf(*t));
       out_->param_sources.push_back(source);
       param_of_source_[source] = node;
+      param_of_object_[obj] = {node, source};
     }
     out->kind = Value::kTensor;
     out->node = node;

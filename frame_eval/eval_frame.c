@@ -26,7 +26,9 @@ static PyObject* pijit_eval_frame(PyThreadState* tstate, _PyInterpreterFrame* fr
       (code->co_flags & (CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR))) {
     return _PyEval_EvalFrameDefault(tstate, frame, throwflag);
   }
-  int nargs = code->co_argcount + code->co_kwonlyargcount;
+  /* The parameters' slots: positional, keyword-only, then the *args tuple and **kwargs dict. */
+  int nargs = code->co_argcount + code->co_kwonlyargcount +
+              ((code->co_flags & CO_VARARGS) != 0) + ((code->co_flags & CO_VARKEYWORDS) != 0);
   PyObject* result = NULL;
   if (g_callback(code, (PyObject*)frame->f_func, (PyObject* const*)frame->localsplus, nargs,
                  &result)) {

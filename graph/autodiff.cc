@@ -415,7 +415,8 @@ absl::StatusOr<NodeId> AppendSumTo(Graph& g, NodeId x, absl::Span<const int64_t>
 
 absl::StatusOr<std::vector<NodeId>> AppendBackward(Graph& g, absl::Span<const NodeId> outputs,
                                                    absl::Span<const NodeId> seeds,
-                                                   absl::Span<const NodeId> wrt) {
+                                                   absl::Span<const NodeId> wrt,
+                                                   NodeId first) {
   const NodeId count = static_cast<NodeId>(g.nodes().size());
   if (outputs.size() != seeds.size()) {
     return absl::InternalError(absl::StrFormat("grad: %d outputs but %d seeds", outputs.size(), seeds.size()));
@@ -431,7 +432,8 @@ absl::StatusOr<std::vector<NodeId>> AppendBackward(Graph& g, absl::Span<const No
     const Node& n = g.node(id);
     if (!IsFloating(n.meta.dtype)) continue;
     bool d = is_wrt[id];
-    for (NodeId i : n.inputs) d = d || dep[i];
+    if (id >= first)
+      for (NodeId i : n.inputs) d = d || dep[i];
     dep[id] = d;
   }
   Builder b(g);
@@ -454,7 +456,7 @@ absl::StatusOr<std::vector<NodeId>> AppendBackward(Graph& g, absl::Span<const No
 
   absl::InlinedVector<bool, 4> want;
   for (NodeId id = count - 1; id >= 0; --id) {
-    if (grad[id] == kNil || !dep[id]) continue;
+    if (grad[id] == kNil || !dep[id] || id < first) continue;
     const Node n = g.node(id);  // a copy: the rule appends nodes
     want.assign(n.inputs.size(), false);
     bool any = false;

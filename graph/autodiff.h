@@ -30,10 +30,13 @@ namespace pijit::graph {
 inline constexpr NodeId kNoGradient = -1;
 
 // Appends the backward computation to `g` and returns, per `wrt` node in order, the node
-// holding its gradient (or kNoGradient). Does not change g's outputs.
+// holding its gradient (or kNoGradient). Does not change g's outputs. Gradients flow only
+// through nodes numbered `first` or above (and the wrt nodes): what was computed before a
+// gradient transform began is a constant to it, as it is to the eager tape.
 absl::StatusOr<std::vector<NodeId>> AppendBackward(Graph& g, absl::Span<const NodeId> outputs,
                                                    absl::Span<const NodeId> seeds,
-                                                   absl::Span<const NodeId> wrt);
+                                                   absl::Span<const NodeId> wrt,
+                                                   NodeId first = 0);
 
 // Whether `op` has a VJP rule (params and constants need none).
 bool HasVjpRule(Op op);

@@ -68,6 +68,12 @@ void GuardProgram::GuardType(int32_t source, PyObject* obj) {
   guards_.push_back(std::move(g));
 }
 
+void GuardProgram::GuardSameAs(int32_t source, int32_t other) {
+  Guard g{Guard::kSameAs, source};
+  g.other = other;
+  guards_.push_back(std::move(g));
+}
+
 namespace {
 // Equality of plain values that also tells 0.0 from -0.0 (1/x differs) and lets a NaN match
 // itself: floats compare by their bits, tuples item by item.
@@ -250,6 +256,9 @@ bool GuardProgram::Check(const Roots& roots, PyObject** values) const {
       case Guard::kIdMatch:
         if (v != (g.weak ? PyWeakref_GET_OBJECT(g.value) : g.value)) return false;
         break;
+      case Guard::kSameAs:
+        if (v != values[g.other]) return false;
+        break;
       case Guard::kTypeMatch:
         if (Py_TYPE(v) != g.type) return false;
         if (g.length >= 0 &&
@@ -353,6 +362,9 @@ std::string GuardProgram::ToText() const {
                         absl::StrFormat("%p", static_cast<void*>(
                                                   g.weak ? PyWeakref_GET_OBJECT(g.value) : g.value)),
                         g.weak ? " (weak)" : "", "\n");
+        break;
+      case Guard::kSameAs:
+        absl::StrAppend(&out, "SAME_AS(", src, "): ", SourceText(g.other), "\n");
         break;
       case Guard::kTypeMatch:
         absl::StrAppend(&out, "TYPE_MATCH(", src, "): ", g.type->tp_name);

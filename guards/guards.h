@@ -39,6 +39,7 @@ struct Guard {
     kIdMatch,      // the same object (weakly held where possible)
     kEqualsMatch,  // exact type and == value (None, bool, int, float, str, tuples of them)
     kTypeMatch,    // exact type, and for tuples and lists the length (in `length`)
+    kSameAs,       // the same object as source `other` (two paths to one tensor)
   };
   Kind kind;
   int32_t source;
@@ -48,6 +49,7 @@ struct Guard {
   DType dtype = DType::kFloat32;
   Shape shape, strides;
   Py_ssize_t length = -1;  // kTypeMatch of a tuple, list or dict
+  int32_t other = -1;      // kSameAs
   uint64_t dynamic = 0;    // kTensorMatch: bit d set = dimension d may take any size
   bool contiguous = true;  // kTensorMatch with dynamic dims: contiguity instead of strides
 };
@@ -89,6 +91,8 @@ class GuardProgram {
   void GuardTensor(int32_t source, PyObject* obj, const Tensor& t, uint64_t dynamic = 0);
   void GuardValue(int32_t source, PyObject* obj);  // EQUALS_MATCH for plain values, else ID_MATCH
   void GuardType(int32_t source, PyObject* obj);   // TYPE_MATCH (with length for tuples/lists/dicts)
+  // SAME_AS: `source` and `other` (an earlier source) hold the same object.
+  void GuardSameAs(int32_t source, int32_t other);
   bool HasGuard(int32_t source) const;
 
   size_t num_sources() const { return sources_.size(); }

@@ -29,8 +29,8 @@ def _positions(grad_position):
                         f"got {type(grad_position).__name__}")
     if isinstance(grad_position, int):
         return (grad_position,), True
-    if not grad_position or not all(isinstance(p, int) and not isinstance(p, bool)
-                                    for p in grad_position):
+    if not grad_position or not all([isinstance(p, int) and not isinstance(p, bool)
+                                     for p in grad_position]):
         raise TypeError(f"grad: grad_position must be a non-empty tuple of ints, got {grad_position!r}")
     return tuple(grad_position), False
 
@@ -119,14 +119,46 @@ def _scalar_seeds(fn, outs):
     return seeds
 
 
-def _grad_result(record, grads, single, weights, grad_position):
-    gi, gw = grads
+def _grad_result(gi, gw, single, weights, grad_position):
     gi = gi[0] if single else tuple(gi)
     if weights is None:
         return gi
     if grad_position is None:
         return tuple(gw)
     return gi, tuple(gw)
+
+
+def vjp(fn, args, positions=(), weights=None, sens=None, has_aux=False, scalar=False):
+    """Runs fn(*args) once and differentiates it. Returns (fn's output, the gradients of the
+    inputs at `positions`, the gradients of `weights`), the last two as tuples; tensors that
+    are not floating point get zeros.
+
+    sens: None gives every differentiated output a sensitivity of ones (with scalar=True the
+    outputs must have one element each); a number, that value everywhere; a Tensor or a
+    tuple/list of Tensors, one per output. has_aux: only the first output is differentiated.
+
+    Every gradient transform (grad, value_and_grad, GradOperation, TrainOneStepCell,
+    ForwardValueAndGrad) goes through this function. Eagerly it runs fn under a tape. Captured
+    code never runs it: the capture inlines fn into the graph being built and appends its
+    backward there (bytecode/handlers_grad.cc), so forward, backward and what uses the
+    gradients (an optimizer's update) compile into one graph."""
+    record = _Recorded(fn, args, positions, weights)
+    outs, _ = _differentiated(fn, record.out, has_aux)
+    if sens is None:
+        seeds = _scalar_seeds(fn, outs) if scalar else [_C.ops.ones_like(o) for o in outs]
+    elif isinstance(sens, (int, float)) and not isinstance(sens, bool):
+        seeds = [_C.ops.ones_like(o) * sens if sens != 1 else _C.ops.ones_like(o) for o in outs]
+    else:
+        seeds = list(sens) if isinstance(sens, (tuple, list)) else [sens]
+        if len(seeds) != len(outs):
+            raise ValueError(f"grad: {len(seeds)} sensitivities for {len(outs)} outputs of "
+                             f"{_name(fn)}")
+        seeds = [s if isinstance(s, Tensor) else Tensor(s) for s in seeds]
+    gi, gw = record.gradients(outs, seeds)
+    return record.out, tuple(gi), tuple(gw)
+
+
+_C._register_vjp(vjp)
 
 
 def _make(fn, grad_position, weights, has_aux, with_value):
@@ -136,15 +168,12 @@ def _make(fn, grad_position, weights, has_aux, with_value):
         raise ValueError("grad: grad_position and weights cannot both be None")
 
     def run(*args):
-        record = _Recorded(fn, args, positions, weights)
-        outs, aux = _differentiated(fn, record.out, has_aux)
-        grads = _grad_result(record, record.gradients(outs, _scalar_seeds(fn, outs)), single,
-                             weights, grad_position)
+        out, gi, gw = vjp(fn, args, positions, weights, None, has_aux, True)
+        grads = _grad_result(gi, gw, single, weights, grad_position)
         if with_value:
-            return record.out, grads
-        return (grads, aux) if has_aux else grads
+            return out, grads
+        return (grads, tuple(out[1:])) if has_aux else grads
 
-    run.__name__ = ("value_and_grad_" if with_value else "grad_") + getattr(fn, "__name__", "fn")
     return run
 
 
@@ -191,34 +220,24 @@ class GradOperation:
             weights = None
 
         def run(*args):
+            sens = None
             if self.sens_param:
                 if not args:
                     raise TypeError("GradOperation(sens_param=True): the last argument must be "
                                     "the sensitivity")
                 args, sens = args[:-1], args[-1]
             if self.get_all:
-                positions = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
+                positions = tuple([i for i, a in enumerate(args) if isinstance(a, Tensor)])
             elif self.get_by_list:
-                positions = []
+                positions = ()
             else:
-                positions = [0]  # _Recorded checks that it is a Tensor
-            record = _Recorded(fn, args, positions, weights)
-            outs, _ = _differentiated(fn, record.out, False)
-            if self.sens_param:
-                seeds = list(sens) if isinstance(sens, (tuple, list)) else [sens]
-                if len(seeds) != len(outs):
-                    raise ValueError(f"GradOperation: {len(seeds)} sensitivities for "
-                                     f"{len(outs)} outputs")
-                seeds = [s if isinstance(s, Tensor) else Tensor(s) for s in seeds]
-            else:
-                seeds = [_C.ops.ones_like(o) for o in outs]
-            gi, gw = record.gradients(outs, seeds)
+                positions = (0,)  # _Recorded checks that it is a Tensor
+            _, gi, gw = vjp(fn, args, positions, weights, sens)
             if self.get_by_list and not self.get_all:
-                return tuple(gw)
-            gi = tuple(gi) if self.get_all else gi[0]
-            return (gi, tuple(gw)) if self.get_by_list else gi
+                return gw
+            gi = gi if self.get_all else gi[0]
+            return (gi, gw) if self.get_by_list else gi
 
-        run.__name__ = "grad_" + getattr(fn, "__name__", type(fn).__name__)
         return run
 
 

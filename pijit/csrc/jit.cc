@@ -19,6 +19,7 @@ namespace py = pybind11;
 
 namespace pijit::bytecode {
 extern PyObject* g_cell_call;
+extern PyObject* g_vjp_fn;
 }
 
 namespace pijit {
@@ -341,6 +342,10 @@ void BindJit(py::module_& m) {
   m.def("_register_cell_call", [](py::object call) {
     Py_XDECREF(bytecode::g_cell_call);
     bytecode::g_cell_call = call.release().ptr();
+  });
+  m.def("_register_vjp", [](py::object fn) {
+    Py_XDECREF(bytecode::g_vjp_fn);
+    bytecode::g_vjp_fn = fn.release().ptr();
   });
   m.def("_set_skip_prefixes", [](std::vector<std::string> p) { SetSkipPrefixes(std::move(p)); });
 }

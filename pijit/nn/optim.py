@@ -114,13 +114,13 @@ class Optimizer(Cell):
         if self.weight_decay == 0.0:
             return gradients
         wd = self.weight_decay
-        return tuple(g + p * wd for g, p in zip(gradients, self.parameters))
+        return tuple([g + p * wd for g, p in zip(gradients, self.parameters)])
 
     def scale_grad(self, gradients):
         if self.loss_scale == 1.0:
             return gradients
         inv = 1.0 / self.loss_scale
-        return tuple(g * inv for g in gradients)
+        return tuple([g * inv for g in gradients])
 
     def extend_repr(self):
         return f"learning_rate={float(self.learning_rate.asnumpy())}, " \

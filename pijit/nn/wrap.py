@@ -32,22 +32,11 @@ class WithLossCell(Cell):
         return self._backbone
 
 
-def _seeds(outs, sens):
-    seeds = []
-    for o in outs:
-        if not isinstance(o, Tensor):
-            raise TypeError(f"the network must return Tensors to be differentiated, got "
-                            f"{type(o).__name__}")
-        seeds.append(ops.ones_like(o) if sens == 1.0 else ops.ones_like(o) * sens)
-    return seeds
-
-
 class TrainOneStepCell(Cell):
     """One training step: runs `network` (a Cell returning the loss, e.g. a WithLossCell) on the
     inputs, takes the gradients of the loss, scaled by `sens`, with respect to the optimizer's
-    parameters, applies `optimizer` to them and returns the loss. In GRAPH_MODE the step
-    itself runs eagerly (gradients come from the eager tape); the network is compiled."""
-    _pijit_eager = True
+    parameters, applies `optimizer` to them and returns the loss. Compiled (GRAPH_MODE, or
+    called from jitted code), forward, backward and the update are one graph."""
 
     def __init__(self, network, optimizer, sens=1.0):
         super().__init__(auto_prefix=False)
@@ -64,11 +53,8 @@ class TrainOneStepCell(Cell):
         self.grad = ops.GradOperation(get_by_list=True, sens_param=True)
 
     def construct(self, *inputs):
-        record = _autodiff._Recorded(self.network, inputs, (), self.weights)
-        loss = record.out
-        outs = list(loss) if isinstance(loss, tuple) else [loss]
-        _, grads = record.gradients(outs, _seeds(outs, self.sens))
-        self.optimizer(tuple(grads))
+        loss, _, grads = _autodiff.vjp(self.network, inputs, (), self.weights, self.sens)
+        self.optimizer(grads)
         return loss
 
 
@@ -76,8 +62,7 @@ class ForwardValueAndGrad(Cell):
     """The network's output and its gradients: with respect to the inputs (get_all: every
     Tensor input; otherwise the first, unless get_by_list), to `weights` (get_by_list), or
     both as (inputs' gradients, weights' gradients). With sens_param the last input is the
-    sensitivity; otherwise it is ones. In GRAPH_MODE it runs eagerly, as TrainOneStepCell."""
-    _pijit_eager = True
+    sensitivity; otherwise it is ones."""
 
     def __init__(self, network, weights=None, get_all=False, get_by_list=False, sens_param=False):
         super().__init__(auto_prefix=False)
@@ -100,23 +85,13 @@ class ForwardValueAndGrad(Cell):
                                 "the sensitivity")
             inputs, sens = inputs[:-1], inputs[-1]
         if self.get_all:
-            positions = [i for i, a in enumerate(inputs) if isinstance(a, Tensor)]
+            positions = tuple([i for i, a in enumerate(inputs) if isinstance(a, Tensor)])
         elif self.get_by_list:
-            positions = []
+            positions = ()
         else:
-            positions = [0]
-        record = _autodiff._Recorded(self.network, inputs, positions, self.weights)
-        out = record.out
-        outs = list(out) if isinstance(out, tuple) else [out]
-        if self.sens_param:
-            seeds = list(sens) if isinstance(sens, (tuple, list)) else [sens]
-            if len(seeds) != len(outs):
-                raise ValueError(f"ForwardValueAndGrad: {len(seeds)} sensitivities for "
-                                 f"{len(outs)} outputs")
-        else:
-            seeds = _seeds(outs, 1.0)
-        gi, gw = record.gradients(outs, seeds)
+            positions = (0,)
+        out, gi, gw = _autodiff.vjp(self.network, inputs, positions, self.weights, sens)
         if self.get_by_list and not self.get_all:
-            return out, tuple(gw)
-        gi = tuple(gi) if self.get_all else gi[0]
-        return out, ((gi, tuple(gw)) if self.get_by_list else gi)
+            return out, gw
+        gi = gi if self.get_all else gi[0]
+        return out, ((gi, gw) if self.get_by_list else gi)

@@ -22,6 +22,7 @@ import fractions
 import importlib
 import inspect
 import json
+import functools
 import re
 import shlex
 import statistics
@@ -170,20 +171,18 @@ class WithProperty:
         return 2.5
 
 
-class Opaque:
-    """A callable object: capture does not look inside, so calling it breaks the graph."""
-
-    def __call__(self, t):
-        return t * 0.5 + 1.0
+def _half_plus_one(t):
+    return t * 0.5 + 1.0
 
 
-class OpaqueKw:
-    def __call__(self, t, scale=1.0, *, shift=0.0):
-        return t * scale + shift
+def _scale_shift(t, scale=1.0, *, shift=0.0):
+    return t * scale + shift
 
 
-opaque = Opaque()
-opaque_kw = OpaqueKw()
+# Callables whose __call__ is not Python code (functools.partial): capture cannot look
+# inside, so calling them breaks the graph.
+opaque = functools.partial(_half_plus_one)
+opaque_kw = functools.partial(_scale_shift)
 
 
 def t_store_attr(x, o, grab):

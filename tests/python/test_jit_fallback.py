@@ -280,12 +280,24 @@ def test_helper_called_from_eager_fallback_runs_normally():
     assert calls == [1]
 
 
-def test_varargs_function_runs_eagerly_with_a_reason():
+def test_varargs_function_is_captured_and_guards_the_tuple_length():
     def varargs(*xs):
-        return xs[0] + xs[1]
+        return xs[0] + xs[1] * len(xs)
     jf = pijit(varargs)
+    x, y = T(np.ones(2)), T(np.arange(2.0))
+    assert_same_tensor(jf(x, y), varargs(x, y))
+    assert_same_tensor(jf(y, x), varargs(y, x))
+    assert stats(jf)["compile_count"] == 1 and stats(jf)["eager_count"] == 0
+    assert_same_tensor(jf(x, y, y), varargs(x, y, y))  # another length: another entry
+    assert stats(jf)["compile_count"] == 2
+
+
+def test_kwargs_function_runs_eagerly_with_a_reason():
+    def kwargs_fn(a, **kw):
+        return a + kw["b"]
+    jf = pijit(kwargs_fn)
     x = T(np.ones(2))
-    assert_same_tensor(jf(x, x), varargs(x, x))
+    assert_same_tensor(jf(x, b=x), kwargs_fn(x, b=x))
     assert stats(jf)["reasons"][0]["category"] == "unsupported_function"
 
 

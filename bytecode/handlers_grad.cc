@@ -1,0 +1,205 @@
+// Gradient transforms inside captured code. Every transform (pijit.grad, value_and_grad,
+// GradOperation, TrainOneStepCell, ForwardValueAndGrad) calls pijit._autodiff.vjp; capture
+// does not run it on the eager tape but inlines the differentiated function into the graph
+// being built and appends its backward with graph/autodiff. Forward, backward and whatever
+// uses the gradients (an optimizer's assigns) become one graph.
+#include "absl/strings/str_format.h"
+#include "bytecode/interp.h"
+#include "graph/autodiff.h"
+#include "guards/guards.h"
+#include "pijit/csrc/convert.h"
+#include "pijit/csrc/module.h"
+
+namespace pijit::bytecode {
+
+PyObject* g_vjp_fn = nullptr;  // pijit._autodiff.vjp (registered by pijit._autodiff)
+
+namespace {
+
+// The items of a tuple-like value (a tuple built during capture or one from a source).
+bool ItemsOf(Interp& in, const Value& v, ValueList* items) {
+  Value it;
+  if (!in.GetIter(v, &it)) return false;
+  *items = *it.items;
+  return true;
+}
+
+bool KnownBool(const Value& v, bool* out) {
+  if (v.kind != Value::kConst || !PyBool_Check(v.obj)) return false;
+  *out = v.obj == Py_True;
+  return true;
+}
+
+}  // namespace
+
+bool Interp::CallVjp(Frame& f, ValueList args, Value* out) {
+  // vjp(fn, args, positions=(), weights=None, sens=None, has_aux=False, scalar=False),
+  // given positionally.
+  PyObject* defaults = PyFunction_GET_DEFAULTS(g_vjp_fn);
+  const size_t num_defaults = defaults ? static_cast<size_t>(PyTuple_GET_SIZE(defaults)) : 0;
+  if (args.size() > 7 || args.size() + num_defaults < 7) {
+    Fail("unsupported_call", "pijit._autodiff.vjp called with other than its 7 arguments");
+    return false;
+  }
+  while (args.size() < 7) args.push_back(Value::Const(PyTuple_GET_ITEM(defaults, args.size() - (7 - num_defaults))));
+  if (grad_depth_ > 0) {
+    Fail("unsupported_call", "a gradient of a gradient is not captured",
+         "higher-order gradients run on the eager tape");
+    return false;
+  }
+  for (size_t i : {2, 5, 6}) UseConst(args[i]);
+  bool has_aux = false, scalar = false;
+  PyObject* positions = AsPyObject(args[2]);
+  if (!KnownBool(args[5], &has_aux) || !KnownBool(args[6], &scalar) || !positions ||
+      !PyTuple_Check(positions)) {
+    Fail("unsupported_call", "gradient options unknown at capture time");
+    return false;
+  }
+  ValueList inputs, weights;
+  if (!ItemsOf(*this, args[1], &inputs)) return false;
+  const bool no_weights = args[3].kind == Value::kConst && args[3].obj == Py_None;
+  if (no_weights) UseConst(args[3]);
+  if (!no_weights && !ItemsOf(*this, args[3], &weights)) return false;
+
+  // The variables: inputs at `positions`, then the weights; each must be a distinct tensor
+  // (the tape would treat one tensor at two positions as two variables).
+  std::vector<graph::NodeId> wrt;
+  auto add_wrt = [&](const Value& v, const char* what) {
+    if (v.kind != Value::kTensor) {
+      Fail("invalid_input", absl::StrFormat("grad: %s is not a Tensor", what),
+           "the call runs eagerly and raises the error there");
+      return false;
+    }
+    for (graph::NodeId w : wrt) {
+      if (w == v.node) {
+        Fail("unsupported_call", "grad: one tensor is differentiated at two positions");
+        return false;
+      }
+    }
+    wrt.push_back(v.node);
+    return true;
+  };
+  for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(positions); ++i) {
+    PyObject* p = PyTuple_GET_ITEM(positions, i);
+    long pos = PyLong_Check(p) ? PyLong_AsLong(p) : -1 - static_cast<long>(inputs.size());
+    if (pos < 0) pos += static_cast<long>(inputs.size());
+    if (pos < 0 || pos >= static_cast<long>(inputs.size())) {
+      if (PyErr_Occurred()) PyErr_Clear();
+      Fail("invalid_input", "grad: grad_position out of range",
+           "the call runs eagerly and raises the error there");
+      return false;
+    }
+    if (!add_wrt(inputs[pos], "an input at grad_position")) return false;
+  }
+  for (const Value& w : weights)
+    if (!add_wrt(w, "a weight")) return false;
+
+  // The forward, inlined; nodes from here on are what the gradient flows through.
+  const graph::NodeId first = static_cast<graph::NodeId>(g().nodes().size());
+  Value result;
+  f.kwnames = nullptr;
+  ++grad_depth_;
+  const bool ok = Call(f, args[0], inputs, &result);
+  --grad_depth_;
+  if (!ok) return false;
+
+  ValueList outs;
+  if (result.kind == Value::kTensor) {
+    outs.push_back(result);
+  } else if (result.kind == Value::kSeq) {
+    outs = *result.items;
+  } else {
+    Fail("invalid_input", "grad: the function must return Tensors to be differentiated",
+         "the call runs eagerly and raises the error there");
+    return false;
+  }
+  if (has_aux) {
+    if (result.kind != Value::kSeq || outs.size() < 2) {
+      Fail("invalid_input", "grad: with has_aux=True the function must return a tuple");
+      return false;
+    }
+    outs.resize(1);
+  }
+  std::vector<graph::NodeId> out_nodes, seeds;
+  for (const Value& o : outs) {
+    if (o.kind != Value::kTensor) {
+      Fail("invalid_input", "grad: the function must return Tensors to be differentiated",
+           "the call runs eagerly and raises the error there");
+      return false;
+    }
+    out_nodes.push_back(o.node);
+  }
+
+  // Sensitivities: ones, a number everywhere, or given tensors.
+  const Value& sens = args[4];
+  auto fill_like = [&](graph::NodeId like, double v) {
+    graph::Attrs a;
+    a.value = Tensor::Scalar<double>(v);
+    return g().AddOp(graph::Op::kFullLike, {like}, std::move(a));
+  };
+  if (sens.kind == Value::kConst && (sens.obj == Py_None || guards::IsPythonNumber(sens.obj)) &&
+      !PyBool_Check(sens.obj)) {
+    UseConst(sens);
+    const double v = sens.obj == Py_None ? 1.0 : PyFloat_AsDouble(sens.obj);
+    for (graph::NodeId o : out_nodes) {
+      if (scalar && NumElements(g().node(o).meta.shape) != 1) {
+        Fail("invalid_input", "grad: only a one-element output can be differentiated without a "
+                              "sensitivity", "the call runs eagerly and raises the error there");
+        return false;
+      }
+      auto s = fill_like(o, v);
+      if (!s.ok()) {
+        Fail("internal", std::string(s.status().message()));
+        return false;
+      }
+      seeds.push_back(*s);
+    }
+  } else {
+    ValueList given;
+    if (sens.kind == Value::kTensor) {
+      given.push_back(sens);
+    } else if (!ItemsOf(*this, sens, &given)) {
+      return false;
+    }
+    if (given.size() != out_nodes.size()) {
+      Fail("invalid_input", "grad: the number of sensitivities differs from the outputs'");
+      return false;
+    }
+    for (const Value& s : given) {
+      if (s.kind != Value::kTensor) {
+        Fail("unsupported_call", "grad: a sensitivity that is not a Tensor");
+        return false;
+      }
+      seeds.push_back(s.node);
+    }
+  }
+
+  auto grads = graph::AppendBackward(g(), out_nodes, seeds, wrt, first);
+  if (!grads.ok()) {
+    Fail(grads.status().code() == absl::StatusCode::kUnimplemented ? "unsupported_op" : "invalid_input",
+         std::string(grads.status().message()), "the gradient is taken on the eager tape");
+    return false;
+  }
+  ValueList gi, gw;
+  for (size_t i = 0; i < wrt.size(); ++i) {
+    graph::NodeId gnode = (*grads)[i];
+    if (gnode == graph::kNoGradient) {  // not floating point: zeros, as eagerly
+      auto z = fill_like(wrt[i], 0.0);
+      if (!z.ok()) {
+        Fail("internal", std::string(z.status().message()));
+        return false;
+      }
+      gnode = *z;
+    }
+    Value v;
+    v.kind = Value::kTensor;
+    v.node = gnode;
+    v.type = g_tensor_type;
+    (i < static_cast<size_t>(PyTuple_GET_SIZE(positions)) ? gi : gw).push_back(v);
+  }
+  *out = Value::Seq({result, Value::Seq(std::move(gi), false), Value::Seq(std::move(gw), false)},
+                    false);
+  return true;
+}
+
+}  // namespace pijit::bytecode
