@@ -74,13 +74,13 @@ Tensor FromNumpy(py::array arr, const DType* want) {
 // otherwise `what` raises a TypeError that says how to get a NumPy array.
 py::dtype NumpyDType(DType d, const char* what) {
   if (d != DType::kBFloat16) return py::dtype(std::string(1, NumpyChar(d)));
-  static py::object bf16 = [] {
-    try {
-      return py::object(py::dtype::from_args(py::module_::import("ml_dtypes").attr("bfloat16")));
-    } catch (py::error_already_set&) {
-      return py::object(py::none());
-    }
-  }();
+  // Imported on every call (a sys.modules look-up after the first), not cached: whether
+  // ml_dtypes is importable is the user's environment, and tests change it.
+  py::object bf16 = py::none();
+  try {
+    bf16 = py::dtype::from_args(py::module_::import("ml_dtypes").attr("bfloat16"));
+  } catch (py::error_already_set&) {
+  }
   if (bf16.is_none()) {
     ThrowStatus(absl::UnimplementedError(absl::StrFormat(
         "%s: NumPy has no bfloat16 dtype and ml_dtypes is not installed; convert with "
@@ -341,7 +341,19 @@ void BindTensor(py::module_& m) {
   dtype.def_property_readonly("itemsize", [](DType d) { return ItemSize(d); });
   dtype.def("to_numpy", [](DType d) { return NumpyDType(d, "to_numpy"); });
 
-  py::class_<Tensor> cls(m, "Tensor", py::dynamic_attr());
+  py::class_<Tensor> cls(m, "Tensor", py::dynamic_attr(), py::buffer_protocol());
+  // The buffer protocol (memoryview(t), np.frombuffer): zero-copy, strides in bytes. The
+  // format is the struct/PEP 3118 character, which bfloat16 does not have.
+  cls.def_buffer([](const Tensor& t) -> py::buffer_info {
+    if (t.dtype() == DType::kBFloat16) {
+      ThrowStatus(absl::UnimplementedError(
+          "buffer: bfloat16 has no buffer format; convert with .astype(pijit.float32) first"));
+    }
+    std::vector<ssize_t> shape(t.shape().begin(), t.shape().end()), strides;
+    for (int64_t st : t.strides()) strides.push_back(st * static_cast<ssize_t>(t.itemsize()));
+    return py::buffer_info(t.raw_data(), static_cast<ssize_t>(t.itemsize()),
+                           std::string(1, NumpyChar(t.dtype())), t.ndim(), shape, strides);
+  });
   cls.def(py::init(&MakeTensor), py::arg("input_data") = py::none(), py::arg("dtype") = py::none())
       .def_property_readonly("shape", [](const Tensor& t) {
         py::tuple s(t.ndim());
