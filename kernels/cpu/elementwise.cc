@@ -120,9 +120,9 @@ absl::StatusOr<DType> ComputeDType(BinaryOp op, DType a, DType b) {
       case BinaryOp::kSub:
         return absl::UnimplementedError(
             "sub: boolean subtract is not supported, use logical_xor or cast to an integer dtype");
+      // NumPy has no bool loop for these: the first that bool casts to safely is int8's.
       case BinaryOp::kPow: case BinaryOp::kFloorDiv: case BinaryOp::kMod:
-        return absl::UnimplementedError(absl::StrFormat(
-            "%s: unsupported dtypes Bool and Bool, cast the operands to an integer dtype", name));
+        return DType::kInt8;
       default: break;
     }
   }

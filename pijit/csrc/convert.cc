@@ -1,9 +1,11 @@
 #include "pijit/csrc/convert.h"
 
 #include <limits>
+#include <string_view>
 
 #include <pybind11/pybind11.h>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_format.h"
 #include "kernels/ops.h"
 
@@ -22,6 +24,16 @@ Tensor* AsTensor(PyObject* obj) {
 PyObject* WrapTensor(Tensor t) {
   return py::cast(std::move(t), py::return_value_policy::move).release().ptr();
 }
+
+namespace {
+// Ops whose result NumPy computes from a Python int's exact value even where it does not fit
+// the tensor's integer dtype: comparisons (uint8 < -1 is False) and true division.
+bool ScalarNeedNotFit(const char* op) {
+  static const absl::flat_hash_set<std::string> kOps = {
+      "div", "equal", "not_equal", "less", "less_equal", "greater", "greater_equal"};
+  return kOps.contains(op);
+}
+}  // namespace
 
 absl::StatusOr<Tensor> ScalarOperand(const char* op, PyObject* s, DType other) {
   if (PyBool_Check(s)) {
@@ -46,6 +58,14 @@ absl::StatusOr<Tensor> ScalarOperand(const char* op, PyObject* s, DType other) {
     }
     int64_t lo, hi;
     IntegerRange(dt, &lo, &hi);
+    if (IsInteger(dt) && (v < lo || v > hi) && ScalarNeedNotFit(op)) {
+      // NumPy compares with the exact value, and divides in float64: the int need not fit.
+      return Tensor::Scalar<int64_t>(v);
+    }
+    if (IsInteger(dt) && (v < lo || v > hi) && (std::string_view(op) == "clip" || std::string_view(op) == "clamp")) {
+      // A bound beyond the dtype's range clips like the range's end (NumPy's clip agrees).
+      return Cast(Tensor::Scalar<int64_t>(v < lo ? lo : hi), dt);
+    }
     if (IsInteger(dt) && (v < lo || v > hi)) {  // NumPy (NEP 50) raises too
       return absl::OutOfRangeError(absl::StrFormat("%s: Python integer %d is out of bounds for %s",
                                                    op, static_cast<int64_t>(v), DTypeName(dt)));
