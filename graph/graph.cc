@@ -58,7 +58,7 @@ std::string ValueText(const Tensor& t) {
     using T = decltype(tag);
     for (int64_t i = 0; i < n; ++i) {
       if constexpr (std::is_same_v<T, bool>) items.push_back(c.data<T>()[i] ? "true" : "false");
-      else items.push_back(absl::StrCat(c.data<T>()[i]));
+      else items.push_back(absl::StrCat(static_cast<ComputeType<T>>(c.data<T>()[i])));
     }
   });
   if (t.ndim() == 0) return items[0];

@@ -236,7 +236,8 @@ class Parser {
       }
     }
     if (!found) {
-      return Lexer::Error(t, absl::StrCat("expected a dtype (bool, i32, i64, f32, f64) but "
+      return Lexer::Error(t, absl::StrCat("expected a dtype (bool, u8, i8, i16, i32, i64, f16, bf16, f32, f64) "
+                                          "but "
                                           "found ", Describe(t)));
     }
     Next();

@@ -3,14 +3,22 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "kernels/half.h"
+
 namespace pijit {
 
-// X(enumerator, C++ type, display name (as MindSpore prints it), short IR name, NumPy char)
-#define PIJIT_DTYPES(X)                          \
-  X(kBool, bool, "Bool", "bool", '?')            \
-  X(kInt32, int32_t, "Int32", "i32", 'i')        \
-  X(kInt64, int64_t, "Int64", "i64", 'l')        \
-  X(kFloat32, float, "Float32", "f32", 'f')      \
+// X(enumerator, C++ type, display name (as MindSpore prints it), short IR name, NumPy char).
+// bfloat16 has no NumPy type: its char (0) matches no NumPy dtype.
+#define PIJIT_DTYPES(X)                             \
+  X(kBool, bool, "Bool", "bool", '?')               \
+  X(kUInt8, uint8_t, "UInt8", "u8", 'B')            \
+  X(kInt8, int8_t, "Int8", "i8", 'b')               \
+  X(kInt16, int16_t, "Int16", "i16", 'h')           \
+  X(kInt32, int32_t, "Int32", "i32", 'i')           \
+  X(kInt64, int64_t, "Int64", "i64", 'l')           \
+  X(kFloat16, Half, "Float16", "f16", 'e')          \
+  X(kBFloat16, BFloat16, "BFloat16", "bf16", '\0')  \
+  X(kFloat32, float, "Float32", "f32", 'f')         \
   X(kFloat64, double, "Float64", "f64", 'd')
 
 enum class DType : uint8_t {
@@ -18,21 +26,41 @@ enum class DType : uint8_t {
   PIJIT_DTYPES(PIJIT_ENUM)
 #undef PIJIT_ENUM
 };
-constexpr int kNumDTypes = 5;
+constexpr int kNumDTypes = 10;
 
 size_t ItemSize(DType d);
 const char* DTypeName(DType d);       // "Float32"
 const char* DTypeShortName(DType d);  // "f32"
-inline bool IsFloating(DType d) { return d == DType::kFloat32 || d == DType::kFloat64; }
-inline bool IsInteger(DType d) { return d == DType::kInt32 || d == DType::kInt64; }
+inline bool IsFloating(DType d) {
+  return d == DType::kFloat16 || d == DType::kBFloat16 || d == DType::kFloat32 ||
+         d == DType::kFloat64;
+}
+// Signed and unsigned integers (not bool).
+inline bool IsInteger(DType d) {
+  return d == DType::kUInt8 || d == DType::kInt8 || d == DType::kInt16 || d == DType::kInt32 ||
+         d == DType::kInt64;
+}
+// float16 and bfloat16: stored in 16 bits, computed in float32.
+inline bool IsHalfFloat(DType d) { return d == DType::kFloat16 || d == DType::kBFloat16; }
 
-// NumPy's result_type for two arrays.
+// NumPy's result_type for two arrays (bfloat16 as torch and ml_dtypes: with any integer or
+// bool it stays bfloat16, with float16 it gives float32). One table, in tensor.cc.
 DType PromoteTypes(DType a, DType b);
 
 // The kind of a Python scalar mixed with a tensor. Python scalars are "weak" (NEP 50):
 // they adopt the tensor's dtype unless their kind is higher.
 enum class ScalarKind : uint8_t { kBool, kInt, kFloat };
 DType PromoteWithScalar(DType tensor, ScalarKind scalar);
+
+// The result dtype of exp, sqrt, softmax, ... : a floating input keeps its dtype, an integer
+// one gets the smallest float that holds all its values (NumPy: Int8 -> Float16,
+// Int16 -> Float32, Int32 -> Float64).
+inline DType FloatFunctionDType(DType d) {
+  return IsFloating(d) ? d : PromoteTypes(d, DType::kFloat16);
+}
+
+// The range of an integer dtype (for range checks of Python integers).
+void IntegerRange(DType d, int64_t* lo, int64_t* hi);
 
 template <typename T> struct DTypeOf;
 #define PIJIT_DTYPEOF(e, t, n, s, c) \
@@ -45,8 +73,13 @@ template <typename Fn>
 decltype(auto) DispatchDType(DType d, Fn&& fn) {
   switch (d) {
     case DType::kBool: return fn(bool{});
+    case DType::kUInt8: return fn(uint8_t{});
+    case DType::kInt8: return fn(int8_t{});
+    case DType::kInt16: return fn(int16_t{});
     case DType::kInt32: return fn(int32_t{});
     case DType::kInt64: return fn(int64_t{});
+    case DType::kFloat16: return fn(Half{});
+    case DType::kBFloat16: return fn(BFloat16{});
     case DType::kFloat32: return fn(float{});
     case DType::kFloat64: break;
   }

@@ -56,6 +56,10 @@ struct FusedInst {
   FusedOperand a, b;  // b is unused by unary opcodes
 };
 
+// The dtypes fused kernels compute in: float32 and float64 (lanes of AVX2 registers). The
+// fusion pass leaves everything else, the 16-bit floats included, unfused.
+inline bool FusedKernelSupports(DType d) { return d == DType::kFloat32 || d == DType::kFloat64; }
+
 struct FusedProgram {
   DType dtype = DType::kFloat32;
   int num_inputs = 0;

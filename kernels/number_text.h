@@ -15,6 +15,8 @@ template <typename T>
 void AppendNumber(std::string* out, T v) {
   if constexpr (std::is_same_v<T, bool>) {
     out->append(v ? "true" : "false");
+  } else if constexpr (kIsHalf<T>) {
+    AppendNumber(out, static_cast<float>(v));  // exact in float32, so it reads back exactly
   } else {
     char buf[64];
     auto r = std::to_chars(buf, buf + sizeof(buf), v);
@@ -39,6 +41,11 @@ bool ParseNumber(absl::string_view text, T* out) {
     if (text == "true") return *out = true, true;
     if (text == "false") return *out = false, true;
     return false;
+  } else if constexpr (kIsHalf<T>) {
+    float f;
+    if (!ParseNumber(text, &f)) return false;
+    *out = T(f);
+    return true;
   } else {
     const char* b = text.data();
     const char* e = b + text.size();

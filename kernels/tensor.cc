@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <new>
 
 #include "absl/strings/str_cat.h"
@@ -36,14 +37,31 @@ const char* DTypeShortName(DType d) {
   return "?";
 }
 
+namespace {
+constexpr DType b = DType::kBool, u8 = DType::kUInt8, i8 = DType::kInt8, i16 = DType::kInt16,
+                i32 = DType::kInt32, i64 = DType::kInt64, f16 = DType::kFloat16,
+                bf = DType::kBFloat16, f32 = DType::kFloat32, f64 = DType::kFloat64;
+// kPromote[a][b], rows and columns in enum order. The NumPy types follow np.result_type
+// (an integer meets a float wide enough to hold it exactly: int16 + float16 -> float32,
+// int32 + float32 -> float64); bfloat16 stays bfloat16 with bools and integers and meets
+// float16 at float32 (torch, ml_dtypes).
+constexpr DType kPromote[kNumDTypes][kNumDTypes] = {
+    //         b    u8   i8   i16  i32  i64  f16  bf   f32  f64
+    /* b   */ {b,   u8,  i8,  i16, i32, i64, f16, bf,  f32, f64},
+    /* u8  */ {u8,  u8,  i16, i16, i32, i64, f16, bf,  f32, f64},
+    /* i8  */ {i8,  i16, i8,  i16, i32, i64, f16, bf,  f32, f64},
+    /* i16 */ {i16, i16, i16, i16, i32, i64, f32, bf,  f32, f64},
+    /* i32 */ {i32, i32, i32, i32, i32, i64, f64, bf,  f64, f64},
+    /* i64 */ {i64, i64, i64, i64, i64, i64, f64, bf,  f64, f64},
+    /* f16 */ {f16, f16, f16, f32, f64, f64, f16, f32, f32, f64},
+    /* bf  */ {bf,  bf,  bf,  bf,  bf,  bf,  f32, bf,  f32, f64},
+    /* f32 */ {f32, f32, f32, f32, f64, f64, f32, f32, f32, f64},
+    /* f64 */ {f64, f64, f64, f64, f64, f64, f64, f64, f64, f64},
+};
+}  // namespace
+
 DType PromoteTypes(DType a, DType b) {
-  if (a == b) return a;
-  auto rank = [](DType d) { return static_cast<int>(d); };
-  DType hi = rank(a) > rank(b) ? a : b;
-  DType lo = rank(a) > rank(b) ? b : a;
-  // int32/int64 with float32 needs float64 to hold every integer exactly (NumPy's rule).
-  if (hi == DType::kFloat32 && IsInteger(lo)) return DType::kFloat64;
-  return hi;
+  return kPromote[static_cast<int>(a)][static_cast<int>(b)];
 }
 
 DType PromoteWithScalar(DType tensor, ScalarKind scalar) {
@@ -53,6 +71,19 @@ DType PromoteWithScalar(DType tensor, ScalarKind scalar) {
     case ScalarKind::kFloat: return IsFloating(tensor) ? tensor : DType::kFloat64;
   }
   return tensor;
+}
+
+void IntegerRange(DType d, int64_t* lo, int64_t* hi) {
+  DispatchDType(d, [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_integral_v<T>) {
+      *lo = static_cast<int64_t>(std::numeric_limits<T>::min());
+      *hi = static_cast<int64_t>(std::numeric_limits<T>::max());
+    } else {
+      *lo = std::numeric_limits<int64_t>::min();
+      *hi = std::numeric_limits<int64_t>::max();
+    }
+  });
 }
 
 std::shared_ptr<Storage> Storage::Allocate(size_t nbytes) {

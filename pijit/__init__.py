@@ -8,8 +8,8 @@
         return ms.ops.matmul(x, y) + z
 """
 from pijit import _C
-from pijit._tensor import (Tensor, Parameter, ParameterTuple, dtype, bool_, int32, int64, float32,
-                           float64)
+from pijit._tensor import (Tensor, Parameter, ParameterTuple, dtype, bool_, int8, int16, int32,
+                           int64, uint8, float16, bfloat16, float32, float64)
 from pijit import ops
 from pijit import common
 from pijit import context
@@ -25,8 +25,8 @@ from_dlpack = _C.from_dlpack
 get_seed = _C.get_seed
 
 __all__ = [
-    "Tensor", "Parameter", "ParameterTuple", "common", "context", "dtype", "bool_", "int32",
-    "int64", "float32", "float64",
+    "Tensor", "Parameter", "ParameterTuple", "common", "context", "dtype", "bool_", "int8", "int16",
+    "int32", "int64", "uint8", "float16", "bfloat16", "float32", "float64",
     "ops", "nn", "jit", "ms_function", "capture", "enable", "disable", "explain",
     "get_code_extra", "reset", "set_context", "get_context", "GRAPH_MODE", "PYNATIVE_MODE",
     "GraphBreakError", "ExplainOutput", "set_seed", "get_seed", "from_dlpack", "grad", "value_and_grad",

@@ -10,14 +10,24 @@ int32 = dtype.i32
 int64 = dtype.i64
 float32 = dtype.f32
 float64 = dtype.f64
+float16 = dtype.f16
+bfloat16 = dtype.bf16
+int8 = dtype.i8
+int16 = dtype.i16
+uint8 = dtype.u8
+
+
+def _printable(t):
+    # bfloat16 values are exact in float32, and print without ml_dtypes that way.
+    return t.astype(float32).asnumpy() if t.dtype == bfloat16 else t.asnumpy()
 
 
 def _str(self):
-    return str(self.asnumpy())
+    return str(_printable(self))
 
 
 def _repr(self):
-    body = np.array2string(self.asnumpy(), separator=", ", prefix="Tensor(")
+    body = np.array2string(_printable(self), separator=", ", prefix="Tensor(")
     shape = "[" + ", ".join(str(d) for d in self.shape) + "]"
     return f"Tensor(shape={shape}, dtype={self.dtype}, value={body})"
 

@@ -26,7 +26,9 @@ bool FusedOpcodeOf(Op op, FusedOpcode* out) {
 bool Candidate(const Graph& g, NodeId id) {
   const Node& n = g.node(id);
   FusedOpcode op;
-  if (!FusedOpcodeOf(n.op, &op) || !IsFloating(n.meta.dtype)) return false;
+  // Generated kernels have float32 and float64 lanes only; other dtypes (the 16-bit floats
+  // included) stay as single-op nodes run by the eager kernels.
+  if (!FusedOpcodeOf(n.op, &op) || !FusedKernelSupports(n.meta.dtype)) return false;
   for (NodeId i : n.inputs)
     if (g.node(i).meta.dtype != n.meta.dtype) return false;
   return true;

@@ -23,7 +23,7 @@ bool IsSplat(const Graph& g, NodeId id, double v, Zero zero = Zero::kAny) {
     const T* p = t.data<T>();
     for (int64_t i = 0; i < t.numel(); ++i) {
       if (static_cast<double>(p[i]) != v) return false;
-      if constexpr (std::is_floating_point_v<T>) {
+      if constexpr (kIsFloat<T>) {
         if (v == 0 && zero == Zero::kPositive && std::signbit(p[i])) return false;
         if (v == 0 && zero == Zero::kNegative && !std::signbit(p[i])) return false;
       }

@@ -15,7 +15,7 @@ namespace {
 absl::Status CheckFloat(const char* op, const char* what, DType d, DType want) {
   if (!IsFloating(d)) {
     return absl::UnimplementedError(absl::StrFormat(
-        "%s: unsupported dtype %s for %s, expected Float32 or Float64", op, DTypeName(d), what));
+        "%s: unsupported dtype %s for %s, expected a floating dtype (Float16, BFloat16, Float32 or Float64)", op, DTypeName(d), what));
   }
   if (d != want) {
     return absl::UnimplementedError(absl::StrFormat(
@@ -167,6 +167,15 @@ absl::StatusOr<Tensor> Conv2D(const Tensor& x, const Tensor& w, const Tensor* bi
   if (bias) bias_meta = MetaOf(*bias);
   PIJIT_ASSIGN_OR_RETURN(TensorMeta meta, InferConv2D(MetaOf(x), MetaOf(w),
                                                       bias ? &*bias_meta : nullptr, win));
+  if (IsHalfFloat(meta.dtype)) {
+    // float16/bfloat16: computed in float32 (oneDNN), rounded once at the end.
+    PIJIT_ASSIGN_OR_RETURN(Tensor wx, Cast(x, DType::kFloat32));
+    PIJIT_ASSIGN_OR_RETURN(Tensor ww, Cast(w, DType::kFloat32));
+    Tensor wb;
+    if (bias) { PIJIT_ASSIGN_OR_RETURN(wb, Cast(*bias, DType::kFloat32)); }
+    PIJIT_ASSIGN_OR_RETURN(Tensor r, Conv2D(wx, ww, bias ? &wb : nullptr, win));
+    return Cast(r, meta.dtype);
+  }
   const int64_t kernel[2] = {w.shape()[2], w.shape()[3]};
   PIJIT_ASSIGN_OR_RETURN(Geometry2D g, ResolveWindow("conv2d", x.shape(), kernel, win, false));
   Tensor out = Tensor::Empty(meta.shape, meta.dtype);

@@ -130,7 +130,7 @@ absl::StatusOr<TensorMeta> InferRandom(Distribution d, absl::Span<const int64_t>
   PIJIT_RETURN_IF_ERROR(CheckShape(name, shape));
   if (!IsFloating(dtype)) {
     return absl::UnimplementedError(absl::StrFormat(
-        "%s: unsupported dtype %s, expected Float32 or Float64", name, DTypeName(dtype)));
+        "%s: unsupported dtype %s, expected a floating dtype (Float16, BFloat16, Float32 or Float64)", name, DTypeName(dtype)));
   }
   return TensorMeta{dtype, Shape(shape.begin(), shape.end())};
 }
@@ -152,7 +152,7 @@ absl::StatusOr<Tensor> Random(Distribution d, absl::Span<const int64_t> shape, D
   }
   DispatchDType(dtype, [&](auto tag) {
     using T = decltype(tag);
-    if constexpr (std::is_floating_point_v<T>) {
+    if constexpr (kIsFloat<T>) {
       T* p = out.data<T>();
       if (d == Distribution::kUniform) {
         for (uint64_t i = 0; i < n; ++i) {

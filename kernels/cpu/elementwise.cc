@@ -120,9 +120,9 @@ absl::StatusOr<DType> ComputeDType(BinaryOp op, DType a, DType b) {
       case BinaryOp::kSub:
         return absl::UnimplementedError(
             "sub: boolean subtract is not supported, use logical_xor or cast to an integer dtype");
+      // NumPy has no bool loop for these: the first that bool casts to safely is int8's.
       case BinaryOp::kPow: case BinaryOp::kFloorDiv: case BinaryOp::kMod:
-        return absl::UnimplementedError(absl::StrFormat(
-            "%s: unsupported dtypes Bool and Bool, cast the operands to an integer dtype", name));
+        return DType::kInt8;
       default: break;
     }
   }
@@ -138,8 +138,8 @@ DType OutputDType(BinaryOp op, DType compute) {
 // Wrapping integer arithmetic, as NumPy's (no undefined behaviour on overflow).
 template <typename T>
 T WrapMul(T a, T b) {
-  using U = std::make_unsigned_t<T>;
-  return static_cast<T>(static_cast<U>(a) * static_cast<U>(b));
+  // In uint64: narrower unsigned types would promote to int, whose overflow is undefined.
+  return static_cast<T>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
 }
 template <typename T>
 T IntPow(T base, T exp) {
@@ -192,8 +192,10 @@ T FloatFloorDiv(T a, T b) {
 
 template <typename T>
 absl::Status RunArithmetic(BinaryOp op, const Tensor& va, const Tensor& vb, const Tensor& out) {
-  constexpr bool kFloat = std::is_floating_point_v<T>;
+  constexpr bool kFloat = kIsFloat<T>;
   constexpr bool kBool = std::is_same_v<T, bool>;
+  // float16 and bfloat16 compute in float32 and round once, on store (as NumPy's float16).
+  using C = ComputeType<T>;
   switch (op) {
     case BinaryOp::kAdd:
       if constexpr (kBool) loops::Binary<T, T>(va, vb, out, [](T x, T y) { return x || y; });
@@ -208,7 +210,7 @@ absl::Status RunArithmetic(BinaryOp op, const Tensor& va, const Tensor& vb, cons
       else loops::Binary<T, T>(va, vb, out, [](T x, T y) { return static_cast<T>(x * y); });
       break;
     case BinaryOp::kDiv:
-      if constexpr (kFloat) loops::Binary<T, T>(va, vb, out, [](T x, T y) { return x / y; });
+      if constexpr (kFloat) loops::Binary<T, T>(va, vb, out, [](T x, T y) { return static_cast<T>(C(x) / C(y)); });
       break;
     case BinaryOp::kMaximum:
       loops::Binary<T, T>(va, vb, out, [](T x, T y) { return loops::Max(x, y); });
@@ -218,7 +220,7 @@ absl::Status RunArithmetic(BinaryOp op, const Tensor& va, const Tensor& vb, cons
       break;
     case BinaryOp::kPow:
       if constexpr (kFloat) {
-        loops::Binary<T, T>(va, vb, out, [](T x, T y) { return std::pow(x, y); });
+        loops::Binary<T, T>(va, vb, out, [](T x, T y) { return static_cast<T>(std::pow(C(x), C(y))); });
       } else if constexpr (!kBool) {
         if (loops::AnyOf<T>(vb, [](T y) { return y < 0; })) {
           return absl::InvalidArgumentError(
@@ -228,11 +230,13 @@ absl::Status RunArithmetic(BinaryOp op, const Tensor& va, const Tensor& vb, cons
       }
       break;
     case BinaryOp::kFloorDiv:
-      if constexpr (kFloat) loops::Binary<T, T>(va, vb, out, FloatFloorDiv<T>);
+      if constexpr (kFloat)
+        loops::Binary<T, T>(va, vb, out, [](T x, T y) { return static_cast<T>(FloatFloorDiv<C>(x, y)); });
       else if constexpr (!kBool) loops::Binary<T, T>(va, vb, out, IntFloorDiv<T>);
       break;
     case BinaryOp::kMod:
-      if constexpr (kFloat) loops::Binary<T, T>(va, vb, out, FloatMod<T>);
+      if constexpr (kFloat)
+        loops::Binary<T, T>(va, vb, out, [](T x, T y) { return static_cast<T>(FloatMod<C>(x, y)); });
       else if constexpr (!kBool) loops::Binary<T, T>(va, vb, out, IntMod<T>);
       break;
     case BinaryOp::kBitwiseAnd:

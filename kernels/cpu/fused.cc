@@ -125,7 +125,7 @@ absl::StatusOr<FusedProgram> FusedProgram::Parse(absl::string_view text, DType d
 }
 
 absl::Status FusedProgram::Validate() const {
-  if (!IsFloating(dtype)) {
+  if (!FusedKernelSupports(dtype)) {
     return absl::InvalidArgumentError(
         absl::StrCat("fused program: dtype ", DTypeName(dtype), " is not float32 or float64"));
   }

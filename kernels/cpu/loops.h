@@ -123,12 +123,12 @@ void Ternary(const Tensor& a, const Tensor& b, const Tensor& c, const Tensor& ou
 // NumPy's maximum/minimum: a NaN operand gives NaN.
 template <typename T>
 inline T Max(T a, T b) {
-  if constexpr (std::is_floating_point_v<T>) return (a >= b || a != a) ? a : b;
+  if constexpr (kIsFloat<T>) return (a >= b || a != a) ? a : b;
   else return a >= b ? a : b;
 }
 template <typename T>
 inline T Min(T a, T b) {
-  if constexpr (std::is_floating_point_v<T>) return (a <= b || a != a) ? a : b;
+  if constexpr (kIsFloat<T>) return (a <= b || a != a) ? a : b;
   else return a <= b ? a : b;
 }
 

@@ -82,13 +82,14 @@ void GemmF64(const Tensor& a, const Tensor& b, double* c, int64_t m, int64_t n, 
 
 template <typename T>
 void GemmNaive(const Tensor& a, const Tensor& b, T* c, int64_t m, int64_t n, int64_t k) {
-  using Acc = std::conditional_t<std::is_same_v<T, bool>, int64_t, T>;
+  using Acc = std::conditional_t<std::is_same_v<T, bool>, int64_t, ComputeType<T>>;
   const T* pa = a.data<T>();
   const T* pb = b.data<T>();
   const int64_t a0 = a.strides()[0], a1 = a.strides()[1], b0 = b.strides()[0], b1 = b.strides()[1];
   for (int64_t i = 0; i < m; ++i)
     for (int64_t j = 0; j < n; ++j) {
       Acc acc = 0;
+      // Integers wrap as NumPy's: the sum of products modulo 2^bits is the same in any width.
       for (int64_t p = 0; p < k; ++p) acc += static_cast<Acc>(pa[i * a0 + p * a1] * pb[p * b0 + j * b1]);
       c[i * n + j] = static_cast<T>(acc);
     }
@@ -160,6 +161,13 @@ absl::StatusOr<TensorMeta> InferMatMul(const TensorMeta& a, const TensorMeta& b)
 
 absl::StatusOr<Tensor> MatMul(const Tensor& a, const Tensor& b) {
   PIJIT_ASSIGN_OR_RETURN(TensorMeta meta, InferMatMul(MetaOf(a), MetaOf(b)));
+  if (IsHalfFloat(meta.dtype)) {
+    // float16/bfloat16 products accumulate in float32 (oneDNN) and round once at the end.
+    PIJIT_ASSIGN_OR_RETURN(Tensor wa, Cast(a, DType::kFloat32));
+    PIJIT_ASSIGN_OR_RETURN(Tensor wb, Cast(b, DType::kFloat32));
+    PIJIT_ASSIGN_OR_RETURN(Tensor r, MatMul(wa, wb));
+    return Cast(r, meta.dtype);
+  }
   PIJIT_ASSIGN_OR_RETURN(Tensor ca, Cast(a, meta.dtype));
   PIJIT_ASSIGN_OR_RETURN(Tensor cb, Cast(b, meta.dtype));
   if (ca.ndim() == 1) { PIJIT_ASSIGN_OR_RETURN(ca, Reshape(ca, {1, ca.shape()[0]})); }

@@ -189,7 +189,7 @@ absl::StatusOr<TensorMeta> InferBatchNorm(const TensorMeta& x, const TensorMeta&
   constexpr const char* op = "batch_norm";
   if (!IsFloating(x.dtype)) {
     return absl::UnimplementedError(absl::StrFormat(
-        "batch_norm: unsupported dtype %s, expected Float32 or Float64", DTypeName(x.dtype)));
+        "batch_norm: unsupported dtype %s, expected a floating dtype (Float16, BFloat16, Float32 or Float64)", DTypeName(x.dtype)));
   }
   if (x.shape.size() < 2) {
     return absl::InvalidArgumentError(absl::StrFormat(
@@ -213,6 +213,15 @@ absl::StatusOr<Tensor> BatchNorm(const Tensor& x, const Tensor& mean, const Tens
                                  const Tensor& gamma, const Tensor& beta, double eps) {
   PIJIT_ASSIGN_OR_RETURN(TensorMeta meta, InferBatchNorm(MetaOf(x), MetaOf(mean), MetaOf(var),
                                                          MetaOf(gamma), MetaOf(beta), false));
+  if (IsHalfFloat(meta.dtype)) {  // in float32, rounded once at the end
+    PIJIT_ASSIGN_OR_RETURN(Tensor wx, Cast(x, DType::kFloat32));
+    PIJIT_ASSIGN_OR_RETURN(Tensor wm, Cast(mean, DType::kFloat32));
+    PIJIT_ASSIGN_OR_RETURN(Tensor wv, Cast(var, DType::kFloat32));
+    PIJIT_ASSIGN_OR_RETURN(Tensor wg, Cast(gamma, DType::kFloat32));
+    PIJIT_ASSIGN_OR_RETURN(Tensor wb, Cast(beta, DType::kFloat32));
+    PIJIT_ASSIGN_OR_RETURN(Tensor r, BatchNorm(wx, wm, wv, wg, wb, eps));
+    return Cast(r, meta.dtype);
+  }
   Tensor y = Tensor::Empty(meta.shape, meta.dtype);
   if (y.numel() == 0) return y;
   PIJIT_RETURN_IF_ERROR(RunBatchNorm(x.Contiguous(), mean.Contiguous(), var.Contiguous(),
@@ -228,6 +237,20 @@ absl::StatusOr<Tensor> BatchNormTrain(const Tensor& x, const Tensor& mean, const
   if (!mean.is_contiguous() || !var.is_contiguous()) {
     return absl::InvalidArgumentError(
         "batch_norm: running_mean and running_var must be contiguous to be updated in place");
+  }
+  if (IsHalfFloat(meta.dtype)) {
+    // In float32; the updated running statistics are rounded back into their storage.
+    PIJIT_ASSIGN_OR_RETURN(Tensor wx, Cast(x, DType::kFloat32));
+    Tensor wm = Tensor::Empty(mean.shape(), DType::kFloat32);
+    Tensor wv = Tensor::Empty(var.shape(), DType::kFloat32);
+    CopyInto(mean, wm);
+    CopyInto(var, wv);
+    PIJIT_ASSIGN_OR_RETURN(Tensor wg, Cast(gamma, DType::kFloat32));
+    PIJIT_ASSIGN_OR_RETURN(Tensor wb, Cast(beta, DType::kFloat32));
+    PIJIT_ASSIGN_OR_RETURN(Tensor r, BatchNormTrain(wx, wm, wv, wg, wb, eps, momentum));
+    CopyInto(wm, mean);
+    CopyInto(wv, var);
+    return Cast(r, meta.dtype);
   }
   Tensor y = Tensor::Empty(meta.shape, meta.dtype);
   Tensor bmean = Tensor::Empty(mean.shape(), mean.dtype());
@@ -257,7 +280,7 @@ absl::StatusOr<TensorMeta> InferLayerNorm(const TensorMeta& x,
   constexpr const char* op = "layer_norm";
   if (!IsFloating(x.dtype)) {
     return absl::UnimplementedError(absl::StrFormat(
-        "layer_norm: unsupported dtype %s, expected Float32 or Float64", DTypeName(x.dtype)));
+        "layer_norm: unsupported dtype %s, expected a floating dtype (Float16, BFloat16, Float32 or Float64)", DTypeName(x.dtype)));
   }
   const size_t k = normalized_shape.size();
   if (k == 0 || k > x.shape.size() ||
@@ -278,6 +301,15 @@ absl::StatusOr<Tensor> LayerNorm(const Tensor& x, absl::Span<const int64_t> norm
   if (beta) bm = MetaOf(*beta);
   PIJIT_ASSIGN_OR_RETURN(TensorMeta meta, InferLayerNorm(MetaOf(x), normalized_shape,
                                                          gamma ? &*gm : nullptr, beta ? &*bm : nullptr));
+  if (IsHalfFloat(meta.dtype)) {  // in float32, rounded once at the end
+    PIJIT_ASSIGN_OR_RETURN(Tensor wx, Cast(x, DType::kFloat32));
+    Tensor wg, wb;
+    if (gamma) { PIJIT_ASSIGN_OR_RETURN(wg, Cast(*gamma, DType::kFloat32)); }
+    if (beta) { PIJIT_ASSIGN_OR_RETURN(wb, Cast(*beta, DType::kFloat32)); }
+    PIJIT_ASSIGN_OR_RETURN(Tensor r, LayerNorm(wx, normalized_shape, gamma ? &wg : nullptr,
+                                               beta ? &wb : nullptr, eps));
+    return Cast(r, meta.dtype);
+  }
   Tensor y = Tensor::Empty(meta.shape, meta.dtype);
   const int64_t d = NumElements(normalized_shape);
   if (y.numel() == 0 || d == 0) {

@@ -91,7 +91,7 @@ absl::StatusOr<TensorMeta> InferPool2D(PoolKind kind, const TensorMeta& x, const
   const char* op = PoolName(kind);
   if (!IsFloating(x.dtype)) {
     return absl::UnimplementedError(absl::StrFormat(
-        "%s: unsupported dtype %s, expected Float32 or Float64", op, DTypeName(x.dtype)));
+        "%s: unsupported dtype %s, expected a floating dtype (Float16, BFloat16, Float32 or Float64)", op, DTypeName(x.dtype)));
   }
   if (x.shape.size() != 4) {
     return absl::InvalidArgumentError(absl::StrFormat(
@@ -103,6 +103,11 @@ absl::StatusOr<TensorMeta> InferPool2D(PoolKind kind, const TensorMeta& x, const
 
 absl::StatusOr<Tensor> Pool2D(PoolKind kind, const Tensor& x, const Window2D& win) {
   PIJIT_ASSIGN_OR_RETURN(TensorMeta meta, InferPool2D(kind, MetaOf(x), win));
+  if (IsHalfFloat(meta.dtype)) {  // in float32, rounded once at the end
+    PIJIT_ASSIGN_OR_RETURN(Tensor wx, Cast(x, DType::kFloat32));
+    PIJIT_ASSIGN_OR_RETURN(Tensor r, Pool2D(kind, wx, win));
+    return Cast(r, meta.dtype);
+  }
   PIJIT_ASSIGN_OR_RETURN(Geometry2D g, ResolveWindow(PoolName(kind), x.shape(), win.kernel, win, true));
   Tensor out = Tensor::Empty(meta.shape, meta.dtype);
   if (out.numel() == 0) return out;

@@ -1,6 +1,8 @@
 // Reductions over axes (sum, mean, prod, max, min, all, any, var, std) and argmax/argmin.
 // The input is laid out as rows (kept axes) x columns (reduced axes); sums accumulate in
-// double (floating inputs) or int64 (integers and booleans).
+// double (floating inputs) or int64 (integers and booleans). NumPy sums uint8 into uint64,
+// which pijit does not have: the sum and product of UInt8 are Int64 (the same values up to
+// 2^63).
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -97,8 +99,7 @@ bool ReducedAxesLead(const Tensor& a, const ReducePlan& p) {
 template <typename T>
 T WrappingMul(T a, T b) {
   if constexpr (std::is_integral_v<T>) {
-    using U = std::make_unsigned_t<T>;
-    return static_cast<T>(static_cast<U>(a) * static_cast<U>(b));
+    return static_cast<T>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
   } else {
     return a * b;
   }
@@ -109,7 +110,7 @@ template <typename T, typename R, ReduceOp op>
 struct Acc {
   using A = std::conditional_t<op == ReduceOp::kMax || op == ReduceOp::kMin, T,
             std::conditional_t<op == ReduceOp::kAll || op == ReduceOp::kAny, bool,
-            std::conditional_t<std::is_floating_point_v<T>, double, int64_t>>>;
+            std::conditional_t<kIsFloat<T>, double, int64_t>>>;
   static A Init() {
     if constexpr (op == ReduceOp::kProd) return A(1);
     else if constexpr (op == ReduceOp::kAll) return true;
@@ -221,7 +222,7 @@ absl::StatusOr<Tensor> Reduce(ReduceOp op, const Tensor& a, absl::Span<const int
     DispatchDType(meta.dtype, [&](auto rtag) {
       using R = decltype(rtag);
       if (is_var) {
-        if constexpr (std::is_floating_point_v<R>)
+        if constexpr (kIsFloat<R>)
           VarRows<T, R>(src.data<T>(), out.data<R>(), p.kept, p.red, ddof, op == ReduceOp::kStd);
       } else if (by_cols) {
         RunReduce<T, R>(op, true, src.data<T>(), out.data<R>(), p.red, p.kept);
@@ -268,7 +269,7 @@ absl::StatusOr<Tensor> ArgReduce(bool is_max, const Tensor& a, absl::Span<const 
       for (int64_t c = 1; c < p.red; ++c) {
         const T x = row[c];
         bool better = is_max ? x > v : x < v;
-        if constexpr (std::is_floating_point_v<T>) better = better || (x != x && v == v);
+        if constexpr (kIsFloat<T>) better = better || (x != x && v == v);
         if (better) {
           v = x;
           best = c;

@@ -56,12 +56,19 @@ absl::StatusOr<TensorMeta> InferSoftmax(bool log, const TensorMeta& a, int64_t a
         "%s: unsupported dtype Bool, expected an integer or floating dtype", name));
   }
   PIJIT_RETURN_IF_ERROR(NormalizeAxis(name, axis, static_cast<int64_t>(a.shape.size())).status());
+  // Integers compute in float64 (whatever their width), as before the small dtypes existed.
   return TensorMeta{IsFloating(a.dtype) ? a.dtype : DType::kFloat64, a.shape};
 }
 
 absl::StatusOr<Tensor> Softmax(bool log, const Tensor& a, int64_t axis) {
   PIJIT_ASSIGN_OR_RETURN(TensorMeta meta, InferSoftmax(log, MetaOf(a), axis));
   const int64_t ax = axis < 0 ? axis + a.ndim() : axis;
+  if (IsHalfFloat(meta.dtype)) {
+    // Computed in float32 (max, exponentials and their sum), rounded once at the end.
+    PIJIT_ASSIGN_OR_RETURN(Tensor wide, Cast(a, DType::kFloat32));
+    PIJIT_ASSIGN_OR_RETURN(Tensor r, Softmax(log, wide, axis));
+    return Cast(r, meta.dtype);
+  }
   PIJIT_ASSIGN_OR_RETURN(Tensor c, Cast(a, meta.dtype));
   Tensor src = c.Contiguous();
   Tensor out = Tensor::Empty(meta.shape, meta.dtype);

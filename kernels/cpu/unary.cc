@@ -19,7 +19,7 @@ const char* UnaryOpName(UnaryOp op) {
 }
 
 namespace {
-// exp ... erf: Float64 for integer inputs (NumPy's rule).
+// exp ... erf: the smallest float that holds the integer inputs (NumPy's rule).
 bool IsFloatFunction(UnaryOp op) {
   switch (op) {
     case UnaryOp::kExp: case UnaryOp::kLog: case UnaryOp::kSqrt: case UnaryOp::kRsqrt:
@@ -39,28 +39,32 @@ T Sigmoid(T x) {
   return e / (T(1) + e);
 }
 
-template <typename T>
+// T is the element type, C the type the functions compute in (float32 for the 16-bit
+// floats, which round once when the result is stored).
+template <typename T, typename C = ComputeType<T>>
 void RunFloat(UnaryOp op, const Tensor& a, const Tensor& out) {
-  auto run = [&](auto f) { loops::Unary<T, T>(a, out, f); };
+  auto run = [&](auto f) {
+    loops::Unary<T, T>(a, out, [f](T x) { return static_cast<T>(f(static_cast<C>(x))); });
+  };
   switch (op) {
-    case UnaryOp::kExp: run([](T x) { return std::exp(x); }); break;
-    case UnaryOp::kLog: run([](T x) { return std::log(x); }); break;
-    case UnaryOp::kSqrt: run([](T x) { return std::sqrt(x); }); break;
-    case UnaryOp::kRsqrt: run([](T x) { return T(1) / std::sqrt(x); }); break;
-    case UnaryOp::kSin: run([](T x) { return std::sin(x); }); break;
-    case UnaryOp::kCos: run([](T x) { return std::cos(x); }); break;
-    case UnaryOp::kTanh: run([](T x) { return std::tanh(x); }); break;
-    case UnaryOp::kSigmoid: run(Sigmoid<T>); break;
+    case UnaryOp::kExp: run([](C x) { return std::exp(x); }); break;
+    case UnaryOp::kLog: run([](C x) { return std::log(x); }); break;
+    case UnaryOp::kSqrt: run([](C x) { return std::sqrt(x); }); break;
+    case UnaryOp::kRsqrt: run([](C x) { return C(1) / std::sqrt(x); }); break;
+    case UnaryOp::kSin: run([](C x) { return std::sin(x); }); break;
+    case UnaryOp::kCos: run([](C x) { return std::cos(x); }); break;
+    case UnaryOp::kTanh: run([](C x) { return std::tanh(x); }); break;
+    case UnaryOp::kSigmoid: run(Sigmoid<C>); break;
     case UnaryOp::kGelu:
       // x * Phi(x) with Phi(x) = (1 + erf(x / sqrt2)) / 2 = erfc(-x / sqrt2) / 2: erfc keeps
       // its precision in the negative tail, where 1 + erf cancels.
-      run([](T x) { return T(0.5) * x * std::erfc(-x * T(M_SQRT1_2)); });
+      run([](C x) { return C(0.5) * x * std::erfc(-x * C(M_SQRT1_2)); });
       break;
     case UnaryOp::kSoftplus:
       // log(1 + e^x) without overflow: max(x, 0) + log1p(e^-|x|).
-      run([](T x) { return std::max(x, T(0)) + std::log1p(std::exp(-std::abs(x))); });
+      run([](C x) { return std::max(x, C(0)) + std::log1p(std::exp(-std::abs(x))); });
       break;
-    case UnaryOp::kErf: run([](T x) { return std::erf(x); }); break;
+    case UnaryOp::kErf: run([](C x) { return std::erf(x); }); break;
     default: break;
   }
 }
@@ -73,7 +77,7 @@ void RunNumeric(UnaryOp op, const Tensor& a, const Tensor& out) {
     // As np.maximum(x, 0): NaN stays NaN, -0.0 gives +0.0.
     case UnaryOp::kRelu: run([](T x) { return x > T(0) ? x : (x != x ? x : T(0)); }); break;
     case UnaryOp::kAbs:
-      if constexpr (std::is_floating_point_v<T>) run([](T x) { return std::abs(x); });
+      if constexpr (kIsFloat<T>) run([](T x) { return std::abs(x); });
       else run([](T x) { return x < T(0) ? static_cast<T>(-x) : x; });
       break;
     case UnaryOp::kSquare: run([](T x) { return static_cast<T>(x * x); }); break;
@@ -109,7 +113,7 @@ absl::StatusOr<TensorMeta> InferUnary(UnaryOp op, const TensorMeta& a) {
         op == UnaryOp::kNeg ? " (use logical_not or ~ to negate booleans)" : ""));
   }
   DType dt = a.dtype;
-  if (IsFloatFunction(op) && !IsFloating(dt)) dt = DType::kFloat64;
+  if (IsFloatFunction(op)) dt = FloatFunctionDType(dt);
   return TensorMeta{dt, a.shape};
 }
 
@@ -150,7 +154,7 @@ absl::StatusOr<Tensor> Unary(UnaryOp op, const Tensor& a) {
   PIJIT_ASSIGN_OR_RETURN(Tensor ca, Cast(a, meta.dtype));
   DispatchDType(meta.dtype, [&](auto tag) {
     using T = decltype(tag);
-    if constexpr (std::is_floating_point_v<T>) {
+    if constexpr (kIsFloat<T>) {
       if (IsFloatFunction(op)) {
         RunFloat<T>(op, ca, out);
         return;

@@ -1,9 +1,11 @@
 #include "pijit/csrc/convert.h"
 
 #include <limits>
+#include <string_view>
 
 #include <pybind11/pybind11.h>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_format.h"
 #include "kernels/ops.h"
 
@@ -22,6 +24,16 @@ Tensor* AsTensor(PyObject* obj) {
 PyObject* WrapTensor(Tensor t) {
   return py::cast(std::move(t), py::return_value_policy::move).release().ptr();
 }
+
+namespace {
+// Ops whose result NumPy computes from a Python int's exact value even where it does not fit
+// the tensor's integer dtype: comparisons (uint8 < -1 is False) and true division.
+bool ScalarNeedNotFit(const char* op) {
+  static const absl::flat_hash_set<std::string> kOps = {
+      "div", "equal", "not_equal", "less", "less_equal", "greater", "greater_equal"};
+  return kOps.contains(op);
+}
+}  // namespace
 
 absl::StatusOr<Tensor> ScalarOperand(const char* op, PyObject* s, DType other) {
   if (PyBool_Check(s)) {
@@ -44,10 +56,19 @@ absl::StatusOr<Tensor> ScalarOperand(const char* op, PyObject* s, DType other) {
       }
       return Cast(Tensor::Scalar<double>(d), dt);
     }
-    if (dt == DType::kInt32 &&
-        (v < std::numeric_limits<int32_t>::min() || v > std::numeric_limits<int32_t>::max())) {
-      return absl::OutOfRangeError(absl::StrFormat(
-          "%s: Python integer %d is out of bounds for Int32", op, static_cast<int64_t>(v)));
+    int64_t lo, hi;
+    IntegerRange(dt, &lo, &hi);
+    if (IsInteger(dt) && (v < lo || v > hi) && ScalarNeedNotFit(op)) {
+      // NumPy compares with the exact value, and divides in float64: the int need not fit.
+      return Tensor::Scalar<int64_t>(v);
+    }
+    if (IsInteger(dt) && (v < lo || v > hi) && (std::string_view(op) == "clip" || std::string_view(op) == "clamp")) {
+      // A bound beyond the dtype's range clips like the range's end (NumPy's clip agrees).
+      return Cast(Tensor::Scalar<int64_t>(v < lo ? lo : hi), dt);
+    }
+    if (IsInteger(dt) && (v < lo || v > hi)) {  // NumPy (NEP 50) raises too
+      return absl::OutOfRangeError(absl::StrFormat("%s: Python integer %d is out of bounds for %s",
+                                                   op, static_cast<int64_t>(v), DTypeName(dt)));
     }
     return Cast(Tensor::Scalar<int64_t>(v), dt);
   }
@@ -77,6 +98,7 @@ absl::StatusOr<Tensor> PyScalarTensor(const char* op, PyObject* s) {
 }
 
 bool DTypeFromNumpyChar(char c, DType* out) {
+  if (c == '\0') return false;  // bfloat16's placeholder: no NumPy char names it
   switch (c) {
 #define PIJIT_NP(e, t, n, s, ch) case ch: *out = DType::e; return true;
     PIJIT_DTYPES(PIJIT_NP)
@@ -86,9 +108,22 @@ bool DTypeFromNumpyChar(char c, DType* out) {
   }
 }
 
+bool IsNumpyBFloat16(PyObject* np_dtype) {
+  // ml_dtypes.bfloat16 (NumPy has no bfloat16 of its own): recognised by name, so that
+  // ml_dtypes need not be installed.
+  PyObject* name = PyObject_GetAttrString(np_dtype, "name");
+  bool yes = name && PyUnicode_Check(name) && std::string(PyUnicode_AsUTF8(name)) == "bfloat16";
+  Py_XDECREF(name);
+  if (PyErr_Occurred()) PyErr_Clear();
+  return yes;
+}
+
 absl::StatusOr<DType> DTypeFromObject(const char* op, PyObject* obj) {
   py::handle d(obj);
   if (py::isinstance<DType>(d)) return d.cast<DType>();
+  if (PyUnicode_Check(obj) && std::string(PyUnicode_AsUTF8(obj)) == "bfloat16") {
+    return DType::kBFloat16;  // NumPy does not know the name without ml_dtypes
+  }
   static PyObject* np_dtype = [] {
     PyObject* np = PyImport_ImportModule("numpy");
     PyObject* f = np ? PyObject_GetAttrString(np, "dtype") : nullptr;
@@ -99,6 +134,7 @@ absl::StatusOr<DType> DTypeFromObject(const char* op, PyObject* obj) {
   PyObject* ch = npd ? PyObject_GetAttrString(npd, "char") : nullptr;
   DType out;
   bool ok = ch && PyUnicode_Check(ch) && DTypeFromNumpyChar(PyUnicode_AsUTF8(ch)[0], &out);
+  if (!ok && npd) ok = IsNumpyBFloat16(npd) && (out = DType::kBFloat16, true);
   PyObject* r = ok ? nullptr : PyObject_Repr(npd ? npd : obj);
   std::string name = r ? PyUnicode_AsUTF8(r) : Py_TYPE(obj)->tp_name;
   Py_XDECREF(r);
@@ -107,7 +143,7 @@ absl::StatusOr<DType> DTypeFromObject(const char* op, PyObject* obj) {
   if (PyErr_Occurred()) PyErr_Clear();
   if (ok) return out;
   return absl::UnimplementedError(absl::StrFormat(
-      "%s: unsupported dtype %s, expected one of bool, int32, int64, float32, float64", op, name));
+      "%s: unsupported dtype %s, expected one of bool, int8, int16, int32, int64, uint8, float16, bfloat16, float32, float64", op, name));
 }
 
 static PyObject* ExceptionFor(absl::StatusCode code) {

@@ -37,6 +37,8 @@ absl::StatusOr<Tensor> PyScalarTensor(const char* op, PyObject* scalar);
 // the operation in errors.
 absl::StatusOr<DType> DTypeFromObject(const char* op, PyObject* obj);
 bool DTypeFromNumpyChar(char c, DType* out);
+// Whether a numpy.dtype is ml_dtypes' bfloat16.
+bool IsNumpyBFloat16(PyObject* np_dtype);
 
 // Sets the Python exception matching `s` (see kernels/errors.h for the mapping).
 void SetPyError(const absl::Status& s);

@@ -15,26 +15,40 @@ namespace {
 constexpr const char* kCapsule = "dltensor";
 constexpr const char* kUsedCapsule = "used_dltensor";
 
+// (DType, DLPack type code, bits); bool is exported as uint8 (0.6 has no bool code), so
+// a DLPack uint8 imports as UInt8.
+struct DLEntry { DType dtype; uint8_t code; uint8_t bits; };
+constexpr DLEntry kDLTypes[] = {
+    {DType::kUInt8, kDLUInt, 8},      {DType::kInt8, kDLInt, 8},
+    {DType::kInt16, kDLInt, 16},      {DType::kInt32, kDLInt, 32},
+    {DType::kInt64, kDLInt, 64},      {DType::kFloat16, kDLFloat, 16},
+    {DType::kBFloat16, kDLBfloat, 16}, {DType::kFloat32, kDLFloat, 32},
+    {DType::kFloat64, kDLFloat, 64},  {DType::kBool, 6 /* kDLBool in dlpack >= 0.8 */, 8},
+};
+
 bool ToDL(DType d, DLDataType* out) {
-  switch (d) {
-    case DType::kBool: *out = {kDLUInt, 8, 1}; return true;  // 0.6 has no bool code
-    case DType::kInt32: *out = {kDLInt, 32, 1}; return true;
-    case DType::kInt64: *out = {kDLInt, 64, 1}; return true;
-    case DType::kFloat32: *out = {kDLFloat, 32, 1}; return true;
-    case DType::kFloat64: *out = {kDLFloat, 64, 1}; return true;
+  if (d == DType::kBool) {
+    *out = {kDLUInt, 8, 1};
+    return true;
+  }
+  for (const DLEntry& e : kDLTypes) {
+    if (e.dtype == d) {
+      *out = {e.code, e.bits, 1};
+      return true;
+    }
   }
   return false;
 }
 
 bool FromDL(DLDataType t, DType* out) {
   if (t.lanes != 1) return false;
-  if (t.code == kDLFloat && t.bits == 32) *out = DType::kFloat32;
-  else if (t.code == kDLFloat && t.bits == 64) *out = DType::kFloat64;
-  else if (t.code == kDLInt && t.bits == 32) *out = DType::kInt32;
-  else if (t.code == kDLInt && t.bits == 64) *out = DType::kInt64;
-  else if (t.code == 6 /* kDLBool in dlpack >= 0.8 */ && t.bits == 8) *out = DType::kBool;
-  else return false;
-  return true;
+  for (const DLEntry& e : kDLTypes) {
+    if (e.code == t.code && e.bits == t.bits) {
+      *out = e.dtype;
+      return true;
+    }
+  }
+  return false;
 }
 
 // What a capsule we export owns: a Tensor (keeping the storage alive) and the shape and

@@ -646,7 +646,7 @@ absl::StatusOr<ParsedCall> ParseCall(PyOp op, absl::Span<const ArgView> args,
       PIJIT_RETURN_IF_ERROR(ReadDType(name, args, dtype_slot, &at.dtype));
       if (!at.dtype) at.dtype = DType::kFloat32;
       if (!IsFloating(*at.dtype)) {
-        return TypeError(absl::StrFormat("%s: unsupported dtype %s, expected Float32 or Float64",
+        return TypeError(absl::StrFormat("%s: unsupported dtype %s, expected a floating dtype (Float16, BFloat16, Float32 or Float64)",
                                          name, DTypeName(*at.dtype)));
       }
       at.value = Pair(a, b);

@@ -32,10 +32,13 @@ py::module_& Numpy() {
 // Zero-copy view of a NumPy array whose layout the runtime can address; a copy otherwise.
 Tensor FromNumpy(py::array arr, const DType* want) {
   DType dt;
-  if (!DTypeFromNumpyChar(arr.dtype().char_(), &dt)) {
+  if (IsNumpyBFloat16(arr.dtype().ptr())) {
+    dt = DType::kBFloat16;
+  } else if (!DTypeFromNumpyChar(arr.dtype().char_(), &dt)) {
     std::string name = py::str(arr.dtype());
     ThrowStatus(absl::UnimplementedError(absl::StrFormat(
-        "Tensor: unsupported dtype %s, expected one of bool, int32, int64, float32, float64", name)));
+        "Tensor: unsupported dtype %s, expected one of bool, int8, int16, int32, int64, uint8, "
+        "float16, bfloat16, float32, float64", name)));
   }
   const ssize_t item = arr.itemsize();
   bool addressable = arr.dtype().byteorder() != '>' &&
@@ -67,12 +70,31 @@ Tensor FromNumpy(py::array arr, const DType* want) {
   return t;
 }
 
+// The NumPy dtype of `d`. bfloat16 is ml_dtypes.bfloat16 where ml_dtypes is installed;
+// otherwise `what` raises a TypeError that says how to get a NumPy array.
+py::dtype NumpyDType(DType d, const char* what) {
+  if (d != DType::kBFloat16) return py::dtype(std::string(1, NumpyChar(d)));
+  // Imported on every call (a sys.modules look-up after the first), not cached: whether
+  // ml_dtypes is importable is the user's environment, and tests change it.
+  py::object bf16 = py::none();
+  try {
+    bf16 = py::dtype::from_args(py::module_::import("ml_dtypes").attr("bfloat16"));
+  } catch (py::error_already_set&) {
+  }
+  if (bf16.is_none()) {
+    ThrowStatus(absl::UnimplementedError(absl::StrFormat(
+        "%s: NumPy has no bfloat16 dtype and ml_dtypes is not installed; convert with "
+        ".astype(pijit.float32) first (or pip install ml_dtypes)", what)));
+  }
+  return py::reinterpret_borrow<py::dtype>(bf16);
+}
+
 py::array ToNumpy(const Tensor& t) {
   std::vector<ssize_t> shape(t.shape().begin(), t.shape().end()), strides;
   for (int64_t s : t.strides()) strides.push_back(s * static_cast<ssize_t>(t.itemsize()));
   auto* keep = new Tensor(t);
   py::capsule base(keep, [](void* p) { delete static_cast<Tensor*>(p); });
-  return py::array(py::dtype(std::string(1, NumpyChar(t.dtype()))), shape, strides, t.raw_data(), base);
+  return py::array(NumpyDType(t.dtype(), "asnumpy"), shape, strides, t.raw_data(), base);
 }
 
 // A pijit dtype, or anything numpy.dtype() accepts (np.float32, "float64", float).
@@ -107,7 +129,12 @@ Tensor MakeTensor(py::object data, py::object dtype) {
   }
   // Python scalars and nested lists: floats default to float32, ints to int64 (MindSpore).
   // With a dtype, NumPy converts directly, so an int that does not fit raises OverflowError.
-  py::array arr = wantp ? py::array::ensure(Numpy().attr("asarray")(data, py::cast(want).attr("to_numpy")()))
+  // bfloat16 goes through float64 (NumPy may not know bfloat16), then rounds once more to
+  // bfloat16 in FromNumpy as ml_dtypes does.
+  py::object np_want = !wantp ? py::none()
+                       : want == DType::kBFloat16 ? py::object(py::dtype("d"))
+                                                  : py::object(py::cast(want).attr("to_numpy")());
+  py::array arr = wantp ? py::array::ensure(Numpy().attr("asarray")(data, np_want))
                         : py::array::ensure(Numpy().attr("asarray")(data));
   if (!arr) throw py::error_already_set();
   if (!wantp) {
@@ -312,9 +339,21 @@ void BindTensor(py::module_& m) {
   dtype.def("__repr__", [](DType d) { return std::string(DTypeName(d)); });
   dtype.def("__str__", [](DType d) { return std::string(DTypeName(d)); });
   dtype.def_property_readonly("itemsize", [](DType d) { return ItemSize(d); });
-  dtype.def("to_numpy", [](DType d) { return py::dtype(std::string(1, NumpyChar(d))); });
+  dtype.def("to_numpy", [](DType d) { return NumpyDType(d, "to_numpy"); });
 
-  py::class_<Tensor> cls(m, "Tensor", py::dynamic_attr());
+  py::class_<Tensor> cls(m, "Tensor", py::dynamic_attr(), py::buffer_protocol());
+  // The buffer protocol (memoryview(t), np.frombuffer): zero-copy, strides in bytes. The
+  // format is the struct/PEP 3118 character, which bfloat16 does not have.
+  cls.def_buffer([](const Tensor& t) -> py::buffer_info {
+    if (t.dtype() == DType::kBFloat16) {
+      ThrowStatus(absl::UnimplementedError(
+          "buffer: bfloat16 has no buffer format; convert with .astype(pijit.float32) first"));
+    }
+    std::vector<ssize_t> shape(t.shape().begin(), t.shape().end()), strides;
+    for (int64_t st : t.strides()) strides.push_back(st * static_cast<ssize_t>(t.itemsize()));
+    return py::buffer_info(t.raw_data(), static_cast<ssize_t>(t.itemsize()),
+                           std::string(1, NumpyChar(t.dtype())), t.ndim(), shape, strides);
+  });
   cls.def(py::init(&MakeTensor), py::arg("input_data") = py::none(), py::arg("dtype") = py::none())
       .def_property_readonly("shape", [](const Tensor& t) {
         py::tuple s(t.ndim());
@@ -331,6 +370,12 @@ void BindTensor(py::module_& m) {
       .def("asnumpy", &ToNumpy)
       .def("numpy", &ToNumpy)
       .def("__array__", [](const Tensor& t, py::object dtype, py::object copy) {
+        if (!dtype.is_none() && t.dtype() == DType::kBFloat16) {
+          // np.asarray(t, dtype=...) works without ml_dtypes: widen to float32 first (exact).
+          auto f = Cast(t, DType::kFloat32);
+          if (!f.ok()) ThrowStatus(f.status());
+          return ToNumpy(*f).attr("astype")(dtype);
+        }
         py::object a = ToNumpy(t);
         if (!dtype.is_none()) a = a.attr("astype")(dtype);
         return a;

@@ -43,9 +43,13 @@ TEST(PowTest, NegativeIntegerExponentIsAnError) {
   EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
 }
 
-TEST(BoolTest, SubAndPowOfBooleansAreUnsupported) {
-  EXPECT_EQ(InferBinary(BinaryOp::kPow, {DType::kBool, {2}}, {DType::kBool, {2}}).status().code(),
+TEST(BoolTest, SubOfBooleansIsUnsupportedAndPowComputesInInt8) {
+  EXPECT_EQ(InferBinary(BinaryOp::kSub, {DType::kBool, {2}}, {DType::kBool, {2}}).status().code(),
             absl::StatusCode::kUnimplemented);
+  // NumPy has no bool power loop: bool ** bool runs int8's.
+  auto p = InferBinary(BinaryOp::kPow, {DType::kBool, {2}}, {DType::kBool, {2}});
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(p->dtype, DType::kInt8);
   auto m = InferBinary(BinaryOp::kMaximum, {DType::kBool, {2}}, {DType::kBool, {2}});
   ASSERT_TRUE(m.ok());
   EXPECT_EQ(m->dtype, DType::kBool);

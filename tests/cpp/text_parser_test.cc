@@ -136,7 +136,8 @@ TEST(TextParserTest, ReportsSyntaxErrorsWithColumn) {
   EXPECT_EQ(ErrorOf("graph(%0: f32[2]) {\n  %1: f32[2] = relu(%0\n  return (%1)\n}\n"),
             "line 3, column 3: expected ',' but found 'return'");
   EXPECT_EQ(ErrorOf("graph(%0: q8[2]) {\n  return (%0)\n}\n"),
-            "line 1, column 11: expected a dtype (bool, i32, i64, f32, f64) but found 'q8'");
+            "line 1, column 11: expected a dtype (bool, u8, i8, i16, i32, i64, f16, bf16, f32, f64) "
+            "but found 'q8'");
   EXPECT_EQ(ErrorOf("graph(%0: f32[2]) {\n  %1: f32[2] = relu(%0, axes=[0])\n  return (%1)\n}\n"),
             "line 2, column 25: relu has no attribute axes");
   EXPECT_EQ(ErrorOf("graph(%0: f32[2]) {\n  %1: f32[] = constant(abc)\n  return (%1)\n}\n"),

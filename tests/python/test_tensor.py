@@ -329,7 +329,7 @@ def test_print_writes_the_numpy_string(capsys):
 
 # ---- unsupported input ---------------------------------------------------------------------------
 
-@pytest.mark.parametrize("dtype", [np.float16, np.complex64, np.complex128, np.uint8, np.int8],
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128, np.uint16, np.uint32, np.uint64],
                          ids=lambda d: np.dtype(d).name)
 def test_unsupported_numpy_dtype_raises_type_error_naming_dtype(dtype):
     with pytest.raises(TypeError, match=np.dtype(dtype).name):
@@ -337,8 +337,8 @@ def test_unsupported_numpy_dtype_raises_type_error_naming_dtype(dtype):
 
 
 def test_unsupported_dtype_argument_raises_type_error_naming_dtype():
-    with pytest.raises(TypeError, match="float16"):
-        ms.Tensor(np.zeros(3, np.float32), np.float16)
+    with pytest.raises(TypeError, match="uint32"):
+        ms.Tensor(np.zeros(3, np.float32), np.uint32)
 
 
 def test_complex_python_list_raises_type_error_naming_dtype():
