@@ -264,7 +264,14 @@ thread_local bool g_want_continuation = false;
 thread_local std::unique_ptr<Continuation> g_pending;
 
 PyObject* Marker() {
-  static PyObject* marker = PyObject_CallNoArgs(reinterpret_cast<PyObject*>(&PyBaseObject_Type));
+  // Made on first use, which may come with an exception pending (a resume function raised).
+  static PyObject* marker = [] {
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    PyObject* m = PyObject_CallNoArgs(reinterpret_cast<PyObject*>(&PyBaseObject_Type));
+    PyErr_Restore(type, value, tb);
+    return m;
+  }();
   return marker;
 }
 
@@ -337,7 +344,7 @@ PyObject* Drive(std::unique_ptr<Continuation> k) {
     }
     g_pending.reset();
     PyObject* res = CallResume(next, args.data(), args.size());
-    if (res != Marker()) {
+    if (!res || res != Marker()) {
       result = res;
       break;
     }
@@ -410,7 +417,7 @@ PyObject* RunBreak(guards::CodeState* st, const guards::CacheEntry& e, PyCodeObj
     if (!fn) return nullptr;
     k->handler_fn.v.push_back(fn);
   }
-  if (want_continuation) {
+  if (want_continuation && Marker()) {
     g_pending = std::move(k);
     Py_INCREF(Marker());
     return Marker();
