@@ -370,3 +370,31 @@ def test_try_body_before_the_break_is_compiled(capsys):
     stats, _, _ = compare(caught_by_except, capsys=capsys)
     assert stats["resume_functions"] >= 2
     assert any("mul" in g for g in stats["all_graphs"])
+
+
+# ---- side effects inside loops -----------------------------------------------------------------
+# Capture does not simulate stores to objects it did not create (STORE_ATTR, STORE_SUBSCR,
+# STORE_GLOBAL, list.append on an argument): each is a break whose bridge runs the store in
+# Python, after the graph of the work before it, so stores happen once and in eager order.
+
+def side_effects_in_a_loop(x, o, lst):
+    y = x + 1.0
+    for i in range(3):
+        y = y * 2.0
+        o.last = y
+        STATE[i] = i * 10
+        STATE["g"] = STATE.get("g", 0) + i
+        lst.append(i)
+        LOG.append(("iter", i, len(lst)))
+        y = y - 1.0
+    return y, o.last, list(lst)
+
+
+def test_side_effects_in_a_loop_happen_once_and_in_order(capsys):
+    class O:
+        pass
+
+    def make():
+        return X(), O(), []
+    stats, _, _ = compare(side_effects_in_a_loop, make, capsys=capsys)
+    assert stats["total_break_count"] >= 4
