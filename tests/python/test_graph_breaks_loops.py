@@ -382,7 +382,7 @@ def side_effects_in_a_loop(x, o, lst):
     for i in range(3):
         y = y * 2.0
         o.last = y
-        STATE[i] = i * 10
+        STATE[f"k{i}"] = i * 10
         STATE["g"] = STATE.get("g", 0) + i
         lst.append(i)
         LOG.append(("iter", i, len(lst)))
