@@ -26,6 +26,7 @@ bool IsConditionalJump(Opc op) {
     case Opc::POP_JUMP_BACKWARD_IF_NOT_NONE:
     case Opc::JUMP_IF_TRUE_OR_POP:
     case Opc::JUMP_IF_FALSE_OR_POP:
+    case Opc::FOR_ITER:
       return true;
     default:
       return false;
@@ -71,6 +72,8 @@ std::vector<std::vector<bool>> BridgeOutcomes(const BridgeSpec& s) {
     case Opc::UNARY_INVERT:
     case Opc::GET_ITER: pops = 1; pushes = {false}; break;
     case Opc::LOAD_METHOD: pops = 1; pushes = {true, false}; break;  // as LOAD_ATTR: (NULL, attr)
+    case Opc::BEFORE_WITH: pops = 1; pushes = {false, false}; break;  // (__exit__, __enter__())
+    case Opc::FOR_ITER: pops = 0; pushes = {false}; break;            // (iterator, next item)
     case Opc::BINARY_SUBSCR:
     case Opc::BINARY_OP:
     case Opc::COMPARE_OP:
@@ -85,8 +88,13 @@ std::vector<std::vector<bool>> BridgeOutcomes(const BridgeSpec& s) {
   out[0].insert(out[0].end(), pushes.begin(), pushes.end());
   if (IsConditionalJump(s.op)) {
     std::vector<bool> taken = base;
-    // JUMP_IF_*_OR_POP keeps the tested value when it jumps.
+    // JUMP_IF_*_OR_POP keeps the tested value when it jumps; an exhausted FOR_ITER pops the
+    // iterator.
     if (s.op == Opc::JUMP_IF_TRUE_OR_POP || s.op == Opc::JUMP_IF_FALSE_OR_POP) taken.push_back(false);
+    if (s.op == Opc::FOR_ITER) {
+      if (taken.empty() || taken.back()) return {};
+      taken.pop_back();
+    }
     out.push_back(std::move(taken));
   }
   return out;
@@ -140,18 +148,16 @@ absl::StatusOr<PyObject*> MakeBridgeCode(PyCodeObject* code, const BridgeSpec& s
   for (size_t k = 0; k < outcomes.size(); ++k) {
     Emitter& ep = epilogues[k];
     const auto& stack = outcomes[k];
+    // NULLs are stored into (and never loaded from) temporaries: the tuple holds values only.
     for (size_t i = stack.size(); i-- > 0;) ep.Emit(Opc::STORE_FAST, tmp_slot + static_cast<int>(i));
-    ep.Emit(Opc::PUSH_NULL);
     ep.Emit(Opc::LOAD_FAST, resume_slot + static_cast<int>(k));
-    for (int i = 0; i < nlocals; ++i) ep.Emit(Opc::LOAD_FAST, i);
-    int nargs = nlocals;
+    int nitems = 1;
     for (size_t i = 0; i < stack.size(); ++i) {
       if (stack[i]) continue;
       ep.Emit(Opc::LOAD_FAST, tmp_slot + static_cast<int>(i));
-      ++nargs;
+      ++nitems;
     }
-    ep.Emit(Opc::PRECALL, nargs);
-    ep.Emit(Opc::CALL, nargs);
+    ep.Emit(Opc::BUILD_TUPLE, nitems);
     ep.Emit(Opc::RETURN_VALUE);
   }
   if (jump_unit >= 0) e.Emit(ForwardJump(spec.op), epilogues[0].units());
@@ -165,7 +171,7 @@ absl::StatusOr<PyObject*> MakeBridgeCode(PyCodeObject* code, const BridgeSpec& s
   }
   for (int i = 0; i < nin; ++i) PyTuple_SET_ITEM(varnames, nlocals + i, PyUnicode_FromFormat("___stack%d", i));
   for (size_t k = 0; k < outcomes.size(); ++k)
-    PyTuple_SET_ITEM(varnames, resume_slot + k, PyUnicode_FromFormat("___resume%d", static_cast<int>(k)));
+    PyTuple_SET_ITEM(varnames, resume_slot + k, PyUnicode_FromFormat("___outcome%d", static_cast<int>(k)));
   for (size_t i = 0; i < ntmp; ++i)
     PyTuple_SET_ITEM(varnames, tmp_slot + i, PyUnicode_FromFormat("___tmp%d", static_cast<int>(i)));
 

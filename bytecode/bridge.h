@@ -1,14 +1,16 @@
 // Bridges: a small code object that runs one breaking instruction in a Python frame of the
 // original function (same name, line, closure and first argument, so tracebacks, warnings
-// and zero-argument super() behave), then calls the resume function for the way it went.
+// and zero-argument super() behave), then returns which way it went and the value stack.
+// The caller (pijit/csrc/graph_break.cc) continues in the resume function of that outcome;
+// returning instead of calling it keeps a chain of breaks (a loop) at one Python frame.
 //
-//   bridge(<every local of the original>, <each non-NULL stack value>, <resume per outcome>)
+//   bridge(<every local of the original>, <each non-NULL stack value>, <tag per outcome>)
 //     [COPY_FREE_VARS n]  RESUME 0
 //     LOAD_FAST <stack value> | PUSH_NULL            (bottom first)
 //     <the instruction>                               (jumps go to outcome 1's epilogue)
-//     outcome 0: STORE_FAST <stack>  PUSH_NULL  LOAD_FAST resume0  LOAD_FAST <locals, stack>
-//                PRECALL  CALL  RETURN_VALUE
-//     outcome 1: the same with resume1
+//     outcome 0: STORE_FAST <stack>  LOAD_FAST tag0  LOAD_FAST <non-NULL stack values>
+//                BUILD_TUPLE  RETURN_VALUE
+//     outcome 1: the same with tag1
 #pragma once
 #include <Python.h>
 

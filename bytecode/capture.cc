@@ -80,11 +80,10 @@ bool PrepareFrame(Interp& in, PyCodeObject* co, Frame& f) {
     in.Fail("unsupported_function", "generators and coroutines are not captured");
     return false;
   }
-  if (PyBytes_GET_SIZE(co->co_exceptiontable) > 0) {
-    in.Fail("unsupported_function", "try/except and with blocks are not captured yet",
-            "exception handling arrives with graph breaks");
-    return false;
-  }
+  // try/except and `with` bodies are followed like any code: capture never takes an
+  // exception path (a Python error ends the capture), and BEFORE_WITH and the handlers are
+  // not captured, so the function breaks there (an exception an instruction raises at a
+  // break reaches its handler, see pijit/csrc/graph_break.cc).
   PyObject* bytes = PyCode_GetCode(co);
   if (!bytes) {
     PyErr_Clear();
@@ -547,6 +546,13 @@ bool Interp::Step(Frame& f, size_t& pc, bool* returned, Value* result) {
       break;
     }
     case Opc::FOR_ITER: {
+      if (!f.stack.empty() && f.stack.back().kind == Value::kConst) {
+        // An iterator made outside the trace (a resume function's argument): taking an item
+        // is a side effect, so the loop head is a graph break that runs in Python.
+        Fail("unsupported_bytecode", "FOR_ITER over an iterator made outside the trace",
+             "the loop runs in Python; its body is still captured between breaks");
+        return false;
+      }
       if (f.stack.empty() || f.stack.back().kind != Value::kIter) {
         Fail("internal", "FOR_ITER without an iterator");
         return false;
@@ -630,6 +636,10 @@ bool Interp::Step(Frame& f, size_t& pc, bool* returned, Value* result) {
       std::swap(f.stack.back(), f.stack[f.stack.size() - in.arg]);
       break;
     }
+    case Opc::BEFORE_WITH:
+      Fail("unsupported_bytecode", "entering a `with` block calls __enter__ in Python",
+           "the block's body is still captured between graph breaks");
+      return false;
     case Opc::RETURN_VALUE:
       if (!Pop(f, result)) return false;
       *returned = true;

@@ -64,25 +64,16 @@ void Interp::BuildBreak() {
       reason.category == "internal" || reason.category == "too_long" || !root_frame_) {
     return;  // user errors surface from the eager run; the rest runs eagerly too
   }
-  // Breaking pays off only around tensor work; plain Python code simply runs.
-  if (g().params().empty() && g().num_ops() == 0) return;
   Frame& f = *root_frame_;
   const std::vector<Instr>& code = f.instrs;
   const Instr& in = code[root_pc_];
   if (f.code->co_ncellvars > 0) return;
-  // Inside a loop the resume function would re-enter itself once per iteration, and inside
-  // a try block the instruction would run outside its handler: run such functions eagerly.
-  for (size_t j = 0; j < code.size(); ++j) {
-    if (code[j].target >= 0 && static_cast<size_t>(code[j].target) <= root_pc_ && j >= root_pc_ &&
-        (OpcFlags(code[j].op) & kBackward)) {
-      return;
-    }
-  }
-  auto table = ParseExceptionTable(
-      reinterpret_cast<const uint8_t*>(PyBytes_AS_STRING(f.code->co_exceptiontable)),
-      PyBytes_GET_SIZE(f.code->co_exceptiontable));
-  for (const ExceptionEntry& e : table)
-    if (in.offset >= e.start && in.offset < e.end) return;
+  // Breaking pays off only around tensor work (tensor arguments are parameters from the
+  // start); plain Python code simply runs.
+  if (g().params().empty() && g().num_ops() == 0) return;
+  // Breaks inside loops, `with` and `try` blocks need nothing special here: the bridge returns
+  // to a driver loop (no recursion per iteration), and an exception the instruction raises is
+  // sent to the handler of its exception-table range (pijit/csrc/graph_break.cc).
 
   // Nodes and parameters the failed instruction added (a partly inlined call) must not run
   // in the prefix: the bridge runs the whole instruction again (random draws, assigns).

@@ -204,7 +204,9 @@ PyObject* Dispatch(CodeState* st, PyCodeObject* code, PyObject* func, PyObject* 
   // evicted and recompiled on every call; a cap on compilations stops that too.
   if (entries.size() >= guards::CacheLimit() ||
       st->compile_count >= static_cast<int64_t>(guards::CacheLimit()) * 8) {
-    if (!st->limit_warned) {
+    // Generated code (a resume function specialised per loop iteration, say) falls back
+    // quietly: running the rest of the call eagerly is what it is for.
+    if (!st->limit_warned && !st->origin.get()) {
       st->limit_warned = true;
       std::string msg = absl::StrCat("pijit: ", CodeName(code), " hit the recompile limit (",
                                      guards::CacheLimit(), " cache entries); it runs eagerly "

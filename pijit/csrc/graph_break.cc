@@ -6,6 +6,7 @@
 #include "frame_eval/eval_frame.h"
 #include "pijit/csrc/convert.h"
 #include "pijit/csrc/dispatch.h"
+#include "pijit/csrc/tape.h"
 
 namespace pijit {
 
@@ -177,9 +178,20 @@ bool OriginOf(guards::CodeState* st, PyCodeObject* code, Origin* o) {
   return true;
 }
 
+// Where an exception raised by a break's instruction goes: the handler of the innermost
+// exception-table range around it (3.11 ranges do not overlap), as in CPython's
+// exception_unwind (Python/ceval.c).
+struct Handler {
+  PyObject* code = nullptr;  // a resume function at the handler (borrowed), or nullptr
+  int32_t depth = 0;         // stack values below the handler's range that it keeps
+  bool lasti = false;        // the handler also wants the raising instruction's offset
+  int32_t lasti_value = 0;   // that offset, in the handler resume function's code units
+};
+
 // The bridge and resume code objects a break needs, from the NULL slots of its stack and
 // the unbound locals (both known when the break is captured).
-bool BreakCodes(const BreakInfo& b, const Origin& o, PyObject** bridge, std::vector<PyObject*>* resumes) {
+bool BreakCodes(const BreakInfo& b, const Origin& o, PyObject** bridge, std::vector<PyObject*>* resumes,
+                Handler* handler) {
   bytecode::BridgeSpec bs;
   bs.op = b.op;
   bs.arg = b.arg;
@@ -202,13 +214,147 @@ bool BreakCodes(const BreakInfo& b, const Origin& o, PyObject** bridge, std::vec
     if (!rc) return false;
     resumes->push_back(rc);
   }
+  *handler = Handler();
+  const int32_t offset = b.offset - o.shift;
+  auto table = bytecode::ParseExceptionTable(
+      reinterpret_cast<const uint8_t*>(PyBytes_AS_STRING(o.code->co_exceptiontable)),
+      PyBytes_GET_SIZE(o.code->co_exceptiontable));
+  for (const bytecode::ExceptionEntry& x : table) {
+    if (offset < x.start || offset >= x.end) continue;
+    if (x.depth > static_cast<int32_t>(bs.stack_null.size())) {
+      PyErr_SetString(PyExc_SystemError, "pijit: exception handler deeper than the value stack");
+      return false;
+    }
+    bytecode::ResumeSpec rs;
+    rs.offset = x.target;
+    rs.stack_null.assign(bs.stack_null.begin(), bs.stack_null.begin() + x.depth);
+    if (x.lasti) rs.stack_null.push_back(false);
+    rs.stack_null.push_back(false);  // the exception
+    rs.unbound = unbound;
+    handler->code = ResumeCodeFor(o.state, o.code, rs);
+    if (!handler->code) return false;
+    handler->depth = x.depth;
+    handler->lasti = x.lasti;
+    handler->lasti_value = offset + static_cast<int32_t>(Py_SIZE(handler->code) -
+                                                         Py_SIZE(reinterpret_cast<PyObject*>(o.code)));
+    break;
+  }
   return true;
 }
 
-// Nested graph breaks of one call (bridge -> resume -> bridge ...) use Python stack frames;
-// past this depth the rest of the call runs eagerly instead of breaking again.
+// Nested graph breaks of one call (a jitted function called by a bridge's instruction that
+// breaks itself) use Python stack frames; past this depth resume functions run eagerly.
 constexpr int kMaxBreakDepth = 48;
 thread_local int g_break_depth = 0;
+
+// One step of a call that broke its graph: the bridge that runs the breaking instruction,
+// the resume function per outcome, the handler for an exception, and the values to pass.
+struct Continuation {
+  Refs bridge_and_resumes;  // the bridge, then one resume function per outcome
+  Refs handler_fn;          // empty, or the handler's resume function
+  Handler handler;
+  Refs locals;              // NULL = unbound
+  Refs stack;               // NULL = a NULL slot
+};
+
+// A resume function called by the driver returns this marker (and leaves its continuation
+// in g_pending) instead of driving its own break: a chain of breaks, one per iteration of a
+// loop, runs in a loop here rather than in ever deeper Python frames.
+thread_local bool g_want_continuation = false;
+thread_local std::unique_ptr<Continuation> g_pending;
+
+PyObject* Marker() {
+  // Made on first use, which may come with an exception pending (a resume function raised).
+  static PyObject* marker = [] {
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    PyObject* m = PyObject_CallNoArgs(reinterpret_cast<PyObject*>(&PyBaseObject_Type));
+    PyErr_Restore(type, value, tb);
+    return m;
+  }();
+  return marker;
+}
+
+// Calls a resume function through its cache (the frame hook would too); with a miss that
+// runs eagerly, the frame runs the original code normally.
+PyObject* CallResume(PyObject* fn, PyObject* const* args, size_t nargs) {
+  auto* code = reinterpret_cast<PyCodeObject*>(PyFunction_GET_CODE(fn));
+  guards::CodeState* st = guards::GetCodeState(code, false);
+  ThreadControl& c = Control();
+  if (st && g_break_depth < kMaxBreakDepth && c.in_pijit == 0 && ActiveTape() == nullptr) {
+    bool run_eager = false;
+    g_want_continuation = true;
+    PyObject* r = Dispatch(st, code, fn, args, static_cast<int>(nargs), DispatchOptions(), &run_eager);
+    g_want_continuation = false;
+    if (!run_eager) return r;
+  }
+  PyCodeObject* prev = c.bypass;
+  c.bypass = code;
+  PyObject* r = PyObject_Vectorcall(fn, args, nargs, nullptr);
+  c.bypass = prev;
+  return r;
+}
+
+// Runs continuations until a resume function returns the call's result (or raises).
+PyObject* Drive(std::unique_ptr<Continuation> k) {
+  PyObject* result = nullptr;
+  Refs tags;
+  for (int i = 0; i < 2; ++i) tags.v.push_back(PyLong_FromLong(i));
+  ++g_break_depth;
+  // The hook stays on while bridges run, so frames inside a capture region stay candidates.
+  pijit_hook_acquire();
+  while (k) {
+    std::vector<PyObject*> args;
+    for (PyObject* v : k->locals.v) args.push_back(v ? v : Py_None);
+    const size_t nlocals = args.size();
+    for (PyObject* v : k->stack.v)
+      if (v) args.push_back(v);
+    const auto& fns = k->bridge_and_resumes.v;
+    for (size_t i = 1; i < fns.size(); ++i) args.push_back(tags.v[i - 1]);
+    Refs hold;
+    PyObject* r = PyObject_Vectorcall(fns[0], args.data(), args.size(), nullptr);
+    args.resize(nlocals);
+    PyObject* next;
+    if (r) {
+      // (outcome, the value stack's non-NULL values)
+      hold.v.push_back(r);
+      const long outcome = PyLong_AsLong(PyTuple_GET_ITEM(r, 0));
+      for (Py_ssize_t i = 1; i < PyTuple_GET_SIZE(r); ++i) args.push_back(PyTuple_GET_ITEM(r, i));
+      next = fns[1 + outcome];
+    } else {
+      if (k->handler_fn.v.empty()) break;
+      // mirrors exception_unwind, Python/ceval.c: the stack down to the range's depth, the
+      // offset of the raising instruction when the range asks for it, then the exception.
+      PyObject *type, *value, *tb;
+      PyErr_Fetch(&type, &value, &tb);
+      PyErr_NormalizeException(&type, &value, &tb);
+      if (tb && value) PyException_SetTraceback(value, tb);
+      Py_XDECREF(type);
+      Py_XDECREF(tb);
+      if (!value) break;
+      hold.v.push_back(value);
+      for (int i = 0; i < k->handler.depth; ++i)
+        if (k->stack.v[i]) args.push_back(k->stack.v[i]);
+      if (k->handler.lasti) {
+        hold.v.push_back(PyLong_FromLong(k->handler.lasti_value));
+        args.push_back(hold.v.back());
+      }
+      args.push_back(value);
+      next = k->handler_fn.v[0];
+    }
+    g_pending.reset();
+    PyObject* res = CallResume(next, args.data(), args.size());
+    if (!res || res != Marker()) {
+      result = res;
+      break;
+    }
+    Py_DECREF(res);
+    k = std::move(g_pending);
+  }
+  pijit_hook_release();
+  --g_break_depth;
+  return result;
+}
 
 }  // namespace
 
@@ -218,7 +364,10 @@ absl::Status PrepareBreak(guards::CodeState* st, PyCodeObject* code, const guard
   Origin o;
   PyObject* bridge;
   std::vector<PyObject*> resumes;
-  if (OriginOf(st, code, &o) && BreakCodes(*e.brk, o, &bridge, &resumes)) return absl::OkStatus();
+  Handler handler;
+  if (OriginOf(st, code, &o) && BreakCodes(*e.brk, o, &bridge, &resumes, &handler)) {
+    return absl::OkStatus();
+  }
   PyObject *type, *value, *tb;
   PyErr_Fetch(&type, &value, &tb);
   PyObject* str = value ? PyObject_Str(value) : nullptr;
@@ -233,46 +382,47 @@ absl::Status PrepareBreak(guards::CodeState* st, PyCodeObject* code, const guard
 
 PyObject* RunBreak(guards::CodeState* st, const guards::CacheEntry& e, PyCodeObject* code,
                    PyObject* func, PyObject* const* values, std::vector<Tensor>& outs) {
+  const bool want_continuation = g_want_continuation;
+  g_want_continuation = false;
   const BreakInfo& b = *e.brk;
   Origin o;
   PyObject* bridge_code;
   std::vector<PyObject*> resume_codes;
-  if (!OriginOf(st, code, &o) || !BreakCodes(b, o, &bridge_code, &resume_codes)) return nullptr;
+  auto k = std::make_unique<Continuation>();
+  if (!OriginOf(st, code, &o) || !BreakCodes(b, o, &bridge_code, &resume_codes, &k->handler)) {
+    return nullptr;
+  }
 
   BuildContext cx(outs, values);
-  Refs stack, locals;
   for (const OutputSpec& spec : b.stack) {
     PyObject* v = BuildValue(spec, cx);
     if (!v && PyErr_Occurred()) return nullptr;
-    stack.v.push_back(v);
+    k->stack.v.push_back(v);
   }
   for (int i = 0; i < o.code->co_nlocals && i < static_cast<int>(b.locals.size()); ++i) {
     PyObject* v = BuildValue(b.locals[i], cx);
     if (!v && PyErr_Occurred()) return nullptr;
-    locals.v.push_back(v);
-  }
-  Refs fns;
-  for (PyObject* rc : resume_codes) {
-    PyObject* fn = MakeFunction(rc, func);
-    if (!fn) return nullptr;
-    fns.v.push_back(fn);
+    k->locals.v.push_back(v);
   }
   PyObject* bridge = MakeFunction(bridge_code, func);
   if (!bridge) return nullptr;
-  std::vector<PyObject*> args;
-  for (PyObject* v : locals.v) args.push_back(v ? v : Py_None);
-  for (PyObject* v : stack.v)
-    if (v) args.push_back(v);
-  for (PyObject* f : fns.v) args.push_back(f);
-  // The hook stays on while the bridge runs, so the resume function it calls is captured;
-  // deep chains of breaks run the rest of the call eagerly instead (see kMaxBreakDepth).
-  ++g_break_depth;
-  pijit_hook_acquire();
-  PyObject* r = PyObject_Vectorcall(bridge, args.data(), args.size(), nullptr);
-  pijit_hook_release();
-  --g_break_depth;
-  Py_DECREF(bridge);
-  return r;
+  k->bridge_and_resumes.v.push_back(bridge);
+  for (PyObject* rc : resume_codes) {
+    PyObject* fn = MakeFunction(rc, func);
+    if (!fn) return nullptr;
+    k->bridge_and_resumes.v.push_back(fn);
+  }
+  if (k->handler.code) {
+    PyObject* fn = MakeFunction(k->handler.code, func);
+    if (!fn) return nullptr;
+    k->handler_fn.v.push_back(fn);
+  }
+  if (want_continuation && Marker()) {
+    g_pending = std::move(k);
+    Py_INCREF(Marker());
+    return Marker();
+  }
+  return Drive(std::move(k));
 }
 
 }  // namespace pijit

@@ -1,6 +1,10 @@
 // Running a cache entry that ends in a graph break: build the value stack and locals of
-// the break point from the graph's outputs, execute the breaking instruction, and continue
-// in a resume function (captured like any frame).
+// the break point from the graph's outputs, execute the breaking instruction in a bridge,
+// and continue in a resume function (captured like any frame). A driver loop runs the chain
+// bridge -> resume -> bridge ...: a resume function that breaks again hands its next step
+// back instead of nesting, so a break inside a loop costs no Python frames per iteration.
+// An exception the instruction raises goes to its exception-table handler, entered as a
+// resume function at the handler (with and try blocks behave as without jit).
 #pragma once
 #include <Python.h>
 
@@ -27,7 +31,8 @@ struct BuildContext {
 // exception set, or without one for a NULL stack slot or an unbound local.
 PyObject* BuildValue(const bytecode::OutputSpec& spec, BuildContext& cx);
 
-// False deep inside a chain of graph breaks of one call: resume functions then run eagerly.
+// False deep inside nested graph breaks (a jitted call made by a bridge that breaks itself):
+// resume functions then run eagerly.
 bool ResumeCaptureAllowed();
 
 // Builds (and caches) the bridge and resume code objects a break entry needs; an error means

@@ -162,7 +162,8 @@ INDENT = "    "
 # another program under other features):
 #   random  seeded random ops (ops.rand), the random stream after the call is compared too
 #   wide    250 extra locals in every program (EXTENDED_ARG in prologues and bridges)
-#   long    40 to 90 statements, no try/with (long chains of breaks in one call)
+#   long    40 to 90 statements (long chains of breaks in one call)
+#   ctl     `break`/`continue` under a condition inside loop bodies (often around breaks)
 FEATURES = frozenset(f for f in os.environ.get("PIJIT_FUZZ_FEATURES", "").split(",") if f)
 
 
@@ -318,9 +319,8 @@ class Gen:
                                    "box", "attr_read", "tuple_alias"]
         if "random" in FEATURES:
             kinds += ["rand_stmt"]
-        if "long" in FEATURES:
-            # One try or with block makes the whole function run eagerly: none in long ones.
-            kinds = [k for k in kinds if k not in ("try", "with")]
+        if "ctl" in FEATURES and in_loop:
+            kinds += ["loop_ctl"] * 2
         kind = r.choice(kinds)
         if kind == "assign":
             name = r.choice(sorted(sc["t"])) if r.random() < 0.3 else self.fresh("v")
@@ -424,6 +424,11 @@ class Gen:
                 return
             self.emit(depth, "with Ctx():")
             self.block(sc, depth + 1, r.randint(1, 2), in_loop, True)
+        elif kind == "loop_ctl":
+            cond = r.choice([f"{self.svar(sc)} > {r.randint(0, 3)}", "k % 2 == 1",
+                             f"float({self.rexpr(sc)}) > {round(r.uniform(-3, 3), 2)}"])
+            self.emit(depth, f"if {cond}:")
+            self.emit(depth + 1, r.choice(["break", "continue"]))
         elif kind == "tuple":
             name = self.fresh("p")
             a, b = self.texpr(sc), self.texpr(sc)

@@ -28,6 +28,7 @@ import shlex
 import statistics
 import string
 import textwrap
+import sys
 import types
 
 import numpy as np
@@ -62,9 +63,21 @@ class Grab(LookupError):
 
 def harvest(jf, *args):
     """Calls jitted `jf` (which raises Grab inside a resume function) and returns
-    (resume code, the arguments its bridge called it with)."""
-    with pytest.raises(Grab) as info:
-        jf(*args)
+    (resume code, the arguments it was called with: every local of the original, None
+    where unbound, then the values of the stack after the breaking instruction)."""
+    calls = []
+
+    def profile(frame, event, arg):
+        if event == "call" and "<resume@" in frame.f_code.co_qualname:
+            code = frame.f_code
+            calls.append((code, [frame.f_locals.get(n) for n in code.co_varnames[:code.co_argcount]]))
+
+    sys.setprofile(profile)
+    try:
+        with pytest.raises(Grab) as info:
+            jf(*args)
+    finally:
+        sys.setprofile(None)
     frames = []
     tb = info.value.__traceback__
     while tb:
@@ -72,22 +85,10 @@ def harvest(jf, *args):
         tb = tb.tb_next
     resume = [f for f in frames if "<resume@" in f.f_code.co_qualname]
     assert resume, "no resume function ran as a frame"
-    rframe = resume[-1]
-    bridges = [f for f in frames[:frames.index(rframe)]
-               if any(n.startswith("___resume") for n in f.f_code.co_varnames)]
-    assert bridges, "no bridge frame before the resume function"
-    bframe = bridges[-1]
-    code = rframe.f_code
-    # The bridge passed: every local of the original (None where unbound), then the values of
-    # the stack after the breaking instruction (its ___tmp slots, NULLs skipped).
-    nlocals = code.co_argcount - sum(n.startswith("___stack") for n in code.co_varnames)
-    names = code.co_varnames[:nlocals]
-    loc = bframe.f_locals
-    args = [loc.get(n) for n in names]
-    tmps = sorted((int(n[6:]), v) for n, v in loc.items() if n.startswith("___tmp"))
-    args += [v for _, v in tmps]
-    assert len(args) == code.co_argcount
-    return code, args
+    code = resume[-1].f_code
+    called = [a for c, a in calls if c is code]
+    assert called, "the resume function that raised was not seen starting"
+    return code, called[-1]
 
 
 def resume_offset(code):
@@ -152,11 +153,8 @@ def check_resume_code(resume, original):
     closure = tuple(types.CellType(None) for _ in resume.co_freevars) or None
     fn = types.FunctionType(resume, {"__builtins__": __builtins__}, None, None, closure)
     info = _C._capture(fn, [None] * resume.co_argcount)
-    if resume.co_exceptiontable:
-        assert info["instructions"] == 0  # try/with: not simulated (runs eagerly)
-        assert info["reason"]["category"] == "unsupported_function"
-    else:
-        assert info["instructions"] == sum(i.opname != "EXTENDED_ARG" for i in instrs)
+    # try/with bodies are simulated too (capture never takes an exception path).
+    assert info["instructions"] == sum(i.opname != "EXTENDED_ARG" for i in instrs)
 
 
 # ---- templates: one kind of break each, then `raise Grab` in the resume function --------------
@@ -446,7 +444,7 @@ def test_stdlib_function_decodes_like_dis(qualname, fn):
     code = fn.__code__
     nargs = code.co_argcount + code.co_kwonlyargcount
     info = _C._capture(fn, [None] * nargs)
-    if code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS) or code.co_exceptiontable:
+    if code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS):
         assert info["instructions"] == 0
         assert info["reason"]["category"] == "unsupported_function"
         return

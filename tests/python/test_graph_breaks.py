@@ -621,7 +621,7 @@ def test_exception_after_a_break_points_at_the_eager_line(fn, capsys):
     assert innermost_frame(jf, X()) == want
 
 
-# ---- loops, try, with, generators: run eagerly or around the break ----------------------------
+# ---- loops, try, with, generators: around the break ------------------------------------------
 
 def break_in_loop(x):
     acc = x * 0.0
@@ -727,9 +727,10 @@ def test_loops_try_with_and_generators_give_eager_results(fn, capsys):
 
 @pytest.mark.parametrize("fn", [break_in_loop, break_in_try, with_block],
                          ids=lambda f: f.__name__)
-def test_breaks_inside_loops_and_try_blocks_run_eagerly(fn, capsys):
+def test_breaks_inside_loops_try_and_with_blocks_resume(fn, capsys):
+    # More in test_graph_breaks_loops.py.
     stats, _, _ = compare(fn, capsys=capsys)
-    assert stats["resume_functions"] == 0
+    assert stats["resume_functions"] >= 1 and stats["graph_count"] >= 1
     assert stats["all_reasons"]
 
 
@@ -837,7 +838,7 @@ def append_to_argument_list(x, out):
 def test_method_calls_on_an_argument_list_at_breaks(capsys):
     stats, _, _ = compare(append_to_argument_list, lambda: (X(), []), capsys=capsys,
                           state=lambda a: list(a[1]))
-    assert stats["resume_functions"] >= 1 and stats["graph_count"] >= 2
+    assert stats["resume_functions"] >= 1 and stats["graph_count"] >= 1
 
 
 def test_list_argument_mutated_at_breaks(capsys):
