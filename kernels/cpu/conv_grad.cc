@@ -178,6 +178,12 @@ absl::StatusOr<TensorMeta> InferConv2DGradWeight(const TensorMeta& x, const Tens
 absl::StatusOr<Tensor> Conv2DGradInput(const Tensor& dout, const Tensor& w,
                                        absl::Span<const int64_t> x_shape, const Window2D& win) {
   PIJIT_ASSIGN_OR_RETURN(TensorMeta meta, InferConv2DGradInput(MetaOf(dout), MetaOf(w), x_shape, win));
+  if (IsHalfFloat(meta.dtype)) {  // in float32, rounded once at the end
+    PIJIT_ASSIGN_OR_RETURN(Tensor wd, Cast(dout, DType::kFloat32));
+    PIJIT_ASSIGN_OR_RETURN(Tensor ww, Cast(w, DType::kFloat32));
+    PIJIT_ASSIGN_OR_RETURN(Tensor r, Conv2DGradInput(wd, ww, x_shape, win));
+    return Cast(r, meta.dtype);
+  }
   PIJIT_ASSIGN_OR_RETURN(Geometry2D g, CheckGrad("conv2d_grad_input", meta, MetaOf(w),
                                                  MetaOf(dout), win));
   Tensor dx = ZerosOf(meta);
@@ -194,6 +200,12 @@ absl::StatusOr<Tensor> Conv2DGradInput(const Tensor& dout, const Tensor& w,
 absl::StatusOr<Tensor> Conv2DGradWeight(const Tensor& x, const Tensor& dout,
                                         absl::Span<const int64_t> w_shape, const Window2D& win) {
   PIJIT_ASSIGN_OR_RETURN(TensorMeta meta, InferConv2DGradWeight(MetaOf(x), MetaOf(dout), w_shape, win));
+  if (IsHalfFloat(meta.dtype)) {  // in float32, rounded once at the end
+    PIJIT_ASSIGN_OR_RETURN(Tensor wx, Cast(x, DType::kFloat32));
+    PIJIT_ASSIGN_OR_RETURN(Tensor wd, Cast(dout, DType::kFloat32));
+    PIJIT_ASSIGN_OR_RETURN(Tensor r, Conv2DGradWeight(wx, wd, w_shape, win));
+    return Cast(r, meta.dtype);
+  }
   PIJIT_ASSIGN_OR_RETURN(Geometry2D g, CheckGrad("conv2d_grad_weight", MetaOf(x), meta,
                                                  MetaOf(dout), win));
   Tensor dw = ZerosOf(meta);

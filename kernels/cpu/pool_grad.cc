@@ -94,6 +94,12 @@ absl::StatusOr<TensorMeta> InferPool2DGrad(PoolKind kind, const TensorMeta& x,
 absl::StatusOr<Tensor> Pool2DGrad(PoolKind kind, const Tensor& x, const Tensor& dout,
                                   const Window2D& win) {
   PIJIT_ASSIGN_OR_RETURN(TensorMeta meta, InferPool2DGrad(kind, MetaOf(x), MetaOf(dout), win));
+  if (IsHalfFloat(meta.dtype)) {  // in float32, rounded once at the end
+    PIJIT_ASSIGN_OR_RETURN(Tensor wx, Cast(x, DType::kFloat32));
+    PIJIT_ASSIGN_OR_RETURN(Tensor wd, Cast(dout, DType::kFloat32));
+    PIJIT_ASSIGN_OR_RETURN(Tensor r, Pool2DGrad(kind, wx, wd, win));
+    return Cast(r, meta.dtype);
+  }
   PIJIT_ASSIGN_OR_RETURN(Geometry2D g, ResolveWindow(GradName(kind), x.shape(), win.kernel, win, true));
   Tensor dx = Tensor::Empty(meta.shape, meta.dtype);
   std::memset(dx.raw_data(), 0, dx.numel() * ItemSize(meta.dtype));
@@ -102,7 +108,8 @@ absl::StatusOr<Tensor> Pool2DGrad(PoolKind kind, const Tensor& x, const Tensor& 
   const bool include_pad = win.count_include_pad && !win.same;
   DispatchDType(meta.dtype, [&](auto tag) {
     using T = decltype(tag);
-    if constexpr (std::is_floating_point_v<T>) PoolGradLoop<T>(kind, cx, cd, win, g, include_pad, dx);
+    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>)
+      PoolGradLoop<T>(kind, cx, cd, win, g, include_pad, dx);
   });
   return dx;
 }

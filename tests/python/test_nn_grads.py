@@ -85,3 +85,22 @@ def test_conv2d_gradient_bad_shapes_raise():
     with pytest.raises(ValueError, match="conv2d"):
         ms.grad(lambda x, w: ops.sum(ops.conv2d(x, w)))(
             ms.Tensor(np.ones((1, 2, 4, 4), np.float32)), ms.Tensor(np.ones((1, 3, 3, 3), np.float32)))
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_half_float_conv_and_pool_gradients_follow_float32(dtype):
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal((2, 3, 6, 6)).astype(np.float32)
+    w = rng.standard_normal((4, 3, 3, 3)).astype(np.float32)
+
+    def f(x, w):
+        return ops.sum(ops.max_pool2d(ops.conv2d(x, w, pad_mode="same"), 2, 2))
+
+    want = ms.grad(f, grad_position=(0, 1))(ms.Tensor(x), ms.Tensor(w))
+    half = getattr(ms, dtype)
+    got = ms.grad(f, grad_position=(0, 1))(ms.Tensor(x).astype(half), ms.Tensor(w).astype(half))
+    tol = 2e-2 if dtype == "float16" else 1e-1
+    for g, r in zip(got, want):
+        assert g.dtype == half
+        np.testing.assert_allclose(g.astype(ms.float32).asnumpy(), r.asnumpy(), rtol=tol,
+                                   atol=tol * np.abs(r.asnumpy()).max())
