@@ -224,41 +224,6 @@ Tensor Pair(double a, double b) {
   return t;
 }
 
-// One index item: int, slice (int or None bounds), None or Ellipsis.
-absl::Status ReadIndexItem(PyObject* o, std::vector<IndexItem>* out) {
-  IndexItem it{IndexItem::kInt};
-  if (IsInt(o)) {
-    PIJIT_RETURN_IF_ERROR(ReadInt("index", "an index", o, &it.start));
-  } else if (PySlice_Check(o)) {
-    auto* s = reinterpret_cast<PySliceObject*>(o);
-    it.kind = IndexItem::kSlice;
-    int64_t* fields[3] = {&it.start, &it.stop, &it.step};
-    PyObject* vals[3] = {s->start, s->stop, s->step};
-    for (int k = 0; k < 3; ++k) {
-      if (vals[k] == Py_None) continue;
-      if (!IsInt(vals[k])) {
-        return TypeError(absl::StrFormat("index: slice indices must be ints or None, got %s",
-                                         Py_TYPE(vals[k])->tp_name));
-      }
-      int overflow = 0;
-      long long v = PyLong_AsLongLongAndOverflow(vals[k], &overflow);
-      // Out-of-range slice bounds clamp, as in Python.
-      if (overflow) v = overflow > 0 ? INT64_MAX : INT64_MIN + 1;
-      *fields[k] = v;
-    }
-  } else if (o == Py_None) {
-    it.kind = IndexItem::kNewAxis;
-  } else if (o == Py_Ellipsis) {
-    it.kind = IndexItem::kEllipsis;
-  } else {
-    return TypeError(absl::StrFormat(
-        "index: only integers, slices (`:`), ellipsis (`...`) and None are valid indices, got "
-        "%s (tensor, list and boolean indices are not supported)", Py_TYPE(o)->tp_name));
-  }
-  out->push_back(it);
-  return absl::OkStatus();
-}
-
 // The argument at `slot` as a sequence of tensor operands.
 absl::Status ReadTensorSeq(const char* op, absl::Span<const ArgView> args, int slot,
                            absl::InlinedVector<Operand, 3>* out) {
@@ -462,19 +427,7 @@ absl::StatusOr<ParsedCall> ParseCall(PyOp op, absl::Span<const ArgView> args,
       PIJIT_RETURN_IF_ERROR(Bind(name, args, kwnames, {kInput, {"index"}}, &slot, 2));
       PIJIT_ASSIGN_OR_RETURN(Operand a, TensorOperand(name, args, slot[0], false));
       call.operands = {a};
-      const ArgView& ix = args[slot[1]];
-      if (ix.is_tensor || ix.is_seq) {
-        return TypeError("index: tensor (advanced) indexing is not supported; use ints, slices, "
-                         "None and ...");
-      }
-      std::vector<IndexItem> items;
-      if (PyTuple_Check(ix.object)) {
-        for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(ix.object); ++i)
-          PIJIT_RETURN_IF_ERROR(ReadIndexItem(PyTuple_GET_ITEM(ix.object, i), &items));
-      } else {
-        PIJIT_RETURN_IF_ERROR(ReadIndexItem(ix.object, &items));
-      }
-      at.ints = EncodeIndex(items);
+      PIJIT_RETURN_IF_ERROR(ParseIndex(args[slot[1]], slot[1], &call));
       return call;
     }
     case kTensorSeq: {
@@ -656,20 +609,34 @@ absl::StatusOr<ParsedCall> ParseCall(PyOp op, absl::Span<const ArgView> args,
   return absl::InternalError("unknown signature");
 }
 
-absl::StatusOr<Tensor> ApplyEager(const ParsedCall& call, absl::Span<const Tensor* const> operands) {
+absl::Status ResolveOperands(const ParsedCall& call, absl::Span<const Tensor* const> operands,
+                             absl::InlinedVector<Tensor, 3>* constants,
+                             absl::InlinedVector<const Tensor*, 3>* out) {
   const char* name = PyOpName(call.op);
-  absl::InlinedVector<Tensor, 3> scalars(call.operands.size());
-  absl::InlinedVector<const Tensor*, 3> ptrs(call.operands.size());
+  constants->assign(call.operands.size(), Tensor());
+  out->assign(call.operands.size(), nullptr);
   for (size_t i = 0; i < call.operands.size(); ++i) {
     const Operand& o = call.operands[i];
+    if (o.array != nullptr) {
+      PIJIT_ASSIGN_OR_RETURN((*constants)[i], IndexArrayTensor(o.array));
+      (*out)[i] = &(*constants)[i];
+      continue;
+    }
     if (o.scalar == nullptr) {
-      ptrs[i] = operands[i];
+      (*out)[i] = operands[i];
       continue;
     }
     const Tensor* like = operands[o.like];
-    PIJIT_ASSIGN_OR_RETURN(scalars[i], ScalarOperand(name, o.scalar, like->dtype()));
-    ptrs[i] = &scalars[i];
+    PIJIT_ASSIGN_OR_RETURN((*constants)[i], ScalarOperand(name, o.scalar, like->dtype()));
+    (*out)[i] = &(*constants)[i];
   }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Tensor> ApplyEager(const ParsedCall& call, absl::Span<const Tensor* const> operands) {
+  absl::InlinedVector<Tensor, 3> scalars;
+  absl::InlinedVector<const Tensor*, 3> ptrs;
+  PIJIT_RETURN_IF_ERROR(ResolveOperands(call, operands, &scalars, &ptrs));
   graph::Node n;
   static_cast<graph::Attrs&>(n) = call.attrs;
   n.op = call.gop;

@@ -253,21 +253,15 @@ absl::StatusOr<std::vector<std::optional<Tensor>>> Tape::Gradient(
 
 void RecordCall(Tape& tape, const ParsedCall& call, absl::Span<PyObject* const> operand_objects,
                 absl::Span<const Tensor* const> operands, PyObject* result) {
-  absl::InlinedVector<Tensor, 3> scalars(call.operands.size());
-  absl::InlinedVector<const Tensor*, 3> values(call.operands.size());
-  for (size_t i = 0; i < call.operands.size(); ++i) {
-    const Operand& o = call.operands[i];
-    values[i] = operands[i];
-    if (o.scalar == nullptr) continue;
-    // The 0-d constant ApplyEager used for this Python scalar.
-    auto s = ScalarOperand(PyOpName(call.op), o.scalar, operands[o.like]->dtype());
-    if (!s.ok()) return;  // the eager call succeeded, so this does not happen
-    scalars[i] = std::move(*s);
-    values[i] = &scalars[i];
-  }
+  // The constants ApplyEager used for Python scalars and index arrays.
+  absl::InlinedVector<Tensor, 3> constants;
+  absl::InlinedVector<const Tensor*, 3> values;
+  // The eager call succeeded, so this does not fail.
+  if (!ResolveOperands(call, operands, &constants, &values).ok()) return;
   graph::Node n;
   static_cast<graph::Attrs&>(n) = call.attrs;
-  n.op = PyOpGraphOp(call.op);
+  // __getitem__ records the variant its index chose (basic or advanced indexing).
+  n.op = call.op == PyOp::kGetItem ? call.gop : PyOpGraphOp(call.op);
   tape.Record(std::move(n), operand_objects, values, result);
 }
 
