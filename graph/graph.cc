@@ -75,7 +75,7 @@ std::string IndexText(absl::Span<const int64_t> enc) {
         items.push_back(absl::StrCat(bound(enc[i + 1]), ":", bound(enc[i + 2]), ":", enc[i + 3]));
         break;
       case IndexItem::kNewAxis: items.push_back("None"); break;
-      case IndexItem::kArray: items.push_back(absl::StrCat("%", enc[i + 1] + 1)); break;
+      case IndexItem::kArray: items.push_back(absl::StrCat("array", enc[i + 1])); break;
       default: items.push_back("..."); break;
     }
   }

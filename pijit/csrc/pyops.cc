@@ -24,6 +24,7 @@ enum Signature : uint8_t {
   kUnsqueeze,   // (input, axis)
   kFlatten,     // (input, start_dim=0, end_dim=-1)
   kIndex,       // (input, index): ints, slices, None, Ellipsis or a tuple of them
+  kGather,      // (input, indices, axis=0): indices a tensor, a list or a NumPy array
   kTensorSeq,   // (tensors, axis=0): a list or tuple of tensors
   kSizeFill,    // zeros/ones(size, dtype=None), full(size, fill_value, dtype=None)
   kLike,        // zeros_like/ones_like(input, dtype=None), full_like(input, fill_value, dtype=None)
@@ -430,6 +431,37 @@ absl::StatusOr<ParsedCall> ParseCall(PyOp op, absl::Span<const ArgView> args,
       PIJIT_RETURN_IF_ERROR(ParseIndex(args[slot[1]], slot[1], &call));
       return call;
     }
+    case kGather: {
+      // input[:, ..., indices] with `axis` slices before the indices (input[..., indices, :, ...]
+      // for a negative axis): one index array, whose axes replace the indexed one.
+      PIJIT_RETURN_IF_ERROR(Bind(name, args, kwnames,
+                                 {{"input", "input_params", "x"}, {"indices", "input_indices"}, kAxis},
+                                 &slot, 2));
+      PIJIT_ASSIGN_OR_RETURN(Operand a, TensorOperand(name, args, slot[0], false));
+      call.operands = {a};
+      int64_t axis = 0;
+      PIJIT_ASSIGN_OR_RETURN(PyObject * ax, Plain(name, "axis", args, slot[2]));
+      if (ax != nullptr) PIJIT_RETURN_IF_ERROR(ReadInt(name, "axis", ax, &axis));
+      const ArgView& ix = args[slot[1]];
+      Operand o;
+      if (ix.is_tensor) {
+        o.arg = slot[1];
+      } else if (!ix.is_seq && (PyList_Check(ix.object) || PyObject_HasAttrString(ix.object, "__array_interface__"))) {
+        o.array = ix.object;
+      } else {
+        return TypeError(absl::StrFormat("gather: indices must be a Tensor, a list or a NumPy array, got %s",
+                                         ix.is_seq ? "a sequence holding Tensors" : Py_TYPE(ix.object)->tp_name));
+      }
+      call.operands.push_back(o);
+      const IndexItem all{IndexItem::kSlice};
+      std::vector<IndexItem> items;
+      if (axis < 0) items.push_back(IndexItem{IndexItem::kEllipsis});
+      for (int64_t k = 0; k < (axis < 0 ? 0 : axis); ++k) items.push_back(all);
+      items.push_back(IndexItem{IndexItem::kArray, 0});
+      for (int64_t k = 0; k < (axis < 0 ? -axis - 1 : 0); ++k) items.push_back(all);
+      at.ints = EncodeIndex(items);
+      return call;
+    }
     case kTensorSeq: {
       PIJIT_RETURN_IF_ERROR(
           Bind(name, args, kwnames, {{"tensors", "input_x", "x", "input"}, kAxis}, &slot, 1));
@@ -629,6 +661,10 @@ absl::Status ResolveOperands(const ParsedCall& call, absl::Span<const Tensor* co
     const Tensor* like = operands[o.like];
     PIJIT_ASSIGN_OR_RETURN((*constants)[i], ScalarOperand(name, o.scalar, like->dtype()));
     (*out)[i] = &(*constants)[i];
+  }
+  if (call.op == PyOp::kGather && out->size() == 2 && !IsInteger((*out)[1]->dtype())) {
+    return TypeError(absl::StrFormat("gather: indices must be integers, got %s",
+                                     DTypeName((*out)[1]->dtype())));
   }
   return absl::OkStatus();
 }
