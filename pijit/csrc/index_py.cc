@@ -16,6 +16,16 @@ absl::Status BadIndex(const char* type) {
       "arrays are valid indices, got %s", type));
 }
 
+// A NumPy integer scalar (or another non-array object with __index__) as a Python int (new
+// reference), or nullptr. NumPy bools and 0-d arrays are arrays, as in NumPy.
+PyObject* IntegerLike(PyObject* o) {
+  if (PyBool_Check(o) || PyList_Check(o) || !PyIndex_Check(o)) return nullptr;
+  if (!IsNumpyScalar(o) && PyObject_HasAttrString(o, "__array_interface__")) return nullptr;
+  PyObject* v = PyNumber_Index(o);
+  if (v == nullptr) PyErr_Clear();
+  return v;
+}
+
 // One index item given as a Python object: int, slice (int or None bounds), None, Ellipsis,
 // an integer-like object (NumPy integers), or an array-like (a list, a bool, a NumPy array).
 absl::Status ReadIndexItem(PyObject* o, std::vector<IndexItem>* items, ParsedCall* call) {
@@ -47,6 +57,10 @@ absl::Status ReadIndexItem(PyObject* o, std::vector<IndexItem>* items, ParsedCal
     it.kind = IndexItem::kNewAxis;
   } else if (o == Py_Ellipsis) {
     it.kind = IndexItem::kEllipsis;
+  } else if (PyObject* v = IntegerLike(o)) {
+    absl::Status st = pyargs::ReadInt("index", "an index", v, &it.start);
+    Py_DECREF(v);
+    PIJIT_RETURN_IF_ERROR(st);
   } else if (PyBool_Check(o) || PyList_Check(o) || PyObject_HasAttrString(o, "__array_interface__")) {
     // NumPy treats these as arrays: a list of ints indexes, a bool is a 0-d mask.
     it.kind = IndexItem::kArray;
@@ -54,15 +68,6 @@ absl::Status ReadIndexItem(PyObject* o, std::vector<IndexItem>* items, ParsedCal
     Operand a;
     a.array = o;
     call->operands.push_back(a);
-  } else if (PyIndex_Check(o) && !PyFloat_Check(o)) {
-    PyObject* v = PyNumber_Index(o);
-    if (v == nullptr) {
-      PyErr_Clear();
-      return BadIndex(Py_TYPE(o)->tp_name);
-    }
-    absl::Status st = pyargs::ReadInt("index", "an index", v, &it.start);
-    Py_DECREF(v);
-    PIJIT_RETURN_IF_ERROR(st);
   } else {
     return BadIndex(Py_TYPE(o)->tp_name);
   }
@@ -150,6 +155,17 @@ absl::Status SetItem(PyObject* self, PyObject* index, PyObject* value) {
   absl::InlinedVector<const Tensor*, 3> operands;
   PIJIT_RETURN_IF_ERROR(ResolveOperands(call, given, &constants, &operands));
   PIJIT_ASSIGN_OR_RETURN(Tensor v, SetItemValue(value, dst->dtype()));
+  // Integers for every axis select one element: NumPy assigns only a single value there.
+  bool one_element = call.operands.size() == 1 &&
+                     static_cast<int64_t>(call.attrs.ints.size()) == 4 * dst->ndim();
+  for (size_t i = 0; one_element && i < call.attrs.ints.size(); i += 4)
+    one_element = call.attrs.ints[i] == IndexItem::kInt;
+  if (one_element && v.ndim() > 0) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "__setitem__: setting an array element with a sequence: the index selects one element of "
+        "a tensor of shape %s, the value has shape %s", ShapeToString(dst->shape()),
+        ShapeToString(v.shape())));
+  }
   if (Tape* tape = ActiveTape(); tape != nullptr && (tape->Tracks(self) || tape->Tracks(value))) {
     return absl::UnimplementedError(
         "grad: __setitem__ writes in place into a tensor the gradient tape records; in-place "
