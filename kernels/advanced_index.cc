@@ -213,6 +213,36 @@ std::vector<Tensor> MaskPositions(const Tensor& mask) {
   return out;
 }
 
+}  // namespace
+
+absl::Status ExpandBooleanMasks(Shape* encoded, std::vector<Tensor>* arrays) {
+  Shape enc;
+  std::vector<Tensor> out;
+  for (size_t i = 0; i + 3 < encoded->size(); i += 4) {
+    const int64_t* item = encoded->data() + i;
+    if (item[0] != IndexItem::kArray) {
+      enc.insert(enc.end(), item, item + 4);
+      continue;
+    }
+    if (item[1] < 0 || item[1] >= static_cast<int64_t>(arrays->size())) {
+      return absl::InternalError("index: an index array is missing");
+    }
+    const Tensor& a = (*arrays)[item[1]];
+    std::vector<Tensor> parts;
+    if (a.dtype() == DType::kBool && a.ndim() > 0) parts = MaskPositions(a);
+    else parts.push_back(a);
+    for (Tensor& p : parts) {
+      enc.insert(enc.end(), {IndexItem::kArray, static_cast<int64_t>(out.size()), IndexItem::kNone, 1});
+      out.push_back(std::move(p));
+    }
+  }
+  *encoded = std::move(enc);
+  *arrays = std::move(out);
+  return absl::OkStatus();
+}
+
+namespace {
+
 absl::StatusOr<Selection> Select(const Plan& plan, absl::Span<const Tensor* const> arrays,
                                  absl::Span<const int64_t> input_shape) {
   // Each advanced item as int64 arrays over one view axis each (vdim -1: a 0-d mask, which

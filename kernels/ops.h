@@ -163,6 +163,10 @@ absl::StatusOr<TensorMeta> InferAdvancedIndex(const TensorMeta& a,
                                               absl::Span<const int64_t> encoded);
 absl::StatusOr<Tensor> AdvancedIndex(const Tensor& a, absl::Span<const Tensor* const> arrays,
                                      absl::Span<const int64_t> encoded);
+// Replaces each boolean mask of rank >= 1 in an advanced index by the Int64 arrays of its true
+// positions (one per mask axis): the same selection with a shape known from the arrays.
+// `arrays` are renumbered in item order.
+absl::Status ExpandBooleanMasks(Shape* encoded, std::vector<Tensor>* arrays);
 // Writes `value` into `dst`'s storage at the elements the index selects (any index: basic
 // items only write through views too). `value` broadcasts to the selection's shape (after
 // dropping leading size-1 axes, as NumPy does) and is cast to dst's dtype; it may overlap

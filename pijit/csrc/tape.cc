@@ -262,7 +262,21 @@ void RecordCall(Tape& tape, const ParsedCall& call, absl::Span<PyObject* const> 
   static_cast<graph::Attrs&>(n) = call.attrs;
   // __getitem__ records the variant its index chose (basic or advanced indexing).
   n.op = call.op == PyOp::kGetItem ? call.gop : PyOpGraphOp(call.op);
-  tape.Record(std::move(n), operand_objects, values, result);
+  absl::InlinedVector<PyObject*, 3> objects(operand_objects.begin(), operand_objects.end());
+  std::vector<Tensor> arrays;
+  if (n.op == graph::Op::kAdvIndex) {
+    // Boolean masks become the index arrays of their true positions, so that the recorded
+    // node's shape is known (the mask's values decide it).
+    for (size_t i = 1; i < values.size(); ++i) arrays.push_back(*values[i]);
+    if (!ExpandBooleanMasks(&n.ints, &arrays).ok()) return;
+    values.resize(1);
+    objects.resize(1);
+    for (const Tensor& a : arrays) {
+      values.push_back(&a);
+      objects.push_back(nullptr);
+    }
+  }
+  tape.Record(std::move(n), objects, values, result);
 }
 
 namespace {
