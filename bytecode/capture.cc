@@ -640,6 +640,17 @@ bool Interp::Step(Frame& f, size_t& pc, bool* returned, Value* result) {
       Fail("unsupported_bytecode", "entering a `with` block calls __enter__ in Python",
            "the block's body is still captured between graph breaks");
       return false;
+    case Opc::STORE_SUBSCR:
+      // container[key] = value with the container at TOS1. Writing into a tensor mutates its
+      // storage, which views and the caller see: the graph breaks and Python does the write.
+      if (f.stack.size() >= 3 && f.stack[f.stack.size() - 2].kind == Value::kTensor) {
+        Fail("tensor_mutation", "assignment into a tensor (t[index] = value) writes in place",
+             "the graph breaks here; the assignment runs in Python and later code sees its result");
+      } else {
+        Fail("unsupported_bytecode", "STORE_SUBSCR is not captured yet",
+             "this function runs eagerly; graph breaks will split it around such code");
+      }
+      return false;
     case Opc::RETURN_VALUE:
       if (!Pop(f, result)) return false;
       *returned = true;

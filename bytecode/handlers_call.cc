@@ -19,6 +19,8 @@ bool Interp::CallOp(PyOp op, const ValueList& in_args, const std::vector<std::st
   // NumPy scalars are 0-d tensors of their dtype: constants in the graph.
   ValueList args = in_args;
   for (Value& a : args) {
+    // A NumPy integer index is a basic index, as in NumPy.
+    if (op == PyOp::kGetItem) break;
     if (a.kind != Value::kConst || !IsNumpyScalar(a.obj)) continue;
     auto t = NumpyScalarTensor(a.obj);
     if (!t.ok()) {
@@ -61,6 +63,7 @@ bool Interp::CallOp(PyOp op, const ValueList& in_args, const std::vector<std::st
       }
       seqs.push_back(std::move(items));
       views[i].is_seq = true;
+      views[i].is_list = a.is_list;
       views[i].items = seqs.back();
       continue;
     }
@@ -82,6 +85,23 @@ bool Interp::CallOp(PyOp op, const ValueList& in_args, const std::vector<std::st
   };
   absl::InlinedVector<graph::NodeId, 3> inputs;
   for (const Operand& o : call->operands) {
+    if (o.array) {
+      // An index given as a list or a bool is a constant of the graph; a NumPy array may
+      // change between calls without a guard seeing it, so it is indexed in Python.
+      if (!PyList_Check(o.array) && !PyBool_Check(o.array)) {
+        Fail("unsupported_operator", absl::StrFormat("indexing with a %s", Py_TYPE(o.array)->tp_name),
+             "index with a pijit Tensor or a list to capture the indexing in the graph");
+        return false;
+      }
+      auto t = IndexArrayTensor(o.array);
+      if (!t.ok()) {
+        Fail("invalid_input", std::string(t.status().message()),
+             "the call runs eagerly and raises this error there");
+        return false;
+      }
+      inputs.push_back(g().AddConstant(std::move(*t)));
+      continue;
+    }
     if (!o.scalar) {
       inputs.push_back(tensor_of(o));
       continue;
@@ -94,6 +114,14 @@ bool Interp::CallOp(PyOp op, const ValueList& in_args, const std::vector<std::st
       return false;
     }
     inputs.push_back(g().AddConstant(std::move(*sc)));
+  }
+  if (call->gop == graph::Op::kAdvIndex) {
+    for (size_t i = 1; i < inputs.size(); ++i) {
+      if (g().node(inputs[i]).meta.dtype != DType::kBool) continue;
+      Fail("data_dependent", "indexing with a boolean mask: the result's shape depends on the mask's values",
+           "the indexing runs in Python; ops.where keeps a masked computation in the graph");
+      return false;
+    }
   }
   auto node = g().AddOp(call->gop, inputs, call->attrs);
   if (!node.ok()) {

@@ -21,10 +21,13 @@ class Builder {
   DType DTypeOf(NodeId id) const { return Meta(id).dtype; }
 
   NodeId Emit(Op op, std::initializer_list<NodeId> in, Attrs attrs = {}) {
+    return EmitN(op, absl::Span<const NodeId>(in.begin(), in.size()), std::move(attrs));
+  }
+  NodeId EmitN(Op op, absl::Span<const NodeId> in, Attrs attrs = {}) {
     if (!status_.ok()) return kNil;
     for (NodeId i : in)
       if (i == kNil) return Fail(absl::InternalError(absl::StrFormat("%s of a missing value", OpName(op))));
-    auto r = g_.AddOp(op, absl::Span<const NodeId>(in.begin(), in.size()), std::move(attrs));
+    auto r = g_.AddOp(op, in, std::move(attrs));
     if (!r.ok()) return Fail(r.status());
     return *r;
   }
@@ -273,6 +276,29 @@ Grads IndexVjp(Builder& b, const VjpArgs& a) {
   return {b.Emit(Op::kIndexGrad, {a.dy}, std::move(at))};
 }
 
+// The index arrays get no gradient.
+Grads AdvIndexVjp(Builder& b, const VjpArgs& a) {
+  Attrs at;
+  at.ints = b.ShapeOf(a.in(0));
+  at.attr = static_cast<int64_t>(at.ints.size());
+  at.ints.insert(at.ints.end(), a.n.ints.begin(), a.n.ints.end());
+  absl::InlinedVector<NodeId, 3> in = {a.dy};
+  for (size_t i = 1; i < a.n.inputs.size(); ++i) in.push_back(a.in(i));
+  Grads g = {b.EmitN(Op::kAdvIndexGrad, in, std::move(at))};
+  g.resize(a.n.inputs.size(), kNil);
+  return g;
+}
+
+Grads AdvIndexGradVjp(Builder& b, const VjpArgs& a) {
+  Attrs at;
+  at.ints.assign(a.n.ints.begin() + a.n.attr, a.n.ints.end());
+  absl::InlinedVector<NodeId, 3> in = {a.dy};
+  for (size_t i = 1; i < a.n.inputs.size(); ++i) in.push_back(a.in(i));
+  Grads g = {b.EmitN(Op::kAdvIndex, in, std::move(at))};
+  g.resize(a.n.inputs.size(), kNil);
+  return g;
+}
+
 Grads IndexGradVjp(Builder& b, const VjpArgs& a) {
   return {b.Index(a.dy, absl::Span<const int64_t>(a.n.ints).subspan(a.n.attr))};
 }
@@ -387,6 +413,8 @@ const VjpRule kVjpRules[] = {
   {Op::kBroadcastTo, [](Builder& b, const VjpArgs& a) -> Grads { return {G}; }},                  // summed to x's shape
   {Op::kIndex, IndexVjp},
   {Op::kIndexGrad, IndexGradVjp},
+  {Op::kAdvIndex, AdvIndexVjp},
+  {Op::kAdvIndexGrad, AdvIndexGradVjp},
   {Op::kConcat, JoinVjp},
   {Op::kStack, JoinVjp},
 };

@@ -75,6 +75,7 @@ std::string IndexText(absl::Span<const int64_t> enc) {
         items.push_back(absl::StrCat(bound(enc[i + 1]), ":", bound(enc[i + 2]), ":", enc[i + 3]));
         break;
       case IndexItem::kNewAxis: items.push_back("None"); break;
+      case IndexItem::kArray: items.push_back(absl::StrCat("array", enc[i + 1])); break;
       default: items.push_back("..."); break;
     }
   }
@@ -100,8 +101,10 @@ std::vector<std::string> AttrTexts(const Node& n) {
     case Op::kSqueeze: ints("axes"); break;
     case Op::kClip: ints("bounds"); break;
     case Op::kFlatten: ints("dims"); break;
-    case Op::kIndex: a.push_back(absl::StrCat("index=", IndexText(n.ints))); break;
-    case Op::kIndexGrad: {
+    case Op::kIndex: case Op::kAdvIndex:
+      a.push_back(absl::StrCat("index=", IndexText(n.ints)));
+      break;
+    case Op::kIndexGrad: case Op::kAdvIndexGrad: {
       absl::Span<const int64_t> all(n.ints);
       const size_t rank = std::min<size_t>(std::max<int64_t>(n.attr, 0), all.size());
       a.push_back(absl::StrCat("shape=[", absl::StrJoin(all.subspan(0, rank), ","), "]"));

@@ -193,6 +193,14 @@ absl::StatusOr<TensorMeta> InferNode(const Node& n, absl::Span<const TensorMeta*
       PIJIT_ASSIGN_OR_RETURN(auto parts, IndexGradParts(n));
       return InferIndexGrad(*in[0], parts.first, parts.second);
     }
+    case Op::kAdvIndex:
+      if (in.empty()) return absl::InternalError("adv_index: no input");
+      return InferAdvancedIndex(*in[0], in.subspan(1), n.ints);
+    case Op::kAdvIndexGrad: {
+      if (in.empty()) return absl::InternalError("adv_index_grad: no input");
+      PIJIT_ASSIGN_OR_RETURN(auto parts, IndexGradParts(n));
+      return InferAdvancedIndexGrad(*in[0], in.subspan(1), parts.first, parts.second);
+    }
     case Op::kCast: {
       PIJIT_ASSIGN_OR_RETURN(DType dt, NodeDType(n));
       return TensorMeta{dt, in[0]->shape};
@@ -305,6 +313,14 @@ absl::StatusOr<Tensor> RunNode(const Node& n, absl::Span<const Tensor* const> in
     case Op::kIndexGrad: {
       PIJIT_ASSIGN_OR_RETURN(auto parts, IndexGradParts(n));
       return IndexGrad(*in[0], parts.first, parts.second);
+    }
+    case Op::kAdvIndex:
+      if (in.empty()) return absl::InternalError("adv_index: no input");
+      return AdvancedIndex(*in[0], in.subspan(1), n.ints);
+    case Op::kAdvIndexGrad: {
+      if (in.empty()) return absl::InternalError("adv_index_grad: no input");
+      PIJIT_ASSIGN_OR_RETURN(auto parts, IndexGradParts(n));
+      return AdvancedIndexGrad(*in[0], in.subspan(1), parts.first, parts.second);
     }
     case Op::kCast: {
       PIJIT_ASSIGN_OR_RETURN(DType dt, NodeDType(n));

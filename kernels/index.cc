@@ -2,6 +2,7 @@
 #include <cstring>
 
 #include "kernels/errors.h"
+#include "kernels/index_resolve.h"
 #include "kernels/ops.h"
 
 namespace pijit {
@@ -13,11 +14,6 @@ Shape EncodeIndex(absl::Span<const IndexItem> items) {
 }
 
 namespace {
-
-struct IndexView {
-  Shape shape, strides;
-  int64_t offset = 0;  // added to the input's offset
-};
 
 // Mirrors PySlice_AdjustIndices (Objects/sliceobject.c) with omitted bounds as kNone.
 int64_t AdjustSlice(int64_t len, int64_t* start, int64_t* stop, int64_t step) {
@@ -33,7 +29,9 @@ int64_t AdjustSlice(int64_t len, int64_t* start, int64_t* stop, int64_t step) {
   return *stop < *start ? (*start - *stop - 1) / (-step) + 1 : 0;
 }
 
-absl::StatusOr<IndexView> Resolve(absl::Span<const int64_t> shape,
+}  // namespace
+
+absl::StatusOr<IndexView> ResolveIndex(absl::Span<const int64_t> shape,
                                   absl::Span<const int64_t> strides,
                                   absl::Span<const int64_t> enc) {
   if (enc.size() % 4 != 0) return absl::InternalError("index: malformed index encoding");
@@ -44,6 +42,9 @@ absl::StatusOr<IndexView> Resolve(absl::Span<const int64_t> shape,
     const int64_t kind = enc[4 * i];
     if (kind == IndexItem::kInt || kind == IndexItem::kSlice) ++consumed;
     if (kind == IndexItem::kEllipsis) ++ellipses;
+    if (kind == IndexItem::kArray) {
+      return absl::InternalError("index: an index array reached basic indexing");
+    }
   }
   if (ellipses > 1) {
     return absl::NotFoundError("index: an index can only have a single ellipsis ('...')");
@@ -100,15 +101,13 @@ absl::StatusOr<IndexView> Resolve(absl::Span<const int64_t> shape,
   return v;
 }
 
-}  // namespace
-
 absl::StatusOr<TensorMeta> InferIndex(const TensorMeta& a, absl::Span<const int64_t> encoded) {
-  PIJIT_ASSIGN_OR_RETURN(IndexView v, Resolve(a.shape, ContiguousStrides(a.shape), encoded));
+  PIJIT_ASSIGN_OR_RETURN(IndexView v, ResolveIndex(a.shape, ContiguousStrides(a.shape), encoded));
   return TensorMeta{a.dtype, std::move(v.shape)};
 }
 
 absl::StatusOr<Tensor> Index(const Tensor& a, absl::Span<const int64_t> encoded) {
-  PIJIT_ASSIGN_OR_RETURN(IndexView v, Resolve(a.shape(), a.strides(), encoded));
+  PIJIT_ASSIGN_OR_RETURN(IndexView v, ResolveIndex(a.shape(), a.strides(), encoded));
   return Tensor::View(a.storage(), a.dtype(), std::move(v.shape), std::move(v.strides),
                       a.offset() + v.offset);
 }
@@ -116,7 +115,7 @@ absl::StatusOr<Tensor> Index(const Tensor& a, absl::Span<const int64_t> encoded)
 absl::StatusOr<TensorMeta> InferIndexGrad(const TensorMeta& grad, absl::Span<const int64_t> shape,
                                           absl::Span<const int64_t> encoded) {
   PIJIT_RETURN_IF_ERROR(CheckShape("index_grad", shape));
-  PIJIT_ASSIGN_OR_RETURN(IndexView v, Resolve(shape, ContiguousStrides(shape), encoded));
+  PIJIT_ASSIGN_OR_RETURN(IndexView v, ResolveIndex(shape, ContiguousStrides(shape), encoded));
   if (v.shape != grad.shape) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "index_grad: the gradient has shape %s but the index selects shape %s of shape %s",
@@ -128,7 +127,7 @@ absl::StatusOr<TensorMeta> InferIndexGrad(const TensorMeta& grad, absl::Span<con
 absl::StatusOr<Tensor> IndexGrad(const Tensor& grad, absl::Span<const int64_t> shape,
                                  absl::Span<const int64_t> encoded) {
   PIJIT_ASSIGN_OR_RETURN(TensorMeta meta, InferIndexGrad(MetaOf(grad), shape, encoded));
-  PIJIT_ASSIGN_OR_RETURN(IndexView v, Resolve(shape, ContiguousStrides(shape), encoded));
+  PIJIT_ASSIGN_OR_RETURN(IndexView v, ResolveIndex(shape, ContiguousStrides(shape), encoded));
   Tensor out = Tensor::Empty(meta.shape, meta.dtype);
   std::memset(out.raw_data(), 0, out.numel() * out.itemsize());
   const Tensor src = grad.Contiguous();

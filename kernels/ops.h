@@ -133,8 +133,9 @@ absl::StatusOr<Tensor> Concat(bool stack, absl::Span<const Tensor* const> in, in
 
 // Basic (NumPy) indexing: a list of items, each an int, a slice, a new axis or an ellipsis.
 // Always a view. An out-of-range integer is a NotFound status (IndexError).
+// kArray items (advanced indexing, below) name an index tensor by its position in `start`.
 struct IndexItem {
-  enum Kind : uint8_t { kInt, kSlice, kNewAxis, kEllipsis };
+  enum Kind : uint8_t { kInt, kSlice, kNewAxis, kEllipsis, kArray };
   static constexpr int64_t kNone = INT64_MIN;  // an omitted slice bound
   Kind kind;
   int64_t start = kNone, stop = kNone, step = 1;  // kInt: the index in `start`
@@ -149,6 +150,39 @@ absl::StatusOr<TensorMeta> InferIndexGrad(const TensorMeta& grad, absl::Span<con
                                           absl::Span<const int64_t> encoded);
 absl::StatusOr<Tensor> IndexGrad(const Tensor& grad, absl::Span<const int64_t> shape,
                                  absl::Span<const int64_t> encoded);
+
+// Advanced (NumPy) indexing: basic items plus kArray items, each an index tensor from
+// `arrays` (integer: indices, negative ones from the end; bool: a mask over as many axes as it
+// has, selecting where it is true). With any array present, integer items count as 0-d
+// arrays. The arrays broadcast together; their block of result axes takes the place of the
+// indexed axes when the advanced items are adjacent, and comes first otherwise. Always a copy.
+// Errors: an index out of range, a mask whose shape differs from the axes it indexes, arrays
+// that do not broadcast or are not integer/bool are NotFound (IndexError).
+absl::StatusOr<TensorMeta> InferAdvancedIndex(const TensorMeta& a,
+                                              absl::Span<const TensorMeta* const> arrays,
+                                              absl::Span<const int64_t> encoded);
+absl::StatusOr<Tensor> AdvancedIndex(const Tensor& a, absl::Span<const Tensor* const> arrays,
+                                     absl::Span<const int64_t> encoded);
+// Replaces each boolean mask of rank >= 1 in an advanced index by the Int64 arrays of its true
+// positions (one per mask axis): the same selection with a shape known from the arrays.
+// `arrays` are renumbered in item order.
+absl::Status ExpandBooleanMasks(Shape* encoded, std::vector<Tensor>* arrays);
+// Writes `value` into `dst`'s storage at the elements the index selects (any index: basic
+// items only write through views too). `value` broadcasts to the selection's shape (after
+// dropping leading size-1 axes, as NumPy does) and is cast to dst's dtype; it may overlap
+// dst. With `accumulate`, adds instead, so that repeated indices add up (scatter-add).
+// A value that does not broadcast is InvalidArgument (ValueError).
+absl::Status IndexPut(const Tensor& dst, absl::Span<const Tensor* const> arrays,
+                      absl::Span<const int64_t> encoded, const Tensor& value, bool accumulate);
+// The adjoint of AdvancedIndex: zeros of `shape` (grad's dtype) into which `grad` is added at
+// the selected elements.
+absl::StatusOr<TensorMeta> InferAdvancedIndexGrad(const TensorMeta& grad,
+                                                  absl::Span<const TensorMeta* const> arrays,
+                                                  absl::Span<const int64_t> shape,
+                                                  absl::Span<const int64_t> encoded);
+absl::StatusOr<Tensor> AdvancedIndexGrad(const Tensor& grad, absl::Span<const Tensor* const> arrays,
+                                         absl::Span<const int64_t> shape,
+                                         absl::Span<const int64_t> encoded);
 
 // ---- creation -------------------------------------------------------------------------------
 

@@ -32,6 +32,18 @@ ge = greater_equal
 select = where
 clip_by_value = clip
 negative = neg
+def take(input, indices, axis=None):  # noqa: A002 - NumPy's name
+    """NumPy's take: the elements of `input` at `indices` along `axis` (of the flattened input
+    when axis is None)."""
+    if axis is None:
+        input = input.reshape(-1)  # noqa: A001
+        axis = 0
+    return gather(input, indices, axis)  # noqa: F821 - set from _C.ops above
+
+
+_C.Tensor.take = take
+
+
 class Primitive:
     """A stateless operator object: `ops.Add()(x, y)`.
 

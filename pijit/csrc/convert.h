@@ -25,6 +25,13 @@ inline bool IsPyScalar(PyObject* o) {
 bool IsNumpyScalar(PyObject* o);
 absl::StatusOr<Tensor> NumpyScalarTensor(PyObject* o);
 
+// An index array given as a Python object (a list, a bool, a NumPy array) as an Int64 or a
+// Bool tensor of its own (IndexError for other kinds, as NumPy).
+absl::StatusOr<Tensor> IndexArrayTensor(PyObject* o);
+// A value assigned by __setitem__ into a tensor of dtype `dtype`: a Tensor as it is, anything
+// else converted as NumPy converts it for assignment (a Python float NaN into an integer
+// tensor is a ValueError, an int beyond the dtype's range an OverflowError).
+absl::StatusOr<Tensor> SetItemValue(PyObject* value, DType dtype);
 // A Python bool/int/float operand next to a tensor of dtype `other`, as a 0-d tensor of the
 // dtype NumPy's weak-scalar rule gives. `op` names the operation in errors.
 absl::StatusOr<Tensor> ScalarOperand(const char* op, PyObject* scalar, DType other);

@@ -39,6 +39,11 @@ Tensor Pair(double a, double b);
 
 }  // namespace pyargs
 
+// Parses a __getitem__/__setitem__ index (the argument at `slot`) into call->attrs.ints
+// (EncodeIndex) and, for its index arrays, call->operands after the input; sets call->gop to
+// adv_index when there are index arrays: index_py.cc.
+absl::Status ParseIndex(const ArgView& index, int slot, ParsedCall* call);
+
 // Parses the layer ops (conv2d, poolings, normalisations, one_hot, assign): pyops_nn.cc.
 absl::Status ParseLayerCall(PyOp op, absl::Span<const ArgView> args,
                             absl::Span<const std::string> kwnames, ParsedCall* call);

@@ -24,6 +24,7 @@ enum Signature : uint8_t {
   kUnsqueeze,   // (input, axis)
   kFlatten,     // (input, start_dim=0, end_dim=-1)
   kIndex,       // (input, index): ints, slices, None, Ellipsis or a tuple of them
+  kGather,      // (input, indices, axis=0): indices a tensor, a list or a NumPy array
   kTensorSeq,   // (tensors, axis=0): a list or tuple of tensors
   kSizeFill,    // zeros/ones(size, dtype=None), full(size, fill_value, dtype=None)
   kLike,        // zeros_like/ones_like(input, dtype=None), full_like(input, fill_value, dtype=None)
@@ -222,41 +223,6 @@ Tensor Pair(double a, double b) {
   t.data<double>()[0] = a;
   t.data<double>()[1] = b;
   return t;
-}
-
-// One index item: int, slice (int or None bounds), None or Ellipsis.
-absl::Status ReadIndexItem(PyObject* o, std::vector<IndexItem>* out) {
-  IndexItem it{IndexItem::kInt};
-  if (IsInt(o)) {
-    PIJIT_RETURN_IF_ERROR(ReadInt("index", "an index", o, &it.start));
-  } else if (PySlice_Check(o)) {
-    auto* s = reinterpret_cast<PySliceObject*>(o);
-    it.kind = IndexItem::kSlice;
-    int64_t* fields[3] = {&it.start, &it.stop, &it.step};
-    PyObject* vals[3] = {s->start, s->stop, s->step};
-    for (int k = 0; k < 3; ++k) {
-      if (vals[k] == Py_None) continue;
-      if (!IsInt(vals[k])) {
-        return TypeError(absl::StrFormat("index: slice indices must be ints or None, got %s",
-                                         Py_TYPE(vals[k])->tp_name));
-      }
-      int overflow = 0;
-      long long v = PyLong_AsLongLongAndOverflow(vals[k], &overflow);
-      // Out-of-range slice bounds clamp, as in Python.
-      if (overflow) v = overflow > 0 ? INT64_MAX : INT64_MIN + 1;
-      *fields[k] = v;
-    }
-  } else if (o == Py_None) {
-    it.kind = IndexItem::kNewAxis;
-  } else if (o == Py_Ellipsis) {
-    it.kind = IndexItem::kEllipsis;
-  } else {
-    return TypeError(absl::StrFormat(
-        "index: only integers, slices (`:`), ellipsis (`...`) and None are valid indices, got "
-        "%s (tensor, list and boolean indices are not supported)", Py_TYPE(o)->tp_name));
-  }
-  out->push_back(it);
-  return absl::OkStatus();
 }
 
 // The argument at `slot` as a sequence of tensor operands.
@@ -462,18 +428,37 @@ absl::StatusOr<ParsedCall> ParseCall(PyOp op, absl::Span<const ArgView> args,
       PIJIT_RETURN_IF_ERROR(Bind(name, args, kwnames, {kInput, {"index"}}, &slot, 2));
       PIJIT_ASSIGN_OR_RETURN(Operand a, TensorOperand(name, args, slot[0], false));
       call.operands = {a};
+      PIJIT_RETURN_IF_ERROR(ParseIndex(args[slot[1]], slot[1], &call));
+      return call;
+    }
+    case kGather: {
+      // input[:, ..., indices] with `axis` slices before the indices (input[..., indices, :, ...]
+      // for a negative axis): one index array, whose axes replace the indexed one.
+      PIJIT_RETURN_IF_ERROR(Bind(name, args, kwnames,
+                                 {{"input", "input_params", "x"}, {"indices", "input_indices"}, kAxis},
+                                 &slot, 2));
+      PIJIT_ASSIGN_OR_RETURN(Operand a, TensorOperand(name, args, slot[0], false));
+      call.operands = {a};
+      int64_t axis = 0;
+      PIJIT_ASSIGN_OR_RETURN(PyObject * ax, Plain(name, "axis", args, slot[2]));
+      if (ax != nullptr) PIJIT_RETURN_IF_ERROR(ReadInt(name, "axis", ax, &axis));
       const ArgView& ix = args[slot[1]];
-      if (ix.is_tensor || ix.is_seq) {
-        return TypeError("index: tensor (advanced) indexing is not supported; use ints, slices, "
-                         "None and ...");
-      }
-      std::vector<IndexItem> items;
-      if (PyTuple_Check(ix.object)) {
-        for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(ix.object); ++i)
-          PIJIT_RETURN_IF_ERROR(ReadIndexItem(PyTuple_GET_ITEM(ix.object, i), &items));
+      Operand o;
+      if (ix.is_tensor) {
+        o.arg = slot[1];
+      } else if (!ix.is_seq && (PyList_Check(ix.object) || PyObject_HasAttrString(ix.object, "__array_interface__"))) {
+        o.array = ix.object;
       } else {
-        PIJIT_RETURN_IF_ERROR(ReadIndexItem(ix.object, &items));
+        return TypeError(absl::StrFormat("gather: indices must be a Tensor, a list or a NumPy array, got %s",
+                                         ix.is_seq ? "a sequence holding Tensors" : Py_TYPE(ix.object)->tp_name));
       }
+      call.operands.push_back(o);
+      const IndexItem all{IndexItem::kSlice};
+      std::vector<IndexItem> items;
+      if (axis < 0) items.push_back(IndexItem{IndexItem::kEllipsis});
+      for (int64_t k = 0; k < (axis < 0 ? 0 : axis); ++k) items.push_back(all);
+      items.push_back(IndexItem{IndexItem::kArray, 0});
+      for (int64_t k = 0; k < (axis < 0 ? -axis - 1 : 0); ++k) items.push_back(all);
       at.ints = EncodeIndex(items);
       return call;
     }
@@ -656,20 +641,38 @@ absl::StatusOr<ParsedCall> ParseCall(PyOp op, absl::Span<const ArgView> args,
   return absl::InternalError("unknown signature");
 }
 
-absl::StatusOr<Tensor> ApplyEager(const ParsedCall& call, absl::Span<const Tensor* const> operands) {
+absl::Status ResolveOperands(const ParsedCall& call, absl::Span<const Tensor* const> operands,
+                             absl::InlinedVector<Tensor, 3>* constants,
+                             absl::InlinedVector<const Tensor*, 3>* out) {
   const char* name = PyOpName(call.op);
-  absl::InlinedVector<Tensor, 3> scalars(call.operands.size());
-  absl::InlinedVector<const Tensor*, 3> ptrs(call.operands.size());
+  constants->assign(call.operands.size(), Tensor());
+  out->assign(call.operands.size(), nullptr);
   for (size_t i = 0; i < call.operands.size(); ++i) {
     const Operand& o = call.operands[i];
+    if (o.array != nullptr) {
+      PIJIT_ASSIGN_OR_RETURN((*constants)[i], IndexArrayTensor(o.array));
+      (*out)[i] = &(*constants)[i];
+      continue;
+    }
     if (o.scalar == nullptr) {
-      ptrs[i] = operands[i];
+      (*out)[i] = operands[i];
       continue;
     }
     const Tensor* like = operands[o.like];
-    PIJIT_ASSIGN_OR_RETURN(scalars[i], ScalarOperand(name, o.scalar, like->dtype()));
-    ptrs[i] = &scalars[i];
+    PIJIT_ASSIGN_OR_RETURN((*constants)[i], ScalarOperand(name, o.scalar, like->dtype()));
+    (*out)[i] = &(*constants)[i];
   }
+  if (call.op == PyOp::kGather && out->size() == 2 && !IsInteger((*out)[1]->dtype())) {
+    return TypeError(absl::StrFormat("gather: indices must be integers, got %s",
+                                     DTypeName((*out)[1]->dtype())));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Tensor> ApplyEager(const ParsedCall& call, absl::Span<const Tensor* const> operands) {
+  absl::InlinedVector<Tensor, 3> scalars;
+  absl::InlinedVector<const Tensor*, 3> ptrs;
+  PIJIT_RETURN_IF_ERROR(ResolveOperands(call, operands, &scalars, &ptrs));
   graph::Node n;
   static_cast<graph::Attrs&>(n) = call.attrs;
   n.op = call.gop;

@@ -39,18 +39,22 @@ struct ArgView {
   bool is_tensor = false;
   PyObject* object = nullptr;
   bool is_seq = false;
+  bool is_list = false;  // a sequence view of a list (not a tuple)
   absl::Span<const ArgView> items;
 };
 
 // A tensor operand of a parsed call, in the graph op's input order:
 //  - argument `arg` (a tensor), or item `item` of the sequence argument `arg`;
 //  - or a Python scalar (`scalar` set, arg = -1) that becomes a 0-d constant of the dtype
-//    NumPy's weak-scalar rule gives next to operand `like` (ScalarOperand in convert.h).
+//    NumPy's weak-scalar rule gives next to operand `like` (ScalarOperand in convert.h);
+//  - or an index array given as a Python object (`array` set, arg = -1: a list, a bool or a
+//    NumPy array) that becomes an Int64 or Bool constant (IndexArrayTensor in convert.h).
 struct Operand {
   int arg = -1;
   int item = -1;
   PyObject* scalar = nullptr;
   int like = -1;
+  PyObject* array = nullptr;
 };
 
 struct ParsedCall {
@@ -67,7 +71,16 @@ absl::StatusOr<ParsedCall> ParseCall(PyOp op, absl::Span<const ArgView> args,
                                      absl::Span<const std::string> kwnames);
 
 // The eager application of a parsed call: `operands[i]` is the tensor of call.operands[i]
-// (null for a scalar operand).
+// (null for a scalar or array operand).
 absl::StatusOr<Tensor> ApplyEager(const ParsedCall& call, absl::Span<const Tensor* const> operands);
+// The tensors of a parsed call's scalar and array operands (the constants ApplyEager uses),
+// in `constants`; `out[i]` points at operand i's tensor.
+absl::Status ResolveOperands(const ParsedCall& call, absl::Span<const Tensor* const> operands,
+                             absl::InlinedVector<Tensor, 3>* constants,
+                             absl::InlinedVector<const Tensor*, 3>* out);
+
+// Tensor.__setitem__: writes `value` (a Tensor, a NumPy array, a list or a Python scalar,
+// broadcast to the selection and cast to self's dtype) at `index` (index_py.cc).
+absl::Status SetItem(PyObject* self, PyObject* index, PyObject* value);
 
 }  // namespace pijit

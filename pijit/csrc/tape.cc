@@ -253,22 +253,30 @@ absl::StatusOr<std::vector<std::optional<Tensor>>> Tape::Gradient(
 
 void RecordCall(Tape& tape, const ParsedCall& call, absl::Span<PyObject* const> operand_objects,
                 absl::Span<const Tensor* const> operands, PyObject* result) {
-  absl::InlinedVector<Tensor, 3> scalars(call.operands.size());
-  absl::InlinedVector<const Tensor*, 3> values(call.operands.size());
-  for (size_t i = 0; i < call.operands.size(); ++i) {
-    const Operand& o = call.operands[i];
-    values[i] = operands[i];
-    if (o.scalar == nullptr) continue;
-    // The 0-d constant ApplyEager used for this Python scalar.
-    auto s = ScalarOperand(PyOpName(call.op), o.scalar, operands[o.like]->dtype());
-    if (!s.ok()) return;  // the eager call succeeded, so this does not happen
-    scalars[i] = std::move(*s);
-    values[i] = &scalars[i];
-  }
+  // The constants ApplyEager used for Python scalars and index arrays.
+  absl::InlinedVector<Tensor, 3> constants;
+  absl::InlinedVector<const Tensor*, 3> values;
+  // The eager call succeeded, so this does not fail.
+  if (!ResolveOperands(call, operands, &constants, &values).ok()) return;
   graph::Node n;
   static_cast<graph::Attrs&>(n) = call.attrs;
-  n.op = PyOpGraphOp(call.op);
-  tape.Record(std::move(n), operand_objects, values, result);
+  // __getitem__ records the variant its index chose (basic or advanced indexing).
+  n.op = call.op == PyOp::kGetItem ? call.gop : PyOpGraphOp(call.op);
+  absl::InlinedVector<PyObject*, 3> objects(operand_objects.begin(), operand_objects.end());
+  std::vector<Tensor> arrays;
+  if (n.op == graph::Op::kAdvIndex) {
+    // Boolean masks become the index arrays of their true positions, so that the recorded
+    // node's shape is known (the mask's values decide it).
+    for (size_t i = 1; i < values.size(); ++i) arrays.push_back(*values[i]);
+    if (!ExpandBooleanMasks(&n.ints, &arrays).ok()) return;
+    values.resize(1);
+    objects.resize(1);
+    for (const Tensor& a : arrays) {
+      values.push_back(&a);
+      objects.push_back(nullptr);
+    }
+  }
+  tape.Record(std::move(n), objects, values, result);
 }
 
 namespace {

@@ -1,5 +1,7 @@
 // Python bindings of the tensor runtime: pijit.Tensor, dtypes, NumPy interop and the
 // eager ops (as fast-call builtins so that capture can recognise them).
+#include <cmath>
+
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -166,6 +168,59 @@ absl::StatusOr<Tensor> NumpyScalarTensor(PyObject* o) {
   }
 }
 
+absl::StatusOr<Tensor> IndexArrayTensor(PyObject* o) {
+  try {
+    // A copy: a graph may keep the index as a constant while the caller changes the array.
+    py::array arr = py::array::ensure(Numpy().attr("array")(py::handle(o)));
+    if (!arr) throw py::error_already_set();
+    const char kind = arr.dtype().kind();
+    if (kind == 'b') return FromNumpy(arr, nullptr);
+    if (kind == 'i' || kind == 'u' || arr.size() == 0) {
+      const DType i64 = DType::kInt64;
+      return FromNumpy(py::array::ensure(arr.attr("astype")("int64")), &i64);
+    }
+    return absl::NotFoundError(absl::StrFormat(
+        "index: arrays used as indices must be of integer (or boolean) type, got %s",
+        std::string(py::str(arr.dtype()))));
+  } catch (py::error_already_set& e) {
+    return absl::NotFoundError(absl::StrFormat("index: not a valid index array: %s", e.what()));
+  }
+}
+
+absl::StatusOr<Tensor> SetItemValue(PyObject* value, DType dtype) {
+  if (Tensor* t = AsTensor(value)) return *t;
+  if (PyFloat_Check(value) && IsInteger(dtype)) {
+    const double v = PyFloat_AS_DOUBLE(value);
+    if (std::isnan(v)) return absl::InvalidArgumentError("__setitem__: cannot convert float NaN to integer");
+    if (std::isinf(v)) return absl::OutOfRangeError("__setitem__: cannot convert float infinity to integer");
+  }
+  if (PyLong_Check(value) && !PyBool_Check(value) && IsInteger(dtype)) {
+    int overflow = 0;
+    const long long v = PyLong_AsLongLongAndOverflow(value, &overflow);
+    const bool fits = !overflow && (dtype != DType::kInt32 || (v >= INT32_MIN && v <= INT32_MAX));
+    if (!fits) {
+      return absl::OutOfRangeError(absl::StrFormat(
+          "__setitem__: Python integer %s out of bounds for %s",
+          std::string(py::str(py::handle(value))), DTypeName(dtype)));
+    }
+  }
+  if (IsPyScalar(value)) return PyScalarTensor("__setitem__", value);
+  try {
+    py::array arr = py::array::ensure(Numpy().attr("asarray")(py::handle(value)));
+    if (!arr) throw py::error_already_set();
+    DType dt;
+    if (!DTypeFromNumpyChar(arr.dtype().char_(), &dt)) {
+      // Let NumPy convert what it can (e.g. float16 values, nested lists of numbers).
+      arr = py::array::ensure(Numpy().attr("asarray")(py::handle(value), py::cast(dtype).attr("to_numpy")()));
+      if (!arr) throw py::error_already_set();
+    }
+    return FromNumpy(arr, nullptr);
+  } catch (py::error_already_set& e) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "__setitem__: cannot convert a %s to a tensor value: %s", Py_TYPE(value)->tp_name, e.what()));
+  }
+}
+
 namespace {
 
 // Calls `op` eagerly with fast-call arguments; used by the pijit.ops builtins and methods.
@@ -188,6 +243,8 @@ PyObject* CallEager(PyOp op, PyObject* const* args, Py_ssize_t nargs, PyObject* 
   } release{own};
   absl::InlinedVector<PyObject*, 4> argv(args, args + n);
   for (Py_ssize_t i = 0; i < n; ++i) {
+    // A NumPy integer index is a basic index (a view), as in NumPy.
+    if (op == PyOp::kGetItem) break;
     if (AsTensor(argv[i]) || !IsNumpyScalar(argv[i])) continue;
     auto t = NumpyScalarTensor(argv[i]);
     if (!t.ok()) {
@@ -214,6 +271,7 @@ PyObject* CallEager(PyOp op, PyObject* const* args, Py_ssize_t nargs, PyObject* 
     }
     seqs.push_back(std::move(item_views));
     views[i].is_seq = true;
+    views[i].is_list = PyList_Check(args[i]);
     views[i].items = seqs.back();
   }
   for (Py_ssize_t k = 0; k < nkw; ++k) names.emplace_back(PyUnicode_AsUTF8(PyTuple_GET_ITEM(kwnames, k)));
@@ -225,7 +283,7 @@ PyObject* CallEager(PyOp op, PyObject* const* args, Py_ssize_t nargs, PyObject* 
   absl::InlinedVector<PyObject*, 3> objects;
   absl::InlinedVector<const Tensor*, 3> operands;
   for (const Operand& o : call->operands) {
-    if (o.scalar) objects.push_back(nullptr);
+    if (o.scalar || o.array) objects.push_back(nullptr);
     else if (o.item >= 0) objects.push_back(PySequence_Fast_ITEMS(args[o.arg])[o.item]);
     else objects.push_back(args[o.arg]);
     operands.push_back(objects.back() ? AsTensor(objects.back()) : nullptr);
@@ -462,6 +520,10 @@ void BindTensor(py::module_& m) {
               DTypeName(t.dtype()), ShapeToString(t.shape()))));
         }
         return ToPyScalar(t, "index");
+      })
+      .def("__setitem__", [](py::handle self, py::handle index, py::handle value) {
+        absl::Status st = SetItem(self.ptr(), index.ptr(), value.ptr());
+        if (!st.ok()) ThrowStatus(st);
       })
       .def("_data_ptr", [](const Tensor& t) { return reinterpret_cast<uintptr_t>(t.raw_data()); });
   g_tensor_type = reinterpret_cast<PyTypeObject*>(cls.ptr());
