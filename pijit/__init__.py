@@ -7,7 +7,14 @@
     def f(x, y, z):
         return ms.ops.matmul(x, y) + z
 """
-from pijit import _C
+import os as _os
+
+# oneDNN's OpenMP workers spin after each primitive by default; beside pijit's own thread pool,
+# and on a machine shared with other work, the spinning threads take the cores the next
+# kernel needs (10-20x slower training steps were measured on a busy 2-core machine). Idle
+# workers sleep instead, unless the user chose otherwise. Set before libgomp loads.
+_os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+from pijit import _C  # noqa: E402
 from pijit._tensor import (Tensor, Parameter, ParameterTuple, dtype, bool_, int8, int16, int32,
                            int64, uint8, float16, bfloat16, float32, float64)
 from pijit import ops

@@ -5,6 +5,7 @@
 // the maximum (the first NaN, when there is one), the element the forward loop picks.
 // Average pooling spreads it evenly over the window, with the forward's divisor.
 #include <cmath>
+#include <algorithm>
 #include <cstring>
 #include <limits>
 
@@ -28,7 +29,34 @@ void PoolGradLoop(PoolKind kind, const Tensor& x, const Tensor& dout, const Wind
   const T* px = x.data<T>();
   const T* pd = dout.data<T>();
   T* pdx = dx.data<T>();
-  ParallelFor(planes, 1, [&](int64_t p0, int64_t p1) {
+  const bool simple = kind == PoolKind::kMax && g.pad[0] == 0 && g.pad[2] == 0 &&
+                      win.dilation[0] == 1 && win.dilation[1] == 1 &&
+                      (oh - 1) * win.stride[0] + kh <= h && (ow - 1) * win.stride[1] + kw <= w;
+  ParallelFor(planes, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, h * w)), [&](int64_t p0, int64_t p1) {
+    if (simple) {  // every window inside the input: no bounds checks
+      for (int64_t p = p0; p < p1; ++p) {
+        const T* plane = px + p * h * w;
+        T* dplane = pdx + p * h * w;
+        const T* grads = pd + p * oh * ow;
+        for (int64_t y = 0; y < oh; ++y)
+          for (int64_t xo = 0; xo < ow; ++xo) {
+            const int64_t base = y * win.stride[0] * w + xo * win.stride[1];
+            int64_t best_at = base;
+            T best = plane[base];
+            for (int64_t i = 0; i < kh; ++i)
+              for (int64_t j = 0; j < kw; ++j) {
+                const int64_t at = base + i * w + j;
+                const T v = plane[at];
+                if ((v > best || std::isnan(v)) && !std::isnan(best)) {
+                  best = v;
+                  best_at = at;
+                }
+              }
+            dplane[best_at] += grads[y * ow + xo];
+          }
+      }
+      return;
+    }
     for (int64_t p = p0; p < p1; ++p) {
       const T* plane = px + p * h * w;
       T* dplane = pdx + p * h * w;

@@ -3,6 +3,7 @@
 #include "kernels/cpu/loops.h"
 #include "kernels/errors.h"
 #include "kernels/ops.h"
+#include "kernels/thread_pool.h"
 
 namespace pijit {
 namespace {
@@ -42,6 +43,26 @@ absl::StatusOr<Tensor> Where(const Tensor& cond, const Tensor& x, const Tensor& 
   PIJIT_ASSIGN_OR_RETURN(Tensor vx, BroadcastTo(cx, meta.shape));
   PIJIT_ASSIGN_OR_RETURN(Tensor vy, BroadcastTo(cy, meta.shape));
   Tensor out = Tensor::Empty(meta.shape, meta.dtype);
+  // The common shape of gradients (where(mask, g, 0)): contiguous condition and operands of
+  // the result's shape, or scalars. One pass, split across cores when large.
+  auto flat = [&](const Tensor& t) {
+    return (t.shape() == meta.shape && t.is_contiguous()) || t.numel() == 1;
+  };
+  if (flat(cc) && flat(cx) && flat(cy) && out.numel() > 1) {
+    DispatchDType(meta.dtype, [&](auto tag) {
+      using T = decltype(tag);
+      const bool* pc = cc.data<bool>();
+      const T* px = cx.data<T>();
+      const T* py = cy.data<T>();
+      T* po = out.data<T>();
+      const int64_t sc = cc.numel() == 1 ? 0 : 1, sx = cx.numel() == 1 ? 0 : 1,
+                    sy = cy.numel() == 1 ? 0 : 1;
+      ParallelFor(out.numel(), 1 << 16, [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) po[i] = pc[i * sc] ? px[i * sx] : py[i * sy];
+      });
+    });
+    return out;
+  }
   DispatchDType(meta.dtype, [&](auto tag) {
     using T = decltype(tag);
     loops::Ternary<bool, T, T>(vc, vx, vy, out, [](bool c, T a, T b) { return c ? a : b; });
