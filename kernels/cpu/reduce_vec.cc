@@ -4,6 +4,7 @@
 #include "kernels/cpu/reduce_vec.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <limits>
 
@@ -17,10 +18,16 @@
 
 namespace pijit::rvec {
 
+namespace {
+std::atomic<bool> force_scalar{false};
+}  // namespace
+
+void ForceScalarForTesting(bool on) { force_scalar.store(on); }
+
 bool HostHasAvx2() {
 #if defined(__x86_64__)
   static const bool has = __builtin_cpu_supports("avx2");
-  return has;
+  return has && !force_scalar.load(std::memory_order_relaxed);
 #else
   return false;
 #endif
@@ -342,14 +349,25 @@ int64_t FindFirst(const T* x, int64_t n, T v) {
   PIJIT_DISPATCH(FindFirstAvx2(x, n, v), FindFirstScalar(x, n, v))
 }
 
+// Pairwise within a chunk down to kPairBlock elements (16 per lane), as NumPy's pairwise sum
+// does below its 8-accumulator blocks: the error grows with log(n), not n.
+constexpr int64_t kPairBlock = 256;
+template <typename Leaf>
+double PairwiseLeaf(int64_t b, int64_t n, const Leaf& leaf) {
+  if (n <= kPairBlock) return leaf(b, n);
+  const int64_t half = (n / 2 + kPairBlock - 1) / kPairBlock * kPairBlock;
+  return PairwiseLeaf(b, half, leaf) + PairwiseLeaf(b + half, n - half, leaf);
+}
+
 template <typename T>
 double Sum(const T* x, int64_t n, bool parallel) {
-  return Chunked(n, parallel, [x](int64_t b, int64_t len) { return SumLeaf(x + b, len); });
+  auto leaf = [x](int64_t b, int64_t len) { return SumLeaf(x + b, len); };
+  return Chunked(n, parallel, [&](int64_t b, int64_t len) { return PairwiseLeaf(b, len, leaf); });
 }
 template <typename T>
 double Ssd(const T* x, int64_t n, double mean, bool parallel) {
-  return Chunked(n, parallel,
-                 [x, mean](int64_t b, int64_t len) { return SsdLeaf(x + b, len, mean); });
+  auto leaf = [x, mean](int64_t b, int64_t len) { return SsdLeaf(x + b, len, mean); };
+  return Chunked(n, parallel, [&](int64_t b, int64_t len) { return PairwiseLeaf(b, len, leaf); });
 }
 template <typename T>
 double Prod(const T* x, int64_t n, bool) {

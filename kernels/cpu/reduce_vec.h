@@ -3,8 +3,9 @@
 // operations in the same order, so that results do not depend on the CPU.
 //
 // Sums, products and sums of squared deviations accumulate in double over 16 lanes (element i
-// of a run goes to lane i % 16), the lanes combined by a fixed tree. Longer inputs are split
-// into fixed-size chunks whose partial results are combined pairwise (ChunkedSum), so an
+// of a run goes to lane i % 16), the lanes combined by a fixed tree; runs of 256 elements are
+// combined pairwise. Longer inputs are split into fixed-size chunks whose partial results are
+// combined pairwise too, so an
 // input's result depends only on its length: the same in serial and parallel runs, and more
 // accurate than float32 pairwise summation. Max/min propagate NaN (NumPy's maximum.reduce).
 #pragma once
@@ -18,6 +19,8 @@ inline constexpr int64_t kChunk = 1 << 15;
 inline constexpr int64_t kParallelMin = 1 << 17;
 
 bool HostHasAvx2();
+// Tests: run the scalar fallback even on an AVX2 CPU.
+void ForceScalarForTesting(bool on);
 
 // One chunk (n <= kChunk for the sums; any n for max/min and FindFirst).
 template <typename T> double SumLeaf(const T* x, int64_t n);
