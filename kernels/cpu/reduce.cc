@@ -287,6 +287,90 @@ void ReduceColsFast(ReduceOp op, const T* x, T* out, int64_t red, int64_t inner,
   }
 }
 
+// Short rows (inner <= kRowChunkCols) of many: each task reduces a fixed chunk of rpc
+// contiguous rows into one partial row, read sequentially; the partial rows of each outer index
+// are then folded in chunk order, so the result does not depend on the threads.
+constexpr int64_t kRowChunkCols = 4096;
+template <typename A, typename Chunk, typename Fold>
+std::vector<A> ByRowChunks(const Block& b, int64_t rpc, Chunk chunk, Fold fold) {
+  const int64_t nrc = (b.red + rpc - 1) / rpc;
+  std::vector<A> part(b.outer * nrc * b.inner);
+  ParallelFor(b.outer * nrc, 1, [&](int64_t lo, int64_t hi) {
+    for (int64_t t = lo; t < hi; ++t) {
+      const int64_t o = t / nrc, r0 = (t % nrc) * rpc;
+      chunk(o, r0, std::min(b.red, r0 + rpc), part.data() + t * b.inner);
+    }
+  });
+  std::vector<A> acc(b.outer * b.inner);
+  for (int64_t o = 0; o < b.outer; ++o) {
+    A* a = acc.data() + o * b.inner;
+    const A* p = part.data() + o * nrc * b.inner;
+    std::copy(p, p + b.inner, a);
+    for (int64_t c = 1; c < nrc; ++c) fold(a, p + c * b.inner);
+  }
+  return acc;
+}
+
+template <typename T>
+void ReduceRowChunks(ReduceOp op, const T* x, T* out, const Block& b, int64_t ddof) {
+  const int64_t inner = b.inner, n = b.outer * inner;
+  const int64_t rpc = std::max<int64_t>(2, rvec::kParallelMin / inner);
+  auto at = [&](int64_t o, int64_t r) { return x + (o * b.red + r) * inner; };
+  if (op == ReduceOp::kMax || op == ReduceOp::kMin) {
+    const bool is_max = op == ReduceOp::kMax;
+    std::vector<T> acc = ByRowChunks<T>(
+        b, rpc,
+        [&](int64_t o, int64_t r0, int64_t r1, T* dst) {
+          std::copy(at(o, r0), at(o, r0) + inner, dst);
+          if (is_max) rvec::MaxCols(at(o, r0 + 1), r1 - r0 - 1, inner, inner, dst);
+          else rvec::MinCols(at(o, r0 + 1), r1 - r0 - 1, inner, inner, dst);
+        },
+        [&](T* a, const T* p) {
+          for (int64_t c = 0; c < inner; ++c) a[c] = is_max ? loops::Max(a[c], p[c]) : loops::Min(a[c], p[c]);
+        });
+    std::copy(acc.begin(), acc.end(), out);
+    return;
+  }
+  if (op == ReduceOp::kProd) {
+    std::vector<double> acc = ByRowChunks<double>(
+        b, rpc,
+        [&](int64_t o, int64_t r0, int64_t r1, double* dst) {
+          std::fill(dst, dst + inner, 1.0);
+          rvec::ProdCols(at(o, r0), r1 - r0, inner, inner, dst);
+        },
+        [&](double* a, const double* p) { for (int64_t c = 0; c < inner; ++c) a[c] *= p[c]; });
+    for (int64_t i = 0; i < n; ++i) out[i] = static_cast<T>(acc[i]);
+    return;
+  }
+  auto add = [&](double* a, const double* p) { for (int64_t c = 0; c < inner; ++c) a[c] += p[c]; };
+  std::vector<double> sum = ByRowChunks<double>(
+      b, rpc,
+      [&](int64_t o, int64_t r0, int64_t r1, double* dst) {
+        std::fill(dst, dst + inner, 0.0);
+        rvec::SumCols(at(o, r0), r1 - r0, inner, inner, dst);
+      },
+      add);
+  const double count = static_cast<double>(b.red);
+  if (op == ReduceOp::kSum || op == ReduceOp::kMean) {
+    const double scale = op == ReduceOp::kMean ? count : 1.0;
+    for (int64_t i = 0; i < n; ++i) out[i] = static_cast<T>(sum[i] / scale);
+    return;
+  }
+  for (double& v : sum) v /= count;  // the means
+  std::vector<double> ssd = ByRowChunks<double>(
+      b, rpc,
+      [&](int64_t o, int64_t r0, int64_t r1, double* dst) {
+        std::fill(dst, dst + inner, 0.0);
+        rvec::SsdCols(at(o, r0), r1 - r0, inner, inner, sum.data() + o * inner, dst);
+      },
+      add);
+  const double denom = static_cast<double>(std::max<int64_t>(b.red - ddof, 0));
+  for (int64_t i = 0; i < n; ++i) {
+    const double v = ssd[i] / denom;
+    out[i] = static_cast<T>(op == ReduceOp::kStd ? std::sqrt(v) : v);
+  }
+}
+
 template <typename T>
 void ReduceFast(ReduceOp op, const T* x, T* out, const Block& b, int64_t ddof) {
   if (b.inner == 1) {
@@ -298,6 +382,10 @@ void ReduceFast(ReduceOp op, const T* x, T* out, const Block& b, int64_t ddof) {
     ParallelFor(b.outer, grain, [&](int64_t lo, int64_t hi) {
       for (int64_t r = lo; r < hi; ++r) out[r] = ReduceRowFast(op, x + r * b.red, b.red, ddof, false);
     });
+    return;
+  }
+  if (b.inner <= kRowChunkCols && b.red >= 2 * std::max<int64_t>(2, rvec::kParallelMin / b.inner)) {
+    ReduceRowChunks(op, x, out, b, ddof);
     return;
   }
   // One task per (outer index, block of kColBlock columns); every task reads all red rows.
@@ -394,16 +482,16 @@ absl::StatusOr<Tensor> ArgReduce(bool is_max, const Tensor& a, absl::Span<const 
     using T = decltype(tag);
     const T* in = src.data<T>();
     if constexpr (std::is_floating_point_v<T>) {
-      // The extremum (NaN if any), then the first element equal to it (the first NaN).
-      const bool few = p.kept < NumThreads();
+      const bool few = p.kept < NumThreads();  // few long rows: split each across threads
       const int64_t grain = std::max<int64_t>(1, rvec::kParallelMin / p.red);
-      ParallelFor(few ? 1 : p.kept, few ? 1 : grain, [&](int64_t lo, int64_t hi) {
-        for (int64_t r = few ? 0 : lo; r < (few ? p.kept : hi); ++r) {
+      auto rows = [&](int64_t lo, int64_t hi) {
+        for (int64_t r = lo; r < hi; ++r) {
           const T* row = in + r * p.red;
-          const T m = is_max ? rvec::Max(row, p.red, few) : rvec::Min(row, p.red, few);
-          po[r] = rvec::FindFirst(row, p.red, m);
+          po[r] = is_max ? rvec::ArgMax(row, p.red, few) : rvec::ArgMin(row, p.red, few);
         }
-      });
+      };
+      if (few) rows(0, p.kept);
+      else ParallelFor(p.kept, grain, rows);
       return;
     }
     for (int64_t r = 0; r < p.kept; ++r) {

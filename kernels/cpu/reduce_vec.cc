@@ -140,22 +140,26 @@ template <bool kMax>
 PIJIT_AVX2 float ExtremumAvx2(const float* x, int64_t n) {
   __m256 a0 = _mm256_set1_ps(x[0]), a1 = a0, a2 = a0, a3 = a0;
   __m256 nan = _mm256_setzero_ps();
-  auto step = [&](__m256 a, const float* p) PIJIT_AVX2 {
-    const __m256 v = _mm256_loadu_ps(p);
-    nan = _mm256_or_ps(nan, _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
-    return kMax ? _mm256_max_ps(a, v) : _mm256_min_ps(a, v);
-  };
+  auto ext = [](__m256 a, __m256 v) PIJIT_AVX2 { return kMax ? _mm256_max_ps(a, v) : _mm256_min_ps(a, v); };
   int64_t i = 0;
   for (; i + 32 <= n; i += 32) {
-    a0 = step(a0, x + i);
-    a1 = step(a1, x + i + 8);
-    a2 = step(a2, x + i + 16);
-    a3 = step(a3, x + i + 24);
+    const __m256 v0 = _mm256_loadu_ps(x + i), v1 = _mm256_loadu_ps(x + i + 8);
+    const __m256 v2 = _mm256_loadu_ps(x + i + 16), v3 = _mm256_loadu_ps(x + i + 24);
+    // unordered(v0, v1) is set where either is NaN: one compare per two vectors.
+    nan = _mm256_or_ps(nan, _mm256_or_ps(_mm256_cmp_ps(v0, v1, _CMP_UNORD_Q),
+                                         _mm256_cmp_ps(v2, v3, _CMP_UNORD_Q)));
+    a0 = ext(a0, v0);
+    a1 = ext(a1, v1);
+    a2 = ext(a2, v2);
+    a3 = ext(a3, v3);
   }
-  for (; i + 8 <= n; i += 8) a0 = step(a0, x + i);
+  for (; i + 8 <= n; i += 8) {
+    const __m256 v = _mm256_loadu_ps(x + i);
+    nan = _mm256_or_ps(nan, _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
+    a0 = ext(a0, v);
+  }
   if (_mm256_movemask_ps(nan)) return std::numeric_limits<float>::quiet_NaN();
-  a0 = kMax ? _mm256_max_ps(_mm256_max_ps(a0, a1), _mm256_max_ps(a2, a3))
-            : _mm256_min_ps(_mm256_min_ps(a0, a1), _mm256_min_ps(a2, a3));
+  a0 = ext(ext(a0, a1), ext(a2, a3));
   float lanes[8];
   _mm256_storeu_ps(lanes, a0);
   float m = ExtremumScalar<float, kMax>(lanes, 8);
@@ -319,7 +323,40 @@ T Extremum(const T* x, int64_t n, bool parallel) {
   return kMax ? MaxLeaf(part.data(), chunks) : MinLeaf(part.data(), chunks);
 }
 
+// Per chunk the extremum and its first index (the second pass reads the chunk from cache),
+// then the first chunk holding a NaN, or the first holding the best value.
+template <typename T, bool kMax>
+int64_t ArgExtremum(const T* x, int64_t n, bool parallel) {
+  const int64_t chunks = (n + kChunk - 1) / kChunk;
+  absl::InlinedVector<std::pair<T, int64_t>, 64> part(chunks);
+  auto run = [&](int64_t b, int64_t e) {
+    for (int64_t c = b; c < e; ++c) {
+      const T* p = x + c * kChunk;
+      const int64_t len = std::min(kChunk, n - c * kChunk);
+      const T m = kMax ? MaxLeaf(p, len) : MinLeaf(p, len);
+      part[c] = {m, c * kChunk + FindFirst(p, len, m)};
+    }
+  };
+  if (parallel && n >= kParallelMin) ParallelFor(chunks, 1, run);
+  else run(0, chunks);
+  std::pair<T, int64_t> best = part[0];
+  for (int64_t c = 1; c < chunks && best.first == best.first; ++c) {
+    const T v = part[c].first;
+    if (v != v || (kMax ? v > best.first : v < best.first)) best = part[c];
+  }
+  return best.second;
+}
+
 }  // namespace
+
+template <typename T>
+int64_t ArgMax(const T* x, int64_t n, bool parallel) {
+  return ArgExtremum<T, true>(x, n, parallel);
+}
+template <typename T>
+int64_t ArgMin(const T* x, int64_t n, bool parallel) {
+  return ArgExtremum<T, false>(x, n, parallel);
+}
 
 template <typename T>
 double SumLeaf(const T* x, int64_t n) {
@@ -410,6 +447,8 @@ void MinCols(const T* x, int64_t rows, int64_t cols, int64_t ld, T* acc) {
   template T MaxLeaf<T>(const T*, int64_t);                                               \
   template T MinLeaf<T>(const T*, int64_t);                                               \
   template int64_t FindFirst<T>(const T*, int64_t, T);                                    \
+  template int64_t ArgMax<T>(const T*, int64_t, bool);                                    \
+  template int64_t ArgMin<T>(const T*, int64_t, bool);                                    \
   template double Sum<T>(const T*, int64_t, bool);                                        \
   template double Ssd<T>(const T*, int64_t, double, bool);                                \
   template double Prod<T>(const T*, int64_t, bool);                                       \

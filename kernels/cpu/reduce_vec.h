@@ -39,6 +39,9 @@ template <typename T> double Ssd(const T* x, int64_t n, double mean, bool parall
 template <typename T> double Prod(const T* x, int64_t n, bool parallel);
 template <typename T> T Max(const T* x, int64_t n, bool parallel);
 template <typename T> T Min(const T* x, int64_t n, bool parallel);
+// Index of the first maximum / minimum (of the first NaN if any); n >= 1.
+template <typename T> int64_t ArgMax(const T* x, int64_t n, bool parallel);
+template <typename T> int64_t ArgMin(const T* x, int64_t n, bool parallel);
 
 // Column reductions of a rows x cols block with leading dimension ld (acc has cols entries and
 // holds the running value: callers initialise it). Ssd subtracts mean[c] from column c.

@@ -47,6 +47,8 @@ void CheckSizes() {
       EXPECT_EQ(Max(x.data(), n, true), mx) << n;
       EXPECT_EQ(Min(x.data(), n, true), mn) << n;
       EXPECT_EQ(FindFirst(x.data(), n, mx), std::max_element(x.begin(), x.end()) - x.begin());
+      EXPECT_EQ(ArgMax(x.data(), n, true), std::max_element(x.begin(), x.end()) - x.begin());
+      EXPECT_EQ(ArgMin(x.data(), n, true), std::min_element(x.begin(), x.end()) - x.begin());
     }
     EXPECT_EQ(sums[0], sums[1]) << "AVX2 and scalar sums differ, n=" << n;
     EXPECT_EQ(ssds[0], ssds[1]) << n;
@@ -68,9 +70,22 @@ void CheckNan() {
         EXPECT_TRUE(std::isnan(Max(x.data(), n, false))) << n << " " << at;
         EXPECT_TRUE(std::isnan(Min(x.data(), n, false))) << n << " " << at;
         EXPECT_EQ(FindFirst(x.data(), n, std::numeric_limits<T>::quiet_NaN()), at);
+        EXPECT_EQ(ArgMax(x.data(), n, false), at);
+        EXPECT_EQ(ArgMin(x.data(), n, false), at);
       }
     }
   }
+}
+
+TEST(ReduceVec, ArgMaxTakesTheFirstNanAcrossChunks) {
+  std::vector<float> x = Random<float>(5 * kChunk + 3, 11);
+  x[4 * kChunk + 1] = std::numeric_limits<float>::quiet_NaN();
+  x[4 * kChunk + 2] = std::numeric_limits<float>::quiet_NaN();
+  x[kChunk + 5] = 100.0f;  // the maximum before the NaN, then a tie later
+  x[3 * kChunk] = 100.0f;
+  EXPECT_EQ(ArgMax(x.data(), static_cast<int64_t>(x.size()), true), 4 * kChunk + 1);
+  x[4 * kChunk + 1] = x[4 * kChunk + 2] = 0.0f;
+  EXPECT_EQ(ArgMax(x.data(), static_cast<int64_t>(x.size()), true), kChunk + 5);
 }
 
 TEST(ReduceVec, MaxMinPropagateNanAndFindFirstFindsIt) {
