@@ -1,8 +1,10 @@
 """Eager (PyNative) op speed against NumPy (and torch when installed), median times.
 
-Rows: small-op dispatch (4 elements), add and exp on 10M float32, sum over 10M float32,
-softmax over (4096, 1024), matmul 1024x1024 float32 and float64, conv2d (32, 64, 56, 56)
-with a 3x3 kernel (when pijit.ops.conv2d exists).
+Rows: small-op dispatch (4 elements), add and exp on 10M float32, reductions over 10M
+elements (sum float32/float64, max, argmax, var) and over each axis of (4096, 1024), softmax
+and log_softmax over (4096, 1024), layer norm over (8192, 1024), matmul 1024x1024 float32 and
+float64, conv2d (32, 64, 56, 56) with a 3x3 kernel (when pijit.ops.conv2d exists). torch
+columns show "-" when torch is not installed.
 """
 import statistics
 import timeit
@@ -28,30 +30,65 @@ def np_softmax(a):
     return e / e.sum(axis=-1, keepdims=True)
 
 
+def np_layer_norm(a, g, b, eps=1e-5):
+    m = a.mean(axis=-1, keepdims=True)
+    v = a.var(axis=-1, keepdims=True)
+    return (a - m) / np.sqrt(v + eps) * g + b
+
+
 def rows():
+    """(name, calls per timing, pijit, numpy, torch) with None where a baseline is missing."""
     rng = np.random.default_rng(0)
     small = rng.standard_normal(4).astype(np.float32)
     big = rng.standard_normal(10_000_000).astype(np.float32)
+    big64 = big.astype(np.float64)
     sm = rng.standard_normal((4096, 1024)).astype(np.float32)
+    ln = rng.standard_normal((8192, 1024)).astype(np.float32)
+    g, b = (rng.standard_normal(1024).astype(np.float32) for _ in range(2))
     m32 = rng.standard_normal((1024, 1024)).astype(np.float32)
     m64 = m32.astype(np.float64)
-    ts, tb, tsm, t32, t64 = (ms.Tensor(a) for a in (small, big, sm, m32, m64))
+    ts, tb, tb64, tsm, tln, tg, tbb, t32, t64 = (
+        ms.Tensor(a) for a in (small, big, big64, sm, ln, g, b, m32, m64))
+    th = {}
+    if torch is not None:
+        th = {k: torch.from_numpy(v) for k, v in dict(
+            small=small, big=big, big64=big64, sm=sm, ln=ln, g=g, b=b, m32=m32, m64=m64).items()}
+
+    def tch(f):
+        return f if torch is not None else None
+
     out = [
         ("add, 4 elements (dispatch)", 20000, lambda: ts + ts, lambda: small + small,
-         (lambda: torch.from_numpy(small) + torch.from_numpy(small)) if torch else None),
-        ("add, 10M float32", 5, lambda: tb + tb, lambda: big + big, None),
-        ("exp, 10M float32", 5, lambda: ops.exp(tb), lambda: np.exp(big), None),
-        ("sum, 10M float32", 5, lambda: tb.sum(), lambda: big.sum(), None),
-        ("softmax (4096, 1024)", 5, lambda: ops.softmax(tsm, -1), lambda: np_softmax(sm), None),
-        ("matmul 1024 float32", 5, lambda: ops.matmul(t32, t32), lambda: m32 @ m32, None),
-        ("matmul 1024 float64", 3, lambda: ops.matmul(t64, t64), lambda: m64 @ m64, None),
+         tch(lambda: th["small"] + th["small"])),
+        ("add, 10M float32", 5, lambda: tb + tb, lambda: big + big,
+         tch(lambda: th["big"] + th["big"])),
+        ("exp, 10M float32", 5, lambda: ops.exp(tb), lambda: np.exp(big),
+         tch(lambda: torch.exp(th["big"]))),
+        ("sum, 10M float32", 5, lambda: tb.sum(), lambda: big.sum(), tch(lambda: th["big"].sum())),
+        ("sum, 10M float64", 5, lambda: tb64.sum(), lambda: big64.sum(),
+         tch(lambda: th["big64"].sum())),
+        ("max, 10M float32", 5, lambda: ops.amax(tb), lambda: big.max(),
+         tch(lambda: th["big"].max())),
+        ("argmax, 10M float32", 5, lambda: ops.argmax(tb), lambda: big.argmax(),
+         tch(lambda: th["big"].argmax())),
+        ("var, 10M float32", 5, lambda: ops.var(tb), lambda: big.var(),
+         tch(lambda: th["big"].var(unbiased=False))),
+        ("sum axis 0 (4096, 1024)", 10, lambda: ops.sum(tsm, 0), lambda: sm.sum(axis=0),
+         tch(lambda: th["sm"].sum(0))),
+        ("sum axis 1 (4096, 1024)", 10, lambda: ops.sum(tsm, 1), lambda: sm.sum(axis=1),
+         tch(lambda: th["sm"].sum(1))),
+        ("softmax (4096, 1024)", 5, lambda: ops.softmax(tsm, -1), lambda: np_softmax(sm),
+         tch(lambda: torch.softmax(th["sm"], -1))),
+        ("log_softmax (4096, 1024)", 5, lambda: ops.log_softmax(tsm, -1),
+         lambda: np.log(np_softmax(sm)), tch(lambda: torch.log_softmax(th["sm"], -1))),
+        ("layer_norm (8192, 1024)", 5, lambda: ops.layer_norm(tln, (1024,), tg, tbb),
+         lambda: np_layer_norm(ln, g, b),
+         tch(lambda: torch.nn.functional.layer_norm(th["ln"], (1024,), th["g"], th["b"]))),
+        ("matmul 1024 float32", 5, lambda: ops.matmul(t32, t32), lambda: m32 @ m32,
+         tch(lambda: th["m32"] @ th["m32"])),
+        ("matmul 1024 float64", 3, lambda: ops.matmul(t64, t64), lambda: m64 @ m64,
+         tch(lambda: th["m64"] @ th["m64"])),
     ]
-    if torch is not None:
-        tt = {k: torch.from_numpy(v) for k, v in dict(big=big, sm=sm, m32=m32, m64=m64).items()}
-        extra = {1: lambda: tt["big"] + tt["big"], 2: lambda: torch.exp(tt["big"]),
-                 3: lambda: tt["big"].sum(), 4: lambda: torch.softmax(tt["sm"], -1),
-                 5: lambda: tt["m32"] @ tt["m32"], 6: lambda: tt["m64"] @ tt["m64"]}
-        out = [(n, k, a, b, extra.get(i, c)) for i, (n, k, a, b, c) in enumerate(out)]
     if hasattr(ops, "conv2d"):
         x = rng.standard_normal((32, 64, 56, 56)).astype(np.float32)
         w = rng.standard_normal((64, 64, 3, 3)).astype(np.float32)
@@ -67,6 +104,10 @@ def rows():
 
 def main():
     print("eager ops, median per call")
+    if torch is None:
+        print("torch: not installed, its columns are skipped")
+    else:
+        print(f"torch {torch.__version__}, {torch.get_num_threads()} threads")
     print(f"{'op':<28}{'pijit':>12}{'numpy':>12}{'torch':>12}{'pijit/numpy':>13}{'pijit/torch':>13}")
     for name, number, pj, npf, tf in rows():
         t_pj = median_s(pj, number)
@@ -75,8 +116,10 @@ def main():
 
         def fmt(t):
             return "-" if t != t else (f"{t * 1e6:.2f} us" if t < 1e-3 else f"{t * 1e3:.2f} ms")
+        def ratio(t):
+            return "-" if t != t else f"{t_pj / t:.2f}x"
         print(f"{name:<28}{fmt(t_pj):>12}{fmt(t_np):>12}{fmt(t_t):>12}"
-              f"{t_pj / t_np:>12.2f}x{t_pj / t_t:>12.2f}x")
+              f"{ratio(t_np):>13}{ratio(t_t):>13}")
 
 
 if __name__ == "__main__":

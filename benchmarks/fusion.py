@@ -1,10 +1,16 @@
-"""Fused elementwise chains: a*b + c*d - a*0.5 on 10M float32 elements.
+"""Fused elementwise chains: a*b + c*d - a*0.5 on 10M float32 elements; then softmax,
+layer norm and an MLP forward as whole jitted functions.
 
 Prints the median time per call (ms) of the pijit-jitted function (one fused kernel
 generated with asmjit), the same function run eagerly on pijit tensors (one kernel per op),
 NumPy, and numexpr / numba when they are installed, with each one's ratio to NumPy. The
 jitted result is checked to be bit-identical to NumPy's first. pijit and numba run on one
 thread; numexpr uses its default thread pool, and is also shown on one thread.
+
+The second table times softmax over (4096, 1024), layer norm over (8192, 1024) and an MLP
+forward (784-1024-1024-10, relu, batch 256), float32: pijit jitted, pijit eager, NumPy, torch
+eager and torch.compile, each when installed (torch.compile needs a C++ toolchain at run time;
+when it fails the reason is printed and its column shows "-").
 """
 import statistics
 import sys
@@ -75,5 +81,95 @@ def main():
         print(f"{name:<24}{t:>10.2f}{t / t_np:>11.2f}x")
 
 
+# ---- whole functions: softmax, layer norm, MLP ------------------------------------------------
+
+def model_cases(rng):
+    """(name, pijit fn, pijit args, numpy fn, numpy args, torch fn, torch args)."""
+    from pijit import ops
+    x = rng.standard_normal((4096, 1024), dtype=np.float32)
+    ln = rng.standard_normal((8192, 1024), dtype=np.float32)
+    g, b = (rng.standard_normal(1024, dtype=np.float32) for _ in range(2))
+    sizes = [784, 1024, 1024, 10]
+    ws = [(rng.standard_normal((i, o), dtype=np.float32) / np.sqrt(i)).astype(np.float32)
+          for i, o in zip(sizes, sizes[1:])]
+    bs = [rng.standard_normal(o, dtype=np.float32) * 0.1 for o in sizes[1:]]
+    xin = rng.standard_normal((256, 784), dtype=np.float32)
+
+    def pj_softmax(a):
+        return ops.softmax(a, -1)
+
+    def np_softmax(a):
+        e = np.exp(a - a.max(axis=-1, keepdims=True))
+        return e / e.sum(axis=-1, keepdims=True)
+
+    def pj_ln(a, g, b):
+        return ops.layer_norm(a, (1024,), g, b)
+
+    def np_ln(a, g, b):
+        m = a.mean(axis=-1, keepdims=True)
+        return (a - m) / np.sqrt(a.var(axis=-1, keepdims=True) + 1e-5) * g + b
+
+    def pj_mlp(a, w0, b0, w1, b1, w2, b2):
+        h = ops.relu(ops.matmul(a, w0) + b0)
+        h = ops.relu(ops.matmul(h, w1) + b1)
+        return ops.matmul(h, w2) + b2
+
+    def np_mlp(a, w0, b0, w1, b1, w2, b2):
+        h = np.maximum(a @ w0 + b0, 0)
+        h = np.maximum(h @ w1 + b1, 0)
+        return h @ w2 + b2
+
+    mlp_args = [xin, ws[0], bs[0], ws[1], bs[1], ws[2], bs[2]]
+    cases = [("softmax (4096, 1024)", pj_softmax, np_softmax, None, [x]),
+             ("layer_norm (8192, 1024)", pj_ln, np_ln, None, [ln, g, b]),
+             ("MLP 784-1024-1024-10 b256", pj_mlp, np_mlp, None, mlp_args)]
+    try:
+        import torch
+        import torch.nn.functional as F
+        fns = {"softmax (4096, 1024)": lambda a: torch.softmax(a, -1),
+               "layer_norm (8192, 1024)": lambda a, g, b: F.layer_norm(a, (1024,), g, b),
+               "MLP 784-1024-1024-10 b256": lambda a, w0, b0, w1, b1, w2, b2: (
+                   F.relu(F.relu(a @ w0 + b0) @ w1 + b1) @ w2 + b2)}
+        cases = [(n, p, q, fns[n], args) for n, p, q, _, args in cases]
+    except ImportError:
+        print("torch: not installed, its columns are skipped", file=sys.stderr)
+    return cases
+
+
+def model_main():
+    rng = np.random.default_rng(1)
+    fmt = lambda t: "-" if t is None else f"{t:.2f}"
+    print()
+    print("whole functions, float32 (median ms per call; ratios against numpy)")
+    print(f"{'case':<28}{'pj.jit':>9}{'pj eager':>10}{'numpy':>9}{'torch':>9}{'t.compile':>11}"
+          f"{'jit/np':>9}{'jit/torch':>11}{'jit/t.comp':>12}")
+    for name, pjf, npf, tf, args in model_cases(rng):
+        targs = [pijit.Tensor(a) for a in args]
+        jf = pijit.jit(pjf, mode="PIJit")
+        want = npf(*args)
+        np.testing.assert_allclose(jf(*targs).asnumpy(), want, rtol=1e-3, atol=1e-3)
+        t_jit = median_ms(lambda: jf(*targs), repeat=9)
+        t_eager = median_ms(lambda: pjf(*targs), repeat=9)
+        t_np = median_ms(lambda: npf(*args), repeat=9)
+        t_torch = t_comp = None
+        if tf is not None:
+            import torch
+            xs = [torch.from_numpy(a) for a in args]
+            with torch.no_grad():
+                t_torch = median_ms(lambda: tf(*xs), repeat=9)
+                try:
+                    cf = torch.compile(tf)
+                    np.testing.assert_allclose(cf(*xs).numpy(), want, rtol=1e-3, atol=1e-3)
+                    t_comp = median_ms(lambda: cf(*xs), repeat=9)
+                except Exception as e:  # no compiler toolchain, unsupported platform, ...
+                    first = (str(e).strip().splitlines() or [""])[0][:160]
+                    print(f"torch.compile failed for {name}: {type(e).__name__}: {first}",
+                          file=sys.stderr)
+        r = lambda t: "-" if t is None else f"{t_jit / t:.2f}x"
+        print(f"{name:<28}{fmt(t_jit):>9}{fmt(t_eager):>10}{fmt(t_np):>9}{fmt(t_torch):>9}"
+              f"{fmt(t_comp):>11}{r(t_np):>9}{r(t_torch):>11}{r(t_comp):>12}")
+
+
 if __name__ == "__main__":
     main()
+    model_main()

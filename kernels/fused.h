@@ -97,6 +97,11 @@ class FusedKernel {
   absl::StatusOr<Tensor> Run(absl::Span<const Tensor* const> inputs,
                              absl::Span<const int64_t> shape) const;
 
+  // The generated code for raw spans (bit k of stride_mask set: input k is contiguous, else
+  // read at its one address), for kernels that run a program row by row; nullptr when the
+  // kernel interprets. Look it up once per call: the lookup takes a lock.
+  Fn NativeFn(uint64_t stride_mask) const;
+
  private:
   FusedKernel() = default;
   // Generated code for one inner-stride pattern (bit k set: input k has stride 1).

@@ -204,6 +204,12 @@ absl::StatusOr<FusedKernel::Fn> FusedKernel::NativeFor(uint64_t stride_mask) con
   return fn;
 }
 
+FusedKernel::Fn FusedKernel::NativeFn(uint64_t stride_mask) const {
+  if (!native_) return nullptr;
+  auto f = NativeFor(stride_mask);
+  return f.ok() ? *f : nullptr;
+}
+
 namespace {
 template <typename T>
 T Apply(FusedOpcode op, T a, T b) {

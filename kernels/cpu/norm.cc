@@ -1,5 +1,7 @@
 // Batch and layer normalisation: float32 on oneDNN (primitives cached by problem, flags and
-// epsilon), float64 on plain loops.
+// epsilon; layer norm only for rows of 256 or more), the rest on plain loops (layer norm:
+// vectorised sums and rows in parallel).
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstring>
@@ -8,8 +10,10 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "kernels/cpu/reduce_vec.h"
 #include "kernels/cpu/window.h"
 #include "kernels/errors.h"
+#include "kernels/thread_pool.h"
 
 namespace pijit {
 namespace {
@@ -161,24 +165,29 @@ const LnPrimitive& GetLayerNorm(const LnKey& k, double eps) {
   return *cache.emplace(k, std::move(p)).first->second;
 }
 
+// Rows in parallel; per row, mean and variance from the vectorised double-accumulating sums
+// of reduce_vec.h, then y = (x - mean) * inv_std * gamma + beta in T (vectorised loops).
 template <typename T>
-void LayerNormLoop(const T* x, T* y, const T* gamma, const T* beta, int64_t m, int64_t d,
+void LayerNormRows(const T* x, T* y, const T* gamma, const T* beta, int64_t m, int64_t d,
                    double eps) {
-  for (int64_t r = 0; r < m; ++r) {
-    const T* in = x + r * d;
-    T* out = y + r * d;
-    double sum = 0, sq = 0;
-    for (int64_t i = 0; i < d; ++i) sum += in[i];
-    const double mean = sum / static_cast<double>(d);
-    for (int64_t i = 0; i < d; ++i) sq += (in[i] - mean) * (in[i] - mean);
-    const double inv = 1.0 / std::sqrt(sq / static_cast<double>(d) + eps);
-    for (int64_t i = 0; i < d; ++i) {
-      T v = static_cast<T>((in[i] - mean) * inv);
-      if (gamma) v *= gamma[i];
-      if (beta) v += beta[i];
-      out[i] = v;
+  ParallelFor(m, std::max<int64_t>(1, (1 << 15) / d), [&](int64_t lo, int64_t hi) {
+    for (int64_t r = lo; r < hi; ++r) {
+      const T* in = x + r * d;
+      T* out = y + r * d;
+      const double mean = rvec::Sum(in, d, false) / static_cast<double>(d);
+      const double var = rvec::Ssd(in, d, mean, false) / static_cast<double>(d);
+      const T mu = static_cast<T>(mean), inv = static_cast<T>(1.0 / std::sqrt(var + eps));
+      if (gamma && beta) {
+        for (int64_t i = 0; i < d; ++i) out[i] = (in[i] - mu) * inv * gamma[i] + beta[i];
+      } else if (gamma) {
+        for (int64_t i = 0; i < d; ++i) out[i] = (in[i] - mu) * inv * gamma[i];
+      } else if (beta) {
+        for (int64_t i = 0; i < d; ++i) out[i] = (in[i] - mu) * inv + beta[i];
+      } else {
+        for (int64_t i = 0; i < d; ++i) out[i] = (in[i] - mu) * inv;
+      }
     }
-  }
+  });
 }
 
 }  // namespace
@@ -321,7 +330,9 @@ absl::StatusOr<Tensor> LayerNorm(const Tensor& x, absl::Span<const int64_t> norm
   Tensor cg, cb;
   if (gamma) cg = gamma->Contiguous();
   if (beta) cb = beta->Contiguous();
-  if (meta.dtype == DType::kFloat32) {
+  // float32 rows of 256 or more: oneDNN's primitive measured faster (benchmarks/README.md);
+  // shorter rows: the loops below, which avoid oneDNN's per-call setup.
+  if (meta.dtype == DType::kFloat32 && d >= 256) {
     const LnPrimitive& p = GetLayerNorm({m, d, gamma != nullptr, beta != nullptr, EpsBits(eps)}, eps);
     using dnnl::memory;
     auto& e = DnnlEngine();
@@ -336,8 +347,13 @@ absl::StatusOr<Tensor> LayerNorm(const Tensor& x, absl::Span<const int64_t> norm
     DnnlStream().wait();
     return y;
   }
-  LayerNormLoop<double>(cx.data<double>(), y.data<double>(), gamma ? cg.data<double>() : nullptr,
-                        beta ? cb.data<double>() : nullptr, m, d, eps);
+  DispatchDType(meta.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_floating_point_v<T>) {
+      LayerNormRows<T>(cx.data<T>(), y.data<T>(), gamma ? cg.data<T>() : nullptr,
+                       beta ? cb.data<T>() : nullptr, m, d, eps);
+    }
+  });
   return y;
 }
 

@@ -1,16 +1,21 @@
 // Reductions over axes (sum, mean, prod, max, min, all, any, var, std) and argmax/argmin.
-// The input is laid out as rows (kept axes) x columns (reduced axes); sums accumulate in
-// double (floating inputs) or int64 (integers and booleans). NumPy sums uint8 into uint64,
-// which pijit does not have: the sum and product of UInt8 are Int64 (the same values up to
-// 2^63).
+// Float32/float64 inputs take vectorised, parallel paths (reduce_vec.h) over an
+// [outer, reduced, inner] view of the input when its reduced axes are adjacent, without a copy;
+// other inputs are laid out as rows (kept axes) x columns (reduced axes) first. Sums
+// accumulate in double (floating inputs) or int64 (integers and booleans). NumPy sums uint8
+// into uint64, which pijit does not have: the sum and product of UInt8 are Int64 (the same
+// values up to 2^63).
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <vector>
 
 #include "kernels/cpu/loops.h"
+#include "kernels/cpu/reduce_vec.h"
 #include "kernels/errors.h"
 #include "kernels/ops.h"
+#include "kernels/thread_pool.h"
 
 namespace pijit {
 
@@ -192,6 +197,210 @@ void RunReduce(ReduceOp op, bool by_cols, const T* in, R* out, int64_t a, int64_
     default: break;
   }
 }
+
+// ---- float32/float64: vectorised and parallel ----
+
+// A contiguous input as [outer, red, inner]: reduced axes of size > 1 adjacent.
+struct Block {
+  int64_t outer, red, inner;
+};
+
+std::optional<Block> AsBlock(const Tensor& a, const ReducePlan& p) {
+  if (!a.is_contiguous()) return std::nullopt;
+  int64_t first = -1, last = -1;
+  for (int64_t i = 0; i < a.ndim(); ++i) {
+    if (p.reduced[i] && a.shape()[i] != 1) {
+      if (first < 0) first = i;
+      last = i;
+    }
+  }
+  if (first < 0) return Block{p.kept, p.red, 1};
+  Block b{1, p.red, 1};
+  for (int64_t i = 0; i < a.ndim(); ++i) {
+    if (i > first && i < last && !p.reduced[i] && a.shape()[i] != 1) return std::nullopt;
+    if (i < first) b.outer *= a.shape()[i];
+    if (i > last) b.inner *= a.shape()[i];
+  }
+  return b;
+}
+
+bool HasFastPath(ReduceOp op) { return op != ReduceOp::kAll && op != ReduceOp::kAny; }
+
+// The value of one row of n contiguous elements.
+template <typename T>
+T ReduceRowFast(ReduceOp op, const T* x, int64_t n, int64_t ddof, bool par) {
+  const double count = static_cast<double>(n);
+  switch (op) {
+    case ReduceOp::kSum: return static_cast<T>(rvec::Sum(x, n, par));
+    case ReduceOp::kMean: return static_cast<T>(n == 0 ? NAN : rvec::Sum(x, n, par) / count);
+    case ReduceOp::kProd: return static_cast<T>(rvec::Prod(x, n, par));
+    case ReduceOp::kMax: return rvec::Max(x, n, par);
+    case ReduceOp::kMin: return rvec::Min(x, n, par);
+    case ReduceOp::kVar: case ReduceOp::kStd: {
+      const double mean = rvec::Sum(x, n, par) / count;
+      const double v = rvec::Ssd(x, n, mean, par) /
+                       static_cast<double>(std::max<int64_t>(n - ddof, 0));
+      return static_cast<T>(op == ReduceOp::kStd ? std::sqrt(v) : v);
+    }
+    default: return T(0);
+  }
+}
+
+// Columns [c0, c0 + len) of one [red, inner] slab (len <= kColBlock).
+constexpr int64_t kColBlock = 256;
+template <typename T>
+void ReduceColsFast(ReduceOp op, const T* x, T* out, int64_t red, int64_t inner, int64_t len,
+                    int64_t ddof) {
+  double acc[kColBlock];
+  const double count = static_cast<double>(red);
+  switch (op) {
+    case ReduceOp::kMax: case ReduceOp::kMin: {
+      T m[kColBlock];
+      std::copy(x, x + len, m);
+      if (op == ReduceOp::kMax) rvec::MaxCols(x + inner, red - 1, len, inner, m);
+      else rvec::MinCols(x + inner, red - 1, len, inner, m);
+      std::copy(m, m + len, out);
+      return;
+    }
+    case ReduceOp::kProd:
+      std::fill(acc, acc + len, 1.0);
+      rvec::ProdCols(x, red, len, inner, acc);
+      for (int64_t c = 0; c < len; ++c) out[c] = static_cast<T>(acc[c]);
+      return;
+    default: break;
+  }
+  std::fill(acc, acc + len, 0.0);
+  rvec::SumCols(x, red, len, inner, acc);
+  if (op == ReduceOp::kSum) {
+    for (int64_t c = 0; c < len; ++c) out[c] = static_cast<T>(acc[c]);
+  } else if (op == ReduceOp::kMean) {
+    for (int64_t c = 0; c < len; ++c) out[c] = static_cast<T>(red == 0 ? NAN : acc[c] / count);
+  } else {  // var, std
+    double mean[kColBlock];
+    for (int64_t c = 0; c < len; ++c) mean[c] = acc[c] / count;
+    std::fill(acc, acc + len, 0.0);
+    rvec::SsdCols(x, red, len, inner, mean, acc);
+    const double denom = static_cast<double>(std::max<int64_t>(red - ddof, 0));
+    for (int64_t c = 0; c < len; ++c) {
+      const double v = acc[c] / denom;
+      out[c] = static_cast<T>(op == ReduceOp::kStd ? std::sqrt(v) : v);
+    }
+  }
+}
+
+// Short rows (inner <= kRowChunkCols) of many: each task reduces a fixed chunk of rpc
+// contiguous rows into one partial row, read sequentially; the partial rows of each outer index
+// are then folded in chunk order, so the result does not depend on the threads.
+constexpr int64_t kRowChunkCols = 4096;
+template <typename A, typename Chunk, typename Fold>
+std::vector<A> ByRowChunks(const Block& b, int64_t rpc, Chunk chunk, Fold fold) {
+  const int64_t nrc = (b.red + rpc - 1) / rpc;
+  std::vector<A> part(b.outer * nrc * b.inner);
+  ParallelFor(b.outer * nrc, 1, [&](int64_t lo, int64_t hi) {
+    for (int64_t t = lo; t < hi; ++t) {
+      const int64_t o = t / nrc, r0 = (t % nrc) * rpc;
+      chunk(o, r0, std::min(b.red, r0 + rpc), part.data() + t * b.inner);
+    }
+  });
+  std::vector<A> acc(b.outer * b.inner);
+  for (int64_t o = 0; o < b.outer; ++o) {
+    A* a = acc.data() + o * b.inner;
+    const A* p = part.data() + o * nrc * b.inner;
+    std::copy(p, p + b.inner, a);
+    for (int64_t c = 1; c < nrc; ++c) fold(a, p + c * b.inner);
+  }
+  return acc;
+}
+
+template <typename T>
+void ReduceRowChunks(ReduceOp op, const T* x, T* out, const Block& b, int64_t ddof) {
+  const int64_t inner = b.inner, n = b.outer * inner;
+  const int64_t rpc = std::max<int64_t>(2, rvec::kParallelMin / inner);
+  auto at = [&](int64_t o, int64_t r) { return x + (o * b.red + r) * inner; };
+  if (op == ReduceOp::kMax || op == ReduceOp::kMin) {
+    const bool is_max = op == ReduceOp::kMax;
+    std::vector<T> acc = ByRowChunks<T>(
+        b, rpc,
+        [&](int64_t o, int64_t r0, int64_t r1, T* dst) {
+          std::copy(at(o, r0), at(o, r0) + inner, dst);
+          if (is_max) rvec::MaxCols(at(o, r0 + 1), r1 - r0 - 1, inner, inner, dst);
+          else rvec::MinCols(at(o, r0 + 1), r1 - r0 - 1, inner, inner, dst);
+        },
+        [&](T* a, const T* p) {
+          for (int64_t c = 0; c < inner; ++c) a[c] = is_max ? loops::Max(a[c], p[c]) : loops::Min(a[c], p[c]);
+        });
+    std::copy(acc.begin(), acc.end(), out);
+    return;
+  }
+  if (op == ReduceOp::kProd) {
+    std::vector<double> acc = ByRowChunks<double>(
+        b, rpc,
+        [&](int64_t o, int64_t r0, int64_t r1, double* dst) {
+          std::fill(dst, dst + inner, 1.0);
+          rvec::ProdCols(at(o, r0), r1 - r0, inner, inner, dst);
+        },
+        [&](double* a, const double* p) { for (int64_t c = 0; c < inner; ++c) a[c] *= p[c]; });
+    for (int64_t i = 0; i < n; ++i) out[i] = static_cast<T>(acc[i]);
+    return;
+  }
+  auto add = [&](double* a, const double* p) { for (int64_t c = 0; c < inner; ++c) a[c] += p[c]; };
+  std::vector<double> sum = ByRowChunks<double>(
+      b, rpc,
+      [&](int64_t o, int64_t r0, int64_t r1, double* dst) {
+        std::fill(dst, dst + inner, 0.0);
+        rvec::SumCols(at(o, r0), r1 - r0, inner, inner, dst);
+      },
+      add);
+  const double count = static_cast<double>(b.red);
+  if (op == ReduceOp::kSum || op == ReduceOp::kMean) {
+    const double scale = op == ReduceOp::kMean ? count : 1.0;
+    for (int64_t i = 0; i < n; ++i) out[i] = static_cast<T>(sum[i] / scale);
+    return;
+  }
+  for (double& v : sum) v /= count;  // the means
+  std::vector<double> ssd = ByRowChunks<double>(
+      b, rpc,
+      [&](int64_t o, int64_t r0, int64_t r1, double* dst) {
+        std::fill(dst, dst + inner, 0.0);
+        rvec::SsdCols(at(o, r0), r1 - r0, inner, inner, sum.data() + o * inner, dst);
+      },
+      add);
+  const double denom = static_cast<double>(std::max<int64_t>(b.red - ddof, 0));
+  for (int64_t i = 0; i < n; ++i) {
+    const double v = ssd[i] / denom;
+    out[i] = static_cast<T>(op == ReduceOp::kStd ? std::sqrt(v) : v);
+  }
+}
+
+template <typename T>
+void ReduceFast(ReduceOp op, const T* x, T* out, const Block& b, int64_t ddof) {
+  if (b.inner == 1) {
+    if (b.outer < NumThreads()) {  // few long rows: each row splits into parallel chunks
+      for (int64_t r = 0; r < b.outer; ++r) out[r] = ReduceRowFast(op, x + r * b.red, b.red, ddof, true);
+      return;
+    }
+    const int64_t grain = std::max<int64_t>(1, rvec::kParallelMin / std::max<int64_t>(1, b.red));
+    ParallelFor(b.outer, grain, [&](int64_t lo, int64_t hi) {
+      for (int64_t r = lo; r < hi; ++r) out[r] = ReduceRowFast(op, x + r * b.red, b.red, ddof, false);
+    });
+    return;
+  }
+  if (b.inner <= kRowChunkCols && b.red >= 2 * std::max<int64_t>(2, rvec::kParallelMin / b.inner)) {
+    ReduceRowChunks(op, x, out, b, ddof);
+    return;
+  }
+  // One task per (outer index, block of kColBlock columns); every task reads all red rows.
+  const int64_t blocks = (b.inner + kColBlock - 1) / kColBlock;
+  const int64_t work = std::max<int64_t>(1, b.red * std::min(b.inner, kColBlock));
+  ParallelFor(b.outer * blocks, std::max<int64_t>(1, rvec::kParallelMin / work),
+              [&](int64_t lo, int64_t hi) {
+    for (int64_t t = lo; t < hi; ++t) {
+      const int64_t o = t / blocks, c0 = (t % blocks) * kColBlock;
+      ReduceColsFast(op, x + o * b.red * b.inner + c0, out + o * b.inner + c0, b.red, b.inner,
+                     std::min(kColBlock, b.inner - c0), ddof);
+    }
+  });
+}
 }  // namespace
 
 absl::StatusOr<TensorMeta> InferReduce(ReduceOp op, const TensorMeta& a,
@@ -213,6 +422,17 @@ absl::StatusOr<Tensor> Reduce(ReduceOp op, const Tensor& a, absl::Span<const int
   PIJIT_ASSIGN_OR_RETURN(ReducePlan p, Plan(ReduceOpName(op), MetaOf(a), axes, keepdims));
   Tensor out = Tensor::Empty(meta.shape, meta.dtype);
   if (p.kept == 0) return out;
+  if ((a.dtype() == DType::kFloat32 || a.dtype() == DType::kFloat64) && HasFastPath(op)) {
+    std::optional<Block> block = AsBlock(a, p);
+    Tensor src = a;
+    if (!block) {
+      PIJIT_ASSIGN_OR_RETURN(src, AsRows(a, p));
+      block = Block{p.kept, p.red, 1};
+    }
+    if (a.dtype() == DType::kFloat32) ReduceFast<float>(op, src.data<float>(), out.data<float>(), *block, ddof);
+    else ReduceFast<double>(op, src.data<double>(), out.data<double>(), *block, ddof);
+    return out;
+  }
   const bool is_var = op == ReduceOp::kVar || op == ReduceOp::kStd;
   const bool by_cols = !is_var && ReducedAxesLead(a, p);
   Tensor src = a;
@@ -262,6 +482,19 @@ absl::StatusOr<Tensor> ArgReduce(bool is_max, const Tensor& a, absl::Span<const 
   DispatchDType(a.dtype(), [&](auto tag) {
     using T = decltype(tag);
     const T* in = src.data<T>();
+    if constexpr (std::is_floating_point_v<T>) {
+      const bool few = p.kept < NumThreads();  // few long rows: split each across threads
+      const int64_t grain = std::max<int64_t>(1, rvec::kParallelMin / p.red);
+      auto rows = [&](int64_t lo, int64_t hi) {
+        for (int64_t r = lo; r < hi; ++r) {
+          const T* row = in + r * p.red;
+          po[r] = is_max ? rvec::ArgMax(row, p.red, few) : rvec::ArgMin(row, p.red, few);
+        }
+      };
+      if (few) rows(0, p.kept);
+      else ParallelFor(p.kept, grain, rows);
+      return;
+    }
     for (int64_t r = 0; r < p.kept; ++r) {
       const T* row = in + r * p.red;
       int64_t best = 0;

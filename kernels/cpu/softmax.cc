@@ -1,14 +1,59 @@
 // softmax and log_softmax along one axis, stable: exp(x - max) / sum(exp(x - max)).
-// The input is viewed as [outer, n, inner]; inner > 1 runs vectorisable loops over
+// The input is viewed as [outer, n, inner]. inner == 1 (softmax over the last axis) runs each
+// row through vectorised max and sum (reduce_vec.h) and the generated exp(x - max) of the
+// fused kernels (kernels/fused.h), rows in parallel; inner > 1 runs vectorisable loops over
 // whole inner rows instead of transposing.
+#include <algorithm>
 #include <cmath>
+#include <memory>
 #include <vector>
 
+#include "kernels/cpu/reduce_vec.h"
 #include "kernels/errors.h"
+#include "kernels/fused.h"
 #include "kernels/ops.h"
+#include "kernels/thread_pool.h"
 
 namespace pijit {
 namespace {
+
+// exp($0 - $1) with $0 a contiguous row and $1 its broadcast maximum: generated code, or
+// nullptr (then std::exp).
+template <typename T>
+FusedKernel::Fn ShiftedExp() {
+  static const std::shared_ptr<const FusedKernel> kernel = [] {
+    std::shared_ptr<const FusedKernel> k;
+    auto program = FusedProgram::Parse("sub($0, $1); exp(#0)", DTypeOf<T>::value, 2);
+    if (program.ok()) {
+      auto made = FusedKernel::Create(*program, {Shape{1}, Shape{1}}, Shape{1});
+      if (made.ok()) k = *made;
+    }
+    return k;
+  }();
+  return kernel ? kernel->NativeFn(/*stride_mask=*/1) : nullptr;
+}
+
+// One row of n elements (out may not alias x).
+template <typename T>
+void SoftmaxRow(bool log, FusedKernel::Fn exp_fn, const T* x, T* out, int64_t n) {
+  T mx = rvec::Max(x, n, false);  // NaN propagates: a NaN maximum makes every result NaN
+  // All -inf (or a +inf maximum): shift by 0 so that exp gives 0 (-inf) or NaN (+inf).
+  if (std::isinf(mx) && mx < 0) mx = T(0);
+  if (exp_fn) {
+    const void* in[] = {x, &mx};
+    exp_fn(out, in, n);
+  } else {
+    for (int64_t j = 0; j < n; ++j) out[j] = std::exp(x[j] - mx);
+  }
+  const double sum = rvec::Sum(out, n, false);
+  if (log) {
+    const T lse = static_cast<T>(std::log(sum));
+    for (int64_t j = 0; j < n; ++j) out[j] = x[j] - mx - lse;
+  } else {
+    const T inv = static_cast<T>(1.0 / sum);
+    for (int64_t j = 0; j < n; ++j) out[j] *= inv;
+  }
+}
 
 template <typename T>
 void SoftmaxBlock(bool log, const T* in, T* out, int64_t n, int64_t inner, T* mx, T* sum) {
@@ -80,11 +125,22 @@ absl::StatusOr<Tensor> Softmax(bool log, const Tensor& a, int64_t axis) {
   DispatchDType(meta.dtype, [&](auto tag) {
     using T = decltype(tag);
     if constexpr (std::is_floating_point_v<T>) {
-      std::vector<T> mx(inner), sum(inner);
-      for (int64_t o = 0; o < outer; ++o) {
-        SoftmaxBlock<T>(log, src.data<T>() + o * n * inner, out.data<T>() + o * n * inner, n,
-                        inner, mx.data(), sum.data());
+      const T* x = src.data<T>();
+      T* y = out.data<T>();
+      if (inner == 1) {
+        const FusedKernel::Fn exp_fn = ShiftedExp<T>();
+        ParallelFor(outer, std::max<int64_t>(1, (1 << 15) / n), [&](int64_t b, int64_t e) {
+          for (int64_t o = b; o < e; ++o) SoftmaxRow<T>(log, exp_fn, x + o * n, y + o * n, n);
+        });
+        return;
       }
+      ParallelFor(outer, std::max<int64_t>(1, (1 << 15) / (n * inner)), [&](int64_t b, int64_t e) {
+        std::vector<T> mx(inner), sum(inner);
+        for (int64_t o = b; o < e; ++o) {
+          SoftmaxBlock<T>(log, x + o * n * inner, y + o * n * inner, n, inner, mx.data(),
+                          sum.data());
+        }
+      });
     }
   });
   return out;

@@ -1,0 +1,466 @@
+// AVX2 and scalar versions of the reduction building blocks (see reduce_vec.h). The AVX2
+// functions are compiled with target("avx2") only, not "fma": no multiply-add contraction, so
+// they round exactly as the scalar fallback does.
+#include "kernels/cpu/reduce_vec.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <limits>
+
+#include "absl/container/inlined_vector.h"
+#include "kernels/thread_pool.h"
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#define PIJIT_AVX2 __attribute__((target("avx2")))
+#endif
+
+namespace pijit::rvec {
+
+namespace {
+std::atomic<bool> force_scalar{false};
+}  // namespace
+
+void ForceScalarForTesting(bool on) { force_scalar.store(on); }
+
+bool HostHasAvx2() {
+#if defined(__x86_64__)
+  static const bool has = __builtin_cpu_supports("avx2");
+  return has && !force_scalar.load(std::memory_order_relaxed);
+#else
+  return false;
+#endif
+}
+
+namespace {
+
+// The fixed combination tree of the 16 lanes (lane k holds elements i with i % 16 == k).
+double Combine16(const double* a) {
+  double s[4];
+  for (int k = 0; k < 4; ++k) s[k] = (a[k] + a[4 + k]) + (a[8 + k] + a[12 + k]);
+  return (s[0] + s[1]) + (s[2] + s[3]);
+}
+
+double Pairwise(const double* p, int64_t n) {
+  if (n == 1) return p[0];
+  const int64_t m = n / 2;
+  return Pairwise(p, m) + Pairwise(p + m, n - m);
+}
+
+// ---- scalar ----
+
+template <typename T>
+double SumScalar(const T* x, int64_t n) {
+  double acc[16] = {};
+  for (int64_t i = 0; i < n; ++i) acc[i & 15] += static_cast<double>(x[i]);
+  return Combine16(acc);
+}
+template <typename T>
+double SsdScalar(const T* x, int64_t n, double mean) {
+  double acc[16] = {};
+  for (int64_t i = 0; i < n; ++i) {
+    const double d = static_cast<double>(x[i]) - mean;
+    acc[i & 15] += d * d;
+  }
+  return Combine16(acc);
+}
+template <typename T, bool kMax>
+T ExtremumScalar(const T* x, int64_t n) {
+  T m = x[0];
+  bool nan = false;
+  for (int64_t i = 0; i < n; ++i) {
+    m = (kMax ? x[i] > m : x[i] < m) ? x[i] : m;
+    nan |= x[i] != x[i];
+  }
+  return nan ? std::numeric_limits<T>::quiet_NaN() : m;
+}
+template <typename T>
+int64_t FindFirstScalar(const T* x, int64_t n, T v) {
+  for (int64_t i = 0; i < n; ++i)
+    if (v != v ? x[i] != x[i] : x[i] == v) return i;
+  return n;
+}
+
+#if defined(__x86_64__)
+// ---- AVX2 ----
+
+PIJIT_AVX2 inline __m256d Load4(const float* p) { return _mm256_cvtps_pd(_mm_loadu_ps(p)); }
+PIJIT_AVX2 inline __m256d Load4(const double* p) { return _mm256_loadu_pd(p); }
+
+// acc[16] = the four vector accumulators, lanes in element order.
+PIJIT_AVX2 inline void Store16(double* acc, __m256d a0, __m256d a1, __m256d a2, __m256d a3) {
+  _mm256_storeu_pd(acc, a0);
+  _mm256_storeu_pd(acc + 4, a1);
+  _mm256_storeu_pd(acc + 8, a2);
+  _mm256_storeu_pd(acc + 12, a3);
+}
+
+template <typename T>
+PIJIT_AVX2 double SumAvx2(const T* x, int64_t n) {
+  __m256d a0 = _mm256_setzero_pd(), a1 = a0, a2 = a0, a3 = a0;
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    a0 = _mm256_add_pd(a0, Load4(x + i));
+    a1 = _mm256_add_pd(a1, Load4(x + i + 4));
+    a2 = _mm256_add_pd(a2, Load4(x + i + 8));
+    a3 = _mm256_add_pd(a3, Load4(x + i + 12));
+  }
+  double acc[16];
+  Store16(acc, a0, a1, a2, a3);
+  for (; i < n; ++i) acc[i & 15] += static_cast<double>(x[i]);
+  return Combine16(acc);
+}
+
+template <typename T>
+PIJIT_AVX2 double SsdAvx2(const T* x, int64_t n, double mean) {
+  const __m256d m = _mm256_set1_pd(mean);
+  __m256d a0 = _mm256_setzero_pd(), a1 = a0, a2 = a0, a3 = a0;
+  int64_t i = 0;
+  auto sq = [&](const T* p) PIJIT_AVX2 {
+    const __m256d d = _mm256_sub_pd(Load4(p), m);
+    return _mm256_mul_pd(d, d);
+  };
+  for (; i + 16 <= n; i += 16) {
+    a0 = _mm256_add_pd(a0, sq(x + i));
+    a1 = _mm256_add_pd(a1, sq(x + i + 4));
+    a2 = _mm256_add_pd(a2, sq(x + i + 8));
+    a3 = _mm256_add_pd(a3, sq(x + i + 12));
+  }
+  double acc[16];
+  Store16(acc, a0, a1, a2, a3);
+  for (; i < n; ++i) {
+    const double d = static_cast<double>(x[i]) - mean;
+    acc[i & 15] += d * d;
+  }
+  return Combine16(acc);
+}
+
+template <bool kMax>
+PIJIT_AVX2 float ExtremumAvx2(const float* x, int64_t n) {
+  __m256 a0 = _mm256_set1_ps(x[0]), a1 = a0, a2 = a0, a3 = a0;
+  __m256 nan = _mm256_setzero_ps();
+  auto ext = [](__m256 a, __m256 v) PIJIT_AVX2 { return kMax ? _mm256_max_ps(a, v) : _mm256_min_ps(a, v); };
+  int64_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    const __m256 v0 = _mm256_loadu_ps(x + i), v1 = _mm256_loadu_ps(x + i + 8);
+    const __m256 v2 = _mm256_loadu_ps(x + i + 16), v3 = _mm256_loadu_ps(x + i + 24);
+    // unordered(v0, v1) is set where either is NaN: one compare per two vectors.
+    nan = _mm256_or_ps(nan, _mm256_or_ps(_mm256_cmp_ps(v0, v1, _CMP_UNORD_Q),
+                                         _mm256_cmp_ps(v2, v3, _CMP_UNORD_Q)));
+    a0 = ext(a0, v0);
+    a1 = ext(a1, v1);
+    a2 = ext(a2, v2);
+    a3 = ext(a3, v3);
+  }
+  for (; i + 8 <= n; i += 8) {
+    const __m256 v = _mm256_loadu_ps(x + i);
+    nan = _mm256_or_ps(nan, _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
+    a0 = ext(a0, v);
+  }
+  if (_mm256_movemask_ps(nan)) return std::numeric_limits<float>::quiet_NaN();
+  a0 = ext(ext(a0, a1), ext(a2, a3));
+  float lanes[8];
+  _mm256_storeu_ps(lanes, a0);
+  float m = ExtremumScalar<float, kMax>(lanes, 8);
+  if (i < n) {
+    const float t = ExtremumScalar<float, kMax>(x + i, n - i);
+    m = (t != t || (kMax ? t > m : t < m)) ? t : m;
+  }
+  return m;
+}
+
+template <bool kMax>
+PIJIT_AVX2 double ExtremumAvx2(const double* x, int64_t n) {
+  __m256d a0 = _mm256_set1_pd(x[0]), a1 = a0, a2 = a0, a3 = a0;
+  __m256d nan = _mm256_setzero_pd();
+  auto step = [&](__m256d a, const double* p) PIJIT_AVX2 {
+    const __m256d v = _mm256_loadu_pd(p);
+    nan = _mm256_or_pd(nan, _mm256_cmp_pd(v, v, _CMP_UNORD_Q));
+    return kMax ? _mm256_max_pd(a, v) : _mm256_min_pd(a, v);
+  };
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    a0 = step(a0, x + i);
+    a1 = step(a1, x + i + 4);
+    a2 = step(a2, x + i + 8);
+    a3 = step(a3, x + i + 12);
+  }
+  for (; i + 4 <= n; i += 4) a0 = step(a0, x + i);
+  if (_mm256_movemask_pd(nan)) return std::numeric_limits<double>::quiet_NaN();
+  a0 = kMax ? _mm256_max_pd(_mm256_max_pd(a0, a1), _mm256_max_pd(a2, a3))
+            : _mm256_min_pd(_mm256_min_pd(a0, a1), _mm256_min_pd(a2, a3));
+  double lanes[4];
+  _mm256_storeu_pd(lanes, a0);
+  double m = ExtremumScalar<double, kMax>(lanes, 4);
+  if (i < n) {
+    const double t = ExtremumScalar<double, kMax>(x + i, n - i);
+    m = (t != t || (kMax ? t > m : t < m)) ? t : m;
+  }
+  return m;
+}
+
+PIJIT_AVX2 int64_t FindFirstAvx2(const float* x, int64_t n, float v) {
+  const __m256 vv = _mm256_set1_ps(v);
+  const bool nan = v != v;
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256 a = _mm256_loadu_ps(x + i);
+    const int m = _mm256_movemask_ps(nan ? _mm256_cmp_ps(a, a, _CMP_UNORD_Q)
+                                         : _mm256_cmp_ps(a, vv, _CMP_EQ_OQ));
+    if (m) return i + __builtin_ctz(m);
+  }
+  return i + FindFirstScalar(x + i, n - i, v);
+}
+
+PIJIT_AVX2 int64_t FindFirstAvx2(const double* x, int64_t n, double v) {
+  const __m256d vv = _mm256_set1_pd(v);
+  const bool nan = v != v;
+  int64_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    const __m256d a = _mm256_loadu_pd(x + i);
+    const int m = _mm256_movemask_pd(nan ? _mm256_cmp_pd(a, a, _CMP_UNORD_Q)
+                                          : _mm256_cmp_pd(a, vv, _CMP_EQ_OQ));
+    if (m) return i + __builtin_ctz(m);
+  }
+  return i + FindFirstScalar(x + i, n - i, v);
+}
+#endif  // __x86_64__
+
+// ---- columns: plain loops over a row, vectorised by the compiler (each column is its own
+// accumulator, so no reassociation is needed); compiled once for AVX2 and once for the
+// baseline through the always-inline bodies.
+#define PIJIT_INLINE inline __attribute__((always_inline))
+
+template <typename T>
+PIJIT_INLINE void SumColsBody(const T* x, int64_t rows, int64_t cols, int64_t ld, double* acc) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const T* row = x + r * ld;
+    for (int64_t c = 0; c < cols; ++c) acc[c] += static_cast<double>(row[c]);
+  }
+}
+template <typename T>
+PIJIT_INLINE void SsdColsBody(const T* x, int64_t rows, int64_t cols, int64_t ld,
+                              const double* mean, double* acc) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const T* row = x + r * ld;
+    for (int64_t c = 0; c < cols; ++c) {
+      const double d = static_cast<double>(row[c]) - mean[c];
+      acc[c] += d * d;
+    }
+  }
+}
+template <typename T>
+PIJIT_INLINE void ProdColsBody(const T* x, int64_t rows, int64_t cols, int64_t ld, double* acc) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const T* row = x + r * ld;
+    for (int64_t c = 0; c < cols; ++c) acc[c] *= static_cast<double>(row[c]);
+  }
+}
+// NaN sticks: once acc[c] is NaN neither comparison replaces it.
+template <typename T, bool kMax>
+PIJIT_INLINE void ExtremumColsBody(const T* x, int64_t rows, int64_t cols, int64_t ld, T* acc) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const T* row = x + r * ld;
+    for (int64_t c = 0; c < cols; ++c) {
+      const T v = row[c], a = acc[c];
+      acc[c] = ((kMax ? v > a : v < a) || v != v) ? v : a;
+    }
+  }
+}
+
+#if defined(__x86_64__)
+template <typename T>
+PIJIT_AVX2 void SumColsAvx2(const T* x, int64_t rows, int64_t cols, int64_t ld, double* acc) {
+  SumColsBody(x, rows, cols, ld, acc);
+}
+template <typename T>
+PIJIT_AVX2 void SsdColsAvx2(const T* x, int64_t rows, int64_t cols, int64_t ld,
+                            const double* mean, double* acc) {
+  SsdColsBody(x, rows, cols, ld, mean, acc);
+}
+template <typename T>
+PIJIT_AVX2 void ProdColsAvx2(const T* x, int64_t rows, int64_t cols, int64_t ld, double* acc) {
+  ProdColsBody(x, rows, cols, ld, acc);
+}
+template <typename T, bool kMax>
+PIJIT_AVX2 void ExtremumColsAvx2(const T* x, int64_t rows, int64_t cols, int64_t ld, T* acc) {
+  ExtremumColsBody<T, kMax>(x, rows, cols, ld, acc);
+}
+#define PIJIT_DISPATCH(avx2_call, scalar_call) \
+  if (HostHasAvx2()) return avx2_call;         \
+  return scalar_call;
+#else
+#define PIJIT_DISPATCH(avx2_call, scalar_call) return scalar_call;
+#endif
+
+// Runs leaf(begin, length) over the kChunk-sized chunks of [0, n) and combines the partial
+// results pairwise, in a fixed order.
+template <typename Leaf>
+double Chunked(int64_t n, bool parallel, Leaf leaf) {
+  const int64_t chunks = (n + kChunk - 1) / kChunk;
+  if (chunks <= 1) return leaf(0, n);
+  absl::InlinedVector<double, 64> part(chunks);
+  auto run = [&](int64_t b, int64_t e) {
+    for (int64_t c = b; c < e; ++c) part[c] = leaf(c * kChunk, std::min(kChunk, n - c * kChunk));
+  };
+  if (parallel && n >= kParallelMin) ParallelFor(chunks, 1, run);
+  else run(0, chunks);
+  return Pairwise(part.data(), chunks);
+}
+
+template <typename T, bool kMax>
+T Extremum(const T* x, int64_t n, bool parallel) {
+  if (!parallel || n < kParallelMin) return kMax ? MaxLeaf(x, n) : MinLeaf(x, n);
+  const int64_t chunks = (n + kChunk - 1) / kChunk;
+  absl::InlinedVector<T, 64> part(chunks);
+  ParallelFor(chunks, 1, [&](int64_t b, int64_t e) {
+    for (int64_t c = b; c < e; ++c) {
+      const int64_t len = std::min(kChunk, n - c * kChunk);
+      part[c] = kMax ? MaxLeaf(x + c * kChunk, len) : MinLeaf(x + c * kChunk, len);
+    }
+  });
+  return kMax ? MaxLeaf(part.data(), chunks) : MinLeaf(part.data(), chunks);
+}
+
+// Per chunk the extremum and its first index (the second pass reads the chunk from cache),
+// then the first chunk holding a NaN, or the first holding the best value.
+template <typename T, bool kMax>
+int64_t ArgExtremum(const T* x, int64_t n, bool parallel) {
+  const int64_t chunks = (n + kChunk - 1) / kChunk;
+  absl::InlinedVector<std::pair<T, int64_t>, 64> part(chunks);
+  auto run = [&](int64_t b, int64_t e) {
+    for (int64_t c = b; c < e; ++c) {
+      const T* p = x + c * kChunk;
+      const int64_t len = std::min(kChunk, n - c * kChunk);
+      const T m = kMax ? MaxLeaf(p, len) : MinLeaf(p, len);
+      part[c] = {m, c * kChunk + FindFirst(p, len, m)};
+    }
+  };
+  if (parallel && n >= kParallelMin) ParallelFor(chunks, 1, run);
+  else run(0, chunks);
+  std::pair<T, int64_t> best = part[0];
+  for (int64_t c = 1; c < chunks && best.first == best.first; ++c) {
+    const T v = part[c].first;
+    if (v != v || (kMax ? v > best.first : v < best.first)) best = part[c];
+  }
+  return best.second;
+}
+
+}  // namespace
+
+template <typename T>
+int64_t ArgMax(const T* x, int64_t n, bool parallel) {
+  return ArgExtremum<T, true>(x, n, parallel);
+}
+template <typename T>
+int64_t ArgMin(const T* x, int64_t n, bool parallel) {
+  return ArgExtremum<T, false>(x, n, parallel);
+}
+
+template <typename T>
+double SumLeaf(const T* x, int64_t n) {
+  PIJIT_DISPATCH(SumAvx2(x, n), SumScalar(x, n))
+}
+template <typename T>
+double SsdLeaf(const T* x, int64_t n, double mean) {
+  PIJIT_DISPATCH(SsdAvx2(x, n, mean), SsdScalar(x, n, mean))
+}
+// Products: sequential in double (rarely large; overflow and rounding follow the scalar order).
+template <typename T>
+double ProdLeaf(const T* x, int64_t n) {
+  double acc = 1;
+  for (int64_t i = 0; i < n; ++i) acc *= static_cast<double>(x[i]);
+  return acc;
+}
+template <typename T>
+T MaxLeaf(const T* x, int64_t n) {
+  PIJIT_DISPATCH((ExtremumAvx2<true>(x, n)), (ExtremumScalar<T, true>(x, n)))
+}
+template <typename T>
+T MinLeaf(const T* x, int64_t n) {
+  PIJIT_DISPATCH((ExtremumAvx2<false>(x, n)), (ExtremumScalar<T, false>(x, n)))
+}
+template <typename T>
+int64_t FindFirst(const T* x, int64_t n, T v) {
+  PIJIT_DISPATCH(FindFirstAvx2(x, n, v), FindFirstScalar(x, n, v))
+}
+
+// Pairwise within a chunk down to kPairBlock elements (16 per lane), as NumPy's pairwise sum
+// does below its 8-accumulator blocks: the error grows with log(n), not n.
+constexpr int64_t kPairBlock = 256;
+template <typename Leaf>
+double PairwiseLeaf(int64_t b, int64_t n, const Leaf& leaf) {
+  if (n <= kPairBlock) return leaf(b, n);
+  const int64_t half = (n / 2 + kPairBlock - 1) / kPairBlock * kPairBlock;
+  return PairwiseLeaf(b, half, leaf) + PairwiseLeaf(b + half, n - half, leaf);
+}
+
+template <typename T>
+double Sum(const T* x, int64_t n, bool parallel) {
+  auto leaf = [x](int64_t b, int64_t len) { return SumLeaf(x + b, len); };
+  return Chunked(n, parallel, [&](int64_t b, int64_t len) { return PairwiseLeaf(b, len, leaf); });
+}
+template <typename T>
+double Ssd(const T* x, int64_t n, double mean, bool parallel) {
+  auto leaf = [x, mean](int64_t b, int64_t len) { return SsdLeaf(x + b, len, mean); };
+  return Chunked(n, parallel, [&](int64_t b, int64_t len) { return PairwiseLeaf(b, len, leaf); });
+}
+template <typename T>
+double Prod(const T* x, int64_t n, bool) {
+  return ProdLeaf(x, n);
+}
+template <typename T>
+T Max(const T* x, int64_t n, bool parallel) { return Extremum<T, true>(x, n, parallel); }
+template <typename T>
+T Min(const T* x, int64_t n, bool parallel) { return Extremum<T, false>(x, n, parallel); }
+
+template <typename T>
+void SumCols(const T* x, int64_t rows, int64_t cols, int64_t ld, double* acc) {
+  PIJIT_DISPATCH(SumColsAvx2(x, rows, cols, ld, acc), SumColsBody(x, rows, cols, ld, acc))
+}
+template <typename T>
+void SsdCols(const T* x, int64_t rows, int64_t cols, int64_t ld, const double* mean,
+             double* acc) {
+  PIJIT_DISPATCH(SsdColsAvx2(x, rows, cols, ld, mean, acc),
+                 SsdColsBody(x, rows, cols, ld, mean, acc))
+}
+template <typename T>
+void ProdCols(const T* x, int64_t rows, int64_t cols, int64_t ld, double* acc) {
+  PIJIT_DISPATCH(ProdColsAvx2(x, rows, cols, ld, acc), ProdColsBody(x, rows, cols, ld, acc))
+}
+template <typename T>
+void MaxCols(const T* x, int64_t rows, int64_t cols, int64_t ld, T* acc) {
+  PIJIT_DISPATCH((ExtremumColsAvx2<T, true>(x, rows, cols, ld, acc)),
+                 (ExtremumColsBody<T, true>(x, rows, cols, ld, acc)))
+}
+template <typename T>
+void MinCols(const T* x, int64_t rows, int64_t cols, int64_t ld, T* acc) {
+  PIJIT_DISPATCH((ExtremumColsAvx2<T, false>(x, rows, cols, ld, acc)),
+                 (ExtremumColsBody<T, false>(x, rows, cols, ld, acc)))
+}
+
+#define PIJIT_INSTANTIATE(T)                                                              \
+  template double SumLeaf<T>(const T*, int64_t);                                          \
+  template double SsdLeaf<T>(const T*, int64_t, double);                                  \
+  template double ProdLeaf<T>(const T*, int64_t);                                         \
+  template T MaxLeaf<T>(const T*, int64_t);                                               \
+  template T MinLeaf<T>(const T*, int64_t);                                               \
+  template int64_t FindFirst<T>(const T*, int64_t, T);                                    \
+  template int64_t ArgMax<T>(const T*, int64_t, bool);                                    \
+  template int64_t ArgMin<T>(const T*, int64_t, bool);                                    \
+  template double Sum<T>(const T*, int64_t, bool);                                        \
+  template double Ssd<T>(const T*, int64_t, double, bool);                                \
+  template double Prod<T>(const T*, int64_t, bool);                                       \
+  template T Max<T>(const T*, int64_t, bool);                                             \
+  template T Min<T>(const T*, int64_t, bool);                                             \
+  template void SumCols<T>(const T*, int64_t, int64_t, int64_t, double*);                 \
+  template void SsdCols<T>(const T*, int64_t, int64_t, int64_t, const double*, double*);  \
+  template void ProdCols<T>(const T*, int64_t, int64_t, int64_t, double*);                \
+  template void MaxCols<T>(const T*, int64_t, int64_t, int64_t, T*);                      \
+  template void MinCols<T>(const T*, int64_t, int64_t, int64_t, T*);
+PIJIT_INSTANTIATE(float)
+PIJIT_INSTANTIATE(double)
+#undef PIJIT_INSTANTIATE
+
+}  // namespace pijit::rvec

@@ -1,0 +1,55 @@
+// Vectorised building blocks of the float32/float64 reductions (reduce.cc, softmax.cc,
+// norm.cc): AVX2 code chosen at run time, with a scalar fallback that performs the same
+// operations in the same order, so that results do not depend on the CPU.
+//
+// Sums, products and sums of squared deviations accumulate in double over 16 lanes (element i
+// of a run goes to lane i % 16), the lanes combined by a fixed tree; runs of 256 elements are
+// combined pairwise. Longer inputs are split into fixed-size chunks whose partial results are
+// combined pairwise too, so an
+// input's result depends only on its length: the same in serial and parallel runs, and more
+// accurate than float32 pairwise summation. Max/min propagate NaN (NumPy's maximum.reduce).
+#pragma once
+#include <cstdint>
+
+namespace pijit::rvec {
+
+// Elements per chunk of a chunked reduction (and the unit of parallel work).
+inline constexpr int64_t kChunk = 1 << 15;
+// Fewer elements than this are reduced on the calling thread.
+inline constexpr int64_t kParallelMin = 1 << 17;
+
+bool HostHasAvx2();
+// Tests: run the scalar fallback even on an AVX2 CPU.
+void ForceScalarForTesting(bool on);
+
+// One chunk (n <= kChunk for the sums; any n for max/min and FindFirst).
+template <typename T> double SumLeaf(const T* x, int64_t n);
+template <typename T> double SsdLeaf(const T* x, int64_t n, double mean);  // sum (x - mean)^2
+template <typename T> double ProdLeaf(const T* x, int64_t n);
+template <typename T> T MaxLeaf(const T* x, int64_t n);  // n >= 1; NaN if any element is NaN
+template <typename T> T MinLeaf(const T* x, int64_t n);
+// Index of the first x[i] == v (of the first NaN if v is NaN), n if none.
+template <typename T> int64_t FindFirst(const T* x, int64_t n, T v);
+
+// Over every x[0..n): sum and sum of squared deviations by chunks; product (sequential);
+// max and min.
+// `parallel` lets large inputs use the thread pool; it never changes the result.
+template <typename T> double Sum(const T* x, int64_t n, bool parallel);
+template <typename T> double Ssd(const T* x, int64_t n, double mean, bool parallel);
+template <typename T> double Prod(const T* x, int64_t n, bool parallel);
+template <typename T> T Max(const T* x, int64_t n, bool parallel);
+template <typename T> T Min(const T* x, int64_t n, bool parallel);
+// Index of the first maximum / minimum (of the first NaN if any); n >= 1.
+template <typename T> int64_t ArgMax(const T* x, int64_t n, bool parallel);
+template <typename T> int64_t ArgMin(const T* x, int64_t n, bool parallel);
+
+// Column reductions of a rows x cols block with leading dimension ld (acc has cols entries and
+// holds the running value: callers initialise it). Ssd subtracts mean[c] from column c.
+template <typename T> void SumCols(const T* x, int64_t rows, int64_t cols, int64_t ld, double* acc);
+template <typename T> void SsdCols(const T* x, int64_t rows, int64_t cols, int64_t ld,
+                                   const double* mean, double* acc);
+template <typename T> void ProdCols(const T* x, int64_t rows, int64_t cols, int64_t ld, double* acc);
+template <typename T> void MaxCols(const T* x, int64_t rows, int64_t cols, int64_t ld, T* acc);
+template <typename T> void MinCols(const T* x, int64_t rows, int64_t cols, int64_t ld, T* acc);
+
+}  // namespace pijit::rvec
