@@ -25,7 +25,8 @@ CI_SEEDS = range(0, 400)
 # Empty: the bugs the generator has found (list appends replayed at a break, `del` of an
 # unbound local, random draws of a partly inlined call, bridges over many locals, lines of
 # second break sites, nested break chains, containers inside tuples losing identity) are fixed
-# (e8001e8, 7d12611); their minimal forms are regression tests in test_graph_breaks.py.
+# (e8001e8, 7d12611); their minimal forms are regression tests in
+# test_graph_breaks_regressions.py.
 KNOWN_BUGS = {}
 
 

@@ -7,9 +7,9 @@ in resume functions. Bridges return to a driver loop, so a break per iteration c
 Python frames. An exception raised by a breaking instruction reaches the handler of its
 try/with block, exactly as eagerly.
 
-Every test compares against eager execution with tests/python/test_graph_breaks.py's
-`compare` (results, printed output, side effects, exceptions; jitted twice and under
-pijit.capture()) and checks the shape of the split through get_code_extra."""
+Every test compares against eager execution with graph_break_testutil.compare (results,
+printed output, side effects, exceptions; jitted twice and under pijit.capture()) and checks
+the shape of the split through get_code_extra."""
 import contextlib
 import inspect
 
@@ -17,7 +17,8 @@ import numpy as np
 import pytest
 
 import pijit as ms
-from test_graph_breaks import LOG, STATE, X, _reset_state, compare, raiser, unknown  # noqa: F401
+from graph_break_testutil import _reset_state  # noqa: F401 (autouse fixture)
+from graph_break_testutil import LOG, STATE, X, compare, raiser, unknown
 
 # ---- loops -------------------------------------------------------------------------------------
 

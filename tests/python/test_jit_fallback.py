@@ -10,8 +10,12 @@ import pytest
 
 import pijit as ms
 from pijit import nn, ops
+from jit_testutil import rng  # noqa: F401 (fixture)
+from jit_testutil import (T, f_add_fn, f_add_op, f_exp_fn, f_kwonly, f_log_prim, f_matmul_fn,
+                          f_matmul_op, f_mlp, f_mul_op, f_mul_prim, f_sub_op, f_sum_axis,
+                          f_tensor_cal, marked_line, marked_source, outcome, pijit,
+                          run_and_compare, stats)
 from pijit_testutil import assert_close_result, assert_same_result, assert_same_tensor, random_array
-from test_jit import (T, f_add_fn, f_add_op, f_exp_fn, f_kwonly, f_log_prim, f_matmul_fn, f_matmul_op, f_mlp, f_mul_op, f_mul_prim, f_sub_op, f_sum_axis, f_tensor_cal, marked_line, marked_source, outcome, pijit, rng, run_and_compare, stats)
 
 # ---- bad input raises what eager raises -------------------------------------------------------------
 

@@ -1,0 +1,153 @@
+"""Running a generated program eagerly, jitted with mode="PIJit" (compiling, from the cache,
+on other inputs) and under pijit.capture(), each on fresh inputs and state, and comparing what
+each run did: results, printed output, side-effect logs and exceptions."""
+import contextlib
+import io
+
+from .prelude import PRELUDE
+from .program import FEATURES
+
+FILENAME = "<string>"  # pijit captures <string> code (other <...> files are skipped)
+
+
+def make_inputs(seed, dtype):
+    import numpy as np
+    import pijit as ms
+    rng = np.random.default_rng(seed)
+    x = (rng.random((2, 3)) * 4 - 2).astype(dtype)
+    y = (rng.random((2, 3)) * 4 - 2).astype(dtype)
+    return ms.Tensor(x), ms.Tensor(y)
+
+
+def namespace(source):
+    ns = {"__name__": "pijit_fuzz_prog"}
+    exec(compile(PRELUDE + source, FILENAME, "exec"), ns)
+    return ns
+
+
+def execute(fn, ns, prog, wrap=None, input_seed=None, k=None):
+    """Runs fn on fresh inputs and state; returns the observable record."""
+    k = prog.k if k is None else k
+    ns["LOG"].clear()
+    ns["STATE"].clear()
+    ns["G"] = 0
+    o = ns["Obj"]()
+    x, y = make_inputs(prog.seed if input_seed is None else input_seed, prog.dtype)
+    if "random" in FEATURES:
+        ns["ms"].set_seed(1234)
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        try:
+            if wrap is not None:
+                with wrap():
+                    out = ("ok", fn(x, y, o, k))
+            else:
+                out = ("ok", fn(x, y, o, k))
+        except Exception as e:  # noqa: BLE001 - comparing whatever is raised
+            out = ("raise", type(e).__name__, str(e))
+    rec = {"result": out, "stdout": buf.getvalue(), "log": list(ns["LOG"]), "G": ns["G"],
+           "state": dict(ns["STATE"]), "attrs": dict(sorted(vars(o).items()))}
+    if "random" in FEATURES:
+        rec["stream"] = ns["ops"].rand(3)  # where the seeded random stream is after the call
+    return rec
+
+
+def jitted(fn):
+    """jit(mode="PIJit") of a function or of a bound method's function."""
+    import types
+    import pijit as ms
+    if isinstance(fn, types.MethodType):
+        return types.MethodType(ms.jit(fn.__func__, mode="PIJit"), fn.__self__)
+    return ms.jit(fn, mode="PIJit")
+
+
+RTOL = {"float32": 2e-5, "float64": 1e-12}
+
+
+def diff(a, b, path="", dtype="float32"):
+    """Differences between two observed values (None when equal): tensors within a
+    tolerance, everything else exactly."""
+    import numpy as np
+    import pijit as ms
+    if type(a) is not type(b):
+        return f"{path}: type {type(a).__name__} != {type(b).__name__}"
+    if isinstance(a, ms.Tensor):
+        if a.dtype != b.dtype or a.shape != b.shape:
+            return f"{path}: tensor {a.dtype}{a.shape} != {b.dtype}{b.shape}"
+        x, y = a.asnumpy(), b.asnumpy()
+        if x.dtype.kind != "f":
+            return None if np.array_equal(x, y) else f"{path}: {x} != {y}"
+        rtol = RTOL[str(x.dtype)]
+        finite = np.abs(np.where(np.isfinite(x), x, 0))
+        scale = max(1.0, float(finite.max())) if x.size else 1.0
+        ok = np.allclose(x, y, rtol=rtol, atol=rtol * scale, equal_nan=True)
+        return None if ok else f"{path}: {x.tolist()} != {y.tolist()}"
+    if isinstance(a, (tuple, list)):
+        if len(a) != len(b):
+            return f"{path}: length {len(a)} != {len(b)}"
+        for i, (x, y) in enumerate(zip(a, b)):
+            d = diff(x, y, f"{path}[{i}]", dtype)
+            if d:
+                return d
+        return None
+    if isinstance(a, dict):
+        if list(a) != list(b):
+            return f"{path}: keys {list(a)} != {list(b)}"
+        for k in a:
+            d = diff(a[k], b[k], f"{path}.{k}", dtype)
+            if d:
+                return d
+        return None
+    if isinstance(a, float):
+        if a == b or (a != a and b != b):
+            return None
+        return None if abs(a - b) <= 1e-5 * max(1.0, abs(a)) else f"{path}: {a!r} != {b!r}"
+    return None if a == b else f"{path}: {a!r} != {b!r}"
+
+
+MODES = ("jit", "jit_again", "jit_other", "capture")
+
+
+def check_program(prog, modes=MODES):
+    """Runs `prog` eagerly and in `modes`; returns a list of (mode, difference).
+
+    jit: the first (compiling) call; jit_again: the same inputs again (from the cache);
+    jit_other: other input data and k (other branches, recompiles); capture: `pijit.capture()`."""
+    import pijit as ms
+    ns = namespace(prog.source)
+    expected = execute(ns["prog"], ns, prog)
+    problems = []
+    jns = None
+    for mode in modes:
+        want = expected
+        if mode in ("jit", "jit_again", "jit_other"):
+            if jns is None:
+                jns = namespace(prog.source)
+                jns["jitted"] = jitted(jns["prog"])
+            if mode == "jit_other":
+                other, k = prog.seed + 100003, (prog.k + 1) % 5
+                want = execute(ns["prog"], ns, prog, input_seed=other, k=k)
+                got = execute(jns["jitted"], jns, prog, input_seed=other, k=k)
+            else:
+                got = execute(jns["jitted"], jns, prog)
+        elif mode == "capture":
+            cns = namespace(prog.source)
+            got = execute(cns["prog"], cns, prog, wrap=ms.capture)
+        else:
+            raise ValueError(mode)
+        d = diff(want, got, "", prog.dtype)
+        if d:
+            problems.append((mode, d))
+    return problems
+
+
+def stats_of(prog):
+    """Graph-break counters of the jitted program (for the campaign's statistics)."""
+    import pijit as ms
+    ns = namespace(prog.source)
+    jf = jitted(ns["prog"])
+    execute(jf, ns, prog)
+    s = ms.get_code_extra(getattr(jf, "__func__", jf))
+    return {"graphs": s["graph_count"], "breaks": s["total_break_count"],
+            "resumes": s["resume_functions"]}
+

@@ -1,0 +1,120 @@
+"""The module prelude of every generated program: the state it writes to (LOG, G, STATE, an
+Obj for attributes) and the helpers it calls (uncapturable ones that print or log, inlinable
+ones, generators, raisers, random ops, objects whose operators run Python code, a context
+manager and a base class for methods using super())."""
+
+PRELUDE = '''\
+import pijit as ms
+from pijit import ops
+
+LOG = []
+G = 0
+STATE = {}
+
+
+class Obj:
+    pass
+
+
+def unk(t):
+    # An ordinary function pijit cannot capture: it prints and appends to the log.
+    print("unk", t.shape)
+    LOG.append(("unk", t))
+    return t * 0.5 + 1.0
+
+
+def note(v):
+    print("note", v)
+    LOG.append(("note", v))
+    return v
+
+
+def helper(a, b):
+    # Capturable: inlined into the caller's graph.
+    return a * 0.5 - b
+
+
+def helper_brk(a, b):
+    # Inlined until the print, which breaks the graph at the call in the caller.
+    c = a + b
+    print("helper_brk", c.shape)
+    return c * 2.0
+
+
+def gen_vals(t, n):
+    for i in range(n):
+        yield t * float(i)
+
+
+def sum_gen(t, n):
+    acc = t * 0.0
+    for v in gen_vals(t, n):
+        acc = acc + v
+    return acc
+
+
+def boom(flag, code):
+    if flag:
+        raise ValueError("boom %d" % code)
+    return code
+
+
+def rand_brk(t):
+    # Random numbers, then a break inside an inlined helper.
+    r = ops.rand(2, 3)
+    print("rand_brk")
+    return r + t
+
+
+class Box:
+    # An object whose operators run Python code.
+    def __contains__(self, k):
+        print("contains", k)
+        return k == "a"
+
+    def __neg__(self):
+        print("neg")
+        return 5
+
+    def __getitem__(self, k):
+        print("getitem", k)
+        return 2.0
+
+    def __bool__(self):
+        print("bool")
+        return True
+
+
+BOX = Box()
+
+
+def mutate(lst, t):
+    lst.append(t)
+    print("mutate", len(lst))
+    return len(lst)
+
+
+def unk_kw(t, scale=1.0, *, shift=0.0):
+    print("unk_kw", scale, shift)
+    return t * scale + shift
+
+
+class Ctx:
+    def __enter__(self):
+        print("enter")
+        return self
+
+    def __exit__(self, *exc):
+        print("exit", exc[0].__name__ if exc[0] else None)
+        return False
+
+
+class Base:
+    def base_op(self, t):
+        return t * 0.25 + 1.0
+
+    def base_brk(self, t):
+        print("base_brk")
+        return t - 0.5
+
+'''

@@ -1,0 +1,20 @@
+"""A generated program (its source text, dtype and `k`) and the opt-in generator features."""
+import os
+
+INDENT = "    "
+
+# Opt-in generator features (comma-separated in $PIJIT_FUZZ_FEATURES; the same seed gives
+# another program under other features):
+#   random  seeded random ops (ops.rand), the random stream after the call is compared too
+#   wide    250 extra locals in every program (EXTENDED_ARG in prologues and bridges)
+#   long    40 to 90 statements (long chains of breaks in one call)
+#   ctl     `break`/`continue` under a condition inside loop bodies (often around breaks)
+FEATURES = frozenset(f for f in os.environ.get("PIJIT_FUZZ_FEATURES", "").split(",") if f)
+
+
+class Program:
+    def __init__(self, seed, source, dtype, k):
+        self.seed = seed
+        self.source = source
+        self.dtype = dtype
+        self.k = k

@@ -1,0 +1,292 @@
+"""Graph breaks and side effects: log appends, attribute, global and dict stores in the eager
+order and count, lists mutated at breaks, aliasing and identity of containers and inputs
+across a break, and other breaking instructions (iterating a tensor, stores to subscripts,
+.asnumpy(), isinstance, operators of Python objects that run Python code).
+
+Every test compares eager, jitted and captured runs with graph_break_testutil.compare."""
+import pytest
+
+import pijit as ms
+from graph_break_testutil import _reset_state  # noqa: F401 (autouse fixture)
+from graph_break_testutil import (LOG, Obj, STATE, X, compare, log, module_state, opaque_mutate,
+                                  unknown)
+
+
+# ---- side effects: order and count -------------------------------------------------------------
+
+G = 0  # a global the functions under test store to (STORE_GLOBAL around breaks)
+
+
+def reset_g():
+    global G
+    G = 0
+
+
+def global_state(_args=None):
+    """The side effects on module state, with this module's G."""
+    return module_state() + (G,)
+
+
+def side_effects(x, o, d):
+    global G
+    y = x + 1.0
+    LOG.append("start")
+    o.first = y
+    G = G + 1
+    d["k"] = y * 2.0
+    print("middle")
+    LOG.append(G)
+    o.second = G * 10
+    G = G + 1
+    d.update(n=G)
+    del d["k"]
+    STATE["last"] = G
+    LOG.append("end")
+    return y * G
+
+
+def side_effect_state(args):
+    _, o, d = args
+    return global_state() + (sorted(vars(o).items()), sorted(d.items()))
+
+
+def test_side_effects_in_order_and_count(capsys):
+    stats, out, printed = compare(side_effects, lambda: (X(), Obj(), {}), capsys=capsys,
+                                  state=side_effect_state, reset=reset_g)
+    assert printed == "middle\n"
+    assert stats["total_break_count"] >= 5
+
+
+def store_attr_of_tensor(x, o):
+    y = x + 1.0
+    o.value = y
+    o.count = getattr(o, "count", 0) + 1
+    return o.value * o.count
+
+
+def test_attribute_stores_at_breaks(capsys):
+    compare(store_attr_of_tensor, lambda: (X(), Obj()), capsys=capsys,
+            state=lambda a: sorted(vars(a[1]).items()))
+
+
+def global_counter(x):
+    global G
+    y = x + 1.0
+    G = G + 1
+    z = y * G
+    G = G * 10
+    return z, G
+
+
+def test_global_stores_at_breaks(capsys):
+    stats, _, _ = compare(global_counter, capsys=capsys, state=global_state, reset=reset_g)
+    assert stats["total_break_count"] == 2
+
+
+def logged(x):
+    a = log(1)
+    y = x * 2.0
+    b = log(float(y.sum()))
+    LOG.append(y)
+    c = log("three")
+    return y + a, b, c
+
+
+def test_log_appends_of_python_values_and_tensors(capsys):
+    _, _, printed = compare(logged, capsys=capsys)
+    assert printed == "log 1\nlog 3.0\nlog three\n"
+
+
+def listarg(x, lst):
+    y = x + 1.0
+    lst.append(1)
+    lst.append(y)
+    return y * len(lst)
+
+
+def append_to_argument_list(x, out):
+    y = x * 2.0
+    out.append(unknown(y))  # LOAD_METHOD breaks; the bridge leaves (NULL, bound method)
+    out.append(y - 1.0)
+    out.insert(0, len(out))
+    return y + 1.0, len(out)
+
+
+def test_method_calls_on_an_argument_list_at_breaks(capsys):
+    stats, _, _ = compare(append_to_argument_list, lambda: (X(), []), capsys=capsys,
+                          state=lambda a: list(a[1]))
+    assert stats["resume_functions"] >= 1 and stats["graph_count"] >= 1
+
+
+def test_list_argument_mutated_at_breaks(capsys):
+    compare(listarg, lambda: (X(), []), capsys=capsys, state=lambda a: list(a[1]))
+
+
+# ---- aliasing and identity ---------------------------------------------------------------------
+
+def list_alias(x):
+    lst = [x + 1.0]
+    other = lst
+    opaque_mutate(lst, x * 2.0)
+    return lst is other, len(lst), other, lst
+
+
+def list_alias_in_tuple(x):
+    lst = [x + 1.0, x]
+    pair = (lst, lst)
+    opaque_mutate(pair[0], x * 3.0)
+    return pair[0] is pair[1], pair[1] is lst, len(lst)
+
+
+def list_alias_returned(x):
+    lst = [x + 1.0]
+    n = opaque_mutate(lst, x)
+    LOG.append(lst)
+    return lst is LOG[0], n, lst
+
+
+def identity_of_inputs(x, y):
+    z = x
+    print("identity")
+    return z is x, z, y
+
+
+def identity_of_results(x):
+    y = x + 1.0
+    z = y
+    print("identity")
+    return y is z, z
+
+
+@pytest.mark.parametrize("fn", [list_alias, list_alias_in_tuple, list_alias_returned,
+                                identity_of_results],
+                         ids=lambda f: f.__name__)
+def test_aliasing_survives_a_break(fn, capsys):
+    _, out, _ = compare(fn, capsys=capsys)
+    assert out[1][0] is True
+
+
+def test_input_identity_survives_a_break(capsys):
+    x, y = X(), (1, 2)
+    jf = ms.jit(identity_of_inputs, mode="PIJit")
+    ms.reset(jf)
+    same, z, w = jf(x, y)
+    assert same is True and z is x and w is y
+
+
+# ---- other breaking instructions ---------------------------------------------------------------
+
+def iterate_tensor(x):
+    y = x * 2.0
+    acc = y[0] * 0.0
+    for row in y:
+        acc = acc + row
+    return acc
+
+
+def store_subscript(x, d):
+    y = x + 1.0
+    d["k"] = y
+    d["j"] = 2
+    del d["j"]
+    return d["k"] * 2.0
+
+
+def asnumpy_round_trip(x):
+    y = x + 1.0
+    n = y.asnumpy()
+    return ms.Tensor(n * 2.0) + y
+
+
+def isinstance_and_compare(x, o):
+    y = x * 2.0
+    if o == 3:
+        y = y + 1.0
+    if "a" in STATE:
+        y = y * 5.0
+    return -y
+
+
+@pytest.mark.parametrize("fn,make", [
+    (iterate_tensor, lambda: (X(),)),
+    (store_subscript, lambda: (X(), {})),
+    (asnumpy_round_trip, lambda: (X(),)),
+    (isinstance_and_compare, lambda: (X(), Obj())),
+], ids=["iterate_tensor", "store_subscript", "asnumpy", "compare_unknown"])
+def test_other_breaking_instructions(fn, make, capsys):
+    compare(fn, make, capsys=capsys)
+
+
+class Box:
+    """An object whose operators run Python code: each use is a break at that instruction."""
+
+    def __contains__(self, k):
+        print("contains", k)
+        return k == "a"
+
+    def __neg__(self):
+        print("neg")
+        return 5
+
+    def __getitem__(self, k):
+        print("getitem", k)
+        return 2.0
+
+    def __bool__(self):
+        print("bool")
+        return True
+
+    @property
+    def maybe(self):
+        print("maybe")
+        return None
+
+
+BOX = Box()
+
+
+def unary_of_object(x):
+    y = x + 1.0
+    return y * -BOX
+
+
+def contains_of_object(x):
+    y = x + 1.0
+    if "a" in BOX:
+        y = y * 2.0
+    return y
+
+
+def subscript_of_object(x):
+    y = x + 1.0
+    return y * BOX["k"]
+
+
+def truth_of_object(x):
+    y = x + 1.0
+    if BOX:
+        y = y * 3.0
+    return y
+
+
+def property_is_none(x):
+    y = x + 1.0
+    if BOX.maybe is None:
+        y = y * 2.0
+    return y
+
+
+def tensor_attributes(x):
+    y = x + 1.0
+    s = y.strides
+    c = y.is_contiguous()
+    return y * len(s), c
+
+
+@pytest.mark.parametrize("fn", [unary_of_object, contains_of_object, subscript_of_object,
+                                truth_of_object, property_is_none, tensor_attributes],
+                         ids=lambda f: f.__name__)
+def test_bridges_for_operators_of_python_objects(fn, capsys):
+    stats, out, _ = compare(fn, capsys=capsys)
+    assert out[0] == "ok"
+    assert stats["total_break_count"] >= 1 and stats["resume_functions"] >= 1
