@@ -1,9 +1,58 @@
 #include "graph/executor.h"
 
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
 #include "kernels/errors.h"
 
 namespace pijit::graph {
 namespace {
+
+// PIJIT_PROFILE=1: time spent in each kind of node (op, result dtype and shape) over every
+// graph run, printed to stderr when the process exits, largest first.
+class NodeProfile {
+ public:
+  static NodeProfile* Get() {
+    static NodeProfile* p = std::getenv("PIJIT_PROFILE") ? new NodeProfile : nullptr;
+    return p;
+  }
+  void Add(const Node& n, double seconds) {
+    std::lock_guard<std::mutex> lock(mu_);
+    Entry& e = entries_[absl::StrCat(OpName(n.op), " ", DTypeShortName(n.meta.dtype),
+                                     ShapeToString(n.meta.shape))];
+    e.seconds += seconds;
+    ++e.count;
+  }
+  ~NodeProfile() = default;
+
+ private:
+  struct Entry {
+    double seconds = 0;
+    int64_t count = 0;
+  };
+  NodeProfile() { std::atexit([] { Get()->Print(); }); }
+  void Print() {
+    std::vector<std::pair<std::string, Entry>> rows(entries_.begin(), entries_.end());
+    std::sort(rows.begin(), rows.end(),
+              [](const auto& a, const auto& b) { return a.second.seconds > b.second.seconds; });
+    double total = 0;
+    for (const auto& r : rows) total += r.second.seconds;
+    std::fprintf(stderr, "[pijit] node profile: %.3f ms in all\n", total * 1e3);
+    for (const auto& [name, e] : rows) {
+      std::fprintf(stderr, "  %6.2f%% %10.3f ms %8lld x  %s\n", 100 * e.seconds / total,
+                   e.seconds * 1e3, static_cast<long long>(e.count), name.c_str());
+    }
+  }
+  std::mutex mu_;
+  absl::flat_hash_map<std::string, Entry> entries_;
+};
 
 // Per output: whether its storage may be shared with a param, a constant or an earlier
 // output. Views (reshape, transpose) share their input's storage, so they are looked through.
@@ -56,7 +105,13 @@ absl::Status CompiledGraph::Run(absl::Span<const Tensor* const> inputs,
     }
     args.clear();
     for (NodeId i : n.inputs) args.push_back(&values[i]);
-    PIJIT_ASSIGN_OR_RETURN(values[id], RunNode(n, args));
+    if (NodeProfile* prof = NodeProfile::Get()) {
+      const auto start = std::chrono::steady_clock::now();
+      PIJIT_ASSIGN_OR_RETURN(values[id], RunNode(n, args));
+      prof->Add(n, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    } else {
+      PIJIT_ASSIGN_OR_RETURN(values[id], RunNode(n, args));
+    }
     // Release inputs whose last reader this was, so their buffers can be reused.
     for (NodeId i : n.inputs)
       if (last_use_[i] == static_cast<int32_t>(id)) values[i] = Tensor();

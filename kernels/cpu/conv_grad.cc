@@ -121,26 +121,56 @@ void ConvGradInputLoop(const Tensor& dout, const Tensor& w, const Shape& xs, con
   });
 }
 
-template <typename T>
-void ConvGradWeightLoop(const Tensor& x, const Tensor& dout, const Shape& ws, const Geometry2D& g,
-                        const Window2D& win, Tensor& dw) {
-  const Shape& xs = x.shape();
-  const T* pd = dout.data<T>();
-  const T* px = x.data<T>();
-  T* pw = dw.data<T>();
-  // Output channels write disjoint parts of dw.
-  ParallelFor(ws[0], 1, [&](int64_t o0, int64_t o1) {
-    for (int64_t oc = o0; oc < o1; ++oc)
-      for (int64_t b = 0; b < xs[0]; ++b)
-        ForEachTap(xs, ws, g, win, b, oc,
-                   [&](int64_t xi, int64_t wi, int64_t oi) { pw[wi] += pd[oi] * px[xi]; });
-  });
-}
-
 Tensor ZerosOf(const TensorMeta& m) {
   Tensor t = Tensor::Empty(m.shape, m.dtype);
   std::memset(t.raw_data(), 0, t.numel() * ItemSize(m.dtype));
   return t;
+}
+
+// dW by rows: for each weight tap, the dot products of output-gradient rows with the input
+// rows the tap reads (contiguous when the stride is 1, so the inner loop vectorises). Faster
+// than oneDNN's GEMM-based backward-weights for few input channels or small batches.
+template <typename T>
+void ConvGradWeightRows(const Tensor& x, const Tensor& dout, const Shape& ws, const Geometry2D& g,
+                        const Window2D& win, Tensor& dw) {
+  const Shape& xs = x.shape();
+  const int64_t n = xs[0], c = xs[1], h = xs[2], wd = xs[3], o = ws[0], kh = ws[2], kw = ws[3];
+  const int64_t cg = c / win.groups, og = o / win.groups, oh = g.out[0], ow = g.out[1];
+  const int64_t sy = win.stride[0], sx = win.stride[1];
+  const T* pd = dout.data<T>();
+  const T* px = x.data<T>();
+  T* pw = dw.data<T>();
+  ParallelFor(o * cg, 1, [&](int64_t t0, int64_t t1) {
+    for (int64_t t = t0; t < t1; ++t) {
+      const int64_t oc = t / cg, ic = t % cg, grp = oc / og;
+      for (int64_t i = 0; i < kh; ++i)
+        for (int64_t j = 0; j < kw; ++j) {
+          // Output columns whose input column is inside the image.
+          const int64_t off = j * win.dilation[1] - g.pad[2];
+          const int64_t x0 = off >= 0 ? 0 : (-off + sx - 1) / sx;
+          const int64_t x1 = std::min(ow, (wd - 1 - off) / sx + 1);
+          double acc = 0;
+          for (int64_t b = 0; b < n; ++b) {
+            const T* drow0 = pd + (b * o + oc) * oh * ow;
+            const T* xplane = px + (b * c + grp * cg + ic) * h * wd;
+            for (int64_t y = 0; y < oh; ++y) {
+              const int64_t iy = y * sy - g.pad[0] + i * win.dilation[0];
+              if (iy < 0 || iy >= h || x1 <= x0) continue;
+              const T* drow = drow0 + y * ow;
+              const T* xrow = xplane + iy * wd + off;
+              T part = 0;
+              if (sx == 1) {
+                for (int64_t xo = x0; xo < x1; ++xo) part += drow[xo] * xrow[xo];
+              } else {
+                for (int64_t xo = x0; xo < x1; ++xo) part += drow[xo] * xrow[xo * sx];
+              }
+              acc += part;
+            }
+          }
+          pw[((oc * cg) + ic) * kh * kw + i * kw + j] = static_cast<T>(acc);
+        }
+    }
+  });
 }
 
 // Checks that `dout` has the shape conv2d(x, w) has, and resolves the window.
@@ -211,10 +241,14 @@ absl::StatusOr<Tensor> Conv2DGradWeight(const Tensor& x, const Tensor& dout,
   Tensor dw = ZerosOf(meta);
   if (dw.numel() == 0 || dout.numel() == 0 || x.numel() == 0) return dw;
   const Tensor cx = x.Contiguous(), cd = dout.Contiguous();
-  if (meta.dtype == DType::kFloat32) {
+  // oneDNN's GEMM-based primitive pays off from a few input channels per group on (measured
+  // on LeNet's layers: 3x slower than the row loop with 1 channel, 4x faster with 6).
+  if (meta.dtype == DType::kFloat32 && x.shape()[1] / win.groups >= 4) {
     ConvGradF32(true, cx, dw, cd, x.shape(), meta.shape, g, win);
+  } else if (meta.dtype == DType::kFloat32) {
+    ConvGradWeightRows<float>(cx, cd, meta.shape, g, win, dw);
   } else {
-    ConvGradWeightLoop<double>(cx, cd, meta.shape, g, win, dw);
+    ConvGradWeightRows<double>(cx, cd, meta.shape, g, win, dw);
   }
   return dw;
 }
