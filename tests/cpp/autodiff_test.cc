@@ -319,15 +319,17 @@ TEST(AutodiffTest, IntegerInputsGetNoGradientAndUnusedInputsGetZeros) {
 
 TEST(AutodiffTest, OpWithoutRuleIsAnErrorNamingIt) {
   Graph g;
+  NodeId v = g.AddParam({kF64, {3}});
   NodeId x = g.AddParam({kF64, {3}});
-  NodeId out = Emit(g, Op::kProd, {x}, Ints({}));
-  auto grads = AppendBackward(g, {out}, {g.AddConstant(Tensor::Scalar<double>(1.0))}, {x});
+  NodeId out = Emit(g, Op::kAssign, {v, x});  // a state write: no rule on purpose
+  auto grads = AppendBackward(g, {out}, {g.AddParam({kF64, {3}})}, {x});
   ASSERT_FALSE(grads.ok());
   EXPECT_EQ(grads.status().code(), absl::StatusCode::kUnimplemented);
-  EXPECT_NE(grads.status().message().find("gradient of prod is not implemented"), std::string::npos)
+  EXPECT_NE(grads.status().message().find("gradient of assign is not implemented"), std::string::npos)
       << grads.status().message();
-  EXPECT_FALSE(HasVjpRule(Op::kProd));
+  EXPECT_FALSE(HasVjpRule(Op::kAssign));
   EXPECT_TRUE(HasVjpRule(Op::kMatMul));
+  for (Op op : {Op::kProd, Op::kLayerNorm, Op::kBatchNorm, Op::kBatchNormTrain}) EXPECT_TRUE(HasVjpRule(op));
 }
 
 TEST(AutodiffTest, SeedOfTheWrongShapeIsAnError) {
@@ -364,6 +366,26 @@ TEST(AutodiffTest, SumToReducesLeadingAndSizeOneAxes) {
   r = AppendSumTo(g, x, {4, 2, 3});
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(*r, x);
+}
+
+// batch_norm_train advances its running statistics: its backward recomputes the batch
+// statistics with reductions instead of running the op a second time.
+TEST(AutodiffTest, BatchNormTrainBackwardDoesNotRunTheStatefulOpAgain) {
+  Graph g;
+  NodeId x = g.AddParam({kF64, {4, 2, 3}});
+  NodeId stats[4];
+  for (NodeId& s : stats) s = g.AddParam({kF64, {2}});
+  Attrs a;
+  a.value = Tensor::Empty({2}, kF64);
+  a.value.data<double>()[0] = 1e-5;
+  a.value.data<double>()[1] = 0.1;
+  NodeId y = Emit(g, Op::kBatchNormTrain, {x, stats[0], stats[1], stats[2], stats[3]}, a);
+  auto grads = AppendBackward(g, {y}, {g.AddParam({kF64, {4, 2, 3}})}, {x, stats[0], stats[2]});
+  ASSERT_TRUE(grads.ok()) << grads.status();
+  int count = 0;
+  for (const Node& n : g.nodes()) count += n.op == Op::kBatchNormTrain;
+  EXPECT_EQ(count, 1);
+  EXPECT_EQ(g.node((*grads)[1]).op, Op::kFull);  // the running mean: zeros
 }
 
 }  // namespace
