@@ -7,6 +7,7 @@
 #include <random>
 #include <string>
 
+#include "absl/container/flat_hash_map.h"
 #include "graph/executor.h"
 #include "gtest/gtest.h"
 
@@ -386,6 +387,37 @@ TEST(AutodiffTest, BatchNormTrainBackwardDoesNotRunTheStatefulOpAgain) {
   for (const Node& n : g.nodes()) count += n.op == Op::kBatchNormTrain;
   EXPECT_EQ(count, 1);
   EXPECT_EQ(g.node((*grads)[1]).op, Op::kFull);  // the running mean: zeros
+}
+
+// Every op through which a floating-point gradient can flow has a rule, except those listed
+// here with the reason. A new op must either get a rule or be added to this list.
+TEST(AutodiffTest, EveryDifferentiableOpHasARule) {
+  const absl::flat_hash_map<Op, const char*> without_rule = {
+      // No floating-point input, or a floating result of nothing differentiable.
+      {Op::kParam, "source"}, {Op::kConstant, "source"}, {Op::kFull, "source"},
+      {Op::kArange, "source"}, {Op::kLinspace, "source"}, {Op::kEye, "source"},
+      {Op::kUniform, "source"}, {Op::kNormal, "source"},
+      {Op::kOneHot, "integer indices in"},
+      // Integer or Bool results cut the gradient path before any rule is asked for.
+      {Op::kEqual, "bool"}, {Op::kNotEqual, "bool"}, {Op::kLess, "bool"},
+      {Op::kLessEqual, "bool"}, {Op::kGreater, "bool"}, {Op::kGreaterEqual, "bool"},
+      {Op::kLogicalAnd, "bool"}, {Op::kLogicalOr, "bool"}, {Op::kLogicalXor, "bool"},
+      {Op::kLogicalNot, "bool"}, {Op::kAll, "bool"}, {Op::kAny, "bool"},
+      {Op::kBitwiseAnd, "integer"}, {Op::kBitwiseOr, "integer"}, {Op::kBitwiseXor, "integer"},
+      {Op::kBitwiseNot, "integer"}, {Op::kArgMax, "integer"}, {Op::kArgMin, "integer"},
+      // A state write, not a function of its inputs to differentiate through.
+      {Op::kAssign, "stateful write"},
+      // Differentiate graphs before fusion (AppendBackward's error says so).
+      {Op::kFused, "after fusion"},
+      // Adjoints of conv2d and pooling: only reached by gradients of gradients, which the
+      // Python layer does not support.
+      {Op::kConv2DGradInput, "second order"}, {Op::kConv2DGradWeight, "second order"},
+      {Op::kMaxPool2DGrad, "second order"}, {Op::kAvgPool2DGrad, "second order"},
+  };
+#define PIJIT_GRAPH_OP(e, name, arity, traits) \
+  EXPECT_NE(HasVjpRule(Op::e), without_rule.contains(Op::e)) << name;
+#include "graph/ops.def"
+#undef PIJIT_GRAPH_OP
 }
 
 }  // namespace
