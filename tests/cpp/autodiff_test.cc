@@ -206,6 +206,49 @@ TEST(AutodiffTest, ReductionsSpreadTheGradient) {
   }
 }
 
+TEST(AutodiffTest, ProdIncludingZeros) {
+  for (auto [axes, keep] : std::vector<std::pair<Shape, bool>>{{{}, false}, {{1}, false}, {{0}, true}}) {
+    SCOPED_TRACE("axes " + ShapeToString(axes));
+    CheckGradients({{{3, 4}}, [axes = axes, keep = keep](Graph& g, const std::vector<NodeId>& p) {
+      return Emit(g, Op::kProd, {p[0]}, Ints(axes, keep));
+    }});
+    // Zeros in x: one in row 0, two in row 2 (the FD harness perturbs around the zeros).
+    CheckGradients({{{3, 4}}, [axes = axes, keep = keep](Graph& g, const std::vector<NodeId>& p) {
+      Tensor m = Tensor::Empty({3, 4}, kF64);
+      for (int64_t i = 0; i < 12; ++i) m.data<double>()[i] = (i == 1 || i == 8 || i == 10) ? 0 : 1;
+      return Emit(g, Op::kProd, {Emit(g, Op::kMul, {p[0], g.AddConstant(m)})}, Ints(axes, keep));
+    }});
+  }
+}
+
+Attrs Value(std::initializer_list<double> v, Shape ints = {}) {
+  Attrs a;
+  a.ints = std::move(ints);
+  a.value = Tensor::Empty({static_cast<int64_t>(v.size())}, kF64);
+  int64_t i = 0;
+  for (double d : v) a.value.data<double>()[i++] = d;
+  return a;
+}
+
+TEST(AutodiffTest, NormalisationLayers) {
+  // layer_norm over the last two axes with gamma and beta, and over the last without them.
+  CheckGradients({{{2, 3, 4}, {3, 4}, {3, 4}}, [](Graph& g, const std::vector<NodeId>& p) {
+    return Emit(g, Op::kLayerNorm, {p[0], p[1], p[2]}, Value({1e-5}, {1, 1, 3, 4}));
+  }});
+  CheckGradients({{{3, 5}}, [](Graph& g, const std::vector<NodeId>& p) {
+    return Emit(g, Op::kLayerNorm, {p[0]}, Value({1e-5}, {0, 0, 5}));
+  }});
+  // batch_norm with given statistics (variance kept positive by squaring).
+  CheckGradients({{{3, 2, 2, 2}, {2}, {2}, {2}, {2}}, [](Graph& g, const std::vector<NodeId>& p) {
+    const NodeId var = Emit(g, Op::kAdd, {Emit(g, Op::kSquare, {p[2]}), Const(g, 0.5)});
+    return Emit(g, Op::kBatchNorm, {p[0], p[1], var, p[3], p[4]}, Value({1e-3}));
+  }});
+  // batch_norm_train: the running statistics (params 1, 2) get zero gradients.
+  CheckGradients({{{4, 3, 2}, {3}, {3}, {3}, {3}}, [](Graph& g, const std::vector<NodeId>& p) {
+    return Emit(g, Op::kBatchNormTrain, {p[0], p[1], p[2], p[3], p[4]}, Value({1e-3, 0.1}));
+  }});
+}
+
 TEST(AutodiffTest, SoftmaxAndLogSoftmax) {
   for (Op op : {Op::kSoftmax, Op::kLogSoftmax}) {
     for (int64_t axis : {0, -1}) {
