@@ -1,5 +1,6 @@
 #include "graph/autodiff.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "absl/strings/str_format.h"
@@ -175,6 +176,34 @@ Grads Conv2DVjp(Builder& b, const VjpArgs& a) {
   return out;
 }
 
+// The adjoints are linear in both inputs, so their own VJPs are convolutions again (second
+// order): with dx = conv2d_grad_input(dout, w), <g, dx> = <conv2d(g, w), dout>, and with
+// dw = conv2d_grad_weight(x, dout), <g, dw> = <conv2d(x, g), dout>.
+Grads Conv2DGradVjp(Builder& b, const VjpArgs& a) {
+  Attrs window;
+  window.ints.assign(a.n.ints.begin(), a.n.ints.begin() + std::min(a.n.ints.size(), kWindowInts));
+  auto with_shape = [&](NodeId of) {
+    Attrs at = window;
+    const Shape& s = b.ShapeOf(of);
+    at.ints.insert(at.ints.end(), s.begin(), s.end());
+    return at;
+  };
+  const NodeId p = a.in(0), q = a.in(1), g = a.dy;
+  if (a.n.op == Op::kConv2DGradInput) {  // (dout, w)
+    return {(!a.want[0] ? kNil : b.Emit(Op::kConv2D, {g, q}, window)),
+            (!a.want[1] ? kNil : b.Emit(Op::kConv2DGradWeight, {g, p}, with_shape(q)))};
+  }
+  return {(!a.want[0] ? kNil : b.Emit(Op::kConv2DGradInput, {q, g}, with_shape(p))),  // (x, dout)
+          (!a.want[1] ? kNil : b.Emit(Op::kConv2D, {p, g}, window))};
+}
+
+// avg_pool2d_grad is linear in dout (x gives only its shape): its VJP is avg_pool2d.
+Grads AvgPool2DGradVjp(Builder& b, const VjpArgs& a) {
+  Attrs at;
+  at.ints = a.n.ints;
+  return {kNil, a.want[1] ? b.Emit(Op::kAvgPool2D, {a.dy}, std::move(at)) : kNil};
+}
+
 Grads Pool2DVjp(Builder& b, const VjpArgs& a) {
   Attrs at;
   at.ints = a.n.ints;
@@ -257,6 +286,9 @@ const VjpRule kVjpRules[] = {
   {Op::kConv2D, Conv2DVjp},
   {Op::kMaxPool2D, Pool2DVjp},
   {Op::kAvgPool2D, Pool2DVjp},
+  {Op::kConv2DGradInput, Conv2DGradVjp},
+  {Op::kConv2DGradWeight, Conv2DGradVjp},
+  {Op::kAvgPool2DGrad, AvgPool2DGradVjp},
   {Op::kReshape, [](Builder& b, const VjpArgs& a) -> Grads { return {b.Reshape(G, b.ShapeOf(X))}; }},
   {Op::kSqueeze, [](Builder& b, const VjpArgs& a) -> Grads { return {b.Reshape(G, b.ShapeOf(X))}; }},
   {Op::kUnsqueeze, [](Builder& b, const VjpArgs& a) -> Grads { return {b.Reshape(G, b.ShapeOf(X))}; }},

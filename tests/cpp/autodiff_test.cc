@@ -221,6 +221,40 @@ TEST(AutodiffTest, ProdIncludingZeros) {
   }
 }
 
+// conv2d's and avg_pool2d's adjoints, differentiated again (second order).
+TEST(AutodiffTest, ConvAndAvgPoolAdjointsAreDifferentiable) {
+  for (int pad : {0, 1}) {
+    Window2D win;
+    win.stride[0] = 2;
+    win.pad[0] = win.pad[1] = win.pad[2] = win.pad[3] = pad;
+    win.groups = 2;
+    Attrs x_attrs, w_attrs;
+    x_attrs.ints = w_attrs.ints = EncodeWindow(win);
+    const Shape xs{2, 4, 5, 4}, ws{4, 2, 3, 2};
+    x_attrs.ints.insert(x_attrs.ints.end(), xs.begin(), xs.end());
+    w_attrs.ints.insert(w_attrs.ints.end(), ws.begin(), ws.end());
+    // dout's shape: the forward conv2d's output.
+    Graph probe;
+    const NodeId fwd = Emit(probe, Op::kConv2D, {probe.AddParam({kF64, xs}), probe.AddParam({kF64, ws})},
+                            Ints(EncodeWindow(win)));
+    const Shape ds = probe.node(fwd).meta.shape;
+    CheckGradients({{ds, ws}, [&](Graph& g, const std::vector<NodeId>& p) {
+      return Emit(g, Op::kConv2DGradInput, {p[0], p[1]}, x_attrs);
+    }});
+    CheckGradients({{xs, ds}, [&](Graph& g, const std::vector<NodeId>& p) {
+      return Emit(g, Op::kConv2DGradWeight, {p[0], p[1]}, w_attrs);
+    }});
+  }
+  Window2D pool;
+  pool.kernel[0] = pool.kernel[1] = 3;
+  pool.stride[0] = pool.stride[1] = 2;
+  pool.pad[0] = pool.pad[1] = pool.pad[2] = pool.pad[3] = 1;
+  pool.count_include_pad = false;
+  CheckGradients({{{2, 2, 5, 5}, {2, 2, 3, 3}}, [&](Graph& g, const std::vector<NodeId>& p) {
+    return Emit(g, Op::kAvgPool2DGrad, {p[0], p[1]}, Ints(EncodeWindow(pool)));
+  }});
+}
+
 Attrs Value(std::initializer_list<double> v, Shape ints = {}) {
   Attrs a;
   a.ints = std::move(ints);
@@ -452,10 +486,9 @@ TEST(AutodiffTest, EveryDifferentiableOpHasARule) {
       {Op::kAssign, "stateful write"},
       // Differentiate graphs before fusion (AppendBackward's error says so).
       {Op::kFused, "after fusion"},
-      // Adjoints of conv2d and pooling: only reached by gradients of gradients, which the
-      // Python layer does not support.
-      {Op::kConv2DGradInput, "second order"}, {Op::kConv2DGradWeight, "second order"},
-      {Op::kMaxPool2DGrad, "second order"}, {Op::kAvgPool2DGrad, "second order"},
+      // Max pooling's adjoint: its gradient wrt dout gathers at the argmax positions, for which
+      // there is no op; only gradients of gradients reach it (not supported in Python).
+      {Op::kMaxPool2DGrad, "second order"},
   };
 #define PIJIT_GRAPH_OP(e, name, arity, traits) \
   EXPECT_NE(HasVjpRule(Op::e), without_rule.contains(Op::e)) << name;
