@@ -1,177 +1,21 @@
 #include "graph/autodiff.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "absl/strings/str_format.h"
+#include "graph/autodiff_rules.h"
 #include "kernels/errors.h"
 
 namespace pijit::graph {
 namespace {
 
-constexpr NodeId kNil = kNoGradient;
+using namespace vjp;  // NOLINT: the rules' vocabulary (Builder, VjpArgs, Grads)
 
-// Appends backward nodes. The first failure is kept and every later call returns kNil, so
-// rules read as straight-line math and the caller checks status() once per rule.
-class Builder {
- public:
-  explicit Builder(Graph& g) : g_(g) {}
-  absl::Status status() const { return status_; }
-  const TensorMeta& Meta(NodeId id) const { return g_.node(id).meta; }
-  const Shape& ShapeOf(NodeId id) const { return Meta(id).shape; }
-  DType DTypeOf(NodeId id) const { return Meta(id).dtype; }
+// `x op c` for a constant c.
+NodeId Cmp(Builder& b, Op op, NodeId x, double c) { return b.Emit(op, {x, b.ScalarLike(c, x)}); }
 
-  NodeId Emit(Op op, std::initializer_list<NodeId> in, Attrs attrs = {}) {
-    return EmitN(op, absl::Span<const NodeId>(in.begin(), in.size()), std::move(attrs));
-  }
-  NodeId EmitN(Op op, absl::Span<const NodeId> in, Attrs attrs = {}) {
-    if (!status_.ok()) return kNil;
-    for (NodeId i : in)
-      if (i == kNil) return Fail(absl::InternalError(absl::StrFormat("%s of a missing value", OpName(op))));
-    auto r = g_.AddOp(op, in, std::move(attrs));
-    if (!r.ok()) return Fail(r.status());
-    return *r;
-  }
-  NodeId Fail(absl::Status s) {
-    if (status_.ok()) status_ = std::move(s);
-    return kNil;
-  }
-
-  NodeId Add(NodeId a, NodeId b) { return Emit(Op::kAdd, {a, b}); }
-  NodeId Sub(NodeId a, NodeId b) { return Emit(Op::kSub, {a, b}); }
-  NodeId Mul(NodeId a, NodeId b) { return Emit(Op::kMul, {a, b}); }
-  NodeId Div(NodeId a, NodeId b) { return Emit(Op::kDiv, {a, b}); }
-  NodeId Scale(NodeId a, double c) { return Mul(a, ScalarLike(c, a)); }
-  NodeId Neg(NodeId a) { return Emit(Op::kNeg, {a}); }
-  NodeId Unary(Op op, NodeId a) { return Emit(op, {a}); }
-  NodeId Where(NodeId c, NodeId a, NodeId b) { return Emit(Op::kWhere, {c, a, b}); }
-  // `g` where `c` holds, else 0 (and the reverse).
-  NodeId Keep(NodeId c, NodeId g) { return Where(c, g, ScalarLike(0, g)); }
-  NodeId Drop(NodeId c, NodeId g) { return Where(c, ScalarLike(0, g), g); }
-
-  NodeId Scalar(double v, DType dt) {
-    if (!status_.ok()) return kNil;
-    auto t = pijit::Cast(Tensor::Scalar<double>(v), dt);
-    if (!t.ok()) return Fail(t.status());
-    return g_.AddConstant(*t);
-  }
-  NodeId ScalarLike(double v, NodeId like) {
-    return like == kNil ? Fail(absl::InternalError("constant next to a missing value"))
-                         : Scalar(v, DTypeOf(like));
-  }
-  NodeId Zeros(const TensorMeta& m) {
-    Attrs a;
-    a.ints = m.shape;
-    a.dtype = m.dtype;
-    a.value = Tensor::Scalar<int64_t>(0);
-    return Emit(Op::kFull, {}, std::move(a));
-  }
-  NodeId Convert(NodeId x, DType dt) {
-    if (x == kNil || DTypeOf(x) == dt) return x;
-    Attrs a;
-    a.dtype = dt;
-    return Emit(Op::kCast, {x}, std::move(a));
-  }
-  NodeId Reshape(NodeId x, absl::Span<const int64_t> shape) {
-    if (x == kNil || ShapeOf(x) == Shape(shape.begin(), shape.end())) return x;
-    return Emit(Op::kReshape, {x}, Ints(shape));
-  }
-  NodeId Transpose(NodeId x, absl::Span<const int64_t> perm) {
-    return Emit(Op::kTranspose, {x}, Ints(perm));
-  }
-  NodeId BroadcastTo(NodeId x, absl::Span<const int64_t> shape) {
-    if (x == kNil || ShapeOf(x) == Shape(shape.begin(), shape.end())) return x;
-    return Emit(Op::kBroadcastTo, {x}, Ints(shape));
-  }
-  NodeId Reduce(Op op, NodeId x, absl::Span<const int64_t> axes, bool keepdims) {
-    Attrs a = Ints(axes);
-    a.keepdims = keepdims;
-    return Emit(op, {x}, std::move(a));
-  }
-  NodeId MatMul(NodeId a, NodeId b) { return Emit(Op::kMatMul, {a, b}); }
-  // Swaps the last two axes (rank >= 2).
-  NodeId SwapLast(NodeId x) {
-    if (x == kNil) return x;
-    Shape perm;
-    for (size_t i = 0; i < ShapeOf(x).size(); ++i) perm.push_back(static_cast<int64_t>(i));
-    std::swap(perm[perm.size() - 1], perm[perm.size() - 2]);
-    return Transpose(x, perm);
-  }
-  NodeId Index(NodeId x, absl::Span<const int64_t> encoded) {
-    return Emit(Op::kIndex, {x}, Ints(encoded));
-  }
-
-  // Sums `x` down to `shape`, the shape it was broadcast from.
-  NodeId SumTo(NodeId x, absl::Span<const int64_t> shape) {
-    if (x == kNil) return x;
-    const Shape s = ShapeOf(x);
-    if (s == Shape(shape.begin(), shape.end())) return x;
-    const int64_t lead = static_cast<int64_t>(s.size()) - static_cast<int64_t>(shape.size());
-    if (lead < 0) {
-      if (NumElements(s) == NumElements(shape)) return Reshape(x, shape);  // only size-1 axes
-      return Fail(NotBroadcast(s, shape));
-    }
-    Shape axes;
-    for (int64_t i = 0; i < lead; ++i) axes.push_back(i);
-    for (size_t i = 0; i < shape.size(); ++i) {
-      if (shape[i] == s[lead + i]) continue;
-      if (shape[i] != 1) return Fail(NotBroadcast(s, shape));
-      axes.push_back(lead + static_cast<int64_t>(i));
-    }
-    return Reshape(Reduce(Op::kSum, x, axes, /*keepdims=*/true), shape);
-  }
-
-  // `g` (a gradient contribution) as a gradient of a value of meta `m`.
-  NodeId Fit(NodeId g, const TensorMeta& m) { return Convert(SumTo(g, m.shape), m.dtype); }
-
- private:
-  static Attrs Ints(absl::Span<const int64_t> v) {
-    Attrs a;
-    a.ints.assign(v.begin(), v.end());
-    return a;
-  }
-  static absl::Status NotBroadcast(const Shape& from, absl::Span<const int64_t> to) {
-    return absl::InternalError(absl::StrFormat("grad: cannot sum a gradient of shape %s to shape %s",
-                                               ShapeToString(from), ShapeToString(to)));
-  }
-
-  Graph& g_;
-  absl::Status status_;
-};
-
-// What a rule sees: the forward node (a copy: appending nodes moves the graph's storage),
-// its id, the gradient of its output and which inputs need a gradient.
-struct VjpArgs {
-  const Node& n;
-  NodeId y;
-  NodeId dy;
-  absl::Span<const bool> want;
-  NodeId in(int k) const { return n.inputs[k]; }
-};
-// Per input, its gradient contribution (any shape it broadcasts to, any float dtype) or kNil.
-using Grads = absl::InlinedVector<NodeId, 3>;
-using VjpFn = Grads (*)(Builder& b, const VjpArgs& a);
-
-// The axes a reduction node reduces over an input of rank `nd` (empty ints: all).
-std::vector<bool> ReducedAxes(const Node& n, size_t nd) {
-  std::vector<bool> r(nd, n.ints.empty());
-  for (int64_t ax : n.ints) r[ax < 0 ? ax + static_cast<int64_t>(nd) : ax] = true;
-  return r;
-}
-// `shape` with the reduced axes kept as size 1.
-Shape KeptShape(const Shape& shape, const std::vector<bool>& reduced) {
-  Shape k = shape;
-  for (size_t i = 0; i < k.size(); ++i)
-    if (reduced[i]) k[i] = 1;
-  return k;
-}
-int64_t ReducedCount(const Shape& shape, const std::vector<bool>& reduced) {
-  int64_t c = 1;
-  for (size_t i = 0; i < shape.size(); ++i)
-    if (reduced[i]) c *= shape[i];
-  return c;
-}
-
-// sum/mean/max/min/var/std: the output's gradient spread back over the reduced axes.
+// sum/mean/prod/max/min/var/std: the output's gradient spread back over the reduced axes.
 Grads ReductionVjp(Builder& b, const VjpArgs& a) {
   const NodeId x = a.in(0);
   const Shape xs = b.ShapeOf(x);
@@ -182,6 +26,19 @@ Grads ReductionVjp(Builder& b, const VjpArgs& a) {
   switch (a.n.op) {
     case Op::kSum: return {b.BroadcastTo(gk, xs)};                   // d sum(x) = 1
     case Op::kMean: return {b.BroadcastTo(b.Scale(gk, 1.0 / count), xs)};  // d mean(x) = 1/n
+    case Op::kProd: {
+      // d prod(x) / d x_i = the product of the other elements. Dividing y by x_i is wrong when
+      // x_i = 0, so zeros are counted: with none it is p / x_i (p the product of the group),
+      // with exactly one the zero element gets the product of the nonzero ones and the rest
+      // get 0, with two or more everything gets 0.
+      const NodeId zero = b.Emit(Op::kEqual, {x, b.ScalarLike(0, x)});
+      const NodeId safe = b.Where(zero, b.ScalarLike(1, x), x);
+      const NodeId nonzero_prod = b.Reduce(Op::kProd, safe, a.n.ints, /*keepdims=*/true);
+      const NodeId zeros = b.Reduce(Op::kSum, b.Convert(zero, b.DTypeOf(x)), a.n.ints, /*keepdims=*/true);
+      const NodeId for_zero = b.Keep(Cmp(b, Op::kEqual, zeros, 1), nonzero_prod);
+      const NodeId for_other = b.Keep(Cmp(b, Op::kEqual, zeros, 0), b.Div(nonzero_prod, safe));
+      return {b.Mul(gk, b.Where(zero, for_zero, for_other))};
+    }
     case Op::kMax:
     case Op::kMin: {
       // The gradient goes to the extremal elements, shared equally between ties.
@@ -319,6 +176,34 @@ Grads Conv2DVjp(Builder& b, const VjpArgs& a) {
   return out;
 }
 
+// The adjoints are linear in both inputs, so their own VJPs are convolutions again (second
+// order): with dx = conv2d_grad_input(dout, w), <g, dx> = <conv2d(g, w), dout>, and with
+// dw = conv2d_grad_weight(x, dout), <g, dw> = <conv2d(x, g), dout>.
+Grads Conv2DGradVjp(Builder& b, const VjpArgs& a) {
+  Attrs window;
+  window.ints.assign(a.n.ints.begin(), a.n.ints.begin() + std::min(a.n.ints.size(), kWindowInts));
+  auto with_shape = [&](NodeId of) {
+    Attrs at = window;
+    const Shape& s = b.ShapeOf(of);
+    at.ints.insert(at.ints.end(), s.begin(), s.end());
+    return at;
+  };
+  const NodeId p = a.in(0), q = a.in(1), g = a.dy;
+  if (a.n.op == Op::kConv2DGradInput) {  // (dout, w)
+    return {(!a.want[0] ? kNil : b.Emit(Op::kConv2D, {g, q}, window)),
+            (!a.want[1] ? kNil : b.Emit(Op::kConv2DGradWeight, {g, p}, with_shape(q)))};
+  }
+  return {(!a.want[0] ? kNil : b.Emit(Op::kConv2DGradInput, {q, g}, with_shape(p))),  // (x, dout)
+          (!a.want[1] ? kNil : b.Emit(Op::kConv2D, {p, g}, window))};
+}
+
+// avg_pool2d_grad is linear in dout (x gives only its shape): its VJP is avg_pool2d.
+Grads AvgPool2DGradVjp(Builder& b, const VjpArgs& a) {
+  Attrs at;
+  at.ints = a.n.ints;
+  return {kNil, a.want[1] ? b.Emit(Op::kAvgPool2D, {a.dy}, std::move(at)) : kNil};
+}
+
 Grads Pool2DVjp(Builder& b, const VjpArgs& a) {
   Attrs at;
   at.ints = a.n.ints;
@@ -349,7 +234,6 @@ NodeId GeluDerivative(Builder& b, NodeId x) {
 }
 
 NodeId OneMinus(Builder& b, NodeId v) { return b.Sub(b.ScalarLike(1, v), v); }
-NodeId Cmp(Builder& b, Op op, NodeId x, double c) { return b.Emit(op, {x, b.ScalarLike(c, x)}); }
 
 #define X a.in(0)
 #define Y a.y
@@ -357,10 +241,6 @@ NodeId Cmp(Builder& b, Op op, NodeId x, double c) { return b.Emit(op, {x, b.Scal
 // Wanted input k's gradient, or kNil (the expression is only built when wanted).
 #define IF(k, expr) (a.want[k] ? (expr) : kNil)
 
-struct VjpRule {
-  Op op;
-  VjpFn fn;
-};
 // One rule per op family. Zero-gradient ops (piecewise constant, or not depending on the
 // input's values) return kNil. Ops without a rule cannot be differentiated through.
 const VjpRule kVjpRules[] = {
@@ -395,6 +275,7 @@ const VjpRule kVjpRules[] = {
   {Op::kFullLike, [](Builder& b, const VjpArgs& a) -> Grads { return {kNil}; }},                 // reads only the shape
   {Op::kSum, ReductionVjp},
   {Op::kMean, ReductionVjp},
+  {Op::kProd, ReductionVjp},
   {Op::kMax, ReductionVjp},
   {Op::kMin, ReductionVjp},
   {Op::kVar, ReductionVjp},
@@ -405,6 +286,9 @@ const VjpRule kVjpRules[] = {
   {Op::kConv2D, Conv2DVjp},
   {Op::kMaxPool2D, Pool2DVjp},
   {Op::kAvgPool2D, Pool2DVjp},
+  {Op::kConv2DGradInput, Conv2DGradVjp},
+  {Op::kConv2DGradWeight, Conv2DGradVjp},
+  {Op::kAvgPool2DGrad, AvgPool2DGradVjp},
   {Op::kReshape, [](Builder& b, const VjpArgs& a) -> Grads { return {b.Reshape(G, b.ShapeOf(X))}; }},
   {Op::kSqueeze, [](Builder& b, const VjpArgs& a) -> Grads { return {b.Reshape(G, b.ShapeOf(X))}; }},
   {Op::kUnsqueeze, [](Builder& b, const VjpArgs& a) -> Grads { return {b.Reshape(G, b.ShapeOf(X))}; }},
@@ -426,6 +310,8 @@ const VjpRule kVjpRules[] = {
 
 VjpFn FindRule(Op op) {
   for (const VjpRule& r : kVjpRules)
+    if (r.op == op) return r.fn;
+  for (const VjpRule& r : NormVjpRules())
     if (r.op == op) return r.fn;
   return nullptr;
 }

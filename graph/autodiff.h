@@ -14,7 +14,8 @@
 // argmax, an integer input) cuts the path. A wrt node that no output depends on gets zeros
 // of its shape and dtype; a non-floating wrt node gets no gradient (kNoGradient).
 //
-// Each op family has one VJP rule (autodiff.cc, kVjpRules). A rule may return a gradient of
+// Each op family has one VJP rule (autodiff.cc, kVjpRules; the normalisation layers'
+// in autodiff_nn.cc). A rule may return a gradient of
 // the broadcast shape or a wider dtype; accumulation sums it to the input's shape and casts
 // it to the input's dtype, so broadcasting and type promotion are handled in one place.
 // Requesting a gradient through an op without a rule is an Unimplemented error naming it.

@@ -260,8 +260,10 @@ void RecordCall(Tape& tape, const ParsedCall& call, absl::Span<PyObject* const> 
   if (!ResolveOperands(call, operands, &constants, &values).ok()) return;
   graph::Node n;
   static_cast<graph::Attrs&>(n) = call.attrs;
-  // __getitem__ records the variant its index chose (basic or advanced indexing).
-  n.op = call.op == PyOp::kGetItem ? call.gop : PyOpGraphOp(call.op);
+  // The variant the arguments chose: basic or advanced indexing for __getitem__, training or
+  // inference for batch_norm (recording batch_norm_train as batch_norm would differentiate
+  // it with its running statistics, already advanced, as if they were given).
+  n.op = call.gop;
   absl::InlinedVector<PyObject*, 3> objects(operand_objects.begin(), operand_objects.end());
   std::vector<Tensor> arrays;
   if (n.op == graph::Op::kAdvIndex) {

@@ -7,6 +7,7 @@
 #include <random>
 #include <string>
 
+#include "absl/container/flat_hash_map.h"
 #include "graph/executor.h"
 #include "gtest/gtest.h"
 
@@ -205,6 +206,83 @@ TEST(AutodiffTest, ReductionsSpreadTheGradient) {
   }
 }
 
+TEST(AutodiffTest, ProdIncludingZeros) {
+  for (auto [axes, keep] : std::vector<std::pair<Shape, bool>>{{{}, false}, {{1}, false}, {{0}, true}}) {
+    SCOPED_TRACE("axes " + ShapeToString(axes));
+    CheckGradients({{{3, 4}}, [axes = axes, keep = keep](Graph& g, const std::vector<NodeId>& p) {
+      return Emit(g, Op::kProd, {p[0]}, Ints(axes, keep));
+    }});
+    // Zeros in x: one in row 0, two in row 2 (the FD harness perturbs around the zeros).
+    CheckGradients({{{3, 4}}, [axes = axes, keep = keep](Graph& g, const std::vector<NodeId>& p) {
+      Tensor m = Tensor::Empty({3, 4}, kF64);
+      for (int64_t i = 0; i < 12; ++i) m.data<double>()[i] = (i == 1 || i == 8 || i == 10) ? 0 : 1;
+      return Emit(g, Op::kProd, {Emit(g, Op::kMul, {p[0], g.AddConstant(m)})}, Ints(axes, keep));
+    }});
+  }
+}
+
+// conv2d's and avg_pool2d's adjoints, differentiated again (second order).
+TEST(AutodiffTest, ConvAndAvgPoolAdjointsAreDifferentiable) {
+  for (int pad : {0, 1}) {
+    Window2D win;
+    win.stride[0] = 2;
+    win.pad[0] = win.pad[1] = win.pad[2] = win.pad[3] = pad;
+    win.groups = 2;
+    Attrs x_attrs, w_attrs;
+    x_attrs.ints = w_attrs.ints = EncodeWindow(win);
+    const Shape xs{2, 4, 5, 4}, ws{4, 2, 3, 2};
+    x_attrs.ints.insert(x_attrs.ints.end(), xs.begin(), xs.end());
+    w_attrs.ints.insert(w_attrs.ints.end(), ws.begin(), ws.end());
+    // dout's shape: the forward conv2d's output.
+    Graph probe;
+    const NodeId fwd = Emit(probe, Op::kConv2D, {probe.AddParam({kF64, xs}), probe.AddParam({kF64, ws})},
+                            Ints(EncodeWindow(win)));
+    const Shape ds = probe.node(fwd).meta.shape;
+    CheckGradients({{ds, ws}, [&](Graph& g, const std::vector<NodeId>& p) {
+      return Emit(g, Op::kConv2DGradInput, {p[0], p[1]}, x_attrs);
+    }});
+    CheckGradients({{xs, ds}, [&](Graph& g, const std::vector<NodeId>& p) {
+      return Emit(g, Op::kConv2DGradWeight, {p[0], p[1]}, w_attrs);
+    }});
+  }
+  Window2D pool;
+  pool.kernel[0] = pool.kernel[1] = 3;
+  pool.stride[0] = pool.stride[1] = 2;
+  pool.pad[0] = pool.pad[1] = pool.pad[2] = pool.pad[3] = 1;
+  pool.count_include_pad = false;
+  CheckGradients({{{2, 2, 5, 5}, {2, 2, 3, 3}}, [&](Graph& g, const std::vector<NodeId>& p) {
+    return Emit(g, Op::kAvgPool2DGrad, {p[0], p[1]}, Ints(EncodeWindow(pool)));
+  }});
+}
+
+Attrs Value(std::initializer_list<double> v, Shape ints = {}) {
+  Attrs a;
+  a.ints = std::move(ints);
+  a.value = Tensor::Empty({static_cast<int64_t>(v.size())}, kF64);
+  int64_t i = 0;
+  for (double d : v) a.value.data<double>()[i++] = d;
+  return a;
+}
+
+TEST(AutodiffTest, NormalisationLayers) {
+  // layer_norm over the last two axes with gamma and beta, and over the last without them.
+  CheckGradients({{{2, 3, 4}, {3, 4}, {3, 4}}, [](Graph& g, const std::vector<NodeId>& p) {
+    return Emit(g, Op::kLayerNorm, {p[0], p[1], p[2]}, Value({1e-5}, {1, 1, 3, 4}));
+  }});
+  CheckGradients({{{3, 5}}, [](Graph& g, const std::vector<NodeId>& p) {
+    return Emit(g, Op::kLayerNorm, {p[0]}, Value({1e-5}, {0, 0, 5}));
+  }});
+  // batch_norm with given statistics (variance kept positive by squaring).
+  CheckGradients({{{3, 2, 2, 2}, {2}, {2}, {2}, {2}}, [](Graph& g, const std::vector<NodeId>& p) {
+    const NodeId var = Emit(g, Op::kAdd, {Emit(g, Op::kSquare, {p[2]}), Const(g, 0.5)});
+    return Emit(g, Op::kBatchNorm, {p[0], p[1], var, p[3], p[4]}, Value({1e-3}));
+  }});
+  // batch_norm_train: the running statistics (params 1, 2) get zero gradients.
+  CheckGradients({{{4, 3, 2}, {3}, {3}, {3}, {3}}, [](Graph& g, const std::vector<NodeId>& p) {
+    return Emit(g, Op::kBatchNormTrain, {p[0], p[1], p[2], p[3], p[4]}, Value({1e-3, 0.1}));
+  }});
+}
+
 TEST(AutodiffTest, SoftmaxAndLogSoftmax) {
   for (Op op : {Op::kSoftmax, Op::kLogSoftmax}) {
     for (int64_t axis : {0, -1}) {
@@ -319,15 +397,17 @@ TEST(AutodiffTest, IntegerInputsGetNoGradientAndUnusedInputsGetZeros) {
 
 TEST(AutodiffTest, OpWithoutRuleIsAnErrorNamingIt) {
   Graph g;
+  NodeId v = g.AddParam({kF64, {3}});
   NodeId x = g.AddParam({kF64, {3}});
-  NodeId out = Emit(g, Op::kProd, {x}, Ints({}));
-  auto grads = AppendBackward(g, {out}, {g.AddConstant(Tensor::Scalar<double>(1.0))}, {x});
+  NodeId out = Emit(g, Op::kAssign, {v, x});  // a state write: no rule on purpose
+  auto grads = AppendBackward(g, {out}, {g.AddParam({kF64, {3}})}, {x});
   ASSERT_FALSE(grads.ok());
   EXPECT_EQ(grads.status().code(), absl::StatusCode::kUnimplemented);
-  EXPECT_NE(grads.status().message().find("gradient of prod is not implemented"), std::string::npos)
+  EXPECT_NE(grads.status().message().find("gradient of assign is not implemented"), std::string::npos)
       << grads.status().message();
-  EXPECT_FALSE(HasVjpRule(Op::kProd));
+  EXPECT_FALSE(HasVjpRule(Op::kAssign));
   EXPECT_TRUE(HasVjpRule(Op::kMatMul));
+  for (Op op : {Op::kProd, Op::kLayerNorm, Op::kBatchNorm, Op::kBatchNormTrain}) EXPECT_TRUE(HasVjpRule(op));
 }
 
 TEST(AutodiffTest, SeedOfTheWrongShapeIsAnError) {
@@ -364,6 +444,56 @@ TEST(AutodiffTest, SumToReducesLeadingAndSizeOneAxes) {
   r = AppendSumTo(g, x, {4, 2, 3});
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(*r, x);
+}
+
+// batch_norm_train advances its running statistics: its backward recomputes the batch
+// statistics with reductions instead of running the op a second time.
+TEST(AutodiffTest, BatchNormTrainBackwardDoesNotRunTheStatefulOpAgain) {
+  Graph g;
+  NodeId x = g.AddParam({kF64, {4, 2, 3}});
+  NodeId stats[4];
+  for (NodeId& s : stats) s = g.AddParam({kF64, {2}});
+  Attrs a;
+  a.value = Tensor::Empty({2}, kF64);
+  a.value.data<double>()[0] = 1e-5;
+  a.value.data<double>()[1] = 0.1;
+  NodeId y = Emit(g, Op::kBatchNormTrain, {x, stats[0], stats[1], stats[2], stats[3]}, a);
+  auto grads = AppendBackward(g, {y}, {g.AddParam({kF64, {4, 2, 3}})}, {x, stats[0], stats[2]});
+  ASSERT_TRUE(grads.ok()) << grads.status();
+  int count = 0;
+  for (const Node& n : g.nodes()) count += n.op == Op::kBatchNormTrain;
+  EXPECT_EQ(count, 1);
+  EXPECT_EQ(g.node((*grads)[1]).op, Op::kFull);  // the running mean: zeros
+}
+
+// Every op through which a floating-point gradient can flow has a rule, except those listed
+// here with the reason. A new op must either get a rule or be added to this list.
+TEST(AutodiffTest, EveryDifferentiableOpHasARule) {
+  const absl::flat_hash_map<Op, const char*> without_rule = {
+      // No floating-point input, or a floating result of nothing differentiable.
+      {Op::kParam, "source"}, {Op::kConstant, "source"}, {Op::kFull, "source"},
+      {Op::kArange, "source"}, {Op::kLinspace, "source"}, {Op::kEye, "source"},
+      {Op::kUniform, "source"}, {Op::kNormal, "source"},
+      {Op::kOneHot, "integer indices in"},
+      // Integer or Bool results cut the gradient path before any rule is asked for.
+      {Op::kEqual, "bool"}, {Op::kNotEqual, "bool"}, {Op::kLess, "bool"},
+      {Op::kLessEqual, "bool"}, {Op::kGreater, "bool"}, {Op::kGreaterEqual, "bool"},
+      {Op::kLogicalAnd, "bool"}, {Op::kLogicalOr, "bool"}, {Op::kLogicalXor, "bool"},
+      {Op::kLogicalNot, "bool"}, {Op::kAll, "bool"}, {Op::kAny, "bool"},
+      {Op::kBitwiseAnd, "integer"}, {Op::kBitwiseOr, "integer"}, {Op::kBitwiseXor, "integer"},
+      {Op::kBitwiseNot, "integer"}, {Op::kArgMax, "integer"}, {Op::kArgMin, "integer"},
+      // A state write, not a function of its inputs to differentiate through.
+      {Op::kAssign, "stateful write"},
+      // Differentiate graphs before fusion (AppendBackward's error says so).
+      {Op::kFused, "after fusion"},
+      // Max pooling's adjoint: its gradient wrt dout gathers at the argmax positions, for which
+      // there is no op; only gradients of gradients reach it (not supported in Python).
+      {Op::kMaxPool2DGrad, "second order"},
+  };
+#define PIJIT_GRAPH_OP(e, name, arity, traits) \
+  EXPECT_NE(HasVjpRule(Op::e), without_rule.contains(Op::e)) << name;
+#include "graph/ops.def"
+#undef PIJIT_GRAPH_OP
 }
 
 }  // namespace
