@@ -7,8 +7,10 @@ from pijit.nn.layers import *  # noqa: F401,F403
 from pijit.nn.layers import __all__ as _layers
 from pijit.nn.loss import L1Loss, LossBase, MSELoss, SoftmaxCrossEntropyWithLogits
 from pijit.nn.optim import SGD, Adam, Momentum, Optimizer
+from pijit.nn.learning_rate_schedule import *  # noqa: F401,F403
+from pijit.nn.learning_rate_schedule import __all__ as _schedules
 from pijit.nn.wrap import ForwardValueAndGrad, TrainOneStepCell, WithLossCell
 
 __all__ = ["Cell", "CellList", "SequentialCell", "Parameter", "ParameterTuple", "LossBase",
            "MSELoss", "L1Loss", "SoftmaxCrossEntropyWithLogits", "Optimizer", "SGD", "Momentum",
-           "Adam", "WithLossCell", "TrainOneStepCell", "ForwardValueAndGrad", *_layers]
+           "Adam", "WithLossCell", "TrainOneStepCell", "ForwardValueAndGrad", *_layers, *_schedules]

@@ -13,7 +13,7 @@ import numbers
 import numpy as np
 
 from pijit import ops
-from pijit._tensor import Parameter, ParameterTuple, Tensor
+from pijit._tensor import Parameter, ParameterTuple, Tensor, float32
 from pijit.nn.cell import Cell
 
 __all__ = ["Optimizer", "SGD", "Momentum", "Adam"]
@@ -31,9 +31,16 @@ def _check_number(cls, name, value, low=None, low_open=False, high=None, high_op
 
 
 class Optimizer(Cell):
-    """Base class: holds the parameters (a ParameterTuple), the learning rate (a scalar
-    Parameter named "learning_rate", so set_data changes it for later steps) and the weight
-    decay. Subclasses define `_update(gradients)`.
+    """Base class: holds the parameters (a ParameterTuple), the learning rate, the weight decay
+    and a step counter (the float32 Parameter "global_step"). Subclasses define
+    `_update(gradients)`, taking each parameter's rate from `_lrs()`.
+
+    The learning rate is a number or a one-element Tensor (kept in the float32 Parameter
+    "learning_rate", so set_data changes it for later steps); a list, tuple or 1-D Tensor of
+    per-step rates (the last one holds after the list ends); or a LearningRateSchedule Cell
+    called with the step counter. `parameters` may instead be groups, MindSpore's list of
+    dicts: {"params": [...], "lr": ..., "weight_decay": ...} with the optimizer's arguments
+    as defaults, and optionally {"order_params": [...]} giving the parameters' order.
 
     The update (ops.assign on each parameter and state) is captured like any construct:
     graphs whose effects are assigns run even when the function returns nothing."""
@@ -49,34 +56,119 @@ class Optimizer(Cell):
         cls = type(self).__name__
         if parameters is None:
             raise ValueError(f"{cls}: parameters must not be None")
-        params = list(parameters)
-        if params and isinstance(params[0], dict):
-            raise NotImplementedError(f"{cls}: parameter groups (a list of dicts) are not "
-                                      f"supported; pass the Parameters")
-        if not params:
+        items = list(parameters)
+        if not items:
             raise ValueError(f"{cls}: the parameter list is empty")
-        for p in params:
+        self.weight_decay = _check_number(cls, "weight_decay", weight_decay, low=0.0)
+        self.loss_scale = _check_number(cls, "loss_scale", loss_scale, low=0.0, low_open=True)
+        # (parameter, index of its learning-rate source, weight decay) per parameter.
+        sources, entries, order = [learning_rate], [], None
+        if isinstance(items[0], dict):
+            for group in items:
+                if not isinstance(group, dict):
+                    raise TypeError(f"{cls}: parameter groups must all be dicts, got "
+                                    f"{type(group).__name__}")
+                unknown = set(group) - {"params", "lr", "learning_rate", "weight_decay",
+                                        "order_params"}
+                if unknown:
+                    raise ValueError(f"{cls}: unknown keys {sorted(unknown)} in a parameter "
+                                     f"group (expected params, lr, weight_decay, order_params)")
+                if "order_params" in group:
+                    order = list(group["order_params"])
+                    continue
+                if "params" not in group:
+                    raise ValueError(f"{cls}: a parameter group needs 'params'")
+                lr_index = 0
+                lr = group.get("lr", group.get("learning_rate"))
+                if lr is not None:
+                    sources.append(lr)
+                    lr_index = len(sources) - 1
+                wd = _check_number(cls, "weight_decay", group.get("weight_decay", weight_decay),
+                                   low=0.0)
+                entries += [(p, lr_index, wd) for p in group["params"]]
+        else:
+            entries = [(p, 0, self.weight_decay) for p in items]
+        for p, _, _ in entries:
             if not isinstance(p, Parameter):
                 raise TypeError(f"{cls}: parameters must be Parameters, got {type(p).__name__}")
-        names = [p.name for p in params]
+        if order is not None:
+            by_id = {id(p): e for e in entries for p in (e[0],)}
+            missing = [p for p in order if id(p) not in by_id]
+            if missing or len(order) != len(entries):
+                raise ValueError(f"{cls}: order_params must list exactly the grouped parameters")
+            entries = [by_id[id(p)] for p in order]
+        names = [p.name for p, _, _ in entries]
         if None not in names and len(set(names)) != len(names):
             dup = sorted({n for n in names if names.count(n) > 1})
             raise ValueError(f"{cls}: parameter names must be unique, {dup} appear twice")
-        self.__dict__["parameters"] = ParameterTuple(params)
-        if isinstance(learning_rate, Tensor):
-            if learning_rate.size != 1:
-                raise ValueError(f"{cls}: a learning_rate Tensor must be a scalar; dynamic "
-                                 f"learning rates (one per step) are not supported")
-            learning_rate = float(learning_rate.asnumpy().reshape(()))
-        lr = _check_number(cls, "learning_rate", learning_rate, low=0.0)
-        self.learning_rate = Parameter(np.array(lr, np.float32), name="learning_rate",
-                                       requires_grad=False)
-        self.weight_decay = _check_number(cls, "weight_decay", weight_decay, low=0.0)
-        self.loss_scale = _check_number(cls, "loss_scale", loss_scale, low=0.0, low_open=True)
+        self.__dict__["parameters"] = ParameterTuple([p for p, _, _ in entries])
+        self.__dict__["_lr_index"] = tuple(i for _, i, _ in entries)
+        self.__dict__["_weight_decays"] = tuple(wd for _, _, wd in entries)
+        # float32: the schedules compute with it directly (exact up to 2**24 steps).
+        self.global_step = Parameter(np.array(0, np.float32), name="global_step",
+                                     requires_grad=False)
+        lrs = [self._lr_source(cls, i, lr) for i, lr in enumerate(sources)]
+        self.__dict__["_lr_sources"] = tuple(lrs)
+
+    def _lr_source(self, cls, i, lr):
+        """("fixed", scalar Parameter), ("table", 1-D Parameter) or ("schedule", Cell)."""
+        from pijit.nn.learning_rate_schedule import LearningRateSchedule
+        name = "learning_rate" if i == 0 else f"learning_rate.group{i}"
+        if isinstance(lr, LearningRateSchedule):
+            if i == 0:
+                self.learning_rate = lr
+            else:
+                setattr(self, f"_group_lr{i}", lr)
+            return "schedule", lr
+        if isinstance(lr, (list, tuple)) or (isinstance(lr, Tensor) and lr.ndim == 1 and lr.size > 1):
+            table = np.asarray(lr.asnumpy() if isinstance(lr, Tensor) else lr, np.float64)
+            if table.ndim != 1 or table.size == 0 or not np.all(np.isfinite(table)) or \
+                    np.any(table < 0):
+                raise ValueError(f"{cls}: a learning-rate list must be a non-empty list of "
+                                 f"non-negative floats, got {lr!r}")
+            kind, value = "table", table.astype(np.float32)
+        else:
+            if isinstance(lr, Tensor):
+                if lr.size != 1:
+                    raise ValueError(f"{cls}: a learning_rate Tensor must have one element, or "
+                                     f"be 1-D with one rate per step; got shape {tuple(lr.shape)}")
+                lr = float(lr.asnumpy().reshape(()))
+            kind, value = "fixed", np.array(_check_number(cls, "learning_rate", lr, low=0.0),
+                                            np.float32)
+        param = Parameter(value, name=name, requires_grad=False)
+        if i == 0:
+            self.learning_rate = param
+        else:
+            setattr(self, f"_group_lr{i}", param)
+        return kind, param
 
     def get_lr(self):
-        """The learning rate, a scalar Parameter."""
-        return self.learning_rate
+        """The learning rate of the current step (of the first group's source, with groups):
+        a scalar Tensor."""
+        return self._rates()[0]
+
+    def _rates(self):
+        """The rate of each learning-rate source at the current step."""
+        step = self.global_step
+        rates = []
+        for kind, src in self._lr_sources:
+            if kind == "fixed":
+                rates.append(src)
+            elif kind == "table":  # the entry at min(step, n - 1), as a masked sum
+                n = src.shape[0]
+                at = ops.equal(ops.arange(n, dtype=float32), ops.minimum(step, float(n - 1)))
+                rates.append(ops.sum(src * at))
+            else:
+                rates.append(src(step))
+        return rates
+
+    def _lrs(self):
+        """Each parameter's learning rate for this step; advances the step counter (read
+        everything that depends on it first)."""
+        rates = self._rates()
+        lrs = tuple([rates[i] for i in self._lr_index])
+        ops.assign(self.global_step, self.global_step + 1)
+        return lrs
 
     def _state(self, prefix, init="zeros"):
         """One new Parameter per parameter, shaped like it, registered on this Cell as
@@ -111,10 +203,11 @@ class Optimizer(Cell):
         return gradients
 
     def decay_weight(self, gradients):
-        if self.weight_decay == 0.0:
+        decays = self._weight_decays
+        if not any([wd != 0.0 for wd in decays]):
             return gradients
-        wd = self.weight_decay
-        return tuple([g + p * wd for g, p in zip(gradients, self.parameters)])
+        return tuple([g + p * wd if wd != 0.0 else g
+                      for g, p, wd in zip(gradients, self.parameters, decays)])
 
     def scale_grad(self, gradients):
         if self.loss_scale == 1.0:
@@ -123,8 +216,9 @@ class Optimizer(Cell):
         return tuple([g * inv for g in gradients])
 
     def extend_repr(self):
-        return f"learning_rate={float(self.learning_rate.asnumpy())}, " \
-               f"weight_decay={self.weight_decay}"
+        lr = self.learning_rate
+        lr = float(lr.asnumpy()) if isinstance(lr, Tensor) and lr.size == 1 else type(lr).__name__
+        return f"learning_rate={lr}, weight_decay={self.weight_decay}"
 
 
 class SGD(Optimizer):
@@ -155,14 +249,14 @@ class SGD(Optimizer):
 
     def _update(self, gradients):
         gradients = self.scale_grad(self.decay_weight(self._gradients(gradients)))
-        lr = self.learning_rate
+        lrs = self._lrs()
         if self.momentum == 0.0:
-            for p, g in zip(self.parameters, gradients):
+            for p, g, lr in zip(self.parameters, gradients, lrs):
                 ops.assign(p, p - lr * g)
             return True
         mom, damp = self.momentum, 1.0 - self.dampening
         stat = self.stat
-        for p, g, acc in zip(self.parameters, gradients, self.accum):
+        for p, g, acc, lr in zip(self.parameters, gradients, self.accum, lrs):
             new_acc = stat * g + (1.0 - stat) * (acc * mom + g * damp)
             ops.assign(acc, new_acc)
             step = g + new_acc * mom if self.nesterov else new_acc
@@ -194,8 +288,8 @@ class Momentum(Optimizer):
 
     def _update(self, gradients):
         gradients = self.scale_grad(self.decay_weight(self._gradients(gradients)))
-        lr, mom = self.learning_rate, self.momentum
-        for p, g, m in zip(self.parameters, gradients, self.moments):
+        mom = self.momentum
+        for p, g, m, lr in zip(self.parameters, gradients, self.moments, self._lrs()):
             new_m = m * mom + g
             ops.assign(m, new_m)
             step = g + new_m * mom if self.use_nesterov else new_m
@@ -237,12 +331,14 @@ class Adam(Optimizer):
     def _update(self, gradients):
         gradients = self.scale_grad(self.decay_weight(self._gradients(gradients)))
         b1, b2, eps = self.beta1, self.beta2, self.eps
+        lrs = self._lrs()
         b1p = self.beta1_power * b1
         b2p = self.beta2_power * b2
         ops.assign(self.beta1_power, b1p)
         ops.assign(self.beta2_power, b2p)
-        lr_t = self.learning_rate * ops.sqrt(1.0 - b2p) / (1.0 - b1p)
-        for p, g, m, v in zip(self.parameters, gradients, self.moment1, self.moment2):
+        correction = ops.sqrt(1.0 - b2p) / (1.0 - b1p)
+        for p, g, m, v, lr in zip(self.parameters, gradients, self.moment1, self.moment2, lrs):
+            lr_t = lr * correction
             new_m = m * b1 + g * (1.0 - b1)
             new_v = v * b2 + g * g * (1.0 - b2)
             ops.assign(m, new_m)

@@ -126,8 +126,8 @@ def test_optimizer_state_is_parameters_of_the_optimizer_cell():
     _, params = make_params()
     opt = nn.Adam(params)
     names = [p.name for p in opt.get_parameters()]
-    assert names == ["learning_rate", "moment1.w0", "moment1.w1", "moment1.w2", "moment2.w0",
-                     "moment2.w1", "moment2.w2", "beta1_power", "beta2_power"]
+    assert names == ["global_step", "learning_rate", "moment1.w0", "moment1.w1", "moment1.w2",
+                     "moment2.w0", "moment2.w1", "moment2.w2", "beta1_power", "beta2_power"]
     assert not any(p.requires_grad for p in opt.get_parameters())
     assert tuple(opt.parameters) == tuple(params)
     mom = nn.Momentum(params, 0.1, 0.9)
