@@ -27,8 +27,8 @@ absl::Status CheckFloat(const char* op, const char* what, DType d, DType want) {
 // N, C, H, W, O, KH, KW, strides 2, pads 4, dilations 2, groups, has_bias.
 using ConvKey = std::array<int64_t, 17>;
 
-struct ConvPrimitive {
-  dnnl::memory::desc src, weights, bias, dst;
+struct ConvPrimitive : ConvProblem {
+  dnnl::memory::desc bias;
   dnnl::convolution_forward prim;
 };
 
@@ -36,32 +36,20 @@ const ConvPrimitive& GetConv(const ConvKey& k) {
   static thread_local absl::flat_hash_map<ConvKey, std::unique_ptr<ConvPrimitive>> cache;
   auto it = cache.find(k);
   if (it != cache.end()) return *it->second;
-  using dnnl::memory;
-  using tag = memory::format_tag;
-  const auto f32 = memory::data_type::f32;
-  const int64_t n = k[0], c = k[1], h = k[2], w = k[3], o = k[4], kh = k[5], kw = k[6];
-  const int64_t groups = k[15];
   auto p = std::make_unique<ConvPrimitive>();
-  p->src = memory::desc({n, c, h, w}, f32, tag::nchw);
-  p->weights = groups > 1 ? memory::desc({groups, o / groups, c / groups, kh, kw}, f32, tag::goihw)
-                          : memory::desc({o, c, kh, kw}, f32, tag::oihw);
-  const int64_t oh = (h + k[9] + k[10] - (k[13] * (kh - 1) + 1)) / k[7] + 1;
-  const int64_t ow = (w + k[11] + k[12] - (k[14] * (kw - 1) + 1)) / k[8] + 1;
-  p->dst = memory::desc({n, o, oh, ow}, f32, tag::nchw);
-  const memory::dims strides{k[7], k[8]}, dilates{k[13] - 1, k[14] - 1};
-  const memory::dims pad_l{k[9], k[11]}, pad_r{k[10], k[12]};
+  static_cast<ConvProblem&>(*p) = MakeConvProblem(k.data());
   const auto prop = dnnl::prop_kind::forward_inference;
   const auto alg = dnnl::algorithm::convolution_direct;
   if (k[16]) {
-    p->bias = memory::desc({o}, f32, tag::a);
+    p->bias = dnnl::memory::desc({k[4]}, dnnl::memory::data_type::f32, dnnl::memory::format_tag::a);
     p->prim = dnnl::convolution_forward(dnnl::convolution_forward::primitive_desc(
-        dnnl::convolution_forward::desc(prop, alg, p->src, p->weights, p->bias, p->dst, strides,
-                                        dilates, pad_l, pad_r),
+        dnnl::convolution_forward::desc(prop, alg, p->src, p->weights, p->bias, p->dst, p->strides,
+                                        p->dilates, p->pad_l, p->pad_r),
         DnnlEngine()));
   } else {
     p->prim = dnnl::convolution_forward(dnnl::convolution_forward::primitive_desc(
-        dnnl::convolution_forward::desc(prop, alg, p->src, p->weights, p->dst, strides, dilates,
-                                        pad_l, pad_r),
+        dnnl::convolution_forward::desc(prop, alg, p->src, p->weights, p->dst, p->strides,
+                                        p->dilates, p->pad_l, p->pad_r),
         DnnlEngine()));
   }
   TrimCache(cache);

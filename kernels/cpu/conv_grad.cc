@@ -16,42 +16,31 @@ namespace {
 // N, C, H, W, O, KH, KW, strides 2, pads 4, dilations 2, groups, which (0 data, 1 weights).
 using ConvGradKey = std::array<int64_t, 17>;
 
-struct ConvGradPrimitive {
-  dnnl::memory::desc src, weights, dst;
+struct ConvGradPrimitive : ConvProblem {
   dnnl::primitive prim;
 };
 
-const ConvGradPrimitive& GetConvGrad(const ConvGradKey& k, int64_t oh, int64_t ow) {
+const ConvGradPrimitive& GetConvGrad(const ConvGradKey& k) {
   static thread_local absl::flat_hash_map<ConvGradKey, std::unique_ptr<ConvGradPrimitive>> cache;
   auto it = cache.find(k);
   if (it != cache.end()) return *it->second;
-  using dnnl::memory;
-  using tag = memory::format_tag;
-  const auto f32 = memory::data_type::f32;
-  const int64_t n = k[0], c = k[1], h = k[2], w = k[3], o = k[4], kh = k[5], kw = k[6];
-  const int64_t groups = k[15];
   auto p = std::make_unique<ConvGradPrimitive>();
-  p->src = memory::desc({n, c, h, w}, f32, tag::nchw);
-  p->weights = groups > 1 ? memory::desc({groups, o / groups, c / groups, kh, kw}, f32, tag::goihw)
-                          : memory::desc({o, c, kh, kw}, f32, tag::oihw);
-  p->dst = memory::desc({n, o, oh, ow}, f32, tag::nchw);
-  const memory::dims strides{k[7], k[8]}, dilates{k[13] - 1, k[14] - 1};
-  const memory::dims pad_l{k[9], k[11]}, pad_r{k[10], k[12]};
+  static_cast<ConvProblem&>(*p) = MakeConvProblem(k.data());
   const auto alg = dnnl::algorithm::convolution_direct;
   // The backward primitives take the forward one as a hint.
   const dnnl::convolution_forward::primitive_desc hint(
       dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training, alg, p->src, p->weights,
-                                      p->dst, strides, dilates, pad_l, pad_r),
+                                      p->dst, p->strides, p->dilates, p->pad_l, p->pad_r),
       DnnlEngine());
   if (k[16] == 0) {
     p->prim = dnnl::convolution_backward_data(dnnl::convolution_backward_data::primitive_desc(
-        dnnl::convolution_backward_data::desc(alg, p->src, p->weights, p->dst, strides, dilates,
-                                              pad_l, pad_r),
+        dnnl::convolution_backward_data::desc(alg, p->src, p->weights, p->dst, p->strides,
+                                              p->dilates, p->pad_l, p->pad_r),
         DnnlEngine(), hint));
   } else {
     p->prim = dnnl::convolution_backward_weights(dnnl::convolution_backward_weights::primitive_desc(
-        dnnl::convolution_backward_weights::desc(alg, p->src, p->weights, p->dst, strides, dilates,
-                                                 pad_l, pad_r),
+        dnnl::convolution_backward_weights::desc(alg, p->src, p->weights, p->dst, p->strides,
+                                                 p->dilates, p->pad_l, p->pad_r),
         DnnlEngine(), hint));
   }
   TrimCache(cache);
@@ -63,7 +52,7 @@ void ConvGradF32(bool weights, const Tensor& x_or_dx, const Tensor& w_or_dw, con
   const ConvGradKey key{xs[0], xs[1], xs[2], xs[3], ws[0], ws[2], ws[3], win.stride[0],
                         win.stride[1], g.pad[0], g.pad[1], g.pad[2], g.pad[3], win.dilation[0],
                         win.dilation[1], win.groups, weights ? 1 : 0};
-  const ConvGradPrimitive& p = GetConvGrad(key, g.out[0], g.out[1]);
+  const ConvGradPrimitive& p = GetConvGrad(key);
   using dnnl::memory;
   memory src(p.src, DnnlEngine(), x_or_dx.raw_data());
   memory wts(p.weights, DnnlEngine(), w_or_dw.raw_data());

@@ -27,6 +27,32 @@ inline dnnl::stream& DnnlStream() {
   return stream;
 }
 
+// A float32 NCHW convolution for oneDNN, from the 16 numbers that identify it: N, C, H, W, O,
+// KH, KW, strides (2), pads (top, bottom, left, right), dilations (2, 1 = dense), groups.
+struct ConvProblem {
+  dnnl::memory::desc src, weights, dst;
+  dnnl::memory::dims strides, dilates, pad_l, pad_r;
+};
+inline ConvProblem MakeConvProblem(const int64_t* k) {
+  using dnnl::memory;
+  using tag = memory::format_tag;
+  const auto f32 = memory::data_type::f32;
+  const int64_t n = k[0], c = k[1], h = k[2], w = k[3], o = k[4], kh = k[5], kw = k[6];
+  const int64_t groups = k[15];
+  ConvProblem p;
+  p.src = memory::desc({n, c, h, w}, f32, tag::nchw);
+  p.weights = groups > 1 ? memory::desc({groups, o / groups, c / groups, kh, kw}, f32, tag::goihw)
+                         : memory::desc({o, c, kh, kw}, f32, tag::oihw);
+  const int64_t oh = (h + k[9] + k[10] - (k[13] * (kh - 1) + 1)) / k[7] + 1;
+  const int64_t ow = (w + k[11] + k[12] - (k[14] * (kw - 1) + 1)) / k[8] + 1;
+  p.dst = memory::desc({n, o, oh, ow}, f32, tag::nchw);
+  p.strides = {k[7], k[8]};
+  p.dilates = {k[13] - 1, k[14] - 1};
+  p.pad_l = {k[9], k[11]};
+  p.pad_r = {k[10], k[12]};
+  return p;
+}
+
 // Bounds a primitive cache: entries are cheap to rebuild.
 template <typename Map>
 void TrimCache(Map& cache) {
