@@ -25,6 +25,14 @@ std::vector<Tape*>& Stack() {
 }
 }  // namespace
 
+// The tapes that record an eager op: the innermost and those enclosing it, up to a pause.
+// Every one of them records, so that a gradient taken inside a gradient is differentiated too.
+template <typename Fn>
+void ForEachRecording(Fn&& fn) {
+  auto& s = Stack();
+  for (size_t i = s.size(); i-- > 0 && s[i] != nullptr;) fn(*s[i]);
+}
+
 Tape* ActiveTapeSlow() {
   auto& s = Stack();
   return s.empty() ? nullptr : s.back();
@@ -81,7 +89,14 @@ graph::NodeId Tape::OperandNode(PyObject* obj, const Tensor& value) {
     auto it = node_of_.find(obj);
     if (it != node_of_.end()) return it->second;
   }
-  return graph_.AddConstant(value);
+  const graph::NodeId id = graph_.AddConstant(value);
+  if (obj != nullptr) {
+    // An enclosing tape may track it: a gradient of a gradient reads it through this object.
+    Py_INCREF(obj);
+    refs_.push_back(obj);
+    constant_object_[id] = obj;
+  }
+  return id;
 }
 
 absl::StatusOr<int> Tape::Watch(PyObject* obj) {
@@ -89,13 +104,6 @@ absl::StatusOr<int> Tape::Watch(PyObject* obj) {
   if (t == nullptr) {
     return absl::UnimplementedError(absl::StrFormat(
         "grad: only Tensors can be differentiated, got %s", Py_TYPE(obj)->tp_name));
-  }
-  for (Tape* other : Stack()) {
-    if (other != nullptr && other != this && other->Tracks(obj)) {
-      return absl::UnimplementedError(
-          "grad: gradients of gradients are not supported (a tensor an enclosing grad "
-          "differentiates is differentiated again)");
-    }
   }
   if (auto it = node_of_.find(obj); it != node_of_.end()) {
     for (size_t i = 0; i < watched_.size(); ++i)
@@ -122,9 +130,13 @@ void Tape::Record(graph::Node n, absl::Span<PyObject* const> operands,
   Track(result, *id, *r);
 }
 
-void Tape::Alias(PyObject* source, PyObject* result) {
+void Tape::AliasOne(PyObject* source, PyObject* result) {
   auto it = node_of_.find(source);
   if (it != node_of_.end()) Track(result, it->second, values_[it->second]);
+}
+
+void Tape::Alias(PyObject* source, PyObject* result) {
+  ForEachRecording([&](Tape& t) { t.AliasOne(source, result); });
 }
 
 absl::Status Tape::RecordCustom(absl::Span<PyObject* const> inputs,
@@ -251,6 +263,86 @@ absl::StatusOr<std::vector<std::optional<Tensor>>> Tape::Gradient(
   return Backward(graph_, values_, seeded, nodes);
 }
 
+absl::StatusOr<std::vector<PyObject*>> Tape::RecordedGradient(absl::Span<PyObject* const> outputs,
+                                                              absl::Span<PyObject* const> seeds,
+                                                              absl::Span<const int> wrt) {
+  PIJIT_RETURN_IF_ERROR(error_);
+  if (!customs_.empty()) {
+    return absl::UnimplementedError(
+        "grad: a gradient of a gradient through a Cell with a custom bprop is not supported");
+  }
+  graph::Graph g = graph_;
+  const graph::NodeId count = static_cast<graph::NodeId>(g.nodes().size());
+  // Each forward node's value and an object standing for it (a tracked tensor object).
+  std::vector<Tensor> value(values_.begin(), values_.end());
+  value.resize(count);
+  for (graph::NodeId id = 0; id < count; ++id)
+    if (g.node(id).op == graph::Op::kConstant) value[id] = g.node(id).value;
+  std::vector<PyObject*> object(count, nullptr);
+  for (const auto& [obj, id] : node_of_) object[id] = obj;
+  for (const auto& [id, obj] : constant_object_) object[id] = obj;
+  std::vector<graph::NodeId> outs, seed_params;
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    auto it = node_of_.find(outputs[i]);
+    if (it == node_of_.end()) continue;
+    const Tensor* sv = AsTensor(seeds[i]);
+    if (sv == nullptr) return absl::UnimplementedError("grad: a sensitivity must be a Tensor");
+    if (sv->shape() != g.node(it->second).meta.shape) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "grad: the sensitivity of output %d has shape %s, but the output has shape %s", i,
+          ShapeToString(sv->shape()), ShapeToString(g.node(it->second).meta.shape)));
+    }
+    outs.push_back(it->second);
+    seed_params.push_back(g.AddParam(MetaOf(*sv)));
+    value.push_back(*sv);
+    object.push_back(seeds[i]);
+  }
+  std::vector<graph::NodeId> targets;
+  for (int w : wrt) {
+    if (w < 0 || static_cast<size_t>(w) >= watched_.size())
+      return absl::InternalError(absl::StrFormat("grad: no watched tensor %d", w));
+    targets.push_back(watched_[w]);
+  }
+  PIJIT_ASSIGN_OR_RETURN(std::vector<graph::NodeId> grads,
+                         graph::AppendBackward(g, outs, seed_params, targets));
+  // Run the backward nodes one by one, as eager ops, recorded by the recording tapes.
+  std::vector<py::object> made;  // owns the objects of the backward's results
+  for (graph::NodeId id = static_cast<graph::NodeId>(value.size()); id < static_cast<graph::NodeId>(g.nodes().size()); ++id) {
+    const graph::Node& n = g.node(id);
+    if (n.op == graph::Op::kConstant) {
+      value.push_back(n.value);
+      object.push_back(nullptr);
+      continue;
+    }
+    absl::InlinedVector<const Tensor*, 3> args;
+    absl::InlinedVector<PyObject*, 3> objs;
+    for (graph::NodeId i : n.inputs) {
+      args.push_back(&value[i]);
+      objs.push_back(object[i]);
+    }
+    PIJIT_ASSIGN_OR_RETURN(Tensor v, graph::RunNode(n, args));
+    PyObject* o = WrapTensor(v);
+    if (o == nullptr) return absl::CancelledError("python error");
+    made.push_back(py::reinterpret_steal<py::object>(o));
+    graph::Node copy = n;
+    ForEachRecording([&](Tape& t) { t.Record(copy, objs, args, o); });
+    value.push_back(std::move(v));
+    object.push_back(o);
+  }
+  std::vector<PyObject*> result;
+  for (graph::NodeId id : grads) {
+    if (id == graph::kNoGradient) {
+      result.push_back(nullptr);
+    } else if (object[id] != nullptr) {
+      Py_INCREF(object[id]);
+      result.push_back(object[id]);
+    } else {
+      result.push_back(WrapTensor(value[id]));  // a constant: nothing to differentiate
+    }
+  }
+  return result;
+}
+
 void RecordCall(Tape& tape, const ParsedCall& call, absl::Span<PyObject* const> operand_objects,
                 absl::Span<const Tensor* const> operands, PyObject* result) {
   // The constants ApplyEager used for Python scalars and index arrays.
@@ -278,7 +370,8 @@ void RecordCall(Tape& tape, const ParsedCall& call, absl::Span<PyObject* const> 
       objects.push_back(nullptr);
     }
   }
-  tape.Record(std::move(n), objects, values, result);
+  (void)tape;  // the innermost; every recording tape takes the op
+  ForEachRecording([&](Tape& t) { t.Record(n, objects, values, result); });
 }
 
 namespace {
@@ -303,9 +396,7 @@ void BindTape(py::module_& m) {
       .def("watch", [](Tape& t, py::handle obj) {
         auto r = t.Watch(obj.ptr());
         if (!r.ok()) {
-          // A non-tensor is a TypeError; differentiating twice is not implemented.
-          if (absl::StrContains(r.status().message(), "gradients of gradients")) ThrowGradError(r.status());
-          ThrowStatus(r.status());
+          ThrowStatus(r.status());  // a non-tensor is a TypeError
         }
         return *r;
       })
@@ -320,6 +411,19 @@ void BindTape(py::module_& m) {
         if (!st.ok()) ThrowStatus(st);
       })
       .def("gradient", [](Tape& t, py::list outputs, py::list seeds, std::vector<int> wrt) {
+        if (ActiveTape() != nullptr) {  // inside an enclosing gradient: differentiable results
+          std::vector<PyObject*> outs, seed_objects;
+          for (py::handle h : outputs) outs.push_back(h.ptr());
+          for (py::handle h : seeds) seed_objects.push_back(h.ptr());
+          auto r = t.RecordedGradient(outs, seed_objects, wrt);
+          if (!r.ok()) ThrowGradError(r.status());
+          py::list result;
+          for (PyObject* g : *r) {
+            if (g) result.append(py::reinterpret_steal<py::object>(g));
+            else result.append(py::none());
+          }
+          return result;
+        }
         std::vector<PyObject*> outs;
         std::vector<Tensor> seed_values;
         for (py::handle h : outputs) outs.push_back(h.ptr());

@@ -45,8 +45,7 @@ class Tape {
   Tape& operator=(const Tape&) = delete;
 
   // Makes the tensor object `obj` a parameter and returns its index among the watched
-  // tensors; watching a watched object again returns its index. An object another active
-  // tape tracks is an error (gradients of gradients are not supported).
+  // tensors; watching a watched object again returns its index.
   absl::StatusOr<int> Watch(PyObject* obj);
   bool Tracks(PyObject* obj) const { return node_of_.contains(obj); }
 
@@ -55,7 +54,7 @@ class Tape {
   // Records nothing when no operand is tracked or the result is not floating-point.
   void Record(graph::Node n, absl::Span<PyObject* const> operands,
               absl::Span<const Tensor* const> values, PyObject* result);
-  // `result` is the same tensor as `source` (Tensor.__pos__).
+  // `result` is the same tensor as `source` (Tensor.__pos__), on every recording tape.
   void Alias(PyObject* source, PyObject* result);
   // An opaque node: `outputs` were computed from `inputs` (any objects; tensors among them
   // may be tracked) by code that was not recorded; `bprop(douts)` gives their gradients.
@@ -69,8 +68,16 @@ class Tape {
                                                                absl::Span<const Tensor> seeds,
                                                                absl::Span<const int> wrt);
 
-  // Recording: tapes form a per-thread stack; only the innermost records. Pause pushes a
-  // gap (code that runs under a custom bprop is not recorded).
+  // The same gradients computed while an enclosing tape records (a gradient inside a
+  // gradient): the backward runs op by op as eager ops do, each recorded by the recording
+  // tapes, so that the results can be differentiated again. `seeds` are tensor objects.
+  // Returns new references (nullptr: no gradient).
+  absl::StatusOr<std::vector<PyObject*>> RecordedGradient(absl::Span<PyObject* const> outputs,
+                                                          absl::Span<PyObject* const> seeds,
+                                                          absl::Span<const int> wrt);
+
+  // Recording: tapes form a per-thread stack; every tape from the innermost out to the
+  // nearest pause records. Pause pushes a gap (code under a custom bprop is not recorded).
   void Start();
   void Stop();
   static void Pause();
@@ -83,6 +90,7 @@ class Tape {
     PyObject* bprop;
   };
   graph::NodeId Track(PyObject* obj, graph::NodeId id, Tensor value);
+  void AliasOne(PyObject* source, PyObject* result);
   graph::NodeId OperandNode(PyObject* obj, const Tensor& value);
   absl::Status Fail(absl::Status s);
 
@@ -91,6 +99,9 @@ class Tape {
   std::vector<graph::NodeId> watched_;     // watched parameter nodes, by watch index
   std::vector<Custom> customs_;
   absl::flat_hash_map<PyObject*, graph::NodeId> node_of_;
+  // Constants standing for untracked tensor operands, by node: their objects (which an
+  // enclosing tape may track).
+  absl::flat_hash_map<graph::NodeId, PyObject*> constant_object_;
   std::vector<PyObject*> refs_;           // strong references to tracked objects
   absl::Status error_;                    // the first recording failure, reported by Gradient
 };
