@@ -7,8 +7,9 @@ NumPy, and numexpr / numba when they are installed, with each one's ratio to Num
 jitted result is checked to be bit-identical to NumPy's first. pijit and numba run on one
 thread; numexpr uses its default thread pool, and is also shown on one thread.
 
-The second table times softmax over (4096, 1024), layer norm over (8192, 1024) and an MLP
-forward (784-1024-1024-10, relu, batch 256), float32: pijit jitted, pijit eager, NumPy, torch
+The second table times softmax over (4096, 1024), layer norm over (8192, 1024), an MLP
+forward (784-1024-1024-10, relu, batch 256) and a comparison/select chain (relu's gradient
+plus a clip, where(a > 0, g, 0) * 0.9 + minimum(maximum(a, -1), 1), (4096, 1024)), float32: pijit jitted, pijit eager, NumPy, torch
 eager and torch.compile, each when installed (torch.compile needs a C++ toolchain at run time;
 when it fails the reason is printed and its column shows "-").
 """
@@ -120,16 +121,27 @@ def model_cases(rng):
         return h @ w2 + b2
 
     mlp_args = [xin, ws[0], bs[0], ws[1], bs[1], ws[2], bs[2]]
+    mx, mg = (rng.standard_normal((4096, 1024), dtype=np.float32) for _ in range(2))
+
+    def pj_mask(a, g):  # relu's gradient plus a clip: comparisons and selects in one kernel
+        return ops.where(a > 0, g, 0.0) * 0.9 + ops.minimum(ops.maximum(a, -1.0), 1.0)
+
+    def np_mask(a, g):
+        f = np.float32
+        return np.where(a > 0, g, f(0)) * f(0.9) + np.minimum(np.maximum(a, f(-1)), f(1))
     cases = [("softmax (4096, 1024)", pj_softmax, np_softmax, None, [x]),
              ("layer_norm (8192, 1024)", pj_ln, np_ln, None, [ln, g, b]),
-             ("MLP 784-1024-1024-10 b256", pj_mlp, np_mlp, None, mlp_args)]
+             ("MLP 784-1024-1024-10 b256", pj_mlp, np_mlp, None, mlp_args),
+             ("relu grad+clip (4096,1024)", pj_mask, np_mask, None, [mx, mg])]
     try:
         import torch
         import torch.nn.functional as F
         fns = {"softmax (4096, 1024)": lambda a: torch.softmax(a, -1),
                "layer_norm (8192, 1024)": lambda a, g, b: F.layer_norm(a, (1024,), g, b),
                "MLP 784-1024-1024-10 b256": lambda a, w0, b0, w1, b1, w2, b2: (
-                   F.relu(F.relu(a @ w0 + b0) @ w1 + b1) @ w2 + b2)}
+                   F.relu(F.relu(a @ w0 + b0) @ w1 + b1) @ w2 + b2),
+               "relu grad+clip (4096,1024)": lambda a, g: (
+                   torch.where(a > 0, g, 0.0) * 0.9 + torch.clamp(a, -1.0, 1.0))}
         cases = [(n, p, q, fns[n], args) for n, p, q, _, args in cases]
     except ImportError:
         print("torch: not installed, its columns are skipped", file=sys.stderr)

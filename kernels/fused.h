@@ -13,7 +13,8 @@
 // interprets the program in C++. Generated code is specialised on each input's innermost
 // stride (0: broadcast, 1: contiguous); other layouts are copied to contiguous first.
 //
-// Accuracy: add, sub, mul, div, neg and relu compute exactly what the eager kernels compute
+// Accuracy: add, sub, mul, div, neg, relu, maximum, minimum (NumPy's: a NaN operand gives
+// NaN), the comparisons and where compute exactly what the eager kernels compute
 // (the same IEEE operations in the same order, no contraction into FMA), so results are
 // bit-identical. exp uses a vectorised approximation in generated code (range reduction by
 // ln 2 in two parts, a degree-7 (float32) / degree-12 (float64) Taylor polynomial, scaling by
@@ -39,9 +40,17 @@ template <typename T> inline constexpr double kFusedExpRelTol = 0;
 template <> inline constexpr double kFusedExpRelTol<float> = 4e-7;     // ~3 ulp
 template <> inline constexpr double kFusedExpRelTol<double> = 1e-15;   // ~5 ulp
 
-enum class FusedOpcode : uint8_t { kAdd, kSub, kMul, kDiv, kNeg, kRelu, kExp };
+enum class FusedOpcode : uint8_t {
+  kAdd, kSub, kMul, kDiv, kNeg, kRelu, kExp, kMaximum, kMinimum,
+  kGreater, kGreaterEqual, kLess, kLessEqual, kEqual, kNotEqual,  // masks
+  kWhere,
+};
 const char* FusedOpcodeName(FusedOpcode op);
 int FusedOpcodeArity(FusedOpcode op);
+// The comparisons: their value is a mask, read only by where.
+inline bool FusedOpcodeIsCompare(FusedOpcode op) {
+  return op >= FusedOpcode::kGreater && op <= FusedOpcode::kNotEqual;
+}
 
 struct FusedOperand {
   enum Kind : uint8_t { kInput, kTemp, kConst };
@@ -53,7 +62,7 @@ struct FusedOperand {
 
 struct FusedInst {
   FusedOpcode op;
-  FusedOperand a, b;  // b is unused by unary opcodes
+  FusedOperand a, b, c;  // b is unused by unary opcodes, c by all but where
 };
 
 // The dtypes fused kernels compute in: float32 and float64 (lanes of AVX2 registers). The
@@ -68,7 +77,7 @@ struct FusedProgram {
   std::string ToText() const;
   static absl::StatusOr<FusedProgram> Parse(absl::string_view text, DType dtype, int num_inputs);
   // Floating dtype, at least one instruction, operands in range, temps refer backwards,
-  // every input used.
+  // every input used, masks read only as where's first operand (which must be a mask).
   absl::Status Validate() const;
 };
 

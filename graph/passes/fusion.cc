@@ -1,6 +1,8 @@
 #include "graph/passes/fusion.h"
 
+#include <cstdlib>
 #include <functional>
+#include <string_view>
 #include <set>
 
 #include "absl/container/flat_hash_map.h"
@@ -19,18 +21,34 @@ bool FusedOpcodeOf(Op op, FusedOpcode* out) {
     case Op::kNeg: *out = FusedOpcode::kNeg; return true;
     case Op::kRelu: *out = FusedOpcode::kRelu; return true;
     case Op::kExp: *out = FusedOpcode::kExp; return true;
+    case Op::kMaximum: *out = FusedOpcode::kMaximum; return true;
+    case Op::kMinimum: *out = FusedOpcode::kMinimum; return true;
+    case Op::kGreater: *out = FusedOpcode::kGreater; return true;
+    case Op::kGreaterEqual: *out = FusedOpcode::kGreaterEqual; return true;
+    case Op::kLess: *out = FusedOpcode::kLess; return true;
+    case Op::kLessEqual: *out = FusedOpcode::kLessEqual; return true;
+    case Op::kEqual: *out = FusedOpcode::kEqual; return true;
+    case Op::kNotEqual: *out = FusedOpcode::kNotEqual; return true;
+    case Op::kWhere: *out = FusedOpcode::kWhere; return true;
     default: return false;  // log: no vector log yet
   }
 }
 
-bool Candidate(const Graph& g, NodeId id) {
+// Whether `id` can be part of a program computing in `dtype`: a comparison of two `dtype`
+// values (a bool mask), a where of `dtype` values selected by a bool condition, or another op
+// of `dtype` values.
+bool Candidate(const Graph& g, NodeId id, DType dtype) {
   const Node& n = g.node(id);
   FusedOpcode op;
   // Generated kernels have float32 and float64 lanes only; other dtypes (the 16-bit floats
   // included) stay as single-op nodes run by the eager kernels.
-  if (!FusedOpcodeOf(n.op, &op) || !FusedKernelSupports(n.meta.dtype)) return false;
-  for (NodeId i : n.inputs)
-    if (g.node(i).meta.dtype != n.meta.dtype) return false;
+  if (!FusedOpcodeOf(n.op, &op) || !FusedKernelSupports(dtype)) return false;
+  const bool compare = FusedOpcodeIsCompare(op);
+  if (n.meta.dtype != (compare ? DType::kBool : dtype)) return false;
+  for (size_t k = 0; k < n.inputs.size(); ++k) {
+    const bool cond = op == FusedOpcode::kWhere && k == 0;
+    if (g.node(n.inputs[k]).meta.dtype != (cond ? DType::kBool : dtype)) return false;
+  }
   return true;
 }
 
@@ -71,6 +89,7 @@ FusedProgram BuildProgram(const Graph& g, const std::vector<NodeId>& members, bo
     FusedOpcodeOf(n.op, &inst.op);
     inst.a = operand(n.inputs[0]);
     if (n.inputs.size() > 1) inst.b = operand(n.inputs[1]);
+    if (n.inputs.size() > 2) inst.c = operand(n.inputs[2]);
     p.insts.push_back(inst);
   }
   p.num_inputs = static_cast<int>(inputs->size());
@@ -90,26 +109,44 @@ absl::StatusOr<bool> RunWith(Graph& g, FusedBackend backend) {
   std::vector<bool> taken(count, false);
   bool changed = false;
   for (NodeId root = count - 1; root >= 0; --root) {
-    if (taken[root] || !Candidate(g, root)) continue;
     const TensorMeta& meta = g.node(root).meta;
-    std::vector<bool> member(count, false);
-    member[root] = true;
-    std::vector<NodeId> members = {root};
-    // Largest id first: when a node is considered, every user that could join already has.
-    std::set<NodeId, std::greater<NodeId>> frontier(g.node(root).inputs.begin(),
-                                                    g.node(root).inputs.end());
-    while (!frontier.empty() && static_cast<int>(members.size()) < kMaxClusterOps) {
-      NodeId j = *frontier.begin();
-      frontier.erase(frontier.begin());
-      if (taken[j] || is_output[j] || !Candidate(g, j) || !(g.node(j).meta == meta)) continue;
-      bool all_users_inside = true;
-      for (NodeId u : users[j]) all_users_inside &= member[u];
-      if (!all_users_inside) continue;
-      member[j] = true;
-      members.push_back(j);
-      frontier.insert(g.node(j).inputs.begin(), g.node(j).inputs.end());
+    if (taken[root] || !Candidate(g, root, meta.dtype)) continue;
+    // A where joins only with the comparison that makes its condition (the mask never leaves
+    // registers); a where whose condition stays outside is excluded and the cluster regrown
+    // without it.
+    std::vector<bool> excluded(count, false);
+    std::vector<bool> member;
+    std::vector<NodeId> members;
+    for (;;) {
+      member.assign(count, false);
+      member[root] = true;
+      members = {root};
+      // Largest id first: when a node is considered, every user that could join already has.
+      std::set<NodeId, std::greater<NodeId>> frontier(g.node(root).inputs.begin(),
+                                                      g.node(root).inputs.end());
+      while (!frontier.empty() && static_cast<int>(members.size()) < kMaxClusterOps) {
+        NodeId j = *frontier.begin();
+        frontier.erase(frontier.begin());
+        const Node& n = g.node(j);
+        if (taken[j] || excluded[j] || is_output[j] || !Candidate(g, j, meta.dtype) ||
+            n.meta.shape != meta.shape) {
+          continue;
+        }
+        bool all_users_inside = true;
+        for (NodeId u : users[j]) all_users_inside &= member[u];
+        if (!all_users_inside) continue;
+        member[j] = true;
+        members.push_back(j);
+        frontier.insert(n.inputs.begin(), n.inputs.end());
+      }
+      bool regrow = false;
+      for (NodeId m : members) {
+        const Node& n = g.node(m);
+        if (n.op == Op::kWhere && !member[n.inputs[0]]) excluded[m] = regrow = true;
+      }
+      if (!regrow || excluded[root]) break;
     }
-    if (members.size() < 2) continue;
+    if (excluded[root] || members.size() < 2) continue;
     std::sort(members.begin(), members.end());
 
     // Scalar constants become literals only if the other inputs still give the root's shape.
@@ -143,6 +180,10 @@ absl::StatusOr<bool> RunWith(Graph& g, FusedBackend backend) {
   return changed;
 }
 
-absl::StatusOr<bool> Run(Graph& g) { return RunWith(g, FusedBackend::kAuto); }
+absl::StatusOr<bool> Run(Graph& g) {
+  const char* env = std::getenv("PIJIT_FUSED_BACKEND");  // read per compile: tests switch it
+  const bool interp = env != nullptr && std::string_view(env) == "interpreter";
+  return RunWith(g, interp ? FusedBackend::kInterpreter : FusedBackend::kAuto);
+}
 
 }  // namespace pijit::graph::fusion

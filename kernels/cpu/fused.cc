@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "kernels/cpu/loops.h"
 #include "kernels/errors.h"
 #include "kernels/fused.h"
 #include "kernels/thread_pool.h"
@@ -24,7 +25,11 @@ constexpr struct {
     {FusedOpcode::kAdd, "add", 2}, {FusedOpcode::kSub, "sub", 2},
     {FusedOpcode::kMul, "mul", 2}, {FusedOpcode::kDiv, "div", 2},
     {FusedOpcode::kNeg, "neg", 1}, {FusedOpcode::kRelu, "relu", 1},
-    {FusedOpcode::kExp, "exp", 1},
+    {FusedOpcode::kExp, "exp", 1}, {FusedOpcode::kMaximum, "maximum", 2},
+    {FusedOpcode::kMinimum, "minimum", 2}, {FusedOpcode::kGreater, "greater", 2},
+    {FusedOpcode::kGreaterEqual, "greater_equal", 2}, {FusedOpcode::kLess, "less", 2},
+    {FusedOpcode::kLessEqual, "less_equal", 2}, {FusedOpcode::kEqual, "equal", 2},
+    {FusedOpcode::kNotEqual, "not_equal", 2}, {FusedOpcode::kWhere, "where", 3},
 };
 constexpr int kMaxFusedInputs = 64;
 }  // namespace
@@ -55,10 +60,10 @@ std::string FusedProgram::ToText() const {
   for (size_t i = 0; i < insts.size(); ++i) {
     const FusedInst& in = insts[i];
     absl::StrAppend(&out, i ? "; " : "", FusedOpcodeName(in.op), "(");
-    operand(in.a);
-    if (FusedOpcodeArity(in.op) == 2) {
-      out += ", ";
-      operand(in.b);
+    const int arity = FusedOpcodeArity(in.op);
+    for (int k = 0; k < arity; ++k) {
+      if (k) out += ", ";
+      operand(k == 0 ? in.a : k == 1 ? in.b : in.c);
     }
     out += ")";
   }
@@ -96,7 +101,7 @@ absl::StatusOr<FusedProgram> FusedProgram::Parse(absl::string_view text, DType d
     }
     for (size_t k = 0; k < args.size(); ++k) {
       absl::string_view a = absl::StripAsciiWhitespace(args[k]);
-      FusedOperand& o = k == 0 ? fi.a : fi.b;
+      FusedOperand& o = k == 0 ? fi.a : k == 1 ? fi.b : fi.c;
       int64_t i64 = 0;
       if (!a.empty() && (a[0] == '$' || a[0] == '#')) {
         if (!ParseNumber(a.substr(1), &i64) || i64 < 0 || i64 > (1 << 20)) {
@@ -135,10 +140,22 @@ absl::Status FusedProgram::Validate() const {
         absl::StrCat("fused program: ", num_inputs, " inputs (at most ", kMaxFusedInputs, ")"));
   }
   std::vector<bool> used(num_inputs, false);
+  if (FusedOpcodeIsCompare(insts.back().op)) {
+    return absl::InvalidArgumentError("fused program: the result is a mask");
+  }
   for (size_t i = 0; i < insts.size(); ++i) {
     const FusedInst& in = insts[i];
     for (int k = 0; k < FusedOpcodeArity(in.op); ++k) {
-      const FusedOperand& o = k == 0 ? in.a : in.b;
+      const FusedOperand& o = k == 0 ? in.a : k == 1 ? in.b : in.c;
+      // Masks exist only between a comparison and the where that selects with it.
+      const bool wants_mask = in.op == FusedOpcode::kWhere && k == 0;
+      const bool is_mask = o.kind == FusedOperand::kTemp && o.index < static_cast<int32_t>(i) &&
+                           FusedOpcodeIsCompare(insts[o.index].op);
+      if (wants_mask != is_mask) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "fused program: #", i, " operand ", k,
+            wants_mask ? " must be a comparison's result" : " reads a comparison's mask"));
+      }
       if (o.kind == FusedOperand::kInput) {
         if (o.index >= num_inputs) {
           return absl::InvalidArgumentError(absl::StrCat("fused program: #", i, " reads $",
@@ -211,8 +228,9 @@ FusedKernel::Fn FusedKernel::NativeFn(uint64_t stride_mask) const {
 }
 
 namespace {
+// Masks are 1 (set) or 0 in the interpreter.
 template <typename T>
-T Apply(FusedOpcode op, T a, T b) {
+T Apply(FusedOpcode op, T a, T b, T c) {
   switch (op) {
     case FusedOpcode::kAdd: return a + b;
     case FusedOpcode::kSub: return a - b;
@@ -221,6 +239,15 @@ T Apply(FusedOpcode op, T a, T b) {
     case FusedOpcode::kNeg: return -a;
     case FusedOpcode::kRelu: return a > T(0) ? a : (a != a ? a : T(0));  // as the eager kernel
     case FusedOpcode::kExp: return std::exp(a);
+    case FusedOpcode::kMaximum: return loops::Max(a, b);
+    case FusedOpcode::kMinimum: return loops::Min(a, b);
+    case FusedOpcode::kGreater: return a > b;
+    case FusedOpcode::kGreaterEqual: return a >= b;
+    case FusedOpcode::kLess: return a < b;
+    case FusedOpcode::kLessEqual: return a <= b;
+    case FusedOpcode::kEqual: return a == b;
+    case FusedOpcode::kNotEqual: return a != b;
+    case FusedOpcode::kWhere: return a != T(0) ? b : c;
   }
   return a;
 }
@@ -247,7 +274,11 @@ void InterpretT(const FusedProgram& p, T* out, const void* const* inputs, uint64
     for (size_t i = 0; i < p.insts.size(); ++i) {
       const FusedInst& in = p.insts[i];
       T* dst = &temps[i * kBlock];
-      for (int64_t j = 0; j < len; ++j) dst[j] = Apply<T>(in.op, fetch(in.a, j), fetch(in.b, j));
+      const int arity = FusedOpcodeArity(in.op);
+      for (int64_t j = 0; j < len; ++j) {
+        dst[j] = Apply<T>(in.op, fetch(in.a, j), arity > 1 ? fetch(in.b, j) : T(0),
+                          arity > 2 ? fetch(in.c, j) : T(0));
+      }
     }
     std::memcpy(out + base, &temps[(p.insts.size() - 1) * kBlock], len * sizeof(T));
   }

@@ -10,7 +10,8 @@
 // (vmovss / vmovsd), so both loops compute identical per-element operations. An input with
 // stride 0 (broadcast) is reloaded from its one address with vbroadcastss/sd. Literal
 // constants and the exp coefficients are 32-byte entries of the function's constant pool
-// used as memory operands, so they take no registers. The register allocator of
+// used as memory operands, so they take no registers. A comparison's mask is a vcmpps/pd
+// result (all ones or zero per lane) consumed by vblendvps/pd. The register allocator of
 // x86::Compiler assigns (and if needed spills) the per-instruction virtual registers.
 #include <cmath>
 #include <cstring>
@@ -215,6 +216,46 @@ class Gen {
           break;
         }
         case FusedOpcode::kExp: Exp(d, a); break;
+        case FusedOpcode::kMaximum:
+        case FusedOpcode::kMinimum: {
+          // As loops::Max/Min: a when a >= b (a <= b) or a is NaN, else b. maxps(b, a) gives
+          // b only when b > a (never for NaN), so NaN in b is blended in afterwards.
+          x86::Vec b = Load(in.b, temps);
+          x86::Vec nan = NewVec();
+          const bool max = in.op == FusedOpcode::kMaximum;
+          if (f32_) {
+            max ? cc_.vmaxps(d, b, a) : cc_.vminps(d, b, a);
+            cc_.vcmpps(nan, b, b, 3);  // unordered: b is NaN
+            cc_.vblendvps(d, d, b, nan);
+          } else {
+            max ? cc_.vmaxpd(d, b, a) : cc_.vminpd(d, b, a);
+            cc_.vcmppd(nan, b, b, 3);
+            cc_.vblendvpd(d, d, b, nan);
+          }
+          break;
+        }
+        case FusedOpcode::kGreater:
+        case FusedOpcode::kGreaterEqual:
+        case FusedOpcode::kLess:
+        case FusedOpcode::kLessEqual:
+        case FusedOpcode::kEqual:
+        case FusedOpcode::kNotEqual: {
+          // Ordered predicates (false with a NaN operand), except not_equal (true).
+          static constexpr uint8_t kPredicate[] = {0x1E /*GT_OQ*/, 0x1D /*GE_OQ*/,
+                                                   0x11 /*LT_OQ*/, 0x12 /*LE_OQ*/,
+                                                   0x00 /*EQ_OQ*/, 0x04 /*NEQ_UQ*/};
+          const uint8_t pred = kPredicate[static_cast<int>(in.op) -
+                                          static_cast<int>(FusedOpcode::kGreater)];
+          x86::Vec b = Load(in.b, temps);
+          f32_ ? cc_.vcmpps(d, a, b, pred) : cc_.vcmppd(d, a, b, pred);
+          break;
+        }
+        case FusedOpcode::kWhere: {
+          // blendv takes its last-but-one operand where the mask's sign bit is set.
+          x86::Vec b = Load(in.b, temps), c = Load(in.c, temps);
+          f32_ ? cc_.vblendvps(d, c, b, a) : cc_.vblendvpd(d, c, b, a);
+          break;
+        }
       }
       temps.push_back(d);
     }

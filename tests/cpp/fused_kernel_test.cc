@@ -43,6 +43,15 @@ Tensor Eager(const FusedProgram& p, const std::vector<Tensor>& in) {
       case FusedOpcode::kNeg: r = Unary(UnaryOp::kNeg, a); break;
       case FusedOpcode::kRelu: r = Unary(UnaryOp::kRelu, a); break;
       case FusedOpcode::kExp: r = Unary(UnaryOp::kExp, a); break;
+      case FusedOpcode::kMaximum: r = Binary(BinaryOp::kMaximum, a, get(inst.b)); break;
+      case FusedOpcode::kMinimum: r = Binary(BinaryOp::kMinimum, a, get(inst.b)); break;
+      case FusedOpcode::kGreater: r = Binary(BinaryOp::kGreater, a, get(inst.b)); break;
+      case FusedOpcode::kGreaterEqual: r = Binary(BinaryOp::kGreaterEqual, a, get(inst.b)); break;
+      case FusedOpcode::kLess: r = Binary(BinaryOp::kLess, a, get(inst.b)); break;
+      case FusedOpcode::kLessEqual: r = Binary(BinaryOp::kLessEqual, a, get(inst.b)); break;
+      case FusedOpcode::kEqual: r = Binary(BinaryOp::kEqual, a, get(inst.b)); break;
+      case FusedOpcode::kNotEqual: r = Binary(BinaryOp::kNotEqual, a, get(inst.b)); break;
+      case FusedOpcode::kWhere: r = Where(a, get(inst.b), get(inst.c)); break;
     }
     EXPECT_TRUE(r.ok());
     temps.push_back(*r);
@@ -82,6 +91,13 @@ const char* kChain = "mul($0, $1); mul($2, $3); add(#0, #1); mul($0, 0.5); sub(#
 const char* kAllOps = "div($0, $1); neg(#0); relu(#1); sub(#2, $0); mul(#3, #3); add(#4, 1.25)";
 // exp feeds a mul, not an add: cancellation would magnify its (bounded) relative error.
 const char* kWithExp = "mul($0, -1.5); exp(#0); mul(#1, $1); relu(#2)";
+// Every comparison, selecting between inputs, temps and literals.
+const char* kSelect =
+    "greater($0, 0); where(#0, $1, 0); less($0, $1); where(#2, #1, $2); "
+    "greater_equal(#3, $2); equal($0, $1); where(#5, 7, #3); where(#4, #6, -0); "
+    "not_equal($1, $2); where(#8, #7, $0); less_equal(#9, $0); where(#10, #9, $1)";
+const char* kMinMax = "maximum($0, $1); minimum(#0, 0.75); maximum(-1, #1); minimum($2, #2); "
+                      "add(#3, $0)";
 
 template <typename T>
 void RunShapes(FusedBackend backend) {
@@ -99,6 +115,11 @@ void RunShapes(FusedBackend backend) {
     ExpectMatchesEager<T>(kChain, four, s, backend, 0);
     ExpectMatchesEager<T>(kAllOps, {four[0], four[1]}, s, backend, 0);
     ExpectMatchesEager<T>(kWithExp, {four[0], four[1]}, s, backend, exp_tol);
+    ExpectMatchesEager<T>(kSelect, {four[0], four[1], four[2]}, s, backend, 0);
+    ExpectMatchesEager<T>(kMinMax, {four[0], four[1], four[2]}, s, backend, 0);
+    // Equal elements: equal/not_equal/less_equal take their other branch.
+    ExpectMatchesEager<T>(kSelect, {four[0], four[0], four[2]}, s, backend, 0);
+    ExpectMatchesEager<T>(kMinMax, {four[1], four[1], four[1]}, s, backend, 0);
   }
 }
 
@@ -130,6 +151,10 @@ void RunBroadcasts(FusedBackend backend) {
   Tensor base = Random<T>({5, 2}, rng);
   Tensor col = Tensor::View(base.storage(), base.dtype(), {5, 1}, {2, 1}, 1);
   ExpectMatchesEager<T>("mul($0, $1)", {col, Random<T>({5, 1}, rng)}, {5, 1}, backend, 0);
+  // Masks and min/max over broadcast inputs.
+  ExpectMatchesEager<T>(kSelect, {ins[0], ins[1], ins[2]}, out, backend, 0);
+  ExpectMatchesEager<T>(kSelect, {ins[2], ins[3], ins[1]}, out, backend, 0);
+  ExpectMatchesEager<T>(kMinMax, {ins[3], ins[2], ins[1]}, out, backend, 0);
   // Empty tensors.
   ExpectMatchesEager<T>("add($0, $1)", {Random<T>({0, 3}, rng), Random<T>({3}, rng)}, {0, 3},
                         backend, 0);
@@ -153,6 +178,17 @@ TEST(FusedKernelTest, SpecialValuesMatchEagerExactly) {
   for (auto backend : {FusedBackend::kAuto, FusedBackend::kInterpreter}) {
     ExpectMatchesEager<float>("relu($0); add(#0, $1); div(#1, $1); neg(#2); relu($1); "
                               "sub(#3, #4)", {a, b}, {9}, backend, 0);
+    // NaN operands of maximum/minimum give NaN; ties (-0 vs 0) give the first operand; NaN
+    // compares false except by not_equal.
+    ExpectMatchesEager<float>("maximum($0, $1); minimum($0, $1); maximum($1, $0); "
+                              "minimum($1, $0); sub(#0, #1); sub(#2, #3); add(#4, #5)",
+                              {a, b}, {9}, backend, 0);
+    ExpectMatchesEager<float>("maximum($0, $1); minimum($1, $0); equal($0, $1); "
+                              "where(#2, #0, #1); not_equal($0, $1); where(#4, #3, -7); "
+                              "greater($0, $1); where(#6, #5, 3); less_equal($1, $0); "
+                              "where(#8, #7, 5); greater_equal($0, #9); where(#10, #9, $0); "
+                              "less(#11, $1); where(#12, #11, 9)",
+                              {a, b}, {9}, backend, 0);
   }
 }
 
@@ -199,6 +235,9 @@ TEST(FusedProgramTest, TextRoundTrips) {
   auto p = FusedProgram::Parse(kChain, DType::kFloat32, 4);
   ASSERT_TRUE(p.ok()) << p.status();
   EXPECT_EQ(p->ToText(), kChain);
+  p = FusedProgram::Parse(kSelect, DType::kFloat64, 3);
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->ToText(), kSelect);
 }
 
 TEST(FusedProgramTest, RejectsBadPrograms) {
@@ -208,6 +247,13 @@ TEST(FusedProgramTest, RejectsBadPrograms) {
             "fused program: $2 is unused");
   EXPECT_EQ(FusedProgram::Parse("log($0)", DType::kFloat32, 1).status().message(),
             "fused program, instruction #0 'log($0)': unknown opcode");
+  EXPECT_EQ(FusedProgram::Parse("greater($0, 0); add(#0, $0)", DType::kFloat32, 1)
+                .status().message(),
+            "fused program: #1 operand 0 reads a comparison's mask");
+  EXPECT_EQ(FusedProgram::Parse("where($0, $0, 0)", DType::kFloat32, 1).status().message(),
+            "fused program: #0 operand 0 must be a comparison's result");
+  EXPECT_EQ(FusedProgram::Parse("neg($0); less(#0, 1)", DType::kFloat32, 1).status().message(),
+            "fused program: the result is a mask");
   EXPECT_EQ(FusedProgram::Parse("add($0, 0.1)", DType::kInt32, 1).status().message(),
             "fused program: dtype Int32 is not float32 or float64");
 }

@@ -59,3 +59,98 @@ def test_fused_exp_within_tolerance_of_eager():
     x, y = pijit.Tensor(xn), pijit.Tensor(yn)
     jf = pijit.jit(f, mode="PIJit")
     np.testing.assert_allclose(jf(x, y).asnumpy(), f(x, y).asnumpy(), rtol=4e-7, atol=0)
+
+
+def relu_grad(x, g, h):
+    return ops.where(x > 0, g, 0.0) + h
+
+
+def clip_select(x, y, z):
+    c = ops.minimum(ops.maximum(x, -1.0), 0.5)
+    a = ops.where(c <= y, c, x)
+    b = ops.where(a != x, a, y)
+    b = ops.where(x == y, b, z)
+    b = ops.where(a >= y, b, a)
+    return ops.where(x < a, b, c * 2.0)
+
+
+def clip_select_numpy(x, y, z):
+    dt = x.dtype.type
+    c = np.minimum(np.maximum(x, dt(-1.0)), dt(0.5))
+    a = np.where(c <= y, c, x)
+    b = np.where(a != x, a, y)
+    b = np.where(x == y, b, z)
+    b = np.where(a >= y, b, a)
+    return np.where(x < a, b, c * dt(2.0))
+
+
+@pytest.fixture(params=["auto", "interpreter"])
+def fused_backend(request, monkeypatch):
+    """Runs the test with generated code and again with the fused-program interpreter."""
+    if request.param == "interpreter":
+        monkeypatch.setenv("PIJIT_FUSED_BACKEND", "interpreter")
+    return request.param
+
+
+_SHAPES = [((1,), (1,), (1,)), ((7,), (7,), (7,)), ((9,), (), (9,)), ((1003,), (1003,), (1,)),
+           ((3, 17), (17,), (3, 1)), ((2, 3, 5), (3, 1), (2, 3, 5)), ((4, 8), (1, 8), ())]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shapes", _SHAPES)
+def test_fused_masks_match_numpy_exactly(dtype, shapes, fused_backend):
+    rng = np.random.default_rng(6)
+    x, y, z = (rng.standard_normal(s).astype(dtype) for s in shapes)
+    x.reshape(-1)[::5] = 0.0  # ties with the constants and between inputs
+    if y.size == x.size:
+        y.reshape(-1)[::3] = x.reshape(-1)[::3]
+    args = [pijit.Tensor(v) for v in (x, y, z)]
+    jf = _fresh_jit(clip_select)
+    got = jf(*args).asnumpy()
+    np.testing.assert_array_equal(got, clip_select_numpy(x, y, z))
+    np.testing.assert_array_equal(got, clip_select(*args).asnumpy())
+    text = _graph_text(jf)
+    assert "fused(" in text and "= where(" not in text, text
+
+    jg = _fresh_jit(relu_grad)
+    got = jg(*args).asnumpy()
+    np.testing.assert_array_equal(got, np.where(x > 0, y, dtype(0)) + z)
+    assert "= greater(" not in _graph_text(jg), _graph_text(jg)
+
+
+def test_fused_masks_with_nan_and_signed_zero(fused_backend):
+    nan = np.nan
+    x = np.array([nan, 0.0, -0.0, 1.0, nan, -2.0, 0.25, np.inf, -np.inf], np.float32)
+    y = np.array([1.0, -0.0, 0.0, nan, nan, -2.0, 0.5, np.inf, 0.0], np.float32)
+    z = np.array([3.0, 4.0, -5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0], np.float32)
+    jf = _fresh_jit(clip_select)
+    got = jf(*[pijit.Tensor(v) for v in (x, y, z)]).asnumpy()
+    np.testing.assert_array_equal(got, clip_select_numpy(x, y, z))
+    assert np.array_equal(np.signbit(got), np.signbit(clip_select_numpy(x, y, z)))
+
+
+def test_escaping_comparison_stays_a_bool_tensor(fused_backend):
+    def f(x, g):
+        m = x > 0
+        return ops.where(m, g * 2.0, 0.0) - g, m
+
+    rng = np.random.default_rng(8)
+    x, g = (rng.standard_normal((5, 6)).astype(np.float32) for _ in range(2))
+    jf = _fresh_jit(f)
+    out, mask = jf(pijit.Tensor(x), pijit.Tensor(g))
+    np.testing.assert_array_equal(out.asnumpy(), np.where(x > 0, g * np.float32(2), 0) - g)
+    assert mask.asnumpy().dtype == np.bool_
+    np.testing.assert_array_equal(mask.asnumpy(), x > 0)
+
+
+def test_relu_backward_fuses_in_a_training_step(fused_backend):
+    def loss(w, x):
+        return ops.relu(x * w - 0.5).sum()
+
+    rng = np.random.default_rng(9)
+    w, x = (rng.standard_normal((16, 8)).astype(np.float32) for _ in range(2))
+    grad_fn = pijit.grad(loss)
+    jf = pijit.jit(grad_fn, mode="PIJit")
+    got = jf(pijit.Tensor(w), pijit.Tensor(x)).asnumpy()
+    np.testing.assert_array_equal(got, grad_fn(pijit.Tensor(w), pijit.Tensor(x)).asnumpy())
+    np.testing.assert_allclose(got, np.where(x * w - 0.5 > 0, x, 0), rtol=1e-6)
