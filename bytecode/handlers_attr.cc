@@ -149,7 +149,9 @@ bool Interp::LoadAttr(Frame& f, const Value& owner, PyObject* name, bool method)
   if (PyList_CheckExact(owner.obj) && owner.source >= 0 && std::string_view(n) == "append") {
     // An input list's append: recorded and replayed after the graph (handlers_effects.cc).
     // The bound method carries its list in `cell` (a break rebuilds it as list.append).
-    gp().GuardType(owner.source, owner.obj);
+    // Its identity, not its type: a type guard would also pin the length, which the appends
+    // change on every call (a list made per call recompiles; a module-level log does not).
+    gp().GuardValue(owner.source, owner.obj);
     Value m;
     m.kind = Value::kBuiltinMethod;
     m.obj = name;
