@@ -74,9 +74,10 @@ bool Interp::PopN(Frame& f, size_t n, ValueList* out) {
 }
 
 // Decodes a code object for simulation; fails on what the interpreter cannot follow.
-bool PrepareFrame(Interp& in, PyCodeObject* co, Frame& f) {
+bool PrepareFrame(Interp& in, PyCodeObject* co, Frame& f, bool generator) {
   const int flags = co->co_flags;
-  if (flags & (CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR | CO_ITERABLE_COROUTINE)) {
+  if (flags & (CO_COROUTINE | CO_ASYNC_GENERATOR | CO_ITERABLE_COROUTINE) ||
+      ((flags & CO_GENERATOR) && !generator)) {
     in.Fail("unsupported_function", "generators and coroutines are not captured");
     return false;
   }
@@ -127,6 +128,7 @@ bool Interp::RunFrame(Frame& f, Value* result) {
       for (const Value& v : f.locals) root_locals_.push_back(SnapshotValue(v, copies));
       root_kwnames_ = f.kwnames;
       root_nodes_ = g().nodes().size();
+      root_effects_ = effects_.size();
       root_params_ = out_->param_sources.size();
     }
     if (!Step(f, pc, &returned, result)) return false;
@@ -640,6 +642,14 @@ bool Interp::Step(Frame& f, size_t& pc, bool* returned, Value* result) {
       Fail("unsupported_bytecode", "entering a `with` block calls __enter__ in Python",
            "the block's body is still captured between graph breaks");
       return false;
+    case Opc::STORE_ATTR:
+      // owner.name = value, with value at TOS1 and owner at TOS.
+      if (!Pop(f, &a) || !Pop(f, &b) || !StoreAttr(a, PyTuple_GET_ITEM(f.code->co_names, in.arg), b))
+        return false;
+      break;
+    case Opc::STORE_GLOBAL:
+      if (!Pop(f, &a) || !StoreGlobal(f, PyTuple_GET_ITEM(f.code->co_names, in.arg), a)) return false;
+      break;
     case Opc::STORE_SUBSCR:
       // container[key] = value with the container at TOS1. Writing into a tensor mutates its
       // storage, which views and the caller see: the graph breaks and Python does the write.
@@ -651,6 +661,22 @@ bool Interp::Step(Frame& f, size_t& pc, bool* returned, Value* result) {
              "this function runs eagerly; graph breaks will split it around such code");
       }
       return false;
+    case Opc::RETURN_GENERATOR:
+      if (!f.yields) {
+        Fail("internal", "RETURN_GENERATOR outside a generator run");
+        return false;
+      }
+      f.stack.push_back(Value::Const(Py_None));  // the value sent by the first next()
+      break;
+    case Opc::YIELD_VALUE:
+      if (!f.yields) {
+        Fail("unsupported_bytecode", "yield outside a generator consumed whole");
+        return false;
+      }
+      if (!Pop(f, &a)) return false;
+      f.yields->push_back(std::move(a));
+      f.stack.push_back(Value::Const(Py_None));  // next() sends None
+      break;
     case Opc::RETURN_VALUE:
       if (!Pop(f, result)) return false;
       *returned = true;
@@ -699,7 +725,7 @@ void Interp::Run() {
     if (allow_break_) BuildBreak();
     return;
   }
-  if (!MakeOutput(result, &out_->output)) return;
+  if (!MakeEffects(effects_.size()) || !MakeOutput(result, &out_->output)) return;
   g().SetOutputs(outputs_);
   out_->num_memo = static_cast<int32_t>(memo_of_items_.size());
   out_->ok = true;

@@ -40,6 +40,7 @@ struct OutputSpec {
     kMethod,       // Tensor's method named by `constant` (graph breaks only)
     kRef,          // the object built for the spec whose `memo` is `index` (aliasing)
     kDict,         // a new dict: keys in `constant` (a tuple), values in `items`
+    kBoundMethod,  // attribute `constant` of the object built by items[0] (graph breaks only)
   };
   Kind kind = kConstant;
   int32_t index = -1;           // graph output, guard source, or memo slot (kRef)
@@ -72,6 +73,20 @@ struct BreakInfo {
   BreakInfo(const BreakInfo&) = delete;
 };
 
+// A mutation the captured code makes on objects that outlive the call, replayed in order
+// after the graph runs (and before the instruction of a graph break).
+struct Effect {
+  enum Kind : uint8_t {
+    kSetAttr,    // setattr(target, name, value)
+    kSetGlobal,  // the function's globals[name] = value
+    kAppend,     // target.append(value) on a list
+  };
+  Kind kind = kSetAttr;
+  OutputSpec target;  // the object mutated (kSetAttr, kAppend)
+  OutputSpec name;    // kConstant: the attribute or global name
+  OutputSpec value;
+};
+
 struct CaptureResult {
   bool ok = false;
   BreakReason reason;  // when !ok
@@ -82,6 +97,7 @@ struct CaptureResult {
   size_t num_instructions = 0;
   size_t num_blocks = 0;
   std::unique_ptr<BreakInfo> brk;  // set when !ok and the function can continue past it
+  std::vector<Effect> effects;     // replayed after the graph (before a break's instruction)
   int32_t num_memo = 0;     // memo slots the output (or the break state) uses
   bool dynamic = false;     // some tensor dimension is symbolic (guards do not check it)
   bool read_shape = false;  // the trace read a tensor's shape as a Python value

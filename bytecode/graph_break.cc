@@ -53,6 +53,13 @@ bool Interp::MakeBreakSpec(const Value& v, OutputSpec* spec) {
       spec->kind = OutputSpec::kMethod;
       spec->constant = PyUnicode_FromString(PyOpName(v.method));
       return true;
+    case Value::kBuiltinMethod:
+      if (!v.cell || v.cell->kind != Value::kConst) return false;
+      spec->kind = OutputSpec::kBoundMethod;
+      spec->constant = v.obj;
+      Py_INCREF(v.obj);
+      spec->items.emplace_back();
+      return MakeBreakSpec(*v.cell, &spec->items.back());
     default:
       return false;  // cells and functions made during capture stay in the trace
   }
@@ -108,6 +115,8 @@ void Interp::BuildBreak() {
   if (BridgeOutcomes(probe).empty()) return;  // not an instruction a bridge can run
   // Graph outputs for the break must not disturb the failed instruction's half-built nodes;
   // they are unused and pure.
+  // Effects before the instruction are replayed before the bridge runs it.
+  if (!MakeEffects(root_effects_)) return;
   for (const Value& v : root_stack_) {
     brk->stack.emplace_back();
     if (!MakeBreakSpec(v, &brk->stack.back())) return;

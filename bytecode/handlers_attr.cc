@@ -25,6 +25,10 @@ bool Interp::LoadGlobal(Frame& f, PyObject* name, Value* out) {
     globals = PyFunction_GET_GLOBALS(owner);
     builtins = reinterpret_cast<PyFunctionObject*>(owner)->func_builtins;
   }
+  if (const Value* p = PendingGlobal(globals, name)) {  // stored earlier in the trace
+    *out = *p;
+    return true;
+  }
   const bool root = f.func_source < 0;
   Source::Kind kind = root ? Source::kGlobal : Source::kFuncGlobal;
   PyObject* v = PyDict_GetItemWithError(globals, name);
@@ -137,6 +141,26 @@ bool Interp::LoadAttr(Frame& f, const Value& owner, PyObject* name, bool method)
                                                   "at capture time", n));
     return false;
   }
+  if (const Value* p = PendingAttr(owner.obj, name)) {  // stored earlier in the trace
+    if (method) f.stack.push_back(Value::Null());
+    f.stack.push_back(*p);
+    return true;
+  }
+  if (PyList_CheckExact(owner.obj) && owner.source >= 0 && std::string_view(n) == "append") {
+    // An input list's append: recorded and replayed after the graph (handlers_effects.cc).
+    // The bound method carries its list in `cell` (a break rebuilds it as list.append).
+    // Its identity, not its type: a type guard would also pin the length, which the appends
+    // change on every call (a list made per call recompiles; a module-level log does not).
+    gp().GuardValue(owner.source, owner.obj);
+    Value m;
+    m.kind = Value::kBuiltinMethod;
+    m.obj = name;
+    m.cell = std::make_shared<Value>(owner);
+    if (method) f.stack.push_back(Value::Null());
+    f.stack.push_back(m);
+    return true;
+  }
+  if (!FailIfMutated(owner)) return false;
   if (method && PyDict_CheckExact(owner.obj) && owner.source >= 0 &&
       PyDict_GET_SIZE(owner.obj) <= 256) {
     std::string_view m(n);

@@ -178,11 +178,27 @@ Builtin BuiltinOf(PyObject* fn) {
 
 }  // namespace
 
-static bool FoldBuiltin(Interp& in, Frame& f, Builtin b, const ValueList& args,
+static bool FoldBuiltin(Interp& in, Frame& f, Builtin b, const ValueList& in_args,
                         const std::vector<std::string>& kwnames, Value* out) {
   if (!kwnames.empty()) {
     in.Fail("unsupported_call", "keyword arguments to a builtin");
     return false;
+  }
+  ValueList args = in_args;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i].kind != Value::kGenerator) continue;
+    // Consumers that take every item run the generator now. all() and any() stop at the
+    // first decisive item: only a generator with no tensor work may run ahead of them.
+    const bool whole = b == Builtin::kTuple || b == Builtin::kList || b == Builtin::kSorted ||
+                       b == Builtin::kSum || b == Builtin::kMin || b == Builtin::kMax ||
+                       b == Builtin::kAll || b == Builtin::kAny;
+    if (!whole || i > 0 || (b != Builtin::kSum && args.size() != 1)) {
+      in.Fail("unsupported_call", "a generator passed to a builtin that may not consume it whole");
+      return false;
+    }
+    Value it;
+    if (!in.RunGenerator(args[i], b == Builtin::kAll || b == Builtin::kAny, &it)) return false;
+    args[i] = Value::Seq(std::move(*it.items), false);
   }
   auto result = [&](PyObject* v) {
     if (!v) {
@@ -203,6 +219,7 @@ static bool FoldBuiltin(Interp& in, Frame& f, Builtin b, const ValueList& args,
     case Builtin::kLen: {
       if (args.size() != 1) break;
       const Value& v = args[0];
+      if (!in.FailIfMutated(v)) return false;
       if (v.kind == Value::kTensor) {
         in.NoteShapeRead();
         const auto& shape = in.g().node(v.node).meta.shape;
@@ -433,6 +450,9 @@ static bool FoldBuiltin(Interp& in, Frame& f, Builtin b, const ValueList& args,
       tmp.func_source = f.func_source;
       tmp.globals_func = f.globals_func;
       if (b == Builtin::kHasattr) {
+        if (args[0].kind == Value::kConst && in.PendingAttr(args[0].obj, args[1].obj)) {
+          return result(PyBool_FromLong(1));
+        }
         if (args[0].kind == Value::kConst) {
           in.UseConst(args[0]);
           if (guards::SafeGetAttr(args[0].obj, args[1].obj)) return result(PyBool_FromLong(1));
@@ -461,7 +481,21 @@ bool Interp::Call(Frame& f, const Value& callable, ValueList args, Value* out) {
     f.kwnames = nullptr;
   }
   if (callable.kind == Value::kTensorMethod) return CallOp(callable.method, args, names, out);
-  if (callable.kind == Value::kBuiltinMethod) return CallContainerMethod(callable, std::move(args), names, out);
+  if (callable.kind == Value::kBuiltinMethod) {
+    if (callable.cell) args.insert(args.begin(), *callable.cell);  // bound by LOAD_ATTR
+    return CallContainerMethod(callable, std::move(args), names, out);
+  }
+  if (callable.kind == Value::kFunction &&
+      (reinterpret_cast<PyCodeObject*>(callable.obj)->co_flags & CO_GENERATOR)) {
+    // A generator expression (or a generator defined in the trace): nothing runs until it is
+    // iterated, and then only under a consumer that takes every item.
+    out->kind = Value::kGenerator;
+    out->gen = std::make_shared<GenState>();
+    out->gen->fn = callable;
+    out->gen->args = std::move(args);
+    out->gen->kwnames = std::move(names);
+    return true;
+  }
   if (callable.kind == Value::kFunction) {
     return Inline(f, reinterpret_cast<PyCodeObject*>(callable.obj), nullptr, -1, &callable,
                   std::move(args), names, out);

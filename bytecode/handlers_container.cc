@@ -63,6 +63,7 @@ bool Interp::Contains(const Value& c, const Value& item, bool* out) {
     Value ignored;
     return DictGet(c, item, &ignored, out);
   }
+  if (!FailIfMutated(c)) return false;
   PyObject* obj = AsPyObject(c);
   const bool mutable_input =
       obj && c.source >= 0 && (PyList_CheckExact(obj) || PyDict_CheckExact(obj));
@@ -113,6 +114,12 @@ bool Interp::CallContainerMethod(const Value& m, ValueList args, const std::vect
     out->opaque = true;  // a dict view, not an iterator: it stays inside the trace
     return true;
   };
+  if (self.kind == Value::kConst && PyList_CheckExact(self.obj) && name == "append" &&
+      args.size() == 1) {
+    if (!AppendEffect(self, args[0])) return false;
+    *out = Value::Const(Py_None);
+    return true;
+  }
   if (self.kind == Value::kDict) {
     if (name == "items" && args.empty()) {
       ValueList pairs;

@@ -29,10 +29,15 @@ bool Interp::GetIter(const Value& v, Value* out) {
       for (PyObject* k : *v.keys) keys.push_back(Value::Const(k));
       return make(std::move(keys));
     }
+    case Value::kGenerator:
+      // Every consumer that reaches here takes all items (tuple, list, sum, sorted, *args,
+      // unpacking, a `for` loop); the generator's items carry no effects (gen_depth_).
+      return RunGenerator(v, false, out);
     case Value::kTensor:
       Fail("unsupported_operator", "iterating over a tensor is not captured yet");
       return false;
     case Value::kConst:
+      if (!FailIfMutated(v)) return false;
       break;
     default:
       Fail("unsupported_operator", "iterating over a value unknown at capture time");

@@ -148,6 +148,7 @@ bool Interp::CompareOp(int cmp, const Value& a, const Value& b, Value* out) {
 }
 
 bool Interp::Truth(const Value& v, bool* out) {
+  if (!FailIfMutated(v)) return false;
   switch (v.kind) {
     case Value::kTensor:
       Fail("data_dependent", "the truth value of a tensor depends on its data",
@@ -200,6 +201,7 @@ bool Interp::Truth(const Value& v, bool* out) {
 }
 
 bool Interp::Subscript(const Value& c, const Value& index, Value* out) {
+  if (!FailIfMutated(c)) return false;
   if (c.kind == Value::kTensor) {
     PyOp op;
     if (c.type != g_tensor_type) {

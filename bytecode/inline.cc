@@ -18,7 +18,9 @@ bool Interp::Inline(Frame& caller, PyCodeObject* code, PyObject* func, int32_t f
     return false;
   }
   Frame f;
-  if (!PrepareFrame(*this, code, f)) return false;
+  f.yields = pending_yields_;
+  pending_yields_ = nullptr;
+  if (!PrepareFrame(*this, code, f, f.yields != nullptr)) return false;
   f.func = func;
   f.func_source = fn_value ? fn_value->globals_source : func_source;
   if (fn_value) f.globals_func = fn_value->globals_func;
@@ -133,6 +135,36 @@ bool Interp::Inline(Frame& caller, PyCodeObject* code, PyObject* func, int32_t f
     }
   }
   if (!RunFrame(f, out)) return false;
+  return true;
+}
+
+bool Interp::RunGenerator(const Value& gen, bool pure, Value* out) {
+  GenState& st = *gen.gen;
+  if (st.started) {
+    Fail("unsupported_call", "a generator iterated a second time",
+         "generators are captured when one consumer takes all their items at once");
+    return false;
+  }
+  st.started = true;
+  const size_t nodes = g().nodes().size();
+  ValueList items;
+  Frame caller;  // the generator runs under its consumer, one level deeper than its maker
+  caller.depth = 1;
+  pending_yields_ = &items;
+  ++gen_depth_;
+  Value ret;
+  const bool ok = Inline(caller, reinterpret_cast<PyCodeObject*>(st.fn.obj), nullptr, -1, &st.fn,
+                         st.args, st.kwnames, &ret);
+  --gen_depth_;
+  pending_yields_ = nullptr;
+  if (!ok) return false;
+  if (pure && g().nodes().size() != nodes) {
+    Fail("unsupported_call", "a generator whose items compute tensors, consumed by all()/any()",
+         "all() and any() stop early; the generator runs in Python");
+    return false;
+  }
+  out->kind = Value::kIter;
+  out->items = std::make_shared<ValueList>(std::move(items));
   return true;
 }
 

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "bytecode/capture.h"
 #include "bytecode/instructions.h"
 #include "pijit/csrc/pyops.h"
@@ -20,6 +21,7 @@ namespace pijit::bytecode {
 
 struct Value;
 using ValueList = std::vector<Value>;
+struct GenState;
 
 struct Value {
   enum Kind : uint8_t {
@@ -34,6 +36,7 @@ struct Value {
     kTensorMethod,  // Tensor method looked up on a tensor, waiting for CALL
     kDict,          // a dict built during capture: `keys` (known plain objects) and `items`
     kBuiltinMethod, // a method of a container built during capture (`obj`: its name), + self
+    kGenerator,     // a generator made during capture, not started yet (`gen`)
   };
   Kind kind = kUndef;
   graph::NodeId node = -1;       // kTensor
@@ -49,6 +52,7 @@ struct Value {
   PyObject* globals_func = nullptr;  // kFunction: that function (nullptr: the root's)
   std::shared_ptr<std::vector<PyObject*>> keys;  // kDict keys, parallel to `items` (borrowed)
   bool opaque = false;           // an iterator over a dict view: cannot become a Python value
+  std::shared_ptr<GenState> gen;  // kGenerator (shared by aliases: it runs once)
 
   static Value Const(PyObject* o, int32_t source = -1) {
     Value v;
@@ -78,6 +82,15 @@ struct Value {
   }
 };
 
+// A generator function called during capture: its frame runs only when a consumer that
+// takes every item (tuple, sum, a `for` loop...) iterates it, all at once (see RunGenerator).
+struct GenState {
+  Value fn;  // the kFunction value called
+  ValueList args;
+  std::vector<std::string> kwnames;
+  bool started = false;
+};
+
 // One simulated frame: the root function or an inlined callee.
 struct Frame {
   PyCodeObject* code = nullptr;
@@ -91,6 +104,7 @@ struct Frame {
   std::vector<Value> stack;
   PyObject* kwnames = nullptr;
   int depth = 0;
+  ValueList* yields = nullptr;  // a generator's frame: where YIELD_VALUE puts its items
 };
 
 class Interp {
@@ -142,11 +156,24 @@ class Interp {
   bool Truth(const Value& v, bool* out);
   bool Subscript(const Value& container, const Value& index, Value* out);
   bool GetIter(const Value& v, Value* out);                    // handlers_control.cc
+  // Runs a generator made during capture to its end, its items into `out` (a kIter). With
+  // `pure`, a generator whose items add graph nodes fails: its consumer may stop early.
+  bool RunGenerator(const Value& gen, bool pure, Value* out);
   // handlers_container.cc: dicts, container methods, f-strings, *args/**kwargs calls.
   bool DictSet(Value& dict, const Value& key, const Value& value);
   bool DictGet(const Value& dict, const Value& key, Value* out, bool* found);
   bool CallContainerMethod(const Value& method, ValueList args, const std::vector<std::string>& kwnames,
                            Value* out);
+  // handlers_effects.cc: mutations of objects from outside the trace, recorded for replay.
+  bool StoreAttr(const Value& owner, PyObject* name, const Value& value);
+  bool StoreGlobal(Frame& f, PyObject* name, const Value& value);
+  bool AppendEffect(const Value& list, const Value& value);
+  // A value the trace has recorded an effect on: reading it must see the effect.
+  bool Mutated(const Value& v) const;
+  bool FailIfMutated(const Value& v);
+  const Value* PendingAttr(PyObject* obj, PyObject* name) const;
+  const Value* PendingGlobal(PyObject* globals, PyObject* name) const;
+  bool MakeEffects(size_t count);  // the first `count` recorded effects into out_->effects
   bool FormatValue(const Value& v, int flags, const Value* spec, Value* out);
   bool Contains(const Value& container, const Value& item, bool* out);
 
@@ -175,6 +202,19 @@ class Interp {
   std::vector<graph::NodeId> outputs_;
   absl::flat_hash_map<const ValueList*, int32_t> memo_of_items_;
   bool failed_ = false;
+  struct EffectRec {
+    Effect::Kind kind;
+    Value target;
+    PyObject* name;  // borrowed (kept alive by the code object or keep_)
+    Value value;
+  };
+  std::vector<EffectRec> effects_;
+  size_t root_effects_ = 0;  // effects before the root frame's current instruction
+  absl::flat_hash_set<PyObject*> mutated_;  // objects with recorded effects
+  // Attributes and globals stored by the trace: (object or globals dict, name) -> value.
+  absl::flat_hash_map<std::pair<PyObject*, std::string>, Value> pending_;
+  ValueList* pending_yields_ = nullptr;  // handed to the next frame Inline sets up
+  int gen_depth_ = 0;                    // generators being run (no effects are recorded)
   int grad_depth_ = 0;  // nesting of gradient transforms being captured (handlers_grad.cc)
   int64_t steps_ = 0;
   // Where the interpreter is, for break reasons.
@@ -185,7 +225,7 @@ class Interp {
 };
 
 // Decodes `co` into `f` for simulation; fails (through `in`) on what cannot be followed.
-bool PrepareFrame(Interp& in, PyCodeObject* co, Frame& f);
+bool PrepareFrame(Interp& in, PyCodeObject* co, Frame& f, bool generator = false);
 
 constexpr int kMaxInlineDepth = 16;
 constexpr int64_t kMaxSteps = 200000;  // bounds loop unrolling

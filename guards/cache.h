@@ -28,6 +28,7 @@ struct CacheEntry {
   bytecode::OutputSpec output;
   bool dynamic = false;  // symbolic sizes: a kernel error means "run eagerly", not a bug
   std::unique_ptr<bytecode::BreakInfo> brk;  // a graph break: run the prefix, then resume
+  std::vector<bytecode::Effect> effects;      // replayed after the graph, in order
   int64_t hits = 0;
 };
 

@@ -133,6 +133,7 @@ PyObject* RunEntry(CodeState* st, PyCodeObject* code, PyObject* func, const Cach
   }
   if (e.brk) return RunBreak(st, e, code, func, values, outs);
   BuildContext cx(outs, values);
+  if (!ReplayEffects(e.effects, cx, func)) return nullptr;
   return BuildValue(e.output, cx);
 }
 
@@ -257,6 +258,7 @@ PyObject* Dispatch(CodeState* st, PyCodeObject* code, PyObject* func, PyObject* 
   entry->guards = std::move(cr.guards);
   entry->param_sources = std::move(cr.param_sources);
   entry->output = std::move(cr.output);
+  entry->effects = std::move(cr.effects);
   entry->dynamic = cr.dynamic;
   // A graph runs when it produces outputs or has effects of its own (assign, random draws,
   // batch-norm statistics), even if the function returns none of its values.

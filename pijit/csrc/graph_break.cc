@@ -82,11 +82,44 @@ PyObject* BuildValue(const OutputSpec& spec, BuildContext& cx) {
     }
     case OutputSpec::kMethod:
       return PyObject_GetAttr(reinterpret_cast<PyObject*>(g_tensor_type), spec.constant);
+    case OutputSpec::kBoundMethod: {
+      PyObject* owner = BuildValue(spec.items[0], cx);
+      if (!owner) return nullptr;
+      PyObject* m = PyObject_GetAttr(owner, spec.constant);
+      Py_DECREF(owner);
+      return m;
+    }
     case OutputSpec::kNull:
     case OutputSpec::kUnbound:
       return nullptr;
   }
   return nullptr;
+}
+
+bool ReplayEffects(const std::vector<bytecode::Effect>& effects, BuildContext& cx, PyObject* func) {
+  for (const bytecode::Effect& e : effects) {
+    PyObject* v = BuildValue(e.value, cx);
+    if (!v) {
+      if (!PyErr_Occurred()) PyErr_SetString(PyExc_SystemError, "pijit: an effect without a value");
+      return false;
+    }
+    int rc = -1;
+    if (e.kind == bytecode::Effect::kSetGlobal) {
+      rc = PyDict_SetItem(PyFunction_GET_GLOBALS(func), e.name.constant, v);
+    } else if (PyObject* target = BuildValue(e.target, cx)) {
+      if (e.kind == bytecode::Effect::kSetAttr) {
+        rc = PyObject_SetAttr(target, e.name.constant, v);
+      } else if (PyList_Check(target)) {
+        rc = PyList_Append(target, v);
+      } else {
+        PyErr_SetString(PyExc_SystemError, "pijit: append to a value that is not a list");
+      }
+      Py_DECREF(target);
+    }
+    Py_DECREF(v);
+    if (rc < 0) return false;
+  }
+  return true;
 }
 
 namespace {
@@ -394,6 +427,7 @@ PyObject* RunBreak(guards::CodeState* st, const guards::CacheEntry& e, PyCodeObj
   }
 
   BuildContext cx(outs, values);
+  if (!ReplayEffects(e.effects, cx, func)) return nullptr;
   for (const OutputSpec& spec : b.stack) {
     PyObject* v = BuildValue(spec, cx);
     if (!v && PyErr_Occurred()) return nullptr;

@@ -30,6 +30,9 @@ struct BuildContext {
 // Builds the Python value `spec` describes. Returns a new reference; nullptr either with an
 // exception set, or without one for a NULL stack slot or an unbound local.
 PyObject* BuildValue(const bytecode::OutputSpec& spec, BuildContext& cx);
+// Performs a capture's recorded side effects in order (`func`: whose globals are stored to);
+// false with a Python error set when one raises.
+bool ReplayEffects(const std::vector<bytecode::Effect>& effects, BuildContext& cx, PyObject* func);
 
 // False deep inside nested graph breaks (a jitted call made by a bridge that breaks itself):
 // resume functions then run eagerly.

@@ -185,7 +185,7 @@ opaque_kw = functools.partial(_scale_shift)
 
 def t_store_attr(x, o, grab):
     y = x * 2.0
-    o.a = y  # STORE_ATTR: empty stack after it
+    o.a = [y]  # STORE_ATTR (of a list: not replayed): empty stack after it
     z = y + 1.0
     if grab:
         raise Grab
@@ -269,8 +269,8 @@ G = 0
 def t_store_global(x, o, grab):
     global G
     y = x * 2.0
-    G = 5
-    z = y * G
+    G = [5]  # a list is not replayed: STORE_GLOBAL breaks
+    z = y * G[0]
     if grab:
         raise Grab
     return z

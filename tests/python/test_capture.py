@@ -478,7 +478,7 @@ LOG = []
 
 def appends_to_a_list(x):
     y = x * 2.0
-    LOG.append(1)  # a bound method, made afresh on each call: a graph break
+    LOG.append(1)  # replayed after the graph (the list's identity is guarded)
     return y + 1.0
 
 
