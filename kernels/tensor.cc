@@ -86,7 +86,27 @@ void IntegerRange(DType d, int64_t* lo, int64_t* hi) {
   });
 }
 
+// A Storage whose buffer is inside it: make_shared puts it, the Storage and the reference
+// counts in one ordinary allocation. For the small results of eager ops this halves the
+// allocations and avoids memalign, which costs several times what malloc does.
+class InlineStorage : public Storage {
+ public:
+  static constexpr size_t kMaxBytes = 256;
+  InlineStorage() : Storage(Private{}) {}
+  static std::shared_ptr<Storage> Make(size_t nbytes) {
+    auto s = std::make_shared<InlineStorage>();
+    const auto addr = reinterpret_cast<uintptr_t>(s->bytes_);
+    s->data_ = reinterpret_cast<void*>((addr + 63) / 64 * 64);
+    s->nbytes_ = nbytes;
+    return s;
+  }
+
+ private:
+  unsigned char bytes_[kMaxBytes + 64];  // room to align the start to 64 bytes
+};
+
 std::shared_ptr<Storage> Storage::Allocate(size_t nbytes) {
+  if (nbytes <= InlineStorage::kMaxBytes) return InlineStorage::Make(nbytes);
   auto s = std::make_shared<Storage>(Private{});
   // Large buffers are 2 MiB aligned and backed by transparent huge pages where the kernel
   // allows: a fresh 40 MB result then costs ~20 page faults instead of ~10,000.

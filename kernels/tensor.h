@@ -22,7 +22,7 @@ class Storage {
 
  public:
   explicit Storage(Private) {}
-  // 64-byte aligned, uninitialised.
+  // 64-byte aligned, uninitialised. Small buffers share one allocation with their Storage.
   static std::shared_ptr<Storage> Allocate(size_t nbytes);
   // Borrow memory owned elsewhere (a NumPy array): `release` runs when the last view dies.
   static std::shared_ptr<Storage> Wrap(void* data, size_t nbytes, std::function<void()> release);
@@ -34,6 +34,7 @@ class Storage {
   size_t nbytes() const { return nbytes_; }
 
  private:
+  friend class InlineStorage;
   void* data_ = nullptr;
   size_t nbytes_ = 0;
   std::function<void()> release_;

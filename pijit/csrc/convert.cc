@@ -1,6 +1,8 @@
 #include "pijit/csrc/convert.h"
 
 #include <limits>
+#include <memory>
+#include <new>
 #include <string_view>
 
 #include <pybind11/pybind11.h>
@@ -22,7 +24,30 @@ Tensor* AsTensor(PyObject* obj) {
 }
 
 PyObject* WrapTensor(Tensor t) {
-  return py::cast(std::move(t), py::return_value_policy::move).release().ptr();
+  // What py::cast(std::move(t)) does (mirrors pybind11's make_new_instance and init_instance),
+  // except that the instance is not entered in pybind11's map from C++ pointers to Python
+  // objects: that map only lets a binding that returns a reference to an existing Tensor find
+  // its Python object, and a fresh result has none. Entering and removing it cost about a
+  // third of a small op. (pybind11 deregisters on deallocation only what it registered.)
+  using Holder = py::class_<Tensor>::holder_type;
+  static_assert(std::is_same_v<Holder, std::unique_ptr<Tensor>>);
+  PyObject* obj = g_tensor_type->tp_alloc(g_tensor_type, 0);
+  if (obj == nullptr) return nullptr;
+  auto* inst = reinterpret_cast<py::detail::instance*>(obj);
+  try {
+    inst->allocate_layout();
+    py::detail::value_and_holder v_h = inst->get_value_and_holder();
+    auto* value = new Tensor(std::move(t));
+    v_h.value_ptr() = value;
+    inst->owned = true;
+    new (std::addressof(v_h.holder<Holder>())) Holder(value);
+    v_h.set_holder_constructed();
+  } catch (const std::bad_alloc&) {
+    Py_DECREF(obj);
+    PyErr_NoMemory();
+    return nullptr;
+  }
+  return obj;
 }
 
 namespace {

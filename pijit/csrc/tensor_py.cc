@@ -340,14 +340,7 @@ PyMethodDef g_method_defs[] = {
 };
 
 py::object Dunder(PyOp op, py::handle a, py::handle b) {
-  PyObject* args[2] = {a.ptr(), b.ptr()};
-  Tensor* ta = AsTensor(a.ptr());
-  Tensor* tb = AsTensor(b.ptr());
-  auto operand = [](PyObject* o, Tensor* t) { return t || IsPyScalar(o) || IsNumpyScalar(o); };
-  if (!operand(a.ptr(), ta) || !operand(b.ptr(), tb)) {
-    return py::reinterpret_borrow<py::object>(Py_NotImplemented);
-  }
-  PyObject* r = CallEager(op, args, 2, nullptr);
+  PyObject* r = BinaryOperator(op, a.ptr(), b.ptr());
   if (!r) throw py::error_already_set();
   return py::reinterpret_steal<py::object>(r);
 }
@@ -376,6 +369,13 @@ py::object ToPyScalar(const Tensor& t, const char* what) {
 }
 
 }  // namespace
+
+PyObject* BinaryOperator(PyOp op, PyObject* a, PyObject* b) {
+  auto operand = [](PyObject* o) { return AsTensor(o) || IsPyScalar(o) || IsNumpyScalar(o); };
+  if (!operand(a) || !operand(b)) Py_RETURN_NOTIMPLEMENTED;
+  PyObject* args[2] = {a, b};
+  return CallEager(op, args, 2, nullptr);
+}
 
 bool PyOpOfBuiltin(PyObject* fn, PyOp* out) {
   if (!PyCFunction_Check(fn)) return false;
@@ -527,6 +527,7 @@ void BindTensor(py::module_& m) {
       })
       .def("_data_ptr", [](const Tensor& t) { return reinterpret_cast<uintptr_t>(t.raw_data()); });
   g_tensor_type = reinterpret_cast<PyTypeObject*>(cls.ptr());
+  InstallNumberSlots(g_tensor_type);
 
   for (PyMethodDef& def : g_method_defs) {
     PyOp op;

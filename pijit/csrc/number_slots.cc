@@ -1,0 +1,97 @@
+// The number and comparison slots of pijit.Tensor: x + y, x - y, x * y, x / y and the six
+// comparisons on tensors and Python scalars, without the generic slot machinery.
+//
+// pybind11 defines __add__ and friends as methods, so CPython fills nb_add with its generic
+// slot_nb_add, which looks the method up by name and calls it through pybind11's dispatcher;
+// the call then goes through the op parser (ParseCall) like any pijit.ops call. That costs
+// more than the kernel on small tensors. The slots below compute tensor-tensor and
+// tensor-Python-scalar operands directly (exactly what the parsed call does: ScalarOperand,
+// then the kernel) and hand everything else (NumPy scalars, other types, an active gradient
+// tape) to the general path, BinaryOperator.
+//
+// Only pijit.Tensor's own slots are replaced. A Python subclass (Parameter) gets CPython's
+// generic slots, which call the inherited __add__ methods: the same result by the slower road.
+// Assigning Tensor.__add__ from Python makes CPython reset the slot, as for any class.
+#include <new>
+
+#include "absl/strings/str_format.h"
+#include "kernels/ops.h"
+#include "pijit/csrc/convert.h"
+#include "pijit/csrc/module.h"
+#include "pijit/csrc/tape.h"
+
+namespace pijit {
+namespace {
+
+// Runs `bop` on the resolved operands and wraps the result, as CallEager does.
+PyObject* RunBinary(PyOp op, BinaryOp bop, const Tensor& a, const Tensor& b) {
+  absl::StatusOr<Tensor> out;
+  try {
+    out = Binary(bop, a, b);
+  } catch (const std::bad_alloc&) {
+    PyErr_Format(PyExc_MemoryError, "%s: out of memory allocating the result", PyOpName(op));
+    return nullptr;
+  }
+  if (!out.ok()) {
+    SetPyError(out.status());
+    return nullptr;
+  }
+  return WrapTensor(std::move(*out));
+}
+
+// `op` (the kernel op `bop`) on a and b in operand order: the fast cases here, the rest
+// through BinaryOperator.
+PyObject* FastBinary(PyOp op, BinaryOp bop, PyObject* a, PyObject* b) {
+  Tensor* ta = AsTensor(a);
+  Tensor* tb = AsTensor(b);
+  if (ActiveTape() == nullptr) {
+    if (ta && tb) return RunBinary(op, bop, *ta, *tb);
+    // A Python scalar takes the dtype NumPy's weak-scalar rule gives next to the tensor.
+    Tensor* t = ta ? ta : tb;
+    PyObject* s = ta ? b : a;
+    if (t && IsPyScalar(s)) {
+      absl::StatusOr<Tensor> c = ScalarOperand(PyOpName(op), s, t->dtype());
+      if (!c.ok()) {
+        SetPyError(c.status());
+        return nullptr;
+      }
+      return ta ? RunBinary(op, bop, *ta, *c) : RunBinary(op, bop, *c, *tb);
+    }
+  }
+  return BinaryOperator(op, a, b);
+}
+
+// nb_add and friends receive the operands in expression order whichever side is the Tensor
+// (CPython calls the right operand's slot for the reflected form): a single function serves
+// __add__ and __radd__.
+template <PyOp op, BinaryOp bop>
+PyObject* NumberSlot(PyObject* a, PyObject* b) {
+  return FastBinary(op, bop, a, b);
+}
+
+// tp_richcompare is called with self first; CPython swaps the operator for the reflected form.
+PyObject* RichCompareSlot(PyObject* self, PyObject* other, int cmp) {
+  switch (cmp) {
+    case Py_EQ: return FastBinary(PyOp::kEqual, BinaryOp::kEqual, self, other);
+    case Py_NE: return FastBinary(PyOp::kNotEqual, BinaryOp::kNotEqual, self, other);
+    case Py_LT: return FastBinary(PyOp::kLess, BinaryOp::kLess, self, other);
+    case Py_LE: return FastBinary(PyOp::kLessEqual, BinaryOp::kLessEqual, self, other);
+    case Py_GT: return FastBinary(PyOp::kGreater, BinaryOp::kGreater, self, other);
+    case Py_GE: return FastBinary(PyOp::kGreaterEqual, BinaryOp::kGreaterEqual, self, other);
+  }
+  Py_RETURN_NOTIMPLEMENTED;
+}
+
+}  // namespace
+
+void InstallNumberSlots(PyTypeObject* type) {
+  PyNumberMethods* nb = type->tp_as_number;
+  nb->nb_add = NumberSlot<PyOp::kAdd, BinaryOp::kAdd>;
+  nb->nb_subtract = NumberSlot<PyOp::kSub, BinaryOp::kSub>;
+  nb->nb_multiply = NumberSlot<PyOp::kMul, BinaryOp::kMul>;
+  nb->nb_true_divide = NumberSlot<PyOp::kDiv, BinaryOp::kDiv>;
+  type->tp_richcompare = RichCompareSlot;
+  PyType_Modified(type);
+}
+
+}  // namespace pijit
