@@ -2,6 +2,7 @@
 
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
@@ -205,10 +206,34 @@ void StridedCopy(const Tensor& src, const Tensor& dst) {
     for (int64_t i = 0; i < n; ++i) d[i] = static_cast<D>(s[i]);
     return;
   }
-  // Walk the source with an index counter; the innermost axis is a strided run.
-  Shape idx(nd, 0);
   const auto& shape = src.shape();
   const auto& st = src.strides();
+  if (nd >= 2 && st[nd - 1] != 1 && shape[nd - 1] > 1 && shape[nd - 2] > 1) {
+    // A transposed last pair of axes: copy 2-D slices in square tiles, so that both the
+    // strided reads and the contiguous writes stay in cache.
+    constexpr int64_t kTile = 32;
+    const int64_t rows = shape[nd - 2], cols = shape[nd - 1];
+    const int64_t rs = st[nd - 2], cs = st[nd - 1];
+    Shape idx(nd - 2, 0);
+    for (int64_t base = 0; base < n; base += rows * cols) {
+      int64_t off = 0;
+      for (int64_t k = 0; k + 2 < nd; ++k) off += idx[k] * st[k];
+      for (int64_t r0 = 0; r0 < rows; r0 += kTile)
+        for (int64_t c0 = 0; c0 < cols; c0 += kTile) {
+          const int64_t r1 = std::min(rows, r0 + kTile), c1 = std::min(cols, c0 + kTile);
+          for (int64_t r = r0; r < r1; ++r)
+            for (int64_t c = c0; c < c1; ++c)
+              d[base + r * cols + c] = static_cast<D>(s[off + r * rs + c * cs]);
+        }
+      for (int64_t k = nd - 3; k >= 0; --k) {
+        if (++idx[k] < shape[k]) break;
+        idx[k] = 0;
+      }
+    }
+    return;
+  }
+  // Walk the source with an index counter; the innermost axis is a strided run.
+  Shape idx(nd, 0);
   const int64_t inner = nd ? shape[nd - 1] : 1;
   const int64_t inner_stride = nd ? st[nd - 1] : 0;
   for (int64_t base = 0; base < n; base += inner) {

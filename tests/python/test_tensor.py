@@ -413,3 +413,16 @@ def test_tensor_refcount_unchanged_by_asnumpy_and_ops():
         del a, b, c
     gc.collect()
     assert sys.getrefcount(t) == start
+
+
+@pytest.mark.parametrize("shape,perm", [((1024, 1000), (1, 0)), ((8, 64, 33, 17), (0, 1, 3, 2)),
+                                        ((5, 7, 3), (2, 0, 1)), ((3, 1, 4), (0, 2, 1)),
+                                        ((40, 70, 2), (0, 2, 1)), ((2, 3, 40, 50), (3, 2, 1, 0))])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int16, np.uint8])
+def test_copies_of_transposed_views_match_numpy(shape, perm, dtype):
+    # Copies of views whose last axes are transposed go through a tiled path.
+    a = (np.arange(np.prod(shape)) % 251).astype(dtype).reshape(shape)
+    t = ms.ops.transpose(ms.Tensor(a), perm)
+    want = np.ascontiguousarray(a.transpose(perm))
+    np.testing.assert_array_equal(ms.ops.reshape(t, (-1,)).asnumpy(), want.reshape(-1))
+    np.testing.assert_array_equal(t.astype(ms.float64).asnumpy(), want.astype(np.float64))
