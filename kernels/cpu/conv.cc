@@ -30,6 +30,10 @@ using ConvKey = std::array<int64_t, 17>;
 struct ConvPrimitive : ConvProblem {
   dnnl::memory::desc bias;
   dnnl::convolution_forward prim;
+  // The layouts the primitive computes in, when they are not the plain ones: the input and
+  // the weights are reordered into them and the result back out of its.
+  dnnl::memory::desc src_in, weights_in, dst_in;
+  bool blocked = false;
 };
 
 const ConvPrimitive& GetConv(const ConvKey& k) {
@@ -40,18 +44,32 @@ const ConvPrimitive& GetConv(const ConvKey& k) {
   static_cast<ConvProblem&>(*p) = MakeConvProblem(k.data());
   const auto prop = dnnl::prop_kind::forward_inference;
   const auto alg = dnnl::algorithm::convolution_direct;
+  // Many channels: let oneDNN choose blocked layouts (its direct kernels); the reorders cost
+  // less than the GEMM-based kernel it runs on plain NCHW. Few channels: plain layouts.
+  p->blocked = k[1] / k[15] >= 16 && k[4] / k[15] >= 16;
+  using dnnl::memory;
+  const auto any = memory::format_tag::any;
+  const memory::desc src = p->blocked ? memory::desc(p->src.dims(), memory::data_type::f32, any) : p->src;
+  const memory::desc wts = p->blocked ? memory::desc(p->weights.dims(), memory::data_type::f32, any) : p->weights;
+  const memory::desc dst = p->blocked ? memory::desc(p->dst.dims(), memory::data_type::f32, any) : p->dst;
+  dnnl::convolution_forward::primitive_desc pd;
   if (k[16]) {
-    p->bias = dnnl::memory::desc({k[4]}, dnnl::memory::data_type::f32, dnnl::memory::format_tag::a);
-    p->prim = dnnl::convolution_forward(dnnl::convolution_forward::primitive_desc(
-        dnnl::convolution_forward::desc(prop, alg, p->src, p->weights, p->bias, p->dst, p->strides,
+    p->bias = memory::desc({k[4]}, memory::data_type::f32, memory::format_tag::a);
+    pd = dnnl::convolution_forward::primitive_desc(
+        dnnl::convolution_forward::desc(prop, alg, src, wts, p->bias, dst, p->strides,
                                         p->dilates, p->pad_l, p->pad_r),
-        DnnlEngine()));
+        DnnlEngine());
   } else {
-    p->prim = dnnl::convolution_forward(dnnl::convolution_forward::primitive_desc(
-        dnnl::convolution_forward::desc(prop, alg, p->src, p->weights, p->dst, p->strides,
-                                        p->dilates, p->pad_l, p->pad_r),
-        DnnlEngine()));
+    pd = dnnl::convolution_forward::primitive_desc(
+        dnnl::convolution_forward::desc(prop, alg, src, wts, dst, p->strides, p->dilates,
+                                        p->pad_l, p->pad_r),
+        DnnlEngine());
   }
+  p->prim = dnnl::convolution_forward(pd);
+  p->src_in = pd.src_desc();
+  p->weights_in = pd.weights_desc();
+  p->dst_in = pd.dst_desc();
+  p->blocked = p->src_in != p->src || p->weights_in != p->weights || p->dst_in != p->dst;
   TrimCache(cache);
   return *cache.emplace(k, std::move(p)).first->second;
 }
@@ -68,10 +86,20 @@ void ConvF32(const Tensor& x, const Tensor& w, const Tensor* bias, const Geometr
   memory src(p.src, DnnlEngine(), x.raw_data());
   memory wts(p.weights, DnnlEngine(), w.raw_data());
   memory dst(p.dst, DnnlEngine(), out.raw_data());
-  std::unordered_map<int, memory> args{{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wts},
-                                       {DNNL_ARG_DST, dst}};
+  // Into the primitive's layouts (no-ops when they are the plain ones).
+  auto to = [](memory& from, const memory::desc& want) {
+    if (from.get_desc() == want) return from;
+    memory m(want, DnnlEngine());
+    dnnl::reorder(from, m).execute(DnnlStream(), from, m);
+    return m;
+  };
+  memory src_in = to(src, p.src_in), wts_in = to(wts, p.weights_in);
+  memory dst_in = p.dst_in == p.dst ? dst : memory(p.dst_in, DnnlEngine());
+  std::unordered_map<int, memory> args{{DNNL_ARG_SRC, src_in}, {DNNL_ARG_WEIGHTS, wts_in},
+                                       {DNNL_ARG_DST, dst_in}};
   if (bias) args.emplace(DNNL_ARG_BIAS, memory(p.bias, DnnlEngine(), bias->raw_data()));
   p.prim.execute(DnnlStream(), args);
+  if (!(p.dst_in == p.dst)) dnnl::reorder(dst_in, dst).execute(DnnlStream(), dst_in, dst);
   DnnlStream().wait();
 }
 

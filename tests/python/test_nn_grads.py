@@ -104,3 +104,25 @@ def test_half_float_conv_and_pool_gradients_follow_float32(dtype):
         assert g.dtype == half
         np.testing.assert_allclose(g.astype(ms.float32).asnumpy(), r.asnumpy(), rtol=tol,
                                    atol=tol * np.abs(r.asnumpy()).max())
+
+
+@pytest.mark.parametrize("stride,pad_mode,groups,bias", [(1, "same", 1, True), (2, "valid", 1, False),
+                                                        (1, "pad", 2, True)])
+def test_many_channel_float32_conv2d_matches_float64(stride, pad_mode, groups, bias):
+    # 16+ channels per group run in oneDNN's blocked layouts, with reorders around them.
+    rng = np.random.default_rng(stride + groups)
+    x = rng.standard_normal((3, 32, 11, 9))
+    w = rng.standard_normal((32, 32 // groups, 3, 3)) * 0.1
+    b = rng.standard_normal(32) if bias else None
+    kw = dict(stride=stride, pad_mode=pad_mode, padding=1 if pad_mode == "pad" else 0, groups=groups)
+
+    def run(dt):
+        args = [ms.Tensor(x.astype(dt)), ms.Tensor(w.astype(dt))]
+        if bias:
+            args.append(ms.Tensor(b.astype(dt)))
+        return ops.conv2d(*args, **kw).asnumpy()
+
+    want = run(np.float64)
+    got = run(np.float32)
+    assert got.dtype == np.float32 and got.shape == want.shape
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
