@@ -95,16 +95,23 @@ absl::StatusOr<CompiledGraph> CompiledGraph::Compile(Graph g, const CompileOptio
 absl::Status CompiledGraph::Run(absl::Span<const Tensor* const> inputs,
                                 std::vector<Tensor>* outputs) const {
   const auto& nodes = graph_.nodes();
+  // Each node's value: inputs and constants are read in place; computed values live in `values`.
   absl::InlinedVector<Tensor, 16> values(nodes.size());
+  absl::InlinedVector<const Tensor*, 16> value_of(nodes.size(), nullptr);
   absl::InlinedVector<const Tensor*, 2> args;
   for (size_t id = 0; id < nodes.size(); ++id) {
     const Node& n = nodes[id];
     if (n.op == Op::kParam) {
-      values[id] = *inputs[n.param_index];
+      value_of[id] = inputs[n.param_index];
       continue;
     }
+    if (n.op == Op::kConstant) {
+      value_of[id] = &n.value;
+      continue;
+    }
+    value_of[id] = &values[id];
     args.clear();
-    for (NodeId i : n.inputs) args.push_back(&values[i]);
+    for (NodeId i : n.inputs) args.push_back(value_of[i]);
     if (NodeProfile* prof = NodeProfile::Get()) {
       const auto start = std::chrono::steady_clock::now();
       PIJIT_ASSIGN_OR_RETURN(values[id], RunNode(n, args));
@@ -119,7 +126,7 @@ absl::Status CompiledGraph::Run(absl::Span<const Tensor* const> inputs,
   outputs->clear();
   const auto& outs = graph_.outputs();
   for (size_t i = 0; i < outs.size(); ++i) {
-    const Tensor& v = values[outs[i]];
+    const Tensor& v = *value_of[outs[i]];
     if (!copy_output_[i]) {
       outputs->push_back(v);
       continue;
