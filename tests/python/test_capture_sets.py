@@ -118,10 +118,20 @@ def iterated_in_set_order(x, ps):
     return out
 
 
-def test_sets_that_are_not_captured_run_correctly(capsys):
-    compare(tensor_in_set, lambda: (X(), X()), capsys=capsys)
+def test_set_of_tensors_runs_in_python(capsys):
+    stats, _, _ = compare(tensor_in_set, lambda: (X(), X()), capsys=capsys)
+    assert stats["graph_count"] == 0, stats
+
+
+def test_set_method_breaks_and_runs_in_python(capsys):
     compare(set_method, lambda: (X(), (1, 2)), capsys=capsys)
+
+
+def test_iteration_in_set_order_runs_in_python(capsys):
     compare(iterated_in_set_order, lambda: (X(), (3, 1, 2)), capsys=capsys)
+
+
+def test_set_argument_is_not_baked_in():
     # A set passed in may change between calls: membership is not baked into the trace.
     jf = ms.jit(set_argument, mode="PIJit")
     ms.reset(jf)
@@ -131,4 +141,28 @@ def test_sets_that_are_not_captured_run_correctly(capsys):
         np.testing.assert_array_equal(jf(x, s).asnumpy(), set_argument(x, s).asnumpy())
     s.add(3)
     np.testing.assert_array_equal(jf(x, s).asnumpy(), (x * 2.0).asnumpy())
+    ms.reset(jf)
+
+
+class Holder:
+    pass
+
+
+def stores_set(x, lst, obj):
+    s = {1, 2}
+    lst.append(s)
+    obj.attr = s
+    return x + 1.0, s
+
+
+def test_set_stored_and_returned_is_one_object():
+    jf = ms.jit(stores_set, mode="PIJit")
+    ms.reset(jf)
+    for _ in range(3):
+        lst, obj = [], Holder()
+        r = jf(X(), lst, obj)
+        assert r[1] == {1, 2}
+        assert lst[0] is r[1] and obj.attr is r[1]
+        r[1].add(5)  # the next call's set is a new one
+    one_graph(ms.get_code_extra(jf))
     ms.reset(jf)
