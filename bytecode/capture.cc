@@ -417,6 +417,38 @@ bool Interp::Step(Frame& f, size_t& pc, bool* returned, Value* result) {
       }
       break;
     }
+    case Opc::BUILD_SET: {
+      // Sets of plain values are computed now: a known Python object (see MakeSet).
+      ValueList items;
+      Value r;
+      if (!PopN(f, in.arg, &items) || !MakeSet(nullptr, items, &r)) return false;
+      f.stack.push_back(std::move(r));
+      break;
+    }
+    case Opc::SET_ADD:
+    case Opc::SET_UPDATE: {
+      if (!Pop(f, &a)) return false;
+      if (in.arg < 1 || static_cast<size_t>(in.arg) > f.stack.size()) {
+        Fail("internal", "SET_ADD beyond the stack");
+        return false;
+      }
+      Value& set = f.stack[f.stack.size() - in.arg];
+      if (set.kind != Value::kConst || !PySet_CheckExact(set.obj) || set.source >= 0) {
+        Fail("internal", "adding to a value that is not a set built during capture");
+        return false;
+      }
+      ValueList items;
+      if (in.op == Opc::SET_ADD) {
+        items.push_back(std::move(a));
+      } else if (!SetItems(a, &items)) {
+        return false;
+      }
+      // A new set each time: the breaking state may still hold the previous one.
+      Value r;
+      if (!MakeSet(set.obj, items, &r)) return false;
+      set = std::move(r);
+      break;
+    }
     case Opc::CONTAINS_OP: {
       if (!Pop(f, &b) || !Pop(f, &a)) return false;
       bool r;

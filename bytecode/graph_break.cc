@@ -23,7 +23,8 @@ bool Interp::MakeBreakSpec(const Value& v, OutputSpec* spec) {
         spec->kind = OutputSpec::kSource;
         spec->index = v.source;
       } else {
-        spec->kind = OutputSpec::kConstant;
+        if (PySet_CheckExact(v.obj) && MemoRef(SetMemoKey(v), spec)) return true;
+        spec->kind = OutputSpec::kConstant;  // a set is copied on each call (BuildValue)
         spec->constant = v.obj;
         Py_INCREF(v.obj);
       }

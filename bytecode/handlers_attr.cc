@@ -141,6 +141,11 @@ bool Interp::LoadAttr(Frame& f, const Value& owner, PyObject* name, bool method)
                                                   "at capture time", n));
     return false;
   }
+  if (PySet_CheckExact(owner.obj) && owner.source < 0) {
+    // Its methods may mutate it: the set is rebuilt in Python and the call runs there.
+    Fail("unsupported_attribute", absl::StrFormat("method '%s' of a set built during capture", n));
+    return false;
+  }
   if (const Value* p = PendingAttr(owner.obj, name)) {  // stored earlier in the trace
     if (method) f.stack.push_back(Value::Null());
     f.stack.push_back(*p);

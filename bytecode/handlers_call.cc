@@ -141,7 +141,7 @@ namespace {
 // Builtins whose result capture can compute from known arguments.
 enum class Builtin { kNone, kLen, kIsinstance, kRange, kZip, kEnumerate, kMin, kMax, kAbs, kInt,
                      kFloat, kBool, kTuple, kList, kGetattr, kHasattr, kStr, kSorted, kSum, kAll,
-                     kAny, kCallable };
+                     kAny, kCallable, kSet, kFrozenset };
 
 Builtin BuiltinOf(PyObject* fn) {
   if (!PyCFunction_Check(fn) && !PyType_Check(fn)) return Builtin::kNone;
@@ -155,6 +155,8 @@ Builtin BuiltinOf(PyObject* fn) {
     if (fn == reinterpret_cast<PyObject*>(&PyTuple_Type)) return Builtin::kTuple;
     if (fn == reinterpret_cast<PyObject*>(&PyList_Type)) return Builtin::kList;
     if (fn == reinterpret_cast<PyObject*>(&PyUnicode_Type)) return Builtin::kStr;
+    if (fn == reinterpret_cast<PyObject*>(&PySet_Type)) return Builtin::kSet;
+    if (fn == reinterpret_cast<PyObject*>(&PyFrozenSet_Type)) return Builtin::kFrozenset;
     return Builtin::kNone;
   }
   PyObject* self = PyCFunction_GET_SELF(fn);
@@ -191,7 +193,8 @@ static bool FoldBuiltin(Interp& in, Frame& f, Builtin b, const ValueList& in_arg
     // first decisive item: only a generator with no tensor work may run ahead of them.
     const bool whole = b == Builtin::kTuple || b == Builtin::kList || b == Builtin::kSorted ||
                        b == Builtin::kSum || b == Builtin::kMin || b == Builtin::kMax ||
-                       b == Builtin::kAll || b == Builtin::kAny;
+                       b == Builtin::kAll || b == Builtin::kAny || b == Builtin::kSet ||
+                       b == Builtin::kFrozenset;
     if (!whole || i > 0 || (b != Builtin::kSum && args.size() != 1)) {
       in.Fail("unsupported_call", "a generator passed to a builtin that may not consume it whole");
       return false;
@@ -231,6 +234,8 @@ static bool FoldBuiltin(Interp& in, Frame& f, Builtin b, const ValueList& in_arg
       }
       if (v.kind == Value::kSeq || v.kind == Value::kDict) return result(PyLong_FromSize_t(v.items->size()));
       if (v.kind == Value::kConst && (PyTuple_CheckExact(v.obj) || PyList_CheckExact(v.obj) ||
+                                      PyFrozenSet_CheckExact(v.obj) ||
+                                      (PySet_CheckExact(v.obj) && v.source < 0) ||
                                       PyUnicode_CheckExact(v.obj) || PyDict_CheckExact(v.obj) ||
                                       PyRange_Check(v.obj))) {
         // The length of a mutable container from the inputs is guarded, not its identity.
@@ -342,10 +347,25 @@ static bool FoldBuiltin(Interp& in, Frame& f, Builtin b, const ValueList& in_arg
       in.UseConst(args[0]);
       return result(PyObject_Str(o));
     }
+    case Builtin::kSet:
+    case Builtin::kFrozenset: {
+      if (args.size() > 1) break;
+      ValueList items;
+      if (!args.empty() && !in.SetItems(args[0], &items)) return false;
+      Value set;
+      if (!in.MakeSet(nullptr, items, &set)) return false;
+      if (b == Builtin::kSet) {
+        *out = set;
+        return true;
+      }
+      return result(PyFrozenSet_New(set.obj));
+    }
     case Builtin::kSorted: {
       if (args.size() != 1) break;
       Value it;
-      if (!in.GetIter(args[0], &it)) return false;
+      it.items = std::make_shared<ValueList>();
+      // Sets are sorted from their items (never iterated in their own order).
+      if (!in.SetItems(args[0], it.items.get())) return false;
       PyObject* list = PyList_New(0);
       for (const Value& v : *it.items) {
         PyObject* o = in.AsPyObject(v);

@@ -67,8 +67,10 @@ bool Interp::Contains(const Value& c, const Value& item, bool* out) {
   PyObject* obj = AsPyObject(c);
   const bool mutable_input =
       obj && c.source >= 0 && (PyList_CheckExact(obj) || PyDict_CheckExact(obj));
+  // A set is known when built during capture (source -1); a frozenset never changes.
+  const bool known_set = obj && (PyFrozenSet_CheckExact(obj) || (PySet_CheckExact(obj) && c.source < 0));
   if (obj && !mutable_input &&
-      (PyTuple_CheckExact(obj) || PyUnicode_CheckExact(obj) || PyList_CheckExact(obj) ||
+      (known_set || PyTuple_CheckExact(obj) || PyUnicode_CheckExact(obj) || PyList_CheckExact(obj) ||
        PyDict_CheckExact(obj) || PyRange_Check(obj))) {
     if (!PyUnicode_CheckExact(obj)) {
       // Items compare with ==: only plain items compare without running code.
@@ -97,6 +99,53 @@ bool Interp::Contains(const Value& c, const Value& item, bool* out) {
   }
   Fail("unsupported_operator", "`in` over a container unknown at capture time");
   return false;
+}
+
+bool Interp::SetItems(const Value& v, ValueList* out) {
+  if (v.kind == Value::kConst &&
+      (PyFrozenSet_CheckExact(v.obj) || (PySet_CheckExact(v.obj) && v.source < 0))) {
+    UseConst(v);
+    PyObject* it = PyObject_GetIter(v.obj);
+    while (PyObject* x = it ? PyIter_Next(it) : nullptr) out->push_back(Value::Const(Keep(x)));
+    Py_XDECREF(it);
+    if (PyErr_Occurred()) {
+      PyErr_Clear();
+      Fail("python_error", "iteration raises");
+      return false;
+    }
+    return true;
+  }
+  Value it;
+  if (!GetIter(v, &it)) return false;
+  *out = *it.items;
+  return true;
+}
+
+bool Interp::MakeSet(PyObject* base, const ValueList& items, Value* out) {
+  // Hashing and comparing plain values runs no code.
+  PyObject* set = PySet_New(base);
+  if (!set) {
+    PyErr_Clear();
+    Fail("python_error", "cannot make a set");
+    return false;
+  }
+  Keep(set);
+  for (const Value& item : items) {
+    PyObject* x = AsPyObject(item);
+    if (!x || !IsPlainValue(x)) {
+      Fail("unsupported_operator", "a set item unknown at capture time or not a plain value",
+           "sets are captured when their items are numbers, strings, None or tuples of them");
+      return false;
+    }
+    UseConst(item);
+    if (PySet_Add(set, x) < 0) {
+      PyErr_Clear();
+      Fail("python_error", "adding to a set raises");
+      return false;
+    }
+  }
+  *out = Value::Const(set);
+  return true;
 }
 
 bool Interp::CallContainerMethod(const Value& m, ValueList args, const std::vector<std::string>& kwnames,

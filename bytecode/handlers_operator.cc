@@ -164,7 +164,9 @@ bool Interp::Truth(const Value& v, bool* out) {
       return true;
     case Value::kConst: {
       PyObject* o = v.obj;
-      if (!IsPlainValue(o) && !PyList_CheckExact(o) && !PyDict_CheckExact(o) && !PyRange_Check(o) &&
+      const bool known_set = PyFrozenSet_CheckExact(o) || (PySet_CheckExact(o) && v.source < 0);
+      if (!IsPlainValue(o) && !known_set && !PyList_CheckExact(o) && !PyDict_CheckExact(o) &&
+          !PyRange_Check(o) &&
           !PyModule_Check(o) && !PyFunction_Check(o) && !PyCFunction_Check(o) && !PyType_Check(o)) {
         // __bool__ / __len__ of other objects could run code; tensors (by Python type) too.
         if (AsTensor(o)) {

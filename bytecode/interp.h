@@ -136,6 +136,7 @@ class Interp {
   bool RunFrame(Frame& f, Value* result);
   bool MakeOutput(const Value& v, OutputSpec* spec);
   bool MemoRef(const Value& v, OutputSpec* spec);
+  Value SetMemoKey(const Value& v);
   // Graph breaks: how to rebuild a value of the stack or a local in Python (no guards:
   // values from sources are read from them on each call).
   bool MakeBreakSpec(const Value& v, OutputSpec* spec);
@@ -176,6 +177,11 @@ class Interp {
   bool MakeEffects(size_t count);  // the first `count` recorded effects into out_->effects
   bool FormatValue(const Value& v, int flags, const Value* spec, Value* out);
   bool Contains(const Value& container, const Value& item, bool* out);
+  // Sets of plain values built during capture are known objects (kConst, source -1, made
+  // afresh by every change). MakeSet: a new set of `base`'s items (if any) and `items`.
+  bool MakeSet(PyObject* base, const ValueList& items, Value* out);
+  // The items of an iterable for a set (any order: sets are unordered).
+  bool SetItems(const Value& iterable, ValueList* out);
 
  private:
   bool Step(Frame& f, size_t& pc, bool* returned, Value* result);

@@ -105,7 +105,7 @@ PyObject* Interp::AsPyObject(const Value& v) {
   PyObject* t = v.is_list ? PyList_New(n) : PyTuple_New(n);
   for (Py_ssize_t i = 0; i < n; ++i) {
     PyObject* item = AsPyObject((*v.items)[i]);
-    if (!item) {
+    if (!item || PySet_CheckExact(item)) {  // a set built during capture stays one object
       Py_DECREF(t);
       return nullptr;
     }
@@ -118,6 +118,14 @@ PyObject* Interp::AsPyObject(const Value& v) {
 
 // One container built during capture is one Python object wherever it appears (a list in
 // a local and on the stack, a tuple returned twice): later appearances refer to the first.
+// A set built during capture is one object wherever it appears: memoised by its identity.
+Value Interp::SetMemoKey(const Value& v) {
+  Value key;
+  key.items = std::shared_ptr<ValueList>(std::shared_ptr<ValueList>(),
+                                         reinterpret_cast<ValueList*>(v.obj));
+  return key;
+}
+
 bool Interp::MemoRef(const Value& v, OutputSpec* spec) {
   auto it = memo_of_items_.find(v.items.get());
   if (it != memo_of_items_.end()) {
@@ -161,7 +169,8 @@ bool Interp::MakeOutput(const Value& v, OutputSpec* spec) {
         spec->index = v.source;
         return true;
       }
-      spec->kind = OutputSpec::kConstant;
+      if (PySet_CheckExact(v.obj) && MemoRef(SetMemoKey(v), spec)) return true;
+      spec->kind = OutputSpec::kConstant;  // a set is copied on each call (BuildValue)
       spec->constant = v.obj;
       Py_INCREF(v.obj);
       return true;

@@ -24,9 +24,19 @@ PyObject* BuildValue(const OutputSpec& spec, BuildContext& cx) {
     case OutputSpec::kSource:
       Py_INCREF(cx.values[spec.index]);
       return cx.values[spec.index];
-    case OutputSpec::kConstant:
-      Py_INCREF(spec.constant);
-      return spec.constant;
+    case OutputSpec::kConstant: {
+      if (!PySet_CheckExact(spec.constant)) {
+        Py_INCREF(spec.constant);
+        return spec.constant;
+      }
+      // A set computed at capture time: a new one on each call, shared where it was shared.
+      PyObject* set = PySet_New(spec.constant);
+      if (set && spec.memo >= 0) {
+        if (cx.memo.size() <= static_cast<size_t>(spec.memo)) cx.memo.resize(spec.memo + 1, nullptr);
+        cx.memo[spec.memo] = set;
+      }
+      return set;
+    }
     case OutputSpec::kRef: {
       PyObject* o = spec.index < static_cast<int32_t>(cx.memo.size()) ? cx.memo[spec.index] : nullptr;
       if (!o) {
