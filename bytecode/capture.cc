@@ -685,6 +685,13 @@ bool Interp::Step(Frame& f, size_t& pc, bool* returned, Value* result) {
     case Opc::STORE_SUBSCR:
       // container[key] = value with the container at TOS1. Writing into a tensor mutates its
       // storage, which views and the caller see: the graph breaks and Python does the write.
+      if (f.stack.size() >= 3 &&
+          SetItemEffect(f.stack[f.stack.size() - 2], f.stack.back(), f.stack[f.stack.size() - 3])) {
+        // An item of an input dict: recorded and replayed after the graph (handlers_effects.cc).
+        f.stack.resize(f.stack.size() - 3);
+        break;
+      }
+      if (failed()) return false;
       if (f.stack.size() >= 3 && f.stack[f.stack.size() - 2].kind == Value::kTensor) {
         Fail("tensor_mutation", "assignment into a tensor (t[index] = value) writes in place",
              "the graph breaks here; the assignment runs in Python and later code sees its result");

@@ -80,10 +80,12 @@ struct Effect {
     kSetAttr,    // setattr(target, name, value)
     kSetGlobal,  // the function's globals[name] = value
     kAppend,     // target.append(value) on a list
+    kSetItem,    // target[name] = value on a dict (name: a str or int constant)
+    kInsert,     // target.insert(name, value) on a list (name: an int constant)
   };
   Kind kind = kSetAttr;
-  OutputSpec target;  // the object mutated (kSetAttr, kAppend)
-  OutputSpec name;    // kConstant: the attribute or global name
+  OutputSpec target;  // the object mutated (every kind but kSetGlobal)
+  OutputSpec name;    // kConstant: the attribute or global name, dict key or list index
   OutputSpec value;
 };
 

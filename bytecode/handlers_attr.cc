@@ -151,9 +151,12 @@ bool Interp::LoadAttr(Frame& f, const Value& owner, PyObject* name, bool method)
     f.stack.push_back(*p);
     return true;
   }
-  if (PyList_CheckExact(owner.obj) && owner.source >= 0 && std::string_view(n) == "append") {
-    // An input list's append: recorded and replayed after the graph (handlers_effects.cc).
-    // The bound method carries its list in `cell` (a break rebuilds it as list.append).
+  if (PyList_CheckExact(owner.obj) && owner.source >= 0 &&
+      (std::string_view(n) == "append" || std::string_view(n) == "extend" ||
+       std::string_view(n) == "insert")) {
+    // An input list's append, extend or insert: recorded and replayed after the graph
+    // (handlers_effects.cc). The bound method carries its list in `cell` (a break rebuilds it
+    // as the list's method).
     // Its identity, not its type: a type guard would also pin the length, which the appends
     // change on every call (a list made per call recompiles; a module-level log does not).
     gp().GuardValue(owner.source, owner.obj);
@@ -173,6 +176,7 @@ bool Interp::LoadAttr(Frame& f, const Value& owner, PyObject* name, bool method)
       // An input dict read through its methods: its keys (by the length and each key's item
       // source) and values are guarded; it then acts as a dict built during capture.
       gp().GuardType(owner.source, owner.obj);
+      viewed_dicts_.insert(owner.obj);
       Value d = Value::Dict();
       PyObject *k, *v;
       Py_ssize_t pos = 0;

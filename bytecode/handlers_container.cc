@@ -169,6 +169,18 @@ bool Interp::CallContainerMethod(const Value& m, ValueList args, const std::vect
     *out = Value::Const(Py_None);
     return true;
   }
+  if (self.kind == Value::kConst && PyList_CheckExact(self.obj) && self.source >= 0 &&
+      name == "extend" && args.size() == 1) {
+    if (!ExtendEffect(self, args[0])) return false;
+    *out = Value::Const(Py_None);
+    return true;
+  }
+  if (self.kind == Value::kConst && PyList_CheckExact(self.obj) && self.source >= 0 &&
+      name == "insert" && args.size() == 2) {
+    if (!InsertEffect(self, args[0], args[1])) return false;
+    *out = Value::Const(Py_None);
+    return true;
+  }
   if (self.kind == Value::kDict) {
     if (name == "items" && args.empty()) {
       ValueList pairs;

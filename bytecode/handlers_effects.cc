@@ -1,9 +1,11 @@
 // Side effects on objects from outside the trace: attribute stores on plain objects, stores
-// to the function's globals and appends to input lists. Each is recorded (target, name,
-// value) and replayed in order after the graph runs (pijit/csrc/graph_break.cc, ReplayEffects),
-// or before the instruction of a graph break. Later reads in the trace see the stored value
-// (attributes, globals); a list with pending appends is not read again: such a read breaks
-// the graph, where the appends have been replayed.
+// to the function's globals, item stores into input dicts and appends (extend, insert) to
+// input lists. Each is recorded (target, name, value) and replayed in order after the graph
+// runs (pijit/csrc/graph_break.cc, ReplayEffects), or before the instruction of a graph break.
+// Later reads in the trace see the stored value (attributes, globals, dict items by their key:
+// other keys read the caller's items); a list with pending appends, or a dict with pending item
+// stores, is not otherwise read again: such a read breaks the graph, where the effects have
+// been replayed.
 #include "absl/strings/str_format.h"
 #include "bytecode/interp.h"
 #include "guards/guards.h"
@@ -23,6 +25,33 @@ bool Immutable(const Value& v) {
   return true;
 }
 
+// The key of an item store as text ("s" + a str, "i" + an int); false for other keys, which
+// could compare equal across types (True == 1 == 1.0) or run code to hash.
+bool ItemKey(PyObject* key, std::string* out) {
+  if (PyUnicode_CheckExact(key)) {
+    const char* s = PyUnicode_AsUTF8(key);
+    if (!s) {
+      PyErr_Clear();
+      return false;
+    }
+    *out = std::string("s") + s;
+    return true;
+  }
+  if (PyLong_CheckExact(key)) {
+    PyObject* r = PyObject_Repr(key);
+    const char* s = r ? PyUnicode_AsUTF8(r) : nullptr;
+    if (!s) {
+      Py_XDECREF(r);
+      PyErr_Clear();
+      return false;
+    }
+    *out = std::string("i") + s;
+    Py_DECREF(r);
+    return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 bool Interp::Mutated(const Value& v) const {
@@ -30,7 +59,15 @@ bool Interp::Mutated(const Value& v) const {
 }
 
 bool Interp::FailIfMutated(const Value& v) {
-  if (!Mutated(v)) return true;
+  if (!Mutated(v)) {
+    // A list or dict from the inputs read after effects on another one: its identity, so that
+    // a later call passing the mutated object here too does not read the state before them.
+    if (!mutated_.empty() && v.kind == Value::kConst && v.source >= 0 &&
+        (PyList_CheckExact(v.obj) || PyDict_CheckExact(v.obj))) {
+      gp().GuardValue(v.source, v.obj);
+    }
+    return true;
+  }
   Fail("side_effect", "a read of an object the trace has mutated",
        "the graph breaks here; the recorded mutations run first");
   return false;
@@ -44,6 +81,18 @@ const Value* Interp::PendingAttr(PyObject* obj, PyObject* name) const {
 
 const Value* Interp::PendingGlobal(PyObject* globals, PyObject* name) const {
   return PendingAttr(globals, name);
+}
+
+bool IsItemKey(PyObject* key) {
+  std::string ignored;
+  return ItemKey(key, &ignored);
+}
+
+const Value* Interp::PendingItem(PyObject* dict, PyObject* key) const {
+  std::string k;
+  if (pending_items_.empty() || !ItemKey(key, &k)) return nullptr;
+  auto it = pending_items_.find(std::make_pair(dict, k));
+  return it == pending_items_.end() ? nullptr : &it->second;
 }
 
 bool Interp::StoreAttr(const Value& owner, PyObject* name, const Value& value) {
@@ -91,6 +140,69 @@ bool Interp::AppendEffect(const Value& list, const Value& value) {
   }
   effects_.push_back({Effect::kAppend, list, nullptr, value});
   mutated_.insert(list.obj);
+  return true;
+}
+
+bool Interp::ExtendEffect(const Value& list, const Value& items) {
+  // A sequence known whole at capture time (not a generator, which would run interleaved
+  // with the appends, nor a list with pending appends, which GetIter refuses).
+  const bool seq = items.kind == Value::kSeq ||
+                   (items.kind == Value::kConst &&
+                    (PyTuple_CheckExact(items.obj) || PyList_CheckExact(items.obj)));
+  Value it;
+  if (gen_depth_ > 0 || !seq) {
+    Fail("side_effect", "an extend the trace does not replay",
+         "the graph breaks here; the extend runs in Python");
+    return false;
+  }
+  if (!GetIter(items, &it)) return false;
+  for (const Value& v : *it.items) {
+    if (!Immutable(v)) {
+      Fail("side_effect", "an extend the trace does not replay",
+           "the graph breaks here; the extend runs in Python");
+      return false;
+    }
+  }
+  for (const Value& v : *it.items) effects_.push_back({Effect::kAppend, list, nullptr, v});
+  mutated_.insert(list.obj);
+  return true;
+}
+
+bool Interp::InsertEffect(const Value& list, const Value& index, const Value& value) {
+  bool plain_index = index.kind == Value::kConst && PyLong_CheckExact(index.obj);
+  if (plain_index && PyLong_AsSsize_t(index.obj) == -1 && PyErr_Occurred()) {
+    PyErr_Clear();  // too large: Python raises, at its own time
+    plain_index = false;
+  }
+  if (gen_depth_ > 0 || !plain_index || !Immutable(value)) {
+    Fail("side_effect", "an insert the trace does not replay",
+         "the graph breaks here; the insert runs in Python");
+    return false;
+  }
+  UseConst(index);
+  effects_.push_back({Effect::kInsert, list, index.obj, value});
+  mutated_.insert(list.obj);
+  return true;
+}
+
+bool Interp::SetItemEffect(const Value& dict, const Value& key, const Value& value) {
+  // Only an exact dict from the inputs (not a module's globals, whose reads go elsewhere, nor
+  // one whose views the trace has taken), a str or int key known at capture time and a value
+  // that stays what it is. Otherwise the caller falls back to a graph break.
+  if (gen_depth_ > 0 || dict.kind != Value::kConst || dict.source < 0 ||
+      !PyDict_CheckExact(dict.obj) || viewed_dicts_.contains(dict.obj) ||
+      key.kind != Value::kConst || Mutated(key) || !Immutable(value)) {
+    return false;
+  }
+  std::string k;
+  if (!ItemKey(key.obj, &k)) return false;
+  if (PyDict_GetItemString(dict.obj, "__builtins__")) return false;
+  // Its identity, as for appends: an alias of the dict then sees the same pending items.
+  gp().GuardValue(dict.source, dict.obj);
+  UseConst(key);
+  effects_.push_back({Effect::kSetItem, dict, key.obj, value});
+  mutated_.insert(dict.obj);
+  pending_items_[std::make_pair(dict.obj, k)] = value;
   return true;
 }
 

@@ -169,11 +169,18 @@ class Interp {
   bool StoreAttr(const Value& owner, PyObject* name, const Value& value);
   bool StoreGlobal(Frame& f, PyObject* name, const Value& value);
   bool AppendEffect(const Value& list, const Value& value);
+  bool ExtendEffect(const Value& list, const Value& items);  // as one append per item
+  bool InsertEffect(const Value& list, const Value& index, const Value& value);
+  // dict[key] = value on an input dict, with a str or int key (false: not recorded; failed()
+  // tells whether the capture failed or the caller may fall back).
+  bool SetItemEffect(const Value& dict, const Value& key, const Value& value);
   // A value the trace has recorded an effect on: reading it must see the effect.
   bool Mutated(const Value& v) const;
   bool FailIfMutated(const Value& v);
   const Value* PendingAttr(PyObject* obj, PyObject* name) const;
   const Value* PendingGlobal(PyObject* globals, PyObject* name) const;
+  // The value the trace stored at dict[key] (an input dict), or null.
+  const Value* PendingItem(PyObject* dict, PyObject* key) const;
   bool MakeEffects(size_t count);  // the first `count` recorded effects into out_->effects
   bool FormatValue(const Value& v, int flags, const Value* spec, Value* out);
   bool Contains(const Value& container, const Value& item, bool* out);
@@ -219,6 +226,11 @@ class Interp {
   absl::flat_hash_set<PyObject*> mutated_;  // objects with recorded effects
   // Attributes and globals stored by the trace: (object or globals dict, name) -> value.
   absl::flat_hash_map<std::pair<PyObject*, std::string>, Value> pending_;
+  // Items stored into input dicts: (dict, ItemKey(key)) -> value.
+  absl::flat_hash_map<std::pair<PyObject*, std::string>, Value> pending_items_;
+  // Input dicts read through their methods (items, keys, values, get): their views may be
+  // live, and a store while iterating one raises, so item stores into them are not recorded.
+  absl::flat_hash_set<PyObject*> viewed_dicts_;
   ValueList* pending_yields_ = nullptr;  // handed to the next frame Inline sets up
   int gen_depth_ = 0;                    // generators being run (no effects are recorded)
   int grad_depth_ = 0;  // nesting of gradient transforms being captured (handlers_grad.cc)
@@ -232,6 +244,8 @@ class Interp {
 
 // Decodes `co` into `f` for simulation; fails (through `in`) on what cannot be followed.
 bool PrepareFrame(Interp& in, PyCodeObject* co, Frame& f, bool generator = false);
+// A dict key whose item stores the trace records: an exact str or int (handlers_effects.cc).
+bool IsItemKey(PyObject* key);
 
 constexpr int kMaxInlineDepth = 16;
 constexpr int64_t kMaxSteps = 200000;  // bounds loop unrolling

@@ -119,6 +119,15 @@ bool ReplayEffects(const std::vector<bytecode::Effect>& effects, BuildContext& c
     } else if (PyObject* target = BuildValue(e.target, cx)) {
       if (e.kind == bytecode::Effect::kSetAttr) {
         rc = PyObject_SetAttr(target, e.name.constant, v);
+      } else if (e.kind == bytecode::Effect::kSetItem) {
+        if (PyDict_Check(target)) {
+          rc = PyDict_SetItem(target, e.name.constant, v);
+        } else {
+          PyErr_SetString(PyExc_SystemError, "pijit: an item store to a value that is not a dict");
+        }
+      } else if (e.kind == bytecode::Effect::kInsert && PyList_Check(target)) {
+        const Py_ssize_t i = PyLong_AsSsize_t(e.name.constant);
+        if (i != -1 || !PyErr_Occurred()) rc = PyList_Insert(target, i, v);
       } else if (PyList_Check(target)) {
         rc = PyList_Append(target, v);
       } else {

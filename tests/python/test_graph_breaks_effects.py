@@ -1,5 +1,6 @@
 """Graph breaks and side effects: log appends, attribute, global and dict stores in the eager
-order and count, lists mutated at breaks, aliasing and identity of containers and inputs
+order and count, item stores into input dicts and extend/insert on input lists replayed after
+the graph, lists mutated at breaks, aliasing and identity of containers and inputs
 across a break, and other breaking instructions (iterating a tensor, stores to subscripts,
 .asnumpy(), isinstance, operators of Python objects that run Python code).
 
@@ -8,8 +9,8 @@ import pytest
 
 import pijit as ms
 from graph_break_testutil import _reset_state  # noqa: F401 (autouse fixture)
-from graph_break_testutil import (LOG, Obj, STATE, X, compare, log, module_state, opaque_mutate,
-                                  unknown)
+from graph_break_testutil import (LOG, Obj, STATE, X, assert_same_outcome, compare, log,
+                                  module_state, opaque_mutate, unknown)
 
 
 # ---- side effects: order and count -------------------------------------------------------------
@@ -420,3 +421,232 @@ def list_value_stored(x, obj):
 def test_storing_a_list_built_in_the_trace_matches_eager(capsys):
     compare(list_value_stored, lambda: (X(), Counter()), capsys=capsys,
             state=lambda a: list(a[1].items))
+
+
+# ---- item stores into input dicts, extend and insert on input lists ---------------------------
+
+def dict_store_then_read(x, d):
+    d["k"] = x + 1.0
+    d[1] = 3
+    y = d["k"] * d[1]  # both read the stored values
+    d["k"] = y
+    d["n"] = d["n"] + 1  # a key not stored before: the caller's value
+    return y + d["k"], d["n"], x * d["j"]
+
+
+def test_dict_item_stores_replay_after_one_graph(capsys):
+    stats, _, _ = compare(dict_store_then_read, lambda: (X(), {"n": 1, 1: 0, "j": 2}), capsys=capsys,
+                          state=lambda a: list(a[1].items()))
+    assert stats["total_break_count"] == 0, stats
+
+
+def dict_store_into_module_state(x):
+    STATE["a"] = 1
+    LOG.append(x + 1.0)
+    STATE["b"] = x * 2.0
+    STATE["a"] = STATE["a"] + 1
+    return x - STATE["a"]
+
+
+def test_dict_stores_to_a_global_dict_in_order_with_one_graph(capsys):
+    stats, _, _ = compare(dict_store_into_module_state, capsys=capsys,
+                          state=lambda _a: (list(LOG), list(STATE.items())))
+    assert stats["total_break_count"] == 0 and stats["graph_count"] == 1, stats
+
+
+def dict_store_then_len(x, d):
+    d["k"] = x + 1.0
+    return x * len(d)
+
+
+def dict_store_then_contains(x, d):
+    d["k"] = 2
+    return x * ("k" in d), x * ("z" in d)
+
+
+def dict_store_then_missing_key(x, d):
+    d["k"] = x + 1.0
+    return d["missing"]
+
+
+def dict_store_then_iterate(x, d):
+    d["k"] = 5
+    acc = x
+    for key in d:
+        acc = acc + d[key]
+    return acc
+
+
+def dict_store_then_methods(x, d):
+    d["k"] = 4
+    return x * d.get("k"), sorted(d.keys()), x * sum(d.values())
+
+
+def dict_store_then_call(x, d):
+    d["k"] = x + 1.0
+    return unknown(x) * len(opaque_items(d))
+
+
+def opaque_items(d):
+    LOG.append(sorted(d))
+    return list(d.items())
+
+
+def dict_store_then_print(x, d):
+    d["k"] = 7
+    print("k", d["k"])  # the stored value, then the break
+    print("len", len(d))
+    return x * d["k"]
+
+
+@pytest.mark.parametrize("fn", [dict_store_then_len, dict_store_then_contains,
+                                dict_store_then_missing_key,
+                                dict_store_then_iterate, dict_store_then_methods,
+                                dict_store_then_call, dict_store_then_print],
+                         ids=lambda f: f.__name__)
+def test_reads_of_a_dict_with_pending_stores_break_after_them(fn, capsys):
+    stats, out, _ = compare(fn, lambda: (X(), {"j": 2, "i": 3}), capsys=capsys,
+                            state=lambda a: (list(LOG), list(a[1].items())))
+    if fn is not dict_store_then_missing_key:
+        assert out[0] == "ok"
+    assert stats["total_break_count"] >= 1, stats
+
+
+def dict_store_through_alias(x, d, alias):
+    d["k"] = x + 1.0
+    y = alias["k"] * 2.0  # the stored value when alias is d, the caller's otherwise
+    alias["k"] = y
+    return d["k"] + y
+
+
+@pytest.mark.parametrize("same", [True, False], ids=["same", "distinct"])
+def test_dict_store_through_an_alias(same, capsys):
+    def make():
+        d = {"k": 10}
+        return X(), d, d if same else {"k": 20}
+    stats, _, _ = compare(dict_store_through_alias, make, capsys=capsys,
+                          state=lambda a: (list(a[1].items()), list(a[2].items()), a[1] is a[2]))
+    assert stats["total_break_count"] == 0, stats
+
+
+def dict_store_alias_len(x, d, alias):
+    d["new"] = 1
+    return x * len(alias)
+
+
+def test_dict_store_then_len_through_an_alias(capsys):
+    def make():
+        d = {"k": 10}
+        return X(), d, d
+    stats, out, _ = compare(dict_store_alias_len, make, capsys=capsys,
+                            state=lambda a: list(a[1].items()))
+    assert stats["total_break_count"] >= 1, stats
+
+
+class SubDict(dict):
+    def __setitem__(self, k, v):
+        LOG.append(("set", k))
+        super().__setitem__(k, v)
+
+
+def dict_stores_not_replayed(x, d, s):
+    d[(1, 2)] = 1          # a tuple key
+    d[True] = 2            # a bool key (equal to 1)
+    d["l"] = [x + 1.0]     # a list built in the trace
+    s["k"] = 3             # a dict subclass with __setitem__
+    return x * d[1] + s["k"]
+
+
+def test_dict_stores_not_replayed_break_and_match_eager(capsys):
+    stats, _, _ = compare(dict_stores_not_replayed, lambda: (X(), {1: 5}, SubDict()),
+                          capsys=capsys,
+                          state=lambda a: (list(LOG), list(a[1].items()), list(a[2].items())))
+    assert stats["total_break_count"] >= 1, stats
+
+
+def list_extend_insert(x, lst):
+    lst.extend((x + 1.0, 2))
+    lst.insert(0, "a")
+    lst.extend([3, x * 2.0])
+    lst.insert(-1, 4)
+    lst.append(5)
+    lst.insert(100, 6)
+    return x - 1.0
+
+
+def test_list_extend_and_insert_replay_after_one_graph(capsys):
+    stats, _, _ = compare(list_extend_insert, lambda: (X(), [0]), capsys=capsys,
+                          state=lambda a: list(a[1]))
+    assert stats["total_break_count"] == 0, stats
+
+
+def list_extend_then_read(x, lst, alias):
+    lst.extend((1, x))
+    lst.insert(1, 9)
+    return x * len(alias), alias[1]
+
+
+def list_extend_not_replayed(x, lst, other):
+    lst.extend(v * 2.0 for v in (x, x))  # a generator
+    lst.extend(other)                    # a list argument: replayed
+    lst.insert(True, 1)                  # a bool index
+    lst.extend([[x]])                    # a list built in the trace
+    return x * len(lst)
+
+
+def test_list_extend_and_insert_reads_and_fallbacks_match_eager(capsys):
+    def make():
+        lst = [7]
+        return X(), lst, lst
+    stats, _, _ = compare(list_extend_then_read, make, capsys=capsys, state=lambda a: list(a[1]))
+    assert stats["total_break_count"] >= 1, stats
+    stats, _, _ = compare(list_extend_not_replayed, lambda: (X(), [0], [1, 2]), capsys=capsys,
+                          state=lambda a: (list(a[1]), list(a[2])))
+    assert stats["total_break_count"] >= 1, stats
+
+
+def store_then_read_other(x, d, other, lst, other_lst):
+    d["k"] = 5
+    lst.append(1)
+    return x * other["k"], x * len(other_lst)
+
+
+def test_containers_distinct_when_compiled_then_the_same(capsys):
+    # Compiled with distinct containers, called with one container twice: the reads must see
+    # the effects on the other argument (eager order), not the state the graph was built on.
+    d, lst = {}, []
+
+    def run(fn, same):
+        d.clear()
+        d["k"] = 1
+        lst[:] = [0]
+        other, other_lst = (d, lst) if same else ({"k": 1}, [0])  # equal contents at entry
+        return fn(X(), d, other, lst, other_lst), dict(d), list(lst)
+
+    jf = ms.jit(store_then_read_other, mode="PIJit")
+    ms.reset(jf)
+    for same in (False, False, True, True, False):
+        want = run(store_then_read_other, same)
+        got = run(jf, same)
+        assert_same_outcome(("ok", got[0]), ("ok", want[0]))
+        assert got[1:] == want[1:]
+    ms.reset(jf)
+
+
+def dict_store_while_iterating(x, d):
+    for k, v in d.items():
+        d[k + "2"] = v  # a new key: the next step of the iteration raises
+    return x
+
+
+def dict_store_after_view(x, d):
+    keys = d.keys()
+    d["new"] = x + 1.0
+    return x * len(keys), sorted(keys)
+
+
+@pytest.mark.parametrize("fn", [dict_store_while_iterating, dict_store_after_view],
+                         ids=lambda f: f.__name__)
+def test_dict_stores_with_views_taken_match_eager(fn, capsys):
+    compare(fn, lambda: (X(), {"a": 1, "b": 2}), capsys=capsys,
+            state=lambda a: sorted(a[1]))
