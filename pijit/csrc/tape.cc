@@ -343,7 +343,7 @@ absl::StatusOr<std::vector<PyObject*>> Tape::RecordedGradient(absl::Span<PyObjec
   return result;
 }
 
-void RecordCall(Tape& tape, const ParsedCall& call, absl::Span<PyObject* const> operand_objects,
+void RecordCall(const ParsedCall& call, absl::Span<PyObject* const> operand_objects,
                 absl::Span<const Tensor* const> operands, PyObject* result) {
   // The constants ApplyEager used for Python scalars and index arrays.
   absl::InlinedVector<Tensor, 3> constants;
@@ -370,7 +370,6 @@ void RecordCall(Tape& tape, const ParsedCall& call, absl::Span<PyObject* const> 
       objects.push_back(nullptr);
     }
   }
-  (void)tape;  // the innermost; every recording tape takes the op
   ForEachRecording([&](Tape& t) { t.Record(n, objects, values, result); });
 }
 

@@ -55,7 +55,7 @@ class Tape {
   void Record(graph::Node n, absl::Span<PyObject* const> operands,
               absl::Span<const Tensor* const> values, PyObject* result);
   // `result` is the same tensor as `source` (Tensor.__pos__), on every recording tape.
-  void Alias(PyObject* source, PyObject* result);
+  static void Alias(PyObject* source, PyObject* result);
   // An opaque node: `outputs` were computed from `inputs` (any objects; tensors among them
   // may be tracked) by code that was not recorded; `bprop(douts)` gives their gradients.
   absl::Status RecordCustom(absl::Span<PyObject* const> inputs, absl::Span<PyObject* const> outputs,
@@ -106,10 +106,10 @@ class Tape {
   absl::Status error_;                    // the first recording failure, reported by Gradient
 };
 
-// Records an eager call on `tape` (the single eager path, CallEager in tensor_py.cc):
-// `operand_objects[i]` is the object of call.operands[i] (nullptr for a Python scalar),
-// `operands[i]` its tensor as ApplyEager received it.
-void RecordCall(Tape& tape, const ParsedCall& call, absl::Span<PyObject* const> operand_objects,
+// Records an eager call on every recording tape (the single eager path, CallEager in
+// tensor_py.cc): `operand_objects[i]` is the object of call.operands[i] (nullptr for a Python
+// scalar), `operands[i]` its tensor as ApplyEager received it.
+void RecordCall(const ParsedCall& call, absl::Span<PyObject* const> operand_objects,
                 absl::Span<const Tensor* const> operands, PyObject* result);
 
 extern int g_tapes_started;  // tapes started on any thread: the fast "no tape" check

@@ -301,9 +301,7 @@ PyObject* CallEager(PyOp op, PyObject* const* args, Py_ssize_t nargs, PyObject* 
     return nullptr;
   }
   PyObject* result = WrapTensor(std::move(*out));
-  if (Tape* tape = ActiveTape(); tape != nullptr && result != nullptr) {
-    RecordCall(*tape, *call, objects, operands, result);
-  }
+  if (ActiveTape() != nullptr && result != nullptr) RecordCall(*call, objects, operands, result);
   return result;
 }
 
@@ -494,7 +492,7 @@ void BindTensor(py::module_& m) {
       .def("__invert__", [](py::handle a) { return UnaryDunder(PyOp::kBitwiseNot, a); })
       .def("__pos__", [](py::handle self) {
         py::object result = py::reinterpret_steal<py::object>(WrapTensor(*AsTensor(self.ptr())));
-        if (Tape* tape = ActiveTape()) tape->Alias(self.ptr(), result.ptr());
+        if (ActiveTape() != nullptr) Tape::Alias(self.ptr(), result.ptr());
         return result;
       })
       .def("item", [](const Tensor& t) { return ToPyScalar(t, "item"); })
