@@ -64,7 +64,7 @@ void PoolLoop(PoolKind kind, const Tensor& x, const Window2D& win, const Geometr
             if (ix < 0 || ix >= w) continue;
             const T v = plane[iy * w + ix];
             if (kind == PoolKind::kMax) {
-              acc = (v > acc || std::isnan(v)) && !std::isnan(acc) ? v : acc;
+              acc = MaxPoolTakes(v, acc) ? v : acc;
             } else {
               acc += v;
             }

@@ -47,7 +47,7 @@ void PoolGradLoop(PoolKind kind, const Tensor& x, const Tensor& dout, const Wind
               for (int64_t j = 0; j < kw; ++j) {
                 const int64_t at = base + i * w + j;
                 const T v = plane[at];
-                if ((v > best || std::isnan(v)) && !std::isnan(best)) {
+                if (MaxPoolTakes(v, best)) {
                   best = v;
                   best_at = at;
                 }
@@ -75,7 +75,7 @@ void PoolGradLoop(PoolKind kind, const Tensor& x, const Tensor& dout, const Wind
               ++count;
               if (kind != PoolKind::kMax) continue;
               const T v = plane[iy * w + ix];
-              if (best_at < 0 || ((v > best || std::isnan(v)) && !std::isnan(best))) {
+              if (best_at < 0 || MaxPoolTakes(v, best)) {
                 best = v;
                 best_at = iy * w + ix;
               }

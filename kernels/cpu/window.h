@@ -3,6 +3,8 @@
 #pragma once
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include <cmath>
+
 #include "kernels/ops.h"
 
 namespace pijit {
@@ -51,6 +53,13 @@ inline ConvProblem MakeConvProblem(const int64_t* k) {
   p.pad_l = {k[9], k[11]};
   p.pad_r = {k[10], k[12]};
   return p;
+}
+
+// Max pooling's choice, shared by the forward loop and the gradient: `v` replaces the window's
+// maximum so far when it is larger or the first NaN (a NaN, once taken, stays).
+template <typename T>
+inline bool MaxPoolTakes(T v, T best) {
+  return (v > best || std::isnan(v)) && !std::isnan(best);
 }
 
 // Bounds a primitive cache: entries are cheap to rebuild.
