@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "absl/container/flat_hash_map.h"
+#include "kernels/cpu/conv_direct.h"
 #include "kernels/cpu/window.h"
 #include "kernels/errors.h"
 
@@ -211,6 +212,11 @@ absl::StatusOr<Tensor> Conv2D(const Tensor& x, const Tensor& w, const Tensor* bi
     return out;
   }
   if (meta.dtype == DType::kFloat32) {
+    if (const auto direct = DirectProblem(x.shape(), w.shape(), g, win);
+        direct && conv_direct::Forward(*direct, cx.data<float>(), cw.data<float>(),
+                                       pb ? pb->data<float>() : nullptr, out.data<float>())) {
+      return out;
+    }
     ConvF32(cx, cw, pb, g, win, out);
   } else {
     ConvLoop<double>(cx, cw, pb, g, win, out);

@@ -32,7 +32,37 @@ void PoolGradLoop(PoolKind kind, const Tensor& x, const Tensor& dout, const Wind
   const bool simple = kind == PoolKind::kMax && g.pad[0] == 0 && g.pad[2] == 0 &&
                       win.dilation[0] == 1 && win.dilation[1] == 1 &&
                       (oh - 1) * win.stride[0] + kh <= h && (ow - 1) * win.stride[1] + kw <= w;
+  const bool tiles2x2 = simple && kh == 2 && kw == 2 && win.stride[0] == 2 && win.stride[1] == 2;
   ParallelFor(planes, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, h * w)), [&](int64_t p0, int64_t p1) {
+    if (tiles2x2) {  // 2x2 windows that tile the input: each input element has one window
+      for (int64_t p = p0; p < p1; ++p)
+        for (int64_t y = 0; y < oh; ++y) {
+          const T* r0 = px + p * h * w + 2 * y * w;
+          const T* r1 = r0 + w;
+          T* d0 = pdx + p * h * w + 2 * y * w;
+          T* d1 = d0 + w;
+          const T* grads = pd + (p * oh + y) * ow;
+          for (int64_t xo = 0; xo < ow; ++xo) {
+            // The scan order of the general loop, without branches: a, b, c, d.
+            const T a = r0[2 * xo], b = r0[2 * xo + 1], c = r1[2 * xo], d = r1[2 * xo + 1];
+            T best = a;
+            int at = 0;
+            const bool tb = MaxPoolTakes(b, best);
+            best = tb ? b : best;
+            at = tb ? 1 : at;
+            const bool tc = MaxPoolTakes(c, best);
+            best = tc ? c : best;
+            at = tc ? 2 : at;
+            at = MaxPoolTakes(d, best) ? 3 : at;
+            const T gr = grads[xo];
+            d0[2 * xo] = at == 0 ? gr : T(0);
+            d0[2 * xo + 1] = at == 1 ? gr : T(0);
+            d1[2 * xo] = at == 2 ? gr : T(0);
+            d1[2 * xo + 1] = at == 3 ? gr : T(0);
+          }
+        }
+      return;
+    }
     if (simple) {  // every window inside the input: no bounds checks
       for (int64_t p = p0; p < p1; ++p) {
         const T* plane = px + p * h * w;
