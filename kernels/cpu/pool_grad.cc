@@ -9,6 +9,7 @@
 #include <cstring>
 #include <limits>
 
+#include "kernels/cpu/reduce_vec.h"
 #include "kernels/cpu/window.h"
 #include "kernels/errors.h"
 #include "kernels/thread_pool.h"
@@ -18,6 +19,79 @@ namespace {
 
 const char* GradName(PoolKind k) {
   return k == PoolKind::kMax ? "max_pool2d_grad" : "avg_pool2d_grad";
+}
+
+// One output row of a 2x2, stride-2 max pooling's gradient: each output's gradient goes to the
+// element of its window (a = r0[2x], b = r0[2x + 1], c = r1[2x], d = r1[2x + 1], scanned in
+// that order) that MaxPoolTakes picks; the other three get zero.
+template <typename T>
+void MaxPoolGrad2x2Scalar(const T* r0, const T* r1, const T* g, T* d0, T* d1, int64_t x0,
+                          int64_t x1) {
+  for (int64_t x = x0; x < x1; ++x) {
+    const T a = r0[2 * x], b = r0[2 * x + 1], c = r1[2 * x], d = r1[2 * x + 1];
+    int at = 0;
+    T best = a;
+    if (MaxPoolTakes(b, best)) best = b, at = 1;
+    if (MaxPoolTakes(c, best)) best = c, at = 2;
+    if (MaxPoolTakes(d, best)) at = 3;
+    d0[2 * x] = at == 0 ? g[x] : T(0);
+    d0[2 * x + 1] = at == 1 ? g[x] : T(0);
+    d1[2 * x] = at == 2 ? g[x] : T(0);
+    d1[2 * x + 1] = at == 3 ? g[x] : T(0);
+  }
+}
+
+// float32 on AVX2: eight windows at a time with masks (x != x: NaN), the same choices.
+__attribute__((target("avx2"))) void MaxPoolGrad2x2RowAvx2(const float* r0, const float* r1,
+                                                           const float* g, float* d0, float* d1,
+                                                           int64_t ow) {
+  typedef float V __attribute__((vector_size(32), aligned(4)));
+  typedef int M __attribute__((vector_size(32)));
+  const M even = {0, 2, 4, 6, 8, 10, 12, 14}, odd = {1, 3, 5, 7, 9, 11, 13, 15};
+  const M lo = {0, 8, 1, 9, 2, 10, 3, 11}, hi = {4, 12, 5, 13, 6, 14, 7, 15};
+  const V zero = {};
+  auto load = [](const float* p) { return *reinterpret_cast<const V*>(p); };
+  auto store = [](float* p, V v) { *reinterpret_cast<V*>(p) = v; };
+  // Eight windows: inputs at r0[0..16), r1[0..16), gradients g[0..8).
+  auto step = [&](const float* r0, const float* r1, const float* g, float* d0, float* d1) {
+    const V p0 = load(r0), p1 = load(r0 + 8), q0 = load(r1), q1 = load(r1 + 8);
+    const V a = __builtin_shuffle(p0, p1, even), b = __builtin_shuffle(p0, p1, odd);
+    const V c = __builtin_shuffle(q0, q1, even), d = __builtin_shuffle(q0, q1, odd);
+    const M tb = ((b > a) | (b != b)) & (a == a);
+    const V m1 = tb ? b : a;
+    const M tc = ((c > m1) | (c != c)) & (m1 == m1);
+    const V m2 = tc ? c : m1;
+    const M td = ((d > m2) | (d != d)) & (m2 == m2);
+    const V gv = load(g);
+    const V gd = td ? gv : zero;
+    const V gc = (tc & ~td) ? gv : zero;
+    const V gb = (tb & ~tc & ~td) ? gv : zero;
+    const V ga = (tb | tc | td) ? zero : gv;
+    store(d0, __builtin_shuffle(ga, gb, lo));
+    store(d0 + 8, __builtin_shuffle(ga, gb, hi));
+    store(d1, __builtin_shuffle(gc, gd, lo));
+    store(d1 + 8, __builtin_shuffle(gc, gd, hi));
+  };
+  int64_t x = 0;
+  for (; x + 8 <= ow; x += 8) step(r0 + 2 * x, r1 + 2 * x, g + x, d0 + 2 * x, d1 + 2 * x);
+  if (x == ow) return;
+  // The last windows through zero-padded copies (scalar code would branch on random data).
+  const int64_t n = ow - x;
+  float in0[16] = {}, in1[16] = {}, gr[8] = {}, out0[16], out1[16];
+  std::memcpy(in0, r0 + 2 * x, sizeof(float) * 2 * n);
+  std::memcpy(in1, r1 + 2 * x, sizeof(float) * 2 * n);
+  std::memcpy(gr, g + x, sizeof(float) * n);
+  step(in0, in1, gr, out0, out1);
+  std::memcpy(d0 + 2 * x, out0, sizeof(float) * 2 * n);
+  std::memcpy(d1 + 2 * x, out1, sizeof(float) * 2 * n);
+}
+
+template <typename T>
+void MaxPoolGrad2x2Row(const T* r0, const T* r1, const T* g, T* d0, T* d1, int64_t ow) {
+  if constexpr (std::is_same_v<T, float>) {
+    if (rvec::HostHasAvx2()) return MaxPoolGrad2x2RowAvx2(r0, r1, g, d0, d1, ow);
+  }
+  MaxPoolGrad2x2Scalar(r0, r1, g, d0, d1, 0, ow);
 }
 
 template <typename T>
@@ -42,24 +116,7 @@ void PoolGradLoop(PoolKind kind, const Tensor& x, const Tensor& dout, const Wind
           T* d0 = pdx + p * h * w + 2 * y * w;
           T* d1 = d0 + w;
           const T* grads = pd + (p * oh + y) * ow;
-          for (int64_t xo = 0; xo < ow; ++xo) {
-            // The scan order of the general loop, without branches: a, b, c, d.
-            const T a = r0[2 * xo], b = r0[2 * xo + 1], c = r1[2 * xo], d = r1[2 * xo + 1];
-            T best = a;
-            int at = 0;
-            const bool tb = MaxPoolTakes(b, best);
-            best = tb ? b : best;
-            at = tb ? 1 : at;
-            const bool tc = MaxPoolTakes(c, best);
-            best = tc ? c : best;
-            at = tc ? 2 : at;
-            at = MaxPoolTakes(d, best) ? 3 : at;
-            const T gr = grads[xo];
-            d0[2 * xo] = at == 0 ? gr : T(0);
-            d0[2 * xo + 1] = at == 1 ? gr : T(0);
-            d1[2 * xo] = at == 2 ? gr : T(0);
-            d1[2 * xo + 1] = at == 3 ? gr : T(0);
-          }
+          MaxPoolGrad2x2Row(r0, r1, grads, d0, d1, ow);
         }
       return;
     }

@@ -142,21 +142,26 @@ TEST(MaxPoolGrad2x2, FirstMaximumAndFirstNaNTakeTheGradient) {
   ASSERT_TRUE(dx.ok()) << dx.status();
   const float want[] = {10, 0, 0, 0, 0, 0, 0, 0, 20, 0, 0, 30};
   for (int i = 0; i < 12; ++i) EXPECT_EQ(dx->data<float>()[i], want[i]) << i;
-  // Odd sizes: the last row and column belong to no window and get zero.
-  Tensor x3 = Random({2, 3, 5, 7}, 12), d3 = Random({2, 3, 2, 3}, 13);
+  // Odd sizes: the last row and column belong to no window and get zero. 18 windows a row:
+  // full runs of eight and a shorter last one.
+  const int64_t h = 5, w = 37, oh = 2, ow = 18;
+  Tensor x3 = Random({2, 3, h, w}, 12), d3 = Random({2, 3, oh, ow}, 13);
+  x3.data<float>()[3 * w + 20] = nan;
+  x3.data<float>()[w + 4] = x3.data<float>()[5] = 2.0f;  // a tie in the row below
   auto a = Pool2DGrad(PoolKind::kMax, x3, d3, win);
   ASSERT_TRUE(a.ok()) << a.status();
   std::vector<float> want3(x3.numel(), 0.0f);
   for (int64_t p = 0; p < 6; ++p)
-    for (int64_t y = 0; y < 2; ++y)
-      for (int64_t xo = 0; xo < 3; ++xo) {
-        int64_t best = p * 35 + 2 * y * 7 + 2 * xo;
+    for (int64_t y = 0; y < oh; ++y)
+      for (int64_t xo = 0; xo < ow; ++xo) {
+        int64_t best = p * h * w + 2 * y * w + 2 * xo;
         for (int64_t i = 0; i < 2; ++i)
           for (int64_t j = 0; j < 2; ++j) {
-            const int64_t at = p * 35 + (2 * y + i) * 7 + 2 * xo + j;
-            if (x3.data<float>()[at] > x3.data<float>()[best]) best = at;
+            const int64_t at = p * h * w + (2 * y + i) * w + 2 * xo + j;
+            const float v = x3.data<float>()[at], b = x3.data<float>()[best];
+            if ((v > b || std::isnan(v)) && !std::isnan(b)) best = at;
           }
-        want3[best] += d3.data<float>()[(p * 2 + y) * 3 + xo];
+        want3[best] += d3.data<float>()[(p * oh + y) * ow + xo];
       }
   for (int64_t i = 0; i < a->numel(); ++i) EXPECT_EQ(a->data<float>()[i], want3[i]) << i;
 }
