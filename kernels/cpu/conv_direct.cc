@@ -110,7 +110,7 @@ bool AllFinite(const float* v, int64_t n) {
 template <typename WeightFn>
 bool RunForward(int64_t n, int64_t groups, int64_t cin, int64_t cout, int64_t h, int64_t w,
                 int64_t kh, int64_t kw, const int64_t pad[4], const float* x, WeightFn weight,
-                const float* bias, float* out) {
+                const float* bias, float* out, bool relu) {
   const Isa& isa = Active();
   // Many output channels share each input load; with few, longer runs per load.
   const int variant = cout >= 5 ? 0 : cout >= 2 ? 1 : 2;
@@ -153,8 +153,17 @@ bool RunForward(int64_t n, int64_t groups, int64_t cin, int64_t cout, int64_t h,
                   bpk.data() + (g * blocks + blk) * ob, lr, t.data());
       for (int64_t j = 0; j < ob && blk * ob + j < cout; ++j) {
         float* dst = out + (b * o + g * cout + blk * ob + j) * oh * ow;
-        for (int64_t r = 0; r < oh; ++r)
-          std::memcpy(dst + r * ow, t.data() + j * lr + r * wp, sizeof(float) * ow);
+        for (int64_t r = 0; r < oh; ++r) {
+          const float* src = t.data() + j * lr + r * wp;
+          if (!relu) {
+            std::memcpy(dst + r * ow, src, sizeof(float) * ow);
+            continue;
+          }
+          for (int64_t c = 0; c < ow; ++c) {
+            const float v = src[c];
+            dst[r * ow + c] = v > 0.0f ? v : (v != v ? v : 0.0f);
+          }
+        }
       }
     }
   });
@@ -174,12 +183,13 @@ bool Applies(const Problem& p) {
          p.out_h() >= 1 && p.out_w() >= 1;
 }
 
-bool Forward(const Problem& p, const float* x, const float* w, const float* bias, float* out) {
+bool Forward(const Problem& p, const float* x, const float* w, const float* bias, float* out,
+             bool relu) {
   const int64_t cg = p.c / p.groups, og = p.o / p.groups, kh = p.kh, kw = p.kw;
   auto weight = [&](int64_t g, int64_t oc, int64_t ic, int64_t i, int64_t j) {
     return w[(((g * og + oc) * cg + ic) * kh + i) * kw + j];
   };
-  return RunForward(p.n, p.groups, cg, og, p.h, p.w, kh, kw, p.pad, x, weight, bias, out);
+  return RunForward(p.n, p.groups, cg, og, p.h, p.w, kh, kw, p.pad, x, weight, bias, out, relu);
 }
 
 bool GradInput(const Problem& p, const float* dy, const float* w, float* dx) {
@@ -191,7 +201,7 @@ bool GradInput(const Problem& p, const float* dy, const float* w, float* dx) {
     return w[(((g * og + oc) * cg + ic) * kh + (kh - 1 - i)) * kw + (kw - 1 - j)];
   };
   return RunForward(p.n, p.groups, og, cg, p.out_h(), p.out_w(), kh, kw, pad, dy, weight,
-                    nullptr, dx);
+                    nullptr, dx, false);
 }
 
 bool GradWeight(const Problem& p, const float* x, const float* dy, float* dw) {

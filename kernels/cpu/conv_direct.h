@@ -36,7 +36,9 @@ bool Applies(const Problem& p);
 
 // All pointers are to contiguous float32 data; `bias` may be null. Each returns false (and
 // leaves its output unspecified) when an operand holds an infinity or NaN.
-bool Forward(const Problem& p, const float* x, const float* w, const float* bias, float* out);
+// Forward's `relu` applies relu to the result as it is written (NaN stays NaN).
+bool Forward(const Problem& p, const float* x, const float* w, const float* bias, float* out,
+             bool relu = false);
 bool GradInput(const Problem& p, const float* dy, const float* w, float* dx);
 bool GradWeight(const Problem& p, const float* x, const float* dy, float* dw);
 
