@@ -3,6 +3,7 @@
 
 #include <atomic>
 #include <cstring>
+#include <memory>
 #include <vector>
 
 #include "kernels/thread_pool.h"
@@ -70,6 +71,20 @@ const Isa& Active() {
 
 int64_t RoundUp(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
 
+// Storage for `count` planes that PadPlanes fills (so not initialised here) and `slack`
+// zeros after them, which the vector loops read past the last plane.
+class PaddedPlanes {
+ public:
+  PaddedPlanes(int64_t count, int64_t plane, int64_t slack)
+      : data_(new float[count * plane + slack]) {
+    std::memset(data_.get() + count * plane, 0, sizeof(float) * slack);
+  }
+  float* data() const { return data_.get(); }
+
+ private:
+  std::unique_ptr<float[]> data_;
+};
+
 // Copies `planes` planes of h x w from src into dst as hp x wp planes, the data at row pt and
 // column pl, zeros around; dst holds planes * hp * wp floats (plus slack the caller zeroes).
 // Returns false when a copied value is infinite or NaN.
@@ -122,8 +137,7 @@ bool RunForward(int64_t n, int64_t groups, int64_t cin, int64_t cout, int64_t h,
   const int64_t lr = RoundUp(len, isa.fwd_shapes[variant][1] * isa.lanes);
   const int64_t c = groups * cin, o = groups * cout;
   // Reads run past the last plane by up to lr - len floats.
-  std::vector<float> xp(n * c * plane + (lr - len) + isa.lanes);
-  std::memset(xp.data() + n * c * plane, 0, sizeof(float) * (xp.size() - n * c * plane));
+  const PaddedPlanes xp(n * c, plane, lr - len + isa.lanes);
   if (!PadPlanes(x, n * c, h, w, pad[0], pad[2], hp, wp, xp.data())) return false;
 
   const int64_t blocks = (cout + ob - 1) / ob, taps = kh * kw;
@@ -210,8 +224,7 @@ bool GradWeight(const Problem& p, const float* x, const float* dy, float* dw) {
   const int64_t hp = p.h + p.pad[0] + p.pad[1], wp = p.w + p.pad[2] + p.pad[3];
   const int64_t oh = p.out_h(), ow = p.out_w(), plane = hp * wp;
   const int64_t len = (oh - 1) * wp + ow, lr = RoundUp(len, isa.lanes);
-  std::vector<float> xp(p.n * p.c * plane + (lr - len) + isa.lanes);
-  std::memset(xp.data() + p.n * p.c * plane, 0, sizeof(float) * (xp.size() - p.n * p.c * plane));
+  const PaddedPlanes xp(p.n * p.c, plane, lr - len + isa.lanes);
   if (!PadPlanes(x, p.n * p.c, p.h, p.w, p.pad[0], p.pad[2], hp, wp, xp.data())) return false;
   // Output-gradient planes with x's row pitch, zero in the dropped columns and past len;
   // [image][group][channel, padded to a multiple of gw_ob][lr].
