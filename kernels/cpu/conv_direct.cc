@@ -230,20 +230,28 @@ bool GradWeight(const Problem& p, const float* x, const float* dy, float* dw) {
   // [image][group][channel, padded to a multiple of gw_ob][lr].
   const int64_t ob = isa.gw_ob, blocks = (og + ob - 1) / ob, ogp = blocks * ob;
   const int64_t image = p.groups * ogp * lr;
-  std::vector<float> dyw(p.n * image, 0.0f);
+  std::unique_ptr<float[]> dyw(new float[p.n * image]);  // every element written below
   std::atomic<bool> finite{true};
   ParallelFor(p.n, 1, [&](int64_t b0, int64_t b1) {
     int bad = 0;
     for (int64_t b = b0; b < b1; ++b)
       for (int64_t g = 0; g < p.groups; ++g)
-        for (int64_t oc = 0; oc < og; ++oc) {
+        for (int64_t oc = 0; oc < ogp; ++oc) {
+          float* d = dyw.get() + b * image + (g * ogp + oc) * lr;
+          if (oc >= og) {  // a channel that pads the last block
+            std::memset(d, 0, sizeof(float) * lr);
+            continue;
+          }
           const float* s = dy + ((b * p.o) + g * og + oc) * oh * ow;
-          float* d = dyw.data() + b * image + (g * ogp + oc) * lr;
-          for (int64_t r = 0; r < oh; ++r)
+          for (int64_t r = 0; r < oh; ++r) {
             for (int64_t c = 0; c < ow; ++c) {
               d[r * wp + c] = s[r * ow + c];
               bad |= (s[r * ow + c] - s[r * ow + c]) != 0.0f;
             }
+            // The dropped columns, and after the last row everything up to lr.
+            const int64_t end = r + 1 < oh ? (r + 1) * wp : lr;
+            std::memset(d + r * wp + ow, 0, sizeof(float) * (end - r * wp - ow));
+          }
         }
     if (bad) finite.store(false, std::memory_order_relaxed);
   });
@@ -254,7 +262,7 @@ bool GradWeight(const Problem& p, const float* x, const float* dy, float* dw) {
     std::vector<float> acc(ob * taps);
     for (int64_t task = t0; task < t1; ++task) {
       const int64_t g = task / (blocks * cg), blk = task / cg % blocks, ic = task % cg;
-      isa.grad_weight(dyw.data() + (g * ogp + blk * ob) * lr, image,
+      isa.grad_weight(dyw.get() + (g * ogp + blk * ob) * lr, image,
                       xp.data() + (g * cg + ic) * plane, p.c * plane, p.n, lr, wp, kh, kw,
                       acc.data());
       for (int64_t j = 0; j < ob && blk * ob + j < og; ++j)
