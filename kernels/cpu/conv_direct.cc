@@ -40,7 +40,7 @@ struct Isa {
   int id, lanes, gw_ob;
   int fwd_shapes[3][2];  // (output channels, vectors) of each forward variant
   sse2::ForwardFn forward[3];
-  decltype(&sse2::GradWeightBlock) grad_weight;
+  decltype(&sse2::GradWeightRow) grad_weight;
 };
 
 // Instruction set id, then the loops compiled for it.
@@ -50,7 +50,7 @@ struct Isa {
         {{ns::kFwdShapes[0][0], ns::kFwdShapes[0][1]},                                  \
          {ns::kFwdShapes[1][0], ns::kFwdShapes[1][1]},                                  \
          {ns::kFwdShapes[2][0], ns::kFwdShapes[2][1]}},                                 \
-        {ns::kForward[0], ns::kForward[1], ns::kForward[2]}, ns::GradWeightBlock        \
+        {ns::kForward[0], ns::kForward[1], ns::kForward[2]}, ns::GradWeightRow          \
   }
 const Isa kIsas[] = {PIJIT_CD_ISA(1, sse2), PIJIT_CD_ISA(2, avx2), PIJIT_CD_ISA(3, avx512)};
 #undef PIJIT_CD_ISA
@@ -257,17 +257,20 @@ bool GradWeight(const Problem& p, const float* x, const float* dy, float* dw) {
   });
   if (!finite.load()) return false;
 
+  // One task per (group, block of output channels, input channel, kernel row): enough
+  // tasks for every thread even with one input channel.
   const int64_t taps = kh * kw;
-  ParallelFor(p.groups * blocks * cg, 1, [&](int64_t t0, int64_t t1) {
-    std::vector<float> acc(ob * taps);
+  ParallelFor(p.groups * blocks * cg * kh, 1, [&](int64_t t0, int64_t t1) {
+    std::vector<float> acc(ob * kw);
     for (int64_t task = t0; task < t1; ++task) {
-      const int64_t g = task / (blocks * cg), blk = task / cg % blocks, ic = task % cg;
+      const int64_t i = task % kh, ic = task / kh % cg, blk = task / (kh * cg) % blocks,
+                    g = task / (kh * cg * blocks);
       isa.grad_weight(dyw.get() + (g * ogp + blk * ob) * lr, image,
-                      xp.data() + (g * cg + ic) * plane, p.c * plane, p.n, lr, wp, kh, kw,
-                      acc.data());
+                      xp.data() + (g * cg + ic) * plane, p.c * plane, p.n, lr, wp, i, kw,
+                      acc.data(), kw);
       for (int64_t j = 0; j < ob && blk * ob + j < og; ++j)
-        std::memcpy(dw + ((g * og + blk * ob + j) * cg + ic) * taps, acc.data() + j * taps,
-                    sizeof(float) * taps);
+        std::memcpy(dw + ((g * og + blk * ob + j) * cg + ic) * taps + i * kw,
+                    acc.data() + j * kw, sizeof(float) * kw);
     }
   });
   return true;
