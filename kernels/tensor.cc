@@ -6,8 +6,11 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <mutex>
+#include <vector>
 #include <new>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 
@@ -106,18 +109,93 @@ class InlineStorage : public Storage {
   unsigned char bytes_[kMaxBytes + 64];  // room to align the start to 64 bytes
 };
 
+namespace {
+
+// Large buffers are 2 MiB aligned and backed by transparent huge pages where the kernel
+// allows: a fresh 40 MB result then costs ~20 page faults instead of ~10,000.
+constexpr size_t kHuge = size_t{2} << 20;
+constexpr size_t kCachedMin = size_t{1} << 20;
+
+size_t AlignFor(size_t nbytes) { return nbytes >= 4 * kHuge ? kHuge : 64; }
+size_t RoundedSize(size_t nbytes) {
+  const size_t align = AlignFor(nbytes);
+  const size_t rounded = (nbytes + align - 1) / align * align;
+  return rounded == 0 ? 64 : rounded;
+}
+
+// Released large buffers by rounded size (see BufferCacheBytes in tensor.h).
+class BufferCache {
+ public:
+  BufferCache() {
+    if (const char* v = std::getenv("PIJIT_BUFFER_CACHE_MB")) {
+      limit_ = static_cast<size_t>(std::max(0L, std::atol(v))) << 20;
+    }
+  }
+  void* Take(size_t rounded) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = free_.find(rounded);
+    if (it == free_.end() || it->second.empty()) return nullptr;
+    void* p = it->second.back();
+    it->second.pop_back();
+    held_ -= rounded;
+    return p;
+  }
+  // Keeps `p` for reuse; false (and the caller frees it) when that would pass the bound.
+  bool Give(void* p, size_t rounded) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (held_ + rounded > limit_) return false;
+    free_[rounded].push_back(p);
+    held_ += rounded;
+    return true;
+  }
+  size_t held() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return held_;
+  }
+  void SetLimit(size_t bytes) {
+    std::vector<void*> drop;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      limit_ = bytes;
+      for (auto& [size, list] : free_) {
+        while (held_ > limit_ && !list.empty()) {
+          drop.push_back(list.back());
+          list.pop_back();
+          held_ -= size;
+        }
+      }
+    }
+    for (void* p : drop) std::free(p);
+  }
+
+ private:
+  std::mutex mu_;
+  absl::flat_hash_map<size_t, std::vector<void*>> free_;
+  size_t held_ = 0;
+  size_t limit_ = size_t{256} << 20;
+};
+
+BufferCache& Buffers() {
+  static auto* cache = new BufferCache();  // lives for the process: tensors may outlive statics
+  return *cache;
+}
+
+}  // namespace
+
+size_t BufferCacheBytes() { return Buffers().held(); }
+void SetBufferCacheLimit(size_t bytes) { Buffers().SetLimit(bytes); }
+
 std::shared_ptr<Storage> Storage::Allocate(size_t nbytes) {
   if (nbytes <= InlineStorage::kMaxBytes) return InlineStorage::Make(nbytes);
   auto s = std::make_shared<Storage>(Private{});
-  // Large buffers are 2 MiB aligned and backed by transparent huge pages where the kernel
-  // allows: a fresh 40 MB result then costs ~20 page faults instead of ~10,000.
-  constexpr size_t kHuge = size_t{2} << 20;
-  const size_t align = nbytes >= 4 * kHuge ? kHuge : 64;
-  size_t rounded = (nbytes + align - 1) / align * align;
-  s->data_ = std::aligned_alloc(align, rounded == 0 ? 64 : rounded);
-  // The bindings turn this into MemoryError; kernels never see a null buffer.
-  if (s->data_ == nullptr) throw std::bad_alloc();
-  if (align == kHuge) madvise(s->data_, rounded, MADV_HUGEPAGE);
+  const size_t align = AlignFor(nbytes), rounded = RoundedSize(nbytes);
+  if (nbytes >= kCachedMin) s->data_ = Buffers().Take(rounded);
+  if (s->data_ == nullptr) {
+    s->data_ = std::aligned_alloc(align, rounded);
+    // The bindings turn this into MemoryError; kernels never see a null buffer.
+    if (s->data_ == nullptr) throw std::bad_alloc();
+    if (align == kHuge) madvise(s->data_, rounded, MADV_HUGEPAGE);
+  }
   s->nbytes_ = nbytes;
   s->owned_ = true;
   return s;
@@ -132,7 +210,9 @@ std::shared_ptr<Storage> Storage::Wrap(void* data, size_t nbytes, std::function<
 }
 
 Storage::~Storage() {
-  if (owned_) std::free(data_);
+  if (owned_ && !(nbytes_ >= kCachedMin && Buffers().Give(data_, RoundedSize(nbytes_)))) {
+    std::free(data_);
+  }
   if (release_) release_();
 }
 

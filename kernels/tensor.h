@@ -22,7 +22,8 @@ class Storage {
 
  public:
   explicit Storage(Private) {}
-  // 64-byte aligned, uninitialised. Small buffers share one allocation with their Storage.
+  // 64-byte aligned, uninitialised. Small buffers share one allocation with their Storage;
+  // large ones come from the buffer cache (below) when it holds one of their size.
   static std::shared_ptr<Storage> Allocate(size_t nbytes);
   // Borrow memory owned elsewhere (a NumPy array): `release` runs when the last view dies.
   static std::shared_ptr<Storage> Wrap(void* data, size_t nbytes, std::function<void()> release);
@@ -40,6 +41,13 @@ class Storage {
   std::function<void()> release_;
   bool owned_ = false;
 };
+
+// Large buffers (1 MiB and up) released by tensors are kept for the next allocation of the
+// same size, up to a bound (256 MiB; PIJIT_BUFFER_CACHE_MB overrides, 0 turns it off): the
+// intermediates and results of a compiled graph, or of an eager loop, have the same sizes on
+// every call, and a reused buffer costs no page faults and no zeroing by the kernel.
+size_t BufferCacheBytes();                   // bytes held for reuse now
+void SetBufferCacheLimit(size_t bytes);      // drops what is held beyond the new bound
 
 Shape ContiguousStrides(absl::Span<const int64_t> shape);
 int64_t NumElements(absl::Span<const int64_t> shape);

@@ -156,3 +156,36 @@ TEST(GraphAttrTest, PrintsAttributesAndRunsCreationOps) {
 
 }  // namespace
 }  // namespace pijit
+
+namespace pijit {
+namespace {
+
+TEST(BufferCacheTest, ReusesLargeBuffersOfTheSameSizeWithinItsBound) {
+  SetBufferCacheLimit(size_t{64} << 20);
+  const size_t before = BufferCacheBytes();
+  void* first;
+  {
+    Tensor a = Tensor::Empty({1 << 20}, DType::kFloat32);  // 4 MiB
+    first = a.raw_data();
+  }
+  EXPECT_EQ(BufferCacheBytes(), before + (size_t{4} << 20));
+  {
+    Tensor other = Tensor::Empty({(1 << 20) + 4096}, DType::kFloat32);  // another size
+    EXPECT_NE(other.raw_data(), first);
+    Tensor b = Tensor::Empty({1 << 20}, DType::kFloat32);
+    EXPECT_EQ(b.raw_data(), first);  // the released buffer, no new allocation
+    b.data<float>()[(1 << 20) - 1] = 1.0f;  // the whole buffer is usable
+  }
+  // Small buffers are not kept; nothing is kept beyond the bound.
+  { Tensor small = Tensor::Empty({1000}, DType::kFloat32); }
+  SetBufferCacheLimit(size_t{5} << 20);
+  EXPECT_LE(BufferCacheBytes(), size_t{5} << 20);
+  { Tensor big = Tensor::Empty({4 << 20}, DType::kFloat32); }  // 16 MiB: over the bound
+  EXPECT_LE(BufferCacheBytes(), size_t{5} << 20);
+  SetBufferCacheLimit(0);
+  EXPECT_EQ(BufferCacheBytes(), 0u);
+  SetBufferCacheLimit(size_t{256} << 20);
+}
+
+}  // namespace
+}  // namespace pijit
