@@ -202,9 +202,9 @@ bool Interp::Step(Frame& f, size_t& pc, bool* returned, Value* result) {
       if (!Pop(f, &a)) return false;
       Value& slot = f.locals[in.arg];
       if (slot.kind != Value::kCell) {
-        Fail("unsupported_bytecode", "assignment to a closure variable of the caller",
-             "closure variables written by captured code are not replayed yet");
-        return false;
+        // A free variable of a function object: replayed into its cell (handlers_effects.cc).
+        if (!StoreCellEffect(f, in.arg, a)) return false;
+        break;
       }
       *slot.cell = std::move(a);
       break;
@@ -682,6 +682,23 @@ bool Interp::Step(Frame& f, size_t& pc, bool* returned, Value* result) {
     case Opc::STORE_GLOBAL:
       if (!Pop(f, &a) || !StoreGlobal(f, PyTuple_GET_ITEM(f.code->co_names, in.arg), a)) return false;
       break;
+    case Opc::DELETE_ATTR:
+      if (!Pop(f, &a) || !DeleteAttr(a, PyTuple_GET_ITEM(f.code->co_names, in.arg))) return false;
+      break;
+    case Opc::DELETE_GLOBAL:
+      if (!DeleteGlobal(f, PyTuple_GET_ITEM(f.code->co_names, in.arg))) return false;
+      break;
+    case Opc::DELETE_SUBSCR:
+      // del container[key], the key at TOS: an input dict's item or an input list's item by
+      // an int index is recorded (handlers_effects.cc); anything else breaks.
+      if (f.stack.size() >= 2 && DelItemEffect(f.stack[f.stack.size() - 2], f.stack.back())) {
+        f.stack.resize(f.stack.size() - 2);
+        break;
+      }
+      if (failed()) return false;
+      Fail("unsupported_bytecode", "a deletion (del x[k]) the trace does not replay",
+           "the graph breaks here; the deletion runs in Python");
+      return false;
     case Opc::STORE_SUBSCR:
       // container[key] = value with the container at TOS1. Writing into a tensor mutates its
       // storage, which views and the caller see: the graph breaks and Python does the write.

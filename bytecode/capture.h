@@ -82,11 +82,16 @@ struct Effect {
     kAppend,     // target.append(value) on a list
     kSetItem,    // target[name] = value on a dict (name: a str or int constant)
     kInsert,     // target.insert(name, value) on a list (name: an int constant)
+    kDelAttr,    // del target.name
+    kDelGlobal,  // del the function's globals[name]
+    kDelItem,    // del target[name] on a dict (a key) or a list (an int index)
+    kSetCell,    // closure cell `name` (an int) of the function `target` := value; a
+                 // target of kind kNull is the called function itself
   };
   Kind kind = kSetAttr;
   OutputSpec target;  // the object mutated (every kind but kSetGlobal)
   OutputSpec name;    // kConstant: the attribute or global name, dict key or list index
-  OutputSpec value;
+  OutputSpec value;  // kConstant None for the deletions
 };
 
 struct CaptureResult {

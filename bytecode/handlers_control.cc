@@ -37,6 +37,17 @@ bool Interp::GetIter(const Value& v, Value* out) {
       Fail("unsupported_operator", "iterating over a tensor is not captured yet");
       return false;
     case Value::kConst:
+      if (const Value* model = ShadowDict(v)) {
+        // An input dict the trace mutates: its keys now. A mutation while the loop runs
+        // raises in Python, so none is recorded from here on (and the iterator stays
+        // inside the trace: a break cannot hand Python a copy of it).
+        viewed_dicts_.insert(v.obj);
+        ValueList keys;
+        for (PyObject* k : *model->keys) keys.push_back(Value::Const(k));
+        make(std::move(keys));
+        out->opaque = true;
+        return true;
+      }
       if (!FailIfMutated(v)) return false;
       break;
     default:

@@ -171,16 +171,36 @@ class Interp {
   bool AppendEffect(const Value& list, const Value& value);
   bool ExtendEffect(const Value& list, const Value& items);  // as one append per item
   bool InsertEffect(const Value& list, const Value& index, const Value& value);
-  // dict[key] = value on an input dict, with a str or int key (false: not recorded; failed()
-  // tells whether the capture failed or the caller may fall back).
+  // dict[key] = value on an input dict (false: not recorded; failed() tells whether the
+  // capture failed or the caller may fall back).
   bool SetItemEffect(const Value& dict, const Value& key, const Value& value);
+  // del container[key] on an input dict or list (false as for SetItemEffect).
+  bool DelItemEffect(const Value& container, const Value& key);
+  bool DeleteAttr(const Value& owner, PyObject* name);
+  bool DeleteGlobal(Frame& f, PyObject* name);
+  // STORE_DEREF into a free variable of the called function or of an inlined function
+  // object: replayed into its closure cell.
+  bool StoreCellEffect(Frame& f, int slot, const Value& value);
+  // The value the trace stored into that cell earlier, or null.
+  const Value* PendingCell(Frame& f, int slot) const;
   // A value the trace has recorded an effect on: reading it must see the effect.
   bool Mutated(const Value& v) const;
   bool FailIfMutated(const Value& v);
+  // The value the trace stored (kUndef: deleted), or null when the trace has not touched it.
   const Value* PendingAttr(PyObject* obj, PyObject* name) const;
   const Value* PendingGlobal(PyObject* globals, PyObject* name) const;
-  // The value the trace stored at dict[key] (an input dict), or null.
-  const Value* PendingItem(PyObject* dict, PyObject* key) const;
+  // The length of an input list with recorded effects, when the trace knows it.
+  bool ListLength(const Value& v, Py_ssize_t* n);
+  // handlers_dict.cc: the contents of an input dict the trace mutates, modelled as a kDict
+  // (shared by every alias; reads see the trace's stores and deletions in order).
+  Value* ShadowDict(const Value& v);
+  // The model of `v`, made on its first mutation (its identity and keys in order guarded);
+  // null when `v` is not a dict the trace can model (without failing the capture).
+  Value* MakeShadowDict(const Value& v);
+  bool DictDel(Value& dict, const Value& key, Value* removed, bool* found);
+  // Methods of a dict: `self` is a kDict, or an input dict (effects recorded for replay).
+  bool DictMethod(const Value& self, std::string_view name, ValueList args,
+                  const std::vector<std::string>& kwnames, Value* out);
   bool MakeEffects(size_t count);  // the first `count` recorded effects into out_->effects
   bool FormatValue(const Value& v, int flags, const Value* spec, Value* out);
   bool Contains(const Value& container, const Value& item, bool* out);
@@ -226,8 +246,12 @@ class Interp {
   absl::flat_hash_set<PyObject*> mutated_;  // objects with recorded effects
   // Attributes and globals stored by the trace: (object or globals dict, name) -> value.
   absl::flat_hash_map<std::pair<PyObject*, std::string>, Value> pending_;
-  // Items stored into input dicts: (dict, ItemKey(key)) -> value.
-  absl::flat_hash_map<std::pair<PyObject*, std::string>, Value> pending_items_;
+  // Input dicts the trace mutates: their contents as the trace has left them (a kDict).
+  absl::flat_hash_map<PyObject*, Value> shadow_dicts_;
+  // Input lists with recorded effects whose length the trace knows (a deletion guards it).
+  absl::flat_hash_map<PyObject*, Py_ssize_t> list_len_;
+  // Closure cells the trace stored into: cell object -> value.
+  absl::flat_hash_map<PyObject*, Value> pending_cells_;
   // Input dicts read through their methods (items, keys, values, get): their views may be
   // live, and a store while iterating one raises, so item stores into them are not recorded.
   absl::flat_hash_set<PyObject*> viewed_dicts_;
@@ -244,8 +268,6 @@ class Interp {
 
 // Decodes `co` into `f` for simulation; fails (through `in`) on what cannot be followed.
 bool PrepareFrame(Interp& in, PyCodeObject* co, Frame& f, bool generator = false);
-// A dict key whose item stores the trace records: an exact str or int (handlers_effects.cc).
-bool IsItemKey(PyObject* key);
 
 constexpr int kMaxInlineDepth = 16;
 constexpr int64_t kMaxSteps = 200000;  // bounds loop unrolling
