@@ -1,0 +1,155 @@
+"""Graph breaks and side effects: input dicts after mutations. After `d[k] = v`, `del d[k]`,
+d.pop, d.update, d.setdefault, d.popitem and d.clear in the same graph, d.keys(), d.values(),
+d.items(), len(d), iteration and `in` give what eager gives (insertion order included), and
+the mutating methods are replayed after the graph in order.
+
+Every test compares eager, jitted and captured runs with graph_break_testutil.compare."""
+import pytest
+
+import pijit as ms
+from graph_break_testutil import _reset_state  # noqa: F401 (autouse fixture)
+from graph_break_testutil import LOG, X, compare
+
+
+def items(a):
+    return list(a[1].items())
+
+
+def views_after_mutations(x, d):
+    d["new"] = x + 1.0
+    del d["a"]
+    v = d.pop("b")
+    d.update(c=30, e=5)
+    s = d.setdefault("f", 6)
+    t = d.setdefault("c", 0)
+    keys = list(d.keys())
+    values = [k for k in d.values() if not isinstance(k, int)]
+    pairs = [(k, v) for k, v in d.items() if k != "new"]
+    order = [k for k in d]
+    return x * v, keys, len(values), pairs, order, len(d), "a" in d, "new" in d, s, t
+
+
+def test_views_after_mutations_in_one_graph(capsys):
+    stats, out, _ = compare(views_after_mutations, lambda: (X(), {"a": 1, "b": 2, "c": 3}),
+                            capsys=capsys, state=items)
+    assert out[1][1] == ["c", "new", "e", "f"]
+    assert stats["total_break_count"] == 0, stats
+
+
+def pop_default_popitem_clear(x, d):
+    a = d.pop("missing", 7)
+    k, v = d.popitem()
+    LOG.append((k, v))
+    n = len(d)
+    d.clear()
+    d["z"] = n
+    return x * a, k, v, bool(d), list(d.items())
+
+
+def test_pop_with_default_popitem_and_clear(capsys):
+    stats, _, _ = compare(pop_default_popitem_clear, lambda: (X(), {"a": 1, "b": 2}), capsys=capsys,
+                          state=lambda a: (list(LOG), items(a)))
+    assert stats["total_break_count"] == 0, stats
+
+
+def pop_missing(x, d):
+    d["k"] = 1
+    return x * d.pop("missing")
+
+
+def popitem_empty(x, d):
+    d.clear()
+    return d.popitem()
+
+
+def mutate_while_iterating(x, d):
+    d["k"] = 1
+    for k in d:
+        d[k + "2"] = 2
+    return x
+
+
+def view_then_mutate(x, d):
+    d["k"] = 1
+    keys = d.keys()
+    d["later"] = 2  # the view is live in Python
+    return x * len(keys), list(keys)
+
+
+@pytest.mark.parametrize("fn", [pop_missing, popitem_empty, mutate_while_iterating,
+                                view_then_mutate], ids=lambda f: f.__name__)
+def test_errors_and_live_views_match_eager(fn, capsys):
+    compare(fn, lambda: (X(), {"a": 1}), capsys=capsys, state=items)
+
+
+def update_from_dicts(x, d, other):
+    local = {"p": 1, "a": x}
+    d.update(local)
+    d.update(other)
+    return x * len(d), list(d)
+
+
+def test_update_from_a_built_dict_and_another_input(capsys):
+    stats, _, _ = compare(update_from_dicts, lambda: (X(), {"a": 0}, {"o": 3, "p": 4}),
+                          capsys=capsys, state=lambda a: (items(a), list(a[2].items())))
+    assert stats["total_break_count"] == 0, stats
+
+
+def update_from_pairs(x, d):
+    d.update([("q", 2)])  # pairs: not modelled, the call runs in Python
+    return x * len(d), list(d)
+
+
+def test_update_from_pairs_breaks_and_matches_eager(capsys):
+    stats, _, _ = compare(update_from_pairs, lambda: (X(), {"a": 0}), capsys=capsys, state=items)
+    assert stats["total_break_count"] >= 1, stats
+
+
+def bool_and_int_keys(x, d):
+    d[True] = "t"  # the key 1 stays, its value changes
+    d[2.0] = "f"
+    return x, list(d.items())
+
+
+def test_equal_keys_of_other_types_keep_the_first_key(capsys):
+    _, out, _ = compare(bool_and_int_keys, lambda: (X(), {1: "a", 2: "b"}), capsys=capsys,
+                        state=lambda a: [(type(k).__name__, k, v) for k, v in a[1].items()])
+    assert [type(k) for k, _ in out[1][1]] == [int, int]
+
+
+def store_then_list_keys(x, d):
+    d["k"] = 1
+    return x * len(d), list(d)
+
+
+def test_key_order_is_guarded():
+    jf = ms.jit(store_then_list_keys, mode="PIJit")
+    ms.reset(jf)
+    for d in ({"a": 1, "b": 2}, {"b": 2, "a": 1}, {"a": 1, "b": 2}):
+        want = store_then_list_keys(X(), dict(d))[1]
+        got = jf(X(), dict(d))[1]
+        assert got == want
+    ms.reset(jf)
+
+
+def mutate_then_read_alias(x, d, alias):
+    d["k"] = 5
+    d.pop("j", None)
+    return x * len(alias), list(alias), alias.get("k", 0)
+
+
+def test_alias_read_when_compiled_distinct_then_the_same():
+    jf = ms.jit(mutate_then_read_alias, mode="PIJit")
+    ms.reset(jf)
+    shared = {}
+    for same in (False, False, True, True, False):
+        for fn in (mutate_then_read_alias, jf):
+            shared.clear()
+            shared.update(j=1)
+            alias = shared if same else {"j": 1}
+            r = fn(X(), shared, alias)
+            if fn is mutate_then_read_alias:
+                want = (r[1:], list(shared.items()))
+            else:
+                assert (r[1:], list(shared.items())) == want
+    ms.reset(jf)
