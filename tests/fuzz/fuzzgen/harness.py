@@ -31,6 +31,8 @@ def execute(fn, ns, prog, wrap=None, input_seed=None, k=None):
     ns["LOG"].clear()
     ns["STATE"].clear()
     ns["G"] = 0
+    if "reset_cells" in ns:
+        ns["reset_cells"]()
     o = ns["Obj"]()
     x, y = make_inputs(prog.seed if input_seed is None else input_seed, prog.dtype)
     if "random" in FEATURES:
@@ -45,8 +47,11 @@ def execute(fn, ns, prog, wrap=None, input_seed=None, k=None):
                 out = ("ok", fn(x, y, o, k))
         except Exception as e:  # noqa: BLE001 - comparing whatever is raised
             out = ("raise", type(e).__name__, str(e))
-    rec = {"result": out, "stdout": buf.getvalue(), "log": list(ns["LOG"]), "G": ns["G"],
-           "state": dict(ns["STATE"]), "attrs": dict(sorted(vars(o).items()))}
+    rec = {"result": out, "stdout": buf.getvalue(), "log": list(ns["LOG"]),
+           "G": ns.get("G", "<deleted>"), "state": dict(ns["STATE"]),
+           "attrs": dict(sorted(vars(o).items()))}
+    if "read_cells" in ns:
+        rec["cells"] = ns["read_cells"]()
     if "random" in FEATURES:
         rec["stream"] = ns["ops"].rand(3)  # where the seeded random stream is after the call
     return rec

@@ -38,7 +38,13 @@ class Statements:
             kinds += ["rand_stmt"]
         if "ctl" in FEATURES and in_loop:
             kinds += ["loop_ctl"] * 2
+        if "effects" in FEATURES:
+            kinds += ["del_attr", "state_del", "state_view", "state_mut", "log_del", "glob_del",
+                      "cell"] * 2
         kind = r.choice(kinds)
+        if kind in self.EFFECTS:
+            self.effect_stmt(kind, sc, depth)
+            return
         if kind == "assign":
             name = r.choice(sorted(sc["t"])) if r.random() < 0.3 else self.fresh("v")
             self.assign_t(sc, name, depth, self.texpr(sc))
@@ -268,6 +274,77 @@ class Statements:
             call = r.choice(["super().base_op", "super().base_brk", "self.base_op",
                              "self.base_brk"])
             self.assign_t(sc, name, depth, f"{call}({self.texpr(sc)})")
+
+    # -- deletions, closure cells and dict mutations (the "effects" feature)
+    EFFECTS = frozenset(["del_attr", "state_del", "state_view", "state_mut", "log_del", "glob_del",
+                         "cell"])
+
+    def effect_stmt(self, kind, sc, depth):
+        r = self.r
+        key = repr(r.choice(["a", "b", "n"]))
+        if kind == "del_attr":
+            attr = repr(r.choice(["a", "b", "c"]))[1:-1]
+            if r.random() < 0.85:
+                self.emit(depth, f"if hasattr(o, {attr!r}):")
+                depth += 1
+            self.emit(depth, f"del o.{attr}")  # else: AttributeError, on purpose
+        elif kind == "state_del":
+            how = r.randrange(4)
+            if how == 0:
+                self.emit(depth, f"if {key} in STATE:")
+                self.emit(depth + 1, f"del STATE[{key}]")
+            elif how == 1:
+                self.emit(depth, f"LOG.append(STATE.pop({key}, {self.sexpr(sc)}))")
+            elif how == 2:
+                self.emit(depth, f"if STATE:")
+                self.emit(depth + 1, "LOG.append(STATE.popitem()[0])")
+            else:
+                self.emit(depth, f"del STATE[{key}]")  # may raise KeyError, on purpose
+        elif kind == "state_view":
+            form = r.choice(["list(STATE.keys())", "len(STATE)", f"{key} in STATE",
+                             "[kk for kk in STATE]", "list(STATE.items())",
+                             "list(STATE.values())", f"STATE.get({key}, -1)", "bool(STATE)"])
+            self.emit(depth, f"LOG.append({form})")
+        elif kind == "state_mut":
+            how = r.randrange(4)
+            val = r.choice([self.texpr(sc), self.sexpr(sc)])
+            if how == 0:
+                self.emit(depth, f"LOG.append(STATE.setdefault({key}, {val}))")
+            elif how == 1:
+                self.emit(depth, f"STATE.update({key[1:-1]}={val}, m={self.sexpr(sc)})")
+            elif how == 2:
+                self.emit(depth, f"STATE[{key}] = {val}")
+            else:
+                self.emit(depth, f"STATE.clear()")
+        elif kind == "log_del":
+            idx = r.choice([0, -1, 1])
+            if r.random() < 0.85:
+                self.emit(depth, f"if len(LOG) > {abs(idx) if idx >= 0 else 0}:")
+                depth += 1
+            self.emit(depth, f"del LOG[{idx}]")  # else: IndexError, on purpose
+        elif kind == "glob_del":
+            self.uses_global = True
+            self.emit(depth, "del G")
+            if r.random() < 0.9:
+                self.emit(depth, f"G = {r.choice(['k', str(r.randint(0, 3))])}")
+            else:
+                self.emit(depth, "note(G)")  # NameError, on purpose
+        elif kind == "cell":
+            if self.shape == "closure" and r.random() < 0.6:
+                # The counter in the enclosing function (nonlocal at the top of prog).
+                self.emit(depth, f"cnt = cnt + {r.randint(1, 3)}")
+                if r.random() < 0.5:
+                    self.emit(depth, "LOG.append(('cnt', cnt))")
+                return
+            c, inc, s = self.fresh("c"), self.fresh("inc"), self.fresh("s")
+            self.emit(depth, f"{c} = {r.randint(0, 3)}")
+            self.emit(depth, f"def {inc}(d):")
+            self.emit(depth + 1, f"nonlocal {c}")
+            self.emit(depth + 1, f"{c} = {c} + d")
+            self.emit(depth + 1, f"return {c}")
+            self.emit(depth, f"{s} = {inc}({r.randint(1, 3)}) + {inc}({self.svar(sc)})")
+            sc["s"].add(s)
+            sc["maybe_s"].discard(s)
 
     @staticmethod
     def merge(sc, a, b):
