@@ -27,8 +27,8 @@ bool Interp::LoadGlobal(Frame& f, PyObject* name, Value* out) {
   }
   if (const Value* p = PendingGlobal(globals, name)) {  // stored earlier in the trace
     if (p->kind == Value::kUndef) {
-      Fail("python_error", absl::StrFormat("the global '%s' was deleted earlier",
-                                           PyUnicode_AsUTF8(name)),
+      Fail("side_effect", absl::StrFormat("a read of the global '%s' deleted earlier",
+                                          PyUnicode_AsUTF8(name)),
            "the graph breaks here; Python reads the name (a builtin, or a NameError)");
       return false;
     }
@@ -159,7 +159,7 @@ bool Interp::LoadAttr(Frame& f, const Value& owner, PyObject* name, bool method)
   if (const Value* p = PendingAttr(owner.obj, name)) {  // stored earlier in the trace
     UseConst(owner);  // its identity: read through an alias, the object must stay the one
     if (p->kind == Value::kUndef) {
-      Fail("python_error", absl::StrFormat("the attribute '%s' was deleted earlier", n),
+      Fail("side_effect", absl::StrFormat("a read of the attribute '%s' deleted earlier", n),
            "the graph breaks here; Python reads the attribute (of the class, or raises)");
       return false;
     }
@@ -207,9 +207,10 @@ bool Interp::LoadAttr(Frame& f, const Value& owner, PyObject* name, bool method)
       PyDict_GET_SIZE(owner.obj) <= 256) {
     std::string_view m(n);
     if (m == "items" || m == "keys" || m == "values" || m == "get") {
-      // An input dict read through its methods: its keys (by the length and each key's item
-      // source) and values are guarded; it then acts as a dict built during capture.
+      // An input dict read through its methods: its keys (in their order: the views list
+      // them so) and values are guarded; it then acts as a dict built during capture.
       gp().GuardType(owner.source, owner.obj);
+      gp().GuardDictKeys(owner.source, owner.obj);
       viewed_dicts_.insert(owner.obj);
       Value d = Value::Dict();
       PyObject *k, *v;

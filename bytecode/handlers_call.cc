@@ -475,7 +475,10 @@ static bool FoldBuiltin(Interp& in, Frame& f, Builtin b, const ValueList& in_arg
       const Value* pending =
           args[0].kind == Value::kConst ? in.PendingAttr(args[0].obj, args[1].obj) : nullptr;
       // Deleted earlier in the trace (which guarded the object's type): missing, unless the
-      // class has it.
+      // class has it or computes it (__getattr__).
+      const bool plain_get =
+          pending && Py_TYPE(args[0].obj)->tp_getattro == PyObject_GenericGetAttr;
+      if (pending && pending->kind == Value::kUndef && !plain_get) break;
       const bool deleted = pending && pending->kind == Value::kUndef &&
                            !_PyType_Lookup(Py_TYPE(args[0].obj), args[1].obj);
       if (pending) in.UseConst(args[0]);  // its identity, as LoadAttr guards it

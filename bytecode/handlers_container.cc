@@ -68,6 +68,29 @@ bool Interp::Contains(const Value& c, const Value& item, bool* out) {
     Value ignored;
     return DictGet(*model, item, &ignored, out);
   }
+  if (c.kind == Value::kIter && c.opaque) {
+    // A dict view (an iterator would be consumed): its items, when all are plain values.
+    for (const Value& v : *c.items) {
+      PyObject* o = AsPyObject(v);
+      if (!o || !IsPlainValue(o)) {
+        Fail("unsupported_operator", "`in` over a dict view of values unknown at capture time");
+        return false;
+      }
+      UseConst(v);
+      const int eq = PyObject_RichCompareBool(o, x, Py_EQ);
+      if (eq < 0) {
+        PyErr_Clear();
+        Fail("python_error", "`in` raises");
+        return false;
+      }
+      if (eq) {
+        *out = true;
+        return true;
+      }
+    }
+    *out = false;
+    return true;
+  }
   if (!FailIfMutated(c)) return false;
   PyObject* obj = AsPyObject(c);
   const bool mutable_input =

@@ -172,7 +172,7 @@ bool Interp::DictMethod(const Value& self, std::string_view name, ValueList args
     }
     if (npos == 1) {
       Fail("python_error", "KeyError: dict.pop of a key the dict does not have",
-           "the graph breaks here; Python raises the KeyError");
+           "the call runs eagerly, where Python raises the KeyError");
       return false;
     }
     *out = args[1];
@@ -193,7 +193,7 @@ bool Interp::DictMethod(const Value& self, std::string_view name, ValueList args
   if (name == "popitem" && npos == 0) {
     if (d.keys->empty()) {
       Fail("python_error", "KeyError: popitem of an empty dict",
-           "the graph breaks here; Python raises the KeyError");
+           "the call runs eagerly, where Python raises the KeyError");
       return false;
     }
     PyObject* k = d.keys->back();

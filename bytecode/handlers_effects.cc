@@ -195,7 +195,7 @@ bool Interp::DelItemEffect(const Value& c, const Value& key) {
     if (!DictDel(*model, key, &removed, &found)) return false;
     if (!found) {
       Fail("python_error", "KeyError: deleting a key the dict does not have",
-           "the graph breaks here; Python raises the KeyError");
+           "the call runs eagerly, where Python raises the KeyError");
       return false;
     }
     effects_.push_back({Effect::kDelItem, c, key.obj, Value::Const(Py_None)});
@@ -218,7 +218,7 @@ bool Interp::DelItemEffect(const Value& c, const Value& key) {
   }
   if (i < -n || i >= n) {
     Fail("python_error", "IndexError: deleting a list item out of range",
-         "the graph breaks here; Python raises the IndexError");
+         "the call runs eagerly, where Python raises the IndexError");
     return false;
   }
   UseConst(key);
@@ -256,7 +256,7 @@ bool Interp::DeleteAttr(const Value& owner, PyObject* name) {
   const Value* p = PendingAttr(obj, name);
   if (p && p->kind == Value::kUndef) {
     Fail("python_error", "AttributeError: the attribute was deleted earlier",
-         "the graph breaks here; Python raises the AttributeError");
+         "the call runs eagerly, where Python raises the AttributeError");
     return false;
   }
   if (!p) {
@@ -268,7 +268,7 @@ bool Interp::DeleteAttr(const Value& owner, PyObject* name) {
     if (!v) {
       PyErr_Clear();
       Fail("python_error", "AttributeError: deleting an attribute the object does not have",
-           "the graph breaks here; Python raises the AttributeError");
+           "the call runs eagerly, where Python raises the AttributeError");
       return false;
     }
     gp().AddSource(Source::kAttr, owner.source, -1, name);
@@ -293,7 +293,7 @@ bool Interp::DeleteGlobal(Frame& f, PyObject* name) {
     PyErr_Clear();
     Fail("python_error", absl::StrFormat("NameError: name '%s' is not defined",
                                          PyUnicode_AsUTF8(name)),
-         "the graph breaks here; Python raises the NameError");
+         "the call runs eagerly, where Python raises the NameError");
     return false;
   }
   if (!p) gp().AddSource(Source::kGlobal, -1, -1, name);  // resolves only while it exists

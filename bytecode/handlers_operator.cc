@@ -213,7 +213,7 @@ bool Interp::Subscript(const Value& c, const Value& index, Value* out) {
     if (!DictGet(*model, index, out, &found)) return false;
     if (!found) {
       Fail("python_error", "KeyError: the key is not in the dict",
-           "the graph breaks here; Python raises the KeyError");
+           "the call runs eagerly, where Python raises the KeyError");
     }
     return found;
   }

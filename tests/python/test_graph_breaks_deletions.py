@@ -293,3 +293,20 @@ def test_deleted_values_are_returned_without_leaking():
         del v, w, o, d
         assert (sys.getrefcount(p), sys.getrefcount(q)) == base
     ms.reset(jf)
+
+
+class Computed:
+    def __getattr__(self, name):
+        return 42
+
+
+def delete_then_hasattr_computed(x, o):
+    o.q = 1
+    del o.q
+    return x, hasattr(o, "q"), getattr(o, "q", 5)
+
+
+def test_deleted_attribute_of_an_object_with_getattr_is_computed(capsys):
+    _, out, _ = compare(delete_then_hasattr_computed, lambda: (X(), Computed()), capsys=capsys,
+                        state=lambda a: sorted(vars(a[1]).items()))
+    assert out[1][1:] == (True, 42)

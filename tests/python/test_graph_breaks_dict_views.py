@@ -153,3 +153,26 @@ def test_alias_read_when_compiled_distinct_then_the_same():
             else:
                 assert (r[1:], list(shared.items())) == want
     ms.reset(jf)
+
+
+def keys_of_an_unmutated_dict(x, d):
+    return x * 2.0, list(d.keys()), list(d.values())
+
+
+def test_views_of_an_unmutated_input_follow_its_key_order():
+    # The views' items are guarded in their order: the same keys in another order recompile.
+    jf = ms.jit(keys_of_an_unmutated_dict, mode="PIJit")
+    ms.reset(jf)
+    for d in ({"a": 1, "b": 2}, {"b": 2, "a": 1}, {"a": 1, "b": 2}):
+        assert jf(X(), dict(d))[1:] == keys_of_an_unmutated_dict(X(), dict(d))[1:]
+    ms.reset(jf)
+
+
+def in_a_view(x, d):
+    d["b"] = 2
+    return x * ("b" in d.keys()), "z" in d.keys(), 2 in d.values(), ("a", 1) in d.items()
+
+
+def test_in_over_a_view_in_one_graph(capsys):
+    stats, _, _ = compare(in_a_view, lambda: (X(), {"a": 1}), capsys=capsys, state=items)
+    assert stats["total_break_count"] == 0, stats
