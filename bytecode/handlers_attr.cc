@@ -211,7 +211,7 @@ bool Interp::LoadAttr(Frame& f, const Value& owner, PyObject* name, bool method)
       // them so) and values are guarded; it then acts as a dict built during capture.
       gp().GuardType(owner.source, owner.obj);
       gp().GuardDictKeys(owner.source, owner.obj);
-      viewed_dicts_.insert(owner.obj);
+      if (m != "get") viewed_dicts_.insert(owner.obj);  // views are live; get's result is not
       Value d = Value::Dict();
       PyObject *k, *v;
       Py_ssize_t pos = 0;

@@ -92,6 +92,27 @@ bool Interp::Contains(const Value& c, const Value& item, bool* out) {
     return true;
   }
   if (!FailIfMutated(c)) return false;
+  if (c.kind == Value::kConst && c.source >= 0 && PyDict_CheckExact(c.obj) &&
+      PyDict_GET_SIZE(c.obj) <= 256) {
+    // A key of an input dict: the answer holds while its keys stay the same.
+    bool plain_keys = true;
+    PyObject *k, *v;
+    Py_ssize_t pos = 0;
+    while (plain_keys && PyDict_Next(c.obj, &pos, &k, &v))
+      plain_keys = PyUnicode_CheckExact(k) || PyLong_CheckExact(k);
+    if (plain_keys) {
+      const int r = PyDict_Contains(c.obj, x);
+      if (r < 0) {
+        PyErr_Clear();
+        Fail("python_error", "`in` raises");
+        return false;
+      }
+      gp().GuardType(c.source, c.obj);
+      gp().GuardDictKeys(c.source, c.obj);
+      *out = r != 0;
+      return true;
+    }
+  }
   PyObject* obj = AsPyObject(c);
   const bool mutable_input =
       obj && c.source >= 0 && (PyList_CheckExact(obj) || PyDict_CheckExact(obj));

@@ -176,3 +176,29 @@ def in_a_view(x, d):
 def test_in_over_a_view_in_one_graph(capsys):
     stats, _, _ = compare(in_a_view, lambda: (X(), {"a": 1}), capsys=capsys, state=items)
     assert stats["total_break_count"] == 0, stats
+
+
+def get_then_store(x, d):
+    d["b"] = d.get("b", 0) + 1  # get takes no live view: the store is recorded
+    return x * d["b"], list(d)
+
+
+def test_store_after_get_in_one_graph(capsys):
+    stats, _, _ = compare(get_then_store, lambda: (X(), {"a": 1, "b": 2}), capsys=capsys,
+                          state=items)
+    assert stats["total_break_count"] == 0, stats
+
+
+def key_in_an_unmutated_input(x, d):
+    return x * ("a" in d), "z" in d
+
+
+def test_in_over_an_unmutated_input_follows_its_keys():
+    jf = ms.jit(key_in_an_unmutated_input, mode="PIJit")
+    ms.reset(jf)
+    for d in ({"a": 1}, {"z": 1}, {"a": 1, "z": 2}, {"a": 1}):
+        assert jf(X(), d)[1:] == key_in_an_unmutated_input(X(), d)[1:]
+        assert (jf(X(), d)[0].asnumpy() == key_in_an_unmutated_input(X(), d)[0].asnumpy()).all()
+    stats = ms.get_code_extra(jf)
+    assert stats["total_break_count"] == 0, stats
+    ms.reset(jf)

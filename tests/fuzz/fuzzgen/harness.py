@@ -34,6 +34,12 @@ def execute(fn, ns, prog, wrap=None, input_seed=None, k=None):
     if "reset_cells" in ns:
         ns["reset_cells"]()
     o = ns["Obj"]()
+    if "effects" in FEATURES:
+        # Something to delete and to read before any store: an attribute, dict items in a
+        # known order, log entries.
+        o.a = 1
+        ns["STATE"].update(n=2, a=3)
+        ns["LOG"].extend(["first", 0])
     x, y = make_inputs(prog.seed if input_seed is None else input_seed, prog.dtype)
     if "random" in FEATURES:
         ns["ms"].set_seed(1234)
