@@ -210,11 +210,16 @@ bool Interp::DelItemEffect(const Value& c, const Value& key) {
   }
   Py_ssize_t n;
   if (!ListLength(c, &n)) {
-    if (Mutated(c)) return false;  // appends of a length the trace does not know
-    // Its identity (as for appends) and its length: the index must stay valid.
+    // Its identity (as for appends) and its length on entry: the index must stay valid.
+    // The effects recorded so far (none has run yet) change that length.
     gp().GuardValue(c.source, c.obj);
     gp().GuardType(c.source, c.obj);
     n = PyList_GET_SIZE(c.obj);
+    for (const EffectRec& r : effects_) {
+      if (r.target.kind != Value::kConst || r.target.obj != c.obj) continue;
+      if (r.kind == Effect::kAppend || r.kind == Effect::kInsert) ++n;
+      if (r.kind == Effect::kDelItem) --n;
+    }
   }
   if (i < -n || i >= n) {
     Fail("python_error", "IndexError: deleting a list item out of range",

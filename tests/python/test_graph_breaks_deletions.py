@@ -177,10 +177,20 @@ def delete_list_out_of_range(x, lst):
     return x
 
 
-def delete_after_append_of_unknown_length(x, lst):
+def delete_after_appends(x, lst):
     lst.append(x)
-    del lst[0]  # the length was never guarded: breaks, and Python deletes
-    return x * len(lst)
+    lst.insert(0, 1)
+    lst.extend((2, 3))
+    del lst[4]  # the length on entry is guarded then, and the appends counted
+    del lst[-5]
+    return x * len(lst), len(lst)
+
+
+def test_list_deletion_after_appends_in_one_graph(capsys):
+    stats, out, _ = compare(delete_after_appends, lambda: (X(), [5, 6]), capsys=capsys,
+                            state=lambda a: list(a[1]))
+    assert out[1][1] == 4
+    assert stats["total_break_count"] == 0, stats
 
 
 def delete_slice(x, lst):
@@ -188,8 +198,7 @@ def delete_slice(x, lst):
     return x * len(lst)
 
 
-@pytest.mark.parametrize("fn", [delete_list_out_of_range, delete_after_append_of_unknown_length,
-                                delete_slice], ids=lambda f: f.__name__)
+@pytest.mark.parametrize("fn", [delete_list_out_of_range, delete_slice], ids=lambda f: f.__name__)
 def test_list_deletions_that_break_match_eager(fn, capsys):
     compare(fn, lambda: (X(), [5, 6]), capsys=capsys, state=lambda a: list(a[1]))
 
