@@ -4,7 +4,7 @@ each run did: results, printed output, side-effect logs and exceptions."""
 import contextlib
 import io
 
-from .prelude import PRELUDE
+from .prelude import EFFECTS_PRELUDE, PRELUDE
 from .program import FEATURES
 
 FILENAME = "<string>"  # pijit captures <string> code (other <...> files are skipped)
@@ -21,7 +21,8 @@ def make_inputs(seed, dtype):
 
 def namespace(source):
     ns = {"__name__": "pijit_fuzz_prog"}
-    exec(compile(PRELUDE + source, FILENAME, "exec"), ns)
+    prelude = PRELUDE + (EFFECTS_PRELUDE if "effects" in FEATURES else "")
+    exec(compile(prelude + source, FILENAME, "exec"), ns)
     return ns
 
 

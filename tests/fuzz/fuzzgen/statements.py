@@ -40,7 +40,7 @@ class Statements:
             kinds += ["loop_ctl"] * 2
         if "effects" in FEATURES:
             kinds += ["del_attr", "state_del", "state_view", "state_mut", "log_del", "glob_del",
-                      "cell"] * 2
+                      "cell"] * 2 + ["state_alias", "state_helper", "state_loop", "del_try"]
         kind = r.choice(kinds)
         if kind in self.EFFECTS:
             self.effect_stmt(kind, sc, depth)
@@ -277,7 +277,7 @@ class Statements:
 
     # -- deletions, closure cells and dict mutations (the "effects" feature)
     EFFECTS = frozenset(["del_attr", "state_del", "state_view", "state_mut", "log_del", "glob_del",
-                         "cell"])
+                         "cell", "state_alias", "state_helper", "state_loop", "del_try"])
 
     def effect_stmt(self, kind, sc, depth):
         r = self.r
@@ -329,6 +329,37 @@ class Statements:
                 self.emit(depth, f"G = {r.choice(['k', str(r.randint(0, 3))])}")
             else:
                 self.emit(depth, "note(G)")  # NameError, on purpose
+        elif kind == "state_alias":
+            alias = self.fresh("st")
+            self.emit(depth, f"{alias} = STATE")
+            self.emit(depth, f"{alias}[{key}] = {r.choice([self.texpr(sc), self.sexpr(sc)])}")
+            self.emit(depth, f"LOG.append((list(STATE), len({alias}), {key} in STATE))")
+        elif kind == "state_helper":
+            # Inlined helpers of the effects prelude that mutate the dict or the object.
+            call = r.choice([f"drop(STATE, {key})", f"put(STATE, {key}, {self.sexpr(sc)})",
+                             f"unset(o, {key})", f"swap(STATE, {key}, 'm')"])
+            self.emit(depth, f"LOG.append({call})")
+        elif kind == "state_loop":
+            if depth > 2:
+                return
+            kk = self.fresh("kk")
+            self.emit(depth, f"for {kk} in list(STATE):")
+            how = r.randrange(3)
+            if how == 0:
+                self.emit(depth + 1, f"STATE[{kk}] = {self.sexpr(sc)}")
+            elif how == 1:
+                self.emit(depth + 1, f"if {kk} != {key}:")
+                self.emit(depth + 2, f"del STATE[{kk}]")
+            else:
+                self.emit(depth + 1, f"LOG.append(({kk}, STATE.get({kk}, None) is None))")
+        elif kind == "del_try":
+            if depth > 2:
+                return
+            self.emit(depth, "try:")
+            self.emit(depth + 1, r.choice([f"del STATE[{key}]", "del o.b", "del LOG[5]",
+                                           f"LOG.append(STATE.pop({key}))"]))
+            self.emit(depth, "except (KeyError, AttributeError, IndexError) as e:")
+            self.emit(depth + 1, "LOG.append(type(e).__name__)")
         elif kind == "cell":
             if self.shape == "closure" and r.random() < 0.6:
                 # The counter in the enclosing function (nonlocal at the top of prog).
