@@ -689,34 +689,11 @@ bool Interp::Step(Frame& f, size_t& pc, bool* returned, Value* result) {
       if (!DeleteGlobal(f, PyTuple_GET_ITEM(f.code->co_names, in.arg))) return false;
       break;
     case Opc::DELETE_SUBSCR:
-      // del container[key], the key at TOS: an input dict's item or an input list's item by
-      // an int index is recorded (handlers_effects.cc); anything else breaks.
-      if (f.stack.size() >= 2 && DelItemEffect(f.stack[f.stack.size() - 2], f.stack.back())) {
-        f.stack.resize(f.stack.size() - 2);
-        break;
-      }
-      if (failed()) return false;
-      Fail("unsupported_bytecode", "a deletion (del x[k]) the trace does not replay",
-           "the graph breaks here; the deletion runs in Python");
-      return false;
+      if (!DeleteSubscr(f)) return false;  // handlers_effects.cc
+      break;
     case Opc::STORE_SUBSCR:
-      // container[key] = value with the container at TOS1. Writing into a tensor mutates its
-      // storage, which views and the caller see: the graph breaks and Python does the write.
-      if (f.stack.size() >= 3 &&
-          SetItemEffect(f.stack[f.stack.size() - 2], f.stack.back(), f.stack[f.stack.size() - 3])) {
-        // An item of an input dict: recorded and replayed after the graph (handlers_effects.cc).
-        f.stack.resize(f.stack.size() - 3);
-        break;
-      }
-      if (failed()) return false;
-      if (f.stack.size() >= 3 && f.stack[f.stack.size() - 2].kind == Value::kTensor) {
-        Fail("tensor_mutation", "assignment into a tensor (t[index] = value) writes in place",
-             "the graph breaks here; the assignment runs in Python and later code sees its result");
-      } else {
-        Fail("unsupported_bytecode", "STORE_SUBSCR is not captured yet",
-             "this function runs eagerly; graph breaks will split it around such code");
-      }
-      return false;
+      if (!StoreSubscr(f)) return false;  // handlers_effects.cc
+      break;
     case Opc::RETURN_GENERATOR:
       if (!f.yields) {
         Fail("internal", "RETURN_GENERATOR outside a generator run");

@@ -164,6 +164,39 @@ bool Interp::InsertEffect(const Value& list, const Value& index, const Value& va
   return true;
 }
 
+bool Interp::StoreSubscr(Frame& f) {
+  // container[key] = value with the container at TOS1. Writing into a tensor mutates its
+  // storage, which views and the caller see: the graph breaks and Python does the write.
+  const size_t n = f.stack.size();
+  if (n >= 3 && SetItemEffect(f.stack[n - 2], f.stack[n - 1], f.stack[n - 3])) {
+    f.stack.resize(n - 3);  // an item of an input dict: recorded
+    return true;
+  }
+  if (failed()) return false;
+  if (n >= 3 && f.stack[n - 2].kind == Value::kTensor) {
+    Fail("tensor_mutation", "assignment into a tensor (t[index] = value) writes in place",
+         "the graph breaks here; the assignment runs in Python and later code sees its result");
+  } else {
+    Fail("unsupported_bytecode", "STORE_SUBSCR is not captured yet",
+         "this function runs eagerly; graph breaks will split it around such code");
+  }
+  return false;
+}
+
+bool Interp::DeleteSubscr(Frame& f) {
+  // del container[key], the key at TOS: an input dict's item or an input list's item by an
+  // int index is recorded; anything else breaks.
+  const size_t n = f.stack.size();
+  if (n >= 2 && DelItemEffect(f.stack[n - 2], f.stack[n - 1])) {
+    f.stack.resize(n - 2);
+    return true;
+  }
+  if (failed()) return false;
+  Fail("unsupported_bytecode", "a deletion (del x[k]) the trace does not replay",
+       "the graph breaks here; the deletion runs in Python");
+  return false;
+}
+
 bool Interp::SetItemEffect(const Value& dict, const Value& key, const Value& value) {
   // An exact dict from the inputs (not a module's globals, whose reads go elsewhere, nor one
   // whose views the trace has taken), a plain key and a value that stays what it is: the

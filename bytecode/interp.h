@@ -174,6 +174,9 @@ class Interp {
   // dict[key] = value on an input dict (false: not recorded; failed() tells whether the
   // capture failed or the caller may fall back).
   bool SetItemEffect(const Value& dict, const Value& key, const Value& value);
+  // STORE_SUBSCR and DELETE_SUBSCR on the frame's stack: recorded, or a graph break.
+  bool StoreSubscr(Frame& f);
+  bool DeleteSubscr(Frame& f);
   // del container[key] on an input dict or list (false as for SetItemEffect).
   bool DelItemEffect(const Value& container, const Value& key);
   bool DeleteAttr(const Value& owner, PyObject* name);
