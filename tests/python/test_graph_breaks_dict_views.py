@@ -202,3 +202,17 @@ def test_in_over_an_unmutated_input_follows_its_keys():
     stats = ms.get_code_extra(jf)
     assert stats["total_break_count"] == 0, stats
     ms.reset(jf)
+
+
+def test_a_mutated_input_dict_is_guarded_by_identity_and_key_order():
+    def store(x, d):
+        d["k"] = 1
+        return x * len(d)
+
+    jf = ms.jit(store, mode="PIJit")
+    ms.reset(jf)
+    jf(X(), {"b": 1, "a": 2})
+    guards = ms.get_code_extra(jf)["guards"][0]
+    assert "ID_MATCH(args[1]): dict" in guards, guards
+    assert "DICT_KEYS(args[1]): ('b', 'a')" in guards, guards
+    ms.reset(jf)
