@@ -32,8 +32,9 @@ def execute(fn, ns, prog, wrap=None, input_seed=None, k=None):
     ns["LOG"].clear()
     ns["STATE"].clear()
     ns["G"] = 0
-    if "reset_cells" in ns:
-        ns["reset_cells"]()
+    for reset in ("reset_cells", "reset_bump"):
+        if reset in ns:
+            ns[reset]()
     o = ns["Obj"]()
     if "effects" in FEATURES:
         # Something to delete and to read before any store: an attribute, dict items in a
@@ -59,6 +60,8 @@ def execute(fn, ns, prog, wrap=None, input_seed=None, k=None):
            "attrs": dict(sorted(vars(o).items()))}
     if "read_cells" in ns:
         rec["cells"] = ns["read_cells"]()
+    if "read_bump" in ns:
+        rec["bump"] = ns["read_bump"]()
     if "random" in FEATURES:
         rec["stream"] = ns["ops"].rand(3)  # where the seeded random stream is after the call
     return rec

@@ -140,6 +140,24 @@ def unset(obj, name):
     return False
 
 
+def make_counter():
+    n = 0
+
+    def bump(by):
+        nonlocal n
+        n = n + by
+        return n
+
+    def reset():
+        nonlocal n
+        n = 0
+
+    return bump, reset, lambda: n
+
+
+bump, reset_bump, read_bump = make_counter()
+
+
 def swap(d, a, b):
     va, vb = d.get(a), d.get(b)
     d[a], d[b] = vb, va

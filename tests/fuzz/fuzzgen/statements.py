@@ -367,6 +367,16 @@ class Statements:
                 if r.random() < 0.5:
                     self.emit(depth, "LOG.append(('cnt', cnt))")
                 return
+            if r.random() < 0.7:
+                # A counter in the closure of a module-level function (inlined: its cell is
+                # the function's), read back by the harness.
+                s = self.fresh("s")
+                self.emit(depth, f"{s} = bump({r.choice([str(r.randint(1, 3)), self.svar(sc)])})")
+                sc["s"].add(s)
+                sc["maybe_s"].discard(s)
+                return
+            # A nested function over a local of prog (prog then has cells: its breaks run
+            # the whole call eagerly).
             c, inc, s = self.fresh("c"), self.fresh("inc"), self.fresh("s")
             self.emit(depth, f"{c} = {r.randint(0, 3)}")
             self.emit(depth, f"def {inc}(d):")
