@@ -80,7 +80,7 @@ struct Effect {
     kSetAttr,    // setattr(target, name, value)
     kSetGlobal,  // the function's globals[name] = value
     kAppend,     // target.append(value) on a list
-    kSetItem,    // target[name] = value on a dict (name: a str or int constant)
+    kSetItem,    // target[name] = value on a dict (name: a plain key)
     kInsert,     // target.insert(name, value) on a list (name: an int constant)
     kDelAttr,    // del target.name
     kDelGlobal,  // del the function's globals[name]
@@ -89,9 +89,9 @@ struct Effect {
                  // target of kind kNull is the called function itself
   };
   Kind kind = kSetAttr;
-  OutputSpec target;  // the object mutated (every kind but kSetGlobal)
-  OutputSpec name;    // kConstant: the attribute or global name, dict key or list index
-  OutputSpec value;  // kConstant None for the deletions
+  OutputSpec target;  // the object mutated (every kind but kSetGlobal and kDelGlobal)
+  OutputSpec name;    // kConstant: the attribute or global name, dict key, list or cell index
+  OutputSpec value;   // kConstant None for the deletions
 };
 
 struct CaptureResult {
