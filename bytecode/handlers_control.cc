@@ -25,6 +25,7 @@ bool Interp::GetIter(const Value& v, Value* out) {
       return true;
     }
     case Value::kDict: {
+      viewed_items_.insert(v.items.get());  // no mutating method while the loop may run
       ValueList keys;
       for (PyObject* k : *v.keys) keys.push_back(Value::Const(k));
       return make(std::move(keys));

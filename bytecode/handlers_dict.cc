@@ -119,7 +119,12 @@ bool Interp::DictMethod(const Value& self, std::string_view name, ValueList args
     }
     return false;
   };
-  if (input && mutating && gen_depth_ > 0) return unsupported();
+  // A live view or an iteration of the dict (viewed_dicts_) sees later mutations in Python,
+  // and a loop over it raises on them: those run in Python.
+  if (input && mutating && (gen_depth_ > 0 || viewed_dicts_.contains(self.obj))) {
+    return unsupported();
+  }
+  if (!input && mutating && viewed_items_.contains(self.items.get())) return unsupported();
   Value* model = input ? (mutating ? MakeShadowDict(self) : ShadowDict(self)) : nullptr;
   if (input && !model) return unsupported();
   Value d = input ? *model : self;  // shares keys and items with the model
@@ -139,6 +144,7 @@ bool Interp::DictMethod(const Value& self, std::string_view name, ValueList args
     // A view: live in Python, a snapshot here, so the trace records no later mutation of
     // an input dict once one is taken (viewed_dicts_).
     if (input) viewed_dicts_.insert(self.obj);
+    else viewed_items_.insert(self.items.get());
     out->kind = Value::kIter;
     out->items = std::make_shared<ValueList>(std::move(items));
     out->opaque = true;  // a dict view, not an iterator: it stays inside the trace

@@ -258,6 +258,8 @@ class Interp {
   // Input dicts read through their methods (items, keys, values, get): their views may be
   // live, and a store while iterating one raises, so item stores into them are not recorded.
   absl::flat_hash_set<PyObject*> viewed_dicts_;
+  // The same for dicts built during capture, by their storage: no mutating method after.
+  absl::flat_hash_set<const ValueList*> viewed_items_;
   ValueList* pending_yields_ = nullptr;  // handed to the next frame Inline sets up
   int gen_depth_ = 0;                    // generators being run (no effects are recorded)
   int grad_depth_ = 0;  // nesting of gradient transforms being captured (handlers_grad.cc)

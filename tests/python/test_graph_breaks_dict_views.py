@@ -216,3 +216,48 @@ def test_a_mutated_input_dict_is_guarded_by_identity_and_key_order():
     assert "ID_MATCH(args[1]): dict" in guards, guards
     assert "DICT_KEYS(args[1]): ('b', 'a')" in guards, guards
     ms.reset(jf)
+
+
+def pop_while_iterating(x, d):
+    d["k"] = 1
+    for k in d:
+        d.pop(k)  # the next step of the loop raises
+    return x + 1.0
+
+
+def update_after_view(x, d):
+    d["k"] = 1
+    keys = d.keys()
+    d.update(z=2)  # the view sees it
+    return x + 1.0, list(keys)
+
+
+def local_dict_pop_while_iterating(x, d):
+    loc = {"a": 1, "b": 2}
+    for k in loc:
+        loc.pop(k)
+    return x + 1.0
+
+
+def local_dict_update_after_view(x, d):
+    loc = {"a": 1}
+    keys = loc.keys()
+    loc.update(z=2)
+    return x + 1.0, list(keys)
+
+
+def local_dict_methods(x, d):
+    loc = {"a": 1}
+    loc.update(z=2)
+    v = loc.pop("a")
+    loc.setdefault("q", 3)
+    return x * v, list(loc.items()), loc.popitem(), loc
+
+
+@pytest.mark.parametrize("fn", [pop_while_iterating, update_after_view,
+                                local_dict_pop_while_iterating, local_dict_update_after_view,
+                                local_dict_methods], ids=lambda f: f.__name__)
+def test_mutating_methods_after_a_view_or_inside_a_loop_match_eager(fn, capsys):
+    # Views and loops see later mutations in Python: after one is taken, mutating methods
+    # are not recorded (they run in Python, or the call runs eagerly).
+    compare(fn, lambda: (X(), {"a": 1, "b": 2}), capsys=capsys, state=items)
