@@ -41,6 +41,7 @@ class Statements:
         if "effects" in FEATURES:
             kinds += ["del_attr", "state_del", "state_view", "state_mut", "log_del", "glob_del",
                       "cell"] * 2 + ["state_alias", "state_helper", "state_loop", "del_try"]
+            kinds += ["view_mut"] * 2
         kind = r.choice(kinds)
         if kind in self.EFFECTS:
             self.effect_stmt(kind, sc, depth)
@@ -277,7 +278,8 @@ class Statements:
 
     # -- deletions, closure cells and dict mutations (the "effects" feature)
     EFFECTS = frozenset(["del_attr", "state_del", "state_view", "state_mut", "log_del", "glob_del",
-                         "cell", "state_alias", "state_helper", "state_loop", "del_try"])
+                         "cell", "state_alias", "state_helper", "state_loop", "del_try",
+                         "view_mut"])
 
     def effect_stmt(self, kind, sc, depth):
         r = self.r
@@ -343,8 +345,12 @@ class Statements:
             if depth > 2:
                 return
             kk = self.fresh("kk")
-            self.emit(depth, f"for {kk} in list(STATE):")
-            how = r.randrange(3)
+            live = r.random() < 0.3  # the dict itself: a mutation in the loop raises
+            self.emit(depth, f"for {kk} in {'STATE' if live else 'list(STATE)'}:")
+            how = r.randrange(4 if live else 3)
+            if how == 3:
+                self.emit(depth + 1, f"LOG.append(STATE.pop({kk}))")
+                return
             if how == 0:
                 self.emit(depth + 1, f"STATE[{kk}] = {self.sexpr(sc)}")
             elif how == 1:
@@ -352,6 +358,19 @@ class Statements:
                 self.emit(depth + 2, f"del STATE[{kk}]")
             else:
                 self.emit(depth + 1, f"LOG.append(({kk}, STATE.get({kk}, None) is None))")
+        elif kind == "view_mut":
+            # A view taken, the dict (STATE or one built here) mutated, the view read.
+            target = r.choice(["STATE", "STATE", self.fresh("ld")])
+            if target != "STATE":
+                self.emit(depth, f"{target} = {{'a': {self.sexpr(sc)}, 'n': 1}}")
+            elif r.random() < 0.8:
+                self.emit(depth, f"STATE['v'] = {self.sexpr(sc)}")  # modelled from here
+            view = self.fresh("vw")
+            self.emit(depth, f"{view} = {target}.{r.choice(['keys', 'values', 'items'])}()")
+            self.emit(depth, r.choice([f"{target}.update(z={self.sexpr(sc)})",
+                                       f"{target}.pop('n', None)", f"{target}.clear()",
+                                       f"{target}.setdefault('w', 1)", f"{target}[{key}] = 4"]))
+            self.emit(depth, f"LOG.append(tuple({view}))")  # a tuple: appended in the graph
         elif kind == "del_try":
             if depth > 2:
                 return
