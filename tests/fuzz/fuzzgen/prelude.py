@@ -161,6 +161,6 @@ bump, reset_bump, read_bump = make_counter()
 def swap(d, a, b):
     va, vb = d.get(a), d.get(b)
     d[a], d[b] = vb, va
-    return list(d.items())
+    return tuple(d.items())
 
 '''

@@ -303,9 +303,11 @@ class Statements:
             else:
                 self.emit(depth, f"del STATE[{key}]")  # may raise KeyError, on purpose
         elif kind == "state_view":
-            form = r.choice(["list(STATE.keys())", "len(STATE)", f"{key} in STATE",
-                             "[kk for kk in STATE]", "list(STATE.items())",
-                             "list(STATE.values())", f"STATE.get({key}, -1)", "bool(STATE)"])
+            # Tuples, numbers and bools are appended inside the graph (a list breaks it).
+            form = r.choice(["tuple(STATE.keys())", "len(STATE)", f"{key} in STATE",
+                             "tuple(kk for kk in STATE)", "tuple(STATE.items())",
+                             "tuple(STATE.values())", f"STATE.get({key}, -1)", "bool(STATE)",
+                             "[kk for kk in STATE]", "tuple(STATE)"])
             self.emit(depth, f"LOG.append({form})")
         elif kind == "state_mut":
             how = r.randrange(4)
@@ -335,7 +337,7 @@ class Statements:
             alias = self.fresh("st")
             self.emit(depth, f"{alias} = STATE")
             self.emit(depth, f"{alias}[{key}] = {r.choice([self.texpr(sc), self.sexpr(sc)])}")
-            self.emit(depth, f"LOG.append((list(STATE), len({alias}), {key} in STATE))")
+            self.emit(depth, f"LOG.append((tuple(STATE), len({alias}), {key} in STATE))")
         elif kind == "state_helper":
             # Inlined helpers of the effects prelude that mutate the dict or the object.
             call = r.choice([f"drop(STATE, {key})", f"put(STATE, {key}, {self.sexpr(sc)})",
