@@ -576,6 +576,9 @@ bool Interp::Step(Frame& f, size_t& pc, bool* returned, Value* result) {
       if (!Pop(f, &a)) return false;
       Value it;
       if (!GetIter(a, &it)) return false;
+      // A loop over an input dict: a mutation of it while the loop may run raises in Python,
+      // so none is recorded from here on (handlers_control.cc, IterInputDict).
+      if (it.iter_dict >= 0) viewed_dicts_.insert(a.obj);
       f.stack.push_back(std::move(it));
       break;
     }

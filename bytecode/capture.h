@@ -41,6 +41,8 @@ struct OutputSpec {
     kRef,          // the object built for the spec whose `memo` is `index` (aliasing)
     kDict,         // a new dict: keys in `constant` (a tuple), values in `items`
     kBoundMethod,  // attribute `constant` of the object built by items[0] (graph breaks only)
+    kDictIterator,  // iter(dict at guard source `index`) advanced by `constant` (an int) items
+                    // (graph breaks only: a loop over an input dict, continued in Python)
   };
   Kind kind = kConstant;
   int32_t index = -1;           // graph output, guard source, or memo slot (kRef)

@@ -53,6 +53,10 @@ struct Value {
   std::shared_ptr<std::vector<PyObject*>> keys;  // kDict keys, parallel to `items` (borrowed)
   bool opaque = false;           // an iterator over a dict view: cannot become a Python value
   std::shared_ptr<GenState> gen;  // kGenerator (shared by aliases: it runs once)
+  // kIter over the keys of an input dict (GET_ITER on the dict): the dict's guard source and
+  // its length, so that a break can hand Python the dict's own iterator at the same place.
+  int32_t iter_dict = -1;
+  Py_ssize_t iter_total = 0;
 
   static Value Const(PyObject* o, int32_t source = -1) {
     Value v;
@@ -157,6 +161,7 @@ class Interp {
   bool Truth(const Value& v, bool* out);
   bool Subscript(const Value& container, const Value& index, Value* out);
   bool GetIter(const Value& v, Value* out);                    // handlers_control.cc
+  bool IterInputDict(const Value& v, Value* out);
   // Runs a generator made during capture to its end, its items into `out` (a kIter). With
   // `pure`, a generator whose items add graph nodes fails: its consumer may stop early.
   bool RunGenerator(const Value& gen, bool pure, Value* out);

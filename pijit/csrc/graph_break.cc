@@ -71,6 +71,28 @@ PyObject* BuildValue(const OutputSpec& spec, BuildContext& cx) {
       Py_DECREF(seq);
       return it;
     }
+    case OutputSpec::kDictIterator: {
+      // The keys the trace took are taken again from the dict's own iterator (the dict is
+      // as it was on entry: the trace records no mutation of it after the loop began).
+      PyObject* it = PyObject_GetIter(cx.values[spec.index]);
+      const Py_ssize_t skip = it ? PyLong_AsSsize_t(spec.constant) : 0;
+      for (Py_ssize_t i = 0; it && i < skip; ++i) {
+        PyObject* k = PyIter_Next(it);
+        if (!k) {
+          if (!PyErr_Occurred()) {
+            PyErr_SetString(PyExc_SystemError, "pijit: a dict shorter than its guarded keys");
+          }
+          Py_CLEAR(it);
+          break;
+        }
+        Py_DECREF(k);
+      }
+      if (it && spec.memo >= 0) {
+        if (cx.memo.size() <= static_cast<size_t>(spec.memo)) cx.memo.resize(spec.memo + 1, nullptr);
+        cx.memo[spec.memo] = it;
+      }
+      return it;
+    }
     case OutputSpec::kDict: {
       PyObject* d = PyDict_New();
       if (!d) return nullptr;

@@ -261,3 +261,58 @@ def test_mutating_methods_after_a_view_or_inside_a_loop_match_eager(fn, capsys):
     # Views and loops see later mutations in Python: after one is taken, mutating methods
     # are not recorded (they run in Python, or the call runs eagerly).
     compare(fn, lambda: (X(), {"a": 1, "b": 2}), capsys=capsys, state=items)
+
+
+# ---- loops over an input dict the trace has not mutated -----------------------------------------
+
+def loop_with_a_break(x, d):
+    acc = x
+    for k in d:
+        print("key", k)  # a break: Python continues with the dict's own iterator
+        acc = acc + d[k]
+    return acc
+
+
+def loop_mutating_after_a_break(x, d):
+    for k in d:
+        print(k)
+        d[k + "2"] = 1  # the next step raises RuntimeError, as eagerly
+    return x
+
+
+def loop_deleting_after_a_break(x, d):
+    for k in d:
+        if k == "b":
+            print("b")
+            del d["a"]
+    return x
+
+
+def comprehension_then_store(x, d):
+    keys = [k for k in d]
+    s = sorted(d)
+    d["z"] = 1  # after the loop: breaks (the dict was iterated), then Python stores
+    return x * len(keys), s, list(d)
+
+
+@pytest.mark.parametrize("fn", [loop_with_a_break, loop_mutating_after_a_break,
+                                loop_deleting_after_a_break, comprehension_then_store],
+                         ids=lambda f: f.__name__)
+def test_loops_over_an_input_dict_match_eager(fn, capsys):
+    stats, _, _ = compare(fn, lambda: (X(), {"a": 1.0, "b": 2.0, "c": 3.0}), capsys=capsys,
+                          state=items)
+    if fn is loop_with_a_break:
+        assert stats["graph_count"] >= 1 and stats["total_break_count"] >= 1, stats
+
+
+def loop_in_one_graph(x, d):
+    acc = x
+    for k in d:
+        acc = acc * d[k]
+    return acc, tuple(k for k in d)
+
+
+def test_loop_over_an_input_dict_in_one_graph(capsys):
+    stats, _, _ = compare(loop_in_one_graph, lambda: (X(), {"a": 1.0, "b": 2.0}), capsys=capsys,
+                          state=items)
+    assert stats["total_break_count"] == 0, stats
