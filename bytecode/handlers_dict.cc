@@ -120,11 +120,12 @@ bool Interp::DictMethod(const Value& self, std::string_view name, ValueList args
     return false;
   };
   // A live view or an iteration of the dict (viewed_dicts_) sees later mutations in Python,
-  // and a loop over it raises on them: those run in Python.
-  if (input && mutating && (gen_depth_ > 0 || viewed_dicts_.contains(self.obj))) {
+  // and a loop over it raises on them: those run in Python. So do mutations in a generator
+  // run ahead of its consumer (which would see them too early).
+  if (mutating && (gen_depth_ > 0 || (input ? viewed_dicts_.contains(self.obj)
+                                            : viewed_items_.contains(self.items.get())))) {
     return unsupported();
   }
-  if (!input && mutating && viewed_items_.contains(self.items.get())) return unsupported();
   Value* model = input ? (mutating ? MakeShadowDict(self) : ShadowDict(self)) : nullptr;
   if (input && !model) return unsupported();
   Value d = input ? *model : self;  // shares keys and items with the model
