@@ -61,7 +61,9 @@ std::vector<std::vector<bool>> BridgeOutcomes(const BridgeSpec& s) {
     case Opc::POP_JUMP_BACKWARD_IF_NOT_NONE:
     case Opc::JUMP_IF_TRUE_OR_POP:
     case Opc::JUMP_IF_FALSE_OR_POP:
-    case Opc::STORE_GLOBAL: pops = 1; break;
+    case Opc::STORE_GLOBAL:
+    case Opc::DELETE_ATTR: pops = 1; break;
+    case Opc::DELETE_GLOBAL: break;
     case Opc::STORE_ATTR:
     case Opc::DELETE_SUBSCR: pops = 2; break;
     case Opc::STORE_SUBSCR: pops = 3; break;

@@ -202,9 +202,9 @@ bool Interp::Step(Frame& f, size_t& pc, bool* returned, Value* result) {
       if (!Pop(f, &a)) return false;
       Value& slot = f.locals[in.arg];
       if (slot.kind != Value::kCell) {
-        Fail("unsupported_bytecode", "assignment to a closure variable of the caller",
-             "closure variables written by captured code are not replayed yet");
-        return false;
+        // A free variable of a function object: replayed into its cell (handlers_effects.cc).
+        if (!StoreCellEffect(f, in.arg, a)) return false;
+        break;
       }
       *slot.cell = std::move(a);
       break;
@@ -576,6 +576,9 @@ bool Interp::Step(Frame& f, size_t& pc, bool* returned, Value* result) {
       if (!Pop(f, &a)) return false;
       Value it;
       if (!GetIter(a, &it)) return false;
+      // A loop over an input dict: a mutation of it while the loop may run raises in Python,
+      // so none is recorded from here on (handlers_control.cc, IterInputDict).
+      if (it.iter_dict >= 0) viewed_dicts_.insert(a.obj);
       f.stack.push_back(std::move(it));
       break;
     }
@@ -682,24 +685,18 @@ bool Interp::Step(Frame& f, size_t& pc, bool* returned, Value* result) {
     case Opc::STORE_GLOBAL:
       if (!Pop(f, &a) || !StoreGlobal(f, PyTuple_GET_ITEM(f.code->co_names, in.arg), a)) return false;
       break;
+    case Opc::DELETE_ATTR:
+      if (!Pop(f, &a) || !DeleteAttr(a, PyTuple_GET_ITEM(f.code->co_names, in.arg))) return false;
+      break;
+    case Opc::DELETE_GLOBAL:
+      if (!DeleteGlobal(f, PyTuple_GET_ITEM(f.code->co_names, in.arg))) return false;
+      break;
+    case Opc::DELETE_SUBSCR:
+      if (!DeleteSubscr(f)) return false;  // handlers_effects.cc
+      break;
     case Opc::STORE_SUBSCR:
-      // container[key] = value with the container at TOS1. Writing into a tensor mutates its
-      // storage, which views and the caller see: the graph breaks and Python does the write.
-      if (f.stack.size() >= 3 &&
-          SetItemEffect(f.stack[f.stack.size() - 2], f.stack.back(), f.stack[f.stack.size() - 3])) {
-        // An item of an input dict: recorded and replayed after the graph (handlers_effects.cc).
-        f.stack.resize(f.stack.size() - 3);
-        break;
-      }
-      if (failed()) return false;
-      if (f.stack.size() >= 3 && f.stack[f.stack.size() - 2].kind == Value::kTensor) {
-        Fail("tensor_mutation", "assignment into a tensor (t[index] = value) writes in place",
-             "the graph breaks here; the assignment runs in Python and later code sees its result");
-      } else {
-        Fail("unsupported_bytecode", "STORE_SUBSCR is not captured yet",
-             "this function runs eagerly; graph breaks will split it around such code");
-      }
-      return false;
+      if (!StoreSubscr(f)) return false;  // handlers_effects.cc
+      break;
     case Opc::RETURN_GENERATOR:
       if (!f.yields) {
         Fail("internal", "RETURN_GENERATOR outside a generator run");

@@ -41,6 +41,8 @@ struct OutputSpec {
     kRef,          // the object built for the spec whose `memo` is `index` (aliasing)
     kDict,         // a new dict: keys in `constant` (a tuple), values in `items`
     kBoundMethod,  // attribute `constant` of the object built by items[0] (graph breaks only)
+    kDictIterator,  // iter(dict at guard source `index`) advanced by `constant` (an int) items
+                    // (graph breaks only: a loop over an input dict, continued in Python)
   };
   Kind kind = kConstant;
   int32_t index = -1;           // graph output, guard source, or memo slot (kRef)
@@ -80,13 +82,18 @@ struct Effect {
     kSetAttr,    // setattr(target, name, value)
     kSetGlobal,  // the function's globals[name] = value
     kAppend,     // target.append(value) on a list
-    kSetItem,    // target[name] = value on a dict (name: a str or int constant)
+    kSetItem,    // target[name] = value on a dict (name: a plain key)
     kInsert,     // target.insert(name, value) on a list (name: an int constant)
+    kDelAttr,    // del target.name
+    kDelGlobal,  // del the function's globals[name]
+    kDelItem,    // del target[name] on a dict (a key) or a list (an int index)
+    kSetCell,    // closure cell `name` (an int) of the function `target` := value; a
+                 // target of kind kNull is the called function itself
   };
   Kind kind = kSetAttr;
-  OutputSpec target;  // the object mutated (every kind but kSetGlobal)
-  OutputSpec name;    // kConstant: the attribute or global name, dict key or list index
-  OutputSpec value;
+  OutputSpec target;  // the object mutated (every kind but kSetGlobal and kDelGlobal)
+  OutputSpec name;    // kConstant: the attribute or global name, dict key, list or cell index
+  OutputSpec value;   // kConstant None for the deletions
 };
 
 struct CaptureResult {

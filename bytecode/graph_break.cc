@@ -42,6 +42,12 @@ bool Interp::MakeBreakSpec(const Value& v, OutputSpec* spec) {
         return true;
       }
       if (MemoRef(v, spec)) return true;
+      if (v.kind == Value::kIter && v.iter_dict >= 0) {
+        spec->kind = OutputSpec::kDictIterator;
+        spec->index = v.iter_dict;
+        spec->constant = PyLong_FromSsize_t(v.iter_total - static_cast<Py_ssize_t>(v.items->size()));
+        return spec->constant != nullptr;
+      }
       spec->kind = v.kind == Value::kIter ? OutputSpec::kIterator
                    : v.is_list            ? OutputSpec::kList
                                           : OutputSpec::kTuple;

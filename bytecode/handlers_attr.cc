@@ -26,6 +26,12 @@ bool Interp::LoadGlobal(Frame& f, PyObject* name, Value* out) {
     builtins = reinterpret_cast<PyFunctionObject*>(owner)->func_builtins;
   }
   if (const Value* p = PendingGlobal(globals, name)) {  // stored earlier in the trace
+    if (p->kind == Value::kUndef) {
+      Fail("side_effect", absl::StrFormat("a read of the global '%s' deleted earlier",
+                                          PyUnicode_AsUTF8(name)),
+           "the graph breaks here; Python reads the name (a builtin, or a NameError)");
+      return false;
+    }
     *out = *p;
     return true;
   }
@@ -48,6 +54,10 @@ bool Interp::LoadGlobal(Frame& f, PyObject* name, Value* out) {
 
 bool Interp::LoadDeref(Frame& f, int slot, Value* out) {
   Value& local = f.locals[slot];
+  if (const Value* p = PendingCell(f, slot)) {  // stored earlier in the trace
+    *out = *p;
+    return true;
+  }
   if (local.kind == Value::kCell) {
     if (local.cell->kind == Value::kUndef) {
       Fail("python_error", "free variable referenced before assignment");
@@ -147,6 +157,12 @@ bool Interp::LoadAttr(Frame& f, const Value& owner, PyObject* name, bool method)
     return false;
   }
   if (const Value* p = PendingAttr(owner.obj, name)) {  // stored earlier in the trace
+    UseConst(owner);  // its identity: read through an alias, the object must stay the one
+    if (p->kind == Value::kUndef) {
+      Fail("side_effect", absl::StrFormat("a read of the attribute '%s' deleted earlier", n),
+           "the graph breaks here; Python reads the attribute (of the class, or raises)");
+      return false;
+    }
     if (method) f.stack.push_back(Value::Null());
     f.stack.push_back(*p);
     return true;
@@ -168,15 +184,34 @@ bool Interp::LoadAttr(Frame& f, const Value& owner, PyObject* name, bool method)
     f.stack.push_back(m);
     return true;
   }
+  if (method && PyDict_CheckExact(owner.obj) && owner.source >= 0) {
+    // An input dict the trace mutates (or is about to): its methods act on its model and
+    // record their mutations (handlers_dict.cc).
+    std::string_view m(n);
+    const bool mutating =
+        m == "pop" || m == "update" || m == "setdefault" || m == "popitem" || m == "clear";
+    const bool reading = m == "items" || m == "keys" || m == "values" || m == "get";
+    if (ShadowDict(owner) ? (mutating || reading)
+                          : mutating && !Mutated(owner) && !viewed_dicts_.contains(owner.obj)) {
+      Value bm;
+      bm.kind = Value::kBuiltinMethod;
+      bm.obj = name;
+      bm.cell = std::make_shared<Value>(owner);
+      f.stack.push_back(Value::Null());
+      f.stack.push_back(std::move(bm));
+      return true;
+    }
+  }
   if (!FailIfMutated(owner)) return false;
   if (method && PyDict_CheckExact(owner.obj) && owner.source >= 0 &&
       PyDict_GET_SIZE(owner.obj) <= 256) {
     std::string_view m(n);
     if (m == "items" || m == "keys" || m == "values" || m == "get") {
-      // An input dict read through its methods: its keys (by the length and each key's item
-      // source) and values are guarded; it then acts as a dict built during capture.
+      // An input dict read through its methods: its keys (in their order: the views list
+      // them so) and values are guarded; it then acts as a dict built during capture.
       gp().GuardType(owner.source, owner.obj);
-      viewed_dicts_.insert(owner.obj);
+      gp().GuardDictKeys(owner.source, owner.obj);
+      if (m != "get") viewed_dicts_.insert(owner.obj);  // views are live; get's result is not
       Value d = Value::Dict();
       PyObject *k, *v;
       Py_ssize_t pos = 0;

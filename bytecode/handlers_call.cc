@@ -222,6 +222,9 @@ static bool FoldBuiltin(Interp& in, Frame& f, Builtin b, const ValueList& in_arg
     case Builtin::kLen: {
       if (args.size() != 1) break;
       const Value& v = args[0];
+      Py_ssize_t n;
+      if (const Value* model = in.ShadowDict(v)) return result(PyLong_FromSize_t(model->items->size()));
+      if (in.ListLength(v, &n)) return result(PyLong_FromSsize_t(n));
       if (!in.FailIfMutated(v)) return false;
       if (v.kind == Value::kTensor) {
         in.NoteShapeRead();
@@ -469,16 +472,28 @@ static bool FoldBuiltin(Interp& in, Frame& f, Builtin b, const ValueList& in_arg
       tmp.func = f.func;
       tmp.func_source = f.func_source;
       tmp.globals_func = f.globals_func;
+      const Value* pending =
+          args[0].kind == Value::kConst ? in.PendingAttr(args[0].obj, args[1].obj) : nullptr;
+      // Deleted earlier in the trace (which guarded the object's type): missing, unless the
+      // class has it or computes it (__getattr__).
+      const bool plain_get =
+          pending && Py_TYPE(args[0].obj)->tp_getattro == PyObject_GenericGetAttr;
+      if (pending && pending->kind == Value::kUndef && !plain_get) break;
+      const bool deleted = pending && pending->kind == Value::kUndef &&
+                           !_PyType_Lookup(Py_TYPE(args[0].obj), args[1].obj);
+      if (pending) in.UseConst(args[0]);  // its identity, as LoadAttr guards it
       if (b == Builtin::kHasattr) {
-        if (args[0].kind == Value::kConst && in.PendingAttr(args[0].obj, args[1].obj)) {
-          return result(PyBool_FromLong(1));
-        }
+        if (pending) return result(PyBool_FromLong(!deleted));
         if (args[0].kind == Value::kConst) {
           in.UseConst(args[0]);
           if (guards::SafeGetAttr(args[0].obj, args[1].obj)) return result(PyBool_FromLong(1));
           PyErr_Clear();
         }
         break;
+      }
+      if (deleted && args.size() == 3) {
+        *out = args[2];
+        return true;
       }
       if (args.size() != 2 || !in.LoadAttr(tmp, args[0], args[1].obj, false)) break;
       *out = tmp.stack.back();

@@ -1,5 +1,6 @@
 // Containers built during capture: dicts (BUILD_MAP, dict comprehensions, **kwargs), the
-// methods of lists and dicts made during capture, `in`, and f-strings of known values.
+// methods of lists made during capture (dicts: handlers_dict.cc), `in`, and f-strings of
+// known values.
 #include "absl/strings/str_format.h"
 #include "bytecode/interp.h"
 #include "guards/guards.h"
@@ -63,7 +64,55 @@ bool Interp::Contains(const Value& c, const Value& item, bool* out) {
     Value ignored;
     return DictGet(c, item, &ignored, out);
   }
+  if (const Value* model = ShadowDict(c)) {  // an input dict the trace mutates
+    Value ignored;
+    return DictGet(*model, item, &ignored, out);
+  }
+  if (c.kind == Value::kIter && c.opaque) {
+    // A dict view (an iterator would be consumed): its items, when all are plain values.
+    for (const Value& v : *c.items) {
+      PyObject* o = AsPyObject(v);
+      if (!o || !IsPlainValue(o)) {
+        Fail("unsupported_operator", "`in` over a dict view of values unknown at capture time");
+        return false;
+      }
+      UseConst(v);
+      const int eq = PyObject_RichCompareBool(o, x, Py_EQ);
+      if (eq < 0) {
+        PyErr_Clear();
+        Fail("python_error", "`in` raises");
+        return false;
+      }
+      if (eq) {
+        *out = true;
+        return true;
+      }
+    }
+    *out = false;
+    return true;
+  }
   if (!FailIfMutated(c)) return false;
+  if (c.kind == Value::kConst && c.source >= 0 && PyDict_CheckExact(c.obj) &&
+      PyDict_GET_SIZE(c.obj) <= 256) {
+    // A key of an input dict: the answer holds while its keys stay the same.
+    bool plain_keys = true;
+    PyObject *k, *v;
+    Py_ssize_t pos = 0;
+    while (plain_keys && PyDict_Next(c.obj, &pos, &k, &v))
+      plain_keys = PyUnicode_CheckExact(k) || PyLong_CheckExact(k);
+    if (plain_keys) {
+      const int r = PyDict_Contains(c.obj, x);
+      if (r < 0) {
+        PyErr_Clear();
+        Fail("python_error", "`in` raises");
+        return false;
+      }
+      gp().GuardType(c.source, c.obj);
+      gp().GuardDictKeys(c.source, c.obj);
+      *out = r != 0;
+      return true;
+    }
+  }
   PyObject* obj = AsPyObject(c);
   const bool mutable_input =
       obj && c.source >= 0 && (PyList_CheckExact(obj) || PyDict_CheckExact(obj));
@@ -151,18 +200,18 @@ bool Interp::MakeSet(PyObject* base, const ValueList& items, Value* out) {
 bool Interp::CallContainerMethod(const Value& m, ValueList args, const std::vector<std::string>& kwnames,
                                  Value* out) {
   const std::string_view name = PyUnicode_AsUTF8(m.obj);
+  if (!args.empty() && (args[0].kind == Value::kDict ||
+                        (args[0].kind == Value::kConst && PyDict_CheckExact(args[0].obj)))) {
+    const Value self = args[0];
+    args.erase(args.begin());
+    return DictMethod(self, name, std::move(args), kwnames, out);  // handlers_dict.cc
+  }
   if (!kwnames.empty() || args.empty()) {
     Fail("unsupported_call", "keyword arguments to a container method");
     return false;
   }
   Value self = args[0];
   args.erase(args.begin());
-  auto iter_of = [&](ValueList items) {
-    out->kind = Value::kIter;
-    out->items = std::make_shared<ValueList>(std::move(items));
-    out->opaque = true;  // a dict view, not an iterator: it stays inside the trace
-    return true;
-  };
   if (self.kind == Value::kConst && PyList_CheckExact(self.obj) && name == "append" &&
       args.size() == 1) {
     if (!AppendEffect(self, args[0])) return false;
@@ -181,26 +230,7 @@ bool Interp::CallContainerMethod(const Value& m, ValueList args, const std::vect
     *out = Value::Const(Py_None);
     return true;
   }
-  if (self.kind == Value::kDict) {
-    if (name == "items" && args.empty()) {
-      ValueList pairs;
-      for (size_t i = 0; i < self.keys->size(); ++i)
-        pairs.push_back(Value::Seq({Value::Const((*self.keys)[i]), (*self.items)[i]}, false));
-      return iter_of(std::move(pairs));
-    }
-    if (name == "keys" && args.empty()) {
-      ValueList keys;
-      for (PyObject* k : *self.keys) keys.push_back(Value::Const(k));
-      return iter_of(std::move(keys));
-    }
-    if (name == "values" && args.empty()) return iter_of(*self.items);
-    if (name == "get" && (args.size() == 1 || args.size() == 2)) {
-      bool found;
-      if (!DictGet(self, args[0], out, &found)) return false;
-      if (!found) *out = args.size() == 2 ? args[1] : Value::Const(Py_None);
-      return true;
-    }
-  } else if (self.kind == Value::kSeq && self.is_list && self.source < 0) {
+  if (self.kind == Value::kSeq && self.is_list && self.source < 0) {
     // Lists made during capture: every alias shares `items`, so mutation stays consistent.
     if (name == "append" && args.size() == 1) {
       self.items->push_back(args[0]);

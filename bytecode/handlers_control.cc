@@ -25,6 +25,7 @@ bool Interp::GetIter(const Value& v, Value* out) {
       return true;
     }
     case Value::kDict: {
+      viewed_items_.insert(v.items.get());  // no mutating method while the loop may run
       ValueList keys;
       for (PyObject* k : *v.keys) keys.push_back(Value::Const(k));
       return make(std::move(keys));
@@ -37,7 +38,19 @@ bool Interp::GetIter(const Value& v, Value* out) {
       Fail("unsupported_operator", "iterating over a tensor is not captured yet");
       return false;
     case Value::kConst:
+      if (const Value* model = ShadowDict(v)) {
+        // An input dict the trace mutates: its keys now. A mutation while the loop runs
+        // raises in Python, so none is recorded from here on (and the iterator stays
+        // inside the trace: a break cannot hand Python a copy of it).
+        viewed_dicts_.insert(v.obj);
+        ValueList keys;
+        for (PyObject* k : *model->keys) keys.push_back(Value::Const(k));
+        make(std::move(keys));
+        out->opaque = true;
+        return true;
+      }
       if (!FailIfMutated(v)) return false;
+      if (v.source >= 0 && PyDict_CheckExact(v.obj)) return IterInputDict(v, out);
       break;
     default:
       Fail("unsupported_operator", "iterating over a value unknown at capture time");
@@ -87,6 +100,36 @@ bool Interp::GetIter(const Value& v, Value* out) {
   }
   Fail("unsupported_operator", absl::StrFormat("iterating over a %s", Py_TYPE(o)->tp_name));
   return false;
+}
+
+bool Interp::IterInputDict(const Value& v, Value* out) {
+  // An input dict the trace has not mutated: its keys, guarded in their order. A loop over
+  // them may break; Python then continues with the dict's own iterator, advanced past the
+  // keys taken (a mutation inside the loop raises there as it would eagerly). GET_ITER marks
+  // the dict viewed, so the trace records no mutation of it while the loop may run.
+  const Py_ssize_t n = PyDict_GET_SIZE(v.obj);
+  if (n > 256) {
+    Fail("too_long", absl::StrFormat("a loop over a dict of %d items is not unrolled", n));
+    return false;
+  }
+  ValueList keys;
+  PyObject *k, *item;
+  Py_ssize_t pos = 0;
+  while (PyDict_Next(v.obj, &pos, &k, &item)) {
+    if (!PyUnicode_CheckExact(k) && !PyLong_CheckExact(k)) {
+      Fail("unsupported_operator", "iterating over a dict with keys that are not str or int");
+      return false;
+    }
+    Py_INCREF(k);
+    keys.push_back(Value::Const(Keep(k)));
+  }
+  gp().GuardType(v.source, v.obj);
+  gp().GuardDictKeys(v.source, v.obj);
+  out->kind = Value::kIter;
+  out->items = std::make_shared<ValueList>(std::move(keys));
+  out->iter_dict = v.source;
+  out->iter_total = n;
+  return true;
 }
 
 }  // namespace pijit::bytecode

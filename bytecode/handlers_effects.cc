@@ -1,17 +1,22 @@
-// Side effects on objects from outside the trace: attribute stores on plain objects, stores
-// to the function's globals, item stores into input dicts and appends (extend, insert) to
-// input lists. Each is recorded (target, name, value) and replayed in order after the graph
-// runs (pijit/csrc/graph_break.cc, ReplayEffects), or before the instruction of a graph break.
-// Later reads in the trace see the stored value (attributes, globals, dict items by their key:
-// other keys read the caller's items); a list with pending appends, or a dict with pending item
-// stores, is not otherwise read again: such a read breaks the graph, where the effects have
-// been replayed.
+// Side effects on objects from outside the trace: attribute stores and deletions on plain
+// objects, stores to and deletions of the function's globals, stores into closure cells,
+// item stores and deletions on input dicts (and their mutating methods, handlers_dict.cc),
+// appends (extend, insert) to input lists and deletions of their items. Each is recorded
+// (target, name, value) and replayed in order after the graph runs
+// (pijit/csrc/graph_break.cc, ReplayEffects), or before the instruction of a graph break.
+// Later reads in the trace see the trace's state: stored attributes, globals and cells, a
+// deleted attribute or global as missing (a read that would raise breaks the graph, and Python
+// raises), an input dict through its model. A list with pending appends is not otherwise read
+// again (except its length, once a deletion has guarded it): such a read breaks the graph,
+// where the effects have been replayed.
 #include "absl/strings/str_format.h"
 #include "bytecode/interp.h"
 #include "guards/guards.h"
 #include "pijit/csrc/convert.h"
 
 namespace pijit::bytecode {
+
+using guards::Source;
 
 namespace {
 
@@ -25,31 +30,14 @@ bool Immutable(const Value& v) {
   return true;
 }
 
-// The key of an item store as text ("s" + a str, "i" + an int); false for other keys, which
-// could compare equal across types (True == 1 == 1.0) or run code to hash.
-bool ItemKey(PyObject* key, std::string* out) {
-  if (PyUnicode_CheckExact(key)) {
-    const char* s = PyUnicode_AsUTF8(key);
-    if (!s) {
-      PyErr_Clear();
-      return false;
-    }
-    *out = std::string("s") + s;
-    return true;
-  }
-  if (PyLong_CheckExact(key)) {
-    PyObject* r = PyObject_Repr(key);
-    const char* s = r ? PyUnicode_AsUTF8(r) : nullptr;
-    if (!s) {
-      Py_XDECREF(r);
-      PyErr_Clear();
-      return false;
-    }
-    *out = std::string("i") + s;
-    Py_DECREF(r);
-    return true;
-  }
-  return false;
+// The closure cell behind free-variable slot `slot` of a frame running a function object
+// (the called function or an inlined one), or null.
+PyObject* FreeCell(const Frame& f, int slot) {
+  const int first_free = f.code->co_nlocalsplus - f.code->co_nfreevars;
+  if (slot < first_free || !f.func) return nullptr;
+  PyObject* closure = PyFunction_GET_CLOSURE(f.func);
+  if (!closure || slot - first_free >= PyTuple_GET_SIZE(closure)) return nullptr;
+  return PyTuple_GET_ITEM(closure, slot - first_free);
 }
 
 }  // namespace
@@ -81,18 +69,6 @@ const Value* Interp::PendingAttr(PyObject* obj, PyObject* name) const {
 
 const Value* Interp::PendingGlobal(PyObject* globals, PyObject* name) const {
   return PendingAttr(globals, name);
-}
-
-bool IsItemKey(PyObject* key) {
-  std::string ignored;
-  return ItemKey(key, &ignored);
-}
-
-const Value* Interp::PendingItem(PyObject* dict, PyObject* key) const {
-  std::string k;
-  if (pending_items_.empty() || !ItemKey(key, &k)) return nullptr;
-  auto it = pending_items_.find(std::make_pair(dict, k));
-  return it == pending_items_.end() ? nullptr : &it->second;
 }
 
 bool Interp::StoreAttr(const Value& owner, PyObject* name, const Value& value) {
@@ -140,6 +116,7 @@ bool Interp::AppendEffect(const Value& list, const Value& value) {
   }
   effects_.push_back({Effect::kAppend, list, nullptr, value});
   mutated_.insert(list.obj);
+  if (auto it = list_len_.find(list.obj); it != list_len_.end()) ++it->second;
   return true;
 }
 
@@ -165,6 +142,7 @@ bool Interp::ExtendEffect(const Value& list, const Value& items) {
   }
   for (const Value& v : *it.items) effects_.push_back({Effect::kAppend, list, nullptr, v});
   mutated_.insert(list.obj);
+  if (auto n = list_len_.find(list.obj); n != list_len_.end()) n->second += it.items->size();
   return true;
 }
 
@@ -182,27 +160,207 @@ bool Interp::InsertEffect(const Value& list, const Value& index, const Value& va
   UseConst(index);
   effects_.push_back({Effect::kInsert, list, index.obj, value});
   mutated_.insert(list.obj);
+  if (auto it = list_len_.find(list.obj); it != list_len_.end()) ++it->second;
   return true;
 }
 
+bool Interp::StoreSubscr(Frame& f) {
+  // container[key] = value with the container at TOS1. Writing into a tensor mutates its
+  // storage, which views and the caller see: the graph breaks and Python does the write.
+  const size_t n = f.stack.size();
+  if (n >= 3 && SetItemEffect(f.stack[n - 2], f.stack[n - 1], f.stack[n - 3])) {
+    f.stack.resize(n - 3);  // an item of an input dict: recorded
+    return true;
+  }
+  if (failed()) return false;
+  if (n >= 3 && f.stack[n - 2].kind == Value::kTensor) {
+    Fail("tensor_mutation", "assignment into a tensor (t[index] = value) writes in place",
+         "the graph breaks here; the assignment runs in Python and later code sees its result");
+  } else {
+    Fail("unsupported_bytecode", "STORE_SUBSCR is not captured yet",
+         "this function runs eagerly; graph breaks will split it around such code");
+  }
+  return false;
+}
+
+bool Interp::DeleteSubscr(Frame& f) {
+  // del container[key], the key at TOS: an input dict's item or an input list's item by an
+  // int index is recorded; anything else breaks.
+  const size_t n = f.stack.size();
+  if (n >= 2 && DelItemEffect(f.stack[n - 2], f.stack[n - 1])) {
+    f.stack.resize(n - 2);
+    return true;
+  }
+  if (failed()) return false;
+  Fail("unsupported_bytecode", "a deletion (del x[k]) the trace does not replay",
+       "the graph breaks here; the deletion runs in Python");
+  return false;
+}
+
 bool Interp::SetItemEffect(const Value& dict, const Value& key, const Value& value) {
-  // Only an exact dict from the inputs (not a module's globals, whose reads go elsewhere, nor
-  // one whose views the trace has taken), a str or int key known at capture time and a value
-  // that stays what it is. Otherwise the caller falls back to a graph break.
+  // An exact dict from the inputs (not a module's globals, whose reads go elsewhere, nor one
+  // whose views the trace has taken), a plain key and a value that stays what it is: the
+  // store goes into the dict's model (handlers_dict.cc). Otherwise the caller breaks.
   if (gen_depth_ > 0 || dict.kind != Value::kConst || dict.source < 0 ||
       !PyDict_CheckExact(dict.obj) || viewed_dicts_.contains(dict.obj) ||
-      key.kind != Value::kConst || Mutated(key) || !Immutable(value)) {
+      key.kind != Value::kConst || Mutated(key) || !guards::IsPlainValue(key.obj) ||
+      !Immutable(value)) {
     return false;
   }
-  std::string k;
-  if (!ItemKey(key.obj, &k)) return false;
-  if (PyDict_GetItemString(dict.obj, "__builtins__")) return false;
-  // Its identity, as for appends: an alias of the dict then sees the same pending items.
-  gp().GuardValue(dict.source, dict.obj);
-  UseConst(key);
+  Value* model = MakeShadowDict(dict);
+  if (!model || !DictSet(*model, key, value)) return false;
   effects_.push_back({Effect::kSetItem, dict, key.obj, value});
   mutated_.insert(dict.obj);
-  pending_items_[std::make_pair(dict.obj, k)] = value;
+  return true;
+}
+
+bool Interp::DelItemEffect(const Value& c, const Value& key) {
+  if (gen_depth_ > 0 || c.kind != Value::kConst || c.source < 0 || key.kind != Value::kConst ||
+      Mutated(key)) {
+    return false;
+  }
+  if (PyDict_CheckExact(c.obj)) {
+    if (viewed_dicts_.contains(c.obj) || !guards::IsPlainValue(key.obj)) return false;
+    Value* model = MakeShadowDict(c);
+    if (!model) return false;
+    Value removed;
+    bool found = false;
+    if (!DictDel(*model, key, &removed, &found)) return false;
+    if (!found) {
+      Fail("python_error", "KeyError: deleting a key the dict does not have",
+           "the call runs eagerly, where Python raises the KeyError");
+      return false;
+    }
+    effects_.push_back({Effect::kDelItem, c, key.obj, Value::Const(Py_None)});
+    mutated_.insert(c.obj);
+    return true;
+  }
+  if (!PyList_CheckExact(c.obj) || !PyLong_CheckExact(key.obj)) return false;
+  const Py_ssize_t i = PyLong_AsSsize_t(key.obj);
+  if (i == -1 && PyErr_Occurred()) {
+    PyErr_Clear();  // too large: Python raises, at its own time
+    return false;
+  }
+  Py_ssize_t n;
+  if (!ListLength(c, &n)) {
+    // Its identity (as for appends) and its length on entry: the index must stay valid.
+    // The effects recorded so far (none has run yet) change that length.
+    gp().GuardValue(c.source, c.obj);
+    gp().GuardType(c.source, c.obj);
+    n = PyList_GET_SIZE(c.obj);
+    for (const EffectRec& r : effects_) {
+      if (r.target.kind != Value::kConst || r.target.obj != c.obj) continue;
+      if (r.kind == Effect::kAppend || r.kind == Effect::kInsert) ++n;
+      if (r.kind == Effect::kDelItem) --n;
+    }
+  }
+  if (i < -n || i >= n) {
+    Fail("python_error", "IndexError: deleting a list item out of range",
+         "the call runs eagerly, where Python raises the IndexError");
+    return false;
+  }
+  UseConst(key);
+  effects_.push_back({Effect::kDelItem, c, key.obj, Value::Const(Py_None)});
+  mutated_.insert(c.obj);
+  list_len_[c.obj] = n - 1;
+  return true;
+}
+
+bool Interp::ListLength(const Value& v, Py_ssize_t* n) {
+  if (v.kind != Value::kConst || v.source < 0 || list_len_.empty()) return false;
+  auto it = list_len_.find(v.obj);
+  if (it == list_len_.end()) return false;
+  gp().GuardValue(v.source, v.obj);  // as ShadowDict: an alias stays the same list
+  *n = it->second;
+  return true;
+}
+
+bool Interp::DeleteAttr(const Value& owner, PyObject* name) {
+  auto refuse = [&](const char* why) {
+    if (!failed()) Fail("side_effect", absl::StrFormat("attribute deletion: %s", why),
+                        "the graph breaks here; the deletion runs in Python");
+    return false;
+  };
+  if (gen_depth_ > 0) return refuse("inside a generator run ahead of its consumer");
+  if (owner.kind != Value::kConst || owner.source < 0) return refuse("on a value made in the trace");
+  PyObject* obj = owner.obj;
+  PyTypeObject* tp = Py_TYPE(obj);
+  if (PyType_Check(obj) || PyModule_Check(obj) || tp->tp_setattro != PyObject_GenericSetAttr ||
+      !_PyObject_GetDictPtr(obj) || PyObject_TypeCheck(obj, g_tensor_type)) {
+    return refuse("on an object whose attributes are deleted by code");
+  }
+  PyObject* descr = _PyType_Lookup(tp, name);
+  if (descr && Py_TYPE(descr)->tp_descr_set) return refuse("through a descriptor");
+  const Value* p = PendingAttr(obj, name);
+  if (p && p->kind == Value::kUndef) {
+    Fail("python_error", "AttributeError: the attribute was deleted earlier",
+         "the call runs eagerly, where Python raises the AttributeError");
+    return false;
+  }
+  if (!p) {
+    // It is in the instance dict now; its source resolves only while it is there, so a call
+    // without it fails the guards and is captured (and raises) afresh.
+    PyObject* d = PyObject_GenericGetDict(obj, nullptr);
+    PyObject* v = d ? PyDict_GetItemWithError(d, name) : nullptr;
+    Py_XDECREF(d);
+    if (!v) {
+      PyErr_Clear();
+      Fail("python_error", "AttributeError: deleting an attribute the object does not have",
+           "the call runs eagerly, where Python raises the AttributeError");
+      return false;
+    }
+    gp().AddSource(Source::kAttr, owner.source, -1, name);
+  }
+  gp().GuardType(owner.source, obj);
+  UseConst(owner);
+  effects_.push_back({Effect::kDelAttr, owner, name, Value::Const(Py_None)});
+  pending_[std::make_pair(obj, std::string(PyUnicode_AsUTF8(name)))] = Value();
+  return true;
+}
+
+bool Interp::DeleteGlobal(Frame& f, PyObject* name) {
+  if (gen_depth_ > 0 || f.depth > 0) {
+    Fail("side_effect", "a global deletion the trace does not replay",
+         "the graph breaks here; the deletion runs in Python");
+    return false;
+  }
+  PyObject* globals = PyFunction_GET_GLOBALS(root_func_);
+  const Value* p = PendingGlobal(globals, name);
+  const bool absent = p ? p->kind == Value::kUndef : !PyDict_GetItemWithError(globals, name);
+  if (absent) {
+    PyErr_Clear();
+    Fail("python_error", absl::StrFormat("NameError: name '%s' is not defined",
+                                         PyUnicode_AsUTF8(name)),
+         "the call runs eagerly, where Python raises the NameError");
+    return false;
+  }
+  if (!p) gp().AddSource(Source::kGlobal, -1, -1, name);  // resolves only while it exists
+  effects_.push_back({Effect::kDelGlobal, Value(), name, Value::Const(Py_None)});
+  pending_[std::make_pair(globals, std::string(PyUnicode_AsUTF8(name)))] = Value();
+  return true;
+}
+
+const Value* Interp::PendingCell(Frame& f, int slot) const {
+  if (pending_cells_.empty()) return nullptr;
+  PyObject* cell = FreeCell(f, slot);
+  auto it = cell ? pending_cells_.find(cell) : pending_cells_.end();
+  return it == pending_cells_.end() ? nullptr : &it->second;
+}
+
+bool Interp::StoreCellEffect(Frame& f, int slot, const Value& value) {
+  PyObject* cell = FreeCell(f, slot);
+  const bool root = f.depth == 0 && f.func == root_func_;
+  if (gen_depth_ > 0 || !cell || (!root && f.func_source < 0) || !Immutable(value)) {
+    Fail("side_effect", "a store to a closure variable the trace does not replay",
+         "the graph breaks here; the store runs in Python");
+    return false;
+  }
+  // The cell is found again on every call from the function (its closure may be another
+  // one each time the enclosing function runs): the function, then the cell's index.
+  const int first_free = f.code->co_nlocalsplus - f.code->co_nfreevars;
+  Value target = root ? Value::Null() : Value::Const(f.func, f.func_source);
+  effects_.push_back({Effect::kSetCell, target, Keep(PyLong_FromLong(slot - first_free)), value});
+  pending_cells_[cell] = value;
   return true;
 }
 
@@ -211,7 +369,9 @@ bool Interp::MakeEffects(size_t count) {
     const EffectRec& r = effects_[i];
     Effect e;
     e.kind = r.kind;
-    if (r.kind != Effect::kSetGlobal) {
+    if (r.target.kind == Value::kNull) {
+      e.target.kind = OutputSpec::kNull;  // kSetCell: the called function
+    } else if (r.kind != Effect::kSetGlobal && r.kind != Effect::kDelGlobal) {
       e.target.kind = OutputSpec::kSource;
       e.target.index = r.target.source;
     }

@@ -148,6 +148,10 @@ bool Interp::CompareOp(int cmp, const Value& a, const Value& b, Value* out) {
 }
 
 bool Interp::Truth(const Value& v, bool* out) {
+  if (const Value* model = ShadowDict(v)) {
+    *out = !model->items->empty();
+    return true;
+  }
   if (!FailIfMutated(v)) return false;
   switch (v.kind) {
     case Value::kTensor:
@@ -203,25 +207,15 @@ bool Interp::Truth(const Value& v, bool* out) {
 }
 
 bool Interp::Subscript(const Value& c, const Value& index, Value* out) {
-  if (Mutated(c) && PyDict_CheckExact(c.obj) && c.source >= 0 && index.kind == Value::kConst &&
-      !Mutated(index) && IsItemKey(index.obj)) {
-    // An input dict the trace has stored items into (its only recorded effects): a key
-    // stored earlier reads the stored value, any other key the caller's item.
-    gp().GuardValue(c.source, c.obj);  // read here on every call (an alias may be another dict)
-    UseConst(index);
-    if (const Value* p = PendingItem(c.obj, index.obj)) {
-      *out = *p;
-      return true;
+  if (const Value* model = ShadowDict(c)) {
+    // An input dict the trace has mutated: its items as the trace left them.
+    bool found;
+    if (!DictGet(*model, index, out, &found)) return false;
+    if (!found) {
+      Fail("python_error", "KeyError: the key is not in the dict",
+           "the call runs eagerly, where Python raises the KeyError");
     }
-    PyObject* item = PyDict_GetItemWithError(c.obj, index.obj);
-    if (!item) {
-      PyErr_Clear();
-      Fail("python_error", "KeyError: the key is not in the dict");
-      return false;
-    }
-    Py_INCREF(item);
-    Keep(item);
-    return FromSource(gp().AddSource(guards::Source::kDictItem, c.source, -1, index.obj), item, out);
+    return found;
   }
   if (!FailIfMutated(c)) return false;
   if (c.kind == Value::kTensor) {

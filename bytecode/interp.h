@@ -53,6 +53,10 @@ struct Value {
   std::shared_ptr<std::vector<PyObject*>> keys;  // kDict keys, parallel to `items` (borrowed)
   bool opaque = false;           // an iterator over a dict view: cannot become a Python value
   std::shared_ptr<GenState> gen;  // kGenerator (shared by aliases: it runs once)
+  // kIter over the keys of an input dict (GET_ITER on the dict): the dict's guard source and
+  // its length, so that a break can hand Python the dict's own iterator at the same place.
+  int32_t iter_dict = -1;
+  Py_ssize_t iter_total = 0;
 
   static Value Const(PyObject* o, int32_t source = -1) {
     Value v;
@@ -157,6 +161,7 @@ class Interp {
   bool Truth(const Value& v, bool* out);
   bool Subscript(const Value& container, const Value& index, Value* out);
   bool GetIter(const Value& v, Value* out);                    // handlers_control.cc
+  bool IterInputDict(const Value& v, Value* out);
   // Runs a generator made during capture to its end, its items into `out` (a kIter). With
   // `pure`, a generator whose items add graph nodes fails: its consumer may stop early.
   bool RunGenerator(const Value& gen, bool pure, Value* out);
@@ -171,16 +176,39 @@ class Interp {
   bool AppendEffect(const Value& list, const Value& value);
   bool ExtendEffect(const Value& list, const Value& items);  // as one append per item
   bool InsertEffect(const Value& list, const Value& index, const Value& value);
-  // dict[key] = value on an input dict, with a str or int key (false: not recorded; failed()
-  // tells whether the capture failed or the caller may fall back).
+  // dict[key] = value on an input dict (false: not recorded; failed() tells whether the
+  // capture failed or the caller may fall back).
   bool SetItemEffect(const Value& dict, const Value& key, const Value& value);
+  // STORE_SUBSCR and DELETE_SUBSCR on the frame's stack: recorded, or a graph break.
+  bool StoreSubscr(Frame& f);
+  bool DeleteSubscr(Frame& f);
+  // del container[key] on an input dict or list (false as for SetItemEffect).
+  bool DelItemEffect(const Value& container, const Value& key);
+  bool DeleteAttr(const Value& owner, PyObject* name);
+  bool DeleteGlobal(Frame& f, PyObject* name);
+  // STORE_DEREF into a free variable of the called function or of an inlined function
+  // object: replayed into its closure cell.
+  bool StoreCellEffect(Frame& f, int slot, const Value& value);
+  // The value the trace stored into that cell earlier, or null.
+  const Value* PendingCell(Frame& f, int slot) const;
   // A value the trace has recorded an effect on: reading it must see the effect.
   bool Mutated(const Value& v) const;
   bool FailIfMutated(const Value& v);
+  // The value the trace stored (kUndef: deleted), or null when the trace has not touched it.
   const Value* PendingAttr(PyObject* obj, PyObject* name) const;
   const Value* PendingGlobal(PyObject* globals, PyObject* name) const;
-  // The value the trace stored at dict[key] (an input dict), or null.
-  const Value* PendingItem(PyObject* dict, PyObject* key) const;
+  // The length of an input list with recorded effects, when the trace knows it.
+  bool ListLength(const Value& v, Py_ssize_t* n);
+  // handlers_dict.cc: the contents of an input dict the trace mutates, modelled as a kDict
+  // (shared by every alias; reads see the trace's stores and deletions in order).
+  Value* ShadowDict(const Value& v);
+  // The model of `v`, made on its first mutation (its identity and keys in order guarded);
+  // null when `v` is not a dict the trace can model (without failing the capture).
+  Value* MakeShadowDict(const Value& v);
+  bool DictDel(Value& dict, const Value& key, Value* removed, bool* found);
+  // Methods of a dict: `self` is a kDict, or an input dict (effects recorded for replay).
+  bool DictMethod(const Value& self, std::string_view name, ValueList args,
+                  const std::vector<std::string>& kwnames, Value* out);
   bool MakeEffects(size_t count);  // the first `count` recorded effects into out_->effects
   bool FormatValue(const Value& v, int flags, const Value* spec, Value* out);
   bool Contains(const Value& container, const Value& item, bool* out);
@@ -226,11 +254,17 @@ class Interp {
   absl::flat_hash_set<PyObject*> mutated_;  // objects with recorded effects
   // Attributes and globals stored by the trace: (object or globals dict, name) -> value.
   absl::flat_hash_map<std::pair<PyObject*, std::string>, Value> pending_;
-  // Items stored into input dicts: (dict, ItemKey(key)) -> value.
-  absl::flat_hash_map<std::pair<PyObject*, std::string>, Value> pending_items_;
+  // Input dicts the trace mutates: their contents as the trace has left them (a kDict).
+  absl::flat_hash_map<PyObject*, Value> shadow_dicts_;
+  // Input lists with recorded effects whose length the trace knows (a deletion guards it).
+  absl::flat_hash_map<PyObject*, Py_ssize_t> list_len_;
+  // Closure cells the trace stored into: cell object -> value.
+  absl::flat_hash_map<PyObject*, Value> pending_cells_;
   // Input dicts read through their methods (items, keys, values, get): their views may be
   // live, and a store while iterating one raises, so item stores into them are not recorded.
   absl::flat_hash_set<PyObject*> viewed_dicts_;
+  // The same for dicts built during capture, by their storage: no mutating method after.
+  absl::flat_hash_set<const ValueList*> viewed_items_;
   ValueList* pending_yields_ = nullptr;  // handed to the next frame Inline sets up
   int gen_depth_ = 0;                    // generators being run (no effects are recorded)
   int grad_depth_ = 0;  // nesting of gradient transforms being captured (handlers_grad.cc)
@@ -244,8 +278,6 @@ class Interp {
 
 // Decodes `co` into `f` for simulation; fails (through `in`) on what cannot be followed.
 bool PrepareFrame(Interp& in, PyCodeObject* co, Frame& f, bool generator = false);
-// A dict key whose item stores the trace records: an exact str or int (handlers_effects.cc).
-bool IsItemKey(PyObject* key);
 
 constexpr int kMaxInlineDepth = 16;
 constexpr int64_t kMaxSteps = 200000;  // bounds loop unrolling

@@ -68,6 +68,23 @@ void GuardProgram::GuardType(int32_t source, PyObject* obj) {
   guards_.push_back(std::move(g));
 }
 
+void GuardProgram::GuardDictKeys(int32_t source, PyObject* dict) {
+  for (const Guard& g : guards_)
+    if (g.source == source && g.kind == Guard::kDictKeys) return;
+  PyObject* keys = PyDict_Keys(dict);
+  PyObject* t = keys ? PyList_AsTuple(keys) : nullptr;
+  Py_XDECREF(keys);
+  if (!t) {
+    PyErr_Clear();
+    return;
+  }
+  Guard g{Guard::kDictKeys, source};
+  g.type = Py_TYPE(dict);
+  Py_INCREF(reinterpret_cast<PyObject*>(g.type));
+  g.value = t;
+  guards_.push_back(std::move(g));
+}
+
 void GuardProgram::GuardSameAs(int32_t source, int32_t other) {
   Guard g{Guard::kSameAs, source};
   g.other = other;
@@ -113,9 +130,9 @@ PyObject* CellItem(PyObject* closure, int32_t index) {
 }  // namespace
 
 bool GuardProgram::HasGuard(int32_t source) const {
-  // TYPE_MATCH is weaker than the others: a value guard may still be added after it.
+  // TYPE_MATCH and DICT_KEYS are weaker than the others: a value guard may still be added.
   for (const Guard& g : guards_)
-    if (g.source == source && g.kind != Guard::kTypeMatch) return true;
+    if (g.source == source && g.kind != Guard::kTypeMatch && g.kind != Guard::kDictKeys) return true;
   return false;
 }
 
@@ -272,6 +289,16 @@ bool GuardProgram::Check(const Roots& roots, PyObject** values) const {
         if (!PlainEqual(v, g.value)) return false;
         break;
       }
+      case Guard::kDictKeys: {
+        if (Py_TYPE(v) != g.type || PyDict_GET_SIZE(v) != PyTuple_GET_SIZE(g.value)) return false;
+        PyObject *k, *item;
+        Py_ssize_t pos = 0, i = 0;
+        while (PyDict_Next(v, &pos, &k, &item)) {
+          PyObject* want = PyTuple_GET_ITEM(g.value, i++);
+          if (k != want && !PlainEqual(k, want)) return false;
+        }
+        break;
+      }
     }
   }
   return true;
@@ -366,6 +393,13 @@ std::string GuardProgram::ToText() const {
       case Guard::kSameAs:
         absl::StrAppend(&out, "SAME_AS(", src, "): ", SourceText(g.other), "\n");
         break;
+      case Guard::kDictKeys: {
+        PyObject* r = PyObject_Repr(g.value);
+        absl::StrAppend(&out, "DICT_KEYS(", src, "): ", r ? PyUnicode_AsUTF8(r) : "?", "\n");
+        Py_XDECREF(r);
+        if (!r) PyErr_Clear();
+        break;
+      }
       case Guard::kTypeMatch:
         absl::StrAppend(&out, "TYPE_MATCH(", src, "): ", g.type->tp_name);
         if (g.length >= 0) absl::StrAppend(&out, " len=", g.length);

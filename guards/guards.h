@@ -40,11 +40,13 @@ struct Guard {
     kEqualsMatch,  // exact type and == value (None, bool, int, float, str, tuples of them)
     kTypeMatch,    // exact type, and for tuples and lists the length (in `length`)
     kSameAs,       // the same object as source `other` (two paths to one tensor)
+    kDictKeys,     // an exact dict whose keys are `value` (a tuple), in that order
   };
   Kind kind;
   int32_t source;
   PyTypeObject* type = nullptr;  // exact type (TENSOR_MATCH, EQUALS_MATCH); owned
-  PyObject* value = nullptr;     // ID_MATCH: the object or a weakref to it; EQUALS_MATCH: the value; owned
+  PyObject* value = nullptr;     // ID_MATCH: the object or a weakref to it; EQUALS_MATCH: the
+                                 // value; DICT_KEYS: the keys; owned
   bool weak = false;             // ID_MATCH through a weak reference
   DType dtype = DType::kFloat32;
   Shape shape, strides;
@@ -91,6 +93,8 @@ class GuardProgram {
   void GuardTensor(int32_t source, PyObject* obj, const Tensor& t, uint64_t dynamic = 0);
   void GuardValue(int32_t source, PyObject* obj);  // EQUALS_MATCH for plain values, else ID_MATCH
   void GuardType(int32_t source, PyObject* obj);   // TYPE_MATCH (with length for tuples/lists/dicts)
+  // DICT_KEYS: the dict at `source` keeps its keys (str and int) in their order.
+  void GuardDictKeys(int32_t source, PyObject* dict);
   // SAME_AS: `source` and `other` (an earlier source) hold the same object.
   void GuardSameAs(int32_t source, int32_t other);
   bool HasGuard(int32_t source) const;

@@ -133,6 +133,7 @@ PyObject* RunEntry(CodeState* st, PyCodeObject* code, PyObject* func, const Cach
   }
   if (e.brk) return RunBreak(st, e, code, func, values, outs);
   BuildContext cx(outs, values);
+  if (!e.effects.empty()) cx.Hold(e.guards->num_sources());
   if (!ReplayEffects(e.effects, cx, func)) return nullptr;
   return BuildValue(e.output, cx);
 }

@@ -71,6 +71,28 @@ PyObject* BuildValue(const OutputSpec& spec, BuildContext& cx) {
       Py_DECREF(seq);
       return it;
     }
+    case OutputSpec::kDictIterator: {
+      // The keys the trace took are taken again from the dict's own iterator (the dict is
+      // as it was on entry: the trace records no mutation of it after the loop began).
+      PyObject* it = PyObject_GetIter(cx.values[spec.index]);
+      const Py_ssize_t skip = it ? PyLong_AsSsize_t(spec.constant) : 0;
+      for (Py_ssize_t i = 0; it && i < skip; ++i) {
+        PyObject* k = PyIter_Next(it);
+        if (!k) {
+          if (!PyErr_Occurred()) {
+            PyErr_SetString(PyExc_SystemError, "pijit: a dict shorter than its guarded keys");
+          }
+          Py_CLEAR(it);
+          break;
+        }
+        Py_DECREF(k);
+      }
+      if (it && spec.memo >= 0) {
+        if (cx.memo.size() <= static_cast<size_t>(spec.memo)) cx.memo.resize(spec.memo + 1, nullptr);
+        cx.memo[spec.memo] = it;
+      }
+      return it;
+    }
     case OutputSpec::kDict: {
       PyObject* d = PyDict_New();
       if (!d) return nullptr;
@@ -106,33 +128,70 @@ PyObject* BuildValue(const OutputSpec& spec, BuildContext& cx) {
   return nullptr;
 }
 
+namespace {
+
+// One recorded effect on `target` (see bytecode::Effect) with the value `v`.
+int ApplyEffect(const bytecode::Effect& e, PyObject* target, PyObject* v) {
+  using bytecode::Effect;
+  PyObject* name = e.name.constant;
+  switch (e.kind) {
+    case Effect::kSetAttr: return PyObject_SetAttr(target, name, v);
+    case Effect::kDelAttr: return PyObject_DelAttr(target, name);
+    case Effect::kSetItem:
+      if (PyDict_Check(target)) return PyDict_SetItem(target, name, v);
+      break;
+    case Effect::kDelItem:
+      if (PyDict_Check(target)) return PyDict_DelItem(target, name);
+      if (PyList_Check(target)) return PySequence_DelItem(target, PyLong_AsSsize_t(name));
+      break;
+    case Effect::kInsert:
+      if (PyList_Check(target)) {
+        const Py_ssize_t i = PyLong_AsSsize_t(name);
+        if (i == -1 && PyErr_Occurred()) return -1;
+        return PyList_Insert(target, i, v);
+      }
+      break;
+    case Effect::kAppend:
+      if (PyList_Check(target)) return PyList_Append(target, v);
+      break;
+    case Effect::kSetCell: {
+      PyObject* closure = PyFunction_Check(target) ? PyFunction_GET_CLOSURE(target) : nullptr;
+      const Py_ssize_t i = PyLong_AsSsize_t(name);
+      if (closure && i >= 0 && i < PyTuple_GET_SIZE(closure))
+        return PyCell_Set(PyTuple_GET_ITEM(closure, i), v);
+      break;
+    }
+    case Effect::kSetGlobal:
+    case Effect::kDelGlobal:
+      break;
+  }
+  PyErr_SetString(PyExc_SystemError, "pijit: an effect on a value of another type");
+  return -1;
+}
+
+}  // namespace
+
 bool ReplayEffects(const std::vector<bytecode::Effect>& effects, BuildContext& cx, PyObject* func) {
-  for (const bytecode::Effect& e : effects) {
+  using bytecode::Effect;
+  for (const Effect& e : effects) {
     PyObject* v = BuildValue(e.value, cx);
     if (!v) {
       if (!PyErr_Occurred()) PyErr_SetString(PyExc_SystemError, "pijit: an effect without a value");
       return false;
     }
     int rc = -1;
-    if (e.kind == bytecode::Effect::kSetGlobal) {
+    if (e.kind == Effect::kSetGlobal) {
       rc = PyDict_SetItem(PyFunction_GET_GLOBALS(func), e.name.constant, v);
-    } else if (PyObject* target = BuildValue(e.target, cx)) {
-      if (e.kind == bytecode::Effect::kSetAttr) {
-        rc = PyObject_SetAttr(target, e.name.constant, v);
-      } else if (e.kind == bytecode::Effect::kSetItem) {
-        if (PyDict_Check(target)) {
-          rc = PyDict_SetItem(target, e.name.constant, v);
-        } else {
-          PyErr_SetString(PyExc_SystemError, "pijit: an item store to a value that is not a dict");
-        }
-      } else if (e.kind == bytecode::Effect::kInsert && PyList_Check(target)) {
-        const Py_ssize_t i = PyLong_AsSsize_t(e.name.constant);
-        if (i != -1 || !PyErr_Occurred()) rc = PyList_Insert(target, i, v);
-      } else if (PyList_Check(target)) {
-        rc = PyList_Append(target, v);
-      } else {
-        PyErr_SetString(PyExc_SystemError, "pijit: append to a value that is not a list");
+    } else if (e.kind == Effect::kDelGlobal) {
+      rc = PyDict_DelItem(PyFunction_GET_GLOBALS(func), e.name.constant);
+      if (rc < 0 && PyErr_ExceptionMatches(PyExc_KeyError)) {
+        PyErr_Clear();  // as DELETE_GLOBAL words it
+        PyErr_Format(PyExc_NameError, "name '%U' is not defined", e.name.constant);
       }
+    } else if (e.target.kind == bytecode::OutputSpec::kNull) {
+      rc = ApplyEffect(e, func, v);  // a closure cell of the called function
+    } else if (PyObject* target = BuildValue(e.target, cx)) {
+      rc = ApplyEffect(e, target, v);
       Py_DECREF(target);
     }
     Py_DECREF(v);
@@ -446,6 +505,7 @@ PyObject* RunBreak(guards::CodeState* st, const guards::CacheEntry& e, PyCodeObj
   }
 
   BuildContext cx(outs, values);
+  if (!e.effects.empty()) cx.Hold(e.guards->num_sources());
   if (!ReplayEffects(e.effects, cx, func)) return nullptr;
   for (const OutputSpec& spec : b.stack) {
     PyObject* v = BuildValue(spec, cx);

@@ -21,9 +21,19 @@ struct BuildContext {
   PyObject* const* values;
   std::vector<PyObject*> made;  // owned, per graph output
   std::vector<PyObject*> memo;  // borrowed, per memo slot
+  std::vector<PyObject*> held;  // owned: the first values, while effects replay
   BuildContext(std::vector<Tensor>& o, PyObject* const* v) : outs(o), values(v), made(o.size()) {}
   ~BuildContext() {
     for (PyObject* m : made) Py_XDECREF(m);
+    for (PyObject* h : held) Py_XDECREF(h);
+  }
+  // The resolved sources are borrowed: a replayed store or deletion can drop the last other
+  // reference to one (an item popped from a dict) that the output or a later effect uses.
+  void Hold(size_t n) {
+    for (size_t i = 0; i < n; ++i) {
+      Py_XINCREF(values[i]);
+      held.push_back(values[i]);
+    }
   }
 };
 

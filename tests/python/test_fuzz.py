@@ -79,6 +79,32 @@ def test_fuzz_programs_exercise_graph_breaks(campaign):
     assert s["total_graphs"] > len(CI_SEEDS)
 
 
+# With seeds whose programs showed mutating dict methods recorded after a view was taken (the
+# view then read stale items); minimal forms in test_graph_breaks_dict_views.py.
+EFFECTS_REGRESSION_SEEDS = [1481, 1489, 1491]
+EFFECTS_SEEDS = list(range(0, 300)) + EFFECTS_REGRESSION_SEEDS
+
+
+@pytest.fixture(scope="module")
+def effects_campaign():
+    # Workers generate the programs: the feature reaches them through the environment.
+    saved = os.environ.get("PIJIT_FUZZ_FEATURES")
+    os.environ["PIJIT_FUZZ_FEATURES"] = "effects"
+    try:
+        return gen.run_parallel(EFFECTS_SEEDS, jobs=2, batch=50, timeout=300)
+    finally:
+        if saved is None:
+            del os.environ["PIJIT_FUZZ_FEATURES"]
+        else:
+            os.environ["PIJIT_FUZZ_FEATURES"] = saved
+
+
+def test_fuzz_programs_with_deletions_cells_and_dict_mutations_match_eager(effects_campaign):
+    bad = [r for r in effects_campaign if r["status"] != "ok"]
+    assert not bad, describe(bad)
+    assert len(effects_campaign) == len(EFFECTS_SEEDS)
+
+
 def test_generated_programs_are_deterministic_and_valid():
     for seed in (0, 1, 17, 399):
         a, b = gen.generate(seed), gen.generate(seed)

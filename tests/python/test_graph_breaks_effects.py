@@ -55,7 +55,8 @@ def test_side_effects_in_order_and_count(capsys):
     stats, out, printed = compare(side_effects, lambda: (X(), Obj(), {}), capsys=capsys,
                                   state=side_effect_state, reset=reset_g)
     assert printed == "middle\n"
-    assert stats["total_break_count"] >= 5
+    # print breaks the graph; the stores, d.update and del d["k"] replay around it.
+    assert stats["total_break_count"] >= 1
 
 
 def store_attr_of_tensor(x, o):
@@ -500,9 +501,17 @@ def dict_store_then_print(x, d):
 
 
 @pytest.mark.parametrize("fn", [dict_store_then_len, dict_store_then_contains,
-                                dict_store_then_missing_key,
-                                dict_store_then_iterate, dict_store_then_methods,
-                                dict_store_then_call, dict_store_then_print],
+                                dict_store_then_iterate, dict_store_then_methods],
+                         ids=lambda f: f.__name__)
+def test_reads_of_a_dict_with_pending_stores_see_them_in_one_graph(fn, capsys):
+    stats, out, _ = compare(fn, lambda: (X(), {"j": 2, "i": 3}), capsys=capsys,
+                            state=lambda a: (list(LOG), list(a[1].items())))
+    assert out[0] == "ok"
+    assert stats["total_break_count"] == 0 and stats["graph_count"] >= 1, stats
+
+
+@pytest.mark.parametrize("fn", [dict_store_then_missing_key, dict_store_then_call,
+                                dict_store_then_print],
                          ids=lambda f: f.__name__)
 def test_reads_of_a_dict_with_pending_stores_break_after_them(fn, capsys):
     stats, out, _ = compare(fn, lambda: (X(), {"j": 2, "i": 3}), capsys=capsys,
@@ -540,7 +549,8 @@ def test_dict_store_then_len_through_an_alias(capsys):
         return X(), d, d
     stats, out, _ = compare(dict_store_alias_len, make, capsys=capsys,
                             state=lambda a: list(a[1].items()))
-    assert stats["total_break_count"] >= 1, stats
+    assert out[0] == "ok"
+    assert stats["total_break_count"] == 0, stats
 
 
 class SubDict(dict):

@@ -2,8 +2,8 @@
 fuzzer (tests/fuzz/gen.py) and by probing the bridge and resume code: list appends in inlined
 helpers, `del` of unbound locals, branches and closures with many locals (EXTENDED_ARG),
 random ops around breaks, warning and traceback lines of second break sites, long chains of
-sequential breaks, containers inside tuples. A test the product gets wrong is a strict xfail
-naming the bug.
+sequential breaks, containers inside tuples, a stored attribute read through an alias, the key
+order of dict views. A test the product gets wrong is a strict xfail naming the bug.
 
 Every test compares eager, jitted and captured runs with graph_break_testutil.compare."""
 import sys
@@ -254,3 +254,41 @@ def list_holds_list(x):
                          ids=lambda f: f.__name__)
 def test_regression_container_identity_inside_tuples_across_a_break(fn, capsys):
     compare(fn, capsys=capsys)
+
+
+# ---- regressions found while adding deletions, cells and dict models ---------------------------
+
+class Holder:
+    pass
+
+
+def store_then_read_through_alias(x, o, alias):
+    o.t = 1.0
+    return x * alias.t  # the stored value only while alias is o
+
+
+def test_regression_attribute_read_through_an_alias_guards_its_identity():
+    # The read of a stored attribute through another argument did not guard that argument:
+    # compiled with alias is o, a call with another object reused the stored value.
+    jf = ms.jit(store_then_read_through_alias, mode="PIJit")
+    ms.reset(jf)
+    o, other = Holder(), Holder()
+    other.t = 5.0
+    for alias in (o, other, o):
+        got = jf(X(), o, alias).asnumpy()
+        assert float(got[0, 0]) == float(X().asnumpy()[0, 0]) * (5.0 if alias is other else 1.0)
+    ms.reset(jf)
+
+
+def dict_view_keys(x, d):
+    return x * 2.0, list(d.keys())
+
+
+def test_regression_dict_views_follow_the_key_order_of_each_call():
+    # A dict's views listed its keys in the order seen at capture for any dict with the same
+    # keys (guards checked the length and each key, not their order).
+    jf = ms.jit(dict_view_keys, mode="PIJit")
+    ms.reset(jf)
+    assert jf(X(), {"a": 1, "b": 2})[1] == ["a", "b"]
+    assert jf(X(), {"b": 2, "a": 1})[1] == ["b", "a"]
+    ms.reset(jf)

@@ -135,6 +135,8 @@ class Gen(Statements):
               "maybe_l": set()}
         if self.shape == "closure":
             sc["s"].add("c0")
+            if "effects" in FEATURES:
+                sc["s"].add("cnt")  # a counter in the enclosing function's cell
         if "wide" in FEATURES:
             for i in range(250):
                 self.emit(1, f"w{i} = {i}")
@@ -152,9 +154,19 @@ class Gen(Statements):
         body = list(self.lines)
         if self.uses_global:
             body.insert(0, INDENT + "global G")
+        cells = self.shape == "closure" and "effects" in FEATURES
         dtype = r.choice(["float32", "float64"])
         if self.shape == "plain":
             src = ["def prog(x, y, o, k):"] + body
+        elif self.shape == "closure" and cells:
+            # The harness resets and reads the counter around each run (reset_cells,
+            # read_cells), since runs share the closure.
+            src = ["def make(c0):", INDENT + "cnt = 0", INDENT + "def prog(x, y, o, k):",
+                   INDENT * 2 + "nonlocal cnt"]
+            src += [INDENT + line for line in body]
+            src += [INDENT + "def reset_cells():", INDENT * 2 + "nonlocal cnt",
+                    INDENT * 2 + "cnt = 0", INDENT + "return prog, reset_cells, lambda: cnt",
+                    "", "", "prog, reset_cells, read_cells = make(1.5)"]
         elif self.shape == "closure":
             src = ["def make(c0):", INDENT + "def prog(x, y, o, k):"]
             src += [INDENT + line for line in body]

@@ -4,7 +4,7 @@ each run did: results, printed output, side-effect logs and exceptions."""
 import contextlib
 import io
 
-from .prelude import PRELUDE
+from .prelude import EFFECTS_PRELUDE, PRELUDE
 from .program import FEATURES
 
 FILENAME = "<string>"  # pijit captures <string> code (other <...> files are skipped)
@@ -21,7 +21,8 @@ def make_inputs(seed, dtype):
 
 def namespace(source):
     ns = {"__name__": "pijit_fuzz_prog"}
-    exec(compile(PRELUDE + source, FILENAME, "exec"), ns)
+    prelude = PRELUDE + (EFFECTS_PRELUDE if "effects" in FEATURES else "")
+    exec(compile(prelude + source, FILENAME, "exec"), ns)
     return ns
 
 
@@ -31,7 +32,16 @@ def execute(fn, ns, prog, wrap=None, input_seed=None, k=None):
     ns["LOG"].clear()
     ns["STATE"].clear()
     ns["G"] = 0
+    for reset in ("reset_cells", "reset_bump"):
+        if reset in ns:
+            ns[reset]()
     o = ns["Obj"]()
+    if "effects" in FEATURES:
+        # Something to delete and to read before any store: an attribute, dict items in a
+        # known order, log entries.
+        o.a = 1
+        ns["STATE"].update(n=2, a=3)
+        ns["LOG"].extend(["first", 0])
     x, y = make_inputs(prog.seed if input_seed is None else input_seed, prog.dtype)
     if "random" in FEATURES:
         ns["ms"].set_seed(1234)
@@ -45,8 +55,13 @@ def execute(fn, ns, prog, wrap=None, input_seed=None, k=None):
                 out = ("ok", fn(x, y, o, k))
         except Exception as e:  # noqa: BLE001 - comparing whatever is raised
             out = ("raise", type(e).__name__, str(e))
-    rec = {"result": out, "stdout": buf.getvalue(), "log": list(ns["LOG"]), "G": ns["G"],
-           "state": dict(ns["STATE"]), "attrs": dict(sorted(vars(o).items()))}
+    rec = {"result": out, "stdout": buf.getvalue(), "log": list(ns["LOG"]),
+           "G": ns.get("G", "<deleted>"), "state": dict(ns["STATE"]),
+           "attrs": dict(sorted(vars(o).items()))}
+    if "read_cells" in ns:
+        rec["cells"] = ns["read_cells"]()
+    if "read_bump" in ns:
+        rec["bump"] = ns["read_bump"]()
     if "random" in FEATURES:
         rec["stream"] = ns["ops"].rand(3)  # where the seeded random stream is after the call
     return rec

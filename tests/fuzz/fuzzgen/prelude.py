@@ -118,3 +118,49 @@ class Base:
         return t - 0.5
 
 '''
+
+# Helpers the "effects" feature's programs call (appended to PRELUDE under that feature only,
+# so other programs keep their line numbers).
+EFFECTS_PRELUDE = '''\
+
+def drop(d, key):
+    # Inlined: a pop recorded on the caller's dict.
+    return d.pop(key, None)
+
+
+def put(d, key, v):
+    d[key] = v
+    return len(d)
+
+
+def unset(obj, name):
+    if hasattr(obj, name):
+        delattr(obj, name)
+        return True
+    return False
+
+
+def make_counter():
+    n = 0
+
+    def bump(by):
+        nonlocal n
+        n = n + by
+        return n
+
+    def reset():
+        nonlocal n
+        n = 0
+
+    return bump, reset, lambda: n
+
+
+bump, reset_bump, read_bump = make_counter()
+
+
+def swap(d, a, b):
+    va, vb = d.get(a), d.get(b)
+    d[a], d[b] = vb, va
+    return tuple(d.items())
+
+'''

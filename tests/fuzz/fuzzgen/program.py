@@ -9,6 +9,10 @@ INDENT = "    "
 #   wide    250 extra locals in every program (EXTENDED_ARG in prologues and bridges)
 #   long    40 to 90 statements (long chains of breaks in one call)
 #   ctl     `break`/`continue` under a condition inside loop bodies (often around breaks)
+#   effects deletions (del o.attr, del STATE[k], del LOG[i], del G), closure cells written
+#           with nonlocal (a counter of the enclosing function, counters of nested
+#           functions), STATE's views and mutating methods (pop, popitem, setdefault,
+#           update, clear) after stores
 FEATURES = frozenset(f for f in os.environ.get("PIJIT_FUZZ_FEATURES", "").split(",") if f)
 
 

@@ -38,7 +38,14 @@ class Statements:
             kinds += ["rand_stmt"]
         if "ctl" in FEATURES and in_loop:
             kinds += ["loop_ctl"] * 2
+        if "effects" in FEATURES:
+            kinds += ["del_attr", "state_del", "state_view", "state_mut", "log_del", "glob_del",
+                      "cell"] * 2 + ["state_alias", "state_helper", "state_loop", "del_try"]
+            kinds += ["view_mut"] * 2
         kind = r.choice(kinds)
+        if kind in self.EFFECTS:
+            self.effect_stmt(kind, sc, depth)
+            return
         if kind == "assign":
             name = r.choice(sorted(sc["t"])) if r.random() < 0.3 else self.fresh("v")
             self.assign_t(sc, name, depth, self.texpr(sc))
@@ -268,6 +275,138 @@ class Statements:
             call = r.choice(["super().base_op", "super().base_brk", "self.base_op",
                              "self.base_brk"])
             self.assign_t(sc, name, depth, f"{call}({self.texpr(sc)})")
+
+    # -- deletions, closure cells and dict mutations (the "effects" feature)
+    EFFECTS = frozenset(["del_attr", "state_del", "state_view", "state_mut", "log_del", "glob_del",
+                         "cell", "state_alias", "state_helper", "state_loop", "del_try",
+                         "view_mut"])
+
+    def effect_stmt(self, kind, sc, depth):
+        r = self.r
+        key = repr(r.choice(["a", "b", "n"]))
+        if kind == "del_attr":
+            attr = repr(r.choice(["a", "b", "c"]))[1:-1]
+            if r.random() < 0.85:
+                self.emit(depth, f"if hasattr(o, {attr!r}):")
+                depth += 1
+            self.emit(depth, f"del o.{attr}")  # else: AttributeError, on purpose
+        elif kind == "state_del":
+            how = r.randrange(4)
+            if how == 0:
+                self.emit(depth, f"if {key} in STATE:")
+                self.emit(depth + 1, f"del STATE[{key}]")
+            elif how == 1:
+                self.emit(depth, f"LOG.append(STATE.pop({key}, {self.sexpr(sc)}))")
+            elif how == 2:
+                self.emit(depth, f"if STATE:")
+                self.emit(depth + 1, "LOG.append(STATE.popitem()[0])")
+            else:
+                self.emit(depth, f"del STATE[{key}]")  # may raise KeyError, on purpose
+        elif kind == "state_view":
+            # Tuples, numbers and bools are appended inside the graph (a list breaks it).
+            form = r.choice(["tuple(STATE.keys())", "len(STATE)", f"{key} in STATE",
+                             "tuple(kk for kk in STATE)", "tuple(STATE.items())",
+                             "tuple(STATE.values())", f"STATE.get({key}, -1)", "bool(STATE)",
+                             "[kk for kk in STATE]", "tuple(STATE)"])
+            self.emit(depth, f"LOG.append({form})")
+        elif kind == "state_mut":
+            how = r.randrange(4)
+            val = r.choice([self.texpr(sc), self.sexpr(sc)])
+            if how == 0:
+                self.emit(depth, f"LOG.append(STATE.setdefault({key}, {val}))")
+            elif how == 1:
+                self.emit(depth, f"STATE.update({key[1:-1]}={val}, m={self.sexpr(sc)})")
+            elif how == 2:
+                self.emit(depth, f"STATE[{key}] = {val}")
+            else:
+                self.emit(depth, f"STATE.clear()")
+        elif kind == "log_del":
+            idx = r.choice([0, -1, 1])
+            if r.random() < 0.85:
+                self.emit(depth, f"if len(LOG) > {abs(idx) if idx >= 0 else 0}:")
+                depth += 1
+            self.emit(depth, f"del LOG[{idx}]")  # else: IndexError, on purpose
+        elif kind == "glob_del":
+            self.uses_global = True
+            self.emit(depth, "del G")
+            if r.random() < 0.9:
+                self.emit(depth, f"G = {r.choice(['k', str(r.randint(0, 3))])}")
+            else:
+                self.emit(depth, "note(G)")  # NameError, on purpose
+        elif kind == "state_alias":
+            alias = self.fresh("st")
+            self.emit(depth, f"{alias} = STATE")
+            self.emit(depth, f"{alias}[{key}] = {r.choice([self.texpr(sc), self.sexpr(sc)])}")
+            self.emit(depth, f"LOG.append((tuple(STATE), len({alias}), {key} in STATE))")
+        elif kind == "state_helper":
+            # Inlined helpers of the effects prelude that mutate the dict or the object.
+            call = r.choice([f"drop(STATE, {key})", f"put(STATE, {key}, {self.sexpr(sc)})",
+                             f"unset(o, {key})", f"swap(STATE, {key}, 'm')"])
+            self.emit(depth, f"LOG.append({call})")
+        elif kind == "state_loop":
+            if depth > 2:
+                return
+            kk = self.fresh("kk")
+            live = r.random() < 0.3  # the dict itself: a mutation in the loop raises
+            self.emit(depth, f"for {kk} in {'STATE' if live else 'list(STATE)'}:")
+            how = r.randrange(4 if live else 3)
+            if how == 3:
+                self.emit(depth + 1, f"LOG.append(STATE.pop({kk}))")
+                return
+            if how == 0:
+                self.emit(depth + 1, f"STATE[{kk}] = {self.sexpr(sc)}")
+            elif how == 1:
+                self.emit(depth + 1, f"if {kk} != {key}:")
+                self.emit(depth + 2, f"del STATE[{kk}]")
+            else:
+                self.emit(depth + 1, f"LOG.append(({kk}, STATE.get({kk}, None) is None))")
+        elif kind == "view_mut":
+            # A view taken, the dict (STATE or one built here) mutated, the view read.
+            target = r.choice(["STATE", "STATE", self.fresh("ld")])
+            if target != "STATE":
+                self.emit(depth, f"{target} = {{'a': {self.sexpr(sc)}, 'n': 1}}")
+            elif r.random() < 0.8:
+                self.emit(depth, f"STATE['v'] = {self.sexpr(sc)}")  # modelled from here
+            view = self.fresh("vw")
+            self.emit(depth, f"{view} = {target}.{r.choice(['keys', 'values', 'items'])}()")
+            self.emit(depth, r.choice([f"{target}.update(z={self.sexpr(sc)})",
+                                       f"{target}.pop('n', None)", f"{target}.clear()",
+                                       f"{target}.setdefault('w', 1)", f"{target}[{key}] = 4"]))
+            self.emit(depth, f"LOG.append(tuple({view}))")  # a tuple: appended in the graph
+        elif kind == "del_try":
+            if depth > 2:
+                return
+            self.emit(depth, "try:")
+            self.emit(depth + 1, r.choice([f"del STATE[{key}]", "del o.b", "del LOG[5]",
+                                           f"LOG.append(STATE.pop({key}))"]))
+            self.emit(depth, "except (KeyError, AttributeError, IndexError) as e:")
+            self.emit(depth + 1, "LOG.append(type(e).__name__)")
+        elif kind == "cell":
+            if self.shape == "closure" and r.random() < 0.6:
+                # The counter in the enclosing function (nonlocal at the top of prog).
+                self.emit(depth, f"cnt = cnt + {r.randint(1, 3)}")
+                if r.random() < 0.5:
+                    self.emit(depth, "LOG.append(('cnt', cnt))")
+                return
+            if r.random() < 0.7:
+                # A counter in the closure of a module-level function (inlined: its cell is
+                # the function's), read back by the harness.
+                s = self.fresh("s")
+                self.emit(depth, f"{s} = bump({r.choice([str(r.randint(1, 3)), self.svar(sc)])})")
+                sc["s"].add(s)
+                sc["maybe_s"].discard(s)
+                return
+            # A nested function over a local of prog (prog then has cells: its breaks run
+            # the whole call eagerly).
+            c, inc, s = self.fresh("c"), self.fresh("inc"), self.fresh("s")
+            self.emit(depth, f"{c} = {r.randint(0, 3)}")
+            self.emit(depth, f"def {inc}(d):")
+            self.emit(depth + 1, f"nonlocal {c}")
+            self.emit(depth + 1, f"{c} = {c} + d")
+            self.emit(depth + 1, f"return {c}")
+            self.emit(depth, f"{s} = {inc}({r.randint(1, 3)}) + {inc}({self.svar(sc)})")
+            sc["s"].add(s)
+            sc["maybe_s"].discard(s)
 
     @staticmethod
     def merge(sc, a, b):
