@@ -7,6 +7,7 @@
 #include "graph/passes/cse.h"
 #include "graph/passes/dce.h"
 #include "graph/passes/fusion.h"
+#include "graph/passes/matmul_epilogue.h"
 #include "graph/passes/simplify.h"
 #include "kernels/errors.h"
 
@@ -22,6 +23,7 @@ constexpr NamedPass kPasses[] = {
     {"constant_folding", constant_folding::Run},
     {"cse", cse::Run},
     {"dce", dce::Run},
+    {"matmul_epilogue", matmul_epilogue::Run},
     {"fusion", fusion::Run},
 };
 
@@ -68,8 +70,10 @@ absl::Status RunPipeline(Graph& g, const PipelineOptions& options) {
     }
     if (!changed) break;
   }
-  // Fusion last: it hides ops from the cleanup rules. dce drops the fused members.
+  // Fusion last: it hides ops from the cleanup rules. dce drops the fused members. Matmul
+  // epilogues first, so that elementwise fusion does not take their adds and activations.
   if (options.fuse) {
+    PIJIT_RETURN_IF_ERROR(RunPass("matmul_epilogue", matmul_epilogue::Run, g).status());
     PIJIT_RETURN_IF_ERROR(RunPass("fusion", fusion::Run, g).status());
     PIJIT_RETURN_IF_ERROR(RunPass("dce", dce::Run, g).status());
   }
