@@ -1,0 +1,135 @@
+// AVX-512 softmax rows (see softmax_avx512.h). Functions carry target attributes so that the
+// rest of the project keeps its baseline ISA; Available() gates every call.
+#include "kernels/cpu/softmax_avx512.h"
+
+#include <cmath>
+#include <vector>
+
+#include "kernels/cpu/reduce_vec.h"
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#define PIJIT_AVX512 __attribute__((target("avx512f,fma")))
+#endif
+
+namespace pijit::avx512 {
+
+bool Available() {
+#if defined(__x86_64__)
+  static const bool has = __builtin_cpu_supports("avx512f");
+  return has && rvec::HostHasAvx2();  // HostHasAvx2 is false when tests force the scalar paths
+#else
+  return false;
+#endif
+}
+
+#if defined(__x86_64__)
+namespace {
+
+// exp(x): n = round(x log2 e), r = x - n ln2 (ln2 in two parts), exp(r) by its Taylor
+// polynomial of degree 7 on |r| <= ln2/2, times 2^n by scalef (exact scaling, so subnormal
+// and overflowing results are right). x is clamped to [-104, 88.8] first; NaN stays NaN
+// (min/max return their second operand when either is NaN).
+PIJIT_AVX512 inline __m512 Exp(__m512 x) {
+  x = _mm512_min_ps(_mm512_set1_ps(88.8f), x);
+  x = _mm512_max_ps(_mm512_set1_ps(-104.0f), x);
+  const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
+                                        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), x);
+  r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
+  __m512 p = _mm512_set1_ps(1.f / 5040);
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.f / 720));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.f / 120));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.f / 24));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.f / 6));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0.5f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.f));
+  return _mm512_scalef_ps(p, n);
+}
+
+inline __mmask16 TailMask(int64_t left) {
+  return left >= 16 ? __mmask16(0xFFFF) : static_cast<__mmask16>((1u << left) - 1);
+}
+
+// max over the row, NaN if any element is NaN.
+PIJIT_AVX512 float RowMax(const float* x, int64_t n) {
+  const __m512 ninf = _mm512_set1_ps(-INFINITY);
+  __m512 m0 = ninf, m1 = ninf;
+  __mmask16 nan = 0;
+  int64_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    const __m512 a = _mm512_loadu_ps(x + i), b = _mm512_loadu_ps(x + i + 16);
+    nan |= _mm512_cmp_ps_mask(a, b, _CMP_UNORD_Q);
+    m0 = _mm512_max_ps(m0, a);
+    m1 = _mm512_max_ps(m1, b);
+  }
+  for (; i < n; i += 16) {
+    const __mmask16 k = TailMask(n - i);
+    const __m512 a = _mm512_mask_loadu_ps(ninf, k, x + i);
+    nan |= _mm512_cmp_ps_mask(a, a, _CMP_UNORD_Q);
+    m0 = _mm512_max_ps(m0, a);
+  }
+  if (nan) return NAN;
+  return _mm512_reduce_max_ps(_mm512_max_ps(m0, m1));
+}
+
+// e[i] = exp(x[i] - mx) (when e is not null); returns the sum of the exponentials, in double.
+PIJIT_AVX512 double ExpSum(const float* x, float mx, float* e, int64_t n) {
+  const __m512 shift = _mm512_set1_ps(mx);
+  __m512d s0 = _mm512_setzero_pd(), s1 = _mm512_setzero_pd();
+  for (int64_t i = 0; i < n; i += 16) {
+    const __mmask16 k = TailMask(n - i);
+    const __m512 v = Exp(_mm512_sub_ps(_mm512_maskz_loadu_ps(k, x + i), shift));
+    const __m512 z = _mm512_maskz_mov_ps(k, v);
+    if (e) _mm512_mask_storeu_ps(e + i, k, z);
+    s0 = _mm512_add_pd(s0, _mm512_cvtps_pd(_mm512_castps512_ps256(z)));
+    s1 = _mm512_add_pd(s1, _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(z), 1))));
+  }
+  return _mm512_reduce_add_pd(_mm512_add_pd(s0, s1));
+}
+
+// y[i] = e[i] * s (softmax) or y[i] = (x[i] - mx) - s (log_softmax: e is x, s its log-sum).
+PIJIT_AVX512 void Finish(bool log, const float* e, float mx, float s, float* y, int64_t n,
+                         bool stream) {
+  const __m512 sv = _mm512_set1_ps(s), shift = _mm512_set1_ps(mx);
+  int64_t i = 0;
+  auto value = [&](__m512 v) PIJIT_AVX512 {
+    return log ? _mm512_sub_ps(_mm512_sub_ps(v, shift), sv) : _mm512_mul_ps(v, sv);
+  };
+  if (stream && reinterpret_cast<uintptr_t>(y) % 64 == 0) {
+    for (; i + 16 <= n; i += 16) _mm512_stream_ps(y + i, value(_mm512_loadu_ps(e + i)));
+  }
+  for (; i < n; i += 16) {
+    const __mmask16 k = TailMask(n - i);
+    _mm512_mask_storeu_ps(y + i, k, value(_mm512_maskz_loadu_ps(k, e + i)));
+  }
+}
+
+}  // namespace
+
+void SoftmaxRows(bool log, const float* x, float* y, int64_t rows, int64_t n, bool stream) {
+  // The exponentials of one row stay in cache in this buffer until they are scaled into y.
+  static thread_local std::vector<float> buffer;
+  float* e = nullptr;
+  if (!log) {
+    if (static_cast<int64_t>(buffer.size()) < n) buffer.resize(n);
+    e = buffer.data();
+  }
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* in = x + r * n;
+    float mx = RowMax(in, n);
+    // All -inf (or a +inf maximum): shift by 0 so that exp gives 0 (-inf) or NaN (+inf).
+    if (std::isinf(mx) && mx < 0) mx = 0.f;
+    const double sum = ExpSum(in, mx, e, n);
+    if (log) Finish(true, in, mx, static_cast<float>(std::log(sum)), y + r * n, n, stream);
+    else Finish(false, e, mx, static_cast<float>(1.0 / sum), y + r * n, n, stream);
+  }
+  if (stream) _mm_sfence();  // streamed stores are visible before the caller reads y
+}
+
+#else
+void SoftmaxRows(bool, const float*, float*, int64_t, int64_t, bool) {}
+#endif
+
+}  // namespace pijit::avx512

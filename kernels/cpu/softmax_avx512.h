@@ -1,0 +1,18 @@
+// float32 softmax rows with AVX-512 (kernels/cpu/softmax_avx512.cc), chosen at run time by
+// softmax.cc. Per row: the maximum (NaN if any element is NaN; -inf becomes 0, as the other
+// paths do), exp(x - max) by a degree-7 polynomial with fused multiply-adds and _mm512_scalef
+// (within kFusedExpRelTol<float> of std::exp, subnormal results included), their sum in
+// double, then the scaled exponentials (softmax) or x - max - log(sum) (log_softmax).
+#pragma once
+#include <cstdint>
+
+namespace pijit::avx512 {
+
+// The CPU has AVX-512F (and the tests have not turned the vector paths off).
+bool Available();
+
+// `rows` rows of `n` contiguous floats from x to y (y may not alias x). `stream`: write y with
+// non-temporal stores (results that will not stay in cache anyway).
+void SoftmaxRows(bool log, const float* x, float* y, int64_t rows, int64_t n, bool stream);
+
+}  // namespace pijit::avx512
