@@ -2,6 +2,7 @@
 // rest of the project keeps its baseline ISA; Available() gates every call.
 #include "kernels/cpu/softmax_avx512.h"
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -74,36 +75,71 @@ PIJIT_AVX512 float RowMax(const float* x, int64_t n) {
   return _mm512_reduce_max_ps(_mm512_max_ps(m0, m1));
 }
 
-// e[i] = exp(x[i] - mx) (when e is not null); returns the sum of the exponentials, in double.
-PIJIT_AVX512 double ExpSum(const float* x, float mx, float* e, int64_t n) {
-  const __m512 shift = _mm512_set1_ps(mx);
-  __m512d s0 = _mm512_setzero_pd(), s1 = _mm512_setzero_pd();
-  for (int64_t i = 0; i < n; i += 16) {
-    const __mmask16 k = TailMask(n - i);
-    const __m512 v = Exp(_mm512_sub_ps(_mm512_maskz_loadu_ps(k, x + i), shift));
-    const __m512 z = _mm512_maskz_mov_ps(k, v);
-    if (e) _mm512_mask_storeu_ps(e + i, k, z);
-    s0 = _mm512_add_pd(s0, _mm512_cvtps_pd(_mm512_castps512_ps256(z)));
-    s1 = _mm512_add_pd(s1, _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(z), 1))));
-  }
-  return _mm512_reduce_add_pd(_mm512_add_pd(s0, s1));
+// e[i] = exp(x[i] - mx) (when e is not null); returns the sum of the exponentials, while
+// prefetching `next` (the next row, or null) so that its reads overlap this row's arithmetic.
+// Lanes sum
+// in float32 over blocks of 256 elements (16 per lane, each term at most 1), the blocks'
+// sums are added in double.
+PIJIT_AVX512 inline void AddWide(__m512 z, __m512d* s) {
+  *s = _mm512_add_pd(*s, _mm512_cvtps_pd(_mm512_castps512_ps256(z)));
+  *s = _mm512_add_pd(
+      *s, _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(z), 1))));
 }
-
-// y[i] = e[i] * s (softmax) or y[i] = (x[i] - mx) - s (log_softmax: e is x, s its log-sum).
-PIJIT_AVX512 void Finish(bool log, const float* e, float mx, float s, float* y, int64_t n,
-                         bool stream) {
-  const __m512 sv = _mm512_set1_ps(s), shift = _mm512_set1_ps(mx);
+PIJIT_AVX512 double ExpSum(const float* x, float mx, float* e, int64_t n, const float* next) {
+  const __m512 shift = _mm512_set1_ps(mx);
+  __m512d total = _mm512_setzero_pd();
   int64_t i = 0;
-  auto value = [&](__m512 v) PIJIT_AVX512 {
-    return log ? _mm512_sub_ps(_mm512_sub_ps(v, shift), sv) : _mm512_mul_ps(v, sv);
-  };
-  if (stream && reinterpret_cast<uintptr_t>(y) % 64 == 0) {
-    for (; i + 16 <= n; i += 16) _mm512_stream_ps(y + i, value(_mm512_loadu_ps(e + i)));
+  while (i + 32 <= n) {
+    __m512 a0 = _mm512_setzero_ps(), a1 = _mm512_setzero_ps();
+    const int64_t end = std::min(n, i + 256) - 31;
+    for (; i < end; i += 32) {
+      if (next) {
+        _mm_prefetch(reinterpret_cast<const char*>(next + i), _MM_HINT_T0);
+        _mm_prefetch(reinterpret_cast<const char*>(next + i + 16), _MM_HINT_T0);
+      }
+      const __m512 z0 = Exp(_mm512_sub_ps(_mm512_loadu_ps(x + i), shift));
+      const __m512 z1 = Exp(_mm512_sub_ps(_mm512_loadu_ps(x + i + 16), shift));
+      if (e) {
+        _mm512_storeu_ps(e + i, z0);
+        _mm512_storeu_ps(e + i + 16, z1);
+      }
+      a0 = _mm512_add_ps(a0, z0);
+      a1 = _mm512_add_ps(a1, z1);
+    }
+    AddWide(_mm512_add_ps(a0, a1), &total);
   }
   for (; i < n; i += 16) {
     const __mmask16 k = TailMask(n - i);
+    const __m512 v = _mm512_sub_ps(_mm512_maskz_loadu_ps(k, x + i), shift);
+    const __m512 z = _mm512_maskz_mov_ps(k, Exp(v));
+    if (e) _mm512_mask_storeu_ps(e + i, k, z);
+    AddWide(z, &total);
+  }
+  return _mm512_reduce_add_pd(total);
+}
+
+// y[i] = e[i] * s (softmax) or y[i] = (x[i] - mx) - s (log_softmax: e is x, s its log-sum).
+template <bool kLog, bool kStream>
+PIJIT_AVX512 void FinishRow(const float* e, float mx, float s, float* y, int64_t n) {
+  const __m512 sv = _mm512_set1_ps(s), shift = _mm512_set1_ps(mx);
+  auto value = [&](__m512 v) PIJIT_AVX512 {
+    return kLog ? _mm512_sub_ps(_mm512_sub_ps(v, shift), sv) : _mm512_mul_ps(v, sv);
+  };
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    if (kStream) _mm512_stream_ps(y + i, value(_mm512_loadu_ps(e + i)));
+    else _mm512_storeu_ps(y + i, value(_mm512_loadu_ps(e + i)));
+  }
+  if (i < n) {
+    const __mmask16 k = TailMask(n - i);
     _mm512_mask_storeu_ps(y + i, k, value(_mm512_maskz_loadu_ps(k, e + i)));
   }
+}
+PIJIT_AVX512 void Finish(bool log, const float* e, float mx, float s, float* y, int64_t n,
+                         bool stream) {
+  stream = stream && reinterpret_cast<uintptr_t>(y) % 64 == 0;  // _mm512_stream_ps aligns
+  if (log) stream ? FinishRow<true, true>(e, mx, s, y, n) : FinishRow<true, false>(e, mx, s, y, n);
+  else stream ? FinishRow<false, true>(e, mx, s, y, n) : FinishRow<false, false>(e, mx, s, y, n);
 }
 
 }  // namespace
@@ -121,7 +157,7 @@ void SoftmaxRows(bool log, const float* x, float* y, int64_t rows, int64_t n, bo
     float mx = RowMax(in, n);
     // All -inf (or a +inf maximum): shift by 0 so that exp gives 0 (-inf) or NaN (+inf).
     if (std::isinf(mx) && mx < 0) mx = 0.f;
-    const double sum = ExpSum(in, mx, e, n);
+    const double sum = ExpSum(in, mx, e, n, r + 1 < rows ? in + n : nullptr);
     if (log) Finish(true, in, mx, static_cast<float>(std::log(sum)), y + r * n, n, stream);
     else Finish(false, e, mx, static_cast<float>(1.0 / sum), y + r * n, n, stream);
   }

@@ -1,8 +1,9 @@
 // float32 softmax rows with AVX-512 (kernels/cpu/softmax_avx512.cc), chosen at run time by
 // softmax.cc. Per row: the maximum (NaN if any element is NaN; -inf becomes 0, as the other
 // paths do), exp(x - max) by a degree-7 polynomial with fused multiply-adds and _mm512_scalef
-// (within kFusedExpRelTol<float> of std::exp, subnormal results included), their sum in
-// double, then the scaled exponentials (softmax) or x - max - log(sum) (log_softmax).
+// (within kFusedExpRelTol<float> of std::exp, subnormal results included), their sum (float32
+// within blocks of 256 elements, double across blocks), then the scaled exponentials
+// (softmax) or x - max - log(sum) (log_softmax). The next row is prefetched meanwhile.
 #pragma once
 #include <cstdint>
 
