@@ -39,6 +39,7 @@ class Storage {
   size_t nbytes_ = 0;
   std::function<void()> release_;
   bool owned_ = false;
+  size_t cached_bytes_ = 0;  // a huge-page buffer of this size, returned to the cache when freed
 };
 
 Shape ContiguousStrides(absl::Span<const int64_t> shape);
