@@ -1,6 +1,6 @@
 // softmax and log_softmax along one axis, stable: exp(x - max) / sum(exp(x - max)).
 // The input is viewed as [outer, n, inner]. inner == 1 (softmax over the last axis) runs rows
-// in parallel: float32 rows on an AVX-512 CPU through softmax_avx512.h (one pass over the
+// in parallel: float32 rows on an AVX-512 CPU through rows_avx512.h (one pass over the
 // input from memory, the exponentials kept in a per-thread buffer, the result streamed out);
 // otherwise through vectorised max and sum (reduce_vec.h) and the generated exp(x - max) of
 // the fused kernels (kernels/fused.h). inner > 1 runs vectorisable loops over whole inner rows
@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "kernels/cpu/reduce_vec.h"
-#include "kernels/cpu/softmax_avx512.h"
+#include "kernels/cpu/rows_avx512.h"
 #include "kernels/errors.h"
 #include "kernels/fused.h"
 #include "kernels/ops.h"

@@ -236,6 +236,20 @@ def test_layer_norm_matches_numpy(dtype, shape, k, affine):
     assert_matches_numpy(got, np_layer_norm(x, k, g, b, 1e-5), rtol=rtol, atol=rtol)
 
 
+@pytest.mark.parametrize("affine", ["none", "both"])
+def test_layer_norm_large_float32_results_match_numpy(affine):
+    # Over 8 MB: streamed stores where the CPU has AVX-512; rows of 1000 floats alternate
+    # between 64-byte aligned starts and others.
+    rng = np.random.default_rng(15)
+    x = (rng.standard_normal((2100, 1000)) * 3 + 1).astype(np.float32)
+    x[7, 3] = np.nan
+    g = rng.standard_normal(1000).astype(np.float32) if affine == "both" else None
+    b = rng.standard_normal(1000).astype(np.float32) if affine == "both" else None
+    got = ops.layer_norm(T(x), (1000,), None if g is None else T(g), None if b is None else T(b))
+    assert np.isnan(got.asnumpy()[7]).all()
+    assert_matches_numpy(got, np_layer_norm(x, 1, g, b, 1e-5), rtol=1e-4, atol=1e-4)
+
+
 @pytest.mark.parametrize("dtype", FLOATS)
 def test_layer_norm_non_contiguous_and_nan(dtype):
     x = np.random.default_rng(12).standard_normal((40, 30)).astype(dtype)

@@ -1,6 +1,6 @@
-// AVX-512 softmax rows (see softmax_avx512.h). Functions carry target attributes so that the
-// rest of the project keeps its baseline ISA; Available() gates every call.
-#include "kernels/cpu/softmax_avx512.h"
+// AVX-512 softmax and layer norm rows (see rows_avx512.h). Functions carry target attributes
+// so that the rest of the project keeps its baseline ISA; Available() gates every call.
+#include "kernels/cpu/rows_avx512.h"
 
 #include <algorithm>
 #include <cmath>
@@ -142,7 +142,88 @@ PIJIT_AVX512 void Finish(bool log, const float* e, float mx, float s, float* y, 
   else stream ? FinishRow<false, true>(e, mx, s, y, n) : FinishRow<false, false>(e, mx, s, y, n);
 }
 
+// Sum of x[i] (mean == nullptr) or of (x[i] - *mean)^2, float32 within blocks of 256
+// elements, double across blocks; prefetches `next` as ExpSum does.
+template <bool kSquares>
+PIJIT_AVX512 double RowSum(const float* x, int64_t n, float mean, const float* next) {
+  const __m512 mv = _mm512_set1_ps(mean);
+  auto term = [&](__m512 v) PIJIT_AVX512 {
+    if (!kSquares) return v;
+    const __m512 d = _mm512_sub_ps(v, mv);
+    return _mm512_mul_ps(d, d);
+  };
+  __m512d total = _mm512_setzero_pd();
+  int64_t i = 0;
+  while (i + 32 <= n) {
+    __m512 a0 = _mm512_setzero_ps(), a1 = _mm512_setzero_ps();
+    const int64_t end = std::min(n, i + 256) - 31;
+    for (; i < end; i += 32) {
+      if (next) {
+        _mm_prefetch(reinterpret_cast<const char*>(next + i), _MM_HINT_T0);
+        _mm_prefetch(reinterpret_cast<const char*>(next + i + 16), _MM_HINT_T0);
+      }
+      a0 = _mm512_add_ps(a0, term(_mm512_loadu_ps(x + i)));
+      a1 = _mm512_add_ps(a1, term(_mm512_loadu_ps(x + i + 16)));
+    }
+    AddWide(_mm512_add_ps(a0, a1), &total);
+  }
+  for (; i < n; i += 16) {
+    const __mmask16 k = TailMask(n - i);
+    AddWide(_mm512_maskz_mov_ps(k, term(_mm512_maskz_loadu_ps(k, x + i))), &total);
+  }
+  return _mm512_reduce_add_pd(total);
+}
+
+template <bool kGamma, bool kBeta, bool kStream>
+PIJIT_AVX512 void NormalizeRow(const float* x, float* y, const float* gamma, const float* beta,
+                               int64_t n, float mean, float inv) {
+  const __m512 mv = _mm512_set1_ps(mean), iv = _mm512_set1_ps(inv);
+  auto value = [&](__m512 v, int64_t i, __mmask16 k) PIJIT_AVX512 {
+    __m512 t = _mm512_mul_ps(_mm512_sub_ps(v, mv), iv);
+    if (kGamma) t = _mm512_mul_ps(t, _mm512_maskz_loadu_ps(k, gamma + i));
+    if (kBeta) t = _mm512_add_ps(t, _mm512_maskz_loadu_ps(k, beta + i));
+    return t;
+  };
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const __m512 t = value(_mm512_loadu_ps(x + i), i, 0xFFFF);
+    if (kStream) _mm512_stream_ps(y + i, t);
+    else _mm512_storeu_ps(y + i, t);
+  }
+  if (i < n) {
+    const __mmask16 k = TailMask(n - i);
+    _mm512_mask_storeu_ps(y + i, k, value(_mm512_maskz_loadu_ps(k, x + i), i, k));
+  }
+}
+
+template <bool kGamma, bool kBeta>
+PIJIT_AVX512 void NormalizeRowAs(bool stream, const float* x, float* y, const float* gamma,
+                                 const float* beta, int64_t n, float mean, float inv) {
+  if (stream && reinterpret_cast<uintptr_t>(y) % 64 == 0) {
+    NormalizeRow<kGamma, kBeta, true>(x, y, gamma, beta, n, mean, inv);
+  } else {
+    NormalizeRow<kGamma, kBeta, false>(x, y, gamma, beta, n, mean, inv);
+  }
+}
+
 }  // namespace
+
+void LayerNormRows(const float* x, float* y, const float* gamma, const float* beta, int64_t rows,
+                   int64_t n, double eps, bool stream) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* in = x + r * n;
+    float* out = y + r * n;
+    const double mean = RowSum<false>(in, n, 0.f, r + 1 < rows ? in + n : nullptr) / n;
+    const float mu = static_cast<float>(mean);
+    const double var = RowSum<true>(in, n, mu, nullptr) / n;
+    const float inv = static_cast<float>(1.0 / std::sqrt(var + eps));
+    if (gamma && beta) NormalizeRowAs<true, true>(stream, in, out, gamma, beta, n, mu, inv);
+    else if (gamma) NormalizeRowAs<true, false>(stream, in, out, gamma, beta, n, mu, inv);
+    else if (beta) NormalizeRowAs<false, true>(stream, in, out, gamma, beta, n, mu, inv);
+    else NormalizeRowAs<false, false>(stream, in, out, gamma, beta, n, mu, inv);
+  }
+  if (stream) _mm_sfence();
+}
 
 void SoftmaxRows(bool log, const float* x, float* y, int64_t rows, int64_t n, bool stream) {
   // The exponentials of one row stay in cache in this buffer until they are scaled into y.
@@ -166,6 +247,8 @@ void SoftmaxRows(bool log, const float* x, float* y, int64_t rows, int64_t n, bo
 
 #else
 void SoftmaxRows(bool, const float*, float*, int64_t, int64_t, bool) {}
+void LayerNormRows(const float*, float*, const float*, const float*, int64_t, int64_t, double,
+                   bool) {}
 #endif
 
 }  // namespace pijit::avx512
