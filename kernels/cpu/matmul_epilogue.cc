@@ -61,10 +61,12 @@ dnnl::algorithm EltwiseAlgorithm(MatMulPost p) {
   }
 }
 
-const EpiloguePrimitive& GetEpilogue(const EpilogueKey& key) {
+// The primitive for `key`, or null when oneDNN cannot build it (then the ops run one by one;
+// the failure is cached too).
+const EpiloguePrimitive* GetEpilogue(const EpilogueKey& key) {
   static thread_local absl::flat_hash_map<EpilogueKey, std::unique_ptr<EpiloguePrimitive>> cache;
   auto it = cache.find(key);
-  if (it != cache.end()) return *it->second;
+  if (it != cache.end()) return it->second.get();
   using dnnl::memory;
   const auto f32 = memory::data_type::f32;
   const int64_t m = key[0], n = key[1], k = key[2];
@@ -93,10 +95,14 @@ const EpiloguePrimitive& GetEpilogue(const EpilogueKey& key) {
   }
   dnnl::primitive_attr attr;
   attr.set_post_ops(ops);
-  p->prim = dnnl::matmul(dnnl::matmul::primitive_desc(
-      dnnl::matmul::desc(p->a, p->b, p->bias, p->c), attr, DnnlEngine()));
+  try {
+    p->prim = dnnl::matmul(dnnl::matmul::primitive_desc(
+        dnnl::matmul::desc(p->a, p->b, p->bias, p->c), attr, DnnlEngine()));
+  } catch (const dnnl::error&) {
+    p.reset();
+  }
   TrimCache(cache);
-  return *cache.emplace(key, std::move(p)).first->second;
+  return cache.emplace(key, std::move(p)).first->second.get();
 }
 
 // The op-by-op evaluation (also the definition the fused one is tested against).
@@ -206,6 +212,7 @@ absl::StatusOr<Tensor> MatMulEpilogue(const Tensor& a, const Tensor& b,
   Tensor b2 = b;
   if (b2.strides()[0] <= 0 || b2.strides()[1] <= 0) b2 = b2.Contiguous();
   EpilogueKey key{m, n, k, a2.strides()[0], a2.strides()[1], b2.strides()[0], b2.strides()[1]};
+  const absl::Span<const int64_t> post_all = post;
   const bool relu_after = !post.empty() && post.back() == static_cast<int64_t>(MatMulPost::kRelu);
   if (relu_after) post.remove_suffix(1);
   absl::InlinedVector<Tensor, 4> dense;  // the operands, contiguous
@@ -216,7 +223,9 @@ absl::StatusOr<Tensor> MatMulEpilogue(const Tensor& a, const Tensor& b,
     key.push_back(IsRow(MetaOf(o), n) ? 1 : 0);
     dense.push_back(o.Contiguous());
   }
-  const EpiloguePrimitive& p = GetEpilogue(key);
+  const EpiloguePrimitive* prim = GetEpilogue(key);
+  if (prim == nullptr) return RunOneByOne(a, b, post_all, operands);
+  const EpiloguePrimitive& p = *prim;
   Tensor out = Tensor::Empty(meta.shape, meta.dtype);
   using dnnl::memory;
   auto& e = DnnlEngine();
