@@ -226,18 +226,18 @@ void LayerNormRows(const float* x, float* y, const float* gamma, const float* be
 }
 
 void SoftmaxRows(bool log, const float* x, float* y, int64_t rows, int64_t n, bool stream) {
-  // The exponentials of one row stay in cache in this buffer until they are scaled into y.
+  // The exponentials of one row stay in cache in a per-thread buffer until they are scaled
+  // into y; rows longer than the buffer keep them in y itself (scaled in place).
+  constexpr int64_t kBufferFloats = int64_t{1} << 16;
   static thread_local std::vector<float> buffer;
-  float* e = nullptr;
-  if (!log) {
-    if (static_cast<int64_t>(buffer.size()) < n) buffer.resize(n);
-    e = buffer.data();
-  }
+  const bool buffered = !log && n <= kBufferFloats;
+  if (buffered && static_cast<int64_t>(buffer.size()) < n) buffer.resize(n);
   for (int64_t r = 0; r < rows; ++r) {
     const float* in = x + r * n;
     float mx = RowMax(in, n);
     // All -inf (or a +inf maximum): shift by 0 so that exp gives 0 (-inf) or NaN (+inf).
     if (std::isinf(mx) && mx < 0) mx = 0.f;
+    float* e = log ? nullptr : buffered ? buffer.data() : y + r * n;
     const double sum = ExpSum(in, mx, e, n, r + 1 < rows ? in + n : nullptr);
     if (log) Finish(true, in, mx, static_cast<float>(std::log(sum)), y + r * n, n, stream);
     else Finish(false, e, mx, static_cast<float>(1.0 / sum), y + r * n, n, stream);
