@@ -162,6 +162,10 @@ Grads IndexGradVjp(Builder& b, const VjpArgs& a) {
 
 // conv2d(x, w, [bias]): the adjoint convolutions for x and w, dy summed over N, H, W for bias.
 Grads Conv2DVjp(Builder& b, const VjpArgs& a) {
+  if (a.n.attr == kConvReluEpilogue) {  // only compiled graphs have it, after autodiff
+    b.Fail(absl::UnimplementedError("conv2d with a relu epilogue has no gradient rule"));
+    return {kNil, kNil, kNil};
+  }
   auto with_shape = [&](NodeId of) {
     Attrs at;
     at.ints = a.n.ints;

@@ -124,6 +124,10 @@ std::vector<std::string> AttrTexts(const Node& n) {
     case Op::kConv2D: case Op::kMaxPool2D: case Op::kAvgPool2D: case Op::kMaxPool2DGrad:
     case Op::kAvgPool2DGrad:
       ints("window");
+      if (n.op == Op::kConv2D && n.attr == kConvReluEpilogue) a.push_back("epilogue=relu");
+      if (n.op == Op::kMaxPool2DGrad && n.attr == kPoolGradPositiveOnly) {
+        a.push_back("mask=positive");
+      }
       break;
     case Op::kConv2DGradInput: case Op::kConv2DGradWeight: ints("window_shape"); break;
     case Op::kFusedMatMul: {

@@ -43,6 +43,11 @@ using NodeId = int32_t;
 
 inline constexpr int64_t kMaxPrintedConstantElements = 16;
 
+// Node::attr of conv2d with relu applied as its result is written, and of max_pool2d_grad
+// keeping the gradient only where its input x > 0 (graph/passes/epilogue.h sets both).
+inline constexpr int64_t kConvReluEpilogue = 1;
+inline constexpr int64_t kPoolGradPositiveOnly = 1;
+
 // An op's attributes; graph/ops.def says which each op uses and what they mean.
 struct Attrs {
   Shape ints;                  // axes, shape, perm, encoded index, ...

@@ -265,7 +265,7 @@ absl::StatusOr<Tensor> RunNode(const Node& n, absl::Span<const Tensor* const> in
     case Op::kConv2D: {
       PIJIT_ASSIGN_OR_RETURN(Window2D w, DecodeWindow("conv2d", n.ints));
       if (in.size() < 2 || in.size() > 3) return absl::InternalError("conv2d: expects 2 or 3 inputs");
-      return Conv2D(*in[0], *in[1], OptionalInput(in, 2), w);
+      return Conv2D(*in[0], *in[1], OptionalInput(in, 2), w, n.attr == kConvReluEpilogue);
     }
     case Op::kMaxPool2D:
     case Op::kAvgPool2D: {
@@ -282,7 +282,7 @@ absl::StatusOr<Tensor> RunNode(const Node& n, absl::Span<const Tensor* const> in
     case Op::kAvgPool2DGrad: {
       PIJIT_ASSIGN_OR_RETURN(Window2D w, DecodeWindow(OpName(n.op), n.ints));
       return Pool2DGrad(n.op == Op::kMaxPool2DGrad ? PoolKind::kMax : PoolKind::kAvg, *in[0],
-                        *in[1], w);
+                        *in[1], w, n.attr == kPoolGradPositiveOnly);
     }
     case Op::kBatchNorm: {
       PIJIT_ASSIGN_OR_RETURN(double eps, ValueAt(n, 0));

@@ -317,6 +317,19 @@ class Parser {
         PIJIT_ASSIGN_OR_RETURN(n.ints, ParseIntList());
       } else if (attr.text == "post" && n.op == Op::kFusedMatMul) {
         PIJIT_ASSIGN_OR_RETURN(n.ints, ParsePostOps());
+      } else if (attr.text == "window" &&
+                 (n.op == Op::kConv2D || n.op == Op::kMaxPool2D || n.op == Op::kAvgPool2D ||
+                  n.op == Op::kMaxPool2DGrad || n.op == Op::kAvgPool2DGrad)) {
+        PIJIT_ASSIGN_OR_RETURN(n.ints, ParseIntList());
+      } else if ((attr.text == "epilogue" && n.op == Op::kConv2D) ||
+                 (attr.text == "mask" && n.op == Op::kMaxPool2DGrad)) {
+        const Token& v = Peek();
+        const char* want = n.op == Op::kConv2D ? "relu" : "positive";
+        if (v.kind != Token::kWord || v.text != want) {
+          return Lexer::Error(v, absl::StrCat(attr.text, " is ", want));
+        }
+        Next();
+        n.attr = 1;
       } else if (attr.text == "program" && n.op == Op::kFused) {
         if (Peek().kind != Token::kString) {
           return Lexer::Error(Peek(), "program is a quoted string");

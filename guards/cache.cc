@@ -1,5 +1,7 @@
 #include "guards/cache.h"
 
+#include <vector>
+
 #include "absl/container/flat_hash_set.h"
 
 namespace pijit::guards {
@@ -40,12 +42,23 @@ CodeState* GetCodeState(PyCodeObject* code, bool create) {
   return state;
 }
 
+// Resetting moves each state's contents out first and drops them only when no state is being
+// touched: dropping releases graphs, guards and resume code objects, which can free other
+// code objects (or the state's own one), and with them their CodeStates and Live() entries.
 void ResetAll() {
-  for (CodeState* s : Live()) *s = CodeState();
+  std::vector<CodeState> dropped;
+  dropped.reserve(Live().size());
+  for (CodeState* s : Live()) {
+    dropped.push_back(std::move(*s));
+    *s = CodeState();
+  }
 }
 
 void ResetCodeState(PyCodeObject* code) {
-  if (CodeState* s = GetCodeState(code, false)) *s = CodeState();
+  CodeState* s = GetCodeState(code, false);
+  if (s == nullptr) return;
+  CodeState dropped = std::move(*s);
+  *s = CodeState();
 }
 
 size_t CacheLimit() { return g_cache_limit; }

@@ -82,8 +82,9 @@ struct FusedProgram {
 };
 
 enum class FusedBackend : uint8_t {
-  kAuto,         // generated code when the CPU has AVX2, else the interpreter
+  kAuto,         // generated code for the host (AVX-512 or AVX2), else the interpreter
   kInterpreter,  // always interpret (tests; CPUs without AVX2)
+  kAvx2,         // generated AVX2 code even on an AVX-512 CPU (tests)
 };
 
 class FusedKernel {
@@ -119,15 +120,19 @@ class FusedKernel {
 
   FusedProgram program_;
   bool native_ = false;
+  bool avx512_ = false;
   mutable std::mutex mu_;
   mutable std::vector<std::pair<uint64_t, Fn>> fns_;
 };
 
 // --- implemented in kernels/cpu/fused_x86.cc ---
 bool HostHasAvx2();
-// Generates the kernel for `program` and `stride_mask`; release with ReleaseFusedCode.
+bool HostHasAvx512();  // AVX512F, the only AVX-512 subset the generated code uses
+// Generates the kernel for `program` and `stride_mask` (AVX-512 when `avx512`, else AVX2);
+// release with ReleaseFusedCode. Both compute the same per-element operations, so results
+// are identical.
 absl::StatusOr<FusedKernel::Fn> GenerateFusedX86(const FusedProgram& program,
-                                                 uint64_t stride_mask);
+                                                 uint64_t stride_mask, bool avx512);
 void ReleaseFusedCode(FusedKernel::Fn fn);
 
 }  // namespace pijit

@@ -254,11 +254,12 @@ inline constexpr size_t kWindowInts = 14;
 Shape EncodeWindow(const Window2D& w);
 absl::StatusOr<Window2D> DecodeWindow(const char* op, absl::Span<const int64_t> ints);
 
-// conv2d(x[N,C,H,W], w[O,C/groups,KH,KW], bias[O] or null) -> [N,O,OH,OW].
+// conv2d(x[N,C,H,W], w[O,C/groups,KH,KW], bias[O] or null) -> [N,O,OH,OW]; `relu` applies
+// relu to the result (as Unary(kRelu) would) while it is written (compiled graphs' epilogue).
 absl::StatusOr<TensorMeta> InferConv2D(const TensorMeta& x, const TensorMeta& w,
                                        const TensorMeta* bias, const Window2D& win);
 absl::StatusOr<Tensor> Conv2D(const Tensor& x, const Tensor& w, const Tensor* bias,
-                              const Window2D& win);
+                              const Window2D& win, bool relu = false);
 
 // max/avg pooling over H and W of x[N,C,H,W]; padding is -inf for max. 'same' avg pooling
 // leaves padding out of the divisor (MindSpore's AvgPool).
@@ -280,11 +281,13 @@ absl::StatusOr<TensorMeta> InferConv2DGradWeight(const TensorMeta& x, const Tens
 absl::StatusOr<Tensor> Conv2DGradWeight(const Tensor& x, const Tensor& dout,
                                         absl::Span<const int64_t> w_shape, const Window2D& win);
 // The gradient of max/avg pooling with respect to its input x, given the output gradient
-// (kernels/cpu/pool_grad.cc): max sends it to the window's first maximum.
+// (kernels/cpu/pool_grad.cc): max sends it to the window's first maximum. `positive_only`
+// then keeps the gradient only where x > 0, as where(x > 0, dx, 0) would (compiled graphs
+// fold relu's gradient mask into it when x is relu's output).
 absl::StatusOr<TensorMeta> InferPool2DGrad(PoolKind kind, const TensorMeta& x,
                                            const TensorMeta& dout, const Window2D& win);
 absl::StatusOr<Tensor> Pool2DGrad(PoolKind kind, const Tensor& x, const Tensor& dout,
-                                  const Window2D& win);
+                                  const Window2D& win, bool positive_only = false);
 
 // Batch normalisation over axis 1 of x[N,C,...] with per-channel mean, var, gamma, beta [C]:
 // y = (x - mean) / sqrt(var + eps) * gamma + beta. BatchNormTrain normalises with the batch's

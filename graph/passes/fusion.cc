@@ -182,8 +182,10 @@ absl::StatusOr<bool> RunWith(Graph& g, FusedBackend backend) {
 
 absl::StatusOr<bool> Run(Graph& g) {
   const char* env = std::getenv("PIJIT_FUSED_BACKEND");  // read per compile: tests switch it
-  const bool interp = env != nullptr && std::string_view(env) == "interpreter";
-  return RunWith(g, interp ? FusedBackend::kInterpreter : FusedBackend::kAuto);
+  const std::string_view choice = env != nullptr ? env : "";
+  return RunWith(g, choice == "interpreter" ? FusedBackend::kInterpreter
+                    : choice == "avx2"      ? FusedBackend::kAvx2
+                                            : FusedBackend::kAuto);
 }
 
 }  // namespace pijit::graph::fusion

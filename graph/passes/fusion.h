@@ -21,8 +21,8 @@
 namespace pijit::graph::fusion {
 inline constexpr int kMaxClusterOps = 48;
 inline constexpr int kMaxClusterInputs = 32;
-// Run with an explicit backend (tests force the interpreter); Run uses kAuto, or the
-// interpreter when the environment has PIJIT_FUSED_BACKEND=interpreter (tests of jitted code).
+// Run with an explicit backend (tests force the interpreter); Run uses kAuto, or what the
+// environment's PIJIT_FUSED_BACKEND names: "interpreter" or "avx2" (tests of jitted code).
 absl::StatusOr<bool> RunWith(Graph& g, FusedBackend backend);
 absl::StatusOr<bool> Run(Graph& g);
 }  // namespace pijit::graph::fusion

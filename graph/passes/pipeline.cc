@@ -6,6 +6,7 @@
 #include "graph/passes/constant_folding.h"
 #include "graph/passes/cse.h"
 #include "graph/passes/dce.h"
+#include "graph/passes/epilogue.h"
 #include "graph/passes/fusion.h"
 #include "graph/passes/matmul_epilogue.h"
 #include "graph/passes/simplify.h"
@@ -23,6 +24,7 @@ constexpr NamedPass kPasses[] = {
     {"constant_folding", constant_folding::Run},
     {"cse", cse::Run},
     {"dce", dce::Run},
+    {"epilogue", epilogue::Run},
     {"matmul_epilogue", matmul_epilogue::Run},
     {"fusion", fusion::Run},
 };
@@ -70,9 +72,10 @@ absl::Status RunPipeline(Graph& g, const PipelineOptions& options) {
     }
     if (!changed) break;
   }
-  // Fusion last: it hides ops from the cleanup rules. dce drops the fused members. Matmul
-  // epilogues first, so that elementwise fusion does not take their adds and activations.
+  // Fusion last: it hides ops from the cleanup rules. dce drops the fused members. Layer and
+  // matmul epilogues first, so that fusion does not take their elementwise ops into loops.
   if (options.fuse) {
+    PIJIT_RETURN_IF_ERROR(RunPass("epilogue", epilogue::Run, g).status());
     PIJIT_RETURN_IF_ERROR(RunPass("matmul_epilogue", matmul_epilogue::Run, g).status());
     PIJIT_RETURN_IF_ERROR(RunPass("fusion", fusion::Run, g).status());
     PIJIT_RETURN_IF_ERROR(RunPass("dce", dce::Run, g).status());

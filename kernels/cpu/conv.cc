@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "absl/container/flat_hash_map.h"
+#include "kernels/cpu/conv_direct.h"
 #include "kernels/cpu/window.h"
 #include "kernels/errors.h"
 
@@ -177,8 +178,18 @@ absl::StatusOr<TensorMeta> InferConv2D(const TensorMeta& x, const TensorMeta& w,
   return TensorMeta{x.dtype, {x.shape[0], o, g.out[0], g.out[1]}};
 }
 
+namespace {
+
+// relu as the eager kernel computes it (NaN stays NaN), in place.
+template <typename T>
+void ReluInPlace(T* v, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) v[i] = v[i] > T(0) ? v[i] : (v[i] != v[i] ? v[i] : T(0));
+}
+
+}  // namespace
+
 absl::StatusOr<Tensor> Conv2D(const Tensor& x, const Tensor& w, const Tensor* bias,
-                              const Window2D& win) {
+                              const Window2D& win, bool relu) {
   std::optional<TensorMeta> bias_meta;
   if (bias) bias_meta = MetaOf(*bias);
   PIJIT_ASSIGN_OR_RETURN(TensorMeta meta, InferConv2D(MetaOf(x), MetaOf(w),
@@ -189,7 +200,7 @@ absl::StatusOr<Tensor> Conv2D(const Tensor& x, const Tensor& w, const Tensor* bi
     PIJIT_ASSIGN_OR_RETURN(Tensor ww, Cast(w, DType::kFloat32));
     Tensor wb;
     if (bias) { PIJIT_ASSIGN_OR_RETURN(wb, Cast(*bias, DType::kFloat32)); }
-    PIJIT_ASSIGN_OR_RETURN(Tensor r, Conv2D(wx, ww, bias ? &wb : nullptr, win));
+    PIJIT_ASSIGN_OR_RETURN(Tensor r, Conv2D(wx, ww, bias ? &wb : nullptr, win, relu));
     return Cast(r, meta.dtype);
   }
   const int64_t kernel[2] = {w.shape()[2], w.shape()[3]};
@@ -207,13 +218,22 @@ absl::StatusOr<Tensor> Conv2D(const Tensor& x, const Tensor& w, const Tensor* bi
       const int64_t plane = meta.shape[2] * meta.shape[3];
       for (int64_t i = 0; i < out.numel(); ++i)
         out.data<T>()[i] = pb ? pb->data<T>()[(i / plane) % meta.shape[1]] : T(0);
+      if (relu) ReluInPlace(out.data<T>(), out.numel());
     });
     return out;
   }
   if (meta.dtype == DType::kFloat32) {
+    if (const auto direct = DirectProblem(x.shape(), w.shape(), g, win);
+        direct && conv_direct::Forward(*direct, cx.data<float>(), cw.data<float>(),
+                                       pb ? pb->data<float>() : nullptr, out.data<float>(),
+                                       relu)) {
+      return out;
+    }
     ConvF32(cx, cw, pb, g, win, out);
+    if (relu) ReluInPlace(out.data<float>(), out.numel());
   } else {
     ConvLoop<double>(cx, cw, pb, g, win, out);
+    if (relu) ReluInPlace(out.data<double>(), out.numel());
   }
   return out;
 }

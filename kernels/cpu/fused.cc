@@ -196,7 +196,8 @@ absl::StatusOr<std::shared_ptr<const FusedKernel>> FusedKernel::Create(
   PIJIT_RETURN_IF_ERROR(program.Validate());
   std::shared_ptr<FusedKernel> k(new FusedKernel());
   k->program_ = std::move(program);
-  k->native_ = backend == FusedBackend::kAuto && HostHasAvx2();
+  k->native_ = backend != FusedBackend::kInterpreter && HostHasAvx2();
+  k->avx512_ = backend == FusedBackend::kAuto && HostHasAvx512();
   if (k->native_ && input_shapes.size() == static_cast<size_t>(k->program_.num_inputs)) {
     // Coalescing turns full-shape contiguous inputs into one long stride-1 run, so the
     // pattern the driver will ask for is the per-input one computed here.
@@ -216,7 +217,7 @@ absl::StatusOr<FusedKernel::Fn> FusedKernel::NativeFor(uint64_t stride_mask) con
   std::lock_guard<std::mutex> lock(mu_);
   for (const auto& [mask, fn] : fns_)
     if (mask == stride_mask) return fn;
-  PIJIT_ASSIGN_OR_RETURN(Fn fn, GenerateFusedX86(program_, stride_mask));
+  PIJIT_ASSIGN_OR_RETURN(Fn fn, GenerateFusedX86(program_, stride_mask, avx512_));
   fns_.push_back({stride_mask, fn});
   return fn;
 }

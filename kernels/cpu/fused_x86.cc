@@ -1,11 +1,17 @@
-// Code generation of fused elementwise kernels with asmjit's x86::Compiler (AVX2).
+// Code generation of fused elementwise kernels with asmjit's x86::Compiler (AVX-512 or
+// AVX2, chosen for the host).
 //
 // Generated function: void fn(void* out, const void* const* inputs, int64_t n)
 //
 //   i = 0
-//   vector loop:  while i + W <= n: out[i..i+W) = program(inputs at i..i+W)  (ymm, W = 8 / 4)
+//   vector loop:  while i + W <= n: out[i..i+W) = program(inputs at i..i+W)
+//                 (zmm, W = 16 / 8 floats / doubles, or ymm, W = 8 / 4)
 //   tail loop:    while i < n:      out[i] = program(inputs at i)             (xmm, 1 element)
 //
+// The AVX-512 loop uses AVX512F only. Its comparisons write k registers that are turned into
+// all-ones/zero lanes (as AVX2's vcmpps gives), and where, relu, maximum and minimum select
+// through k masks (vptestmd / vcmpps) where AVX2 uses vblendvps: the same choice per lane,
+// so both instruction sets give identical results.
 // The tail runs the same instruction sequence on xmm registers, with scalar loads and stores
 // (vmovss / vmovsd), so both loops compute identical per-element operations. An input with
 // stride 0 (broadcast) is reloaded from its one address with vbroadcastss/sd. Literal
@@ -63,8 +69,8 @@ constexpr ExpConsts kExpF64 = {-745.2, 709.8, 1.44269504088896341, 6.93145751953
 
 class Gen {
  public:
-  Gen(x86::Compiler& cc, const FusedProgram& p, uint64_t mask)
-      : cc_(cc), p_(p), mask_(mask), f32_(p.dtype == DType::kFloat32) {}
+  Gen(x86::Compiler& cc, const FusedProgram& p, uint64_t mask, bool avx512)
+      : cc_(cc), p_(p), mask_(mask), f32_(p.dtype == DType::kFloat32), avx512_(avx512) {}
 
   Error Emit() {
     FuncNode* fn = cc_.addFunc(FuncSignatureT<void, void*, void*, int64_t>(CallConvId::kHost));
@@ -76,7 +82,7 @@ class Gen {
       ptrs_.push_back(cc_.newIntPtr("in%d", k));
       cc_.mov(ptrs_.back(), x86::ptr(ins, k * 8));
     }
-    const int lanes = f32_ ? 8 : 4;
+    const int lanes = (f32_ ? 8 : 4) * (avx512_ ? 2 : 1);
     i_ = cc_.newInt64("i");
     x86::Gp vec_end = cc_.newInt64("vec_end");
     cc_.xor_(i_, i_);
@@ -108,14 +114,19 @@ class Gen {
 
  private:
   uint32_t shift() const { return f32_ ? 2 : 3; }
+  // The loop being generated runs on zmm registers (AVX-512 encodings).
+  bool zmm() const { return wide_ && avx512_; }
+  // Pool entries are as wide as the widest register.
+  int pool_bytes() const { return avx512_ ? 64 : 32; }
   x86::Vec NewVec() {
+    if (zmm()) return cc_.newZmm();
     if (wide_) return cc_.newYmm();
     return cc_.newXmm();
   }
-  // A 32-byte pool entry holding `v` in every lane of the program's dtype.
+  // A pool entry holding `v` in every lane of the program's dtype.
   x86::Mem Splat(double v) {
-    uint8_t bytes[32];
-    for (int l = 0; l < (f32_ ? 8 : 4); ++l) {
+    uint8_t bytes[64];
+    for (int l = 0; l < pool_bytes() / (f32_ ? 4 : 8); ++l) {
       if (f32_) {
         float f = static_cast<float>(v);
         std::memcpy(bytes + 4 * l, &f, 4);
@@ -125,21 +136,31 @@ class Gen {
     }
     return Pool(bytes);
   }
-  // A 32-byte pool entry of `v` in every 32-bit lane.
+  // A pool entry of `v` in every 32-bit lane.
   x86::Mem SplatI32(int32_t v) {
-    uint8_t bytes[32];
-    for (int l = 0; l < 8; ++l) std::memcpy(bytes + 4 * l, &v, 4);
+    uint8_t bytes[64];
+    for (int l = 0; l < pool_bytes() / 4; ++l) std::memcpy(bytes + 4 * l, &v, 4);
     return Pool(bytes);
   }
   x86::Mem SignMask() {
-    uint8_t bytes[32] = {};
-    for (int l = 0; l < (f32_ ? 8 : 4); ++l) bytes[(f32_ ? 4 : 8) * l + (f32_ ? 3 : 7)] = 0x80;
+    uint8_t bytes[64] = {};
+    const int size = f32_ ? 4 : 8;
+    for (int l = 0; l < pool_bytes() / size; ++l) bytes[size * l + size - 1] = 0x80;
+    return Pool(bytes);
+  }
+  x86::Mem AllOnes() {
+    uint8_t bytes[64];
+    std::memset(bytes, 0xFF, sizeof(bytes));
     return Pool(bytes);
   }
   x86::Mem Pool(const uint8_t* bytes) {
-    x86::Mem m = cc_.newConst(ConstPoolScope::kLocal, bytes, 32);
-    m.setSize(wide_ ? 32 : 16);
+    x86::Mem m = cc_.newConst(ConstPoolScope::kLocal, bytes, pool_bytes());
+    m.setSize(zmm() ? 64 : wide_ ? 32 : 16);
     return m;
+  }
+  // d = a where the k mask is set (a merge-masked move).
+  void TakeWhere(const x86::KReg& k, const x86::Vec& d, const x86::Vec& a) {
+    f32_ ? cc_.k(k).vmovaps(d, a) : cc_.k(k).vmovapd(d, a);
   }
 
   x86::Vec Load(const FusedOperand& o, const std::vector<x86::Vec>& temps) {
@@ -194,7 +215,8 @@ class Gen {
           break;
         }
         case FusedOpcode::kNeg:
-          if (f32_) cc_.vxorps(d, a, SignMask());
+          if (zmm()) cc_.vpxord(d, a, SignMask());  // vxorps on zmm needs AVX512DQ
+          else if (f32_) cc_.vxorps(d, a, SignMask());
           else cc_.vxorpd(d, a, SignMask());
           break;
         case FusedOpcode::kRelu: {
@@ -202,6 +224,14 @@ class Gen {
           // NaN. maxps returns its second operand unless the first is greater, which gives
           // +0.0 for -0.0 and for NaN; NaN lanes are then taken from `a`.
           x86::Vec zero = NewVec();
+          if (zmm()) {
+            x86::KReg nan = cc_.newKw();
+            cc_.vpxord(zero, zero, zero);
+            f32_ ? cc_.vmaxps(d, a, zero) : cc_.vmaxpd(d, a, zero);
+            f32_ ? cc_.vcmpps(nan, a, a, 3) : cc_.vcmppd(nan, a, a, 3);  // a is NaN
+            TakeWhere(nan, d, a);
+            break;
+          }
           x86::Vec nan = NewVec();
           cc_.vxorps(zero, zero, zero);
           if (f32_) {
@@ -221,8 +251,16 @@ class Gen {
           // As loops::Max/Min: a when a >= b (a <= b) or a is NaN, else b. maxps(b, a) gives
           // b only when b > a (never for NaN), so NaN in b is blended in afterwards.
           x86::Vec b = Load(in.b, temps);
-          x86::Vec nan = NewVec();
           const bool max = in.op == FusedOpcode::kMaximum;
+          if (zmm()) {
+            x86::KReg nan = cc_.newKw();
+            if (f32_) max ? cc_.vmaxps(d, b, a) : cc_.vminps(d, b, a);
+            else max ? cc_.vmaxpd(d, b, a) : cc_.vminpd(d, b, a);
+            f32_ ? cc_.vcmpps(nan, b, b, 3) : cc_.vcmppd(nan, b, b, 3);  // b is NaN
+            TakeWhere(nan, d, b);
+            break;
+          }
+          x86::Vec nan = NewVec();
           if (f32_) {
             max ? cc_.vmaxps(d, b, a) : cc_.vminps(d, b, a);
             cc_.vcmpps(nan, b, b, 3);  // unordered: b is NaN
@@ -247,12 +285,24 @@ class Gen {
           const uint8_t pred = kPredicate[static_cast<int>(in.op) -
                                           static_cast<int>(FusedOpcode::kGreater)];
           x86::Vec b = Load(in.b, temps);
+          if (zmm()) {  // the k mask as all-ones / zero lanes, as vcmpps gives on ymm
+            x86::KReg k = cc_.newKw();
+            f32_ ? cc_.vcmpps(k, a, b, pred) : cc_.vcmppd(k, a, b, pred);
+            f32_ ? cc_.k(k).z().vmovdqu32(d, AllOnes()) : cc_.k(k).z().vmovdqu64(d, AllOnes());
+            break;
+          }
           f32_ ? cc_.vcmpps(d, a, b, pred) : cc_.vcmppd(d, a, b, pred);
           break;
         }
         case FusedOpcode::kWhere: {
           // blendv takes its last-but-one operand where the mask's sign bit is set.
           x86::Vec b = Load(in.b, temps), c = Load(in.c, temps);
+          if (zmm()) {  // lanes of the mask are all ones or zero: any set bit selects b
+            x86::KReg k = cc_.newKw();
+            f32_ ? cc_.vptestmd(k, a, a) : cc_.vptestmq(k, a, a);
+            f32_ ? cc_.k(k).vblendmps(d, c, b) : cc_.k(k).vblendmpd(d, c, b);
+            break;
+          }
           f32_ ? cc_.vblendvps(d, c, b, a) : cc_.vblendvpd(d, c, b, a);
           break;
         }
@@ -281,7 +331,11 @@ class Gen {
     cc_.vmovups(tmp, Splat(c.lo));
     f32_ ? cc_.vmaxps(t, tmp, t) : cc_.vmaxpd(t, tmp, t);
     f32_ ? cc_.vmulps(fx, t, Splat(c.log2e)) : cc_.vmulpd(fx, t, Splat(c.log2e));
-    f32_ ? cc_.vroundps(fx, fx, 0) : cc_.vroundpd(fx, fx, 0);  // to nearest
+    if (zmm()) {  // to nearest (vrndscale with scale 0 is vround)
+      f32_ ? cc_.vrndscaleps(fx, fx, 0) : cc_.vrndscalepd(fx, fx, 0);
+    } else {
+      f32_ ? cc_.vroundps(fx, fx, 0) : cc_.vroundpd(fx, fx, 0);
+    }
     f32_ ? cc_.vmulps(tmp, fx, Splat(c.ln2_hi)) : cc_.vmulpd(tmp, fx, Splat(c.ln2_hi));
     f32_ ? cc_.vsubps(r, t, tmp) : cc_.vsubpd(r, t, tmp);
     f32_ ? cc_.vmulps(tmp, fx, Splat(c.ln2_lo)) : cc_.vmulpd(tmp, fx, Splat(c.ln2_lo));
@@ -310,12 +364,16 @@ class Gen {
       cc_.vmulps(d, p, s1);
       cc_.vmulps(d, d, s2);
     } else {
-      // 4 (or 2) doubles -> 4 (or 2) int32 in an xmm, then widened to int64 lanes.
-      x86::Xmm n = cc_.newXmm(), n1 = cc_.newXmm();
-      const bool wide = wide_;
-      wide_ = false;  // int32 work happens in xmm registers
+      // 8 / 4 / 1 doubles -> as many int32 in a ymm or xmm, then widened to int64 lanes.
+      const bool on_zmm = zmm();
+      x86::Vec n = on_zmm ? x86::Vec(cc_.newYmm()) : x86::Vec(cc_.newXmm());
+      x86::Vec n1 = on_zmm ? x86::Vec(cc_.newYmm()) : x86::Vec(cc_.newXmm());
+      const bool wide = wide_, avx512 = avx512_;
+      wide_ = on_zmm;  // int32 work happens in ymm (zmm loop) or xmm registers
+      avx512_ = false;
       x86::Mem bias = SplatI32(c.bias);
       wide_ = wide;
+      avx512_ = avx512;
       cc_.vcvtpd2dq(n, fx);
       cc_.vpsrad(n1, n, 1);
       cc_.vpsubd(n, n, n1);
@@ -334,6 +392,7 @@ class Gen {
   const FusedProgram& p_;
   uint64_t mask_;
   bool f32_;
+  bool avx512_;
   bool wide_ = true;
   x86::Gp i_;
   std::vector<x86::Gp> ptrs_;
@@ -346,16 +405,22 @@ bool HostHasAvx2() {
   return has;
 }
 
+bool HostHasAvx512() {
+  static const bool has = CpuInfo::host().features().x86().hasAVX512_F();
+  return has;
+}
+
 absl::StatusOr<FusedKernel::Fn> GenerateFusedX86(const FusedProgram& program,
-                                                 uint64_t stride_mask) {
+                                                 uint64_t stride_mask, bool avx512) {
   if (!HostHasAvx2()) return absl::UnimplementedError("fused: the CPU has no AVX2");
+  if (avx512 && !HostHasAvx512()) return absl::UnimplementedError("fused: the CPU has no AVX-512");
   std::lock_guard<std::mutex> lock(RuntimeMutex());
   CodeHolder code;
   code.init(Runtime().environment());
   RecordError errors;
   code.setErrorHandler(&errors);
   x86::Compiler cc(&code);
-  Error err = Gen(cc, program, stride_mask).Emit();
+  Error err = Gen(cc, program, stride_mask, avx512).Emit();
   if (err == kErrorOk) err = errors.first;
   FusedKernel::Fn fn = nullptr;
   if (err == kErrorOk) err = Runtime().add(&fn, &code);

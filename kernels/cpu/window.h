@@ -4,6 +4,9 @@
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include <cmath>
+#include <optional>
+
+#include "kernels/cpu/conv_direct.h"
 
 #include "kernels/ops.h"
 
@@ -60,6 +63,19 @@ inline ConvProblem MakeConvProblem(const int64_t* k) {
 template <typename T>
 inline bool MaxPoolTakes(T v, T best) {
   return (v > best || std::isnan(v)) && !std::isnan(best);
+}
+
+// The problem as conv_direct's kernels see it, when they take it (stride and dilation 1,
+// few channels: see conv_direct.h); float32 is the caller's part.
+inline std::optional<conv_direct::Problem> DirectProblem(const Shape& xs, const Shape& ws,
+                                                         const Geometry2D& g,
+                                                         const Window2D& win) {
+  if (win.stride[0] != 1 || win.stride[1] != 1 || win.dilation[0] != 1 || win.dilation[1] != 1)
+    return std::nullopt;
+  const conv_direct::Problem p{xs[0], xs[1], xs[2], xs[3], ws[0], ws[2], ws[3], win.groups,
+                               {g.pad[0], g.pad[1], g.pad[2], g.pad[3]}};
+  if (!conv_direct::Applies(p)) return std::nullopt;
+  return p;
 }
 
 // Bounds a primitive cache: entries are cheap to rebuild.

@@ -125,6 +125,9 @@ void RunShapes(FusedBackend backend) {
 
 TEST(FusedKernelTest, Float32MatchesEagerForManySizes) { RunShapes<float>(FusedBackend::kAuto); }
 TEST(FusedKernelTest, Float64MatchesEagerForManySizes) { RunShapes<double>(FusedBackend::kAuto); }
+// AVX2 code on a host that would choose AVX-512 (the same results either way).
+TEST(FusedKernelTest, Avx2Float32MatchesEager) { RunShapes<float>(FusedBackend::kAvx2); }
+TEST(FusedKernelTest, Avx2Float64MatchesEager) { RunShapes<double>(FusedBackend::kAvx2); }
 TEST(FusedKernelTest, InterpreterFloat32MatchesEagerExactly) {
   RunShapes<float>(FusedBackend::kInterpreter);
 }
@@ -162,6 +165,10 @@ void RunBroadcasts(FusedBackend backend) {
 
 TEST(FusedKernelTest, BroadcastInputsFloat32) { RunBroadcasts<float>(FusedBackend::kAuto); }
 TEST(FusedKernelTest, BroadcastInputsFloat64) { RunBroadcasts<double>(FusedBackend::kAuto); }
+TEST(FusedKernelTest, BroadcastInputsAvx2) {
+  RunBroadcasts<float>(FusedBackend::kAvx2);
+  RunBroadcasts<double>(FusedBackend::kAvx2);
+}
 TEST(FusedKernelTest, BroadcastInputsInterpreter) {
   RunBroadcasts<float>(FusedBackend::kInterpreter);
   RunBroadcasts<double>(FusedBackend::kInterpreter);
@@ -170,25 +177,30 @@ TEST(FusedKernelTest, BroadcastInputsInterpreter) {
 TEST(FusedKernelTest, SpecialValuesMatchEagerExactly) {
   const float inf = std::numeric_limits<float>::infinity();
   const float nan = std::numeric_limits<float>::quiet_NaN();
-  Tensor a = Tensor::Empty({9}, DType::kFloat32), b = Tensor::Empty({9}, DType::kFloat32);
+  // Four copies of nine special values: 36 elements, so that they reach the vector loop of
+  // every instruction set (16 float lanes with AVX-512) as well as its tail.
+  const int64_t n = 36;
+  Tensor a = Tensor::Empty({n}, DType::kFloat32), b = Tensor::Empty({n}, DType::kFloat32);
   const float av[] = {-0.0f, 0.0f, inf, -inf, nan, 1.0f, -1.0f, 1e-40f, -3.0f};
   const float bv[] = {0.0f, -0.0f, inf, 2.0f, 1.0f, 0.0f, -0.0f, 3.0f, nan};
-  std::memcpy(a.data<float>(), av, sizeof(av));
-  std::memcpy(b.data<float>(), bv, sizeof(bv));
-  for (auto backend : {FusedBackend::kAuto, FusedBackend::kInterpreter}) {
+  for (int64_t i = 0; i < n; ++i) {
+    a.data<float>()[i] = av[(i + i / 9) % 9];  // shifted per copy: other pairings too
+    b.data<float>()[i] = bv[i % 9];
+  }
+  for (auto backend : {FusedBackend::kAuto, FusedBackend::kAvx2, FusedBackend::kInterpreter}) {
     ExpectMatchesEager<float>("relu($0); add(#0, $1); div(#1, $1); neg(#2); relu($1); "
-                              "sub(#3, #4)", {a, b}, {9}, backend, 0);
+                              "sub(#3, #4)", {a, b}, {n}, backend, 0);
     // NaN operands of maximum/minimum give NaN; ties (-0 vs 0) give the first operand; NaN
     // compares false except by not_equal.
     ExpectMatchesEager<float>("maximum($0, $1); minimum($0, $1); maximum($1, $0); "
                               "minimum($1, $0); sub(#0, #1); sub(#2, #3); add(#4, #5)",
-                              {a, b}, {9}, backend, 0);
+                              {a, b}, {n}, backend, 0);
     ExpectMatchesEager<float>("maximum($0, $1); minimum($1, $0); equal($0, $1); "
                               "where(#2, #0, #1); not_equal($0, $1); where(#4, #3, -7); "
                               "greater($0, $1); where(#6, #5, 3); less_equal($1, $0); "
                               "where(#8, #7, 5); greater_equal($0, #9); where(#10, #9, $0); "
                               "less(#11, $1); where(#12, #11, 9)",
-                              {a, b}, {9}, backend, 0);
+                              {a, b}, {n}, backend, 0);
   }
 }
 
