@@ -9,8 +9,8 @@ thread; numexpr uses its default thread pool, and is also shown on one thread.
 
 The second table times softmax over (4096, 1024), layer norm over (8192, 1024), an MLP
 forward (784-1024-1024-10, relu, batch 256; jitted, each layer is one fused_matmul node: the
-bias and relu run with oneDNN's matmul, checked below) and a comparison/select chain (relu's gradient
-plus a clip, where(a > 0, g, 0) * 0.9 + minimum(maximum(a, -1), 1), (4096, 1024)), float32: pijit jitted, pijit eager, NumPy, torch
+bias and relu run with oneDNN's matmul, checked below) and a comparison/select chain (relu's
+gradient plus a clip, where(a > 0, g, 0) * 0.9 + minimum(maximum(a, -1), 1), (4096, 1024)), float32: pijit jitted, pijit eager, NumPy, torch
 eager and torch.compile, each when installed (torch.compile needs a C++ toolchain at run time;
 when it fails the reason is printed and its column shows "-").
 """
