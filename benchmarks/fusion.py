@@ -8,8 +8,9 @@ jitted result is checked to be bit-identical to NumPy's first. pijit and numba r
 thread; numexpr uses its default thread pool, and is also shown on one thread.
 
 The second table times softmax over (4096, 1024), layer norm over (8192, 1024), an MLP
-forward (784-1024-1024-10, relu, batch 256) and a comparison/select chain (relu's gradient
-plus a clip, where(a > 0, g, 0) * 0.9 + minimum(maximum(a, -1), 1), (4096, 1024)), float32: pijit jitted, pijit eager, NumPy, torch
+forward (784-1024-1024-10, relu, batch 256; jitted, each layer is one fused_matmul node: the
+bias and relu run with oneDNN's matmul, checked below) and a comparison/select chain (relu's
+gradient plus a clip, where(a > 0, g, 0) * 0.9 + minimum(maximum(a, -1), 1), (4096, 1024)), float32: pijit jitted, pijit eager, NumPy, torch
 eager and torch.compile, each when installed (torch.compile needs a C++ toolchain at run time;
 when it fails the reason is printed and its column shows "-").
 """
@@ -160,6 +161,9 @@ def model_main():
         jf = pijit.jit(pjf, mode="PIJit")
         want = npf(*args)
         np.testing.assert_allclose(jf(*targs).asnumpy(), want, rtol=1e-3, atol=1e-3)
+        if name.startswith("MLP"):
+            graph = pijit.get_code_extra(jf)["graphs"][0]
+            assert graph.count("fused_matmul(") == 3, graph
         t_jit = median_ms(lambda: jf(*targs), repeat=9)
         t_eager = median_ms(lambda: pjf(*targs), repeat=9)
         t_np = median_ms(lambda: npf(*args), repeat=9)

@@ -130,6 +130,15 @@ std::vector<std::string> AttrTexts(const Node& n) {
       }
       break;
     case Op::kConv2DGradInput: case Op::kConv2DGradWeight: ints("window_shape"); break;
+    case Op::kFusedMatMul: {
+      std::vector<std::string> names;
+      for (int64_t p : n.ints) {
+        names.push_back(p >= 0 && p < kNumMatMulPosts ? MatMulPostName(static_cast<MatMulPost>(p))
+                                                      : absl::StrCat(p));
+      }
+      a.push_back(absl::StrCat("post=[", absl::StrJoin(names, ","), "]"));
+      break;
+    }
     case Op::kLayerNorm:
       ints("params");
       a.push_back(absl::StrCat("value=", ValueText(n.value)));

@@ -144,6 +144,9 @@ absl::StatusOr<TensorMeta> InferNode(const Node& n, absl::Span<const TensorMeta*
       return InferClip(*in[0], lo, hi);
     }
     case Op::kMatMul: return InferMatMul(*in[0], *in[1]);
+    case Op::kFusedMatMul:
+      if (in.size() < 2) return absl::InternalError("fused_matmul: expects at least 2 inputs");
+      return InferMatMulEpilogue(*in[0], *in[1], n.ints, in.subspan(2));
     case Op::kConv2D: {
       PIJIT_ASSIGN_OR_RETURN(Window2D w, DecodeWindow("conv2d", n.ints));
       if (in.size() < 2 || in.size() > 3) return absl::InternalError("conv2d: expects 2 or 3 inputs");
@@ -256,6 +259,9 @@ absl::StatusOr<Tensor> RunNode(const Node& n, absl::Span<const Tensor* const> in
       return Clip(*in[0], lo, hi);
     }
     case Op::kMatMul: return MatMul(*in[0], *in[1]);
+    case Op::kFusedMatMul:
+      if (in.size() < 2) return absl::InternalError("fused_matmul: expects at least 2 inputs");
+      return MatMulEpilogue(*in[0], *in[1], n.ints, in.subspan(2));
     case Op::kConv2D: {
       PIJIT_ASSIGN_OR_RETURN(Window2D w, DecodeWindow("conv2d", n.ints));
       if (in.size() < 2 || in.size() > 3) return absl::InternalError("conv2d: expects 2 or 3 inputs");

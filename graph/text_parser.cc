@@ -225,6 +225,25 @@ class Parser {
     PIJIT_RETURN_IF_ERROR(Expect("]"));
     return out;
   }
+  // fused_matmul's post-ops: [name, ...] with the names of MatMulPostName.
+  absl::StatusOr<Shape> ParsePostOps() {
+    PIJIT_RETURN_IF_ERROR(Expect("["));
+    Shape out;
+    if (!Is("]")) {
+      do {
+        const Token& t = Peek();
+        int64_t code = -1;
+        for (int64_t c = 0; c < kNumMatMulPosts; ++c)
+          if (t.kind == Token::kWord && t.text == MatMulPostName(static_cast<MatMulPost>(c)))
+            code = c;
+        if (code < 0) return Lexer::Error(t, absl::StrCat("unknown post-op ", Describe(t)));
+        Next();
+        out.push_back(code);
+      } while (Accept(","));
+    }
+    PIJIT_RETURN_IF_ERROR(Expect("]"));
+    return out;
+  }
   absl::StatusOr<TensorMeta> ParseMeta() {
     const Token& t = Peek();
     TensorMeta m;
@@ -296,6 +315,8 @@ class Parser {
       } else if ((attr.text == "shape" && n.op == Op::kReshape) ||
                  (attr.text == "perm" && n.op == Op::kTranspose)) {
         PIJIT_ASSIGN_OR_RETURN(n.ints, ParseIntList());
+      } else if (attr.text == "post" && n.op == Op::kFusedMatMul) {
+        PIJIT_ASSIGN_OR_RETURN(n.ints, ParsePostOps());
       } else if (attr.text == "window" &&
                  (n.op == Op::kConv2D || n.op == Op::kMaxPool2D || n.op == Op::kAvgPool2D ||
                   n.op == Op::kMaxPool2DGrad || n.op == Op::kAvgPool2DGrad)) {

@@ -99,6 +99,32 @@ absl::StatusOr<Tensor> Softmax(bool log, const Tensor& a, int64_t axis);
 absl::StatusOr<TensorMeta> InferMatMul(const TensorMeta& a, const TensorMeta& b);
 absl::StatusOr<Tensor> MatMul(const Tensor& a, const Tensor& b);
 
+// A matrix product with an epilogue (the graph's fused_matmul, graph/passes/matmul_epilogue.h):
+// MatMul(a, b) followed by `post`, in order. kBias and kAdd add the next of `operands`, which
+// must broadcast to the product's shape and have its dtype (kBias: a vector along the last
+// axis, only first); the others apply that activation (as Unary). The product is floating.
+enum class MatMulPost : int64_t {
+  kBias = 0, kAdd = 1, kRelu = 2, kGelu = 3, kTanh = 4, kSigmoid = 5
+};
+inline constexpr int64_t kNumMatMulPosts = 6;
+const char* MatMulPostName(MatMulPost p);
+absl::StatusOr<TensorMeta> InferMatMulEpilogue(const TensorMeta& a, const TensorMeta& b,
+                                               absl::Span<const int64_t> post,
+                                               absl::Span<const TensorMeta* const> operands);
+// Whether MatMulEpilogue runs this problem as one oneDNN primitive (float32; `b` a matrix, `a`
+// a matrix or a stack of rows; operands rows of the product's width or its full shape; relu
+// only last, applied in place right after the primitive because oneDNN's relu turns NaN into
+// 0); other problems run the ops one after the other, as eager does.
+bool MatMulEpilogueIsOnePrimitive(const TensorMeta& a, const TensorMeta& b,
+                                  absl::Span<const int64_t> post,
+                                  absl::Span<const TensorMeta* const> operands);
+// Results equal MatMul and the ops of `post` run one by one, except the activations other
+// than relu, which oneDNN computes within kMatMulEpilogueRelTol (relative, or absolute below 1).
+inline constexpr double kMatMulEpilogueRelTol = 1e-5;
+absl::StatusOr<Tensor> MatMulEpilogue(const Tensor& a, const Tensor& b,
+                                      absl::Span<const int64_t> post,
+                                      absl::Span<const Tensor* const> operands);
+
 // ---- shapes (views where the layout allows) ------------------------------------------------
 
 // One -1 entry is inferred. A view when the input is contiguous, a copy otherwise.

@@ -1,6 +1,8 @@
 #include "kernels/thread_pool.h"
 
 #include <algorithm>
+#include <atomic>
+#include <memory>
 #include <condition_variable>
 #include <cstdlib>
 #include <deque>
@@ -74,26 +76,42 @@ int NumThreads() { return ThePool().size() + 1; }
 
 void ParallelFor(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& f) {
   const int64_t max_chunks = std::max<int64_t>(1, grain > 0 ? n / grain : n);
-  const int64_t chunks = std::min<int64_t>(NumThreads(), max_chunks);
-  if (chunks <= 1) {
+  const int threads = NumThreads();
+  // A few chunks per thread, taken in order by whichever thread is free: when a worker is
+  // descheduled (a machine shared with other work), the others take its share instead of
+  // waiting for it.
+  const int64_t chunks = std::min<int64_t>(int64_t{4} * threads, max_chunks);
+  if (chunks <= 1 || threads <= 1) {
     f(0, n);
     return;
   }
   const int64_t step = (n + chunks - 1) / chunks;
-  std::mutex mu;
-  std::condition_variable cv;
-  int64_t pending = chunks - 1;
-  for (int64_t c = 1; c < chunks; ++c) {
-    const int64_t b = c * step, e = std::min(n, b + step);
-    ThePool().Submit([&, b, e] {
-      if (b < e) f(b, e);
-      std::lock_guard<std::mutex> lock(mu);
-      if (--pending == 0) cv.notify_one();
-    });
-  }
-  f(0, std::min(n, step));
-  std::unique_lock<std::mutex> lock(mu);
-  cv.wait(lock, [&] { return pending == 0; });
+  // Shared with the helpers, which may start after the call has returned: a helper that
+  // finds no chunk left touches nothing else.
+  struct State {
+    std::atomic<int64_t> next{0};
+    std::mutex mu;
+    std::condition_variable cv;
+    int64_t done = 0;
+  };
+  auto state = std::make_shared<State>();
+  // Runs chunks until none is left; true when it ran the last one to finish.
+  auto work = [state, step, n, chunks](const std::function<void(int64_t, int64_t)>& fn) {
+    int64_t ran = 0;
+    for (int64_t c; (c = state->next.fetch_add(1)) < chunks; ++ran) {
+      const int64_t b = c * step, e = std::min(n, b + step);
+      if (b < e) fn(b, e);
+    }
+    if (ran == 0) return;
+    std::lock_guard<std::mutex> lock(state->mu);
+    state->done += ran;
+    if (state->done == chunks) state->cv.notify_one();
+  };
+  const int helpers = static_cast<int>(std::min<int64_t>(threads - 1, chunks - 1));
+  for (int h = 0; h < helpers; ++h) ThePool().Submit([work, &f] { work(f); });
+  work(f);
+  std::unique_lock<std::mutex> lock(state->mu);
+  state->cv.wait(lock, [&] { return state->done == chunks; });
 }
 
 }  // namespace pijit

@@ -1,9 +1,11 @@
 // A small persistent pool for splitting large loops across the machine's cores.
 //
 // ParallelFor runs f(begin, end) over [0, n) in contiguous chunks of at least `grain`
-// iterations: chunk 0 on the calling thread, the others on pool workers, and returns when all
-// are done. Small ranges run inline. Workers never call into Python. The pool's size is the
-// number of hardware threads less one (PIJIT_NUM_THREADS overrides the total).
+// iterations (up to four per thread), each taken by the calling thread or a pool worker,
+// whichever is free first, and returns when all are done. The chunks are fixed by n, grain and
+// the number of threads, never by timing. Small ranges run inline. Workers never call into
+// Python. The pool's size is the number of hardware threads less one (PIJIT_NUM_THREADS
+// overrides the total).
 #pragma once
 #include <cstdint>
 #include <functional>

@@ -8,6 +8,7 @@
 #include "graph/passes/dce.h"
 #include "graph/passes/epilogue.h"
 #include "graph/passes/fusion.h"
+#include "graph/passes/matmul_epilogue.h"
 #include "graph/passes/simplify.h"
 #include "kernels/errors.h"
 
@@ -24,6 +25,7 @@ constexpr NamedPass kPasses[] = {
     {"cse", cse::Run},
     {"dce", dce::Run},
     {"epilogue", epilogue::Run},
+    {"matmul_epilogue", matmul_epilogue::Run},
     {"fusion", fusion::Run},
 };
 
@@ -70,10 +72,11 @@ absl::Status RunPipeline(Graph& g, const PipelineOptions& options) {
     }
     if (!changed) break;
   }
-  // Fusion last: it hides ops from the cleanup rules. dce drops the fused members. Layer
-  // epilogues first, so that fusion does not take their elementwise ops into loops.
+  // Fusion last: it hides ops from the cleanup rules. dce drops the fused members. Layer and
+  // matmul epilogues first, so that fusion does not take their elementwise ops into loops.
   if (options.fuse) {
     PIJIT_RETURN_IF_ERROR(RunPass("epilogue", epilogue::Run, g).status());
+    PIJIT_RETURN_IF_ERROR(RunPass("matmul_epilogue", matmul_epilogue::Run, g).status());
     PIJIT_RETURN_IF_ERROR(RunPass("fusion", fusion::Run, g).status());
     PIJIT_RETURN_IF_ERROR(RunPass("dce", dce::Run, g).status());
   }

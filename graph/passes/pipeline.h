@@ -13,12 +13,13 @@
 namespace pijit::graph {
 
 struct PipelineOptions {
-  bool fuse = true;  // elementwise fusion (generates code)
+  bool fuse = true;  // matmul epilogues and elementwise fusion (generates code)
 };
 
 absl::Status RunPipeline(Graph& g, const PipelineOptions& options = {});
 
-// A pass by name ("simplify", "constant_folding", "cse", "dce", "fusion"), or nullptr.
+// A pass by name ("simplify", "constant_folding", "cse", "dce", "epilogue", "matmul_epilogue",
+// "fusion"), or nullptr.
 PassFn FindPass(absl::string_view name);
 std::vector<std::string> PassNames();
 

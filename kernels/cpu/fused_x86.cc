@@ -298,9 +298,13 @@ class Gen {
           // blendv takes its last-but-one operand where the mask's sign bit is set.
           x86::Vec b = Load(in.b, temps), c = Load(in.c, temps);
           if (zmm()) {  // lanes of the mask are all ones or zero: any set bit selects b
+            // d = c, then b where k is set. (A masked vblendmps reads d as well, as far as
+            // the register allocator knows: an undefined d was reloaded from the stack with
+            // a legacy SSE move, whose transition penalty made whole kernels ~10x slower.)
             x86::KReg k = cc_.newKw();
             f32_ ? cc_.vptestmd(k, a, a) : cc_.vptestmq(k, a, a);
-            f32_ ? cc_.k(k).vblendmps(d, c, b) : cc_.k(k).vblendmpd(d, c, b);
+            f32_ ? cc_.vmovaps(d, c) : cc_.vmovapd(d, c);
+            TakeWhere(k, d, b);
             break;
           }
           f32_ ? cc_.vblendvps(d, c, b, a) : cc_.vblendvpd(d, c, b, a);

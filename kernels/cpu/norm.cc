@@ -1,6 +1,7 @@
 // Batch and layer normalisation: float32 on oneDNN (primitives cached by problem, flags and
-// epsilon; layer norm only for rows of 256 or more), the rest on plain loops (layer norm:
-// vectorised sums and rows in parallel).
+// epsilon; layer norm only for rows of 256 or more, and only where the CPU lacks AVX-512,
+// which runs rows_avx512.h), the rest on plain loops (layer norm: vectorised sums and rows in
+// parallel).
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -11,6 +12,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "kernels/cpu/reduce_vec.h"
+#include "kernels/cpu/rows_avx512.h"
 #include "kernels/cpu/window.h"
 #include "kernels/errors.h"
 #include "kernels/thread_pool.h"
@@ -330,8 +332,21 @@ absl::StatusOr<Tensor> LayerNorm(const Tensor& x, absl::Span<const int64_t> norm
   Tensor cg, cb;
   if (gamma) cg = gamma->Contiguous();
   if (beta) cb = beta->Contiguous();
-  // float32 rows of 256 or more: oneDNN's primitive measured faster (benchmarks/README.md);
-  // shorter rows: the loops below, which avoid oneDNN's per-call setup.
+  // float32 on an AVX-512 CPU: rows_avx512.h (each row read from memory once, large results
+  // streamed out), rows in parallel.
+  if (meta.dtype == DType::kFloat32 && avx512::Available()) {
+    const bool stream = y.numel() * sizeof(float) >= (int64_t{8} << 20);
+    const float* px = cx.data<float>();
+    float* py = y.data<float>();
+    const float* pg = gamma ? cg.data<float>() : nullptr;
+    const float* pb = beta ? cb.data<float>() : nullptr;
+    ParallelFor(m, std::max<int64_t>(1, (1 << 15) / d), [&](int64_t lo, int64_t hi) {
+      avx512::LayerNormRows(px + lo * d, py + lo * d, pg, pb, hi - lo, d, eps, stream);
+    });
+    return y;
+  }
+  // Other float32 rows of 256 or more: oneDNN's primitive measured faster
+  // (benchmarks/README.md); shorter rows: the loops below, which avoid oneDNN's per-call setup.
   if (meta.dtype == DType::kFloat32 && d >= 256) {
     const LnPrimitive& p = GetLayerNorm({m, d, gamma != nullptr, beta != nullptr, EpsBits(eps)}, eps);
     using dnnl::memory;

@@ -187,6 +187,18 @@ def test_softmax_nan_and_inf_rows(dtype, log):
     assert_matches_numpy(got, np_softmax(a, -1, log).astype(dtype), rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.parametrize("log", [False, True])
+@pytest.mark.parametrize("n", [1000, 1024])
+def test_softmax_large_float32_results_match_numpy(log, n):
+    # Over 8 MB: rows are written with streamed stores where the CPU has AVX-512 (rows of
+    # 1000 floats alternate between 64-byte aligned starts and others).
+    a = (np.random.default_rng(14).standard_normal((2100, n)) * 10).astype(np.float32)
+    a[5, 17] = np.nan
+    a[6] = -np.inf
+    got = (ops.log_softmax if log else ops.softmax)(T(a), -1)
+    assert_matches_numpy(got, np_softmax(a, -1, log).astype(np.float32), rtol=1e-5, atol=1e-5)
+
+
 @pytest.mark.parametrize("dtype", FLOATS)
 def test_softmax_of_non_contiguous_view(dtype):
     a = np.random.default_rng(10).standard_normal((50, 40)).astype(dtype)
@@ -222,6 +234,20 @@ def test_layer_norm_matches_numpy(dtype, shape, k, affine):
     got = ops.layer_norm(T(x), ns, None if g is None else T(g), None if b is None else T(b))
     rtol = 1e-4 if dtype == np.float32 else 1e-10
     assert_matches_numpy(got, np_layer_norm(x, k, g, b, 1e-5), rtol=rtol, atol=rtol)
+
+
+@pytest.mark.parametrize("affine", ["none", "both"])
+def test_layer_norm_large_float32_results_match_numpy(affine):
+    # Over 8 MB: streamed stores where the CPU has AVX-512; rows of 1000 floats alternate
+    # between 64-byte aligned starts and others.
+    rng = np.random.default_rng(15)
+    x = (rng.standard_normal((2100, 1000)) * 3 + 1).astype(np.float32)
+    x[7, 3] = np.nan
+    g = rng.standard_normal(1000).astype(np.float32) if affine == "both" else None
+    b = rng.standard_normal(1000).astype(np.float32) if affine == "both" else None
+    got = ops.layer_norm(T(x), (1000,), None if g is None else T(g), None if b is None else T(b))
+    assert np.isnan(got.asnumpy()[7]).all()
+    assert_matches_numpy(got, np_layer_norm(x, 1, g, b, 1e-5), rtol=1e-4, atol=1e-4)
 
 
 @pytest.mark.parametrize("dtype", FLOATS)
