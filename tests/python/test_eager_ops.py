@@ -589,6 +589,11 @@ def test_reduction_matches_numpy_hypothesis(a, dtype, data, name, keepdims):
     else:
         axis = tuple(axes)
     expected = NP_REDUCE[name](a, axis=axis, keepdims=keepdims)
+    if a.dtype == np.float16:
+        # pijit accumulates float16 in float32 and rounds once; NumPy's float16 accumulation
+        # drifts (100 x 31.0 sums to 3132 there), so the reference is the exact result rounded.
+        expected = NP_REDUCE[name](a.astype(np.float64), axis=axis,
+                                   keepdims=keepdims).astype(np.float16)
     assert_matches_numpy(getattr(ops, name)(T(a), axis, keepdims=keepdims), expected,
                          rtol=rtol_for(expected.dtype) * 10)
 
