@@ -7,6 +7,7 @@
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include "absl/container/flat_hash_map.h"
+#include "kernels/cpu/dnnl_threads.h"
 #include "kernels/errors.h"
 #include "kernels/ops.h"
 
@@ -45,6 +46,7 @@ const MatMulPrimitive& GetMatMul(const MatMulKey& key) {
 void GemmF32(const float* a, int64_t sa0, int64_t sa1, const float* b, int64_t sb0, int64_t sb1,
              float* c, int64_t m, int64_t n, int64_t k) {
   using dnnl::memory;
+  const SmallProblemThreads threads(2.0 * static_cast<double>(m) * n * k);
   const MatMulPrimitive& p = GetMatMul({m, n, k, sa0, sa1, sb0, sb1});
   static thread_local dnnl::stream stream(CpuEngine());
   memory am(p.a, CpuEngine(), const_cast<float*>(a));

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "kernels/cpu/dnnl_threads.h"
 #include "kernels/cpu/window.h"
 #include "kernels/errors.h"
 #include "kernels/ops.h"
@@ -223,6 +224,7 @@ absl::StatusOr<Tensor> MatMulEpilogue(const Tensor& a, const Tensor& b,
     key.push_back(IsRow(MetaOf(o), n) ? 1 : 0);
     dense.push_back(o.Contiguous());
   }
+  const SmallProblemThreads threads(2.0 * static_cast<double>(m) * n * k);
   const EpiloguePrimitive* prim = GetEpilogue(key);
   if (prim == nullptr) return RunOneByOne(a, b, post_all, operands);
   const EpiloguePrimitive& p = *prim;

@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "absl/container/flat_hash_map.h"
+#include "kernels/cpu/dnnl_threads.h"
 #include "kernels/cpu/window.h"
 #include "kernels/errors.h"
 
@@ -123,6 +124,8 @@ absl::StatusOr<Tensor> Pool2D(PoolKind kind, const Tensor& x, const Window2D& wi
     const PoolKey key{xs[0], xs[1], xs[2], xs[3], win.kernel[0], win.kernel[1], win.stride[0],
                       win.stride[1], g.pad[0], g.pad[1], g.pad[2], g.pad[3], win.dilation[0],
                       win.dilation[1], static_cast<int64_t>(alg)};
+    const SmallProblemThreads threads(static_cast<double>(out.numel()) * win.kernel[0] *
+                                      win.kernel[1]);
     const PoolPrimitive& p = GetPool(key, g.out[0], g.out[1]);
     dnnl::memory src(p.src, DnnlEngine(), cx.raw_data());
     dnnl::memory dst(p.dst, DnnlEngine(), out.raw_data());
