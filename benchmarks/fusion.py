@@ -5,7 +5,9 @@ Prints the median time per call (ms) of the pijit-jitted function (one fused ker
 generated with asmjit), the same function run eagerly on pijit tensors (one kernel per op),
 NumPy, and numexpr / numba when they are installed, with each one's ratio to NumPy. The
 jitted result is checked to be bit-identical to NumPy's first. pijit and numba run on one
-thread; numexpr uses its default thread pool, and is also shown on one thread.
+thread; numexpr uses its default thread pool, and is also shown on one thread; numba also
+with parallel=True. The last row is the bandwidth bound: the chain's 5 x 40 MB at the best
+copy bandwidth measured here (bandwidth_bound_ms).
 
 The second table times softmax over (4096, 1024), layer norm over (8192, 1024), an MLP
 forward (784-1024-1024-10, relu, batch 256; jitted, each layer is one fused_matmul node: the
@@ -73,14 +75,39 @@ def main():
         nf = numba.njit(chain32)
         np.testing.assert_allclose(nf(a, b, c, d), want, rtol=1e-6)
         rows.append(("numba.njit", median_ms(lambda: nf(a, b, c, d))))
+        pf = numba.njit(parallel=True)(chain32)
+        np.testing.assert_allclose(pf(a, b, c, d), want, rtol=1e-6)
+        rows.append((f"numba parallel ({numba.get_num_threads()} thr)",
+                     median_ms(lambda: pf(a, b, c, d))))
     except ImportError:
         print("numba: not installed", file=sys.stderr)
 
+    bound, gbs = bandwidth_bound_ms(a)
+    rows.append((f"bandwidth bound ({gbs:.1f} GB/s)", bound))
     t_np = dict(rows)["numpy"]
     print(f"a*b + c*d - a*0.5 on {N:,} float32 (median ms per call)")
-    print(f"{'variant':<24}{'ms':>10}{'vs numpy':>12}")
+    print(f"{'variant':<28}{'ms':>10}{'vs numpy':>12}")
     for name, t in rows:
-        print(f"{name:<24}{t:>10.2f}{t / t_np:>11.2f}x")
+        print(f"{name:<28}{t:>10.2f}{t / t_np:>11.2f}x")
+    print(f"pijit.jit / bandwidth bound: {dict(rows)['pijit.jit (fused)'] / bound:.2f}x")
+
+
+def bandwidth_bound_ms(src):
+    """The chain reads four arrays and writes one: 5 * 40 MB. The machine's bandwidth is the
+    best of copying 40 MB into a preallocated array on one thread and on one thread per core
+    (NumPy copies without the GIL), counting the bytes read and written."""
+    import os
+    from concurrent.futures import ThreadPoolExecutor
+    dst = np.empty_like(src)
+    threads = os.cpu_count() or 1
+    parts = np.array_split(np.arange(src.size), threads)
+    spans = [(p[0], p[-1] + 1) for p in parts if p.size]
+    with ThreadPoolExecutor(threads) as pool:
+        def copy_parallel():
+            list(pool.map(lambda s: np.copyto(dst[s[0]:s[1]], src[s[0]:s[1]]), spans))
+        best = min(median_ms(lambda: np.copyto(dst, src)), median_ms(copy_parallel))
+    gbs = 2 * src.nbytes / (best * 1e-3) / 1e9
+    return 5 * src.nbytes / (gbs * 1e9) * 1e3, gbs
 
 
 # ---- whole functions: softmax, layer norm, MLP ------------------------------------------------
