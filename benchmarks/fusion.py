@@ -18,6 +18,7 @@ when it fails the reason is printed and its column shows "-").
 """
 import statistics
 import sys
+import time
 import timeit
 
 import numpy as np
@@ -176,6 +177,13 @@ def model_cases(rng):
     return cases
 
 
+def settle():
+    """Lets a library's worker threads go idle before another library is timed: NumPy's
+    OpenBLAS threads spin for a while after a product, and torch's OpenMP threads after its
+    kernels; on two cores they take one from whatever runs next."""
+    time.sleep(0.3)
+
+
 def model_main():
     rng = np.random.default_rng(1)
     fmt = lambda t: "-" if t is None else f"{t:.2f}"
@@ -183,34 +191,51 @@ def model_main():
     print("whole functions, float32 (median ms per call; ratios against numpy)")
     print(f"{'case':<28}{'pj.jit':>9}{'pj eager':>10}{'numpy':>9}{'torch':>9}{'t.compile':>11}"
           f"{'jit/np':>9}{'jit/torch':>11}{'jit/t.comp':>12}")
-    for name, pjf, npf, tf, args in model_cases(rng):
+    cases = model_cases(rng)
+    times = {name: {} for name, *_ in cases}
+    # Grouped by library (pijit, NumPy, torch, torch.compile), each group after a pause:
+    # interleaving them per case let one library's still-busy threads slow the next one
+    # (the jitted MLP measured 5-6 ms right after torch.compile's kernels, 3.5 ms alone).
+    wants = {}
+    for name, pjf, npf, tf, args in cases:
         targs = [pijit.Tensor(a) for a in args]
         jf = pijit.jit(pjf, mode="PIJit")
-        want = npf(*args)
+        wants[name] = want = npf(*args)
         np.testing.assert_allclose(jf(*targs).asnumpy(), want, rtol=1e-3, atol=1e-3)
         if name.startswith("MLP"):
             graph = pijit.get_code_extra(jf)["graphs"][0]
             assert graph.count("fused_matmul(") == 3, graph
-        t_jit = median_ms(lambda: jf(*targs), repeat=9)
-        t_eager = median_ms(lambda: pjf(*targs), repeat=9)
-        t_np = median_ms(lambda: npf(*args), repeat=9)
-        t_torch = t_comp = None
-        if tf is not None:
+        settle()
+        times[name]["jit"] = median_ms(lambda: jf(*targs), repeat=9)
+        times[name]["eager"] = median_ms(lambda: pjf(*targs), repeat=9)
+    settle()
+    for name, pjf, npf, tf, args in cases:
+        times[name]["np"] = median_ms(lambda: npf(*args), repeat=9)
+    for compiled in (False, True):
+        for name, pjf, npf, tf, args in cases:
+            if tf is None:
+                continue
             import torch
             xs = [torch.from_numpy(a) for a in args]
             with torch.no_grad():
-                t_torch = median_ms(lambda: tf(*xs), repeat=9)
                 try:
-                    cf = torch.compile(tf)
-                    np.testing.assert_allclose(cf(*xs).numpy(), want, rtol=1e-3, atol=1e-3)
-                    t_comp = median_ms(lambda: cf(*xs), repeat=9)
+                    fn = torch.compile(tf) if compiled else tf
+                    np.testing.assert_allclose(fn(*xs).numpy(), wants[name], rtol=1e-3,
+                                               atol=1e-3)
+                    settle()
+                    times[name]["comp" if compiled else "torch"] = median_ms(
+                        lambda: fn(*xs), repeat=9)
                 except Exception as e:  # no compiler toolchain, unsupported platform, ...
                     first = (str(e).strip().splitlines() or [""])[0][:160]
-                    print(f"torch.compile failed for {name}: {type(e).__name__}: {first}",
-                          file=sys.stderr)
-        r = lambda t: "-" if t is None else f"{t_jit / t:.2f}x"
-        print(f"{name:<28}{fmt(t_jit):>9}{fmt(t_eager):>10}{fmt(t_np):>9}{fmt(t_torch):>9}"
-              f"{fmt(t_comp):>11}{r(t_np):>9}{r(t_torch):>11}{r(t_comp):>12}")
+                    print(f"torch{'.compile' if compiled else ''} failed for {name}: "
+                          f"{type(e).__name__}: {first}", file=sys.stderr)
+    for name, *_ in cases:
+        t = times[name]
+        t_jit = t["jit"]
+        r = lambda v: "-" if v is None else f"{t_jit / v:.2f}x"
+        print(f"{name:<28}{fmt(t_jit):>9}{fmt(t['eager']):>10}{fmt(t['np']):>9}"
+              f"{fmt(t.get('torch')):>9}{fmt(t.get('comp')):>11}{r(t['np']):>9}"
+              f"{r(t.get('torch')):>11}{r(t.get('comp')):>12}")
 
 
 if __name__ == "__main__":
