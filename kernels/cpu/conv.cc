@@ -7,6 +7,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "kernels/cpu/conv_direct.h"
+#include "kernels/cpu/loops.h"
 #include "kernels/cpu/window.h"
 #include "kernels/errors.h"
 
@@ -180,10 +181,9 @@ absl::StatusOr<TensorMeta> InferConv2D(const TensorMeta& x, const TensorMeta& w,
 
 namespace {
 
-// relu as the eager kernel computes it (NaN stays NaN), in place.
 template <typename T>
 void ReluInPlace(T* v, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) v[i] = v[i] > T(0) ? v[i] : (v[i] != v[i] ? v[i] : T(0));
+  for (int64_t i = 0; i < n; ++i) v[i] = loops::Relu(v[i]);
 }
 
 }  // namespace

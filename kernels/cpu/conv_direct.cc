@@ -6,6 +6,7 @@
 #include <memory>
 #include <vector>
 
+#include "kernels/cpu/loops.h"
 #include "kernels/thread_pool.h"
 
 namespace pijit::conv_direct {
@@ -173,10 +174,7 @@ bool RunForward(int64_t n, int64_t groups, int64_t cin, int64_t cout, int64_t h,
             std::memcpy(dst + r * ow, src, sizeof(float) * ow);
             continue;
           }
-          for (int64_t c = 0; c < ow; ++c) {
-            const float v = src[c];
-            dst[r * ow + c] = v > 0.0f ? v : (v != v ? v : 0.0f);
-          }
+          for (int64_t c = 0; c < ow; ++c) dst[r * ow + c] = loops::Relu(src[c]);
         }
       }
     }

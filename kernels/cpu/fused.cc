@@ -238,7 +238,7 @@ T Apply(FusedOpcode op, T a, T b, T c) {
     case FusedOpcode::kMul: return a * b;
     case FusedOpcode::kDiv: return a / b;
     case FusedOpcode::kNeg: return -a;
-    case FusedOpcode::kRelu: return a > T(0) ? a : (a != a ? a : T(0));  // as the eager kernel
+    case FusedOpcode::kRelu: return loops::Relu(a);  // as the eager kernel
     case FusedOpcode::kExp: return std::exp(a);
     case FusedOpcode::kMaximum: return loops::Max(a, b);
     case FusedOpcode::kMinimum: return loops::Min(a, b);

@@ -132,4 +132,11 @@ inline T Min(T a, T b) {
   else return a <= b ? a : b;
 }
 
+// relu as np.maximum(x, 0) on floats: NaN stays NaN, -0.0 gives +0.0. Every relu (the eager
+// op, fused programs' interpreter, layer epilogues) computes it this way.
+template <typename T>
+inline T Relu(T x) {
+  return x > T(0) ? x : (x != x ? x : T(0));
+}
+
 }  // namespace pijit::loops

@@ -12,6 +12,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "kernels/cpu/dnnl_threads.h"
+#include "kernels/cpu/loops.h"
 #include "kernels/cpu/window.h"
 #include "kernels/errors.h"
 #include "kernels/ops.h"
@@ -249,10 +250,9 @@ absl::StatusOr<Tensor> MatMulEpilogue(const Tensor& a, const Tensor& b,
   p.prim.execute(DnnlStream(), args);
   DnnlStream().wait();
   if (relu_after) {
-    // As Unary's relu: NaN stays NaN, -0.0 gives +0.0.
-    float* y = out.data<float>();
+    float* y = out.data<float>();  // as Unary's relu
     ParallelFor(out.numel(), 1 << 16, [y](int64_t lo, int64_t hi) {
-      for (int64_t i = lo; i < hi; ++i) y[i] = y[i] > 0.f ? y[i] : (y[i] != y[i] ? y[i] : 0.f);
+      for (int64_t i = lo; i < hi; ++i) y[i] = loops::Relu(y[i]);
     });
   }
   return out;

@@ -75,7 +75,7 @@ void RunNumeric(UnaryOp op, const Tensor& a, const Tensor& out) {
   switch (op) {
     case UnaryOp::kNeg: run([](T x) { return static_cast<T>(-x); }); break;
     // As np.maximum(x, 0): NaN stays NaN, -0.0 gives +0.0.
-    case UnaryOp::kRelu: run([](T x) { return x > T(0) ? x : (x != x ? x : T(0)); }); break;
+    case UnaryOp::kRelu: run([](T x) { return loops::Relu(x); }); break;
     case UnaryOp::kAbs:
       if constexpr (kIsFloat<T>) run([](T x) { return std::abs(x); });
       else run([](T x) { return x < T(0) ? static_cast<T>(-x) : x; });
