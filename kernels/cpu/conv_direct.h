@@ -34,8 +34,9 @@ struct Problem {
 // part): few channels per group, padding within the kernel size, a non-empty output.
 bool Applies(const Problem& p);
 
-// All pointers are to contiguous float32 data; `bias` may be null. Each returns false (and
-// leaves its output unspecified) when an operand holds an infinity or NaN.
+// All pointers are to contiguous float32 data; `bias` may be null. Each returns false, with
+// its output untouched, when an operand holds an infinity or NaN (found before any output is
+// written).
 // Forward's `relu` applies relu to the result as it is written (NaN stays NaN).
 bool Forward(const Problem& p, const float* x, const float* w, const float* bias, float* out,
              bool relu = false);
