@@ -3,6 +3,7 @@
 #define Py_BUILD_CORE
 #include <Python.h>
 #include <internal/pycore_frame.h>
+#include <internal/pycore_interp.h>
 #undef Py_BUILD_CORE
 
 #include "frame_eval/eval_frame.h"
@@ -13,12 +14,63 @@
 
 static pijit_frame_callback g_callback = NULL;
 static int g_acquired = 0;
+static pijit_hook_stats g_stats;
+pijit_skip_info* pijit_subtree_running = NULL;
+
+/* This thread's watched (skipped) frames, innermost last: live[i] is set once something was
+ * captured below frame i. Frames deeper than the array are not watched. */
+#define PIJIT_WATCH_MAX 4096
+typedef struct {
+  int depth;
+  unsigned char live[PIJIT_WATCH_MAX];
+  uint64_t start[PIJIT_WATCH_MAX]; /* g_stats.frames when frame i started */
+} watch_stack;
+static _Thread_local watch_stack t_watch;
 
 void pijit_set_frame_callback(pijit_frame_callback callback) { g_callback = callback; }
 
 static PyObject* pijit_eval_frame(PyThreadState* tstate, _PyInterpreterFrame* frame,
+                                  int throwflag);
+
+/* Marks every watched frame of this thread as having something captured below it. A marked
+ * frame's outer frames are marked already, so the walk stops at the first one. */
+void pijit_mark_live(void) {
+  int i = t_watch.depth < PIJIT_WATCH_MAX ? t_watch.depth : PIJIT_WATCH_MAX;
+  while (--i >= 0 && !t_watch.live[i]) t_watch.live[i] = 1;
+}
+
+static int only_thread(PyThreadState* tstate) {
+  return tstate->interp->threads.head == tstate && tstate->next == NULL;
+}
+
+static PyObject* run_watched(PyThreadState* tstate, _PyInterpreterFrame* frame,
+                             pijit_skip_info* info) {
+  const int slot = t_watch.depth++;
+  if (slot < PIJIT_WATCH_MAX) {
+    t_watch.live[slot] = 0;
+    t_watch.start[slot] = g_stats.frames;
+  }
+  PyObject* r = _PyEval_EvalFrameDefault(tstate, frame, 0);
+  t_watch.depth = slot;
+  if (slot < PIJIT_WATCH_MAX && !info->tainted) {
+    if (t_watch.live[slot]) {
+      info->tainted = 1;
+      info->subtree = 0;
+    } else {
+      /* A run counts once, plus once per PIJIT_SUBTREE_FRAMES_PER_RUN frames below it. */
+      const uint64_t below = g_stats.frames - t_watch.start[slot];
+      const uint64_t evidence = info->clean_runs + 1 + below / PIJIT_SUBTREE_FRAMES_PER_RUN;
+      info->clean_runs = evidence < UINT32_MAX ? (uint32_t)evidence : UINT32_MAX;
+      if (info->clean_runs >= PIJIT_SUBTREE_CLEAN_RUNS) info->subtree = 1;
+    }
+  }
+  return r;
+}
+
+static PyObject* pijit_eval_frame(PyThreadState* tstate, _PyInterpreterFrame* frame,
                                   int throwflag) {
   PyCodeObject* code = frame->f_code;
+  ++g_stats.frames;
   /* Only fresh frames of ordinary calls: on 3.11 the caller (_PyEval_Vector) clears and pops
    * the frame after we return, so returning a result without evaluating it is allowed. */
   if (throwflag || g_callback == NULL || frame->owner != FRAME_OWNED_BY_THREAD ||
@@ -30,17 +82,48 @@ static PyObject* pijit_eval_frame(PyThreadState* tstate, _PyInterpreterFrame* fr
   int nargs = code->co_argcount + code->co_kwonlyargcount +
               ((code->co_flags & CO_VARARGS) != 0) + ((code->co_flags & CO_VARKEYWORDS) != 0);
   PyObject* result = NULL;
-  if (g_callback(code, (PyObject*)frame->f_func, (PyObject* const*)frame->localsplus, nargs,
-                 &result)) {
-    return result;
+  pijit_skip_info* info = NULL;
+  switch (g_callback(code, (PyObject*)frame->f_func, (PyObject* const*)frame->localsplus, nargs,
+                     &result, &info)) {
+    case PIJIT_FRAME_RESULT:
+      return result;
+    case PIJIT_FRAME_SKIP:
+      return run_watched(tstate, frame, info);
+    case PIJIT_FRAME_SUBTREE:
+      if (!only_thread(tstate)) return run_watched(tstate, frame, info);
+      ++g_stats.subtree_runs;
+      {
+        PyInterpreterState* interp = tstate->interp;
+        pijit_skip_info* outer = pijit_subtree_running;
+        pijit_subtree_running = info;
+        interp->eval_frame = NULL;
+        PyObject* r = _PyEval_EvalFrameDefault(tstate, frame, 0);
+        pijit_subtree_running = outer;
+        /* pijit.disable() may have run meanwhile; a nested acquire may have put it back. */
+        interp->eval_frame = g_acquired > 0 ? pijit_eval_frame : NULL;
+        return r;
+      }
+    default:
+      break;
   }
   return _PyEval_EvalFrameDefault(tstate, frame, throwflag);
 }
 
-void pijit_hook_acquire(void) {
-  if (g_acquired++ == 0) {
+void pijit_note_tensor_work(void) {
+  pijit_skip_info* info = pijit_subtree_running;
+  if (info == NULL) return;
+  info->tainted = 1;
+  info->subtree = 0;
+  pijit_subtree_running = NULL;
+  pijit_mark_live();
+  if (g_acquired > 0) {
     _PyInterpreterState_SetEvalFrameFunc(PyInterpreterState_Get(), pijit_eval_frame);
   }
+}
+
+void pijit_hook_acquire(void) {
+  ++g_acquired;
+  _PyInterpreterState_SetEvalFrameFunc(PyInterpreterState_Get(), pijit_eval_frame);
 }
 
 void pijit_hook_release(void) {
@@ -50,3 +133,5 @@ void pijit_hook_release(void) {
 }
 
 int pijit_hook_active(void) { return g_acquired > 0; }
+
+pijit_hook_stats pijit_get_hook_stats(void) { return g_stats; }

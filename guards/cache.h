@@ -14,6 +14,7 @@
 
 #include "bytecode/capture.h"
 #include "bytecode/resume.h"
+#include "frame_eval/eval_frame.h"
 #include "graph/executor.h"
 #include "guards/guards.h"
 
@@ -70,6 +71,7 @@ struct CodeState {
   bool limit_warned = false;
   bool saw_tensor_work = false;  // some capture found tensors or ops
   bool skip = false;             // capture-all mode: no tensor work, never look again
+  pijit_skip_info skip_info{};   // skipped code: whether its runs may take the hook off
   std::vector<DynamicDim> dynamic_dims;  // sizes seen to vary between calls
   std::vector<ResumeCode> resumes;  // resume functions generated from this code object
   std::vector<BridgeCode> bridges;  // code that runs a breaking instruction in Python

@@ -30,13 +30,15 @@ namespace {
 
 bool g_enabled = false;                  // pijit.enable(): every frame is a candidate
 int FrameCallback(PyCodeObject* code, PyObject* func, PyObject* const* args, int nargs,
-                  PyObject** result) {
+                  PyObject** result, pijit_skip_info** info) {
   ThreadControl& c = Control();
   // A recording gradient tape must see every op: frames run eagerly meanwhile.
-  if (c.in_pijit > 0 || func == nullptr || !PyFunction_Check(func) || ActiveTape() != nullptr) return 0;
+  if (c.in_pijit > 0 || func == nullptr || !PyFunction_Check(func) || ActiveTape() != nullptr) {
+    return PIJIT_FRAME_DEFAULT;
+  }
   if (c.bypass == code) {
     c.bypass = nullptr;
-    return 0;
+    return PIJIT_FRAME_DEFAULT;
   }
   DispatchOptions options;
   const bool is_target = c.target == code;
@@ -45,28 +47,43 @@ int FrameCallback(PyCodeObject* code, PyObject* func, PyObject* const* args, int
   // A resume function is always a capture candidate (see pijit/csrc/graph_break.cc).
   const bool resume = known && known->capture_always && !is_target;
   if (resume) {
-    if (!ResumeCaptureAllowed()) return 0;
+    if (!ResumeCaptureAllowed()) return PIJIT_FRAME_DEFAULT;
   } else if (is_target) {
     c.target = nullptr;
     options = c.target_options;
   } else if (c.capture_depth > 0 || g_enabled) {
     if (known ? known->skip : Skipped(code)) {
       if (!known && (known = guards::GetCodeState(code, true))) known->skip = true;
-      return 0;
+      if (!known) return PIJIT_FRAME_DEFAULT;
+      // A skipped subtree's runs 1, 2, 4, ..., 64 and every 64th are watched (see
+      // frame_eval/eval_frame.h).
+      pijit_skip_info& s = known->skip_info;
+      *info = &s;
+      if (!s.subtree) return PIJIT_FRAME_SKIP;
+      const uint32_t n = ++s.calls;
+      return (n & (n - 1)) == 0 || (n & 63) == 0 ? PIJIT_FRAME_SKIP : PIJIT_FRAME_SUBTREE;
     }
   } else {
-    return 0;
+    return PIJIT_FRAME_DEFAULT;
   }
   guards::CodeState* st = known ? known : guards::GetCodeState(code, true);
-  if (!st) return 0;
+  if (!st) return PIJIT_FRAME_DEFAULT;
   bool run_eager = false;
   const bool first = st->compile_count == 0;
   PyObject* r = Dispatch(st, code, func, args, nargs, options, &run_eager);
   // A code object whose first analysis found no tensor work costs one check from now on.
-  if (first && !is_target && !resume && !st->saw_tensor_work) st->skip = true;
-  if (run_eager) return 0;
+  if (first && !is_target && !resume && !st->saw_tensor_work) {
+    st->skip = true;
+    if (run_eager) {
+      *info = &st->skip_info;
+      return PIJIT_FRAME_SKIP;
+    }
+  } else {
+    pijit_mark_live();
+  }
+  if (run_eager) return PIJIT_FRAME_DEFAULT;
   *result = r;
-  return 1;
+  return PIJIT_FRAME_RESULT;
 }
 
 // ---- JitFunction --------------------------------------------------------------------------
@@ -339,6 +356,22 @@ void BindJit(py::module_& m) {
   });
   m.def("_is_enabled", [] { return g_enabled; });
   m.def("_hook_active", [] { return pijit_hook_active() != 0; });
+  m.def("_skip_info", [](py::handle fn) {
+    py::dict d;
+    const guards::CodeState* st = guards::GetCodeState(CodeOf(fn), false);
+    d["skip"] = st && st->skip;
+    d["subtree"] = st && st->skip_info.subtree;
+    d["tainted"] = st && st->skip_info.tainted;
+    d["clean_runs"] = st ? st->skip_info.clean_runs : 0;
+    return d;
+  });
+  m.def("_hook_stats", [] {
+    const pijit_hook_stats s = pijit_get_hook_stats();
+    py::dict d;
+    d["frames"] = s.frames;
+    d["subtree_runs"] = s.subtree_runs;
+    return d;
+  });
   m.def("_register_cell_call", [](py::object call) {
     Py_XDECREF(bytecode::g_cell_call);
     bytecode::g_cell_call = call.release().ptr();

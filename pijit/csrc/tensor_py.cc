@@ -7,6 +7,7 @@
 #include <pybind11/stl.h>
 
 #include "absl/strings/str_format.h"
+#include "frame_eval/eval_frame.h"
 #include "pijit/csrc/convert.h"
 #include "pijit/csrc/module.h"
 #include "pijit/csrc/pyops.h"
@@ -16,6 +17,7 @@ namespace py = pybind11;
 
 namespace pijit {
 namespace {
+allocfunc g_tensor_alloc = nullptr;  // the tensor type's own tp_alloc
 
 char NumpyChar(DType d) {
   switch (d) {
@@ -525,6 +527,13 @@ void BindTensor(py::module_& m) {
       })
       .def("_data_ptr", [](const Tensor& t) { return reinterpret_cast<uintptr_t>(t.raw_data()); });
   g_tensor_type = reinterpret_cast<PyTypeObject*>(cls.ptr());
+  // Every tensor object is made here: code running as a skipped subtree that makes one is
+  // doing tensor work after all (frame_eval/eval_frame.h).
+  g_tensor_alloc = g_tensor_type->tp_alloc;
+  g_tensor_type->tp_alloc = [](PyTypeObject* type, Py_ssize_t n) {
+    if (pijit_subtree_running != nullptr) pijit_note_tensor_work();
+    return g_tensor_alloc(type, n);
+  };
   InstallNumberSlots(g_tensor_type);
 
   for (PyMethodDef& def : g_method_defs) {
