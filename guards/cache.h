@@ -17,6 +17,7 @@
 #include "frame_eval/eval_frame.h"
 #include "graph/executor.h"
 #include "guards/guards.h"
+#include "guards/shared.h"
 
 namespace pijit::guards {
 
@@ -63,6 +64,10 @@ struct BridgeCode {
 
 struct CodeState {
   std::vector<std::unique_ptr<CacheEntry>> entries;
+  // The entries' guards checked together; rebuilt when entries are added or dropped.
+  SharedGuards shared;
+  std::vector<CacheEntry*> by_program;  // the entry of each of shared's programs
+  bool shared_stale = true;
   int64_t call_count = 0;
   int64_t compile_count = 0;
   int64_t hit_count = 0;

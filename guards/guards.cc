@@ -214,92 +214,114 @@ void GuardProgram::GuardValue(int32_t source, PyObject* obj) {
   guards_.push_back(std::move(g));
 }
 
+PyObject* ResolveSource(const Source& s, PyObject* p, const Roots& roots) {
+  PyObject* v = nullptr;
+  switch (s.kind) {
+    case Source::kArg: v = roots.args[s.index]; break;
+    case Source::kGlobal: v = DictItem(roots.globals, s.name); break;
+    case Source::kBuiltin: v = BuiltinItem(roots.globals, roots.builtins, s.name); break;
+    case Source::kAttr: v = SafeGetAttr(p, s.name); break;
+    case Source::kClosure: v = CellItem(roots.closure, s.index); break;
+    case Source::kFuncGlobal:
+      if (PyFunction_Check(p)) v = DictItem(PyFunction_GET_GLOBALS(p), s.name);
+      break;
+    case Source::kFuncBuiltin:
+      if (PyFunction_Check(p)) {
+        v = BuiltinItem(PyFunction_GET_GLOBALS(p),
+                        reinterpret_cast<PyFunctionObject*>(p)->func_builtins, s.name);
+      }
+      break;
+    case Source::kFuncClosure:
+      if (PyFunction_Check(p)) v = CellItem(PyFunction_GET_CLOSURE(p), s.index);
+      break;
+    case Source::kFuncDefaults:
+      if (PyFunction_Check(p)) {
+        v = PyFunction_GET_DEFAULTS(p);
+        if (!v) v = Py_None;
+      }
+      break;
+    case Source::kTypeAttr: v = _PyType_Lookup(Py_TYPE(p), s.name); break;
+    case Source::kItem:
+      if ((PyTuple_Check(p) || PyList_Check(p)) && s.index < PySequence_Fast_GET_SIZE(p))
+        v = PySequence_Fast_ITEMS(p)[s.index];
+      break;
+    case Source::kDictItem:
+      if (PyDict_CheckExact(p)) v = DictItem(p, s.name);
+      break;
+    case Source::kFuncKwDefaults:
+      if (PyFunction_Check(p)) {
+        v = PyFunction_GET_KW_DEFAULTS(p);
+        if (!v) v = Py_None;
+      }
+      break;
+  }
+  if (!v && PyErr_Occurred()) PyErr_Clear();
+  return v;
+}
+
+bool GuardPasses(const Guard& g, PyObject* v, PyObject* other) {
+  switch (g.kind) {
+    case Guard::kTensorMatch:
+      return Py_TYPE(v) == g.type && TensorMatches(g, *AsTensor(v));
+    case Guard::kIdMatch:
+      return v == (g.weak ? PyWeakref_GET_OBJECT(g.value) : g.value);
+    case Guard::kSameAs:
+      return v == other;
+    case Guard::kTypeMatch:
+      if (Py_TYPE(v) != g.type) return false;
+      return g.length < 0 ||
+             (PyDict_Check(v) ? PyDict_GET_SIZE(v) : PySequence_Fast_GET_SIZE(v)) == g.length;
+    case Guard::kEqualsMatch:
+      return Py_TYPE(v) == g.type && (v == g.value || PlainEqual(v, g.value));
+    case Guard::kDictKeys: {
+      if (Py_TYPE(v) != g.type || PyDict_GET_SIZE(v) != PyTuple_GET_SIZE(g.value)) return false;
+      PyObject *k, *item;
+      Py_ssize_t pos = 0, i = 0;
+      while (PyDict_Next(v, &pos, &k, &item)) {
+        PyObject* want = PyTuple_GET_ITEM(g.value, i++);
+        if (k != want && !PlainEqual(k, want)) return false;
+      }
+      return true;
+    }
+  }
+  return false;
+}
+
+bool SameGuard(const Guard& a, const Guard& b) {
+  if (a.kind != b.kind || a.type != b.type || a.weak != b.weak || a.dtype != b.dtype ||
+      a.shape != b.shape || a.strides != b.strides || a.length != b.length ||
+      a.dynamic != b.dynamic || a.contiguous != b.contiguous) {
+    return false;
+  }
+  switch (a.kind) {
+    case Guard::kIdMatch: {
+      PyObject* x = a.weak ? PyWeakref_GET_OBJECT(a.value) : a.value;
+      PyObject* y = b.weak ? PyWeakref_GET_OBJECT(b.value) : b.value;
+      return x == y && x != Py_None;
+    }
+    case Guard::kEqualsMatch:
+    case Guard::kDictKeys:
+      return a.value == b.value || PlainEqual(a.value, b.value);
+    default:
+      return true;
+  }
+}
+
+bool SameSource(const Source& a, const Source& b) {
+  return a.kind == b.kind && a.index == b.index &&
+         (a.name == b.name || (a.name && b.name && Py_TYPE(a.name) == Py_TYPE(b.name) &&
+                               PlainEqual(a.name, b.name)));
+}
+
 bool GuardProgram::Check(const Roots& roots, PyObject** values) const {
   for (size_t i = 0; i < sources_.size(); ++i) {
     const Source& s = sources_[i];
-    PyObject* v = nullptr;
-    PyObject* p = s.parent >= 0 ? values[s.parent] : nullptr;
-    switch (s.kind) {
-      case Source::kArg: v = roots.args[s.index]; break;
-      case Source::kGlobal: v = DictItem(roots.globals, s.name); break;
-      case Source::kBuiltin: v = BuiltinItem(roots.globals, roots.builtins, s.name); break;
-      case Source::kAttr: v = SafeGetAttr(p, s.name); break;
-      case Source::kClosure: v = CellItem(roots.closure, s.index); break;
-      case Source::kFuncGlobal:
-        if (PyFunction_Check(p)) v = DictItem(PyFunction_GET_GLOBALS(p), s.name);
-        break;
-      case Source::kFuncBuiltin:
-        if (PyFunction_Check(p)) {
-          v = BuiltinItem(PyFunction_GET_GLOBALS(p),
-                          reinterpret_cast<PyFunctionObject*>(p)->func_builtins, s.name);
-        }
-        break;
-      case Source::kFuncClosure:
-        if (PyFunction_Check(p)) v = CellItem(PyFunction_GET_CLOSURE(p), s.index);
-        break;
-      case Source::kFuncDefaults:
-        if (PyFunction_Check(p)) {
-          v = PyFunction_GET_DEFAULTS(p);
-          if (!v) v = Py_None;
-        }
-        break;
-      case Source::kTypeAttr: v = _PyType_Lookup(Py_TYPE(p), s.name); break;
-      case Source::kItem:
-        if ((PyTuple_Check(p) || PyList_Check(p)) && s.index < PySequence_Fast_GET_SIZE(p))
-          v = PySequence_Fast_ITEMS(p)[s.index];
-        break;
-      case Source::kDictItem:
-        if (PyDict_CheckExact(p)) v = DictItem(p, s.name);
-        break;
-      case Source::kFuncKwDefaults:
-        if (PyFunction_Check(p)) {
-          v = PyFunction_GET_KW_DEFAULTS(p);
-          if (!v) v = Py_None;
-        }
-        break;
-    }
-    if (!v) {
-      if (PyErr_Occurred()) PyErr_Clear();
-      return false;
-    }
+    PyObject* v = ResolveSource(s, s.parent >= 0 ? values[s.parent] : nullptr, roots);
+    if (!v) return false;
     values[i] = v;
   }
   for (const Guard& g : guards_) {
-    PyObject* v = values[g.source];
-    switch (g.kind) {
-      case Guard::kTensorMatch:
-        if (Py_TYPE(v) != g.type || !TensorMatches(g, *AsTensor(v))) return false;
-        break;
-      case Guard::kIdMatch:
-        if (v != (g.weak ? PyWeakref_GET_OBJECT(g.value) : g.value)) return false;
-        break;
-      case Guard::kSameAs:
-        if (v != values[g.other]) return false;
-        break;
-      case Guard::kTypeMatch:
-        if (Py_TYPE(v) != g.type) return false;
-        if (g.length >= 0 &&
-            (PyDict_Check(v) ? PyDict_GET_SIZE(v) : PySequence_Fast_GET_SIZE(v)) != g.length) {
-          return false;
-        }
-        break;
-      case Guard::kEqualsMatch: {
-        if (Py_TYPE(v) != g.type) return false;
-        if (v == g.value) break;
-        if (!PlainEqual(v, g.value)) return false;
-        break;
-      }
-      case Guard::kDictKeys: {
-        if (Py_TYPE(v) != g.type || PyDict_GET_SIZE(v) != PyTuple_GET_SIZE(g.value)) return false;
-        PyObject *k, *item;
-        Py_ssize_t pos = 0, i = 0;
-        while (PyDict_Next(v, &pos, &k, &item)) {
-          PyObject* want = PyTuple_GET_ITEM(g.value, i++);
-          if (k != want && !PlainEqual(k, want)) return false;
-        }
-        break;
-      }
-    }
+    if (!GuardPasses(g, values[g.source], g.other >= 0 ? values[g.other] : nullptr)) return false;
   }
   return true;
 }

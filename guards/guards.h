@@ -79,6 +79,16 @@ bool IsPlainValue(PyObject* o);
 // attributes; nullptr (no error set) for anything else. Borrowed reference.
 PyObject* SafeGetAttr(PyObject* obj, PyObject* name);
 
+// The value of source `s` (its parent's value `parent`, for the kinds that have one), or
+// nullptr (no error set) when it does not resolve. Borrowed; runs no user code.
+PyObject* ResolveSource(const Source& s, PyObject* parent, const Roots& roots);
+// Whether guard `g` passes for the value `v` of its source (`other`: SAME_AS's other source).
+bool GuardPasses(const Guard& g, PyObject* v, PyObject* other);
+// Whether two guards check the same thing, and two sources (parents aside) name the same
+// value; both compare only the guard's or source's own fields.
+bool SameGuard(const Guard& a, const Guard& b);
+bool SameSource(const Source& a, const Source& b);
+
 class GuardProgram {
  public:
   GuardProgram() = default;
@@ -100,6 +110,8 @@ class GuardProgram {
   bool HasGuard(int32_t source) const;
 
   size_t num_sources() const { return sources_.size(); }
+  const std::vector<Source>& sources() const { return sources_; }
+  const std::vector<Guard>& guards() const { return guards_; }
   // Resolves every source into `values` (borrowed) and checks every guard.
   bool Check(const Roots& roots, PyObject** values) const;
   // True when the only failing guards are TENSOR_MATCHes whose tensors differ in dimension

@@ -1,6 +1,7 @@
 #include "pijit/csrc/dispatch.h"
 
 #include <algorithm>
+#include <optional>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -180,11 +181,44 @@ PyObject* Dispatch(CodeState* st, PyCodeObject* code, PyObject* func, PyObject* 
                       PyFunction_GET_CLOSURE(func)};
   absl::InlinedVector<PyObject*, 16> values;
   auto& entries = st->entries;
-  for (size_t i = 0; i < entries.size(); ++i) {
-    CacheEntry& e = *entries[i];
-    values.resize(e.guards->num_sources());
-    if (!e.guards->Check(roots, values.data())) continue;
-    if (i > 0) std::rotate(entries.begin(), entries.begin() + i, entries.begin() + i + 1);
+  // The most recently used entry checks its own program (the steady state of a hot call);
+  // after it misses, the other entries that may match are found through the shared tables.
+  CacheEntry* hit = nullptr;
+  if (!entries.empty()) {
+    values.resize(entries[0]->guards->num_sources());
+    if (entries[0]->guards->Check(roots, values.data())) hit = entries[0].get();
+  }
+  if (!hit && entries.size() > 1) {
+    if (st->shared_stale) {
+      absl::InlinedVector<const guards::GuardProgram*, 8> programs;
+      st->by_program.clear();
+      for (const auto& e : entries) {
+        programs.push_back(e->guards.get());
+        st->by_program.push_back(e.get());
+      }
+      st->shared.Build(programs);
+      st->shared_stale = false;
+    }
+    guards::SharedGuards::Call shared(st->shared, roots);
+    absl::InlinedVector<int32_t, 8> candidates;
+    shared.Candidates(&candidates);
+    for (int32_t p : candidates) {
+      CacheEntry* e = st->by_program[p];
+      if (e == entries[0].get()) continue;
+      values.resize(e->guards->num_sources());
+      if (shared.Check(p, values.data())) {
+        hit = e;
+        break;
+      }
+    }
+    if (hit) {
+      auto it = std::find_if(entries.begin(), entries.end(),
+                             [hit](const auto& e) { return e.get() == hit; });
+      std::rotate(entries.begin(), it, it + 1);
+    }
+  }
+  if (hit) {
+    CacheEntry& e = *hit;
     ++e.hits;
     ++st->hit_count;
     if (e.eager) {
@@ -202,6 +236,7 @@ PyObject* Dispatch(CodeState* st, PyCodeObject* code, PyObject* func, PyObject* 
   entries.erase(std::remove_if(entries.begin(), entries.end(),
                                [](const auto& e) { return e->guards->HasDeadReferent(); }),
                 entries.end());
+  st->shared_stale = true;
   // Entries whose guarded objects keep dying (a fresh object guarded by identity) are
   // evicted and recompiled on every call; a cap on compilations stops that too.
   if (entries.size() >= guards::CacheLimit() ||
@@ -331,6 +366,7 @@ PyObject* Dispatch(CodeState* st, PyCodeObject* code, PyObject* func, PyObject* 
     }
   }
   entries.insert(entries.begin(), std::move(entry));
+  st->shared_stale = true;
   CacheEntry& e = *entries.front();
   if (e.eager) {
     if (options.fullgraph && !IsUserError(e.reason)) {

@@ -365,6 +365,8 @@ void BindJit(py::module_& m) {
     d["clean_runs"] = st ? st->skip_info.clean_runs : 0;
     return d;
   });
+  m.def("_guard_evaluations", [] { return guards::SharedGuards::evaluations(); },
+        "Guards evaluated by shared checks (a code object with several cache entries).");
   m.def("_hook_stats", [] {
     const pijit_hook_stats s = pijit_get_hook_stats();
     py::dict d;
