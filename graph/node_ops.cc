@@ -364,7 +364,15 @@ absl::StatusOr<Tensor> RunNode(const Node& n, absl::Span<const Tensor* const> in
                     n.ints, dt, n.value.data<double>()[0], n.value.data<double>()[1], n.attr);
     }
     case Op::kConstant: return n.value;
-    case Op::kFused: return n.fused->Run(in, n.meta.shape);
+    case Op::kFused: {
+      // The inputs' broadcast shape: a graph with symbolic sizes runs at other sizes than
+      // the ones in its metas.
+      Shape shape;
+      for (const Tensor* t : in) {
+        PIJIT_ASSIGN_OR_RETURN(shape, BroadcastShapes("fused", shape, t->shape()));
+      }
+      return n.fused->Run(in, shape);
+    }
     default: break;
   }
   return absl::InternalError(absl::StrFormat("no kernel for %s", OpName(n.op)));

@@ -61,6 +61,15 @@ absl::StatusOr<bool> RunPass(absl::string_view name, PassFn pass, Graph& g) {
 }
 
 absl::Status RunPipeline(Graph& g, const PipelineOptions& options) {
+  if (options.symbolic_sizes) {
+    // Elementwise ops commute with broadcasting, so a fused loop computes its root at
+    // whatever sizes its inputs have at run time (the fused node takes its shape from them);
+    // the other rewrites compare sizes (reshape and broadcast elimination, folding, layer
+    // epilogues choosing kernels) and would hold only at the captured ones.
+    if (!options.fuse) return absl::OkStatus();
+    PIJIT_RETURN_IF_ERROR(RunPass("fusion", fusion::Run, g).status());
+    return RunPass("dce", dce::Run, g).status();
+  }
   // Cleanup to a fixed point: each pass exposes work for the others (folding creates
   // constants that simplify, simplify makes duplicates that cse merges).
   constexpr int kMaxRounds = 4;

@@ -14,6 +14,9 @@ namespace pijit::graph {
 
 struct PipelineOptions {
   bool fuse = true;  // matmul epilogues and elementwise fusion (generates code)
+  // The graph runs at other sizes than its metas say (dynamic-shape cache entries): only the
+  // passes whose rewrites hold at any sizes run, elementwise fusion and dead code removal.
+  bool symbolic_sizes = false;
 };
 
 absl::Status RunPipeline(Graph& g, const PipelineOptions& options = {});

@@ -302,10 +302,10 @@ PyObject* Dispatch(CodeState* st, PyCodeObject* code, PyObject* func, PyObject* 
   for (const auto& n : cr.graph.nodes()) stateful |= graph::HasTrait(n.op, graph::kStateful);
   if ((cr.ok || cr.brk) && cr.graph.num_ops() + cr.graph.params().size() > 0 &&
       (!cr.graph.outputs().empty() || stateful)) {
-    // Passes rewrite by the sizes in the graph (fusion, reshape elimination): a graph with
-    // symbolic sizes runs its ops as captured.
+    // Most passes rewrite by the sizes in the graph (reshape elimination, folding): a graph
+    // with symbolic sizes only gets the rewrites that hold at any sizes (elementwise fusion).
     graph::CompileOptions copts;
-    copts.optimize = !cr.dynamic;
+    copts.pipeline.symbolic_sizes = cr.dynamic;
     auto compiled = graph::CompiledGraph::Compile(std::move(cr.graph), copts);
     if (compiled.ok()) {
       entry->graph = std::move(*compiled);
