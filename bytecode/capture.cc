@@ -768,10 +768,11 @@ void Interp::Run() {
 }
 
 CaptureResult Capture(PyCodeObject* code, PyObject* func, PyObject* const* args, int nargs,
-                      const std::vector<guards::DynamicDim>& dynamic_dims, bool allow_break) {
+                      const std::vector<guards::DynamicDim>& dynamic_dims, bool allow_break,
+                      const std::vector<std::string>& dynamic_numbers) {
   CaptureResult result;
   {
-    Interp interp(code, func, args, nargs, &result, dynamic_dims, allow_break);
+    Interp interp(code, func, args, nargs, &result, dynamic_dims, allow_break, dynamic_numbers);
     interp.Run();
   }
   if (PyErr_Occurred()) PyErr_Clear();

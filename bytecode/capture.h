@@ -102,6 +102,10 @@ struct CaptureResult {
   std::unique_ptr<guards::GuardProgram> guards = std::make_unique<guards::GuardProgram>();
   graph::Graph graph;
   std::vector<int32_t> param_sources;  // graph parameter i is the tensor at this source
+  // Per parameter: kNoNumber for a tensor; else the parameter is the Python int or float at
+  // its source, converted on each call to a 0-d tensor of this dtype as eager arithmetic
+  // converts a scalar next to a tensor of that dtype (a dynamic number).
+  std::vector<int8_t> param_numbers;
   OutputSpec output;
   size_t num_instructions = 0;
   size_t num_blocks = 0;
@@ -112,14 +116,19 @@ struct CaptureResult {
   bool read_shape = false;  // the trace read a tensor's shape as a Python value
 };
 
+inline constexpr int8_t kNoNumber = -1;
+
 // `args` are the values of the first `nargs` local slots (positional then keyword-only
 // parameters), `func` the function object whose code is `code`.
-// `dynamic_dims` lists tensor dimensions (by source) to leave symbolic. With `allow_break`,
+// `dynamic_dims` lists tensor dimensions (by source) to leave symbolic; `dynamic_numbers`
+// sources (by SourceText) whose Python int or float, where it only meets a floating tensor in
+// arithmetic, becomes a graph parameter instead of a guarded constant. With `allow_break`,
 // an unsupported instruction of the function itself (or a call that cannot be inlined)
 // ends the graph there and fills `brk` instead of failing the whole function.
 CaptureResult Capture(PyCodeObject* code, PyObject* func, PyObject* const* args, int nargs,
                       const std::vector<guards::DynamicDim>& dynamic_dims = {},
-                      bool allow_break = false);
+                      bool allow_break = false,
+                      const std::vector<std::string>& dynamic_numbers = {});
 
 
 

@@ -93,6 +93,11 @@ void Interp::BuildBreak() {
   // in the prefix: the bridge runs the whole instruction again (random draws, assigns).
   g().TruncateTo(root_nodes_);
   out_->param_sources.resize(root_params_);
+  out_->param_numbers.resize(root_params_);
+  for (auto it = param_of_number_.begin(); it != param_of_number_.end();) {
+    if (static_cast<size_t>(it->second) >= root_nodes_) param_of_number_.erase(it++);
+    else ++it;
+  }
   for (auto it = param_of_source_.begin(); it != param_of_source_.end();) {
     if (static_cast<size_t>(it->second) >= root_nodes_) param_of_source_.erase(it++);
     else ++it;

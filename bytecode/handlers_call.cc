@@ -39,9 +39,15 @@ bool Interp::CallOp(PyOp op, const ValueList& in_args, const std::vector<std::st
   std::vector<ArgView> views(args.size());
   std::vector<std::vector<ArgView>> seqs;
   seqs.reserve(args.size());
+  // A dynamic number in arithmetic is not guarded by value: unless it stays a constant
+  // below, it becomes a graph parameter.
+  const bool arithmetic =
+      op == PyOp::kAdd || op == PyOp::kSub || op == PyOp::kMul || op == PyOp::kDiv;
+  absl::InlinedVector<bool, 3> dynamic_number(args.size(), false);
   for (size_t i = 0; i < args.size(); ++i) {
     const Value& a = args[i];
-    UseConst(a);
+    dynamic_number[i] = arithmetic && IsDynamicNumber(a);
+    if (!dynamic_number[i]) UseConst(a);
     if (a.kind == Value::kTensor) {
       views[i].is_tensor = true;
       continue;
@@ -108,12 +114,28 @@ bool Interp::CallOp(PyOp op, const ValueList& in_args, const std::vector<std::st
     }
     // A Python scalar follows the dtype of the operand it is combined with.
     const graph::NodeId like = tensor_of(call->operands[o.like]);
-    auto sc = ScalarOperand(PyOpName(op), o.scalar, g().node(like).meta.dtype);
+    const DType like_dtype = g().node(like).meta.dtype;
+    if (const int i = o.scalar_arg; i >= 0 && dynamic_number[i]) {
+      // Next to a floating tensor an int or float converts the same way whatever its value;
+      // elsewhere (integer tensors may overflow) it stays a guarded constant.
+      if (like_dtype == DType::kFloat32 || like_dtype == DType::kFloat64) {
+        inputs.push_back(NumberParam(args[i].source, args[i].obj, like_dtype));
+        continue;
+      }
+      dynamic_number[i] = false;
+      UseConst(args[i]);
+    }
+    auto sc = ScalarOperand(PyOpName(op), o.scalar, like_dtype);
     if (!sc.ok()) {
       Fail("invalid_input", std::string(sc.status().message()));
       return false;
     }
     inputs.push_back(g().AddConstant(std::move(*sc)));
+  }
+  for (size_t i = 0; i < args.size(); ++i) {
+    bool used = false;
+    for (const Operand& o : call->operands) used |= o.scalar_arg == static_cast<int>(i);
+    if (!used && dynamic_number[i]) UseConst(args[i]);
   }
   if (call->gop == graph::Op::kAdvIndex) {
     for (size_t i = 1; i < inputs.size(); ++i) {

@@ -114,9 +114,10 @@ struct Frame {
 class Interp {
  public:
   Interp(PyCodeObject* code, PyObject* func, PyObject* const* args, int nargs, CaptureResult* out,
-         const std::vector<guards::DynamicDim>& dynamic_dims, bool allow_break)
+         const std::vector<guards::DynamicDim>& dynamic_dims, bool allow_break,
+         const std::vector<std::string>& dynamic_numbers)
       : root_code_(code), root_func_(func), args_(args), nargs_(nargs), out_(out),
-        dynamic_dims_(dynamic_dims), allow_break_(allow_break) {}
+        dynamic_dims_(dynamic_dims), dynamic_numbers_(dynamic_numbers), allow_break_(allow_break) {}
   ~Interp();
   void Run();
 
@@ -131,6 +132,10 @@ class Interp {
   bool Pop(Frame& f, Value* v);
   bool PopN(Frame& f, size_t n, ValueList* out);
   bool FromSource(int32_t source, PyObject* obj, Value* out);
+  // Whether `v` is a Python int or float from a dynamic-number source (see Capture).
+  bool IsDynamicNumber(const Value& v);
+  // The graph parameter for the number `obj` at `source` as a 0-d tensor of `dtype`.
+  graph::NodeId NumberParam(int32_t source, PyObject* obj, DType dtype);
   void UseConst(const Value& v);
   Value SnapshotValue(const Value& v, absl::flat_hash_map<const ValueList*, Value>& copies);
   void UseAll(const ValueList& vs);
@@ -227,6 +232,7 @@ class Interp {
   int nargs_;
   CaptureResult* out_;
   const std::vector<guards::DynamicDim>& dynamic_dims_;
+  const std::vector<std::string>& dynamic_numbers_;
   bool allow_break_;
   // The root frame's state before its current instruction (the break point, on failure).
   Frame* root_frame_ = nullptr;
@@ -237,6 +243,8 @@ class Interp {
   size_t root_params_ = 0;  // parameters before the instruction
   std::vector<PyObject*> keep_;
   absl::flat_hash_map<int32_t, graph::NodeId> param_of_source_;
+  // Dynamic numbers read as graph inputs: (source, dtype) -> node.
+  absl::flat_hash_map<std::pair<int32_t, int>, graph::NodeId> param_of_number_;
   // Tensors read as graph inputs, by object: their node and first source.
   absl::flat_hash_map<PyObject*, std::pair<graph::NodeId, int32_t>> param_of_object_;
   absl::flat_hash_map<graph::NodeId, int32_t> output_of_node_;

@@ -32,6 +32,7 @@ bool Interp::FromSource(int32_t source, PyObject* obj, Value* out) {
       gp().GuardTensor(source, obj, *t, dynamic);
       node = g().AddParam(MetaOf(*t));
       out_->param_sources.push_back(source);
+      out_->param_numbers.push_back(kNoNumber);
       param_of_source_[source] = node;
       param_of_object_[obj] = {node, source};
     }
@@ -70,6 +71,29 @@ bool Interp::FromSource(int32_t source, PyObject* obj, Value* out) {
   }
   *out = Value::Const(obj, source);
   return true;
+}
+
+bool Interp::IsDynamicNumber(const Value& v) {
+  if (v.kind != Value::kConst || v.source < 0 || dynamic_numbers_.empty() || grad_depth_ > 0 ||
+      !(PyLong_CheckExact(v.obj) || PyFloat_CheckExact(v.obj))) {
+    return false;
+  }
+  const std::string where = gp().SourceText(v.source);
+  for (const std::string& s : dynamic_numbers_)
+    if (s == where) return true;
+  return false;
+}
+
+graph::NodeId Interp::NumberParam(int32_t source, PyObject* obj, DType dtype) {
+  const auto key = std::make_pair(source, static_cast<int>(dtype));
+  if (auto it = param_of_number_.find(key); it != param_of_number_.end()) return it->second;
+  // The value may change between calls; its type may not (int and float convert differently).
+  gp().GuardType(source, obj);
+  const graph::NodeId node = g().AddParam(TensorMeta{dtype, {}});
+  out_->param_sources.push_back(source);
+  out_->param_numbers.push_back(static_cast<int8_t>(dtype));
+  param_of_number_[key] = node;
+  return node;
 }
 
 Value Interp::SnapshotValue(const Value& v, absl::flat_hash_map<const ValueList*, Value>& copies) {

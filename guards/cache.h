@@ -27,6 +27,7 @@ struct CacheEntry {
   bytecode::BreakReason reason;
   std::optional<graph::CompiledGraph> graph;
   std::vector<int32_t> param_sources;
+  std::vector<int8_t> param_numbers;  // per parameter: bytecode::kNoNumber or a dtype
   bytecode::OutputSpec output;
   bool dynamic = false;  // symbolic sizes: a kernel error means "run eagerly", not a bug
   std::unique_ptr<bytecode::BreakInfo> brk;  // a graph break: run the prefix, then resume
@@ -78,6 +79,7 @@ struct CodeState {
   bool skip = false;             // capture-all mode: no tensor work, never look again
   pijit_skip_info skip_info{};   // skipped code: whether its runs may take the hook off
   std::vector<DynamicDim> dynamic_dims;  // sizes seen to vary between calls
+  std::vector<std::string> dynamic_numbers;  // sources whose int or float varies between calls
   std::vector<ResumeCode> resumes;  // resume functions generated from this code object
   std::vector<BridgeCode> bridges;  // code that runs a breaking instruction in Python
   // For generated code: the original code object it was made from, and how far its

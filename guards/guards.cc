@@ -357,6 +357,26 @@ bool GuardProgram::ShapeOnlyMismatch(const Roots& roots, PyObject** values,
   return any;
 }
 
+bool GuardProgram::NumberOnlyMismatch(const Roots& roots, PyObject** values,
+                                      std::vector<std::string>* sources) const {
+  for (size_t i = 0; i < sources_.size(); ++i) {
+    const Source& s = sources_[i];
+    values[i] = ResolveSource(s, s.parent >= 0 ? values[s.parent] : nullptr, roots);
+    if (!values[i]) return false;
+  }
+  bool any = false;
+  for (const Guard& g : guards_) {
+    PyObject* v = values[g.source];
+    if (GuardPasses(g, v, g.other >= 0 ? values[g.other] : nullptr)) continue;
+    const bool number = g.kind == Guard::kEqualsMatch && Py_TYPE(v) == g.type &&
+                        (PyLong_CheckExact(v) || PyFloat_CheckExact(v));
+    if (!number) return false;
+    sources->push_back(SourceText(g.source));
+    any = true;
+  }
+  return any;
+}
+
 std::string GuardProgram::SourceText(int32_t i) const {
   const Source& s = sources_[i];
   const char* name = s.name ? PyUnicode_AsUTF8(s.name) : "";

@@ -117,6 +117,10 @@ class GuardProgram {
   // True when the only failing guards are TENSOR_MATCHes whose tensors differ in dimension
   // sizes alone (same type, dtype and rank); appends those dimensions to `dims`.
   bool ShapeOnlyMismatch(const Roots& roots, PyObject** values, std::vector<DynamicDim>* dims) const;
+  // True when the only failing guards are EQUALS_MATCHes of an int or a float that is now
+  // another number of the same type; appends their sources' SourceText to `sources`.
+  bool NumberOnlyMismatch(const Roots& roots, PyObject** values,
+                          std::vector<std::string>* sources) const;
   bool has_dynamic() const;
   // Stops checking tensor sizes and layout (dtype, rank and type stay checked).
   void RelaxTensorSizes();

@@ -120,8 +120,25 @@ PyObject* RunEntry(CodeState* st, PyCodeObject* code, PyObject* func, const Cach
   std::vector<Tensor> outs;
   outs.reserve(4);
   if (e.graph) {
+    // Dynamic numbers become 0-d tensors, converted as eager arithmetic converts a scalar
+    // next to a tensor of the parameter's dtype.
+    absl::InlinedVector<Tensor, 2> numbers;
+    for (size_t i = 0; i < e.param_sources.size(); ++i) {
+      if (e.param_numbers[i] == bytecode::kNoNumber) continue;
+      auto t = ScalarOperand("add", values[e.param_sources[i]],
+                             static_cast<DType>(e.param_numbers[i]));
+      if (!t.ok()) {
+        *run_eager = true;  // eager raises whatever the conversion raises
+        return nullptr;
+      }
+      numbers.push_back(std::move(*t));
+    }
     absl::InlinedVector<const Tensor*, 8> inputs;
-    for (int32_t src : e.param_sources) inputs.push_back(AsTensor(values[src]));
+    for (size_t i = 0, k = 0; i < e.param_sources.size(); ++i) {
+      inputs.push_back(e.param_numbers[i] == bytecode::kNoNumber
+                           ? AsTensor(values[e.param_sources[i]])
+                           : &numbers[k++]);
+    }
     absl::Status st = e.graph->Run(inputs, &outs);
     if (!st.ok()) {
       if (e.dynamic) {
@@ -273,16 +290,34 @@ PyObject* Dispatch(CodeState* st, PyCodeObject* code, PyObject* func, PyObject* 
         st->dynamic_dims.push_back(std::move(d));
     }
   }
+  // A miss where Python ints or floats differ from an entry's: where they only meet floating
+  // tensors in arithmetic, they become graph inputs, so a learning rate or a step count that
+  // changes on every call compiles once more, not once per value.
+  {
+    std::vector<std::string> numbers;
+    for (const auto& e : entries) {
+      if (e->eager) continue;
+      values.resize(e->guards->num_sources());
+      if (e->guards->NumberOnlyMismatch(roots, values.data(), &numbers)) break;
+      numbers.clear();
+    }
+    for (auto& n : numbers) {
+      if (std::find(st->dynamic_numbers.begin(), st->dynamic_numbers.end(), n) ==
+          st->dynamic_numbers.end()) {
+        st->dynamic_numbers.push_back(std::move(n));
+      }
+    }
+  }
   ++Control().in_pijit;
   // Strict mode wants one graph or an error; otherwise an unsupported point breaks the graph.
   const bool allow_break = !options.fullgraph;
-  bytecode::CaptureResult cr =
-      bytecode::Capture(code, func, args, nargs, st->dynamic_dims, allow_break);
+  bytecode::CaptureResult cr = bytecode::Capture(code, func, args, nargs, st->dynamic_dims,
+                                                 allow_break, st->dynamic_numbers);
   if (cr.dynamic && cr.read_shape) {
     // The trace used sizes as Python values: specialise on them from now on.
     st->static_only = true;
     st->dynamic_dims.clear();
-    cr = bytecode::Capture(code, func, args, nargs, {}, allow_break);
+    cr = bytecode::Capture(code, func, args, nargs, {}, allow_break, st->dynamic_numbers);
   }
   --Control().in_pijit;
   if (LogEnabled("recompiles") && cr.dynamic) {
@@ -293,6 +328,7 @@ PyObject* Dispatch(CodeState* st, PyCodeObject* code, PyObject* func, PyObject* 
   auto entry = std::make_unique<CacheEntry>();
   entry->guards = std::move(cr.guards);
   entry->param_sources = std::move(cr.param_sources);
+  entry->param_numbers = std::move(cr.param_numbers);
   entry->output = std::move(cr.output);
   entry->effects = std::move(cr.effects);
   entry->dynamic = cr.dynamic;

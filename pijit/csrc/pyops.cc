@@ -158,6 +158,7 @@ absl::StatusOr<Operand> TensorOperand(const char* op, absl::Span<const ArgView> 
   if (allow_scalar && !a.is_seq && IsPyScalar(a.object)) {
     Operand o;
     o.scalar = a.object;
+    o.scalar_arg = slot;
     return o;
   }
   return TypeError(absl::StrFormat("%s: expected a Tensor%s, got %s", op,

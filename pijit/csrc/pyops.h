@@ -53,6 +53,7 @@ struct Operand {
   int arg = -1;
   int item = -1;
   PyObject* scalar = nullptr;
+  int scalar_arg = -1;  // the argument `scalar` came from
   int like = -1;
   PyObject* array = nullptr;
 };

@@ -37,7 +37,7 @@ def evaluations(fn, *args):
 def test_a_miss_over_many_entries_evaluates_shared_guards_once():
     @ms.jit(mode="PIJit")
     def f(x, y, k):
-        return x + y * k
+        return x + y * k if k < 1000 else x  # entries depend on k's value
 
     x, y = t(np.float32, (4,)), t(np.float32, (4,))
     for k in range(8):
@@ -48,10 +48,12 @@ def test_a_miss_over_many_entries_evaluates_shared_guards_once():
     out, n = evaluations(f, x, y, 100)
     np.testing.assert_array_equal(out.asnumpy(), x.asnumpy() + y.asnumpy() * 100)
     assert n == 7
-    # The least recently used entry: the six others fail on k, then its k, x and y once each.
+    # The miss compiled a ninth entry. The least recently used entry (k=1): the seven others
+    # but the most recent fail on k, then its k, x and y are evaluated once each.
+    assert ms.get_code_extra(f)["cache_entries"] == 9
     out, n = evaluations(f, x, y, 1)
     np.testing.assert_array_equal(out.asnumpy(), x.asnumpy() + y.asnumpy())
-    assert n == 6 + 3
+    assert n == 7 + 3
     # Checking each program on its own would have evaluated x and y for every entry.
 
 

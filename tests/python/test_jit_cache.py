@@ -87,7 +87,7 @@ def test_changed_shape_recompiles_exactly_once():
 
 def test_changed_python_scalar_argument_recompiles_exactly_once():
     def scale(a, s):
-        return a * s
+        return a * s if s != 5.5 else a  # the comparison makes each entry depend on s's value
     jf = pijit(scale)
     x = T(np.arange(3, dtype=np.float32))
     assert_same_tensor(jf(x, 2.0), scale(x, 2.0))
@@ -102,7 +102,7 @@ def test_changed_python_scalar_argument_recompiles_exactly_once():
 @pytest.mark.parametrize("first,second", [(2.0, 2), (2, True), (1, 1.0), (True, 1.0)], ids=repr)
 def test_equal_python_scalars_of_different_types_are_not_confused(first, second):
     def scale(a, s):
-        return a * s
+        return a * s if s != 5.5 else a  # the comparison makes each entry depend on s's value
     jf = pijit(scale)
     x = T(np.arange(3, dtype=np.int32))
     assert_same_tensor(jf(x, first), scale(x, first))
@@ -120,7 +120,7 @@ def test_negative_zero_argument_is_not_confused_with_zero():
 
 def test_repeated_identical_nan_argument_is_a_cache_hit():
     def scale(a, s):
-        return a * s
+        return a * s if s != 5.5 else a  # the comparison makes each entry depend on s's value
     jf = pijit(scale)
     x = T(np.ones(2, np.float32))
     nan = float("nan")
@@ -131,7 +131,7 @@ def test_repeated_identical_nan_argument_is_a_cache_hit():
 
 def test_repeated_nan_value_argument_is_a_cache_hit():
     def scale(a, s):
-        return a * s
+        return a * s if s != 5.5 else a  # the comparison makes each entry depend on s's value
     jf = pijit(scale)
     x = T(np.ones(2, np.float32))
     jf(x, float("nan"))
@@ -151,7 +151,7 @@ def test_changed_strides_give_correct_results(rng):
 
 def test_recompile_limit_warns_once_and_stays_correct():
     def scale(a, s):
-        return a * s
+        return a * s if s != 5.5 else a  # the comparison makes each entry depend on s's value
     jf = pijit(scale)
     x = T(np.ones(2, np.float32))
     with warnings.catch_warnings(record=True) as caught:

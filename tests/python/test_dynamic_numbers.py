@@ -1,0 +1,171 @@
+"""Dynamic numbers: after a miss where only Python ints or floats changed, a number that only
+meets floating tensors in arithmetic becomes a graph input instead of a guarded constant, so a
+learning rate or a step count that changes on every call compiles twice, not once per value.
+Any other use of the number (control flow, returning it, integer tensors) keeps it guarded."""
+import numpy as np
+import pytest
+
+import pijit as ms
+
+
+@pytest.fixture(autouse=True)
+def fresh():
+    ms.reset()
+    yield
+    ms.reset()
+
+
+def tensor(dtype=np.float32, n=5):
+    return ms.Tensor(np.linspace(-2, 2, n).astype(dtype))
+
+
+def check(jitted, plain, *args):
+    got, want = jitted(*args), plain(*args)
+    if isinstance(want, ms.Tensor):
+        assert got.dtype == want.dtype and got.shape == want.shape
+        np.testing.assert_array_equal(got.asnumpy(), want.asnumpy())
+    else:
+        assert type(got) is type(want) and got == want
+    return got
+
+
+def compiles(fn):
+    return ms.get_code_extra(fn)["compile_count"]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_learning_rate_and_step_compile_twice(dtype):
+    def step(x, lr, i):
+        return x - lr * x * 0.5 + x * i / 3
+
+    f = ms.jit(step, mode="PIJit")
+    x = tensor(dtype)
+    for i in range(12):
+        check(f, step, x, 0.1 / (i + 1), i)
+    assert compiles(f) == 2
+    assert ms.get_code_extra(f)["cache_hits"] == 10
+
+
+def test_a_number_that_steers_control_flow_stays_guarded():
+    def g(x, k):
+        y = x * k
+        return y + 1 if k > 2 else y - 1
+
+    f = ms.jit(g, mode="PIJit")
+    x = tensor()
+    for k in [1, 2, 3, 4, 1, 5.0, 0.5]:
+        check(f, g, x, k)
+    assert compiles(f) == 6  # one per distinct value: each entry depends on k > 2 by value
+
+
+def test_integer_and_half_tensors_keep_the_number_constant():
+    def g(x, k):
+        return x * k + k
+
+    f = ms.jit(g, mode="PIJit")
+    for dtype in (np.int32, np.int8, np.float16):
+        x = tensor(dtype)
+        for k in (3, 4, 5, 100):
+            check(f, g, x, k)
+    with pytest.raises(Exception) as eager_error:
+        g(tensor(np.int8), 1000)
+    with pytest.raises(type(eager_error.value)):
+        f(tensor(np.int8), 1000)
+
+
+def test_type_changes_and_bools_recompile():
+    def g(x, k):
+        return x * k
+
+    f = ms.jit(g, mode="PIJit")
+    x = tensor()
+    for k in (2, 3, 4, 2.5, 3.5, 4.5, True, False, 7, 7.25):
+        check(f, g, x, k)
+    # int, then float values share an entry each; bools are constants.
+    assert compiles(f) <= 6
+
+
+def test_huge_ints_raise_what_eager_raises_or_match_it():
+    def g(x, k):
+        return x + k
+
+    f = ms.jit(g, mode="PIJit")
+    x = tensor()
+    for k in (1, 2, 3):
+        check(f, g, x, k)
+    try:
+        want = g(x, 10**30)
+    except Exception as e:  # noqa: BLE001 - the jitted call must raise the same
+        with pytest.raises(type(e)):
+            f(x, 10**30)
+    else:
+        np.testing.assert_array_equal(f(x, 10**30).asnumpy(), want.asnumpy())
+
+
+SCALE = 1.0
+
+
+class Model:
+    def __init__(self):
+        self.lr = 0.5
+
+
+def test_globals_and_attributes_become_inputs():
+    global SCALE
+    model = Model()
+
+    def g(x, m):
+        return x * SCALE + m.lr * x
+
+    f = ms.jit(g, mode="PIJit")
+    x = tensor()
+    for i in range(10):
+        SCALE = 1.0 + i
+        model.lr = 0.5 / (i + 1)
+        check(f, g, x, model)
+    assert compiles(f) == 2
+
+
+def test_numbers_returned_or_stored_or_computed_stay_exact():
+    log = []
+
+    def g(x, k):
+        log.append(k)
+        y = x * k
+        return y, k * 2, k
+
+    f = ms.jit(g, mode="PIJit")
+    x = tensor()
+    for k in (1.5, 2.5, 3.5, 4.5):
+        got = f(x, k)
+        want = g(x, k)
+        np.testing.assert_array_equal(got[0].asnumpy(), want[0].asnumpy())
+        assert got[1:] == want[1:]
+    assert log == [1.5, 1.5, 2.5, 2.5, 3.5, 3.5, 4.5, 4.5]
+
+
+def test_numbers_around_a_graph_break():
+    printed = []
+
+    def g(x, lr):
+        y = x * lr
+        printed.append("between")
+        return y - lr
+
+    f = ms.jit(g, mode="PIJit")
+    x = tensor()
+    for lr in (0.1, 0.2, 0.3, 0.4, 0.5):
+        check(f, g, x, lr)
+    assert printed == ["between"] * 10
+    assert compiles(f) <= 3
+
+
+def test_gradients_with_changing_numbers_match_eager():
+    def loss(x, k):
+        return (x * x * k).sum()
+
+    grad = ms.grad(loss)
+    jgrad = ms.jit(lambda x, k: grad(x, k), mode="PIJit")
+    x = tensor()
+    for k in (0.5, 1.5, 2.5, 3.5):
+        np.testing.assert_allclose(jgrad(x, k).asnumpy(), grad(x, k).asnumpy(), rtol=1e-6)
