@@ -43,6 +43,7 @@ struct OutputSpec {
     kBoundMethod,  // attribute `constant` of the object built by items[0] (graph breaks only)
     kDictIterator,  // iter(dict at guard source `index`) advanced by `constant` (an int) items
                     // (graph breaks only: a loop over an input dict, continued in Python)
+    kGraphNumber,   // graph output `index` (0-d) as a Python number of type `constant`
   };
   Kind kind = kConstant;
   int32_t index = -1;           // graph output, guard source, or memo slot (kRef)

@@ -19,6 +19,7 @@ bool Interp::MakeBreakSpec(const Value& v, OutputSpec* spec) {
       spec->kind = OutputSpec::kUnbound;
       return true;
     case Value::kConst:
+      if (v.number && v.source < 0) return MakeOutput(v, spec);
       if (v.source >= 0) {
         spec->kind = OutputSpec::kSource;
         spec->index = v.source;

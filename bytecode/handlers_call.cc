@@ -46,7 +46,7 @@ bool Interp::CallOp(PyOp op, const ValueList& in_args, const std::vector<std::st
   absl::InlinedVector<bool, 3> dynamic_number(args.size(), false);
   for (size_t i = 0; i < args.size(); ++i) {
     const Value& a = args[i];
-    dynamic_number[i] = arithmetic && IsDynamicNumber(a);
+    dynamic_number[i] = arithmetic && (IsDynamicNumber(a) || (a.kind == Value::kConst && a.number));
     if (!dynamic_number[i]) UseConst(a);
     if (a.kind == Value::kTensor) {
       views[i].is_tensor = true;
@@ -119,7 +119,21 @@ bool Interp::CallOp(PyOp op, const ValueList& in_args, const std::vector<std::st
       // Next to a floating tensor an int or float converts the same way whatever its value;
       // elsewhere (integer tensors may overflow) it stays a guarded constant.
       if (like_dtype == DType::kFloat32 || like_dtype == DType::kFloat64) {
-        inputs.push_back(NumberParam(args[i].source, args[i].obj, like_dtype));
+        if (!args[i].number) {
+          inputs.push_back(NumberParam(args[i].source, args[i].obj, like_dtype));
+          continue;
+        }
+        // A computed number converts as eager converts the Python result: one rounding.
+        graph::NodeId n = args[i].number->node;
+        if (g().node(n).meta.dtype != like_dtype) {
+          auto c = g().AddOp(graph::Op::kCast, {n}, CastTo(like_dtype));
+          if (!c.ok()) {
+            Fail("internal", std::string(c.status().message()));
+            return false;
+          }
+          n = *c;
+        }
+        inputs.push_back(n);
         continue;
       }
       dynamic_number[i] = false;

@@ -92,6 +92,7 @@ bool Interp::BinaryOp(int nb, const Value& a, const Value& b, Value* out) {
     *out = Value::Seq(std::move(items), a.is_list);
     return true;
   }
+  if (NumberArith(base, a, b, out)) return true;
   PyObject* x = AsPyObject(a);
   PyObject* y = AsPyObject(b);
   if (x && y && IsPlainValue(x) && IsPlainValue(y)) {

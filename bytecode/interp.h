@@ -23,6 +23,22 @@ struct Value;
 using ValueList = std::vector<Value>;
 struct GenState;
 
+// Attributes of a cast node to `dtype`.
+inline graph::Attrs CastTo(DType dtype) {
+  graph::Attrs a;
+  a.dtype = dtype;
+  return a;
+}
+
+// A Python int or float whose value the graph computes: a dynamic number (see Capture) or
+// +, -, *, / of such numbers and constants. The Value stays a kConst holding the value of
+// this call; any use of that value for the trace (UseConst) guards every origin by value.
+struct NumberInfo {
+  graph::NodeId node = -1;  // a 0-d float64 (float) or int64 (int) node
+  int bits = 0;             // ints: |value| < 2^bits on every call the guards accept
+  std::vector<std::pair<int32_t, PyObject*>> origins;  // (source, value in this call)
+};
+
 struct Value {
   enum Kind : uint8_t {
     kUndef,         // an unassigned local
@@ -57,6 +73,7 @@ struct Value {
   // its length, so that a break can hand Python the dict's own iterator at the same place.
   int32_t iter_dict = -1;
   Py_ssize_t iter_total = 0;
+  std::shared_ptr<const NumberInfo> number;  // kConst: a number the graph computes
 
   static Value Const(PyObject* o, int32_t source = -1) {
     Value v;
@@ -136,6 +153,12 @@ class Interp {
   bool IsDynamicNumber(const Value& v);
   // The graph parameter for the number `obj` at `source` as a 0-d tensor of `dtype`.
   graph::NodeId NumberParam(int32_t source, PyObject* obj, DType dtype);
+  // `v`'s number as a float64 / int64 graph node: a dynamic number read from its source, or
+  // a computed one; nullptr info when `v` is neither.
+  std::shared_ptr<const NumberInfo> NumberOf(const Value& v);
+  // a (+, -, *, /) b computed by the graph when one side is a number the graph computes and
+  // Python would give the same result; false (nothing done) otherwise.
+  bool NumberArith(int base, const Value& a, const Value& b, Value* out);
   void UseConst(const Value& v);
   Value SnapshotValue(const Value& v, absl::flat_hash_map<const ValueList*, Value>& copies);
   void UseAll(const ValueList& vs);

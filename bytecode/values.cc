@@ -96,6 +96,94 @@ graph::NodeId Interp::NumberParam(int32_t source, PyObject* obj, DType dtype) {
   return node;
 }
 
+std::shared_ptr<const NumberInfo> Interp::NumberOf(const Value& v) {
+  if (v.kind != Value::kConst) return nullptr;
+  if (v.number) return v.number;
+  if (!IsDynamicNumber(v)) return nullptr;
+  auto info = std::make_shared<NumberInfo>();
+  if (PyFloat_CheckExact(v.obj)) {
+    info->node = NumberParam(v.source, v.obj, DType::kFloat64);
+  } else {
+    // Ints take part only while small: int64 arithmetic and conversions to float64 are then
+    // exact, as Python's are.
+    constexpr int kIntBits = 31;
+    int overflow = 0;
+    const long long x = PyLong_AsLongLongAndOverflow(v.obj, &overflow);
+    if (overflow || x <= -(1LL << kIntBits) || x >= (1LL << kIntBits)) return nullptr;
+    gp().GuardIntBound(v.source, kIntBits);
+    info->node = NumberParam(v.source, v.obj, DType::kInt64);
+    info->bits = kIntBits;
+  }
+  info->origins.emplace_back(v.source, v.obj);
+  return info;
+}
+
+bool Interp::NumberArith(int base, const Value& a, const Value& b, Value* out) {
+  constexpr int kAdd = 0, kMul = 5, kSub = 10, kDiv = 11;  // NB_ADD, NB_MULTIPLY, ...
+  if (base != kAdd && base != kMul && base != kSub && base != kDiv) return false;
+  if (a.kind != Value::kConst || b.kind != Value::kConst) return false;
+  auto number_or_plain = [](const Value& v) {
+    return PyFloat_CheckExact(v.obj) || PyLong_CheckExact(v.obj);  // (bool is not exact int)
+  };
+  if (!number_or_plain(a) || !number_or_plain(b)) return false;
+  auto na = NumberOf(a), nb = NumberOf(b);
+  if (!na && !nb) return false;
+  // Python raises on a zero divisor where the graph would give inf: the divisor must be a
+  // known constant (not zero).
+  if (base == kDiv && (nb || PyObject_IsTrue(b.obj) != 1)) return false;
+  const bool ints = PyLong_CheckExact(a.obj) && PyLong_CheckExact(b.obj) && base != kDiv;
+  // An operand's graph node in the result's dtype: int64 for int results, else float64.
+  int bits_a = 0, bits_b = 0;
+  auto operand = [&](const Value& v, const std::shared_ptr<const NumberInfo>& n,
+                     int* bits) -> graph::NodeId {
+    if (n) {
+      *bits = n->bits;
+      const DType have = g().node(n->node).meta.dtype;
+      if (ints || have == DType::kFloat64) return n->node;
+      auto c = g().AddOp(graph::Op::kCast, {n->node}, CastTo(DType::kFloat64));
+      return c.ok() ? *c : -1;
+    }
+    if (PyLong_CheckExact(v.obj)) {
+      int overflow = 0;
+      const long long x = PyLong_AsLongLongAndOverflow(v.obj, &overflow);
+      if (overflow || x <= -(1LL << 52) || x >= (1LL << 52)) return -1;
+      *bits = 64 - __builtin_clzll(static_cast<unsigned long long>(x < 0 ? -x : x) | 1);
+      return ints ? g().AddConstant(Tensor::Scalar<int64_t>(x))
+                  : g().AddConstant(Tensor::Scalar<double>(static_cast<double>(x)));
+    }
+    return g().AddConstant(Tensor::Scalar<double>(PyFloat_AS_DOUBLE(v.obj)));
+  };
+  const graph::NodeId x = operand(a, na, &bits_a);
+  const graph::NodeId y = operand(b, nb, &bits_b);
+  if (x < 0 || y < 0) return false;
+  int bits = 0;
+  if (ints) {
+    bits = base == kMul ? bits_a + bits_b : std::max(bits_a, bits_b) + 1;
+    if (bits > 52) return false;  // past what stays exact: Python's value instead
+  }
+  const graph::Op op = base == kAdd ? graph::Op::kAdd : base == kSub ? graph::Op::kSub
+                       : base == kMul ? graph::Op::kMul : graph::Op::kDiv;
+  auto node = g().AddOp(op, {x, y});
+  if (!node.ok()) return false;
+  // This call's value, computed by Python as the eager run does.
+  static PyObject* (*const kOps[])(PyObject*, PyObject*) = {
+      PyNumber_Add, nullptr, nullptr, nullptr, nullptr, PyNumber_Multiply, nullptr, nullptr,
+      nullptr, nullptr, PyNumber_Subtract, PyNumber_TrueDivide};
+  PyObject* r = kOps[base](a.obj, b.obj);
+  if (!r) {
+    PyErr_Clear();
+    return false;
+  }
+  auto info = std::make_shared<NumberInfo>();
+  info->node = *node;
+  info->bits = bits;
+  for (const auto* n : {na.get(), nb.get()})
+    if (n) info->origins.insert(info->origins.end(), n->origins.begin(), n->origins.end());
+  *out = Value::Const(Keep(r));
+  out->number = std::move(info);
+  return true;
+}
+
 Value Interp::SnapshotValue(const Value& v, absl::flat_hash_map<const ValueList*, Value>& copies) {
   // Every container is rebuilt (tuples and iterators too, since they may hold lists), each
   // once: values that shared a container share its copy.
@@ -113,6 +201,9 @@ Value Interp::SnapshotValue(const Value& v, absl::flat_hash_map<const ValueList*
 }
 
 void Interp::UseConst(const Value& v) {
+  if (v.kind == Value::kConst && v.number) {
+    for (const auto& [source, obj] : v.number->origins) gp().GuardValue(source, obj);
+  }
   if (v.kind == Value::kConst && v.source >= 0) gp().GuardValue(v.source, v.obj);
   if (v.kind == Value::kSeq) UseAll(*v.items);
 }
@@ -185,6 +276,23 @@ bool Interp::MakeOutput(const Value& v, OutputSpec* spec) {
       return true;
     }
     case Value::kConst:
+      if (v.number && v.source < 0) {
+        // A computed number: the graph's value, as a Python int or float, on each call.
+        auto it = output_of_node_.find(v.number->node);
+        int32_t idx;
+        if (it != output_of_node_.end()) {
+          idx = it->second;
+        } else {
+          idx = static_cast<int32_t>(outputs_.size());
+          outputs_.push_back(v.number->node);
+          output_of_node_[v.number->node] = idx;
+        }
+        spec->kind = OutputSpec::kGraphNumber;
+        spec->index = idx;
+        spec->constant = reinterpret_cast<PyObject*>(Py_TYPE(v.obj));
+        Py_INCREF(spec->constant);
+        return true;
+      }
       UseConst(v);
       if (v.source >= 0 && !PyLong_CheckExact(v.obj) && !PyFloat_CheckExact(v.obj) &&
           v.obj != Py_None && !PyBool_Check(v.obj) && !PyUnicode_CheckExact(v.obj)) {

@@ -85,6 +85,16 @@ void GuardProgram::GuardDictKeys(int32_t source, PyObject* dict) {
   guards_.push_back(std::move(g));
 }
 
+void GuardProgram::GuardIntBound(int32_t source, int bits) {
+  for (const Guard& g : guards_)
+    if (g.source == source && g.kind == Guard::kIntBound && g.length <= bits) return;
+  Guard g{Guard::kIntBound, source};
+  g.type = &PyLong_Type;
+  Py_INCREF(reinterpret_cast<PyObject*>(g.type));
+  g.length = bits;
+  guards_.push_back(std::move(g));
+}
+
 void GuardProgram::GuardSameAs(int32_t source, int32_t other) {
   Guard g{Guard::kSameAs, source};
   g.other = other;
@@ -130,9 +140,14 @@ PyObject* CellItem(PyObject* closure, int32_t index) {
 }  // namespace
 
 bool GuardProgram::HasGuard(int32_t source) const {
-  // TYPE_MATCH and DICT_KEYS are weaker than the others: a value guard may still be added.
-  for (const Guard& g : guards_)
-    if (g.source == source && g.kind != Guard::kTypeMatch && g.kind != Guard::kDictKeys) return true;
+  // TYPE_MATCH, DICT_KEYS and INT_BOUND are weaker than the others: a value guard may still
+  // be added.
+  for (const Guard& g : guards_) {
+    if (g.source == source && g.kind != Guard::kTypeMatch && g.kind != Guard::kDictKeys &&
+        g.kind != Guard::kIntBound) {
+      return true;
+    }
+  }
   return false;
 }
 
@@ -273,6 +288,13 @@ bool GuardPasses(const Guard& g, PyObject* v, PyObject* other) {
              (PyDict_Check(v) ? PyDict_GET_SIZE(v) : PySequence_Fast_GET_SIZE(v)) == g.length;
     case Guard::kEqualsMatch:
       return Py_TYPE(v) == g.type && (v == g.value || PlainEqual(v, g.value));
+    case Guard::kIntBound: {
+      if (!PyLong_CheckExact(v)) return false;
+      int overflow = 0;
+      const long long x = PyLong_AsLongLongAndOverflow(v, &overflow);
+      const long long bound = 1LL << g.length;
+      return overflow == 0 && x > -bound && x < bound;
+    }
     case Guard::kDictKeys: {
       if (Py_TYPE(v) != g.type || PyDict_GET_SIZE(v) != PyTuple_GET_SIZE(g.value)) return false;
       PyObject *k, *item;
@@ -442,6 +464,9 @@ std::string GuardProgram::ToText() const {
         if (!r) PyErr_Clear();
         break;
       }
+      case Guard::kIntBound:
+        absl::StrAppend(&out, "INT_BOUND(", src, "): |int| < 2**", g.length, "\n");
+        break;
       case Guard::kTypeMatch:
         absl::StrAppend(&out, "TYPE_MATCH(", src, "): ", g.type->tp_name);
         if (g.length >= 0) absl::StrAppend(&out, " len=", g.length);

@@ -41,6 +41,7 @@ struct Guard {
     kTypeMatch,    // exact type, and for tuples and lists the length (in `length`)
     kSameAs,       // the same object as source `other` (two paths to one tensor)
     kDictKeys,     // an exact dict whose keys are `value` (a tuple), in that order
+    kIntBound,     // an exact int with |value| < 2^`length`
   };
   Kind kind;
   int32_t source;
@@ -107,6 +108,8 @@ class GuardProgram {
   void GuardDictKeys(int32_t source, PyObject* dict);
   // SAME_AS: `source` and `other` (an earlier source) hold the same object.
   void GuardSameAs(int32_t source, int32_t other);
+  // INT_BOUND: `source` holds an exact int of magnitude below 2^bits.
+  void GuardIntBound(int32_t source, int bits);
   bool HasGuard(int32_t source) const;
 
   size_t num_sources() const { return sources_.size(); }

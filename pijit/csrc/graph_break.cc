@@ -21,6 +21,12 @@ PyObject* BuildValue(const OutputSpec& spec, BuildContext& cx) {
       Py_XINCREF(o);
       return o;
     }
+    case OutputSpec::kGraphNumber: {
+      const Tensor& t = cx.outs[spec.index];
+      if (spec.constant == reinterpret_cast<PyObject*>(&PyFloat_Type))
+        return PyFloat_FromDouble(*t.Contiguous().data<double>());
+      return PyLong_FromLongLong(*t.Contiguous().data<int64_t>());
+    }
     case OutputSpec::kSource:
       Py_INCREF(cx.values[spec.index]);
       return cx.values[spec.index];

@@ -169,3 +169,119 @@ def test_gradients_with_changing_numbers_match_eager():
     x = tensor()
     for k in (0.5, 1.5, 2.5, 3.5):
         np.testing.assert_allclose(jgrad(x, k).asnumpy(), grad(x, k).asnumpy(), rtol=1e-6)
+
+
+# ---- numbers the graph computes: +, -, *, / of dynamic numbers and constants -------------
+
+def test_arithmetic_on_changing_numbers_stays_in_one_entry():
+    def step(x, lr, i):
+        decay = lr * 0.5 + i / 4 - 1
+        return x * decay - lr / 3 * x, decay, i * 2 + 1
+
+    f = ms.jit(step, mode="PIJit")
+    x = tensor()
+    for i in range(12):
+        lr = 0.1 / (i + 1)
+        got, want = f(x, lr, i), step(x, lr, i)
+        np.testing.assert_array_equal(got[0].asnumpy(), want[0].asnumpy())
+        assert type(got[1]) is float and got[1] == want[1]
+        assert type(got[2]) is int and got[2] == want[2]
+    assert compiles(f) == 2
+
+
+def test_closure_and_global_counters_compile_twice():
+    def make():
+        count = 0
+
+        def bump(x):
+            nonlocal count
+            count += 1
+            return x * count
+
+        return bump, lambda: count
+
+    bump, read = make()
+    f = ms.jit(bump, mode="PIJit")
+    x = tensor()
+    for n in range(1, 13):
+        np.testing.assert_array_equal(f(x).asnumpy(), x.asnumpy() * n)
+        assert read() == n
+    assert compiles(f) == 2
+
+    global STEPS
+    STEPS = 0
+
+    def tick(x):
+        global STEPS
+        STEPS = STEPS + 1
+        return x + STEPS * 0.5
+
+    g = ms.jit(tick, mode="PIJit")
+    for n in range(1, 13):
+        np.testing.assert_array_equal(g(x).asnumpy(), x.asnumpy() + n * 0.5)
+        assert STEPS == n
+    assert compiles(g) == 2
+
+
+STEPS = 0
+
+
+def test_a_zero_or_changing_divisor_and_large_ints_keep_python_semantics():
+    def g(x, a, b):
+        return x * (a / b), a * b * 3
+
+    f = ms.jit(g, mode="PIJit")
+    x = tensor()
+    for a, b in [(1.0, 2.0), (3.0, 4.0), (5.0, 8.0), (1.0, 0.5)]:
+        got, want = f(x, a, b), g(x, a, b)
+        np.testing.assert_array_equal(got[0].asnumpy(), want[0].asnumpy())
+        assert got[1] == want[1]
+    with pytest.raises(ZeroDivisionError):
+        f(x, 1.0, 0.0)
+
+    def h(x, k):
+        return x * 2, k * k * k + 1
+
+    fh = ms.jit(h, mode="PIJit")
+    for k in (1, 2, 3, 2**20, 2**40, -(2**31), 2**31 - 1, 10**30):
+        got, want = fh(x, k), h(x, k)
+        assert got[1] == want[1] and type(got[1]) is int
+
+
+def test_computed_numbers_that_steer_control_flow_or_leave_through_a_break():
+    printed = []
+
+    def g(x, lr):
+        half = lr * 0.5
+        printed.append("break")  # a graph break with `half` live
+        y = x * half
+        return y if half < 1 else -y
+
+    f = ms.jit(g, mode="PIJit")
+    x = tensor()
+    for lr in (0.5, 1.0, 1.5, 2.5, 3.0):
+        check(f, g, x, lr)
+    assert printed == ["break"] * 10
+
+
+def test_fuzz_small_number_programs_match_python():
+    rng = np.random.default_rng(7)
+    ops = ["+", "-", "*", "/"]
+    x = tensor(np.float64, 3)
+    for trial in range(25):
+        expr = "a"
+        for _ in range(int(rng.integers(1, 5))):
+            op = ops[rng.integers(4)]
+            operand = ["a", "b", "2", "0.25", "3"][rng.integers(5)]
+            if op == "/" and operand in ("a", "b"):
+                operand = "4"
+            expr = f"({expr} {op} {operand})"
+        src = f"def g(x, a, b):\n    v = {expr}\n    return x * v, v\n"
+        ns = {}
+        exec(src, ns)  # noqa: S102 - generated test programs
+        g = ns["g"]
+        f = ms.jit(g, mode="PIJit")
+        for a, b in [(1, 2), (3, 5), (0.5, 0.25), (7, -3), (2.5, 4), (-1, 9), (10, 10)]:
+            got, want = f(x, a, b), g(x, a, b)
+            np.testing.assert_array_equal(got[0].asnumpy(), want[0].asnumpy(), err_msg=src)
+            assert type(got[1]) is type(want[1]) and got[1] == want[1], (src, a, b)
