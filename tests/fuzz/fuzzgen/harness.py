@@ -120,14 +120,16 @@ def diff(a, b, path="", dtype="float32"):
     return None if a == b else f"{path}: {a!r} != {b!r}"
 
 
-MODES = ("jit", "jit_again", "jit_other", "capture")
+MODES = ("jit", "jit_again", "jit_other", "jit_more", "capture")
 
 
 def check_program(prog, modes=MODES):
     """Runs `prog` eagerly and in `modes`; returns a list of (mode, difference).
 
     jit: the first (compiling) call; jit_again: the same inputs again (from the cache);
-    jit_other: other input data and k (other branches, recompiles); capture: `pijit.capture()`."""
+    jit_other: other input data and k (other branches, recompiles: a changed k can make
+    numbers graph inputs); jit_more: a third k and input data, served by those entries;
+    capture: `pijit.capture()`."""
     import pijit as ms
     ns = namespace(prog.source)
     expected = execute(ns["prog"], ns, prog)
@@ -135,12 +137,13 @@ def check_program(prog, modes=MODES):
     jns = None
     for mode in modes:
         want = expected
-        if mode in ("jit", "jit_again", "jit_other"):
+        if mode in ("jit", "jit_again", "jit_other", "jit_more"):
             if jns is None:
                 jns = namespace(prog.source)
                 jns["jitted"] = jitted(jns["prog"])
-            if mode == "jit_other":
-                other, k = prog.seed + 100003, (prog.k + 1) % 5
+            if mode in ("jit_other", "jit_more"):
+                step = 1 if mode == "jit_other" else 3
+                other, k = prog.seed + 100003 * step, (prog.k + step) % 5
                 want = execute(ns["prog"], ns, prog, input_seed=other, k=k)
                 got = execute(jns["jitted"], jns, prog, input_seed=other, k=k)
             else:
