@@ -611,12 +611,16 @@ bool Interp::Call(Frame& f, const Value& callable, ValueList args, Value* out) {
   PyObject* call_attr = _PyType_Lookup(Py_TYPE(fn), call_name);
   Py_DECREF(call_name);
   if (g_cell_call && call_attr == g_cell_call && grad_depth_ > 0) {
-    // A Cell with its own gradient (bprop) is differentiated by it on the eager tape.
+    // A Cell with its own gradient (bprop): differentiated by it.
     PyObject* bname = Keep(PyUnicode_InternFromString("bprop"));
     if (_PyType_Lookup(Py_TYPE(fn), bname)) {
-      Fail("unsupported_call", absl::StrCat(Py_TYPE(fn)->tp_name, " defines bprop"),
-           "Cells with a custom bprop are differentiated on the eager tape");
-      return false;
+      if (!names.empty() || callable.source < 0) {
+        Fail("unsupported_call",
+             absl::StrCat(Py_TYPE(fn)->tp_name, " defines bprop and is called with keywords"),
+             "Cells with a custom bprop are then differentiated on the eager tape");
+        return false;
+      }
+      return CallCellWithBprop(f, callable, args, out);
     }
   }
   if (g_cell_call && call_attr == g_cell_call && callable.source >= 0) {

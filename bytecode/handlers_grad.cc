@@ -174,7 +174,10 @@ bool Interp::CallVjp(Frame& f, ValueList args, Value* out) {
     }
   }
 
-  auto grads = graph::AppendBackward(g(), out_nodes, seeds, wrt, first);
+  std::vector<graph::CustomVjp> customs;
+  for (const graph::CustomVjp& c : customs_)
+    if (c.node >= first) customs.push_back(c);
+  auto grads = graph::AppendBackward(g(), out_nodes, seeds, wrt, first, customs);
   if (!grads.ok()) {
     Fail(grads.status().code() == absl::StatusCode::kUnimplemented ? "unsupported_op" : "invalid_input",
          std::string(grads.status().message()), "the gradient is taken on the eager tape");
@@ -199,6 +202,108 @@ bool Interp::CallVjp(Frame& f, ValueList args, Value* out) {
   }
   *out = Value::Seq({result, Value::Seq(std::move(gi), false), Value::Seq(std::move(gw), false)},
                     false);
+  return true;
+}
+
+bool Interp::CallCellWithBprop(Frame& f, const Value& cell, const ValueList& args, Value* out) {
+  PyTypeObject* type = Py_TYPE(cell.obj);
+  auto refuse = [&](const std::string& why) {
+    Fail("unsupported_call", absl::StrCat(type->tp_name, " defines bprop: ", why),
+         "the gradient is taken on the eager tape");
+    return false;
+  };
+  auto method = [&](const char* name, Value* v) {
+    PyObject* n = Keep(PyUnicode_InternFromString(name));
+    PyObject* fn = _PyType_Lookup(type, n);
+    if (!fn || !PyFunction_Check(fn)) return false;
+    if (!FromSource(gp().AddSource(guards::Source::kTypeAttr, cell.source, -1, n), fn, v)) return false;
+    UseConst(*v);
+    return true;
+  };
+  Value construct, bprop;
+  if (!method("construct", &construct) || !method("bprop", &bprop)) {
+    if (failed()) return false;
+    return refuse("construct or bprop is not a Python function");
+  }
+  auto code_of = [](const Value& v) {
+    return reinterpret_cast<PyCodeObject*>(PyFunction_GET_CODE(v.obj));
+  };
+  // The forward, as eager runs it: unrecorded (the custom node stops gradients into it).
+  const graph::NodeId forward_begin = static_cast<graph::NodeId>(g().nodes().size());
+  ValueList cargs = args;
+  cargs.insert(cargs.begin(), cell);
+  Value raw;
+  if (!Inline(f, code_of(construct), construct.obj, construct.source, nullptr, std::move(cargs), {},
+              &raw)) {
+    return false;
+  }
+  if (raw.kind != Value::kTensor) return refuse("its construct returns other than one Tensor");
+  // bprop(self, *args, out, dout), traced with zeros as dout; the backward substitutes the
+  // output's gradient (graph/autodiff.h, CustomVjp).
+  graph::Attrs zeros;
+  zeros.value = Tensor::Scalar<double>(0.0);
+  auto dout = g().AddOp(graph::Op::kFullLike, {raw.node}, std::move(zeros));
+  if (!dout.ok()) return refuse(std::string(dout.status().message()));
+  Value dv;
+  dv.kind = Value::kTensor;
+  dv.node = *dout;
+  dv.type = g_tensor_type;
+  const graph::NodeId bprop_begin = static_cast<graph::NodeId>(g().nodes().size());
+  const size_t effects_before = effects_.size();
+  ValueList bargs = args;
+  bargs.insert(bargs.begin(), cell);
+  bargs.push_back(raw);
+  bargs.push_back(dv);
+  Value gv;
+  if (!Inline(f, code_of(bprop), bprop.obj, bprop.source, nullptr, std::move(bargs), {}, &gv))
+    return false;
+  const graph::NodeId bprop_end = static_cast<graph::NodeId>(g().nodes().size());
+  // Eager runs bprop during the backward pass: its effects would come in another order.
+  if (effects_.size() != effects_before) return refuse("its bprop has side effects");
+  for (graph::NodeId k = bprop_begin; k < bprop_end; ++k)
+    if (graph::HasTrait(g().node(k).op, graph::kStateful)) return refuse("its bprop draws random numbers");
+  ValueList items;
+  if (gv.kind == Value::kTensor) {
+    items.push_back(gv);
+  } else if (gv.kind == Value::kSeq) {
+    items = *gv.items;
+  } else {
+    return refuse("its bprop returns other than Tensors");
+  }
+  if (items.size() != args.size()) {
+    Fail("invalid_input",
+         absl::StrFormat("%s.bprop returned %d gradients for %d inputs", type->tp_name,
+                         items.size(), args.size()),
+         "the call runs eagerly and raises the error there");
+    return false;
+  }
+  graph::CustomVjp c;
+  c.dout = *dout;
+  c.forward_begin = forward_begin;
+  c.bprop_begin = bprop_begin;
+  c.bprop_end = bprop_end;
+  std::vector<graph::NodeId> inputs = {raw.node};
+  for (size_t k = 0; k < args.size(); ++k) {
+    if (args[k].kind != Value::kTensor) continue;  // eager seeds tensors only
+    const Value& gk = items[k];
+    if (gk.kind == Value::kConst && gk.obj == Py_None) {
+      c.grads.push_back(graph::kNoGradient);
+    } else if (gk.kind == Value::kTensor &&
+               g().node(gk.node).meta == g().node(args[k].node).meta) {
+      c.grads.push_back(gk.node);
+    } else {
+      return refuse(absl::StrFormat("the gradient bprop returns for input %d is not a Tensor "
+                                    "of that input's shape and dtype", k));
+    }
+    inputs.push_back(args[k].node);
+  }
+  auto node = g().AddOp(graph::Op::kCustomGrad, inputs);
+  if (!node.ok()) return refuse(std::string(node.status().message()));
+  c.node = *node;
+  customs_.push_back(std::move(c));
+  *out = raw;
+  out->node = *node;
+  out->source = -1;
   return true;
 }
 

@@ -15,6 +15,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "bytecode/capture.h"
 #include "bytecode/instructions.h"
+#include "graph/autodiff.h"
 #include "pijit/csrc/pyops.h"
 
 namespace pijit::bytecode {
@@ -181,6 +182,9 @@ class Interp {
   bool Call(Frame& f, const Value& callable, ValueList args, Value* out);  // handlers_call.cc
   bool CallOp(PyOp op, const ValueList& args, const std::vector<std::string>& kwnames, Value* out);
   bool CallVjp(Frame& f, ValueList args, Value* out);  // handlers_grad.cc
+  // A Cell that defines bprop, called inside a gradient transform: construct inlined, its
+  // output behind a custom_grad node whose gradient is bprop's, traced now (handlers_grad.cc).
+  bool CallCellWithBprop(Frame& f, const Value& cell, const ValueList& args, Value* out);
   bool Inline(Frame& caller, PyCodeObject* code, PyObject* func, int32_t func_source,
               const Value* fn_value, ValueList args, const std::vector<std::string>& kwnames,
               Value* out);
@@ -299,6 +303,7 @@ class Interp {
   ValueList* pending_yields_ = nullptr;  // handed to the next frame Inline sets up
   int gen_depth_ = 0;                    // generators being run (no effects are recorded)
   int grad_depth_ = 0;  // nesting of gradient transforms being captured (handlers_grad.cc)
+  std::vector<graph::CustomVjp> customs_;  // Cells with a bprop, for AppendBackward
   int64_t steps_ = 0;
   // Where the interpreter is, for break reasons.
   PyCodeObject* cur_code_ = nullptr;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_format.h"
 #include "graph/autodiff_rules.h"
 #include "kernels/errors.h"
@@ -334,8 +335,26 @@ absl::StatusOr<NodeId> AppendSumTo(Graph& g, NodeId x, absl::Span<const int64_t>
 absl::StatusOr<std::vector<NodeId>> AppendBackward(Graph& g, absl::Span<const NodeId> outputs,
                                                    absl::Span<const NodeId> seeds,
                                                    absl::Span<const NodeId> wrt,
-                                                   NodeId first) {
+                                                   NodeId first,
+                                                   absl::Span<const CustomVjp> customs) {
   const NodeId count = static_cast<NodeId>(g.nodes().size());
+  absl::flat_hash_map<NodeId, const CustomVjp*> custom_of;
+  for (const CustomVjp& c : customs) {
+    if (c.node < 0 || c.node >= count || g.node(c.node).op != Op::kCustomGrad ||
+        c.grads.size() + 1 != g.node(c.node).inputs.size()) {
+      return absl::InternalError("grad: a malformed custom gradient");
+    }
+    custom_of[c.node] = &c;
+    // The forward's computed nodes get no gradient: a use after the Cell would need one.
+    for (NodeId id = c.node + 1; id < count; ++id) {
+      for (NodeId i : g.node(id).inputs) {
+        if (i >= c.forward_begin && i < c.node && !HasTrait(g.node(i).op, kSource)) {
+          return absl::UnimplementedError(
+              "grad: a value computed inside a Cell with a bprop is used outside it");
+        }
+      }
+    }
+  }
   if (outputs.size() != seeds.size()) {
     return absl::InternalError(absl::StrFormat("grad: %d outputs but %d seeds", outputs.size(), seeds.size()));
   }
@@ -374,6 +393,41 @@ absl::StatusOr<std::vector<NodeId>> AppendBackward(Graph& g, absl::Span<const No
 
   absl::InlinedVector<bool, 4> want;
   for (NodeId id = count - 1; id >= 0; --id) {
+    if (auto c = custom_of.find(id); c != custom_of.end()) {
+      // As the eager tape does, the bprop runs whether or not the output got a gradient
+      // (zeros then: the traced nodes themselves).
+      if (!dep[id] || id < first) continue;
+      const CustomVjp& cv = *c->second;
+      absl::flat_hash_map<NodeId, NodeId> clone;
+      if (grad[id] != kNil) {
+        clone[cv.dout] = b.Fit(grad[id], g.node(cv.dout).meta);
+        for (NodeId k = cv.bprop_begin; k < cv.bprop_end; ++k) {
+          const Node n = g.node(k);  // a copy: adding nodes may move it
+          bool reads = false;
+          absl::InlinedVector<NodeId, 4> ins;
+          for (NodeId i : n.inputs) {
+            auto it = clone.find(i);
+            reads = reads || it != clone.end();
+            ins.push_back(it != clone.end() ? it->second : i);
+          }
+          if (!reads) continue;
+          if (HasTrait(n.op, kStateful)) {
+            return absl::UnimplementedError("grad: a bprop that draws random numbers");
+          }
+          Attrs attrs = static_cast<const Attrs&>(n);
+          PIJIT_ASSIGN_OR_RETURN(clone[k], g.AddOp(n.op, ins, std::move(attrs)));
+        }
+      }
+      const Node n = g.node(id);
+      for (size_t k = 0; k < cv.grads.size(); ++k) {
+        NodeId gk = cv.grads[k];
+        if (gk == kNoGradient || !dep[n.inputs[k + 1]]) continue;
+        if (auto it = clone.find(gk); it != clone.end()) gk = it->second;
+        accumulate(n.inputs[k + 1], gk);
+      }
+      PIJIT_RETURN_IF_ERROR(b.status());
+      continue;
+    }
     if (grad[id] == kNil || !dep[id] || id < first) continue;
     const Node n = g.node(id);  // a copy: the rule appends nodes
     want.assign(n.inputs.size(), false);

@@ -30,6 +30,21 @@ namespace pijit::graph {
 
 inline constexpr NodeId kNoGradient = -1;
 
+// A gradient given by a Cell's bprop: `node` is a custom_grad node (its inputs: the Cell's
+// forward output, then its tensor arguments), whose output the rest of the graph uses. The
+// bprop was traced into nodes [bprop_begin, bprop_end) reading `dout`, zeros like the output,
+// as the output's gradient; `grads[k]` is its gradient for input k + 1 (kNoGradient: none).
+// The backward clones the nodes that read `dout` with the output's actual gradient instead.
+// The forward's own nodes [forward_begin, node) get no gradient: they must not be used
+// elsewhere.
+struct CustomVjp {
+  NodeId node = -1;
+  NodeId dout = -1;
+  NodeId forward_begin = -1;
+  NodeId bprop_begin = -1, bprop_end = -1;
+  std::vector<NodeId> grads;
+};
+
 // Appends the backward computation to `g` and returns, per `wrt` node in order, the node
 // holding its gradient (or kNoGradient). Does not change g's outputs. Gradients flow only
 // through nodes numbered `first` or above (and the wrt nodes): what was computed before a
@@ -37,7 +52,8 @@ inline constexpr NodeId kNoGradient = -1;
 absl::StatusOr<std::vector<NodeId>> AppendBackward(Graph& g, absl::Span<const NodeId> outputs,
                                                    absl::Span<const NodeId> seeds,
                                                    absl::Span<const NodeId> wrt,
-                                                   NodeId first = 0);
+                                                   NodeId first = 0,
+                                                   absl::Span<const CustomVjp> customs = {});
 
 // Whether `op` has a VJP rule (params and constants need none).
 bool HasVjpRule(Op op);

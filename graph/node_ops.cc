@@ -184,6 +184,9 @@ absl::StatusOr<TensorMeta> InferNode(const Node& n, absl::Span<const TensorMeta*
     }
     case Op::kAssign: return InferAssign(*in[0], *in[1]);
     case Op::kReshape: return InferReshape(*in[0], n.ints);
+    case Op::kCustomGrad:
+      if (in.empty()) return absl::InternalError("custom_grad: expects at least 1 input");
+      return *in[0];
     case Op::kTranspose: return InferTranspose(*in[0], n.ints);
     case Op::kBroadcastTo: return InferBroadcastTo(*in[0], n.ints);
     case Op::kSqueeze: return InferSqueeze(*in[0], n.ints);
@@ -308,6 +311,7 @@ absl::StatusOr<Tensor> RunNode(const Node& n, absl::Span<const Tensor* const> in
     }
     case Op::kAssign: return Assign(*in[0], *in[1]);
     case Op::kReshape: return Reshape(*in[0], n.ints);
+    case Op::kCustomGrad: return *in[0];
     case Op::kTranspose: return Transpose(*in[0], n.ints);
     case Op::kBroadcastTo: return BroadcastTo(*in[0], n.ints);
     case Op::kSqueeze: return Squeeze(*in[0], n.ints);

@@ -489,6 +489,8 @@ TEST(AutodiffTest, EveryDifferentiableOpHasARule) {
       // Max pooling's adjoint: its gradient wrt dout gathers at the argmax positions, for which
       // there is no op; only gradients of gradients reach it (not supported in Python).
       {Op::kMaxPool2DGrad, "second order"},
+      // Its gradient is a Cell's bprop, given to AppendBackward as a CustomVjp.
+      {Op::kCustomGrad, "custom"},
   };
 #define PIJIT_GRAPH_OP(e, name, arity, traits) \
   EXPECT_NE(HasVjpRule(Op::e), without_rule.contains(Op::e)) << name;
