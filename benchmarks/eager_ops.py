@@ -1,6 +1,8 @@
 """Eager (PyNative) op speed against NumPy (and torch when installed), median times.
 
-Rows: small-op dispatch (4 elements), add and exp on 10M float32, reductions over 10M
+Rows: small-op dispatch (4 elements), add and exp on 10M float32, elementwise ops and
+reductions on 16K elements (in cache, where the instruction set matters more than memory
+bandwidth), reductions over 10M
 elements (sum float32/float64, max, argmax, var) and over each axis of (4096, 1024), softmax
 and log_softmax over (4096, 1024), layer norm over (8192, 1024), matmul 1024x1024 float32 and
 float64, conv2d (32, 64, 56, 56) with a 3x3 kernel (when pijit.ops.conv2d exists). torch
@@ -40,6 +42,9 @@ def rows():
     """(name, calls per timing, pijit, numpy, torch) with None where a baseline is missing."""
     rng = np.random.default_rng(0)
     small = rng.standard_normal(4).astype(np.float32)
+    k16, k16b = (rng.standard_normal(16384).astype(np.float32) for _ in range(2))
+    k16d = k16.astype(np.float64)
+    k16p = np.abs(k16)
     big = rng.standard_normal(10_000_000).astype(np.float32)
     big64 = big.astype(np.float64)
     sm = rng.standard_normal((4096, 1024)).astype(np.float32)
@@ -49,10 +54,12 @@ def rows():
     m64 = m32.astype(np.float64)
     ts, tb, tb64, tsm, tln, tg, tbb, t32, t64 = (
         ms.Tensor(a) for a in (small, big, big64, sm, ln, g, b, m32, m64))
+    tk, tkb, tkd, tkp = (ms.Tensor(a) for a in (k16, k16b, k16d, k16p))
     th = {}
     if torch is not None:
         th = {k: torch.from_numpy(v) for k, v in dict(
-            small=small, big=big, big64=big64, sm=sm, ln=ln, g=g, b=b, m32=m32, m64=m64).items()}
+            small=small, big=big, big64=big64, sm=sm, ln=ln, g=g, b=b, m32=m32, m64=m64,
+            k16=k16, k16b=k16b, k16d=k16d, k16p=k16p).items()}
 
     def tch(f):
         return f if torch is not None else None
@@ -64,6 +71,26 @@ def rows():
          tch(lambda: th["big"] + th["big"])),
         ("exp, 10M float32", 5, lambda: ops.exp(tb), lambda: np.exp(big),
          tch(lambda: torch.exp(th["big"]))),
+        ("add, 16K float32", 2000, lambda: tk + tkb, lambda: k16 + k16b,
+         tch(lambda: th["k16"] + th["k16b"])),
+        ("add, 16K float64", 2000, lambda: tkd + tkd, lambda: k16d + k16d,
+         tch(lambda: th["k16d"] + th["k16d"])),
+        ("mul by scalar, 16K float32", 2000, lambda: tk * 2.0, lambda: k16 * np.float32(2.0),
+         tch(lambda: th["k16"] * 2.0)),
+        ("maximum, 16K float32", 2000, lambda: ops.maximum(tk, tkb),
+         lambda: np.maximum(k16, k16b), tch(lambda: torch.maximum(th["k16"], th["k16b"]))),
+        ("less, 16K float32", 2000, lambda: tk < tkb, lambda: k16 < k16b,
+         tch(lambda: th["k16"] < th["k16b"])),
+        ("relu, 16K float32", 2000, lambda: ops.relu(tk), lambda: np.maximum(k16, np.float32(0)),
+         tch(lambda: torch.relu(th["k16"]))),
+        ("sqrt, 16K float32", 2000, lambda: ops.sqrt(tkp), lambda: np.sqrt(k16p),
+         tch(lambda: torch.sqrt(th["k16p"]))),
+        ("sum, 16K float32", 2000, lambda: tk.sum(), lambda: k16.sum(),
+         tch(lambda: th["k16"].sum())),
+        ("max, 16K float32", 2000, lambda: ops.amax(tk), lambda: k16.max(),
+         tch(lambda: th["k16"].max())),
+        ("var, 16K float32", 2000, lambda: ops.var(tk), lambda: k16.var(),
+         tch(lambda: th["k16"].var(unbiased=False))),
         ("sum, 10M float32", 5, lambda: tb.sum(), lambda: big.sum(), tch(lambda: th["big"].sum())),
         ("sum, 10M float64", 5, lambda: tb64.sum(), lambda: big64.sum(),
          tch(lambda: th["big64"].sum())),

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <limits>
 
+#include "kernels/cpu/isa_loops.h"
 #include "kernels/cpu/loops.h"
 #include "kernels/errors.h"
 #include "kernels/ops.h"
@@ -190,33 +191,40 @@ T FloatFloorDiv(T a, T b) {
   return floordiv;
 }
 
+// float32 and float64 take the AVX-512 or AVX2 loops of isa_loops.h where the CPU has them.
+template <typename T>
+constexpr bool kHasVectorLoops = std::is_same_v<T, float> || std::is_same_v<T, double>;
+
 template <typename T>
 absl::Status RunArithmetic(BinaryOp op, const Tensor& va, const Tensor& vb, const Tensor& out) {
   constexpr bool kFloat = kIsFloat<T>;
   constexpr bool kBool = std::is_same_v<T, bool>;
   // float16 and bfloat16 compute in float32 and round once, on store (as NumPy's float16).
   using C = ComputeType<T>;
+  loops::BinaryRunFn<T, T> vec = nullptr;  // add, sub, mul, div, maximum, minimum
+  if constexpr (kHasVectorLoops<T>) vec = isa_loops::ArithmeticRun<T>(op);
   switch (op) {
     case BinaryOp::kAdd:
       if constexpr (kBool) loops::Binary<T, T>(va, vb, out, [](T x, T y) { return x || y; });
-      else loops::Binary<T, T>(va, vb, out, [](T x, T y) { return static_cast<T>(x + y); });
+      else loops::Binary<T, T>(va, vb, out, [](T x, T y) { return static_cast<T>(x + y); }, vec);
       break;
     case BinaryOp::kSub:
       if constexpr (!kBool)
-        loops::Binary<T, T>(va, vb, out, [](T x, T y) { return static_cast<T>(x - y); });
+        loops::Binary<T, T>(va, vb, out, [](T x, T y) { return static_cast<T>(x - y); }, vec);
       break;
     case BinaryOp::kMul:
       if constexpr (kBool) loops::Binary<T, T>(va, vb, out, [](T x, T y) { return x && y; });
-      else loops::Binary<T, T>(va, vb, out, [](T x, T y) { return static_cast<T>(x * y); });
+      else loops::Binary<T, T>(va, vb, out, [](T x, T y) { return static_cast<T>(x * y); }, vec);
       break;
     case BinaryOp::kDiv:
-      if constexpr (kFloat) loops::Binary<T, T>(va, vb, out, [](T x, T y) { return static_cast<T>(C(x) / C(y)); });
+      if constexpr (kFloat)
+        loops::Binary<T, T>(va, vb, out, [](T x, T y) { return static_cast<T>(C(x) / C(y)); }, vec);
       break;
     case BinaryOp::kMaximum:
-      loops::Binary<T, T>(va, vb, out, [](T x, T y) { return loops::Max(x, y); });
+      loops::Binary<T, T>(va, vb, out, [](T x, T y) { return loops::Max(x, y); }, vec);
       break;
     case BinaryOp::kMinimum:
-      loops::Binary<T, T>(va, vb, out, [](T x, T y) { return loops::Min(x, y); });
+      loops::Binary<T, T>(va, vb, out, [](T x, T y) { return loops::Min(x, y); }, vec);
       break;
     case BinaryOp::kPow:
       if constexpr (kFloat) {
@@ -256,13 +264,15 @@ absl::Status RunArithmetic(BinaryOp op, const Tensor& va, const Tensor& vb, cons
 
 template <typename T>
 void RunCompare(BinaryOp op, const Tensor& va, const Tensor& vb, const Tensor& out) {
+  loops::BinaryRunFn<T, bool> vec = nullptr;  // the six comparisons
+  if constexpr (kHasVectorLoops<T>) vec = isa_loops::CompareRun<T>(op);
   switch (op) {
-    case BinaryOp::kEqual: loops::Binary<T, bool>(va, vb, out, [](T x, T y) { return x == y; }); break;
-    case BinaryOp::kNotEqual: loops::Binary<T, bool>(va, vb, out, [](T x, T y) { return x != y; }); break;
-    case BinaryOp::kLess: loops::Binary<T, bool>(va, vb, out, [](T x, T y) { return x < y; }); break;
-    case BinaryOp::kLessEqual: loops::Binary<T, bool>(va, vb, out, [](T x, T y) { return x <= y; }); break;
-    case BinaryOp::kGreater: loops::Binary<T, bool>(va, vb, out, [](T x, T y) { return x > y; }); break;
-    case BinaryOp::kGreaterEqual: loops::Binary<T, bool>(va, vb, out, [](T x, T y) { return x >= y; }); break;
+    case BinaryOp::kEqual: loops::Binary<T, bool>(va, vb, out, [](T x, T y) { return x == y; }, vec); break;
+    case BinaryOp::kNotEqual: loops::Binary<T, bool>(va, vb, out, [](T x, T y) { return x != y; }, vec); break;
+    case BinaryOp::kLess: loops::Binary<T, bool>(va, vb, out, [](T x, T y) { return x < y; }, vec); break;
+    case BinaryOp::kLessEqual: loops::Binary<T, bool>(va, vb, out, [](T x, T y) { return x <= y; }, vec); break;
+    case BinaryOp::kGreater: loops::Binary<T, bool>(va, vb, out, [](T x, T y) { return x > y; }, vec); break;
+    case BinaryOp::kGreaterEqual: loops::Binary<T, bool>(va, vb, out, [](T x, T y) { return x >= y; }, vec); break;
     case BinaryOp::kLogicalAnd: loops::Binary<T, bool>(va, vb, out, [](T x, T y) { return x && y; }); break;
     case BinaryOp::kLogicalOr: loops::Binary<T, bool>(va, vb, out, [](T x, T y) { return x || y; }); break;
     case BinaryOp::kLogicalXor: loops::Binary<T, bool>(va, vb, out, [](T x, T y) { return x != y; }); break;

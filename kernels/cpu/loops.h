@@ -1,5 +1,6 @@
 // Loop skeletons shared by the elementwise kernels: contiguous fast paths that GCC
-// vectorises, and an index walk over broadcast (strided) views otherwise.
+// vectorises, and an index walk over broadcast (strided) views otherwise. Binary and Unary
+// also take an optional vector loop (isa_loops.h) for the stretches it can run.
 #pragma once
 #include <cmath>
 #include <type_traits>
@@ -31,25 +32,39 @@ void ForEachRun(const Shape& shape, const Shape* const (&strides)[N], F body) {
 
 inline int64_t InnerStride(const Tensor& t) { return t.ndim() ? t.strides()[t.ndim() - 1] : 0; }
 
-// out[i] = f(a[i], b[i]) over views `a` and `b` broadcast to out's shape.
+// A loop computing out[i] = f(a[i * sa], b[i * sb]) for i in [0, n), with sa and sb each 0 or
+// 1 (not both 0), and one computing out[i] = f(a[i]); the loops of isa_loops.h.
+template <typename T, typename R>
+using BinaryRunFn = void (*)(const T* a, int64_t sa, const T* b, int64_t sb, R* out, int64_t n);
+template <typename T>
+using UnaryRunFn = void (*)(const T* a, T* out, int64_t n);
+
+// out[i] = f(a[i], b[i]) over views `a` and `b` broadcast to out's shape. `run`, when not
+// null, computes the same f over the stretches where each operand is contiguous or a single
+// value.
 template <typename T, typename R, typename F>
-void Binary(const Tensor& a, const Tensor& b, const Tensor& out, F f) {
+void Binary(const Tensor& a, const Tensor& b, const Tensor& out, F f,
+            BinaryRunFn<T, R> run = nullptr) {
   const T* pa = a.data<T>();
   const T* pb = b.data<T>();
   R* po = out.data<R>();
   const int64_t n = out.numel();
   if (n == 0) return;
   if (a.is_contiguous() && b.is_contiguous()) {
+    if (run) return run(pa, 1, pb, 1, po, n);
     for (int64_t i = 0; i < n; ++i) po[i] = f(pa[i], pb[i]);
     return;
   }
   const int64_t sa = InnerStride(a), sb = InnerStride(b);
   const Shape* strides[2] = {&a.strides(), &b.strides()};
+  const bool use_run = run && (sa == 0 || sa == 1) && (sb == 0 || sb == 1) && sa + sb > 0;
   ForEachRun<2>(out.shape(), strides, [&](const int64_t* off, int64_t base, int64_t inner) {
     const T* xa = pa + off[0];
     const T* xb = pb + off[1];
     R* xo = po + base;
-    if (sa == 1 && sb == 1) {
+    if (use_run) {
+      run(xa, sa, xb, sb, xo, inner);
+    } else if (sa == 1 && sb == 1) {
       for (int64_t i = 0; i < inner; ++i) xo[i] = f(xa[i], xb[i]);
     } else if (sa == 1 && sb == 0) {
       const T vb = *xb;
@@ -63,13 +78,17 @@ void Binary(const Tensor& a, const Tensor& b, const Tensor& out, F f) {
   });
 }
 
-// out[i] = f(a[i]) for any layout of `a` (same shape as out).
+// out[i] = f(a[i]) for any layout of `a` (same shape as out). `run`, when not null, computes
+// the same f over contiguous stretches (R is then T).
 template <typename T, typename R, typename F>
-void Unary(const Tensor& a, const Tensor& out, F f) {
+void Unary(const Tensor& a, const Tensor& out, F f, UnaryRunFn<T> run = nullptr) {
   const T* pa = a.data<T>();
   R* po = out.data<R>();
   const int64_t n = out.numel();
   if (n == 0) return;
+  if constexpr (std::is_same_v<T, R>) {
+    if (run && a.is_contiguous()) return run(pa, po, n);
+  }
   if (a.is_contiguous()) {
     for (int64_t i = 0; i < n; ++i) po[i] = f(pa[i]);
     return;
@@ -79,6 +98,9 @@ void Unary(const Tensor& a, const Tensor& out, F f) {
   ForEachRun<1>(out.shape(), strides, [&](const int64_t* off, int64_t base, int64_t inner) {
     const T* xa = pa + off[0];
     R* xo = po + base;
+    if constexpr (std::is_same_v<T, R>) {
+      if (run && sa == 1) return run(xa, xo, inner);
+    }
     for (int64_t i = 0; i < inner; ++i) xo[i] = f(xa[i * sa]);
   });
 }

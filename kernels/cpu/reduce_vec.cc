@@ -1,12 +1,14 @@
-// AVX2 and scalar versions of the reduction building blocks (see reduce_vec.h). The AVX2
-// functions are compiled with target("avx2") only, not "fma": no multiply-add contraction, so
-// they round exactly as the scalar fallback does.
+// AVX-512, AVX2 and scalar versions of the reduction building blocks (see reduce_vec.h). The
+// vector functions are compiled with target("avx512f") or target("avx2"), never "fma", and
+// this file with -ffp-contract=off (CMakeLists.txt): AVX512F has multiply-adds of its own, and
+// a contracted (x - mean)^2 + acc would round differently from the scalar fallback.
 #include "kernels/cpu/reduce_vec.h"
 
 #include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <limits>
+#include <type_traits>
 
 #include "absl/container/inlined_vector.h"
 #include "kernels/thread_pool.h"
@@ -14,26 +16,41 @@
 #if defined(__x86_64__)
 #include <immintrin.h>
 #define PIJIT_AVX2 __attribute__((target("avx2")))
+#define PIJIT_AVX512 __attribute__((target("avx512f")))
 #endif
 
 namespace pijit::rvec {
 
 namespace {
-std::atomic<bool> force_scalar{false};
-}  // namespace
+std::atomic<int> forced_isa{0};
 
-void ForceScalarForTesting(bool on) { force_scalar.store(on); }
-
-bool HostHasAvx2() {
+int HostIsa() {
 #if defined(__x86_64__)
-  static const bool has = __builtin_cpu_supports("avx2");
-  return has && !force_scalar.load(std::memory_order_relaxed);
+  static const int isa = __builtin_cpu_supports("avx512f") ? 3
+                         : __builtin_cpu_supports("avx2")  ? 2
+                                                           : 1;
+  return isa;
 #else
-  return false;
+  return 1;
 #endif
 }
+}  // namespace
+
+void ForceIsaForTesting(int isa) { forced_isa.store(isa); }
+void ForceScalarForTesting(bool on) { ForceIsaForTesting(on ? 1 : 0); }
+
+int ActiveIsa() {
+  const int f = forced_isa.load(std::memory_order_relaxed);
+  return f >= 1 && f <= HostIsa() ? f : HostIsa();
+}
+
+bool HostHasAvx2() { return ActiveIsa() >= 2; }
 
 namespace {
+
+// Sums are cut into runs of kPairBlock elements (16 per lane) combined pairwise, as NumPy's
+// pairwise sum does below its 8-accumulator blocks: the error grows with log(n), not n.
+constexpr int64_t kPairBlock = 256;
 
 // The fixed combination tree of the 16 lanes (lane k holds elements i with i % 16 == k).
 double Combine16(const double* a) {
@@ -48,21 +65,23 @@ double Pairwise(const double* p, int64_t n) {
   return Pairwise(p, m) + Pairwise(p + m, n - m);
 }
 
+// What element x adds to its lane: x for sums, (x - mean)^2 for sums of squared deviations.
+template <bool kSsd, typename T>
+inline double Term(T x, double mean) {
+  if constexpr (kSsd) {
+    const double d = static_cast<double>(x) - mean;
+    return d * d;
+  } else {
+    return static_cast<double>(x);
+  }
+}
+
 // ---- scalar ----
 
-template <typename T>
-double SumScalar(const T* x, int64_t n) {
+template <bool kSsd, typename T>
+double LanesScalar(const T* x, int64_t n, double mean) {
   double acc[16] = {};
-  for (int64_t i = 0; i < n; ++i) acc[i & 15] += static_cast<double>(x[i]);
-  return Combine16(acc);
-}
-template <typename T>
-double SsdScalar(const T* x, int64_t n, double mean) {
-  double acc[16] = {};
-  for (int64_t i = 0; i < n; ++i) {
-    const double d = static_cast<double>(x[i]) - mean;
-    acc[i & 15] += d * d;
-  }
+  for (int64_t i = 0; i < n; ++i) acc[i & 15] += Term<kSsd>(x[i], mean);
   return Combine16(acc);
 }
 template <typename T, bool kMax>
@@ -82,11 +101,29 @@ int64_t FindFirstScalar(const T* x, int64_t n, T v) {
   return n;
 }
 
+// The vector extrema combine lanes out of element order, so between equal values they may
+// keep a later one. Only zeros compare equal with different bits: for a zero extremum, the
+// first zero of the input is the value the scalar loop keeps.
+template <typename T>
+T FirstEqual(const T* x, int64_t n, T m) {
+  return m == T(0) ? x[FindFirst(x, n, m)] : m;
+}
+
 #if defined(__x86_64__)
 // ---- AVX2 ----
 
 PIJIT_AVX2 inline __m256d Load4(const float* p) { return _mm256_cvtps_pd(_mm_loadu_ps(p)); }
 PIJIT_AVX2 inline __m256d Load4(const double* p) { return _mm256_loadu_pd(p); }
+
+template <bool kSsd>
+PIJIT_AVX2 inline __m256d Term4(__m256d v, __m256d mean) {
+  if constexpr (kSsd) {
+    const __m256d d = _mm256_sub_pd(v, mean);
+    return _mm256_mul_pd(d, d);
+  } else {
+    return v;
+  }
+}
 
 // acc[16] = the four vector accumulators, lanes in element order.
 PIJIT_AVX2 inline void Store16(double* acc, __m256d a0, __m256d a1, __m256d a2, __m256d a3) {
@@ -96,43 +133,20 @@ PIJIT_AVX2 inline void Store16(double* acc, __m256d a0, __m256d a1, __m256d a2, 
   _mm256_storeu_pd(acc + 12, a3);
 }
 
-template <typename T>
-PIJIT_AVX2 double SumAvx2(const T* x, int64_t n) {
-  __m256d a0 = _mm256_setzero_pd(), a1 = a0, a2 = a0, a3 = a0;
-  int64_t i = 0;
-  for (; i + 16 <= n; i += 16) {
-    a0 = _mm256_add_pd(a0, Load4(x + i));
-    a1 = _mm256_add_pd(a1, Load4(x + i + 4));
-    a2 = _mm256_add_pd(a2, Load4(x + i + 8));
-    a3 = _mm256_add_pd(a3, Load4(x + i + 12));
-  }
-  double acc[16];
-  Store16(acc, a0, a1, a2, a3);
-  for (; i < n; ++i) acc[i & 15] += static_cast<double>(x[i]);
-  return Combine16(acc);
-}
-
-template <typename T>
-PIJIT_AVX2 double SsdAvx2(const T* x, int64_t n, double mean) {
+template <bool kSsd, typename T>
+PIJIT_AVX2 double LanesAvx2(const T* x, int64_t n, double mean) {
   const __m256d m = _mm256_set1_pd(mean);
   __m256d a0 = _mm256_setzero_pd(), a1 = a0, a2 = a0, a3 = a0;
   int64_t i = 0;
-  auto sq = [&](const T* p) PIJIT_AVX2 {
-    const __m256d d = _mm256_sub_pd(Load4(p), m);
-    return _mm256_mul_pd(d, d);
-  };
   for (; i + 16 <= n; i += 16) {
-    a0 = _mm256_add_pd(a0, sq(x + i));
-    a1 = _mm256_add_pd(a1, sq(x + i + 4));
-    a2 = _mm256_add_pd(a2, sq(x + i + 8));
-    a3 = _mm256_add_pd(a3, sq(x + i + 12));
+    a0 = _mm256_add_pd(a0, Term4<kSsd>(Load4(x + i), m));
+    a1 = _mm256_add_pd(a1, Term4<kSsd>(Load4(x + i + 4), m));
+    a2 = _mm256_add_pd(a2, Term4<kSsd>(Load4(x + i + 8), m));
+    a3 = _mm256_add_pd(a3, Term4<kSsd>(Load4(x + i + 12), m));
   }
   double acc[16];
   Store16(acc, a0, a1, a2, a3);
-  for (; i < n; ++i) {
-    const double d = static_cast<double>(x[i]) - mean;
-    acc[i & 15] += d * d;
-  }
+  for (; i < n; ++i) acc[i & 15] += Term<kSsd>(x[i], mean);
   return Combine16(acc);
 }
 
@@ -225,11 +239,150 @@ PIJIT_AVX2 int64_t FindFirstAvx2(const double* x, int64_t n, double v) {
   }
   return i + FindFirstScalar(x + i, n - i, v);
 }
+
+// ---- AVX-512 ----
+
+PIJIT_AVX512 inline __m512d Load8(const float* p) { return _mm512_cvtps_pd(_mm256_loadu_ps(p)); }
+PIJIT_AVX512 inline __m512d Load8(const double* p) { return _mm512_loadu_pd(p); }
+
+template <bool kSsd>
+PIJIT_AVX512 inline __m512d Term8(__m512d v, __m512d mean) {
+  if constexpr (kSsd) {
+    const __m512d d = _mm512_sub_pd(v, mean);
+    return _mm512_mul_pd(d, d);
+  } else {
+    return v;
+  }
+}
+
+// The 16 lanes are two vectors: `lo` holds lanes 0..7, `hi` lanes 8..15.
+template <bool kSsd, typename T>
+PIJIT_AVX512 double LanesAvx512(const T* x, int64_t n, double mean) {
+  const __m512d m = _mm512_set1_pd(mean);
+  __m512d lo = _mm512_setzero_pd(), hi = lo;
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    lo = _mm512_add_pd(lo, Term8<kSsd>(Load8(x + i), m));
+    hi = _mm512_add_pd(hi, Term8<kSsd>(Load8(x + i + 8), m));
+  }
+  double acc[16];
+  _mm512_storeu_pd(acc, lo);
+  _mm512_storeu_pd(acc + 8, hi);
+  for (; i < n; ++i) acc[i & 15] += Term<kSsd>(x[i], mean);
+  return Combine16(acc);
+}
+
+// Vectors of 16 floats or 8 doubles with their masks, so that the extremum and FindFirst
+// loops are written once.
+struct F32x16 {
+  using T = float;
+  using V = __m512;
+  using Mask = __mmask16;
+  static constexpr int kLanes = 16;
+  PIJIT_AVX512 static V Set1(T v) { return _mm512_set1_ps(v); }
+  PIJIT_AVX512 static V Load(const T* p) { return _mm512_loadu_ps(p); }
+  // The lanes of `mask` from p, the others from `src` (masked-off lanes are not read).
+  PIJIT_AVX512 static V LoadTail(V src, Mask mask, const T* p) {
+    return _mm512_mask_loadu_ps(src, mask, p);
+  }
+  PIJIT_AVX512 static V Max(V a, V b) { return _mm512_max_ps(a, b); }
+  PIJIT_AVX512 static V Min(V a, V b) { return _mm512_min_ps(a, b); }
+  PIJIT_AVX512 static Mask Unord(Mask k, V a, V b) {
+    return _mm512_mask_cmp_ps_mask(k, a, b, _CMP_UNORD_Q);
+  }
+  PIJIT_AVX512 static Mask Eq(Mask k, V a, V b) {
+    return _mm512_mask_cmp_ps_mask(k, a, b, _CMP_EQ_OQ);
+  }
+  PIJIT_AVX512 static void Store(T* p, V v) { _mm512_storeu_ps(p, v); }
+};
+struct F64x8 {
+  using T = double;
+  using V = __m512d;
+  using Mask = __mmask8;
+  static constexpr int kLanes = 8;
+  PIJIT_AVX512 static V Set1(T v) { return _mm512_set1_pd(v); }
+  PIJIT_AVX512 static V Load(const T* p) { return _mm512_loadu_pd(p); }
+  PIJIT_AVX512 static V LoadTail(V src, Mask mask, const T* p) {
+    return _mm512_mask_loadu_pd(src, mask, p);
+  }
+  PIJIT_AVX512 static V Max(V a, V b) { return _mm512_max_pd(a, b); }
+  PIJIT_AVX512 static V Min(V a, V b) { return _mm512_min_pd(a, b); }
+  PIJIT_AVX512 static Mask Unord(Mask k, V a, V b) {
+    return _mm512_mask_cmp_pd_mask(k, a, b, _CMP_UNORD_Q);
+  }
+  PIJIT_AVX512 static Mask Eq(Mask k, V a, V b) {
+    return _mm512_mask_cmp_pd_mask(k, a, b, _CMP_EQ_OQ);
+  }
+  PIJIT_AVX512 static void Store(T* p, V v) { _mm512_storeu_pd(p, v); }
+};
+template <typename T>
+using Vec512 = std::conditional_t<std::is_same_v<T, float>, F32x16, F64x8>;
+
+template <typename W>
+inline typename W::Mask FirstLanes(int64_t k) {
+  return static_cast<typename W::Mask>((1u << k) - 1);
+}
+
+// Four accumulators of kLanes each; the last partial vector is loaded under a mask over the
+// first accumulator, so its masked-off lanes leave it unchanged.
+template <typename T, bool kMax>
+PIJIT_AVX512 T ExtremumAvx512(const T* x, int64_t n) {
+  using W = Vec512<T>;
+  constexpr int64_t L = W::kLanes;
+  const typename W::Mask all = FirstLanes<W>(L);
+  auto ext = [](typename W::V a, typename W::V v) PIJIT_AVX512 {
+    return kMax ? W::Max(a, v) : W::Min(a, v);
+  };
+  typename W::V a0 = W::Set1(x[0]), a1 = a0, a2 = a0, a3 = a0;
+  typename W::Mask nan = 0;
+  int64_t i = 0;
+  for (; i + 4 * L <= n; i += 4 * L) {
+    const typename W::V v0 = W::Load(x + i), v1 = W::Load(x + i + L);
+    const typename W::V v2 = W::Load(x + i + 2 * L), v3 = W::Load(x + i + 3 * L);
+    // unordered(v0, v1) is set where either is NaN: one compare per two vectors.
+    nan |= W::Unord(all, v0, v1) | W::Unord(all, v2, v3);
+    a0 = ext(a0, v0);
+    a1 = ext(a1, v1);
+    a2 = ext(a2, v2);
+    a3 = ext(a3, v3);
+  }
+  for (; i + L <= n; i += L) {
+    const typename W::V v = W::Load(x + i);
+    nan |= W::Unord(all, v, v);
+    a0 = ext(a0, v);
+  }
+  if (i < n) {
+    const typename W::Mask k = FirstLanes<W>(n - i);
+    const typename W::V v = W::LoadTail(a0, k, x + i);
+    nan |= W::Unord(k, v, v);
+    a0 = ext(a0, v);
+  }
+  if (nan) return std::numeric_limits<T>::quiet_NaN();
+  a0 = ext(ext(a0, a1), ext(a2, a3));
+  T lanes[L];
+  W::Store(lanes, a0);
+  return ExtremumScalar<T, kMax>(lanes, L);
+}
+
+template <typename T>
+PIJIT_AVX512 int64_t FindFirstAvx512(const T* x, int64_t n, T v) {
+  using W = Vec512<T>;
+  constexpr int64_t L = W::kLanes;
+  const typename W::V vv = W::Set1(v);
+  const bool nan = v != v;
+  for (int64_t i = 0; i < n; i += L) {
+    const typename W::Mask k = FirstLanes<W>(std::min(L, n - i));
+    const typename W::V a = W::LoadTail(vv, k, x + i);
+    const unsigned m = nan ? W::Unord(k, a, a) : W::Eq(k, a, vv);
+    if (m) return i + __builtin_ctz(m);
+  }
+  return n;
+}
 #endif  // __x86_64__
 
 // ---- columns: plain loops over a row, vectorised by the compiler (each column is its own
-// accumulator, so no reassociation is needed); compiled once for AVX2 and once for the
-// baseline through the always-inline bodies.
+// accumulator, so no reassociation is needed); compiled for AVX-512, AVX2 and the baseline
+// through the always-inline bodies.
 #define PIJIT_INLINE inline __attribute__((always_inline))
 
 template <typename T>
@@ -270,29 +423,54 @@ PIJIT_INLINE void ExtremumColsBody(const T* x, int64_t rows, int64_t cols, int64
 }
 
 #if defined(__x86_64__)
-template <typename T>
-PIJIT_AVX2 void SumColsAvx2(const T* x, int64_t rows, int64_t cols, int64_t ld, double* acc) {
-  SumColsBody(x, rows, cols, ld, acc);
-}
-template <typename T>
-PIJIT_AVX2 void SsdColsAvx2(const T* x, int64_t rows, int64_t cols, int64_t ld,
-                            const double* mean, double* acc) {
-  SsdColsBody(x, rows, cols, ld, mean, acc);
-}
-template <typename T>
-PIJIT_AVX2 void ProdColsAvx2(const T* x, int64_t rows, int64_t cols, int64_t ld, double* acc) {
-  ProdColsBody(x, rows, cols, ld, acc);
-}
-template <typename T, bool kMax>
-PIJIT_AVX2 void ExtremumColsAvx2(const T* x, int64_t rows, int64_t cols, int64_t ld, T* acc) {
-  ExtremumColsBody<T, kMax>(x, rows, cols, ld, acc);
-}
-#define PIJIT_DISPATCH(avx2_call, scalar_call) \
-  if (HostHasAvx2()) return avx2_call;         \
-  return scalar_call;
+#define PIJIT_COLS_FOR(ISA, ATTR)                                                            \
+  template <typename T>                                                                      \
+  ATTR void SumCols##ISA(const T* x, int64_t rows, int64_t cols, int64_t ld, double* acc) {  \
+    SumColsBody(x, rows, cols, ld, acc);                                                     \
+  }                                                                                          \
+  template <typename T>                                                                      \
+  ATTR void SsdCols##ISA(const T* x, int64_t rows, int64_t cols, int64_t ld,                 \
+                         const double* mean, double* acc) {                                  \
+    SsdColsBody(x, rows, cols, ld, mean, acc);                                               \
+  }                                                                                          \
+  template <typename T>                                                                      \
+  ATTR void ProdCols##ISA(const T* x, int64_t rows, int64_t cols, int64_t ld, double* acc) { \
+    ProdColsBody(x, rows, cols, ld, acc);                                                    \
+  }                                                                                          \
+  template <typename T, bool kMax>                                                           \
+  ATTR void ExtremumCols##ISA(const T* x, int64_t rows, int64_t cols, int64_t ld, T* acc) {  \
+    ExtremumColsBody<T, kMax>(x, rows, cols, ld, acc);                                       \
+  }
+PIJIT_COLS_FOR(Avx2, PIJIT_AVX2)
+PIJIT_COLS_FOR(Avx512, PIJIT_AVX512)
+#undef PIJIT_COLS_FOR
+
+// Returns the call made for the active instruction set.
+#define PIJIT_DISPATCH(avx512_call, avx2_call, scalar_call) \
+  switch (ActiveIsa()) {                                    \
+    case 3: return avx512_call;                             \
+    case 2: return avx2_call;                               \
+    default: return scalar_call;                            \
+  }
 #else
-#define PIJIT_DISPATCH(avx2_call, scalar_call) return scalar_call;
+#define PIJIT_DISPATCH(avx512_call, avx2_call, scalar_call) return scalar_call;
 #endif
+
+template <bool kSsd, typename T>
+double Lanes(const T* x, int64_t n, double mean) {
+  PIJIT_DISPATCH((LanesAvx512<kSsd>(x, n, mean)), (LanesAvx2<kSsd>(x, n, mean)),
+                 (LanesScalar<kSsd>(x, n, mean)))
+}
+
+// The pairwise sum (of squared deviations) of one chunk: runs of kPairBlock elements, each in
+// the 16-lane order, combined by a tree whose halves are whole numbers of runs (the first
+// rounded up).
+template <bool kSsd, typename T>
+double ChunkSum(const T* x, int64_t n, double mean) {
+  if (n <= kPairBlock) return Lanes<kSsd>(x, n, mean);
+  const int64_t half = (n / 2 + kPairBlock - 1) / kPairBlock * kPairBlock;
+  return ChunkSum<kSsd>(x, half, mean) + ChunkSum<kSsd>(x + half, n - half, mean);
+}
 
 // Runs leaf(begin, length) over the kChunk-sized chunks of [0, n) and combines the partial
 // results pairwise, in a fixed order.
@@ -360,11 +538,11 @@ int64_t ArgMin(const T* x, int64_t n, bool parallel) {
 
 template <typename T>
 double SumLeaf(const T* x, int64_t n) {
-  PIJIT_DISPATCH(SumAvx2(x, n), SumScalar(x, n))
+  return Lanes<false>(x, n, 0.0);
 }
 template <typename T>
 double SsdLeaf(const T* x, int64_t n, double mean) {
-  PIJIT_DISPATCH(SsdAvx2(x, n, mean), SsdScalar(x, n, mean))
+  return Lanes<true>(x, n, mean);
 }
 // Products: sequential in double (rarely large; overflow and rounding follow the scalar order).
 template <typename T>
@@ -374,37 +552,31 @@ double ProdLeaf(const T* x, int64_t n) {
   return acc;
 }
 template <typename T>
+int64_t FindFirst(const T* x, int64_t n, T v) {
+  PIJIT_DISPATCH(FindFirstAvx512(x, n, v), FindFirstAvx2(x, n, v), FindFirstScalar(x, n, v))
+}
+template <typename T>
 T MaxLeaf(const T* x, int64_t n) {
-  PIJIT_DISPATCH((ExtremumAvx2<true>(x, n)), (ExtremumScalar<T, true>(x, n)))
+  PIJIT_DISPATCH((FirstEqual(x, n, ExtremumAvx512<T, true>(x, n))),
+                 (FirstEqual(x, n, ExtremumAvx2<true>(x, n))),
+                 (ExtremumScalar<T, true>(x, n)))
 }
 template <typename T>
 T MinLeaf(const T* x, int64_t n) {
-  PIJIT_DISPATCH((ExtremumAvx2<false>(x, n)), (ExtremumScalar<T, false>(x, n)))
-}
-template <typename T>
-int64_t FindFirst(const T* x, int64_t n, T v) {
-  PIJIT_DISPATCH(FindFirstAvx2(x, n, v), FindFirstScalar(x, n, v))
-}
-
-// Pairwise within a chunk down to kPairBlock elements (16 per lane), as NumPy's pairwise sum
-// does below its 8-accumulator blocks: the error grows with log(n), not n.
-constexpr int64_t kPairBlock = 256;
-template <typename Leaf>
-double PairwiseLeaf(int64_t b, int64_t n, const Leaf& leaf) {
-  if (n <= kPairBlock) return leaf(b, n);
-  const int64_t half = (n / 2 + kPairBlock - 1) / kPairBlock * kPairBlock;
-  return PairwiseLeaf(b, half, leaf) + PairwiseLeaf(b + half, n - half, leaf);
+  PIJIT_DISPATCH((FirstEqual(x, n, ExtremumAvx512<T, false>(x, n))),
+                 (FirstEqual(x, n, ExtremumAvx2<false>(x, n))),
+                 (ExtremumScalar<T, false>(x, n)))
 }
 
 template <typename T>
 double Sum(const T* x, int64_t n, bool parallel) {
-  auto leaf = [x](int64_t b, int64_t len) { return SumLeaf(x + b, len); };
-  return Chunked(n, parallel, [&](int64_t b, int64_t len) { return PairwiseLeaf(b, len, leaf); });
+  return Chunked(n, parallel,
+                 [x](int64_t b, int64_t len) { return ChunkSum<false>(x + b, len, 0.0); });
 }
 template <typename T>
 double Ssd(const T* x, int64_t n, double mean, bool parallel) {
-  auto leaf = [x, mean](int64_t b, int64_t len) { return SsdLeaf(x + b, len, mean); };
-  return Chunked(n, parallel, [&](int64_t b, int64_t len) { return PairwiseLeaf(b, len, leaf); });
+  return Chunked(n, parallel,
+                 [x, mean](int64_t b, int64_t len) { return ChunkSum<true>(x + b, len, mean); });
 }
 template <typename T>
 double Prod(const T* x, int64_t n, bool) {
@@ -417,26 +589,31 @@ T Min(const T* x, int64_t n, bool parallel) { return Extremum<T, false>(x, n, pa
 
 template <typename T>
 void SumCols(const T* x, int64_t rows, int64_t cols, int64_t ld, double* acc) {
-  PIJIT_DISPATCH(SumColsAvx2(x, rows, cols, ld, acc), SumColsBody(x, rows, cols, ld, acc))
+  PIJIT_DISPATCH(SumColsAvx512(x, rows, cols, ld, acc), SumColsAvx2(x, rows, cols, ld, acc),
+                 SumColsBody(x, rows, cols, ld, acc))
 }
 template <typename T>
 void SsdCols(const T* x, int64_t rows, int64_t cols, int64_t ld, const double* mean,
              double* acc) {
-  PIJIT_DISPATCH(SsdColsAvx2(x, rows, cols, ld, mean, acc),
+  PIJIT_DISPATCH(SsdColsAvx512(x, rows, cols, ld, mean, acc),
+                 SsdColsAvx2(x, rows, cols, ld, mean, acc),
                  SsdColsBody(x, rows, cols, ld, mean, acc))
 }
 template <typename T>
 void ProdCols(const T* x, int64_t rows, int64_t cols, int64_t ld, double* acc) {
-  PIJIT_DISPATCH(ProdColsAvx2(x, rows, cols, ld, acc), ProdColsBody(x, rows, cols, ld, acc))
+  PIJIT_DISPATCH(ProdColsAvx512(x, rows, cols, ld, acc), ProdColsAvx2(x, rows, cols, ld, acc),
+                 ProdColsBody(x, rows, cols, ld, acc))
 }
 template <typename T>
 void MaxCols(const T* x, int64_t rows, int64_t cols, int64_t ld, T* acc) {
-  PIJIT_DISPATCH((ExtremumColsAvx2<T, true>(x, rows, cols, ld, acc)),
+  PIJIT_DISPATCH((ExtremumColsAvx512<T, true>(x, rows, cols, ld, acc)),
+                 (ExtremumColsAvx2<T, true>(x, rows, cols, ld, acc)),
                  (ExtremumColsBody<T, true>(x, rows, cols, ld, acc)))
 }
 template <typename T>
 void MinCols(const T* x, int64_t rows, int64_t cols, int64_t ld, T* acc) {
-  PIJIT_DISPATCH((ExtremumColsAvx2<T, false>(x, rows, cols, ld, acc)),
+  PIJIT_DISPATCH((ExtremumColsAvx512<T, false>(x, rows, cols, ld, acc)),
+                 (ExtremumColsAvx2<T, false>(x, rows, cols, ld, acc)),
                  (ExtremumColsBody<T, false>(x, rows, cols, ld, acc)))
 }
 

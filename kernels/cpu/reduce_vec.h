@@ -1,13 +1,14 @@
 // Vectorised building blocks of the float32/float64 reductions (reduce.cc, softmax.cc,
-// norm.cc): AVX2 code chosen at run time, with a scalar fallback that performs the same
-// operations in the same order, so that results do not depend on the CPU.
+// norm.cc): AVX-512 or AVX2 code chosen at run time, with a scalar fallback that performs the
+// same operations in the same order, so that results do not depend on the CPU.
 //
 // Sums, products and sums of squared deviations accumulate in double over 16 lanes (element i
 // of a run goes to lane i % 16), the lanes combined by a fixed tree; runs of 256 elements are
 // combined pairwise. Longer inputs are split into fixed-size chunks whose partial results are
 // combined pairwise too, so an
 // input's result depends only on its length: the same in serial and parallel runs, and more
-// accurate than float32 pairwise summation. Max/min propagate NaN (NumPy's maximum.reduce).
+// accurate than float32 pairwise summation. Max/min propagate NaN (NumPy's maximum.reduce);
+// between equal values they keep the first, which decides the sign of a zero result.
 #pragma once
 #include <cstdint>
 
@@ -18,13 +19,21 @@ inline constexpr int64_t kChunk = 1 << 15;
 // Fewer elements than this are reduced on the calling thread.
 inline constexpr int64_t kParallelMin = 1 << 17;
 
+// The instruction set the blocks run with now: 1 scalar, 2 AVX2, 3 AVX-512 (AVX512F).
+int ActiveIsa();
+// ActiveIsa() >= 2 (false while tests force the scalar fallback).
 bool HostHasAvx2();
-// Tests: run the scalar fallback even on an AVX2 CPU.
+// Tests: 0 chooses for the host; 1 forces the scalar fallback, 2 AVX2, 3 AVX-512 (a set the
+// host lacks leaves the host's choice).
+void ForceIsaForTesting(int isa);
+// Tests: run the scalar fallback even on an AVX2 CPU (ForceIsaForTesting(on ? 1 : 0)).
 void ForceScalarForTesting(bool on);
 
-// One chunk (n <= kChunk for the sums; any n for max/min and FindFirst).
+// One run in the 16-lane order, without the pairwise split (Sum and Ssd call them on runs of
+// 256 elements); any n for these and for max/min and FindFirst.
 template <typename T> double SumLeaf(const T* x, int64_t n);
 template <typename T> double SsdLeaf(const T* x, int64_t n, double mean);  // sum (x - mean)^2
+// Sequential in double: one order, so no vector version.
 template <typename T> double ProdLeaf(const T* x, int64_t n);
 template <typename T> T MaxLeaf(const T* x, int64_t n);  // n >= 1; NaN if any element is NaN
 template <typename T> T MinLeaf(const T* x, int64_t n);

@@ -17,8 +17,8 @@ namespace pijit::avx512 {
 
 bool Available() {
 #if defined(__x86_64__)
-  static const bool has = __builtin_cpu_supports("avx512f");
-  return has && rvec::HostHasAvx2();  // HostHasAvx2 is false when tests force the scalar paths
+  // The reductions' choice, which tests can force down to AVX2 or the scalar paths.
+  return rvec::ActiveIsa() >= 3;
 #else
   return false;
 #endif

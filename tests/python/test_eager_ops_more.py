@@ -269,6 +269,59 @@ def test_sign_keeps_nan():
     assert np.isnan(ops.sign(ms.Tensor(np.array([np.nan]))).asnumpy()).all()
 
 
+def special_floats(rng, n, dtype):
+    """n values of dtype: normal ones mixed with NaN, zeros of both signs, infinities,
+    subnormals and ones (equal across operands often enough to test ==)."""
+    info = np.finfo(dtype)
+    pool = np.array([np.nan, 0.0, -0.0, np.inf, -np.inf, info.smallest_subnormal * 7, 1.0],
+                    dtype=dtype)
+    a = rng.standard_normal(n).astype(dtype)
+    pick = rng.integers(0, 2 * len(pool), n)
+    a[pick < len(pool)] = pool[pick[pick < len(pool)]]
+    return a
+
+
+def same_bits(got, want):
+    """Equal bit patterns, or both NaN (NumPy and pijit may propagate either NaN operand)."""
+    if got.dtype == np.bool_:
+        return np.array_equal(got, want)
+    u = {4: np.uint32, 8: np.uint64}[got.dtype.itemsize]
+    nan = np.isnan(got) & np.isnan(want)
+    return bool(np.all((got.view(u) == want.view(u)) | nan))
+
+
+# The float32/float64 loops compiled for AVX-512 and AVX2 (kernels/cpu/isa_loops.h) on the
+# lengths around their vector widths, contiguous and against a single value.
+BIT_EXACT_BINARY = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide,
+                    "equal": np.equal, "not_equal": np.not_equal, "less": np.less,
+                    "less_equal": np.less_equal, "greater": np.greater,
+                    "greater_equal": np.greater_equal}
+BIT_EXACT_UNARY = {"neg": np.negative, "abs": np.abs, "sqrt": np.sqrt, "square": np.square,
+                   "relu": lambda x: np.maximum(x, x.dtype.type(0))}
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=str)
+def test_vector_loops_give_numpys_bits_at_every_length(rng, dtype):
+    lengths = list(range(1, 70)) + [127, 128, 129, 255, 256, 257, 1000]
+    for n in lengths:
+        a, b = special_floats(rng, n, dtype), special_floats(rng, n, dtype)
+        one = special_floats(rng, 1, dtype)
+        ta, tb = ms.Tensor(a), ms.Tensor(b)
+        with np.errstate(all="ignore"):
+            for name, fn in BIT_EXACT_BINARY.items():
+                for got, want in ((getattr(ops, name)(ta, tb), fn(a, b)),
+                                  (getattr(ops, name)(ta, ms.Tensor(one[0])), fn(a, one[0]))):
+                    assert same_bits(got.asnumpy(), want), (name, n)
+            for name, fn in BIT_EXACT_UNARY.items():
+                assert same_bits(getattr(ops, name)(ta).asnumpy(), fn(a)), (name, n)
+            # NumPy's own loops differ between zeros of opposite signs here (maximum(-0.0, 0.0)
+            # is 0.0 in NumPy, pijit keeps the first operand; sign(-0.0) is -0.0 in pijit):
+            # values only.
+            for name, fn in (("maximum", np.maximum), ("minimum", np.minimum)):
+                np.testing.assert_array_equal(getattr(ops, name)(ta, tb).asnumpy(), fn(a, b))
+            np.testing.assert_array_equal(ops.sign(ta).asnumpy(), np.sign(a))
+
+
 def test_neg_of_bool_names_alternatives():
     with pytest.raises(TypeError, match="neg: unsupported dtype Bool.*logical_not"):
         -ms.Tensor(np.array([True]))
