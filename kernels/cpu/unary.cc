@@ -95,8 +95,8 @@ void RunNumeric(UnaryOp op, const Tensor& a, const Tensor& out) {
       break;
     case UnaryOp::kSquare: run([](T x) { return static_cast<T>(x * x); }); break;
     case UnaryOp::kSign:
-      // NaN and zero map to themselves.
-      run([](T x) { return x > T(0) ? T(1) : (x < T(0) ? T(-1) : x); });
+      // As NumPy: NaN maps to itself, either zero to +0.
+      run([](T x) { return x > T(0) ? T(1) : (x < T(0) ? T(-1) : (x == T(0) ? T(0) : x)); });
       break;
     case UnaryOp::kBitwiseNot:
       if constexpr (std::is_integral_v<T>) run([](T x) { return static_cast<T>(~x); });

@@ -213,7 +213,7 @@ T RefUnary(UnaryOp op, T x) {
     case UnaryOp::kRelu: return x != x ? x : x > T(0) ? x : T(0);  // np.maximum(x, 0): -0 -> +0
     case UnaryOp::kSqrt: return std::sqrt(x);
     case UnaryOp::kSquare: return x * x;
-    default: return x != x ? x : x > T(0) ? T(1) : x < T(0) ? T(-1) : x;  // sign
+    default: return x != x ? x : x > T(0) ? T(1) : x < T(0) ? T(-1) : T(0);  // np.sign: +0
   }
 }
 
