@@ -185,7 +185,26 @@ BufferCache& Buffers() {
 size_t BufferCacheBytes() { return Buffers().held(); }
 void SetBufferCacheLimit(size_t bytes) { Buffers().SetLimit(bytes); }
 
+namespace {
+thread_local PlannedSlot* t_planned = nullptr;  // the innermost open slot of this thread
+thread_local uint64_t t_allocations = 0;
+}  // namespace
+
+uint64_t StorageAllocations() { return t_allocations; }
+
+PlannedSlot::PlannedSlot(const std::shared_ptr<Storage>& storage)
+    : storage_(storage), outer_(t_planned) {
+  t_planned = this;
+}
+
+PlannedSlot::~PlannedSlot() { t_planned = outer_; }
+
 std::shared_ptr<Storage> Storage::Allocate(size_t nbytes) {
+  if (PlannedSlot* p = t_planned; p != nullptr && !p->taken_ && p->storage_->nbytes() == nbytes) {
+    p->taken_ = true;
+    return p->storage_;
+  }
+  ++t_allocations;
   if (nbytes <= InlineStorage::kMaxBytes) return InlineStorage::Make(nbytes);
   auto s = std::make_shared<Storage>(Private{});
   const size_t align = AlignFor(nbytes), rounded = RoundedSize(nbytes);

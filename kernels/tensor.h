@@ -4,6 +4,7 @@
 // the offset are counted in elements, not bytes. Views (reshape of contiguous data, transpose,
 // broadcast) share storage; kernels always write fresh contiguous outputs.
 #pragma once
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -48,6 +49,33 @@ class Storage {
 // every call, and a reused buffer costs no page faults and no zeroing by the kernel.
 size_t BufferCacheBytes();                   // bytes held for reuse now
 void SetBufferCacheLimit(size_t bytes);      // drops what is held beyond the new bound
+
+// Storages allocated on the calling thread so far (Storage::Allocate calls that took fresh
+// memory: a planned slot is not counted). Cheap (a thread-local counter); tests use it to show
+// that a compiled graph's steady-state call allocates only its outputs.
+uint64_t StorageAllocations();
+
+// Planned allocation (graph/memory_plan.h). While a PlannedSlot is in scope on a thread, the
+// first Storage::Allocate on that thread of exactly the slot's size returns the slot's
+// storage instead of fresh memory. The executor opens one around each planned node's kernel,
+// so that the kernel writes its result where the plan put it, with no copy. A kernel that
+// allocates a same-sized scratch buffer before its result puts the scratch there instead:
+// harmless, as the slot is free for the node's whole run, and the executor checks where the
+// result landed. Slots nest (the inner one hides the outer until it closes); not movable.
+class PlannedSlot {
+ public:
+  explicit PlannedSlot(const std::shared_ptr<Storage>& storage);
+  ~PlannedSlot();
+  PlannedSlot(const PlannedSlot&) = delete;
+  PlannedSlot& operator=(const PlannedSlot&) = delete;
+  bool taken() const { return taken_; }
+
+ private:
+  friend class Storage;
+  const std::shared_ptr<Storage>& storage_;
+  PlannedSlot* outer_;
+  bool taken_ = false;
+};
 
 Shape ContiguousStrides(absl::Span<const int64_t> shape);
 int64_t NumElements(absl::Span<const int64_t> shape);
