@@ -1,10 +1,13 @@
 #include "graph/executor.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -73,6 +76,114 @@ std::vector<bool> SharedOutputs(const Graph& g) {
   return shared;
 }
 
+// PIJIT_MEMORY_PLAN=0 compiles graphs without a memory plan (read per compile: tests compare).
+bool MemoryPlanningEnabled() {
+  const char* v = std::getenv("PIJIT_MEMORY_PLAN");
+  return v == nullptr || std::strcmp(v, "0") != 0;
+}
+
+}  // namespace
+
+// One arena: a buffer of the plan's size and, per slot, a storage over the slot's bytes. Each
+// slot storage holds the buffer, so memory that a value somehow kept after its call stays
+// valid; such an arena is then dropped instead of reused (ArenaPool::Give).
+struct Arena {
+  std::shared_ptr<Storage> buffer;
+  std::vector<std::shared_ptr<Storage>> slots;
+
+  explicit Arena(const MemoryPlan& plan) : buffer(Storage::Allocate(plan.arena_bytes)) {
+    char* base = static_cast<char*>(buffer->data());
+    slots.reserve(plan.slots.size());
+    for (const MemoryPlan::Slot& s : plan.slots) {
+      slots.push_back(Storage::Wrap(base + s.offset, s.nbytes, [keep = buffer] {}));
+    }
+  }
+  bool Contains(const void* p) const {
+    const char* base = static_cast<const char*>(buffer->data());
+    return p >= base && p < base + buffer->nbytes();
+  }
+  // Whether only the arena holds its slots (no value of the last call outlived it).
+  bool Unshared() const {
+    for (const auto& s : slots)
+      if (s.use_count() != 1) return false;
+    return true;
+  }
+};
+
+// The arenas of one compiled graph that no call is using. A call takes one (or makes one, the
+// first time and whenever calls overlap: other threads, or a call re-entered from inside its
+// own kernels' callbacks) and gives it back; at most kMaxIdle are kept. The usual case, one
+// call at a time, swaps one pointer each way and takes no lock.
+class ArenaPool {
+ public:
+  static constexpr size_t kMaxIdle = 2;
+  ~ArenaPool() {
+    delete spare_.load();
+    for (Arena* a : idle_) delete a;
+  }
+  std::unique_ptr<Arena> Take(const MemoryPlan& plan) {
+    if (Arena* a = spare_.exchange(nullptr)) return std::unique_ptr<Arena>(a);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!idle_.empty()) {
+        Arena* a = idle_.back();
+        idle_.pop_back();
+        return std::unique_ptr<Arena>(a);
+      }
+    }
+    return std::make_unique<Arena>(plan);
+  }
+  void Give(std::unique_ptr<Arena> a) {
+    if (!a->Unshared()) return;  // dropped: its buffer lives as long as what holds it
+    Arena* expected = nullptr;
+    if (spare_.compare_exchange_strong(expected, a.get())) {
+      a.release();
+      return;
+    }
+    std::lock_guard<std::mutex> lock(mu_);
+    if (idle_.size() + 1 < kMaxIdle) idle_.push_back(a.release());
+  }
+
+ private:
+  std::atomic<Arena*> spare_{nullptr};
+  std::mutex mu_;
+  std::vector<Arena*> idle_;
+};
+
+namespace {
+
+// Holds an arena for the duration of one call.
+class ArenaLease {
+ public:
+  ArenaLease(ArenaPool* pool, const MemoryPlan& plan) : pool_(pool) {
+    if (pool_) arena_ = pool_->Take(plan);
+  }
+  ~ArenaLease() {
+    if (arena_) pool_->Give(std::move(arena_));
+  }
+  ArenaLease(const ArenaLease&) = delete;
+  ArenaLease& operator=(const ArenaLease&) = delete;
+  Arena* get() const { return arena_.get(); }
+
+ private:
+  ArenaPool* pool_;
+  std::unique_ptr<Arena> arena_;
+};
+
+// A computed value must live in its root's slot (its own, or its base's for a view), or
+// outside the arena. Anything else sits in memory the plan gives to other values at other
+// times (a kernel returned an input that the plan did not expect it to share): copy it out.
+void KeepInPlan(const MemoryPlan& plan, const Arena& arena, NodeId id, Tensor& v) {
+  if (!v.defined()) return;
+  const Storage* s = v.storage().get();
+  const int32_t home = plan.slot[plan.root[id]];
+  if (home != MemoryPlan::kNoSlot && s == arena.slots[home].get()) return;
+  if (!arena.Contains(s->data())) return;
+  Tensor fresh = Tensor::Empty(v.shape(), v.dtype());
+  CopyInto(v, fresh);
+  v = std::move(fresh);
+}
+
 }  // namespace
 
 absl::StatusOr<CompiledGraph> CompiledGraph::Compile(Graph g, const CompileOptions& options) {
@@ -88,6 +199,13 @@ absl::StatusOr<CompiledGraph> CompiledGraph::Compile(Graph g, const CompileOptio
   for (size_t id = 0; id < nodes.size(); ++id)
     for (NodeId i : nodes[id].inputs) c.last_use_[i] = static_cast<int32_t>(id);
   for (NodeId o : g.outputs()) c.last_use_[o] = static_cast<int32_t>(nodes.size());
+  if (options.plan_memory && MemoryPlanningEnabled()) {
+    MemoryPlan plan = PlanMemory(g);
+    if (!plan.empty()) {
+      c.plan_ = std::move(plan);
+      c.arenas_ = std::make_shared<ArenaPool>();
+    }
+  }
   c.graph_ = std::move(g);
   return c;
 }
@@ -95,6 +213,9 @@ absl::StatusOr<CompiledGraph> CompiledGraph::Compile(Graph g, const CompileOptio
 absl::Status CompiledGraph::Run(absl::Span<const Tensor* const> inputs,
                                 std::vector<Tensor>* outputs) const {
   const auto& nodes = graph_.nodes();
+  // Declared before the values, so that they are gone when the arena goes back to the pool.
+  ArenaLease lease(arenas_.get(), plan_);
+  const Arena* arena = lease.get();
   // Each node's value: inputs and constants are read in place; computed values live in `values`.
   absl::InlinedVector<Tensor, 16> values(nodes.size());
   absl::InlinedVector<const Tensor*, 16> value_of(nodes.size(), nullptr);
@@ -112,13 +233,19 @@ absl::Status CompiledGraph::Run(absl::Span<const Tensor* const> inputs,
     value_of[id] = &values[id];
     args.clear();
     for (NodeId i : n.inputs) args.push_back(value_of[i]);
-    if (NodeProfile* prof = NodeProfile::Get()) {
-      const auto start = std::chrono::steady_clock::now();
-      PIJIT_ASSIGN_OR_RETURN(values[id], RunNode(n, args));
-      prof->Add(n, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-    } else {
-      PIJIT_ASSIGN_OR_RETURN(values[id], RunNode(n, args));
+    {
+      // The node's result goes to its slot when the plan gave it one.
+      std::optional<PlannedSlot> planned;
+      if (arena && plan_.slot[id] != MemoryPlan::kNoSlot) planned.emplace(arena->slots[plan_.slot[id]]);
+      if (NodeProfile* prof = NodeProfile::Get()) {
+        const auto start = std::chrono::steady_clock::now();
+        PIJIT_ASSIGN_OR_RETURN(values[id], RunNode(n, args));
+        prof->Add(n, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+      } else {
+        PIJIT_ASSIGN_OR_RETURN(values[id], RunNode(n, args));
+      }
     }
+    if (arena) KeepInPlan(plan_, *arena, static_cast<NodeId>(id), values[id]);
     // Release inputs whose last reader this was, so their buffers can be reused.
     for (NodeId i : n.inputs)
       if (last_use_[i] == static_cast<int32_t>(id)) values[i] = Tensor();

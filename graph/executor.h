@@ -5,18 +5,32 @@
 // outputs keep their order, metas and values. Passes may make an output share storage with
 // a param, a constant or another output where eager execution gave a fresh tensor (x*1 -> x,
 // folding, cse); Run copies such outputs, so callers see the storage eager would give them.
+//
+// Memory: after the passes, Compile plans the intermediates into one arena (graph/memory_plan.h).
+// Run checks an arena out of the graph's pool (one per concurrent or re-entrant call), runs each
+// planned node's kernel with its slot open (kernels/tensor.h PlannedSlot), so the result is
+// written there directly, and checks the arena back in. A steady-state call allocates only its
+// outputs (and whatever a kernel allocates for scratch). A value that lands in arena memory the
+// plan did not give it (a kernel returned an input the plan did not expect it to share) is
+// copied out before anything can overwrite it: a plan can cost speed, never correctness.
+// Graphs with symbolic sizes and PIJIT_MEMORY_PLAN=0 (read per compile) run without a plan.
 #pragma once
+#include <memory>
 #include <vector>
 
 #include "graph/graph.h"
+#include "graph/memory_plan.h"
 #include "graph/passes/pipeline.h"
 
 namespace pijit::graph {
 
 struct CompileOptions {
   bool optimize = true;
+  bool plan_memory = true;  // and PIJIT_MEMORY_PLAN is not 0
   PipelineOptions pipeline;
 };
+
+class ArenaPool;
 
 class CompiledGraph {
  public:
@@ -24,11 +38,14 @@ class CompiledGraph {
   // `inputs` in parameter order; returns the graph outputs in order.
   absl::Status Run(absl::Span<const Tensor* const> inputs, std::vector<Tensor>* outputs) const;
   const Graph& graph() const { return graph_; }
+  const MemoryPlan& memory_plan() const { return plan_; }
 
  private:
   Graph graph_;
   std::vector<int32_t> last_use_;  // per node: index of the last node reading it
   std::vector<bool> copy_output_;  // per output: copy it (see the header comment)
+  MemoryPlan plan_;                // empty: every value gets fresh memory
+  std::shared_ptr<ArenaPool> arenas_;  // with a plan: arenas idle between calls
 };
 
 }  // namespace pijit::graph

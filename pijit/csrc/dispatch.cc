@@ -340,8 +340,10 @@ PyObject* Dispatch(CodeState* st, PyCodeObject* code, PyObject* func, PyObject* 
       (!cr.graph.outputs().empty() || stateful)) {
     // Most passes rewrite by the sizes in the graph (reshape elimination, folding): a graph
     // with symbolic sizes only gets the rewrites that hold at any sizes (elementwise fusion).
+    // The memory plan sizes its arena by them too: such a graph runs without one.
     graph::CompileOptions copts;
     copts.pipeline.symbolic_sizes = cr.dynamic;
+    copts.plan_memory = !cr.dynamic;
     auto compiled = graph::CompiledGraph::Compile(std::move(cr.graph), copts);
     if (compiled.ok()) {
       entry->graph = std::move(*compiled);

@@ -191,10 +191,11 @@ absl::StatusOr<std::vector<std::optional<Tensor>>> Backward(const graph::Graph& 
     const graph::Op op = g.node(id).op;
     if (op != graph::Op::kParam && op != graph::Op::kConstant) g.ReplaceWithConstant(id, values[id]);
   }
-  // Op by op, as PyNative runs: compiling (fusion) per gradient call would cost more than
-  // it saves on graphs that run once.
+  // Op by op, as PyNative runs: compiling (fusion, a memory plan) per gradient call would
+  // cost more than it saves on graphs that run once.
   graph::CompileOptions options;
   options.optimize = false;
+  options.plan_memory = false;
   PIJIT_ASSIGN_OR_RETURN(graph::CompiledGraph compiled, graph::CompiledGraph::Compile(std::move(g), options));
   std::vector<const Tensor*> ptrs;
   for (const Tensor& t : inputs) ptrs.push_back(&t);
