@@ -75,7 +75,7 @@ def _function_of(fn):
 
 def get_code_extra(fn):
     """Per-code counters: call_count, compile_count, cache_hits, eager_count, break_count,
-    cache_entries, and the recorded reasons, graphs and guards."""
+    cache_entries, and the recorded reasons, graphs, guards and memory-plan arena sizes."""
     return _C._code_stats(fn)
 
 

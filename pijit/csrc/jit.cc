@@ -285,17 +285,19 @@ void BindJit(py::module_& m) {
     d["eager_count"] = st ? st->eager_count : 0;
     d["break_count"] = st ? st->graph_break_count : 0;
     d["cache_entries"] = st ? st->entries.size() : 0;
-    py::list reasons, graphs, guards_text;
+    py::list reasons, graphs, guards_text, arena_bytes;
     if (st) {
       for (const auto& r : st->reasons) reasons.append(ReasonDict(r));
       for (const auto& e : st->entries) {
         graphs.append(e->graph ? e->graph->graph().ToText() : std::string());
         guards_text.append(e->guards->ToText());
+        arena_bytes.append(e->graph ? e->graph->memory_plan().arena_bytes : 0);
       }
     }
     d["reasons"] = reasons;
     d["graphs"] = graphs;
     d["guards"] = guards_text;
+    d["arena_bytes"] = arena_bytes;  // per entry: its memory plan's arena (0: none)
     // The whole function: this code object and the resume functions its graph breaks made
     // (each resume function is generated once, from the original code).
     py::list all_graphs, all_reasons;

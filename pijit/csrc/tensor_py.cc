@@ -549,6 +549,8 @@ void BindTensor(py::module_& m) {
     SetSeed(static_cast<uint64_t>(seed));
   }, py::arg("seed"), "Seeds the global random generator (pijit.ops.rand, randn, uniform, normal).");
   m.def("get_seed", [] { return GetSeed(); }, "The seed of the global random generator.");
+  m.def("_storage_allocations", [] { return StorageAllocations(); },
+        "Tensor storages allocated on this thread so far (planned graph slots not counted).");
   py::module_ ops = m.def_submodule("ops", "eager tensor operations");
   for (size_t i = 0; i < sizeof(g_op_defs) / sizeof(g_op_defs[0]); ++i) {
     if (!PyOpIsFunction(static_cast<PyOp>(i))) continue;
