@@ -20,28 +20,44 @@ size_t RoundUp(size_t n) {
   return (n + MemoryPlan::kAlignment - 1) / MemoryPlan::kAlignment * MemoryPlan::kAlignment;
 }
 
-bool Overlap(const MemoryPlan::Slot& a, const MemoryPlan::Slot& b) {
-  return a.first <= b.last && b.first <= a.last;
+// For each slot, the slots whose spans overlap its own: a sweep over the slots by first use,
+// linear in the number of overlapping pairs (slots are made in node order, so by first use).
+std::vector<std::vector<size_t>> OverlappingSlots(const std::vector<MemoryPlan::Slot>& slots) {
+  std::vector<std::vector<size_t>> out(slots.size());
+  for (size_t i = 0; i < slots.size(); ++i) {
+    for (size_t j = i + 1; j < slots.size() && slots[j].first <= slots[i].last; ++j) {
+      out[i].push_back(j);
+      out[j].push_back(i);
+    }
+  }
+  return out;
 }
 
 // Greedy by size (see the header): `slots` get their offsets; returns the arena's size.
 size_t PlaceGreedyBySize(std::vector<MemoryPlan::Slot>& slots) {
+  const std::vector<std::vector<size_t>> overlapping = OverlappingSlots(slots);
   std::vector<size_t> order(slots.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
     return slots[a].nbytes > slots[b].nbytes;  // ties keep node order
   });
-  std::vector<size_t> placed;  // indices into `slots`, by offset
+  std::vector<bool> placed(slots.size(), false);
+  std::vector<size_t> live;  // the placed slots overlapping the one being placed, by offset
   size_t arena = 0;
   for (size_t s : order) {
     MemoryPlan::Slot& slot = slots[s];
     const size_t need = RoundUp(slot.nbytes);
+    live.clear();
+    for (size_t o : overlapping[s])
+      if (placed[o]) live.push_back(o);
+    std::sort(live.begin(), live.end(),
+              [&](size_t a, size_t b) { return slots[a].offset < slots[b].offset; });
+    // The smallest gap between them that fits, else above them all.
     size_t best = std::numeric_limits<size_t>::max();
     size_t best_gap = std::numeric_limits<size_t>::max();
-    size_t end = 0;  // end of the overlapping slots seen so far (they are in offset order)
-    for (size_t p : placed) {
-      const MemoryPlan::Slot& other = slots[p];
-      if (!Overlap(slot, other)) continue;
+    size_t end = 0;  // end of the overlapping slots seen so far
+    for (size_t o : live) {
+      const MemoryPlan::Slot& other = slots[o];
       if (other.offset >= end + need && other.offset - end < best_gap) {
         best = end;
         best_gap = other.offset - end;
@@ -49,9 +65,7 @@ size_t PlaceGreedyBySize(std::vector<MemoryPlan::Slot>& slots) {
       end = std::max(end, other.offset + RoundUp(other.nbytes));
     }
     slot.offset = best != std::numeric_limits<size_t>::max() ? best : end;
-    placed.insert(std::upper_bound(placed.begin(), placed.end(), slot.offset,
-                                   [&](size_t off, size_t p) { return off < slots[p].offset; }),
-                  s);
+    placed[s] = true;
     arena = std::max(arena, slot.offset + need);
   }
   return arena;
