@@ -44,6 +44,29 @@ absl::StatusOr<Tensor> OneHot(const Tensor& indices, int64_t depth, int64_t axis
   return out;
 }
 
+namespace {
+// The bytes a strided tensor can touch, [lo, hi); empty for an empty tensor.
+std::pair<uintptr_t, uintptr_t> ByteExtent(const Tensor& t) {
+  if (t.numel() == 0) return {0, 0};
+  const auto item = static_cast<int64_t>(t.itemsize());
+  int64_t lo = 0, hi = 0;
+  for (int64_t i = 0; i < t.ndim(); ++i) {
+    const int64_t reach = (t.shape()[i] - 1) * t.strides()[i];
+    (reach < 0 ? lo : hi) += reach;
+  }
+  const auto base = reinterpret_cast<uintptr_t>(t.raw_data());
+  return {base + lo * item, base + (hi + 1) * item};
+}
+
+// Whether two tensors may share memory: by address, since distinct storages can wrap one
+// buffer (NumPy views of one array).
+bool MayOverlap(const Tensor& a, const Tensor& b) {
+  const auto [alo, ahi] = ByteExtent(a);
+  const auto [blo, bhi] = ByteExtent(b);
+  return alo < bhi && blo < ahi;
+}
+}  // namespace
+
 absl::StatusOr<TensorMeta> InferAssign(const TensorMeta& variable, const TensorMeta& value) {
   PIJIT_ASSIGN_OR_RETURN(Shape b, BroadcastShapes("assign", variable.shape, value.shape));
   if (!(b == variable.shape)) {
@@ -62,7 +85,11 @@ absl::StatusOr<Tensor> Assign(const Tensor& variable, const Tensor& value) {
         ShapeToString(variable.shape())));
   }
   PIJIT_ASSIGN_OR_RETURN(Tensor v, BroadcastTo(value, variable.shape()));
-  // Through a copy: `value` may overlap the variable's storage.
+  if (!MayOverlap(v, variable)) {
+    CopyInto(v, variable);
+    return variable;
+  }
+  // Through a copy: `value` reads memory that the copy writes.
   Tensor tmp = Tensor::Empty(variable.shape(), variable.dtype());
   CopyInto(v, tmp);
   CopyInto(tmp, variable);

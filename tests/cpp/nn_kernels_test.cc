@@ -109,5 +109,36 @@ TEST(AssignTest, GraphNodeWritesIntoItsParam) {
   for (int i = 0; i < 3; ++i) EXPECT_EQ(var.data<float>()[i], 2.0f);
 }
 
+// assign copies straight into the variable unless the value reads the variable's memory;
+// then through a temporary, also when the overlap is through another storage over the same
+// buffer (two NumPy views of one array).
+TEST(AssignTest, OverlappingValuesAreReadBeforeTheyAreOverwritten) {
+  Tensor var = Iota({4, 4}, DType::kFloat32);
+  Tensor before = Tensor::Empty({4, 4}, DType::kFloat32);
+  CopyInto(var, before);
+  auto t = Transpose(var, {1, 0});
+  ASSERT_TRUE(t.ok());
+  ASSERT_TRUE(Assign(var, *t).ok());
+  for (int i = 0; i < 4; ++i)
+    for (int j = 0; j < 4; ++j)
+      EXPECT_EQ(var.data<float>()[i * 4 + j], before.data<float>()[j * 4 + i]);
+
+  // A second storage over the same bytes, read backwards.
+  Tensor flat = Iota({8}, DType::kFloat32);
+  auto alias = Storage::Wrap(flat.raw_data(), 8 * sizeof(float), [] {});
+  Tensor reversed = Tensor::View(alias, DType::kFloat32, {8}, {-1}, 7);
+  Tensor want = Tensor::Empty({8}, DType::kFloat32);
+  CopyInto(reversed, want);
+  ASSERT_TRUE(Assign(flat, reversed).ok());
+  for (int i = 0; i < 8; ++i) EXPECT_EQ(flat.data<float>()[i], want.data<float>()[i]);
+
+  // Disjoint memory: written directly, without allocating.
+  Tensor dst = Tensor::Empty({4, 4}, DType::kFloat32);
+  const uint64_t allocations = StorageAllocations();
+  ASSERT_TRUE(Assign(dst, before).ok());
+  EXPECT_EQ(StorageAllocations(), allocations);
+  for (int i = 0; i < 16; ++i) EXPECT_EQ(dst.data<float>()[i], before.data<float>()[i]);
+}
+
 }  // namespace
 }  // namespace pijit
