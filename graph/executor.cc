@@ -111,9 +111,10 @@ struct Arena {
 };
 
 // The arenas of one compiled graph that no call is using. A call takes one (or makes one, the
-// first time and whenever calls overlap: other threads, or a call re-entered from inside its
-// own kernels' callbacks) and gives it back; at most kMaxIdle are kept. The usual case, one
-// call at a time, swaps one pointer each way and takes no lock.
+// first time and whenever calls overlap: other threads, or a call made on the same thread
+// while another is in progress, e.g. from a Python finalizer run when a value is released)
+// and gives it back; at most kMaxIdle are kept. The usual case, one call at a time, swaps one
+// pointer each way and takes no lock.
 class ArenaPool {
  public:
   static constexpr size_t kMaxIdle = 2;
@@ -213,6 +214,8 @@ absl::StatusOr<CompiledGraph> CompiledGraph::Compile(Graph g, const CompileOptio
 absl::Status CompiledGraph::Run(absl::Span<const Tensor* const> inputs,
                                 std::vector<Tensor>* outputs) const {
   const auto& nodes = graph_.nodes();
+  // A slot that an enclosing call on this thread has open is not this call's to take.
+  PlannedSlot hide_enclosing_slot;
   // Declared before the values, so that they are gone when the arena goes back to the pool.
   ArenaLease lease(arenas_.get(), plan_);
   const Arena* arena = lease.get();

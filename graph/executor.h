@@ -7,7 +7,7 @@
 // folding, cse); Run copies such outputs, so callers see the storage eager would give them.
 //
 // Memory: after the passes, Compile plans the intermediates into one arena (graph/memory_plan.h).
-// Run checks an arena out of the graph's pool (one per concurrent or re-entrant call), runs each
+// Run checks an arena out of the graph's pool (one per overlapping call), runs each
 // planned node's kernel with its slot open (kernels/tensor.h PlannedSlot), so the result is
 // written there directly, and checks the arena back in. A steady-state call allocates only its
 // outputs (and whatever a kernel allocates for scratch). A value that lands in arena memory the

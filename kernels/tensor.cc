@@ -192,17 +192,20 @@ thread_local uint64_t t_allocations = 0;
 
 uint64_t StorageAllocations() { return t_allocations; }
 
+PlannedSlot::PlannedSlot() : storage_(nullptr), outer_(t_planned) { t_planned = this; }
+
 PlannedSlot::PlannedSlot(const std::shared_ptr<Storage>& storage)
-    : storage_(storage), outer_(t_planned) {
+    : storage_(&storage), outer_(t_planned) {
   t_planned = this;
 }
 
 PlannedSlot::~PlannedSlot() { t_planned = outer_; }
 
 std::shared_ptr<Storage> Storage::Allocate(size_t nbytes) {
-  if (PlannedSlot* p = t_planned; p != nullptr && !p->taken_ && p->storage_->nbytes() == nbytes) {
+  if (PlannedSlot* p = t_planned;
+      p != nullptr && p->storage_ != nullptr && !p->taken_ && (*p->storage_)->nbytes() == nbytes) {
     p->taken_ = true;
-    return p->storage_;
+    return *p->storage_;
   }
   ++t_allocations;
   if (nbytes <= InlineStorage::kMaxBytes) return InlineStorage::Make(nbytes);

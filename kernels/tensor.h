@@ -61,9 +61,12 @@ uint64_t StorageAllocations();
 // so that the kernel writes its result where the plan put it, with no copy. A kernel that
 // allocates a same-sized scratch buffer before its result puts the scratch there instead:
 // harmless, as the slot is free for the node's whole run, and the executor checks where the
-// result landed. Slots nest (the inner one hides the outer until it closes); not movable.
+// result landed. Slots nest (the inner one hides the outer until it closes); one made
+// without a storage only hides the enclosing slot (a graph call made while another call's
+// slot is open on the same thread must not take it). Not movable.
 class PlannedSlot {
  public:
+  PlannedSlot();
   explicit PlannedSlot(const std::shared_ptr<Storage>& storage);
   ~PlannedSlot();
   PlannedSlot(const PlannedSlot&) = delete;
@@ -72,7 +75,7 @@ class PlannedSlot {
 
  private:
   friend class Storage;
-  const std::shared_ptr<Storage>& storage_;
+  const std::shared_ptr<Storage>* storage_;  // null: a barrier
   PlannedSlot* outer_;
   bool taken_ = false;
 };

@@ -354,6 +354,24 @@ TEST(MemoryPlanRunTest, EnvironmentSwitchTurnsPlanningOff) {
   EXPECT_FALSE(on->memory_plan().empty());
 }
 
+// A call made while another call's slot is open on the same thread (as a finalizer run by a
+// release could make) leaves that slot alone: its output does not land in the outer arena.
+TEST(MemoryPlanRunTest, NestedCallDoesNotTakeAnEnclosingSlot) {
+  Graph g = ParseOrDie(
+      "graph(%0: f32[16]) {\n  %1: f32[16] = exp(%0)\n  %2: f32[16] = neg(%1)\n  return (%2)\n}\n");
+  CompileOptions opts;
+  opts.optimize = false;
+  auto c = CompiledGraph::Compile(g, opts);
+  ASSERT_TRUE(c.ok());
+  const std::vector<Tensor> in = {Filled({DType::kFloat32, {16}}, 3)};
+  auto outer = Storage::Allocate(16 * sizeof(float));
+  PlannedSlot planned(outer);
+  std::vector<Tensor> out = RunOnce(*c, in);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_FALSE(planned.taken());
+  EXPECT_NE(out[0].storage(), outer);
+}
+
 // One compiled graph called from several threads at once: each call gets its own arena.
 TEST(MemoryPlanRunTest, ConcurrentCallsOfOneGraph) {
   Graph g = ParseOrDie(

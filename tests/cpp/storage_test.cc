@@ -1,4 +1,4 @@
-// Storage: the cache of freed huge-page buffers.
+// Storage: the cache of freed huge-page buffers; planned slots.
 #include "gtest/gtest.h"
 #include "kernels/tensor.h"
 
@@ -24,6 +24,37 @@ TEST(StorageTest, LiveLargeBuffersAreDistinct) {
   a.data<float>()[0] = 1.f;
   b.data<float>()[0] = 2.f;
   EXPECT_EQ(a.data<float>()[0], 1.f);
+}
+
+TEST(PlannedSlotTest, FirstAllocationOfItsSizeTakesTheSlot) {
+  auto slot = Storage::Allocate(4096);
+  const uint64_t before = StorageAllocations();
+  {
+    PlannedSlot planned(slot);
+    Tensor other = Tensor::Empty({10}, DType::kFloat32);  // another size: fresh memory
+    EXPECT_FALSE(planned.taken());
+    Tensor mine = Tensor::Empty({1024}, DType::kFloat32);
+    EXPECT_TRUE(planned.taken());
+    EXPECT_EQ(mine.storage(), slot);
+    Tensor again = Tensor::Empty({1024}, DType::kFloat32);  // the slot is taken once
+    EXPECT_NE(again.storage(), slot);
+  }
+  EXPECT_EQ(StorageAllocations() - before, 2u);
+  Tensor after = Tensor::Empty({1024}, DType::kFloat32);  // closed: fresh memory
+  EXPECT_NE(after.storage(), slot);
+}
+
+TEST(PlannedSlotTest, ABarrierHidesTheEnclosingSlotUntilItCloses) {
+  auto slot = Storage::Allocate(4096);
+  PlannedSlot planned(slot);
+  {
+    PlannedSlot barrier;
+    Tensor t = Tensor::Empty({1024}, DType::kFloat32);
+    EXPECT_NE(t.storage(), slot);
+  }
+  EXPECT_FALSE(planned.taken());
+  Tensor t = Tensor::Empty({1024}, DType::kFloat32);
+  EXPECT_EQ(t.storage(), slot);
 }
 
 }  // namespace
