@@ -200,7 +200,8 @@ absl::StatusOr<CompiledGraph> CompiledGraph::Compile(Graph g, const CompileOptio
   for (size_t id = 0; id < nodes.size(); ++id)
     for (NodeId i : nodes[id].inputs) c.last_use_[i] = static_cast<int32_t>(id);
   for (NodeId o : g.outputs()) c.last_use_[o] = static_cast<int32_t>(nodes.size());
-  if (options.plan_memory && MemoryPlanningEnabled()) {
+  // Symbolic sizes: the metas hold one call's sizes, so slots would be the wrong size.
+  if (options.plan_memory && !options.pipeline.symbolic_sizes && MemoryPlanningEnabled()) {
     MemoryPlan plan = PlanMemory(g);
     if (!plan.empty()) {
       c.plan_ = std::move(plan);

@@ -13,7 +13,8 @@
 // outputs (and whatever a kernel allocates for scratch). A value that lands in arena memory the
 // plan did not give it (a kernel returned an input the plan did not expect it to share) is
 // copied out before anything can overwrite it: a plan can cost speed, never correctness.
-// Graphs with symbolic sizes and PIJIT_MEMORY_PLAN=0 (read per compile) run without a plan.
+// Graphs with symbolic sizes (PipelineOptions::symbolic_sizes) and PIJIT_MEMORY_PLAN=0 (read
+// per compile) run without a plan.
 #pragma once
 #include <memory>
 #include <vector>

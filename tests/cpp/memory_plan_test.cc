@@ -354,6 +354,16 @@ TEST(MemoryPlanRunTest, EnvironmentSwitchTurnsPlanningOff) {
   EXPECT_FALSE(on->memory_plan().empty());
 }
 
+TEST(MemoryPlanRunTest, GraphsWithSymbolicSizesAreNotPlanned) {
+  Graph g = ParseOrDie(
+      "graph(%0: f32[4]) {\n  %1: f32[4] = exp(%0)\n  %2: f32[4] = neg(%1)\n  return (%2)\n}\n");
+  CompileOptions opts;
+  opts.pipeline.symbolic_sizes = true;
+  auto c = CompiledGraph::Compile(g, opts);
+  ASSERT_TRUE(c.ok());
+  EXPECT_TRUE(c->memory_plan().empty());
+}
+
 // A call made while another call's slot is open on the same thread (as a finalizer run by a
 // release could make) leaves that slot alone: its output does not land in the outer arena.
 TEST(MemoryPlanRunTest, NestedCallDoesNotTakeAnEnclosingSlot) {
