@@ -42,11 +42,6 @@ bool Interp::CallVjp(Frame& f, ValueList args, Value* out) {
     return false;
   }
   while (args.size() < 7) args.push_back(Value::Const(PyTuple_GET_ITEM(defaults, args.size() - (7 - num_defaults))));
-  if (grad_depth_ > 0) {
-    Fail("unsupported_call", "a gradient of a gradient is not captured",
-         "higher-order gradients run on the eager tape");
-    return false;
-  }
   for (size_t i : {2, 5, 6}) UseConst(args[i]);
   bool has_aux = false, scalar = false;
   PyObject* positions = AsPyObject(args[2]);
@@ -98,6 +93,7 @@ bool Interp::CallVjp(Frame& f, ValueList args, Value* out) {
   const graph::NodeId first = static_cast<graph::NodeId>(g().nodes().size());
   Value result;
   f.kwnames = nullptr;
+  const int64_t vjp_calls_before = ++vjp_calls_;
   ++grad_depth_;
   const bool ok = Call(f, args[0], inputs, &result);
   --grad_depth_;
@@ -177,6 +173,14 @@ bool Interp::CallVjp(Frame& f, ValueList args, Value* out) {
   std::vector<graph::CustomVjp> customs;
   for (const graph::CustomVjp& c : customs_)
     if (c.node >= first) customs.push_back(c);
+  // Gradients of gradients differentiate the inner gradients' backward too; the eager tape
+  // refuses that when a custom bprop takes part (NotImplementedError), so such a call runs
+  // there.
+  if (!customs.empty() && (grad_depth_ > 0 || vjp_calls_ != vjp_calls_before)) {
+    Fail("unsupported_call", "a gradient of a gradient through a Cell with a custom bprop",
+         "the call runs on the eager tape, which raises the error");
+    return false;
+  }
   auto grads = graph::AppendBackward(g(), out_nodes, seeds, wrt, first, customs);
   if (!grads.ok()) {
     Fail(grads.status().code() == absl::StatusCode::kUnimplemented ? "unsupported_op" : "invalid_input",

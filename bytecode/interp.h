@@ -304,6 +304,7 @@ class Interp {
   int gen_depth_ = 0;                    // generators being run (no effects are recorded)
   int grad_depth_ = 0;  // nesting of gradient transforms being captured (handlers_grad.cc)
   std::vector<graph::CustomVjp> customs_;  // Cells with a bprop, for AppendBackward
+  int64_t vjp_calls_ = 0;                  // gradient transforms captured so far
   int64_t steps_ = 0;
   // Where the interpreter is, for break reasons.
   PyCodeObject* cur_code_ = nullptr;
