@@ -304,8 +304,15 @@ std::string Graph::ToText() const {
                     }));
     if (n.op == Op::kConstant) {
       AppendConstantValue(&out, n.value);
-    } else if (n.op == Op::kFused) {
+    } else if (n.op == Op::kFused || n.op == Op::kFusedReduce) {
       absl::StrAppend(&out, ", program=\"", n.fused ? n.fused->program().ToText() : "?", "\"");
+      if (n.op == Op::kFusedReduce) {
+        const bool known = n.attr >= 0 && n.attr <= static_cast<int64_t>(ReduceOp::kStd);
+        absl::StrAppend(&out, ", reduce=",
+                        known ? ReduceOpName(static_cast<ReduceOp>(n.attr)) : "?", ", axes=[",
+                        absl::StrJoin(n.ints, ","), "], keepdims=",
+                        n.keepdims ? "true" : "false");
+      }
     } else {
       std::vector<std::string> attrs = AttrTexts(n);
       if (!n.inputs.empty() && !attrs.empty()) absl::StrAppend(&out, ", ");
@@ -351,7 +358,7 @@ absl::Status Graph::Verify() const {
       }
       continue;
     }
-    if (n.op == Op::kFused && !n.fused) {
+    if ((n.op == Op::kFused || n.op == Op::kFusedReduce) && !n.fused) {
       return absl::InternalError(absl::StrFormat("verify: fused %%%d has no kernel", id));
     }
     auto meta = InferNode(n, metas);

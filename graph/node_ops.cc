@@ -1,6 +1,7 @@
 // Maps each IR op to its kernel's inference and execution functions.
 #include "graph/graph.h"
 #include "kernels/errors.h"
+#include "kernels/fused_reduce.h"
 
 namespace pijit::graph {
 namespace {
@@ -123,6 +124,24 @@ absl::StatusOr<TensorMeta> InferFused(const Node& n, absl::Span<const TensorMeta
   }
   return TensorMeta{p.dtype, std::move(shape)};
 }
+
+// A fused_reduce node's reduction (attr), checked.
+absl::StatusOr<ReduceOp> FusedReduceOpOf(const Node& n) {
+  const ReduceOp r = static_cast<ReduceOp>(n.attr);
+  if (n.attr < 0 || n.attr > static_cast<int64_t>(ReduceOp::kStd) || !FusedReduceSupports(r)) {
+    return absl::InternalError(
+        absl::StrFormat("fused_reduce: attr %d is not sum, mean, max or min", n.attr));
+  }
+  return r;
+}
+
+// A fused_reduce node's result: the reduction of what the fused node would give.
+absl::StatusOr<TensorMeta> InferFusedReduce(const Node& n,
+                                            absl::Span<const TensorMeta* const> in) {
+  PIJIT_ASSIGN_OR_RETURN(ReduceOp r, FusedReduceOpOf(n));
+  PIJIT_ASSIGN_OR_RETURN(TensorMeta produced, InferFused(n, in));
+  return InferReduce(r, produced, n.ints, n.keepdims);
+}
 }  // namespace
 
 absl::StatusOr<TensorMeta> InferNode(const Node& n, absl::Span<const TensorMeta* const> in) {
@@ -238,6 +257,7 @@ absl::StatusOr<TensorMeta> InferNode(const Node& n, absl::Span<const TensorMeta*
     case Op::kConstant: return MetaOf(n.value);
     case Op::kParam: return n.meta;
     case Op::kFused: return InferFused(n, in);
+    case Op::kFusedReduce: return InferFusedReduce(n, in);
     default: break;
   }
   return absl::InternalError(absl::StrFormat("no inference rule for %s", OpName(n.op)));
@@ -376,6 +396,15 @@ absl::StatusOr<Tensor> RunNode(const Node& n, absl::Span<const Tensor* const> in
         PIJIT_ASSIGN_OR_RETURN(shape, BroadcastShapes("fused", shape, t->shape()));
       }
       return n.fused->Run(in, shape);
+    }
+    case Op::kFusedReduce: {
+      if (!n.fused) return absl::InternalError("fused_reduce: node has no program");
+      PIJIT_ASSIGN_OR_RETURN(ReduceOp r, FusedReduceOpOf(n));
+      Shape shape;  // as for fused: the run-time sizes
+      for (const Tensor* t : in) {
+        PIJIT_ASSIGN_OR_RETURN(shape, BroadcastShapes("fused_reduce", shape, t->shape()));
+      }
+      return FusedReduce(*n.fused, r, in, shape, n.ints, n.keepdims);
     }
     default: break;
   }

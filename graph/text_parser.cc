@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "kernels/errors.h"
+#include "kernels/fused_reduce.h"
 #include "kernels/number_text.h"
 
 namespace pijit::graph {
@@ -270,7 +271,7 @@ class Parser {
   absl::Status ParseOp(Parsed* p) {
     const Token& name = Peek();
     bool found = false;
-    for (int o = 0; o <= static_cast<int>(Op::kFused); ++o) {
+    for (int o = 0; o <= static_cast<int>(Op::kFusedReduce); ++o) {
       if (name.kind == Token::kWord && name.text == OpName(static_cast<Op>(o))) {
         p->node.op = static_cast<Op>(o);
         found = true;
@@ -303,7 +304,8 @@ class Parser {
       PIJIT_RETURN_IF_ERROR(Expect("="));
       if (seen[attr.text]) return Lexer::Error(attr, "repeated attribute " + attr.text);
       seen[attr.text] = true;
-      const bool reduce = n.op == Op::kSum || n.op == Op::kMean;
+      // Every reduction prints axes and keepdims (var and std also ddof).
+      const bool reduce = HasTrait(n.op, kReduction) || n.op == Op::kFusedReduce;
       if (attr.text == "axes" && reduce) {
         PIJIT_ASSIGN_OR_RETURN(n.ints, ParseIntList());
       } else if (attr.text == "keepdims" && reduce) {
@@ -312,6 +314,8 @@ class Parser {
           return Lexer::Error(v, "keepdims is true or false");
         }
         Next();
+      } else if (attr.text == "ddof" && (n.op == Op::kVar || n.op == Op::kStd)) {
+        PIJIT_ASSIGN_OR_RETURN(n.attr, ParseInt());
       } else if ((attr.text == "shape" && n.op == Op::kReshape) ||
                  (attr.text == "perm" && n.op == Op::kTranspose)) {
         PIJIT_ASSIGN_OR_RETURN(n.ints, ParseIntList());
@@ -330,7 +334,18 @@ class Parser {
         }
         Next();
         n.attr = 1;
-      } else if (attr.text == "program" && n.op == Op::kFused) {
+      } else if (attr.text == "reduce" && n.op == Op::kFusedReduce) {
+        const Token& v = Peek();
+        bool known = false;
+        for (int r = 0; r <= static_cast<int>(ReduceOp::kStd); ++r) {
+          if (v.kind == Token::kWord && v.text == ReduceOpName(static_cast<ReduceOp>(r))) {
+            n.attr = r;
+            known = FusedReduceSupports(static_cast<ReduceOp>(r));
+          }
+        }
+        if (!known) return Lexer::Error(v, "reduce is sum, mean, max or min");
+        Next();
+      } else if (attr.text == "program" && (n.op == Op::kFused || n.op == Op::kFusedReduce)) {
         if (Peek().kind != Token::kString) {
           return Lexer::Error(Peek(), "program is a quoted string");
         }
@@ -342,6 +357,9 @@ class Parser {
     Next();  // ')'
     if (n.op == Op::kReshape && !seen["shape"]) return Lexer::Error(name, "reshape needs shape=");
     if (n.op == Op::kFused && !p->program) return Lexer::Error(name, "fused needs program=");
+    if (n.op == Op::kFusedReduce && (!p->program || !seen["reduce"])) {
+      return Lexer::Error(name, "fused_reduce needs program= and reduce=");
+    }
     return absl::OkStatus();
   }
 
@@ -412,14 +430,24 @@ class Parser {
       if (p.node.op == Op::kConstant) {
         PIJIT_ASSIGN_OR_RETURN(p.node.value, MakeConstant(p));
       }
-      if (p.node.op == Op::kFused) {
+      if (p.node.op == Op::kFused || p.node.op == Op::kFusedReduce) {
+        // A fused_reduce's program computes in its result's dtype (sum, mean, max and min of
+        // float32/float64 keep it) over the inputs' broadcast shape.
         absl::InlinedVector<Shape, 4> shapes;
         DType dt = p.node.meta.dtype;
-        for (NodeId in : p.node.inputs) shapes.push_back(g.node(in).meta.shape);
+        Shape produced = p.node.meta.shape;
+        if (p.node.op == Op::kFusedReduce) produced.clear();
+        for (NodeId in : p.node.inputs) {
+          shapes.push_back(g.node(in).meta.shape);
+          if (p.node.op != Op::kFusedReduce) continue;
+          auto s = BroadcastShapes("fused_reduce", produced, shapes.back());
+          if (!s.ok()) return Lexer::Error(p.at, s.status().message());
+          produced = *s;
+        }
         auto prog = FusedProgram::Parse(p.program->text, dt,
                                         static_cast<int>(p.node.inputs.size()));
         if (!prog.ok()) return Lexer::Error(*p.program, prog.status().message());
-        auto k = FusedKernel::Create(std::move(*prog), shapes, p.node.meta.shape);
+        auto k = FusedKernel::Create(std::move(*prog), shapes, produced);
         if (!k.ok()) return Lexer::Error(*p.program, k.status().message());
         p.node.fused = std::move(*k);
       }

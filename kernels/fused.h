@@ -111,6 +111,11 @@ class FusedKernel {
   // read at its one address), for kernels that run a program row by row; nullptr when the
   // kernel interprets. Look it up once per call: the lookup takes a lock.
   Fn NativeFn(uint64_t stride_mask) const;
+  // n elements of the result into `out`, inputs as raw spans (stride_mask as for NativeFn),
+  // with `fn` (what NativeFn(stride_mask) gave) or, when it is null, the interpreter: the
+  // values Run computes for those elements.
+  void RunSpan(Fn fn, void* out, const void* const* inputs, uint64_t stride_mask,
+               int64_t n) const;
 
  private:
   FusedKernel() = default;

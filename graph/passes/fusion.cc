@@ -8,7 +8,6 @@
 #include "absl/container/flat_hash_map.h"
 
 namespace pijit::graph::fusion {
-namespace {
 
 // IR op -> fused opcode, for the elementwise ops fused code supports.
 bool FusedOpcodeOf(Op op, FusedOpcode* out) {
@@ -33,6 +32,8 @@ bool FusedOpcodeOf(Op op, FusedOpcode* out) {
     default: return false;  // log: no vector log yet
   }
 }
+
+namespace {
 
 // Whether `id` can be part of a program computing in `dtype`: a comparison of two `dtype`
 // values (a bool mask), a where of `dtype` values selected by a bool condition, or another op
@@ -180,12 +181,14 @@ absl::StatusOr<bool> RunWith(Graph& g, FusedBackend backend) {
   return changed;
 }
 
-absl::StatusOr<bool> Run(Graph& g) {
+FusedBackend BackendFromEnv() {
   const char* env = std::getenv("PIJIT_FUSED_BACKEND");  // read per compile: tests switch it
   const std::string_view choice = env != nullptr ? env : "";
-  return RunWith(g, choice == "interpreter" ? FusedBackend::kInterpreter
-                    : choice == "avx2"      ? FusedBackend::kAvx2
-                                            : FusedBackend::kAuto);
+  return choice == "interpreter" ? FusedBackend::kInterpreter
+         : choice == "avx2"      ? FusedBackend::kAvx2
+                                 : FusedBackend::kAuto;
 }
+
+absl::StatusOr<bool> Run(Graph& g) { return RunWith(g, BackendFromEnv()); }
 
 }  // namespace pijit::graph::fusion

@@ -7,6 +7,7 @@
 #include "graph/passes/cse.h"
 #include "graph/passes/dce.h"
 #include "graph/passes/epilogue.h"
+#include "graph/passes/fused_reduce.h"
 #include "graph/passes/fusion.h"
 #include "graph/passes/matmul_epilogue.h"
 #include "graph/passes/simplify.h"
@@ -27,6 +28,7 @@ constexpr NamedPass kPasses[] = {
     {"epilogue", epilogue::Run},
     {"matmul_epilogue", matmul_epilogue::Run},
     {"fusion", fusion::Run},
+    {"fused_reduce", fused_reduce::Run},
 };
 
 }  // namespace
@@ -65,9 +67,12 @@ absl::Status RunPipeline(Graph& g, const PipelineOptions& options) {
     // Elementwise ops commute with broadcasting, so a fused loop computes its root at
     // whatever sizes its inputs have at run time (the fused node takes its shape from them);
     // the other rewrites compare sizes (reshape and broadcast elimination, folding, layer
-    // epilogues choosing kernels) and would hold only at the captured ones.
+    // epilogues choosing kernels) and would hold only at the captured ones. A fused
+    // reduction decides at run time whether it can reduce without materialising, so it holds
+    // at any sizes too.
     if (!options.fuse) return absl::OkStatus();
     PIJIT_RETURN_IF_ERROR(RunPass("fusion", fusion::Run, g).status());
+    PIJIT_RETURN_IF_ERROR(RunPass("fused_reduce", fused_reduce::Run, g).status());
     return RunPass("dce", dce::Run, g).status();
   }
   // Cleanup to a fixed point: each pass exposes work for the others (folding creates
@@ -82,11 +87,13 @@ absl::Status RunPipeline(Graph& g, const PipelineOptions& options) {
     if (!changed) break;
   }
   // Fusion last: it hides ops from the cleanup rules. dce drops the fused members. Layer and
-  // matmul epilogues first, so that fusion does not take their elementwise ops into loops.
+  // matmul epilogues first, so that fusion does not take their elementwise ops into loops;
+  // reductions then absorb the fused loops (and single elementwise ops) they read.
   if (options.fuse) {
     PIJIT_RETURN_IF_ERROR(RunPass("epilogue", epilogue::Run, g).status());
     PIJIT_RETURN_IF_ERROR(RunPass("matmul_epilogue", matmul_epilogue::Run, g).status());
     PIJIT_RETURN_IF_ERROR(RunPass("fusion", fusion::Run, g).status());
+    PIJIT_RETURN_IF_ERROR(RunPass("fused_reduce", fused_reduce::Run, g).status());
     PIJIT_RETURN_IF_ERROR(RunPass("dce", dce::Run, g).status());
   }
   return absl::OkStatus();

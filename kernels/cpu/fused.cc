@@ -228,6 +228,13 @@ FusedKernel::Fn FusedKernel::NativeFn(uint64_t stride_mask) const {
   return f.ok() ? *f : nullptr;
 }
 
+void FusedKernel::RunSpan(Fn fn, void* out, const void* const* inputs, uint64_t stride_mask,
+                          int64_t n) const {
+  if (n <= 0) return;
+  if (fn) fn(out, inputs, n);
+  else Interpret(out, inputs, stride_mask, n);
+}
+
 namespace {
 // Masks are 1 (set) or 0 in the interpreter.
 template <typename T>

@@ -472,32 +472,23 @@ double ChunkSum(const T* x, int64_t n, double mean) {
   return ChunkSum<kSsd>(x, half, mean) + ChunkSum<kSsd>(x + half, n - half, mean);
 }
 
-// Runs leaf(begin, length) over the kChunk-sized chunks of [0, n) and combines the partial
-// results pairwise, in a fixed order.
-template <typename Leaf>
-double Chunked(int64_t n, bool parallel, Leaf leaf) {
+// Runs fn(c, start, len) for every chunk c of [0, n), on the pool when asked and n is large.
+template <typename Fn>
+void ForEachChunk(int64_t n, bool parallel, const Fn& fn) {
   const int64_t chunks = (n + kChunk - 1) / kChunk;
-  if (chunks <= 1) return leaf(0, n);
-  absl::InlinedVector<double, 64> part(chunks);
   auto run = [&](int64_t b, int64_t e) {
-    for (int64_t c = b; c < e; ++c) part[c] = leaf(c * kChunk, std::min(kChunk, n - c * kChunk));
+    for (int64_t c = b; c < e; ++c) fn(c, c * kChunk, std::min(kChunk, n - c * kChunk));
   };
   if (parallel && n >= kParallelMin) ParallelFor(chunks, 1, run);
   else run(0, chunks);
-  return Pairwise(part.data(), chunks);
 }
 
 template <typename T, bool kMax>
-T Extremum(const T* x, int64_t n, bool parallel) {
-  if (!parallel || n < kParallelMin) return kMax ? MaxLeaf(x, n) : MinLeaf(x, n);
+T ExtremumChunks(int64_t n, bool parallel, absl::FunctionRef<T(int64_t, int64_t)> chunk) {
   const int64_t chunks = (n + kChunk - 1) / kChunk;
+  if (chunks <= 1) return chunk(0, n);
   absl::InlinedVector<T, 64> part(chunks);
-  ParallelFor(chunks, 1, [&](int64_t b, int64_t e) {
-    for (int64_t c = b; c < e; ++c) {
-      const int64_t len = std::min(kChunk, n - c * kChunk);
-      part[c] = kMax ? MaxLeaf(x + c * kChunk, len) : MinLeaf(x + c * kChunk, len);
-    }
-  });
+  ForEachChunk(n, parallel, [&](int64_t c, int64_t b, int64_t len) { part[c] = chunk(b, len); });
   return kMax ? MaxLeaf(part.data(), chunks) : MinLeaf(part.data(), chunks);
 }
 
@@ -569,23 +560,49 @@ T MinLeaf(const T* x, int64_t n) {
 }
 
 template <typename T>
+double SumChunk(const T* x, int64_t n) {
+  return ChunkSum<false>(x, n, 0.0);
+}
+
+double SumChunks(int64_t n, bool parallel, ChunkFn chunk) {
+  const int64_t chunks = (n + kChunk - 1) / kChunk;
+  if (chunks <= 1) return chunk(0, n);
+  absl::InlinedVector<double, 64> part(chunks);
+  ForEachChunk(n, parallel, [&](int64_t c, int64_t b, int64_t len) { part[c] = chunk(b, len); });
+  return Pairwise(part.data(), chunks);
+}
+template <typename T>
+T MaxChunks(int64_t n, bool parallel, absl::FunctionRef<T(int64_t, int64_t)> chunk) {
+  return ExtremumChunks<T, true>(n, parallel, chunk);
+}
+template <typename T>
+T MinChunks(int64_t n, bool parallel, absl::FunctionRef<T(int64_t, int64_t)> chunk) {
+  return ExtremumChunks<T, false>(n, parallel, chunk);
+}
+
+template <typename T>
 double Sum(const T* x, int64_t n, bool parallel) {
-  return Chunked(n, parallel,
-                 [x](int64_t b, int64_t len) { return ChunkSum<false>(x + b, len, 0.0); });
+  return SumChunks(n, parallel, [x](int64_t b, int64_t len) { return SumChunk(x + b, len); });
 }
 template <typename T>
 double Ssd(const T* x, int64_t n, double mean, bool parallel) {
-  return Chunked(n, parallel,
-                 [x, mean](int64_t b, int64_t len) { return ChunkSum<true>(x + b, len, mean); });
+  return SumChunks(n, parallel,
+                   [x, mean](int64_t b, int64_t len) { return ChunkSum<true>(x + b, len, mean); });
 }
 template <typename T>
 double Prod(const T* x, int64_t n, bool) {
   return ProdLeaf(x, n);
 }
+// Chunked at every length, as the fused reductions are; keeping the first of equal values
+// makes the grouping invisible in the result.
 template <typename T>
-T Max(const T* x, int64_t n, bool parallel) { return Extremum<T, true>(x, n, parallel); }
+T Max(const T* x, int64_t n, bool parallel) {
+  return MaxChunks<T>(n, parallel, [x](int64_t b, int64_t len) { return MaxLeaf(x + b, len); });
+}
 template <typename T>
-T Min(const T* x, int64_t n, bool parallel) { return Extremum<T, false>(x, n, parallel); }
+T Min(const T* x, int64_t n, bool parallel) {
+  return MinChunks<T>(n, parallel, [x](int64_t b, int64_t len) { return MinLeaf(x + b, len); });
+}
 
 template <typename T>
 void SumCols(const T* x, int64_t rows, int64_t cols, int64_t ld, double* acc) {
@@ -624,6 +641,9 @@ void MinCols(const T* x, int64_t rows, int64_t cols, int64_t ld, T* acc) {
   template T MaxLeaf<T>(const T*, int64_t);                                               \
   template T MinLeaf<T>(const T*, int64_t);                                               \
   template int64_t FindFirst<T>(const T*, int64_t, T);                                    \
+  template double SumChunk<T>(const T*, int64_t);                                         \
+  template T MaxChunks<T>(int64_t, bool, absl::FunctionRef<T(int64_t, int64_t)>);         \
+  template T MinChunks<T>(int64_t, bool, absl::FunctionRef<T(int64_t, int64_t)>);         \
   template int64_t ArgMax<T>(const T*, int64_t, bool);                                    \
   template int64_t ArgMin<T>(const T*, int64_t, bool);                                    \
   template double Sum<T>(const T*, int64_t, bool);                                        \

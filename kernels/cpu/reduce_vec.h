@@ -9,8 +9,15 @@
 // input's result depends only on its length: the same in serial and parallel runs, and more
 // accurate than float32 pairwise summation. Max/min propagate NaN (NumPy's maximum.reduce);
 // between equal values they keep the first, which decides the sign of a zero result.
+//
+// The chunk structure is available with a caller-supplied chunk function (SumChunks,
+// MaxChunks, MinChunks): a caller that computes the elements of a chunk into a buffer and
+// reduces it with SumChunk / MaxLeaf / MinLeaf gets exactly what Sum / Max / Min give on the
+// materialised input (kernels/cpu/fused_reduce.cc reduces fused programs so).
 #pragma once
 #include <cstdint>
+
+#include "absl/functional/function_ref.h"
 
 namespace pijit::rvec {
 
@@ -39,9 +46,23 @@ template <typename T> T MaxLeaf(const T* x, int64_t n);  // n >= 1; NaN if any e
 template <typename T> T MinLeaf(const T* x, int64_t n);
 // Index of the first x[i] == v (of the first NaN if v is NaN), n if none.
 template <typename T> int64_t FindFirst(const T* x, int64_t n, T v);
+// The sum of one chunk (n <= kChunk) as Sum computes it: SumLeaf over runs of 256 elements
+// combined pairwise.
+template <typename T> double SumChunk(const T* x, int64_t n);
+
+// [0, n) split into chunks of kChunk elements (the last one shorter; one empty chunk when
+// n == 0); chunk(start, len) gives a chunk's value (SumChunk / MaxLeaf / MinLeaf of its
+// elements) and may run on any thread of the pool when `parallel`. The partial values are
+// combined in a fixed order: pairwise for sums, by MaxLeaf / MinLeaf for the extrema (n >= 1).
+using ChunkFn = absl::FunctionRef<double(int64_t start, int64_t len)>;
+double SumChunks(int64_t n, bool parallel, ChunkFn chunk);
+template <typename T>
+T MaxChunks(int64_t n, bool parallel, absl::FunctionRef<T(int64_t start, int64_t len)> chunk);
+template <typename T>
+T MinChunks(int64_t n, bool parallel, absl::FunctionRef<T(int64_t start, int64_t len)> chunk);
 
 // Over every x[0..n): sum and sum of squared deviations by chunks; product (sequential);
-// max and min.
+// max and min by chunks (SumChunks, MaxChunks and MinChunks with the leaves above).
 // `parallel` lets large inputs use the thread pool; it never changes the result.
 template <typename T> double Sum(const T* x, int64_t n, bool parallel);
 template <typename T> double Ssd(const T* x, int64_t n, double mean, bool parallel);

@@ -96,6 +96,39 @@ TEST(ReduceVec, MaxMinPropagateNanAndFindFirstFindsIt) {
   CheckNan<double>();
 }
 
+// The chunk drivers call the chunk function on the documented chunks and combine the values
+// as Sum, Max and Min do.
+TEST(ReduceVec, ChunkDriversSplitAndCombineAsTheReductions) {
+  const int64_t n = 3 * kChunk + 5;
+  const std::vector<double> x = Random<double>(n, 21);
+  for (bool parallel : {false, true}) {
+    std::vector<int64_t> starts(4, -1), lens(4, -1);
+    const double sum = SumChunks(n, parallel, [&](int64_t b, int64_t len) {
+      starts[b / kChunk] = b;
+      lens[b / kChunk] = len;
+      return SumChunk(x.data() + b, len);
+    });
+    EXPECT_EQ(sum, Sum(x.data(), n, parallel));
+    EXPECT_EQ(starts, (std::vector<int64_t>{0, kChunk, 2 * kChunk, 3 * kChunk}));
+    EXPECT_EQ(lens, (std::vector<int64_t>{kChunk, kChunk, kChunk, 5}));
+    EXPECT_EQ(MaxChunks<double>(n, parallel,
+                                [&](int64_t b, int64_t len) { return MaxLeaf(x.data() + b, len); }),
+              Max(x.data(), n, parallel));
+    EXPECT_EQ(MinChunks<double>(n, parallel,
+                                [&](int64_t b, int64_t len) { return MinLeaf(x.data() + b, len); }),
+              Min(x.data(), n, parallel));
+  }
+  int calls = 0;
+  EXPECT_EQ(SumChunks(0, true, [&](int64_t b, int64_t len) {
+              ++calls;
+              EXPECT_EQ(b, 0);
+              EXPECT_EQ(len, 0);
+              return 0.0;
+            }),
+            0.0);
+  EXPECT_EQ(calls, 1);
+}
+
 TEST(ReduceVec, ColumnKernelsMatchLoops) {
   const int64_t rows = 37, cols = 45, ld = 50;
   const std::vector<float> x = Random<float>(rows * ld, 3);

@@ -166,5 +166,25 @@ TEST(TextParserTest, RoundTripsFusedNodes) {
             "line 2, column 34: fused program, instruction #0 'log($0)': unknown opcode");
 }
 
+TEST(TextParserTest, RoundTripsFusedReductionsAndReductionAttributes) {
+  ExpectRoundTrip(
+      "graph(%0: f64[4,8], %1: f64[]) {\n"
+      "  %2: f64[4,1] = fused_reduce(%0, %1, program=\"sub($0, $1); mul(#0, #0)\", "
+      "reduce=mean, axes=[-1], keepdims=true)\n"
+      "  %3: f64[] = max(%0, axes=[], keepdims=false)\n"
+      "  %4: f64[8] = var(%0, axes=[0], keepdims=false, ddof=1)\n"
+      "  return (%2, %3, %4)\n"
+      "}\n");
+  EXPECT_EQ(ErrorOf("graph(%0: f32[4]) {\n  %1: f32[] = fused_reduce(%0, program=\"neg($0)\", "
+                    "reduce=prod)\n  return (%1)\n}\n"),
+            "line 2, column 58: reduce is sum, mean, max or min");
+  EXPECT_EQ(ErrorOf("graph(%0: f32[4]) {\n  %1: f32[] = fused_reduce(%0, program=\"neg($0)\")\n"
+                    "  return (%1)\n}\n"),
+            "line 2, column 15: fused_reduce needs program= and reduce=");
+  EXPECT_EQ(ErrorOf("graph(%0: f32[4]) {\n  %1: f32[4] = fused_reduce(%0, program=\"neg($0)\", "
+                    "reduce=sum)\n  return (%1)\n}\n"),
+            "line 2, column 3: %1 is declared f32(4,) but fused_reduce gives f32()");
+}
+
 }  // namespace
 }  // namespace pijit::graph

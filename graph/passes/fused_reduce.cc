@@ -1,0 +1,120 @@
+#include "graph/passes/fused_reduce.h"
+
+#include <algorithm>
+
+#include "graph/passes/fusion.h"
+#include "kernels/fused_reduce.h"
+
+namespace pijit::graph::fused_reduce {
+namespace {
+
+bool ReduceOpOf(Op op, ReduceOp* out) {
+  switch (op) {
+    case Op::kSum: *out = ReduceOp::kSum; return true;
+    case Op::kMean: *out = ReduceOp::kMean; return true;
+    case Op::kMax: *out = ReduceOp::kMax; return true;
+    case Op::kMin: *out = ReduceOp::kMin; return true;
+    default: return false;
+  }
+}
+
+// Whether the reduction of `shape` over `axes` visits its rows in memory order (every reduced
+// axis of size > 1 after every kept axis of size > 1): the layout the kernel reduces directly.
+bool RowsInOrder(const Shape& shape, const Shape& axes) {
+  const int64_t nd = static_cast<int64_t>(shape.size());
+  std::vector<bool> reduced(nd, axes.empty());
+  for (int64_t ax : axes) {
+    auto k = NormalizeAxis("fused_reduce", ax, nd);
+    if (!k.ok()) return false;
+    reduced[*k] = true;
+  }
+  bool seen_reduced = false;
+  for (int64_t i = 0; i < nd; ++i) {
+    if (shape[i] == 1) continue;
+    if (reduced[i]) seen_reduced = true;
+    else if (seen_reduced) return false;
+  }
+  return true;
+}
+
+// The program of a single elementwise op `p` (inputs: its distinct inputs, in order), if fused
+// code computes it exactly as the eager kernel does.
+std::shared_ptr<const FusedKernel> SingleOpKernel(const Graph& g, const Node& p,
+                                                  FusedBackend backend,
+                                                  std::vector<NodeId>* inputs) {
+  FusedOpcode op;
+  if (!fusion::FusedOpcodeOf(p.op, &op) || op == FusedOpcode::kExp ||
+      op == FusedOpcode::kWhere || FusedOpcodeIsCompare(op)) {
+    return nullptr;
+  }
+  FusedProgram program;
+  program.dtype = p.meta.dtype;
+  FusedInst inst{};
+  inst.op = op;
+  for (size_t k = 0; k < p.inputs.size(); ++k) {
+    const NodeId in = p.inputs[k];
+    if (g.node(in).meta.dtype != p.meta.dtype) return nullptr;  // no promotion in fused code
+    int index = static_cast<int>(std::find(inputs->begin(), inputs->end(), in) - inputs->begin());
+    if (index == static_cast<int>(inputs->size())) inputs->push_back(in);
+    FusedOperand& o = k == 0 ? inst.a : inst.b;
+    o.kind = FusedOperand::kInput;
+    o.index = index;
+  }
+  program.insts.push_back(inst);
+  program.num_inputs = static_cast<int>(inputs->size());
+  std::vector<Shape> shapes;
+  for (NodeId i : *inputs) shapes.push_back(g.node(i).meta.shape);
+  auto kernel = FusedKernel::Create(std::move(program), shapes, p.meta.shape, backend);
+  return kernel.ok() ? *kernel : nullptr;
+}
+
+}  // namespace
+
+absl::StatusOr<bool> RunWith(Graph& g, FusedBackend backend) {
+  const NodeId count = static_cast<NodeId>(g.nodes().size());
+  std::vector<int> uses(count, 0);
+  for (NodeId id = 0; id < count; ++id)
+    for (NodeId i : g.node(id).inputs) ++uses[i];
+  for (NodeId o : g.outputs()) ++uses[o];  // an output's value is needed
+
+  bool changed = false;
+  for (NodeId id = 0; id < count; ++id) {
+    const Node& n = g.node(id);
+    ReduceOp op;
+    if (!ReduceOpOf(n.op, &op)) continue;
+    const Node& p = g.node(n.inputs[0]);
+    if (uses[n.inputs[0]] != 1 || !FusedKernelSupports(p.meta.dtype) ||
+        !RowsInOrder(p.meta.shape, n.ints)) {
+      continue;
+    }
+    std::vector<NodeId> inputs;
+    std::shared_ptr<const FusedKernel> kernel;
+    if (p.op == Op::kFused) {
+      inputs.assign(p.inputs.begin(), p.inputs.end());
+      kernel = p.fused;
+    } else {
+      kernel = SingleOpKernel(g, p, backend, &inputs);
+    }
+    if (!kernel) continue;
+    // Inputs the kernel reads directly: a single element, or all of the producer's elements
+    // (a partial broadcast would always take the materialising path).
+    const int64_t total = NumElements(p.meta.shape);
+    bool direct = true;
+    for (NodeId i : inputs) {
+      const int64_t count_i = NumElements(g.node(i).meta.shape);
+      direct &= count_i == 1 || count_i == total;
+    }
+    if (!direct) continue;
+    Node& r = g.mutable_node(id);
+    r.op = Op::kFusedReduce;
+    r.attr = static_cast<int64_t>(op);
+    r.inputs.assign(inputs.begin(), inputs.end());
+    r.fused = std::move(kernel);
+    changed = true;
+  }
+  return changed;
+}
+
+absl::StatusOr<bool> Run(Graph& g) { return RunWith(g, fusion::BackendFromEnv()); }
+
+}  // namespace pijit::graph::fused_reduce
