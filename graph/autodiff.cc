@@ -441,8 +441,9 @@ absl::StatusOr<std::vector<NodeId>> AppendBackward(Graph& g, absl::Span<const No
     if (rule == nullptr) {
       return absl::UnimplementedError(absl::StrFormat(
           "grad: the gradient of %s is not implemented (node %%%d: %s)", OpName(n.op), id,
-          n.op == Op::kFused || n.op == Op::kFusedMatMul ? "differentiate graphs before fusion"
-                                                         : "no VJP rule for this op"));
+          n.op == Op::kFused || n.op == Op::kFusedMatMul || n.op == Op::kFusedConv2D
+              ? "differentiate graphs before fusion"
+              : "no VJP rule for this op"));
     }
     Grads gs = rule(b, VjpArgs{n, id, grad[id], want});
     for (size_t k = 0; k < gs.size() && k < n.inputs.size(); ++k)
