@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "graph/passes/constant_folding.h"
+#include "graph/passes/conv_epilogue.h"
 #include "graph/passes/cse.h"
 #include "graph/passes/dce.h"
 #include "graph/passes/epilogue.h"
@@ -25,6 +26,7 @@ constexpr NamedPass kPasses[] = {
     {"cse", cse::Run},
     {"dce", dce::Run},
     {"epilogue", epilogue::Run},
+    {"conv_epilogue", conv_epilogue::Run},
     {"matmul_epilogue", matmul_epilogue::Run},
     {"fusion", fusion::Run},
 };
@@ -85,6 +87,7 @@ absl::Status RunPipeline(Graph& g, const PipelineOptions& options) {
   // matmul epilogues first, so that fusion does not take their elementwise ops into loops.
   if (options.fuse) {
     PIJIT_RETURN_IF_ERROR(RunPass("epilogue", epilogue::Run, g).status());
+    PIJIT_RETURN_IF_ERROR(RunPass("conv_epilogue", conv_epilogue::Run, g).status());
     PIJIT_RETURN_IF_ERROR(RunPass("matmul_epilogue", matmul_epilogue::Run, g).status());
     PIJIT_RETURN_IF_ERROR(RunPass("fusion", fusion::Run, g).status());
     PIJIT_RETURN_IF_ERROR(RunPass("dce", dce::Run, g).status());
