@@ -83,8 +83,10 @@ absl::Status RunPipeline(Graph& g, const PipelineOptions& options) {
     }
     if (!changed) break;
   }
-  // Fusion last: it hides ops from the cleanup rules. dce drops the fused members. Layer and
-  // matmul epilogues first, so that fusion does not take their elementwise ops into loops.
+  // Fusion last: it hides ops from the cleanup rules. dce drops the fused members. Layer,
+  // convolution and matmul epilogues first, so that fusion does not take their elementwise
+  // ops into loops (the layer epilogue before the convolution one: a relu it folds into
+  // conv2d keeps relu's gradient masks reading the convolution).
   if (options.fuse) {
     PIJIT_RETURN_IF_ERROR(RunPass("epilogue", epilogue::Run, g).status());
     PIJIT_RETURN_IF_ERROR(RunPass("conv_epilogue", conv_epilogue::Run, g).status());
