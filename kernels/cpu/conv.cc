@@ -474,13 +474,30 @@ absl::StatusOr<Tensor> Conv2DEpilogue(const Tensor& x, const Tensor& w, const Te
   for (const Tensor* o : operands) dense.push_back(o->Contiguous());
   Tensor out = Tensor::Empty(meta.shape, meta.dtype);
 
-  // The direct kernels, then the epilogue while the result is in cache: a channel bias is
-  // added after the sums (the kernels would start each sum from it, which rounds otherwise).
-  if (const auto direct = DirectProblem(x.shape(), w.shape(), g, win);
-      direct && conv_direct::Forward(*direct, cx.data<float>(), cw.data<float>(),
-                                     bias ? cb.data<float>() : nullptr, out.data<float>())) {
-    PIJIT_RETURN_IF_ERROR(ApplyAfter(out, post, dense));
-    return out;
+  // The direct kernels: a leading channel bias, one add and relu as each result is written
+  // (the bias after the sums: the kernels start each sum from `bias`, a convolution's own,
+  // which rounds otherwise), the rest of the epilogue after them.
+  if (const auto direct = DirectProblem(x.shape(), w.shape(), g, win)) {
+    conv_direct::Epilogue epi;
+    size_t i = 0, next = 0;
+    if (i < post.size() && post[i] == static_cast<int64_t>(MatMulPost::kBias)) {
+      epi.channel_bias = dense[next++].data<float>();
+      ++i;
+    }
+    if (i < post.size() && post[i] == static_cast<int64_t>(MatMulPost::kAdd)) {
+      epi.residual = dense[next++].data<float>();
+      ++i;
+    }
+    if (i < post.size() && post[i] == static_cast<int64_t>(MatMulPost::kRelu)) {
+      epi.relu = true;
+      ++i;
+    }
+    if (conv_direct::Forward(*direct, cx.data<float>(), cw.data<float>(),
+                             bias ? cb.data<float>() : nullptr, out.data<float>(), epi)) {
+      PIJIT_RETURN_IF_ERROR(
+          ApplyAfter(out, post.subspan(i), absl::Span<const Tensor>(dense).subspan(next)));
+      return out;
+    }
   }
 
   // oneDNN: a kBias operand becomes the primitive's bias (added after the sums, as an add
