@@ -121,29 +121,33 @@ bool AllFinite(const float* v, int64_t n) {
   return !bad;
 }
 
-// One output row through the epilogue, in the order of the ops it replaces, each rounded as
-// they would be: + bias, + residual, relu. One loop per combination, so that each vectorises.
-using EpilogueRowFn = void (*)(const float* src, float* d, float bias, const float* res,
-                               int64_t n);
+// One output plane (`oh` rows of `ow`, read `stride` apart) through the epilogue, in the
+// order of the ops it replaces, each rounded as they would be: + bias, + residual, relu. One
+// loop per combination, so that each vectorises.
+using EpiloguePlaneFn = void (*)(const float* src, int64_t stride, float* d, int64_t oh,
+                                 int64_t ow, float bias, const float* res);
 template <bool kBias, bool kResidual, bool kRelu>
-void EpilogueRow(const float* src, float* d, float bias, const float* res, int64_t n) {
-  for (int64_t c = 0; c < n; ++c) {
-    float v = src[c];
-    if constexpr (kBias) v = v + bias;
-    if constexpr (kResidual) v = v + res[c];
-    if constexpr (kRelu) v = loops::Relu(v);
-    d[c] = v;
+void EpiloguePlane(const float* src, int64_t stride, float* d, int64_t oh, int64_t ow,
+                   float bias, const float* res) {
+  for (int64_t r = 0; r < oh; ++r, src += stride, d += ow) {
+    for (int64_t c = 0; c < ow; ++c) {
+      float v = src[c];
+      if constexpr (kBias) v = v + bias;
+      if constexpr (kResidual) v = v + res[r * ow + c];
+      if constexpr (kRelu) v = loops::Relu(v);
+      d[c] = v;
+    }
   }
 }
 
-// The row function for `epi`, or null when it changes nothing (a copy).
-EpilogueRowFn PickEpilogueRow(const Epilogue& epi) {
-  static constexpr EpilogueRowFn kRows[8] = {
-      nullptr,                          EpilogueRow<false, false, true>,
-      EpilogueRow<false, true, false>,  EpilogueRow<false, true, true>,
-      EpilogueRow<true, false, false>,  EpilogueRow<true, false, true>,
-      EpilogueRow<true, true, false>,   EpilogueRow<true, true, true>};
-  return kRows[(epi.channel_bias ? 4 : 0) + (epi.residual ? 2 : 0) + (epi.relu ? 1 : 0)];
+// The plane function for `epi`, or null when it changes nothing (a copy).
+EpiloguePlaneFn PickEpilogue(const Epilogue& epi) {
+  static constexpr EpiloguePlaneFn kPlanes[8] = {
+      nullptr,                             EpiloguePlane<false, false, true>,
+      EpiloguePlane<false, true, false>,   EpiloguePlane<false, true, true>,
+      EpiloguePlane<true, false, false>,   EpiloguePlane<true, false, true>,
+      EpiloguePlane<true, true, false>,    EpiloguePlane<true, true, true>};
+  return kPlanes[(epi.channel_bias ? 4 : 0) + (epi.residual ? 2 : 0) + (epi.relu ? 1 : 0)];
 }
 
 // A stride-1 convolution of x[n, groups * cin, h, w] into out[n, groups * cout, OH, OW] with
@@ -184,26 +188,25 @@ bool RunForward(int64_t n, int64_t groups, int64_t cin, int64_t cout, int64_t h,
     }
   if (bad || (bias && !AllFinite(bias, o))) return false;
 
-  const EpilogueRowFn row = PickEpilogueRow(epi);
+  const EpiloguePlaneFn finish = PickEpilogue(epi);
   ParallelFor(n * groups * blocks, 1, [&](int64_t t0, int64_t t1) {
     std::vector<float> t(ob * lr);
     for (int64_t task = t0; task < t1; ++task) {
       const int64_t b = task / (groups * blocks), g = task / blocks % groups, blk = task % blocks;
       forward(xp.data() + (b * c + g * cin) * plane, cin, plane, wp, kh, kw,
-                  wpk.data() + (g * blocks + blk) * cin * taps * ob,
-                  bpk.data() + (g * blocks + blk) * ob, lr, t.data());
+              wpk.data() + (g * blocks + blk) * cin * taps * ob,
+              bpk.data() + (g * blocks + blk) * ob, lr, t.data());
       for (int64_t j = 0; j < ob && blk * ob + j < cout; ++j) {
         float* dst = out + (b * o + g * cout + blk * ob + j) * oh * ow;
-        for (int64_t r = 0; r < oh; ++r) {
-          const float* src = t.data() + j * lr + r * wp;
-          float* d = dst + r * ow;
-          if (row == nullptr) {
-            std::memcpy(d, src, sizeof(float) * ow);
-            continue;
-          }
-          row(src, d, epi.channel_bias ? epi.channel_bias[g * cout + blk * ob + j] : 0.0f,
-              epi.residual ? epi.residual + (d - out) : nullptr, ow);
+        const float* src = t.data() + j * lr;
+        if (finish == nullptr) {
+          for (int64_t r = 0; r < oh; ++r)
+            std::memcpy(dst + r * ow, src + r * wp, sizeof(float) * ow);
+          continue;
         }
+        finish(src, wp, dst, oh, ow,
+               epi.channel_bias ? epi.channel_bias[g * cout + blk * ob + j] : 0.0f,
+               epi.residual ? epi.residual + (dst - out) : nullptr);
       }
     }
   });
