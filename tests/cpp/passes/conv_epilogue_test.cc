@@ -59,6 +59,15 @@ TEST(ConvEpilogueTest, TextRoundTripsTheWindowAndThePostOps) {
                      "  %2: f32[1,2,2,2] = fused_conv2d(%0, %1, window=[0,1,1], post=[relu])\n"
                      "  return (%2)\n}\n")
                    .ok());
+  // No window, or inputs that are neither an own bias nor the post-ops' operands: rejected.
+  EXPECT_FALSE(Parse("graph(%0: f32[1,1,4,4], %1: f32[2,1,3,3]) {\n"
+                     "  %2: f32[1,2,2,2] = fused_conv2d(%0, %1, post=[relu])\n"
+                     "  return (%2)\n}\n")
+                   .ok());
+  EXPECT_FALSE(Parse("graph(%0: f32[1,1,4,4], %1: f32[2,1,3,3], %2: f32[2], %3: f32[2]) {\n"
+                     "  %4: f32[1,2,2,2] = fused_conv2d(%0, %1, %2, %3, "
+                     "window=[0,1,1,1,1,0,0,0,0,1,1,0,1,1], post=[relu])\n  return (%4)\n}\n")
+                   .ok());
   // A bias operand and an own bias together, or an operand too many: rejected.
   EXPECT_FALSE(Parse("graph(%0: f32[1,1,4,4], %1: f32[2,1,3,3], %2: f32[2], %3: f32[2,1,1]) {\n"
                      "  %4: f32[1,2,2,2] = fused_conv2d(%0, %1, %2, %3, "
