@@ -2,11 +2,11 @@
 // float64 on a direct loop; and conv2d with an epilogue (bias, activations, residual adds) as
 // one oneDNN primitive with post-ops, or the direct kernels with the epilogue applied to
 // their result while it is in cache.
-#include <array>
-#include <vector>
+#include <algorithm>
 #include <memory>
 #include <optional>
 #include <unordered_map>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/inlined_vector.h"
