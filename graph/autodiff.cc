@@ -441,7 +441,8 @@ absl::StatusOr<std::vector<NodeId>> AppendBackward(Graph& g, absl::Span<const No
     if (rule == nullptr) {
       return absl::UnimplementedError(absl::StrFormat(
           "grad: the gradient of %s is not implemented (node %%%d: %s)", OpName(n.op), id,
-          n.op == Op::kFused || n.op == Op::kFusedReduce || n.op == Op::kFusedMatMul
+          n.op == Op::kFused || n.op == Op::kFusedReduce || n.op == Op::kFusedMatMul ||
+                  n.op == Op::kFusedConv2D
               ? "differentiate graphs before fusion"
               : "no VJP rule for this op"));
     }

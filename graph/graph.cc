@@ -130,9 +130,15 @@ std::vector<std::string> AttrTexts(const Node& n) {
       }
       break;
     case Op::kConv2DGradInput: case Op::kConv2DGradWeight: ints("window_shape"); break;
-    case Op::kFusedMatMul: {
+    case Op::kFusedMatMul: case Op::kFusedConv2D: {
+      absl::Span<const int64_t> post(n.ints);
+      if (n.op == Op::kFusedConv2D) {
+        const size_t w = std::min(post.size(), kWindowInts);
+        a.push_back(absl::StrCat("window=[", absl::StrJoin(post.subspan(0, w), ","), "]"));
+        post.remove_prefix(w);
+      }
       std::vector<std::string> names;
-      for (int64_t p : n.ints) {
+      for (int64_t p : post) {
         names.push_back(p >= 0 && p < kNumMatMulPosts ? MatMulPostName(static_cast<MatMulPost>(p))
                                                       : absl::StrCat(p));
       }

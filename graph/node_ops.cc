@@ -142,6 +142,33 @@ absl::StatusOr<TensorMeta> InferFusedReduce(const Node& n,
   PIJIT_ASSIGN_OR_RETURN(TensorMeta produced, InferFused(n, in));
   return InferReduce(r, produced, n.ints, n.keepdims);
 }
+// fused_conv2d's inputs after x and w: the convolution's own bias when there is one more
+// than the post-ops that read an operand, then those operands.
+template <typename T>
+absl::Status SplitConvEpilogue(const Node& n, absl::Span<const T* const> in, Window2D* win,
+                               absl::Span<const int64_t>* post, const T** bias,
+                               absl::Span<const T* const>* operands) {
+  if (n.ints.size() < kWindowInts || in.size() < 2) {
+    return absl::InternalError("fused_conv2d: expects a window and at least 2 inputs");
+  }
+  Span all(n.ints);
+  PIJIT_ASSIGN_OR_RETURN(*win, DecodeWindow("fused_conv2d", all.subspan(0, kWindowInts)));
+  *post = all.subspan(kWindowInts);
+  size_t reads = 0;
+  for (int64_t p : *post) {
+    reads += p == static_cast<int64_t>(MatMulPost::kBias) ||
+             p == static_cast<int64_t>(MatMulPost::kAdd);
+  }
+  const size_t rest = in.size() - 2;
+  if (rest != reads && rest != reads + 1) {
+    return absl::InternalError(absl::StrFormat(
+        "fused_conv2d: %d inputs after x and w for %d bias/add post-ops", rest, reads));
+  }
+  *bias = rest == reads ? nullptr : in[2];
+  *operands = in.subspan(2 + (rest - reads));
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<TensorMeta> InferNode(const Node& n, absl::Span<const TensorMeta* const> in) {
@@ -166,6 +193,14 @@ absl::StatusOr<TensorMeta> InferNode(const Node& n, absl::Span<const TensorMeta*
     case Op::kFusedMatMul:
       if (in.size() < 2) return absl::InternalError("fused_matmul: expects at least 2 inputs");
       return InferMatMulEpilogue(*in[0], *in[1], n.ints, in.subspan(2));
+    case Op::kFusedConv2D: {
+      Window2D w;
+      absl::Span<const int64_t> post;
+      const TensorMeta* bias;
+      absl::Span<const TensorMeta* const> operands;
+      PIJIT_RETURN_IF_ERROR(SplitConvEpilogue(n, in, &w, &post, &bias, &operands));
+      return InferConv2DEpilogue(*in[0], *in[1], bias, w, post, operands);
+    }
     case Op::kConv2D: {
       PIJIT_ASSIGN_OR_RETURN(Window2D w, DecodeWindow("conv2d", n.ints));
       if (in.size() < 2 || in.size() > 3) return absl::InternalError("conv2d: expects 2 or 3 inputs");
@@ -285,6 +320,14 @@ absl::StatusOr<Tensor> RunNode(const Node& n, absl::Span<const Tensor* const> in
     case Op::kFusedMatMul:
       if (in.size() < 2) return absl::InternalError("fused_matmul: expects at least 2 inputs");
       return MatMulEpilogue(*in[0], *in[1], n.ints, in.subspan(2));
+    case Op::kFusedConv2D: {
+      Window2D w;
+      absl::Span<const int64_t> post;
+      const Tensor* bias;
+      absl::Span<const Tensor* const> operands;
+      PIJIT_RETURN_IF_ERROR(SplitConvEpilogue(n, in, &w, &post, &bias, &operands));
+      return Conv2DEpilogue(*in[0], *in[1], bias, w, post, operands);
+    }
     case Op::kConv2D: {
       PIJIT_ASSIGN_OR_RETURN(Window2D w, DecodeWindow("conv2d", n.ints));
       if (in.size() < 2 || in.size() > 3) return absl::InternalError("conv2d: expects 2 or 3 inputs");

@@ -321,6 +321,17 @@ class Parser {
         PIJIT_ASSIGN_OR_RETURN(n.ints, ParseIntList());
       } else if (attr.text == "post" && n.op == Op::kFusedMatMul) {
         PIJIT_ASSIGN_OR_RETURN(n.ints, ParsePostOps());
+      } else if (attr.text == "post" && n.op == Op::kFusedConv2D) {
+        // After the window, whichever attribute comes first.
+        PIJIT_ASSIGN_OR_RETURN(Shape post, ParsePostOps());
+        n.ints.insert(n.ints.end(), post.begin(), post.end());
+      } else if (attr.text == "window" && n.op == Op::kFusedConv2D) {
+        const Token& at = Peek();
+        PIJIT_ASSIGN_OR_RETURN(Shape window, ParseIntList());
+        if (window.size() != kWindowInts) {
+          return Lexer::Error(at, absl::StrCat("window has ", kWindowInts, " ints"));
+        }
+        n.ints.insert(n.ints.begin(), window.begin(), window.end());
       } else if (attr.text == "window" &&
                  (n.op == Op::kConv2D || n.op == Op::kMaxPool2D || n.op == Op::kAvgPool2D ||
                   n.op == Op::kMaxPool2DGrad || n.op == Op::kAvgPool2DGrad)) {

@@ -261,6 +261,31 @@ absl::StatusOr<TensorMeta> InferConv2D(const TensorMeta& x, const TensorMeta& w,
 absl::StatusOr<Tensor> Conv2D(const Tensor& x, const Tensor& w, const Tensor* bias,
                               const Window2D& win, bool relu = false);
 
+// A convolution with an epilogue (the graph's fused_conv2d, graph/passes/conv_epilogue.h):
+// Conv2D(x, w, bias, win) followed by `post` (MatMulPost codes), in order. kBias adds the next
+// of `operands`, a vector along the channels of shape [O, 1, 1] or [1, O, 1, 1], and only
+// first and only when `bias` is null; kAdd adds the next operand, which must broadcast to the
+// result's shape and have its dtype; the others apply that activation (as Unary).
+absl::StatusOr<TensorMeta> InferConv2DEpilogue(const TensorMeta& x, const TensorMeta& w,
+                                               const TensorMeta* bias, const Window2D& win,
+                                               absl::Span<const int64_t> post,
+                                               absl::Span<const TensorMeta* const> operands);
+// Whether Conv2DEpilogue runs this problem as one kernel (float32, a non-empty problem, kAdd
+// operands of the result's full shape, relu only last): oneDNN's convolution with bias and
+// post-ops, or the direct kernels (conv_direct.h) with the epilogue applied to the result
+// while it is in cache. Other problems run Conv2D and the ops one after the other.
+bool Conv2DEpilogueIsOnePrimitive(const TensorMeta& x, const TensorMeta& w,
+                                  const TensorMeta* bias, const Window2D& win,
+                                  absl::Span<const int64_t> post,
+                                  absl::Span<const TensorMeta* const> operands);
+// Results equal Conv2D and the ops of `post` run one by one, bit for bit with bias, add and
+// relu (oneDNN's relu, which turns NaN into 0, is not used: relu runs on the result right
+// after the primitive); gelu, tanh and sigmoid within kMatMulEpilogueRelTol (relative, or
+// absolute below 1) when oneDNN computes them.
+absl::StatusOr<Tensor> Conv2DEpilogue(const Tensor& x, const Tensor& w, const Tensor* bias,
+                                      const Window2D& win, absl::Span<const int64_t> post,
+                                      absl::Span<const Tensor* const> operands);
+
 // max/avg pooling over H and W of x[N,C,H,W]; padding is -inf for max. 'same' avg pooling
 // leaves padding out of the divisor (MindSpore's AvgPool).
 enum class PoolKind : uint8_t { kMax, kAvg };

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "graph/passes/constant_folding.h"
+#include "graph/passes/conv_epilogue.h"
 #include "graph/passes/cse.h"
 #include "graph/passes/dce.h"
 #include "graph/passes/epilogue.h"
@@ -26,6 +27,7 @@ constexpr NamedPass kPasses[] = {
     {"cse", cse::Run},
     {"dce", dce::Run},
     {"epilogue", epilogue::Run},
+    {"conv_epilogue", conv_epilogue::Run},
     {"matmul_epilogue", matmul_epilogue::Run},
     {"fusion", fusion::Run},
     {"fused_reduce", fused_reduce::Run},
@@ -86,11 +88,14 @@ absl::Status RunPipeline(Graph& g, const PipelineOptions& options) {
     }
     if (!changed) break;
   }
-  // Fusion last: it hides ops from the cleanup rules. dce drops the fused members. Layer and
-  // matmul epilogues first, so that fusion does not take their elementwise ops into loops;
-  // reductions then absorb the fused loops (and single elementwise ops) they read.
+  // Fusion last: it hides ops from the cleanup rules. dce drops the fused members. Layer,
+  // convolution and matmul epilogues first, so that fusion does not take their elementwise
+  // ops into loops (the layer epilogue before the convolution one: a relu it folds into
+  // conv2d keeps relu's gradient masks reading the convolution); reductions then absorb the
+  // fused loops (and single elementwise ops) they read.
   if (options.fuse) {
     PIJIT_RETURN_IF_ERROR(RunPass("epilogue", epilogue::Run, g).status());
+    PIJIT_RETURN_IF_ERROR(RunPass("conv_epilogue", conv_epilogue::Run, g).status());
     PIJIT_RETURN_IF_ERROR(RunPass("matmul_epilogue", matmul_epilogue::Run, g).status());
     PIJIT_RETURN_IF_ERROR(RunPass("fusion", fusion::Run, g).status());
     PIJIT_RETURN_IF_ERROR(RunPass("fused_reduce", fused_reduce::Run, g).status());

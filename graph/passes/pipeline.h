@@ -21,8 +21,8 @@ struct PipelineOptions {
 
 absl::Status RunPipeline(Graph& g, const PipelineOptions& options = {});
 
-// A pass by name ("simplify", "constant_folding", "cse", "dce", "epilogue", "matmul_epilogue",
-// "fusion"), or nullptr.
+// A pass by name ("simplify", "constant_folding", "cse", "dce", "epilogue", "conv_epilogue",
+// "matmul_epilogue", "fusion"), or nullptr.
 PassFn FindPass(absl::string_view name);
 std::vector<std::string> PassNames();
 

@@ -1,15 +1,20 @@
 // conv2d over NCHW data: float32 on oneDNN (primitives cached by problem and attributes),
-// float64 on a direct loop.
-#include <array>
+// float64 on a direct loop; and conv2d with an epilogue (bias, activations, residual adds) as
+// one oneDNN primitive with post-ops, or the direct kernels with the epilogue applied to
+// their result while it is in cache.
+#include <algorithm>
 #include <memory>
 #include <optional>
 #include <unordered_map>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/inlined_vector.h"
 #include "kernels/cpu/conv_direct.h"
 #include "kernels/cpu/loops.h"
 #include "kernels/cpu/window.h"
 #include "kernels/errors.h"
+#include "kernels/thread_pool.h"
 
 namespace pijit {
 namespace {
@@ -26,22 +31,38 @@ absl::Status CheckFloat(const char* op, const char* what, DType d, DType want) {
   return absl::OkStatus();
 }
 
-// N, C, H, W, O, KH, KW, strides 2, pads 4, dilations 2, groups, has_bias.
-using ConvKey = std::array<int64_t, 17>;
+// N, C, H, W, O, KH, KW, strides 2, pads 4, dilations 2, groups, has_bias, then the
+// post-ops oneDNN applies (MatMulPost codes: kAdd and the activations other than relu).
+using ConvKey = absl::InlinedVector<int64_t, 20>;
+constexpr size_t kConvKeyFixed = 17;
+
+dnnl::algorithm EltwiseAlgorithm(MatMulPost p) {
+  switch (p) {
+    case MatMulPost::kGelu: return dnnl::algorithm::eltwise_gelu_erf;
+    case MatMulPost::kTanh: return dnnl::algorithm::eltwise_tanh;
+    case MatMulPost::kSigmoid: return dnnl::algorithm::eltwise_logistic;
+    default: return dnnl::algorithm::eltwise_relu;
+  }
+}
 
 struct ConvPrimitive : ConvProblem {
   dnnl::memory::desc bias;
   dnnl::convolution_forward prim;
+  // Per kAdd post-op, in order: its position in the post-op chain. Its operand is read in
+  // the layout of dst_in.
+  std::vector<int> binary_index;
   // The layouts the primitive computes in, when they are not the plain ones: the input and
   // the weights are reordered into them and the result back out of its.
   dnnl::memory::desc src_in, weights_in, dst_in;
   bool blocked = false;
 };
 
-const ConvPrimitive& GetConv(const ConvKey& k) {
+// The primitive for `k`, or null when oneDNN cannot build it with the key's post-ops (the
+// failure is cached too; a plain convolution always builds).
+const ConvPrimitive* GetConv(const ConvKey& k) {
   static thread_local absl::flat_hash_map<ConvKey, std::unique_ptr<ConvPrimitive>> cache;
   auto it = cache.find(k);
-  if (it != cache.end()) return *it->second;
+  if (it != cache.end()) return it->second.get();
   auto p = std::make_unique<ConvPrimitive>();
   static_cast<ConvProblem&>(*p) = MakeConvProblem(k.data());
   const auto prop = dnnl::prop_kind::forward_inference;
@@ -54,36 +75,61 @@ const ConvPrimitive& GetConv(const ConvKey& k) {
   const memory::desc src = p->blocked ? memory::desc(p->src.dims(), memory::data_type::f32, any) : p->src;
   const memory::desc wts = p->blocked ? memory::desc(p->weights.dims(), memory::data_type::f32, any) : p->weights;
   const memory::desc dst = p->blocked ? memory::desc(p->dst.dims(), memory::data_type::f32, any) : p->dst;
-  dnnl::convolution_forward::primitive_desc pd;
-  if (k[16]) {
-    p->bias = memory::desc({k[4]}, memory::data_type::f32, memory::format_tag::a);
-    pd = dnnl::convolution_forward::primitive_desc(
-        dnnl::convolution_forward::desc(prop, alg, src, wts, p->bias, dst, p->strides,
-                                        p->dilates, p->pad_l, p->pad_r),
-        DnnlEngine());
-  } else {
-    pd = dnnl::convolution_forward::primitive_desc(
-        dnnl::convolution_forward::desc(prop, alg, src, wts, dst, p->strides, p->dilates,
-                                        p->pad_l, p->pad_r),
-        DnnlEngine());
+  if (k[16]) p->bias = memory::desc({k[4]}, memory::data_type::f32, memory::format_tag::a);
+  const dnnl::convolution_forward::desc d =
+      k[16] ? dnnl::convolution_forward::desc(prop, alg, src, wts, p->bias, dst, p->strides,
+                                              p->dilates, p->pad_l, p->pad_r)
+            : dnnl::convolution_forward::desc(prop, alg, src, wts, dst, p->strides, p->dilates,
+                                              p->pad_l, p->pad_r);
+  try {
+    dnnl::convolution_forward::primitive_desc pd(d, DnnlEngine());
+    if (k.size() > kConvKeyFixed) {
+      // The residual operands are read in the result's layout, known once oneDNN has chosen
+      // it for the plain problem; the post-ops must not make it choose another.
+      const memory::desc out = pd.dst_desc();
+      dnnl::post_ops ops;
+      for (size_t i = kConvKeyFixed; i < k.size(); ++i) {
+        const auto post = static_cast<MatMulPost>(k[i]);
+        if (post == MatMulPost::kAdd) {
+          p->binary_index.push_back(static_cast<int>(i - kConvKeyFixed));
+          ops.append_binary(dnnl::algorithm::binary_add, out);
+        } else {
+          ops.append_eltwise(1.f, EltwiseAlgorithm(post), 0.f, 0.f);
+        }
+      }
+      dnnl::primitive_attr attr;
+      attr.set_post_ops(ops);
+      pd = dnnl::convolution_forward::primitive_desc(d, attr, DnnlEngine());
+      if (pd.dst_desc() != out) throw dnnl::error(dnnl_unimplemented, "layout changed");
+    }
+    p->prim = dnnl::convolution_forward(pd);
+    p->src_in = pd.src_desc();
+    p->weights_in = pd.weights_desc();
+    p->dst_in = pd.dst_desc();
+    p->blocked = p->src_in != p->src || p->weights_in != p->weights || p->dst_in != p->dst;
+  } catch (const dnnl::error&) {
+    if (k.size() == kConvKeyFixed) throw;  // as before: a plain convolution always builds
+    p.reset();
   }
-  p->prim = dnnl::convolution_forward(pd);
-  p->src_in = pd.src_desc();
-  p->weights_in = pd.weights_desc();
-  p->dst_in = pd.dst_desc();
-  p->blocked = p->src_in != p->src || p->weights_in != p->weights || p->dst_in != p->dst;
   TrimCache(cache);
-  return *cache.emplace(k, std::move(p)).first->second;
+  return cache.emplace(k, std::move(p)).first->second.get();
 }
 
-void ConvF32(const Tensor& x, const Tensor& w, const Tensor* bias, const Geometry2D& g,
-             const Window2D& win, Tensor& out) {
+// Runs the convolution on oneDNN with the post-ops `post` (kAdd and activations other than
+// relu; each kAdd reads the next of `adds`, contiguous tensors of the result's shape).
+// Returns false, with `out` untouched, when oneDNN cannot build that primitive.
+bool ConvF32(const Tensor& x, const Tensor& w, const Tensor* bias, const Geometry2D& g,
+             const Window2D& win, Tensor& out, absl::Span<const int64_t> post = {},
+             absl::Span<const Tensor> adds = {}) {
   const Shape& xs = x.shape();
   const Shape& ws = w.shape();
-  const ConvKey key{xs[0], xs[1], xs[2], xs[3], ws[0], ws[2], ws[3], win.stride[0],
-                    win.stride[1], g.pad[0], g.pad[1], g.pad[2], g.pad[3], win.dilation[0],
-                    win.dilation[1], win.groups, bias != nullptr};
-  const ConvPrimitive& p = GetConv(key);
+  ConvKey key{xs[0], xs[1], xs[2], xs[3], ws[0], ws[2], ws[3], win.stride[0],
+              win.stride[1], g.pad[0], g.pad[1], g.pad[2], g.pad[3], win.dilation[0],
+              win.dilation[1], win.groups, bias != nullptr};
+  key.insert(key.end(), post.begin(), post.end());
+  const ConvPrimitive* prim = GetConv(key);
+  if (prim == nullptr) return false;
+  const ConvPrimitive& p = *prim;
   using dnnl::memory;
   memory src(p.src, DnnlEngine(), x.raw_data());
   memory wts(p.weights, DnnlEngine(), w.raw_data());
@@ -100,9 +146,15 @@ void ConvF32(const Tensor& x, const Tensor& w, const Tensor* bias, const Geometr
   std::unordered_map<int, memory> args{{DNNL_ARG_SRC, src_in}, {DNNL_ARG_WEIGHTS, wts_in},
                                        {DNNL_ARG_DST, dst_in}};
   if (bias) args.emplace(DNNL_ARG_BIAS, memory(p.bias, DnnlEngine(), bias->raw_data()));
+  for (size_t i = 0; i < adds.size() && i < p.binary_index.size(); ++i) {
+    memory r(p.dst, DnnlEngine(), adds[i].raw_data());
+    args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(p.binary_index[i]) | DNNL_ARG_SRC_1,
+                 to(r, p.dst_in));
+  }
   p.prim.execute(DnnlStream(), args);
   if (!(p.dst_in == p.dst)) dnnl::reorder(dst_in, dst).execute(DnnlStream(), dst_in, dst);
   DnnlStream().wait();
+  return true;
 }
 
 // Direct convolution (float64, and any problem oneDNN is not given).
@@ -229,12 +281,257 @@ absl::StatusOr<Tensor> Conv2D(const Tensor& x, const Tensor& w, const Tensor* bi
                                        relu)) {
       return out;
     }
-    ConvF32(cx, cw, pb, g, win, out);
+    ConvF32(cx, cw, pb, g, win, out);  // a plain convolution always builds
     if (relu) ReluInPlace(out.data<float>(), out.numel());
   } else {
     ConvLoop<double>(cx, cw, pb, g, win, out);
     if (relu) ReluInPlace(out.data<double>(), out.numel());
   }
+  return out;
+}
+
+namespace {
+
+bool TakesOperand(int64_t p) {
+  return p == static_cast<int64_t>(MatMulPost::kBias) ||
+         p == static_cast<int64_t>(MatMulPost::kAdd);
+}
+
+UnaryOp ActivationOp(MatMulPost p) {
+  switch (p) {
+    case MatMulPost::kGelu: return UnaryOp::kGelu;
+    case MatMulPost::kTanh: return UnaryOp::kTanh;
+    case MatMulPost::kSigmoid: return UnaryOp::kSigmoid;
+    default: return UnaryOp::kRelu;
+  }
+}
+
+// Whether `m` runs along the channels of `o` output channels: [O, 1, 1] or [1, O, 1, 1].
+bool IsChannelVector(const TensorMeta& m, int64_t o) {
+  const Shape& s = m.shape;
+  if (s.size() == 3) return s[0] == o && s[1] == 1 && s[2] == 1;
+  return s.size() == 4 && s[0] == 1 && s[1] == o && s[2] == 1 && s[3] == 1;
+}
+
+// The op-by-op evaluation (also the definition the fused one is tested against).
+absl::StatusOr<Tensor> RunOneByOne(const Tensor& x, const Tensor& w, const Tensor* bias,
+                                   const Window2D& win, absl::Span<const int64_t> post,
+                                   absl::Span<const Tensor* const> operands) {
+  PIJIT_ASSIGN_OR_RETURN(Tensor r, Conv2D(x, w, bias, win));
+  size_t next = 0;
+  for (int64_t p : post) {
+    if (TakesOperand(p)) {
+      PIJIT_ASSIGN_OR_RETURN(r, Binary(BinaryOp::kAdd, r, *operands[next++]));
+    } else {
+      PIJIT_ASSIGN_OR_RETURN(r, Unary(ActivationOp(static_cast<MatMulPost>(p)), r));
+    }
+  }
+  return r;
+}
+
+// Whether every value of the float32 tensor `t` is finite.
+bool AllFinite(const Tensor& t) {
+  const float* v = t.data<float>();
+  int bad = 0;
+  for (int64_t i = 0; i < t.numel(); ++i) bad |= (v[i] - v[i]) != 0.0f;
+  return !bad;
+}
+
+// Applies `post` (bias, add and relu only) to the float32 result `out` [N, O, H, W]
+// in one pass; `dense` holds the operands of those post-ops, contiguous, in order. The same
+// float operations as Binary's add and Unary's relu, so the same bits.
+void ApplyInPlace(Tensor& out, absl::Span<const int64_t> post, absl::Span<const Tensor> dense) {
+  const int64_t o = out.shape()[1], plane = out.shape()[2] * out.shape()[3];
+  float* y = out.data<float>();
+  ParallelFor(out.shape()[0] * o, std::max<int64_t>(1, (1 << 14) / plane),
+              [&](int64_t lo, int64_t hi) {
+    for (int64_t pl = lo; pl < hi; ++pl) {
+      float* v = y + pl * plane;
+      size_t next = 0;
+      for (int64_t p : post) {
+        if (p == static_cast<int64_t>(MatMulPost::kBias)) {
+          const float b = dense[next++].data<float>()[pl % o];
+          for (int64_t i = 0; i < plane; ++i) v[i] = v[i] + b;
+        } else if (p == static_cast<int64_t>(MatMulPost::kAdd)) {
+          const float* r = dense[next++].data<float>() + pl * plane;
+          for (int64_t i = 0; i < plane; ++i) v[i] = v[i] + r[i];
+        } else {
+          for (int64_t i = 0; i < plane; ++i) v[i] = loops::Relu(v[i]);
+        }
+      }
+    }
+  });
+}
+
+// Applies the epilogue to a plain convolution's result: runs of bias, add and relu in one pass
+// each, the other activations as Unary does.
+absl::Status ApplyAfter(Tensor& out, absl::Span<const int64_t> post,
+                        absl::Span<const Tensor> dense) {
+  size_t i = 0, next = 0;
+  while (i < post.size()) {
+    if (TakesOperand(post[i]) || post[i] == static_cast<int64_t>(MatMulPost::kRelu)) {
+      size_t j = i, used = 0;
+      for (; j < post.size() && (TakesOperand(post[j]) ||
+                                 post[j] == static_cast<int64_t>(MatMulPost::kRelu));
+           ++j)
+        used += TakesOperand(post[j]);
+      ApplyInPlace(out, post.subspan(i, j - i), dense.subspan(next, used));
+      next += used;
+      i = j;
+      continue;
+    }
+    PIJIT_ASSIGN_OR_RETURN(out, Unary(ActivationOp(static_cast<MatMulPost>(post[i])), out));
+    ++i;
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<TensorMeta> InferConv2DEpilogue(const TensorMeta& x, const TensorMeta& w,
+                                               const TensorMeta* bias, const Window2D& win,
+                                               absl::Span<const int64_t> post,
+                                               absl::Span<const TensorMeta* const> operands) {
+  PIJIT_ASSIGN_OR_RETURN(TensorMeta out, InferConv2D(x, w, bias, win));
+  size_t next = 0;
+  for (size_t i = 0; i < post.size(); ++i) {
+    if (post[i] < 0 || post[i] >= kNumMatMulPosts) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("fused_conv2d: unknown post-op %d", post[i]));
+    }
+    const bool is_bias = post[i] == static_cast<int64_t>(MatMulPost::kBias);
+    if (is_bias && (i != 0 || bias != nullptr)) {
+      return absl::InvalidArgumentError(
+          "fused_conv2d: bias must be the first post-op, on a convolution without a bias");
+    }
+    if (!TakesOperand(post[i])) continue;
+    if (next == operands.size()) {
+      return absl::InvalidArgumentError("fused_conv2d: more bias/add post-ops than operands");
+    }
+    const TensorMeta& o = *operands[next++];
+    if (o.dtype != out.dtype) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "fused_conv2d: operand %d has dtype %s but the convolution has dtype %s", next - 1,
+          DTypeName(o.dtype), DTypeName(out.dtype)));
+    }
+    PIJIT_ASSIGN_OR_RETURN(Shape s, BroadcastShapes("fused_conv2d", o.shape, out.shape));
+    const bool bias_ok = !is_bias || IsChannelVector(o, out.shape[1]);
+    if (s != out.shape || !bias_ok) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "fused_conv2d: operand %s does not %s the result's shape %s", ShapeToString(o.shape),
+          bias_ok ? "broadcast to" : "run along the channels of", ShapeToString(out.shape)));
+    }
+  }
+  if (next != operands.size()) {
+    return absl::InvalidArgumentError("fused_conv2d: more operands than bias/add post-ops");
+  }
+  return out;
+}
+
+bool Conv2DEpilogueIsOnePrimitive(const TensorMeta& x, const TensorMeta& w,
+                                  const TensorMeta* bias, const Window2D& win,
+                                  absl::Span<const int64_t> post,
+                                  absl::Span<const TensorMeta* const> operands) {
+  auto out = InferConv2DEpilogue(x, w, bias, win, post, operands);
+  if (!out.ok() || out->dtype != DType::kFloat32 || NumElements(out->shape) == 0 ||
+      NumElements(x.shape) == 0 || NumElements(w.shape) == 0) {
+    return false;
+  }
+  size_t next = 0;
+  for (size_t i = 0; i < post.size(); ++i) {
+    if (post[i] == static_cast<int64_t>(MatMulPost::kRelu) && i + 1 != post.size()) return false;
+    if (post[i] == static_cast<int64_t>(MatMulPost::kAdd) &&
+        operands[next]->shape != out->shape) {
+      return false;
+    }
+    next += TakesOperand(post[i]);
+  }
+  return true;
+}
+
+absl::StatusOr<Tensor> Conv2DEpilogue(const Tensor& x, const Tensor& w, const Tensor* bias,
+                                      const Window2D& win, absl::Span<const int64_t> post,
+                                      absl::Span<const Tensor* const> operands) {
+  absl::InlinedVector<TensorMeta, 4> metas;
+  absl::InlinedVector<const TensorMeta*, 4> meta_ptrs;
+  for (const Tensor* o : operands) metas.push_back(MetaOf(*o));
+  for (const TensorMeta& m : metas) meta_ptrs.push_back(&m);
+  const TensorMeta mx = MetaOf(x), mw = MetaOf(w);
+  std::optional<TensorMeta> mb;
+  if (bias) mb = MetaOf(*bias);
+  const TensorMeta* pmb = bias ? &*mb : nullptr;
+  PIJIT_ASSIGN_OR_RETURN(TensorMeta meta,
+                         InferConv2DEpilogue(mx, mw, pmb, win, post, meta_ptrs));
+  if (!Conv2DEpilogueIsOnePrimitive(mx, mw, pmb, win, post, meta_ptrs)) {
+    return RunOneByOne(x, w, bias, win, post, operands);
+  }
+  const int64_t kernel[2] = {w.shape()[2], w.shape()[3]};
+  PIJIT_ASSIGN_OR_RETURN(Geometry2D g, ResolveWindow("conv2d", x.shape(), kernel, win, false));
+  const Tensor cx = x.Contiguous(), cw = w.Contiguous();
+  Tensor cb;
+  if (bias) cb = bias->Contiguous();
+  absl::InlinedVector<Tensor, 4> dense;  // the operands, contiguous, in order
+  for (const Tensor* o : operands) dense.push_back(o->Contiguous());
+  Tensor out = Tensor::Empty(meta.shape, meta.dtype);
+
+  // The direct kernels: a leading channel bias, one add and relu as each result is written
+  // (the bias after the sums: the kernels start each sum from `bias`, a convolution's own,
+  // which rounds otherwise), the rest of the epilogue after them.
+  if (const auto direct = DirectProblem(x.shape(), w.shape(), g, win)) {
+    conv_direct::Epilogue epi;
+    size_t i = 0, next = 0;
+    if (i < post.size() && post[i] == static_cast<int64_t>(MatMulPost::kBias)) {
+      epi.channel_bias = dense[next++].data<float>();
+      ++i;
+    }
+    if (i < post.size() && post[i] == static_cast<int64_t>(MatMulPost::kAdd)) {
+      epi.residual = dense[next++].data<float>();
+      ++i;
+    }
+    if (i < post.size() && post[i] == static_cast<int64_t>(MatMulPost::kRelu)) {
+      epi.relu = true;
+      ++i;
+    }
+    if (conv_direct::Forward(*direct, cx.data<float>(), cw.data<float>(),
+                             bias ? cb.data<float>() : nullptr, out.data<float>(), epi)) {
+      PIJIT_RETURN_IF_ERROR(
+          ApplyAfter(out, post.subspan(i), absl::Span<const Tensor>(dense).subspan(next)));
+      return out;
+    }
+  }
+
+  // oneDNN: a kBias operand becomes the primitive's bias (added after the sums, as an add
+  // would), kAdd and the other activations its post-ops; relu, last, runs after it. Its
+  // logistic on plain layouts does not keep NaN: with an infinity or NaN in the operands
+  // (where the direct kernels also decline), the approximated activations run one by one.
+  bool approximated = false;
+  for (int64_t p : post) approximated |= p >= static_cast<int64_t>(MatMulPost::kGelu);
+  if (approximated) {
+    bool finite = AllFinite(cx) && AllFinite(cw) && (!bias || AllFinite(cb));
+    for (const Tensor& d : dense) finite = finite && AllFinite(d);
+    if (!finite) return RunOneByOne(x, w, bias, win, post, operands);
+  }
+  const bool relu_after = !post.empty() && post.back() == static_cast<int64_t>(MatMulPost::kRelu);
+  absl::Span<const int64_t> fused = post;
+  if (relu_after) fused.remove_suffix(1);
+  const Tensor* pb = bias ? &cb : nullptr;
+  Tensor channel_bias;
+  absl::InlinedVector<int64_t, 4> dnnl_post;
+  absl::InlinedVector<Tensor, 4> adds;
+  size_t next = 0;
+  for (int64_t p : fused) {
+    if (p == static_cast<int64_t>(MatMulPost::kBias)) {
+      channel_bias = dense[next++];  // contiguous [O, 1, 1] or [1, O, 1, 1]: O floats
+      pb = &channel_bias;
+      continue;
+    }
+    if (p == static_cast<int64_t>(MatMulPost::kAdd)) adds.push_back(dense[next++]);
+    dnnl_post.push_back(p);
+  }
+  if (!ConvF32(cx, cw, pb, g, win, out, dnnl_post, adds)) {
+    return RunOneByOne(x, w, bias, win, post, operands);
+  }
+  if (relu_after) ApplyInPlace(out, post.subspan(post.size() - 1), {});
   return out;
 }
 

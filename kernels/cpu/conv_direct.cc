@@ -121,12 +121,41 @@ bool AllFinite(const float* v, int64_t n) {
   return !bad;
 }
 
+// One output plane (`oh` rows of `ow`, read `stride` apart) through the epilogue, in the
+// order of the ops it replaces, each rounded as they would be: + bias, + residual, relu. One
+// loop per combination, so that each vectorises.
+using EpiloguePlaneFn = void (*)(const float* src, int64_t stride, float* d, int64_t oh,
+                                 int64_t ow, float bias, const float* res);
+template <bool kBias, bool kResidual, bool kRelu>
+void EpiloguePlane(const float* src, int64_t stride, float* d, int64_t oh, int64_t ow,
+                   float bias, const float* res) {
+  for (int64_t r = 0; r < oh; ++r, src += stride, d += ow) {
+    for (int64_t c = 0; c < ow; ++c) {
+      float v = src[c];
+      if constexpr (kBias) v = v + bias;
+      if constexpr (kResidual) v = v + res[r * ow + c];
+      if constexpr (kRelu) v = loops::Relu(v);
+      d[c] = v;
+    }
+  }
+}
+
+// The plane function for `epi`, or null when it changes nothing (a copy).
+EpiloguePlaneFn PickEpilogue(const Epilogue& epi) {
+  static constexpr EpiloguePlaneFn kPlanes[8] = {
+      nullptr,                             EpiloguePlane<false, false, true>,
+      EpiloguePlane<false, true, false>,   EpiloguePlane<false, true, true>,
+      EpiloguePlane<true, false, false>,   EpiloguePlane<true, false, true>,
+      EpiloguePlane<true, true, false>,    EpiloguePlane<true, true, true>};
+  return kPlanes[(epi.channel_bias ? 4 : 0) + (epi.residual ? 2 : 0) + (epi.relu ? 1 : 0)];
+}
+
 // A stride-1 convolution of x[n, groups * cin, h, w] into out[n, groups * cout, OH, OW] with
 // weight(g, oc, ic, i, j) the tap (i, j) from input channel ic to output channel oc of group g.
 template <typename WeightFn>
 bool RunForward(int64_t n, int64_t groups, int64_t cin, int64_t cout, int64_t h, int64_t w,
                 int64_t kh, int64_t kw, const int64_t pad[4], const float* x, WeightFn weight,
-                const float* bias, float* out, bool relu) {
+                const float* bias, float* out, const Epilogue& epi) {
   const Isa& isa = Active();
   // Many output channels share each input load; with few, longer runs per load.
   const int variant = cout >= 5 ? 0 : cout >= 2 ? 1 : 2;
@@ -159,23 +188,25 @@ bool RunForward(int64_t n, int64_t groups, int64_t cin, int64_t cout, int64_t h,
     }
   if (bad || (bias && !AllFinite(bias, o))) return false;
 
+  const EpiloguePlaneFn finish = PickEpilogue(epi);
   ParallelFor(n * groups * blocks, 1, [&](int64_t t0, int64_t t1) {
     std::vector<float> t(ob * lr);
     for (int64_t task = t0; task < t1; ++task) {
       const int64_t b = task / (groups * blocks), g = task / blocks % groups, blk = task % blocks;
       forward(xp.data() + (b * c + g * cin) * plane, cin, plane, wp, kh, kw,
-                  wpk.data() + (g * blocks + blk) * cin * taps * ob,
-                  bpk.data() + (g * blocks + blk) * ob, lr, t.data());
+              wpk.data() + (g * blocks + blk) * cin * taps * ob,
+              bpk.data() + (g * blocks + blk) * ob, lr, t.data());
       for (int64_t j = 0; j < ob && blk * ob + j < cout; ++j) {
         float* dst = out + (b * o + g * cout + blk * ob + j) * oh * ow;
-        for (int64_t r = 0; r < oh; ++r) {
-          const float* src = t.data() + j * lr + r * wp;
-          if (!relu) {
-            std::memcpy(dst + r * ow, src, sizeof(float) * ow);
-            continue;
-          }
-          for (int64_t c = 0; c < ow; ++c) dst[r * ow + c] = loops::Relu(src[c]);
+        const float* src = t.data() + j * lr;
+        if (finish == nullptr) {
+          for (int64_t r = 0; r < oh; ++r)
+            std::memcpy(dst + r * ow, src + r * wp, sizeof(float) * ow);
+          continue;
         }
+        finish(src, wp, dst, oh, ow,
+               epi.channel_bias ? epi.channel_bias[g * cout + blk * ob + j] : 0.0f,
+               epi.residual ? epi.residual + (dst - out) : nullptr);
       }
     }
   });
@@ -197,11 +228,18 @@ bool Applies(const Problem& p) {
 
 bool Forward(const Problem& p, const float* x, const float* w, const float* bias, float* out,
              bool relu) {
+  Epilogue epi;
+  epi.relu = relu;
+  return Forward(p, x, w, bias, out, epi);
+}
+
+bool Forward(const Problem& p, const float* x, const float* w, const float* bias, float* out,
+             const Epilogue& epi) {
   const int64_t cg = p.c / p.groups, og = p.o / p.groups, kh = p.kh, kw = p.kw;
   auto weight = [&](int64_t g, int64_t oc, int64_t ic, int64_t i, int64_t j) {
     return w[(((g * og + oc) * cg + ic) * kh + i) * kw + j];
   };
-  return RunForward(p.n, p.groups, cg, og, p.h, p.w, kh, kw, p.pad, x, weight, bias, out, relu);
+  return RunForward(p.n, p.groups, cg, og, p.h, p.w, kh, kw, p.pad, x, weight, bias, out, epi);
 }
 
 bool GradInput(const Problem& p, const float* dy, const float* w, float* dx) {
@@ -213,7 +251,7 @@ bool GradInput(const Problem& p, const float* dy, const float* w, float* dx) {
     return w[(((g * og + oc) * cg + ic) * kh + (kh - 1 - i)) * kw + (kw - 1 - j)];
   };
   return RunForward(p.n, p.groups, og, cg, p.out_h(), p.out_w(), kh, kw, pad, dy, weight,
-                    nullptr, dx, false);
+                    nullptr, dx, Epilogue{});
 }
 
 bool GradWeight(const Problem& p, const float* x, const float* dy, float* dw) {

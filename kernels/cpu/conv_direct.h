@@ -40,6 +40,16 @@ bool Applies(const Problem& p);
 // Forward's `relu` applies relu to the result as it is written (NaN stays NaN).
 bool Forward(const Problem& p, const float* x, const float* w, const float* bias, float* out,
              bool relu = false);
+// An epilogue applied to each finished result as it is written, in this order, each rounded
+// as the separate op would: + channel_bias[o] (after the sums, which start from `bias`),
+// + residual (same layout as the output), relu. The operands need not be finite.
+struct Epilogue {
+  const float* channel_bias = nullptr;  // [O]
+  const float* residual = nullptr;      // [N, O, OH, OW]
+  bool relu = false;
+};
+bool Forward(const Problem& p, const float* x, const float* w, const float* bias, float* out,
+             const Epilogue& epi);
 bool GradInput(const Problem& p, const float* dy, const float* w, float* dx);
 bool GradWeight(const Problem& p, const float* x, const float* dy, float* dw);
 

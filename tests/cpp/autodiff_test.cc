@@ -486,7 +486,7 @@ TEST(AutodiffTest, EveryDifferentiableOpHasARule) {
       {Op::kAssign, "stateful write"},
       // Differentiate graphs before fusion (AppendBackward's error says so).
       {Op::kFused, "after fusion"}, {Op::kFusedReduce, "after fusion"},
-      {Op::kFusedMatMul, "after fusion"},
+      {Op::kFusedMatMul, "after fusion"}, {Op::kFusedConv2D, "after fusion"},
       // Max pooling's adjoint: its gradient wrt dout gathers at the argmax positions, for which
       // there is no op; only gradients of gradients reach it (not supported in Python).
       {Op::kMaxPool2DGrad, "second order"},

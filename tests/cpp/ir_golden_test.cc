@@ -12,7 +12,7 @@
 // Besides the text, each test runs the input and the result on the same pseudo-random
 // inputs (with -0.0, 0 and 1 among them) and checks that the outputs are bit-identical
 // (within kFusedExpRelTol when the result has fused exp, kMatMulEpilogueRelTol when a
-// fused_matmul applies gelu, tanh or sigmoid). PIJIT_UPDATE_GOLDEN=1 rewrites the
+// fused_matmul or fused_conv2d applies gelu, tanh or sigmoid). PIJIT_UPDATE_GOLDEN=1 rewrites the
 // Expected sections from the current output instead of comparing.
 #include <cmath>
 #include <cstring>
@@ -102,11 +102,14 @@ Tensor MakeInput(const TensorMeta& m, std::mt19937& rng) {
   return t;
 }
 
-// Whether a fused_matmul applies an activation that oneDNN approximates (gelu, tanh, sigmoid).
+// Whether a fused_matmul or fused_conv2d applies an activation that oneDNN approximates
+// (gelu, tanh, sigmoid).
 bool HasApproximateEpilogue(const Graph& g) {
   for (const Node& n : g.nodes()) {
-    if (n.op != Op::kFusedMatMul) continue;
-    for (int64_t p : n.ints)
+    if (n.op != Op::kFusedMatMul && n.op != Op::kFusedConv2D) continue;
+    absl::Span<const int64_t> post(n.ints);
+    if (n.op == Op::kFusedConv2D) post.remove_prefix(std::min(post.size(), kWindowInts));
+    for (int64_t p : post)
       if (p >= static_cast<int64_t>(MatMulPost::kGelu)) return true;
   }
   return false;
