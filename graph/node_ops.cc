@@ -156,8 +156,7 @@ absl::Status SplitConvEpilogue(const Node& n, absl::Span<const T* const> in, Win
   *post = all.subspan(kWindowInts);
   size_t reads = 0;
   for (int64_t p : *post) {
-    reads += p == static_cast<int64_t>(MatMulPost::kBias) ||
-             p == static_cast<int64_t>(MatMulPost::kAdd);
+    reads += MatMulPostTakesOperand(p);
   }
   const size_t rest = in.size() - 2;
   if (rest != reads && rest != reads + 1) {

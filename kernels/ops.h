@@ -108,6 +108,21 @@ enum class MatMulPost : int64_t {
 };
 inline constexpr int64_t kNumMatMulPosts = 6;
 const char* MatMulPostName(MatMulPost p);
+// Whether post-op `p` (a MatMulPost code) reads an operand: a bias or an add.
+inline bool MatMulPostTakesOperand(int64_t p) {
+  return p == static_cast<int64_t>(MatMulPost::kBias) || p == static_cast<int64_t>(MatMulPost::kAdd);
+}
+// The ops of `post` on `r`, one at a time, bias and add reading `operands` in order: what the
+// fused matmul and convolution kernels are defined (and tested) to equal.
+absl::StatusOr<Tensor> ApplyPostOpsOneByOne(Tensor r, absl::Span<const int64_t> post,
+                                            absl::Span<const Tensor* const> operands);
+// Whether `m` runs along the channels of an NCHW result with `c` channels: [C, 1, 1] or
+// [1, C, 1, 1] (a convolution's bias post-op).
+inline bool IsConvChannelVector(const TensorMeta& m, int64_t c) {
+  const Shape& s = m.shape;
+  if (s.size() == 3) return s[0] == c && s[1] == 1 && s[2] == 1;
+  return s.size() == 4 && s[0] == 1 && s[1] == c && s[2] == 1 && s[3] == 1;
+}
 absl::StatusOr<TensorMeta> InferMatMulEpilogue(const TensorMeta& a, const TensorMeta& b,
                                                absl::Span<const int64_t> post,
                                                absl::Span<const TensorMeta* const> operands);

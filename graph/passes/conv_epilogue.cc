@@ -3,16 +3,6 @@
 #include "graph/passes/post_op_chain.h"
 
 namespace pijit::graph::conv_epilogue {
-namespace {
-
-// [C, 1, 1] or [1, C, 1, 1]: a bias along the channels of an NCHW result.
-bool IsChannelVector(const TensorMeta& m, int64_t c) {
-  const Shape& s = m.shape;
-  if (s.size() == 3) return s[0] == c && s[1] == 1 && s[2] == 1;
-  return s.size() == 4 && s[0] == 1 && s[1] == c && s[2] == 1 && s[3] == 1;
-}
-
-}  // namespace
 
 absl::StatusOr<bool> Run(Graph& g) {
   const post_ops::Readers readers = post_ops::CountReaders(g);
@@ -30,7 +20,7 @@ absl::StatusOr<bool> Run(Graph& g) {
     post_ops::Chain c = post_ops::Grow(
         g, static_cast<NodeId>(id), readers,
         [&](const TensorMeta& other, bool first) {
-          return first && bias == nullptr && IsChannelVector(other, channels);
+          return first && bias == nullptr && IsConvChannelVector(other, channels);
         },
         [&](absl::Span<const int64_t> post, absl::Span<const TensorMeta* const> operands) {
           return Conv2DEpilogueIsOnePrimitive(x, w, bias, *win, post, operands);

@@ -292,41 +292,12 @@ absl::StatusOr<Tensor> Conv2D(const Tensor& x, const Tensor& w, const Tensor* bi
 
 namespace {
 
-bool TakesOperand(int64_t p) {
-  return p == static_cast<int64_t>(MatMulPost::kBias) ||
-         p == static_cast<int64_t>(MatMulPost::kAdd);
-}
-
-UnaryOp ActivationOp(MatMulPost p) {
-  switch (p) {
-    case MatMulPost::kGelu: return UnaryOp::kGelu;
-    case MatMulPost::kTanh: return UnaryOp::kTanh;
-    case MatMulPost::kSigmoid: return UnaryOp::kSigmoid;
-    default: return UnaryOp::kRelu;
-  }
-}
-
-// Whether `m` runs along the channels of `o` output channels: [O, 1, 1] or [1, O, 1, 1].
-bool IsChannelVector(const TensorMeta& m, int64_t o) {
-  const Shape& s = m.shape;
-  if (s.size() == 3) return s[0] == o && s[1] == 1 && s[2] == 1;
-  return s.size() == 4 && s[0] == 1 && s[1] == o && s[2] == 1 && s[3] == 1;
-}
-
 // The op-by-op evaluation (also the definition the fused one is tested against).
 absl::StatusOr<Tensor> RunOneByOne(const Tensor& x, const Tensor& w, const Tensor* bias,
                                    const Window2D& win, absl::Span<const int64_t> post,
                                    absl::Span<const Tensor* const> operands) {
   PIJIT_ASSIGN_OR_RETURN(Tensor r, Conv2D(x, w, bias, win));
-  size_t next = 0;
-  for (int64_t p : post) {
-    if (TakesOperand(p)) {
-      PIJIT_ASSIGN_OR_RETURN(r, Binary(BinaryOp::kAdd, r, *operands[next++]));
-    } else {
-      PIJIT_ASSIGN_OR_RETURN(r, Unary(ActivationOp(static_cast<MatMulPost>(p)), r));
-    }
-  }
-  return r;
+  return ApplyPostOpsOneByOne(std::move(r), post, operands);
 }
 
 // Whether every value of the float32 tensor `t` is finite.
@@ -369,18 +340,18 @@ absl::Status ApplyAfter(Tensor& out, absl::Span<const int64_t> post,
                         absl::Span<const Tensor> dense) {
   size_t i = 0, next = 0;
   while (i < post.size()) {
-    if (TakesOperand(post[i]) || post[i] == static_cast<int64_t>(MatMulPost::kRelu)) {
+    if (MatMulPostTakesOperand(post[i]) || post[i] == static_cast<int64_t>(MatMulPost::kRelu)) {
       size_t j = i, used = 0;
-      for (; j < post.size() && (TakesOperand(post[j]) ||
+      for (; j < post.size() && (MatMulPostTakesOperand(post[j]) ||
                                  post[j] == static_cast<int64_t>(MatMulPost::kRelu));
            ++j)
-        used += TakesOperand(post[j]);
+        used += MatMulPostTakesOperand(post[j]);
       ApplyInPlace(out, post.subspan(i, j - i), dense.subspan(next, used));
       next += used;
       i = j;
       continue;
     }
-    PIJIT_ASSIGN_OR_RETURN(out, Unary(ActivationOp(static_cast<MatMulPost>(post[i])), out));
+    PIJIT_ASSIGN_OR_RETURN(out, ApplyPostOpsOneByOne(std::move(out), post.subspan(i, 1), {}));
     ++i;
   }
   return absl::OkStatus();
@@ -404,7 +375,7 @@ absl::StatusOr<TensorMeta> InferConv2DEpilogue(const TensorMeta& x, const Tensor
       return absl::InvalidArgumentError(
           "fused_conv2d: bias must be the first post-op, on a convolution without a bias");
     }
-    if (!TakesOperand(post[i])) continue;
+    if (!MatMulPostTakesOperand(post[i])) continue;
     if (next == operands.size()) {
       return absl::InvalidArgumentError("fused_conv2d: more bias/add post-ops than operands");
     }
@@ -415,7 +386,7 @@ absl::StatusOr<TensorMeta> InferConv2DEpilogue(const TensorMeta& x, const Tensor
           DTypeName(o.dtype), DTypeName(out.dtype)));
     }
     PIJIT_ASSIGN_OR_RETURN(Shape s, BroadcastShapes("fused_conv2d", o.shape, out.shape));
-    const bool bias_ok = !is_bias || IsChannelVector(o, out.shape[1]);
+    const bool bias_ok = !is_bias || IsConvChannelVector(o, out.shape[1]);
     if (s != out.shape || !bias_ok) {
       return absl::InvalidArgumentError(absl::StrFormat(
           "fused_conv2d: operand %s does not %s the result's shape %s", ShapeToString(o.shape),
@@ -444,7 +415,7 @@ bool Conv2DEpilogueIsOnePrimitive(const TensorMeta& x, const TensorMeta& w,
         operands[next]->shape != out->shape) {
       return false;
     }
-    next += TakesOperand(post[i]);
+    next += MatMulPostTakesOperand(post[i]);
   }
   return true;
 }

@@ -21,20 +21,6 @@
 namespace pijit {
 namespace {
 
-bool TakesOperand(int64_t p) {
-  return p == static_cast<int64_t>(MatMulPost::kBias) ||
-         p == static_cast<int64_t>(MatMulPost::kAdd);
-}
-
-UnaryOp ActivationOp(MatMulPost p) {
-  switch (p) {
-    case MatMulPost::kGelu: return UnaryOp::kGelu;
-    case MatMulPost::kTanh: return UnaryOp::kTanh;
-    case MatMulPost::kSigmoid: return UnaryOp::kSigmoid;
-    default: return UnaryOp::kRelu;
-  }
-}
-
 // Whether `m` is a row of `n` values ([n], [1, n], [1, 1, n], ...).
 bool IsRow(const TensorMeta& m, int64_t n) {
   if (m.shape.empty() || m.shape.back() != n) return false;
@@ -111,18 +97,27 @@ const EpiloguePrimitive* GetEpilogue(const EpilogueKey& key) {
 absl::StatusOr<Tensor> RunOneByOne(const Tensor& a, const Tensor& b, absl::Span<const int64_t> post,
                                    absl::Span<const Tensor* const> operands) {
   PIJIT_ASSIGN_OR_RETURN(Tensor r, MatMul(a, b));
-  size_t next = 0;
-  for (int64_t p : post) {
-    if (TakesOperand(p)) {
-      PIJIT_ASSIGN_OR_RETURN(r, Binary(BinaryOp::kAdd, r, *operands[next++]));
-    } else {
-      PIJIT_ASSIGN_OR_RETURN(r, Unary(ActivationOp(static_cast<MatMulPost>(p)), r));
-    }
-  }
-  return r;
+  return ApplyPostOpsOneByOne(std::move(r), post, operands);
 }
 
 }  // namespace
+
+absl::StatusOr<Tensor> ApplyPostOpsOneByOne(Tensor r, absl::Span<const int64_t> post,
+                                            absl::Span<const Tensor* const> operands) {
+  size_t next = 0;
+  for (int64_t p : post) {
+    if (MatMulPostTakesOperand(p)) {
+      PIJIT_ASSIGN_OR_RETURN(r, Binary(BinaryOp::kAdd, r, *operands[next++]));
+      continue;
+    }
+    const UnaryOp op = p == static_cast<int64_t>(MatMulPost::kGelu)   ? UnaryOp::kGelu
+                       : p == static_cast<int64_t>(MatMulPost::kTanh) ? UnaryOp::kTanh
+                       : p == static_cast<int64_t>(MatMulPost::kSigmoid) ? UnaryOp::kSigmoid
+                                                                          : UnaryOp::kRelu;
+    PIJIT_ASSIGN_OR_RETURN(r, Unary(op, r));
+  }
+  return r;
+}
 
 const char* MatMulPostName(MatMulPost p) {
   switch (p) {
@@ -153,7 +148,7 @@ absl::StatusOr<TensorMeta> InferMatMulEpilogue(const TensorMeta& a, const Tensor
     if (post[i] == static_cast<int64_t>(MatMulPost::kBias) && i != 0) {
       return absl::InvalidArgumentError("fused_matmul: bias must be the first post-op");
     }
-    if (!TakesOperand(post[i])) continue;
+    if (!MatMulPostTakesOperand(post[i])) continue;
     if (next == operands.size()) {
       return absl::InvalidArgumentError("fused_matmul: more bias/add post-ops than operands");
     }
@@ -220,7 +215,7 @@ absl::StatusOr<Tensor> MatMulEpilogue(const Tensor& a, const Tensor& b,
   absl::InlinedVector<Tensor, 4> dense;  // the operands, contiguous
   for (size_t i = 0; i < post.size(); ++i) {
     key.push_back(post[i]);
-    if (!TakesOperand(post[i])) continue;
+    if (!MatMulPostTakesOperand(post[i])) continue;
     const Tensor& o = *operands[dense.size()];
     key.push_back(IsRow(MetaOf(o), n) ? 1 : 0);
     dense.push_back(o.Contiguous());
@@ -237,7 +232,7 @@ absl::StatusOr<Tensor> MatMulEpilogue(const Tensor& a, const Tensor& b,
                                        {DNNL_ARG_DST, memory(p.c, e, out.raw_data())}};
   size_t next = 0, binary = 0;
   for (int64_t q : post) {
-    if (!TakesOperand(q)) continue;
+    if (!MatMulPostTakesOperand(q)) continue;
     void* data = dense[next++].raw_data();
     if (q == static_cast<int64_t>(MatMulPost::kBias)) {
       args.emplace(DNNL_ARG_BIAS, memory(p.bias, e, data));
