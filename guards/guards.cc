@@ -335,13 +335,17 @@ bool SameSource(const Source& a, const Source& b) {
                                PlainEqual(a.name, b.name)));
 }
 
-bool GuardProgram::Check(const Roots& roots, PyObject** values) const {
+bool GuardProgram::ResolveSources(const Roots& roots, PyObject** values) const {
   for (size_t i = 0; i < sources_.size(); ++i) {
     const Source& s = sources_[i];
-    PyObject* v = ResolveSource(s, s.parent >= 0 ? values[s.parent] : nullptr, roots);
-    if (!v) return false;
-    values[i] = v;
+    values[i] = ResolveSource(s, s.parent >= 0 ? values[s.parent] : nullptr, roots);
+    if (!values[i]) return false;
   }
+  return true;
+}
+
+bool GuardProgram::Check(const Roots& roots, PyObject** values) const {
+  if (!ResolveSources(roots, values)) return false;
   for (const Guard& g : guards_) {
     if (!GuardPasses(g, values[g.source], g.other >= 0 ? values[g.other] : nullptr)) return false;
   }
@@ -381,11 +385,7 @@ bool GuardProgram::ShapeOnlyMismatch(const Roots& roots, PyObject** values,
 
 bool GuardProgram::NumberOnlyMismatch(const Roots& roots, PyObject** values,
                                       std::vector<std::string>* sources) const {
-  for (size_t i = 0; i < sources_.size(); ++i) {
-    const Source& s = sources_[i];
-    values[i] = ResolveSource(s, s.parent >= 0 ? values[s.parent] : nullptr, roots);
-    if (!values[i]) return false;
-  }
+  if (!ResolveSources(roots, values)) return false;
   bool any = false;
   for (const Guard& g : guards_) {
     PyObject* v = values[g.source];

@@ -133,6 +133,9 @@ class GuardProgram {
   std::string ToText() const;
 
  private:
+  // Resolves every source into `values` (borrowed); false when one does not resolve.
+  bool ResolveSources(const Roots& roots, PyObject** values) const;
+
   std::vector<Source> sources_;
   std::vector<Guard> guards_;
 };

@@ -1,7 +1,6 @@
 #include "pijit/csrc/dispatch.h"
 
 #include <algorithm>
-#include <optional>
 #include <cstdlib>
 #include <cstring>
 #include <string>
