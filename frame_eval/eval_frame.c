@@ -32,6 +32,12 @@ void pijit_set_frame_callback(pijit_frame_callback callback) { g_callback = call
 static PyObject* pijit_eval_frame(PyThreadState* tstate, _PyInterpreterFrame* frame,
                                   int throwflag);
 
+/* The interpreter's hook as pijit's state says: pijit's while acquired, else none. */
+static void put_hook(void) {
+  _PyInterpreterState_SetEvalFrameFunc(
+      PyInterpreterState_Get(), g_acquired > 0 ? pijit_eval_frame : _PyEval_EvalFrameDefault);
+}
+
 /* Marks every watched frame of this thread as having something captured below it. A marked
  * frame's outer frames are marked already, so the walk stops at the first one. */
 void pijit_mark_live(void) {
@@ -93,14 +99,12 @@ static PyObject* pijit_eval_frame(PyThreadState* tstate, _PyInterpreterFrame* fr
       if (!only_thread(tstate)) return run_watched(tstate, frame, info);
       ++g_stats.subtree_runs;
       {
-        PyInterpreterState* interp = tstate->interp;
         pijit_skip_info* outer = pijit_subtree_running;
         pijit_subtree_running = info;
-        interp->eval_frame = NULL;
+        tstate->interp->eval_frame = NULL;
         PyObject* r = _PyEval_EvalFrameDefault(tstate, frame, 0);
         pijit_subtree_running = outer;
-        /* pijit.disable() may have run meanwhile; a nested acquire may have put it back. */
-        interp->eval_frame = g_acquired > 0 ? pijit_eval_frame : NULL;
+        put_hook();  /* pijit.disable() may have run meanwhile */
         return r;
       }
     default:
@@ -116,20 +120,16 @@ void pijit_note_tensor_work(void) {
   info->subtree = 0;
   pijit_subtree_running = NULL;
   pijit_mark_live();
-  if (g_acquired > 0) {
-    _PyInterpreterState_SetEvalFrameFunc(PyInterpreterState_Get(), pijit_eval_frame);
-  }
+  put_hook();
 }
 
 void pijit_hook_acquire(void) {
   ++g_acquired;
-  _PyInterpreterState_SetEvalFrameFunc(PyInterpreterState_Get(), pijit_eval_frame);
+  put_hook();
 }
 
 void pijit_hook_release(void) {
-  if (g_acquired > 0 && --g_acquired == 0) {
-    _PyInterpreterState_SetEvalFrameFunc(PyInterpreterState_Get(), _PyEval_EvalFrameDefault);
-  }
+  if (g_acquired > 0 && --g_acquired == 0) put_hook();
 }
 
 int pijit_hook_active(void) { return g_acquired > 0; }
