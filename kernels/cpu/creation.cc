@@ -20,14 +20,17 @@ absl::StatusOr<Tensor> Full(absl::Span<const int64_t> shape, DType dtype, const 
         "full: the fill value must have one element, got a tensor of shape %s",
         ShapeToString(value.shape())));
   }
-  PIJIT_ASSIGN_OR_RETURN(Tensor v, Cast(value, dtype));
   Tensor out = Tensor::Empty(shape, dtype);
+  const int64_t n = out.numel();
+  if (n == 0) return out;
+  // The value is converted into the first element (as a cast would), then repeated.
+  CopyInto(value, Tensor::View(out.storage(), dtype, value.shape(),
+                               Shape(value.shape().size(), 1), out.offset()));
   DispatchDType(dtype, [&](auto tag) {
     using T = decltype(tag);
-    const T x = *v.data<T>();
     T* p = out.data<T>();
-    const int64_t n = out.numel();
-    for (int64_t i = 0; i < n; ++i) p[i] = x;
+    const T x = p[0];
+    for (int64_t i = 1; i < n; ++i) p[i] = x;
   });
   return out;
 }

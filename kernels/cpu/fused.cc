@@ -3,6 +3,7 @@
 // run of the innermost (coalesced) axis.
 #include <cmath>
 #include <cstring>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -316,18 +317,19 @@ absl::StatusOr<Tensor> FusedKernel::Run(absl::Span<const Tensor* const> inputs,
       break;
     }
   }
-  // Broadcast views; an input whose stride along inner_axis is not 0 or 1 is made contiguous
-  // first (a contiguous input broadcast to `shape` always has 0 or 1 there).
+  // Broadcast views. An input whose stride along inner_axis is not 0 or 1 (a transposed
+  // view, say) is gathered tile by tile into a per-thread buffer below, not copied whole.
   absl::InlinedVector<Tensor, 8> views;
-  for (const Tensor* t : inputs) {
+  uint64_t gathered = 0;
+  for (int k = 0; k < n_in; ++k) {
+    const Tensor* t = inputs[k];
     if (t->dtype() != program_.dtype) {
       return absl::InternalError(absl::StrCat("fused: input of dtype ", DTypeName(t->dtype()),
                                               " for a ", DTypeName(program_.dtype), " program"));
     }
     PIJIT_ASSIGN_OR_RETURN(Tensor v, BroadcastTo(*t, shape));
-    if (inner_axis < nd && v.strides()[inner_axis] != 0 && v.strides()[inner_axis] != 1) {
-      PIJIT_ASSIGN_OR_RETURN(v, BroadcastTo(t->Contiguous(), shape));
-    }
+    if (inner_axis < nd && v.strides()[inner_axis] != 0 && v.strides()[inner_axis] != 1)
+      gathered |= uint64_t{1} << k;
     views.push_back(std::move(v));
   }
   Tensor out = Tensor::Empty(shape, program_.dtype);
@@ -354,9 +356,10 @@ absl::StatusOr<Tensor> FusedKernel::Run(absl::Span<const Tensor* const> inputs,
     dims.push_back(1);
     for (int k = 0; k < n_in; ++k) strides[k].push_back(0);
   }
+  // A gathered input reaches the code as a contiguous run.
   uint64_t mask = 0;
   for (int k = 0; k < n_in; ++k)
-    if (strides[k][0] == 1 && dims[0] > 1) mask |= uint64_t{1} << k;
+    if ((strides[k][0] == 1 || (gathered >> k) & 1) && dims[0] > 1) mask |= uint64_t{1} << k;
 
   Fn fn = nullptr;
   if (native_) {
@@ -369,29 +372,96 @@ absl::StatusOr<Tensor> FusedKernel::Run(absl::Span<const Tensor* const> inputs,
   char* o = static_cast<char*>(out.raw_data());
   const int64_t inner = dims[0];
   const int64_t rows = total / inner;
-  // One contiguous span of `len` elements starting at element `start` of row `row`.
-  auto span = [&](int64_t row, int64_t start, int64_t len) {
-    absl::InlinedVector<const void*, 8> ptrs(n_in);
-    for (int k = 0; k < n_in; ++k) {
-      int64_t off = start * strides[k][0], r = row;
-      for (size_t d = 1; d < dims.size(); ++d) {
-        off += (r % dims[d]) * strides[k][d];
-        r /= dims[d];
-      }
-      ptrs[k] = base[k] + off * static_cast<int64_t>(item);
+  // Element offset of input k at element `start` of row `row`.
+  auto offset = [&](int k, int64_t row, int64_t start) {
+    int64_t off = start * strides[k][0], r = row;
+    for (size_t d = 1; d < dims.size(); ++d) {
+      off += (r % dims[d]) * strides[k][d];
+      r /= dims[d];
     }
+    return off;
+  };
+  auto call = [&](int64_t row, int64_t start, int64_t len, const void* const* ptrs) {
     char* dst = o + (row * inner + start) * static_cast<int64_t>(item);
-    if (fn) fn(dst, ptrs.data(), len);
-    else Interpret(dst, ptrs.data(), mask, len);
+    if (fn) fn(dst, ptrs, len);
+    else Interpret(dst, ptrs, mask, len);
   };
   // Large results are split across the cores: by rows, or within a single long row.
   constexpr int64_t kGrain = 1 << 16;
+  if (gathered == 0) {
+    // One contiguous span of `len` elements starting at element `start` of row `row`.
+    auto span = [&](int64_t row, int64_t start, int64_t len) {
+      absl::InlinedVector<const void*, 8> ptrs(n_in);
+      for (int k = 0; k < n_in; ++k)
+        ptrs[k] = base[k] + offset(k, row, start) * static_cast<int64_t>(item);
+      call(row, start, len, ptrs.data());
+    };
+    if (rows == 1) {
+      ParallelFor(inner, kGrain, [&](int64_t b, int64_t e) { span(0, b, e - b); });
+    } else {
+      ParallelFor(rows, std::max<int64_t>(1, kGrain / inner), [&](int64_t b, int64_t e) {
+        for (int64_t r = b; r < e; ++r) span(r, 0, inner);
+      });
+    }
+    return out;
+  }
+
+  // Tiles of kTileRows rows by kTileCols elements. Each gathered input's tile is read column
+  // by column across the rows (for a transposed view these reads are adjacent in memory) into
+  // this thread's buffer, then the code runs row by row over the tile.
+  constexpr int64_t kTileRows = 16, kTileCols = 256;
+  const int64_t tile_rows = rows == 1 ? 1 : kTileRows;
+  const int64_t tile_cols = rows == 1 ? kTileRows * kTileCols : kTileCols;
+  const int n_gathered = __builtin_popcountll(gathered);
+  auto tile = [&](int64_t row0, int64_t nrows, int64_t col0, int64_t ncols) {
+    thread_local std::vector<char> scratch;
+    const size_t need = static_cast<size_t>(n_gathered * kTileRows * kTileCols) * item;
+    if (scratch.size() < need) scratch.resize(need);
+    absl::InlinedVector<int64_t, kTileRows> row_off(nrows);
+    absl::InlinedVector<char*, 8> buf(n_in, nullptr);
+    int g = 0;
+    for (int k = 0; k < n_in; ++k) {
+      if (!((gathered >> k) & 1)) continue;
+      buf[k] = scratch.data() + static_cast<size_t>(g++ * kTileRows * kTileCols) * item;
+      for (int64_t i = 0; i < nrows; ++i) row_off[i] = offset(k, row0 + i, col0);
+      const int64_t step = strides[k][0];
+      auto gather = [&](auto* src, auto* dst) {
+        for (int64_t c = 0; c < ncols; ++c)
+          for (int64_t i = 0; i < nrows; ++i) dst[i * ncols + c] = src[row_off[i] + c * step];
+      };
+      if (program_.dtype == DType::kFloat32) {
+        gather(reinterpret_cast<const float*>(base[k]), reinterpret_cast<float*>(buf[k]));
+      } else {
+        gather(reinterpret_cast<const double*>(base[k]), reinterpret_cast<double*>(buf[k]));
+      }
+    }
+    absl::InlinedVector<const void*, 8> ptrs(n_in);
+    for (int64_t i = 0; i < nrows; ++i) {
+      for (int k = 0; k < n_in; ++k) {
+        ptrs[k] = buf[k] != nullptr
+                      ? static_cast<const void*>(buf[k] + i * ncols * static_cast<int64_t>(item))
+                      : base[k] + offset(k, row0 + i, col0) * static_cast<int64_t>(item);
+      }
+      call(row0 + i, col0, ncols, ptrs.data());
+    }
+  };
+  auto tiles_of_rows = [&](int64_t row0, int64_t nrows) {
+    for (int64_t c = 0; c < inner; c += tile_cols)
+      tile(row0, nrows, c, std::min(tile_cols, inner - c));
+  };
   if (rows == 1) {
-    ParallelFor(inner, kGrain, [&](int64_t b, int64_t e) { span(0, b, e - b); });
-  } else {
-    ParallelFor(rows, std::max<int64_t>(1, kGrain / inner), [&](int64_t b, int64_t e) {
-      for (int64_t r = b; r < e; ++r) span(r, 0, inner);
+    ParallelFor(inner, kGrain, [&](int64_t b, int64_t e) {
+      for (int64_t c = b; c < e; c += tile_cols) tile(0, 1, c, std::min(tile_cols, e - c));
     });
+  } else {
+    const int64_t blocks = (rows + tile_rows - 1) / tile_rows;
+    ParallelFor(blocks, std::max<int64_t>(1, kGrain / (inner * tile_rows)),
+                [&](int64_t b, int64_t e) {
+                  for (int64_t blk = b; blk < e; ++blk) {
+                    const int64_t r0 = blk * tile_rows;
+                    tiles_of_rows(r0, std::min(tile_rows, rows - r0));
+                  }
+                });
   }
   return out;
 }

@@ -1,4 +1,6 @@
 // one_hot (labels for losses) and assign (in-place update of a variable, e.g. a Parameter).
+#include <type_traits>
+
 #include "kernels/errors.h"
 #include "kernels/ops.h"
 
@@ -24,22 +26,29 @@ absl::StatusOr<Tensor> OneHot(const Tensor& indices, int64_t depth, int64_t axis
                               double on, double off) {
   PIJIT_ASSIGN_OR_RETURN(TensorMeta meta, InferOneHot(MetaOf(indices), depth, axis, dtype));
   const int64_t ax = axis < 0 ? axis + indices.ndim() + 1 : axis;
-  PIJIT_ASSIGN_OR_RETURN(Tensor idx, Cast(indices, DType::kInt64));
-  idx = idx.Contiguous();
+  // The indices are read in their own integer type (each converted as a cast to int64
+  // would), so contiguous labels need no scratch copy.
+  const Tensor idx = indices.Contiguous();
   // Output viewed as [outer, depth, inner]; indices as [outer, inner].
   int64_t outer = 1, inner = 1;
   for (int64_t i = 0; i < ax; ++i) outer *= indices.shape()[i];
   for (int64_t i = ax; i < indices.ndim(); ++i) inner *= indices.shape()[i];
   Tensor out = Tensor::Empty(meta.shape, dtype);
-  DispatchDType(dtype, [&](auto tag) {
-    using T = decltype(tag);
-    T* po = out.data<T>();
-    const int64_t* pi = idx.data<int64_t>();
-    const T von = static_cast<T>(on), voff = static_cast<T>(off);
-    for (int64_t o = 0; o < outer; ++o)
-      for (int64_t d = 0; d < depth; ++d)
-        for (int64_t i = 0; i < inner; ++i)
-          po[(o * depth + d) * inner + i] = pi[o * inner + i] == d ? von : voff;
+  DispatchDType(idx.dtype(), [&](auto itag) {
+    using I = decltype(itag);
+    if constexpr (std::is_integral_v<I>) {
+      DispatchDType(dtype, [&](auto tag) {
+        using T = decltype(tag);
+        T* po = out.data<T>();
+        const I* pi = idx.data<I>();
+        const T von = static_cast<T>(on), voff = static_cast<T>(off);
+        for (int64_t o = 0; o < outer; ++o)
+          for (int64_t d = 0; d < depth; ++d)
+            for (int64_t i = 0; i < inner; ++i)
+              po[(o * depth + d) * inner + i] =
+                  static_cast<int64_t>(pi[o * inner + i]) == d ? von : voff;
+      });
+    }
   });
   return out;
 }

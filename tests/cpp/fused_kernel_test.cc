@@ -146,7 +146,7 @@ void RunBroadcasts(FusedBackend backend) {
   ExpectMatchesEager<T>(kChain, {ins[2], ins[1], ins[3], Random<T>({13}, rng)}, out, backend, 0);
   // Every input broadcast: the result is still the full shape.
   ExpectMatchesEager<T>("add($0, $1); mul(#0, $0)", {ins[1], ins[2]}, out, backend, 0);
-  // A transposed (non-contiguous) input is made contiguous first.
+  // A transposed (non-contiguous) input is gathered tile by tile.
   auto tr = Transpose(Random<T>({13, 5}, rng), {});
   ASSERT_TRUE(tr.ok());
   ExpectMatchesEager<T>("sub($0, $1); neg(#0)", {*tr, ins[0]}, out, backend, 0);
@@ -161,6 +161,64 @@ void RunBroadcasts(FusedBackend backend) {
   // Empty tensors.
   ExpectMatchesEager<T>("add($0, $1)", {Random<T>({0, 3}, rng), Random<T>({3}, rng)}, {0, 3},
                         backend, 0);
+}
+
+// Inputs whose innermost stride is neither 0 nor 1, over shapes that leave partial tiles of
+// rows and of columns, mixed with contiguous and broadcast inputs.
+template <typename T>
+void RunStrided(FusedBackend backend) {
+  std::mt19937 rng(13);
+  for (Shape s : {Shape{3, 7}, Shape{17, 5}, Shape{33, 300}, Shape{16, 256}, Shape{2, 600}}) {
+    auto a = Transpose(Random<T>({s[1], s[0]}, rng), {});
+    auto b = Transpose(Random<T>({s[1], s[0]}, rng), {});
+    ASSERT_TRUE(a.ok() && b.ok());
+    ExpectMatchesEager<T>(kChain, {*a, Random<T>(s, rng), *b, Random<T>({s[0], 1}, rng)}, s,
+                          backend, 0);
+    ExpectMatchesEager<T>(kSelect, {Random<T>({s[1]}, rng), *a, *b}, s, backend, 0);
+  }
+  // Every other element of a long vector (one row of many column tiles).
+  Tensor wide = Random<T>({2 * 9000 + 1}, rng);
+  Tensor every_other = Tensor::View(wide.storage(), wide.dtype(), {9000}, {2}, 1);
+  ExpectMatchesEager<T>("mul($0, $1); add(#0, $0)", {every_other, Random<T>({9000}, rng)},
+                        {9000}, backend, 0);
+  // A 3-d permutation whose middle axes coalesce for the contiguous input only.
+  auto p3 = Transpose(Random<T>({6, 4, 5}, rng), {2, 0, 1});
+  ASSERT_TRUE(p3.ok());
+  ExpectMatchesEager<T>("sub($0, $1); relu(#0)", {*p3, Random<T>({5, 6, 4}, rng)}, {5, 6, 4},
+                        backend, 0);
+  // Broadcast of a strided input along new leading axes.
+  ExpectMatchesEager<T>("add($0, $1)", {*p3, Random<T>({3, 5, 6, 4}, rng)}, {3, 5, 6, 4},
+                        backend, 0);
+}
+
+TEST(FusedKernelTest, StridedInputsFloat32) { RunStrided<float>(FusedBackend::kAuto); }
+TEST(FusedKernelTest, StridedInputsFloat64) { RunStrided<double>(FusedBackend::kAuto); }
+TEST(FusedKernelTest, StridedInputsAvx2) {
+  RunStrided<float>(FusedBackend::kAvx2);
+  RunStrided<double>(FusedBackend::kAvx2);
+}
+TEST(FusedKernelTest, StridedInputsInterpreter) {
+  RunStrided<float>(FusedBackend::kInterpreter);
+  RunStrided<double>(FusedBackend::kInterpreter);
+}
+
+// Strided inputs cost no tensor storage: a run allocates its result only.
+TEST(FusedKernelTest, StridedInputsAllocateOnlyTheResult) {
+  std::mt19937 rng(17);
+  const Shape s = {40, 300};
+  auto a = Transpose(Random<float>({300, 40}, rng), {});
+  ASSERT_TRUE(a.ok());
+  Tensor b = Random<float>(s, rng);
+  auto p = FusedProgram::Parse("mul($0, 0.9); add(#0, $1)", DType::kFloat32, 2);
+  ASSERT_TRUE(p.ok());
+  auto k = FusedKernel::Create(*p, {a->shape(), b.shape()}, s, FusedBackend::kAuto);
+  ASSERT_TRUE(k.ok());
+  std::vector<const Tensor*> ins = {&*a, &b};
+  ASSERT_TRUE((*k)->Run(ins, s).ok());  // the first run may size the per-thread buffer
+  const uint64_t before = StorageAllocations();
+  auto got = (*k)->Run(ins, s);
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ(StorageAllocations() - before, 1u);
 }
 
 TEST(FusedKernelTest, BroadcastInputsFloat32) { RunBroadcasts<float>(FusedBackend::kAuto); }

@@ -180,3 +180,47 @@ def test_one_graph_from_several_threads():
     for t in threads:
         t.join()
     assert errors == []
+
+
+class SmallConvNet(ms.nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.conv = ms.nn.Conv2d(1, 4, 3, pad_mode="valid")
+        self.fc1 = ms.nn.Dense(4 * 6 * 6, 20)
+        self.fc2 = ms.nn.Dense(20, 5)
+        self.relu = ms.nn.ReLU()
+        self.flatten = ms.nn.Flatten()
+
+    def construct(self, x):
+        h = self.flatten(self.relu(self.conv(x)))
+        return self.fc2(self.relu(self.fc1(h)))
+
+
+def training_step(labels_dtype):
+    ms.set_seed(3)
+    net = SmallConvNet()
+    loss = ms.nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean")
+    step = ms.nn.TrainOneStepCell(ms.nn.WithLossCell(net, loss),
+                                  ms.nn.Momentum(net.trainable_params(), 0.1, 0.9))
+    rng = np.random.default_rng(9)
+    x = ms.Tensor(rng.standard_normal((8, 1, 8, 8)).astype(np.float32))
+    y = ms.Tensor(rng.integers(0, 5, 8).astype(labels_dtype))
+    return step, net, x, y
+
+
+@pytest.mark.parametrize("labels_dtype", [np.int32, np.int64, np.uint8])
+def test_training_step_allocates_only_its_loss(labels_dtype):
+    # The step's one-hot labels, the loss gradient's fill and the optimizer's updates of the
+    # dense layers' weight gradients (computed transposed) all run without scratch storage.
+    step, net, x, y = training_step(labels_dtype)
+    jstep = fresh(lambda a, b: step(a, b))
+    losses = [jstep(x, y).asnumpy() for _ in range(3)]
+    assert ms.get_code_extra(jstep)["compile_count"] == 1
+    before = _C._storage_allocations()
+    losses.append(jstep(x, y).asnumpy())
+    assert _C._storage_allocations() - before == 1
+    estep, enet, ex, ey = training_step(labels_dtype)
+    eager = [estep(ex, ey).asnumpy() for _ in range(4)]
+    np.testing.assert_allclose(losses, eager, rtol=1e-5, atol=1e-6)
+    for (name, p), (_, q) in zip(net.parameters_and_names(), enet.parameters_and_names()):
+        np.testing.assert_allclose(p.asnumpy(), q.asnumpy(), rtol=1e-4, atol=1e-6, err_msg=name)
