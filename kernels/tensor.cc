@@ -186,28 +186,35 @@ size_t BufferCacheBytes() { return Buffers().held(); }
 void SetBufferCacheLimit(size_t bytes) { Buffers().SetLimit(bytes); }
 
 namespace {
-thread_local PlannedSlot* t_planned = nullptr;  // the innermost open slot of this thread
-thread_local uint64_t t_allocations = 0;
+// One thread-local block, so that an allocation reads it with one thread-local access.
+struct ThreadAllocations {
+  PlannedSlot* planned = nullptr;  // the innermost open slot of this thread
+  uint64_t count = 0;
+};
+thread_local ThreadAllocations t_allocations;
 }  // namespace
 
-uint64_t StorageAllocations() { return t_allocations; }
+uint64_t StorageAllocations() { return t_allocations.count; }
 
-PlannedSlot::PlannedSlot() : storage_(nullptr), outer_(t_planned) { t_planned = this; }
-
-PlannedSlot::PlannedSlot(const std::shared_ptr<Storage>& storage)
-    : storage_(&storage), outer_(t_planned) {
-  t_planned = this;
+PlannedSlot::PlannedSlot() : storage_(nullptr), top_(&t_allocations.planned), outer_(*top_) {
+  *top_ = this;
 }
 
-PlannedSlot::~PlannedSlot() { t_planned = outer_; }
+PlannedSlot::PlannedSlot(const std::shared_ptr<Storage>& storage)
+    : storage_(&storage), top_(&t_allocations.planned), outer_(*top_) {
+  *top_ = this;
+}
+
+PlannedSlot::~PlannedSlot() { *top_ = outer_; }
 
 std::shared_ptr<Storage> Storage::Allocate(size_t nbytes) {
-  if (PlannedSlot* p = t_planned;
+  ThreadAllocations& t = t_allocations;
+  if (PlannedSlot* p = t.planned;
       p != nullptr && p->storage_ != nullptr && !p->taken_ && (*p->storage_)->nbytes() == nbytes) {
     p->taken_ = true;
     return *p->storage_;
   }
-  ++t_allocations;
+  ++t.count;
   if (nbytes <= InlineStorage::kMaxBytes) return InlineStorage::Make(nbytes);
   auto s = std::make_shared<Storage>(Private{});
   const size_t align = AlignFor(nbytes), rounded = RoundedSize(nbytes);

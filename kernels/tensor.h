@@ -76,6 +76,7 @@ class PlannedSlot {
  private:
   friend class Storage;
   const std::shared_ptr<Storage>* storage_;  // null: a barrier
+  PlannedSlot** top_;                        // this thread's innermost open slot
   PlannedSlot* outer_;
   bool taken_ = false;
 };

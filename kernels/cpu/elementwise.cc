@@ -202,7 +202,9 @@ absl::Status RunArithmetic(BinaryOp op, const Tensor& va, const Tensor& vb, cons
   // float16 and bfloat16 compute in float32 and round once, on store (as NumPy's float16).
   using C = ComputeType<T>;
   loops::BinaryRunFn<T, T> vec = nullptr;  // add, sub, mul, div, maximum, minimum
-  if constexpr (kHasVectorLoops<T>) vec = isa_loops::ArithmeticRun<T>(op);
+  if constexpr (kHasVectorLoops<T>) {
+    if (out.numel() >= isa_loops::kMinElements) vec = isa_loops::ArithmeticRun<T>(op);
+  }
   switch (op) {
     case BinaryOp::kAdd:
       if constexpr (kBool) loops::Binary<T, T>(va, vb, out, [](T x, T y) { return x || y; });
@@ -265,7 +267,9 @@ absl::Status RunArithmetic(BinaryOp op, const Tensor& va, const Tensor& vb, cons
 template <typename T>
 void RunCompare(BinaryOp op, const Tensor& va, const Tensor& vb, const Tensor& out) {
   loops::BinaryRunFn<T, bool> vec = nullptr;  // the six comparisons
-  if constexpr (kHasVectorLoops<T>) vec = isa_loops::CompareRun<T>(op);
+  if constexpr (kHasVectorLoops<T>) {
+    if (out.numel() >= isa_loops::kMinElements) vec = isa_loops::CompareRun<T>(op);
+  }
   switch (op) {
     case BinaryOp::kEqual: loops::Binary<T, bool>(va, vb, out, [](T x, T y) { return x == y; }, vec); break;
     case BinaryOp::kNotEqual: loops::Binary<T, bool>(va, vb, out, [](T x, T y) { return x != y; }, vec); break;

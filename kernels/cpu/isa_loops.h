@@ -15,6 +15,10 @@
 
 namespace pijit::isa_loops {
 
+// Results with fewer elements than this take the baseline loops: for them choosing a loop
+// costs more than the vector loop saves (the results are the same either way).
+inline constexpr int64_t kMinElements = 32;
+
 // The loop of `op` on T (float or double) for the active instruction set, or null when there
 // is none (another op, the baseline instruction set).
 // add, sub, mul, div, maximum, minimum:

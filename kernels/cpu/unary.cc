@@ -32,11 +32,12 @@ bool IsFloatFunction(UnaryOp op) {
   }
 }
 
-// The AVX-512 or AVX2 loop of op on float32 and float64 where the CPU has one (isa_loops.h).
+// The AVX-512 or AVX2 loop of op on float32 and float64 where the CPU has one and `out` is
+// long enough for it (isa_loops.h).
 template <typename T>
-loops::UnaryRunFn<T> VectorLoop(UnaryOp op) {
+loops::UnaryRunFn<T> VectorLoop(UnaryOp op, const Tensor& out) {
   if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>)
-    return isa_loops::UnaryRun<T>(op);
+    return out.numel() >= isa_loops::kMinElements ? isa_loops::UnaryRun<T>(op) : nullptr;
   else
     return nullptr;
 }
@@ -61,7 +62,7 @@ void RunFloat(UnaryOp op, const Tensor& a, const Tensor& out) {
     case UnaryOp::kLog: run([](C x) { return std::log(x); }); break;
     case UnaryOp::kSqrt:
       loops::Unary<T, T>(a, out, [](T x) { return static_cast<T>(std::sqrt(static_cast<C>(x))); },
-                         VectorLoop<T>(op));
+                         VectorLoop<T>(op, out));
       break;
     case UnaryOp::kRsqrt: run([](C x) { return C(1) / std::sqrt(x); }); break;
     case UnaryOp::kSin: run([](C x) { return std::sin(x); }); break;
@@ -84,7 +85,7 @@ void RunFloat(UnaryOp op, const Tensor& a, const Tensor& out) {
 
 template <typename T>
 void RunNumeric(UnaryOp op, const Tensor& a, const Tensor& out) {
-  auto run = [&](auto f) { loops::Unary<T, T>(a, out, f, VectorLoop<T>(op)); };
+  auto run = [&](auto f) { loops::Unary<T, T>(a, out, f, VectorLoop<T>(op, out)); };
   switch (op) {
     case UnaryOp::kNeg: run([](T x) { return static_cast<T>(-x); }); break;
     // As np.maximum(x, 0): NaN stays NaN, -0.0 gives +0.0.
