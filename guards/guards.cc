@@ -188,9 +188,13 @@ static bool SameKindOfTensor(const Guard& g, PyObject* v) {
   return t->dtype() == g.dtype && t->shape().size() == g.shape.size();
 }
 
+static bool SameDims(const Shape& a, const Shape& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(a[0])) == 0;
+}
+
 static bool TensorMatches(const Guard& g, const Tensor& t) {
   if (t.dtype() != g.dtype) return false;
-  if (!g.dynamic) return t.shape() == g.shape && t.strides() == g.strides;
+  if (!g.dynamic) return SameDims(t.shape(), g.shape) && SameDims(t.strides(), g.strides);
   if (t.shape().size() != g.shape.size()) return false;
   for (size_t d = 0; d < g.shape.size(); ++d)
     if (!(g.dynamic >> d & 1) && t.shape()[d] != g.shape[d]) return false;
@@ -345,9 +349,21 @@ bool GuardProgram::ResolveSources(const Roots& roots, PyObject** values) const {
 }
 
 bool GuardProgram::Check(const Roots& roots, PyObject** values) const {
-  if (!ResolveSources(roots, values)) return false;
+  // The common cases, an argument and a tensor's layout, are tested here inline: this runs on
+  // every call of the most recently used entry.
+  for (size_t i = 0; i < sources_.size(); ++i) {
+    const Source& s = sources_[i];
+    values[i] = s.kind == Source::kArg
+                    ? roots.args[s.index]
+                    : ResolveSource(s, s.parent >= 0 ? values[s.parent] : nullptr, roots);
+    if (!values[i]) return false;
+  }
   for (const Guard& g : guards_) {
-    if (!GuardPasses(g, values[g.source], g.other >= 0 ? values[g.other] : nullptr)) return false;
+    PyObject* v = values[g.source];
+    const bool ok = g.kind == Guard::kTensorMatch
+                        ? Py_TYPE(v) == g.type && TensorMatches(g, *AsTensor(v))
+                        : GuardPasses(g, v, g.other >= 0 ? values[g.other] : nullptr);
+    if (!ok) return false;
   }
   return true;
 }

@@ -111,13 +111,42 @@ std::string CodeName(PyCodeObject* code) {
                       ":", code->co_firstlineno, ")");
 }
 
+// A vector for a graph's outputs, reused across calls on this thread so that a call makes
+// none. A call made while another is running (from a graph break's resume function, say)
+// takes a vector of its own.
+class OutputsLease {
+ public:
+  OutputsLease() {
+    std::vector<std::vector<Tensor>>& idle = Idle();
+    if (!idle.empty()) {
+      v_ = std::move(idle.back());
+      idle.pop_back();
+    }
+  }
+  ~OutputsLease() {
+    v_.clear();
+    std::vector<std::vector<Tensor>>& idle = Idle();
+    if (idle.size() < 4) idle.push_back(std::move(v_));
+  }
+  OutputsLease(const OutputsLease&) = delete;
+  OutputsLease& operator=(const OutputsLease&) = delete;
+  std::vector<Tensor>& get() { return v_; }
+
+ private:
+  static std::vector<std::vector<Tensor>>& Idle() {
+    static thread_local std::vector<std::vector<Tensor>> idle;
+    return idle;
+  }
+  std::vector<Tensor> v_;
+};
+
 // Runs an entry's graph and builds the result. A graph with symbolic sizes may meet sizes
 // its ops reject (shapes that do not broadcast, say): that call then runs eagerly, which
 // raises the error exactly as without jit.
 PyObject* RunEntry(CodeState* st, PyCodeObject* code, PyObject* func, const CacheEntry& e,
                    PyObject* const* values, bool* run_eager) {
-  std::vector<Tensor> outs;
-  outs.reserve(4);
+  OutputsLease lease;
+  std::vector<Tensor>& outs = lease.get();
   if (e.graph) {
     // Dynamic numbers become 0-d tensors, converted as eager arithmetic converts a scalar
     // next to a tensor of the parameter's dtype.

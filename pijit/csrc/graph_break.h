@@ -10,6 +10,7 @@
 
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "guards/cache.h"
 
 namespace pijit {
@@ -19,7 +20,7 @@ namespace pijit {
 struct BuildContext {
   std::vector<Tensor>& outs;
   PyObject* const* values;
-  std::vector<PyObject*> made;  // owned, per graph output
+  absl::InlinedVector<PyObject*, 4> made;  // owned, per graph output
   std::vector<PyObject*> memo;  // borrowed, per memo slot
   std::vector<PyObject*> held;  // owned: the first values, while effects replay
   BuildContext(std::vector<Tensor>& o, PyObject* const* v) : outs(o), values(v), made(o.size()) {}
