@@ -316,9 +316,18 @@ class Parser {
         Next();
       } else if (attr.text == "ddof" && (n.op == Op::kVar || n.op == Op::kStd)) {
         PIJIT_ASSIGN_OR_RETURN(n.attr, ParseInt());
-      } else if ((attr.text == "shape" && n.op == Op::kReshape) ||
-                 (attr.text == "perm" && n.op == Op::kTranspose)) {
+      } else if ((attr.text == "shape" && (n.op == Op::kReshape || n.op == Op::kBroadcastTo)) ||
+                 (attr.text == "perm" && n.op == Op::kTranspose) ||
+                 (attr.text == "axes" && n.op == Op::kSqueeze) ||
+                 (attr.text == "bounds" && n.op == Op::kClip) ||
+                 (attr.text == "dims" && n.op == Op::kFlatten) ||
+                 (attr.text == "window_shape" &&
+                  (n.op == Op::kConv2DGradInput || n.op == Op::kConv2DGradWeight))) {
         PIJIT_ASSIGN_OR_RETURN(n.ints, ParseIntList());
+      } else if (attr.text == "axis" &&
+                 (n.op == Op::kUnsqueeze || n.op == Op::kSoftmax || n.op == Op::kLogSoftmax ||
+                  n.op == Op::kConcat || n.op == Op::kStack)) {
+        PIJIT_ASSIGN_OR_RETURN(n.attr, ParseInt());
       } else if (attr.text == "post" && n.op == Op::kFusedMatMul) {
         PIJIT_ASSIGN_OR_RETURN(n.ints, ParsePostOps());
       } else if (attr.text == "post" && n.op == Op::kFusedConv2D) {
@@ -366,7 +375,9 @@ class Parser {
       }
     }
     Next();  // ')'
-    if (n.op == Op::kReshape && !seen["shape"]) return Lexer::Error(name, "reshape needs shape=");
+    if ((n.op == Op::kReshape || n.op == Op::kBroadcastTo) && !seen["shape"]) {
+      return Lexer::Error(name, absl::StrCat(OpName(n.op), " needs shape="));
+    }
     if (n.op == Op::kFused && !p->program) return Lexer::Error(name, "fused needs program=");
     if (n.op == Op::kFusedReduce && (!p->program || !seen["reduce"])) {
       return Lexer::Error(name, "fused_reduce needs program= and reduce=");

@@ -90,6 +90,15 @@ const Rule kRules[] = {
     g.mutable_node(n).inputs[0] = In(g, y, 0);
     return n;
   }},
+  // broadcast_to(x, shape(x)) -> x
+  {Op::kBroadcastTo, [](Graph& g, NodeId n) { NodeId x = In(g, n, 0); return SameMeta(g, n, x) ? x : kNoMatch; }},
+  // broadcast_to(broadcast_to(x, s1), s2) -> broadcast_to(x, s2)
+  {Op::kBroadcastTo, [](Graph& g, NodeId n) {
+    NodeId y = In(g, n, 0);
+    if (g.node(y).op != Op::kBroadcastTo) return kNoMatch;
+    g.mutable_node(n).inputs[0] = In(g, y, 0);
+    return n;
+  }},
   // transpose(x, identity) -> x
   {Op::kTranspose, [](Graph& g, NodeId n) {
     NodeId x = In(g, n, 0);
@@ -112,6 +121,28 @@ const Rule kRules[] = {
 };
 // clang-format on
 
+// op(..., broadcast_to(x, s), ...) -> op(..., x, ...) for an elementwise op of several
+// operands that broadcasts x to the same result by itself (same dtype and shape). Returns
+// whether an input was replaced.
+bool DropBroadcastInputs(Graph& g, NodeId id) {
+  const Node& n = g.node(id);
+  if (!IsElementwise(n.op) || n.inputs.size() < 2) return false;
+  bool changed = false;
+  for (size_t k = 0; k < n.inputs.size(); ++k) {
+    const NodeId b = g.node(id).inputs[k];
+    if (g.node(b).op != Op::kBroadcastTo) continue;
+    Node trial = g.node(id);
+    trial.inputs[k] = In(g, b, 0);
+    absl::InlinedVector<const TensorMeta*, 3> metas;
+    for (NodeId i : trial.inputs) metas.push_back(&g.node(i).meta);
+    absl::StatusOr<TensorMeta> meta = InferNode(trial, metas);
+    if (!meta.ok() || !(*meta == g.node(id).meta)) continue;
+    g.mutable_node(id).inputs[k] = trial.inputs[k];
+    changed = true;
+  }
+  return changed;
+}
+
 }  // namespace
 
 absl::StatusOr<bool> Run(Graph& g) {
@@ -125,6 +156,7 @@ absl::StatusOr<bool> Run(Graph& g) {
       changed |= repl[in] != in;
       in = repl[in];
     }
+    changed |= DropBroadcastInputs(g, id);
     // After an in-place rewrite the node may match other rules: start over (each rewrite
     // shortens a chain, so this ends).
     for (size_t k = 0; k < std::size(kRules); ++k) {

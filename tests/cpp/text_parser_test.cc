@@ -44,6 +44,24 @@ TEST(TextParserTest, RoundTripsEveryOpAndAttribute) {
       "}\n");
 }
 
+TEST(TextParserTest, RoundTripsShapeAxisAndWindowAttributes) {
+  ExpectRoundTrip(
+      "graph(%0: f32[2,1,3], %1: f32[2,3]) {\n"
+      "  %2: f32[4,2,5,3] = broadcast_to(%0, shape=[4,2,5,3])\n"
+      "  %3: f32[2,3] = squeeze(%0, axes=[1])\n"
+      "  %4: f32[2,1,3] = unsqueeze(%1, axis=1)\n"
+      "  %5: f32[2,3] = softmax(%3, axis=-1)\n"
+      "  %6: f32[2,3] = log_softmax(%5, axis=0)\n"
+      "  %7: f32[4,3] = concat(%5, %6, axis=0)\n"
+      "  %8: f32[2,2,3] = stack(%5, %6, axis=0)\n"
+      "  %9: f32[8,5,3] = flatten(%2, dims=[0,1])\n"
+      "  return (%9, %4, %7, %8)\n"
+      "}\n");
+  EXPECT_NE(ErrorOf("graph(%0: f32[2]) {\n  %1: f32[3,2] = broadcast_to(%0)\n  return (%1)\n}\n")
+                .find("broadcast_to needs shape="),
+            std::string::npos);
+}
+
 TEST(TextParserTest, RoundTripsParamsInterleavedWithOps) {
   ExpectRoundTrip(
       "graph(%0: f64[3], %2: i32[3]) {\n"
