@@ -223,10 +223,10 @@ absl::Status RunArithmetic(BinaryOp op, const Tensor& va, const Tensor& vb, cons
         loops::Binary<T, T>(va, vb, out, [](T x, T y) { return static_cast<T>(C(x) / C(y)); }, vec);
       break;
     case BinaryOp::kMaximum:
-      loops::Binary<T, T>(va, vb, out, [](T x, T y) { return loops::Max(x, y); }, vec);
+      loops::Binary<T, T>(va, vb, out, [](T x, T y) { return loops::Maximum(x, y); }, vec);
       break;
     case BinaryOp::kMinimum:
-      loops::Binary<T, T>(va, vb, out, [](T x, T y) { return loops::Min(x, y); }, vec);
+      loops::Binary<T, T>(va, vb, out, [](T x, T y) { return loops::Minimum(x, y); }, vec);
       break;
     case BinaryOp::kPow:
       if constexpr (kFloat) {

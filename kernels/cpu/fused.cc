@@ -248,8 +248,8 @@ T Apply(FusedOpcode op, T a, T b, T c) {
     case FusedOpcode::kNeg: return -a;
     case FusedOpcode::kRelu: return loops::Relu(a);  // as the eager kernel
     case FusedOpcode::kExp: return std::exp(a);
-    case FusedOpcode::kMaximum: return loops::Max(a, b);
-    case FusedOpcode::kMinimum: return loops::Min(a, b);
+    case FusedOpcode::kMaximum: return loops::Maximum(a, b);
+    case FusedOpcode::kMinimum: return loops::Minimum(a, b);
     case FusedOpcode::kGreater: return a > b;
     case FusedOpcode::kGreaterEqual: return a >= b;
     case FusedOpcode::kLess: return a < b;

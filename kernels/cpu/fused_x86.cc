@@ -248,27 +248,27 @@ class Gen {
         case FusedOpcode::kExp: Exp(d, a); break;
         case FusedOpcode::kMaximum:
         case FusedOpcode::kMinimum: {
-          // As loops::Max/Min: a when a >= b (a <= b) or a is NaN, else b. maxps(b, a) gives
-          // b only when b > a (never for NaN), so NaN in b is blended in afterwards.
+          // As loops::Maximum/Minimum: a when a > b (a < b) or a is NaN, else b. maxps(a, b)
+          // gives a only when a > b (never for NaN), so NaN in a is blended in afterwards.
           x86::Vec b = Load(in.b, temps);
           const bool max = in.op == FusedOpcode::kMaximum;
           if (zmm()) {
             x86::KReg nan = cc_.newKw();
-            if (f32_) max ? cc_.vmaxps(d, b, a) : cc_.vminps(d, b, a);
-            else max ? cc_.vmaxpd(d, b, a) : cc_.vminpd(d, b, a);
-            f32_ ? cc_.vcmpps(nan, b, b, 3) : cc_.vcmppd(nan, b, b, 3);  // b is NaN
-            TakeWhere(nan, d, b);
+            if (f32_) max ? cc_.vmaxps(d, a, b) : cc_.vminps(d, a, b);
+            else max ? cc_.vmaxpd(d, a, b) : cc_.vminpd(d, a, b);
+            f32_ ? cc_.vcmpps(nan, a, a, 3) : cc_.vcmppd(nan, a, a, 3);  // a is NaN
+            TakeWhere(nan, d, a);
             break;
           }
           x86::Vec nan = NewVec();
           if (f32_) {
-            max ? cc_.vmaxps(d, b, a) : cc_.vminps(d, b, a);
-            cc_.vcmpps(nan, b, b, 3);  // unordered: b is NaN
-            cc_.vblendvps(d, d, b, nan);
+            max ? cc_.vmaxps(d, a, b) : cc_.vminps(d, a, b);
+            cc_.vcmpps(nan, a, a, 3);  // unordered: a is NaN
+            cc_.vblendvps(d, d, a, nan);
           } else {
-            max ? cc_.vmaxpd(d, b, a) : cc_.vminpd(d, b, a);
-            cc_.vcmppd(nan, b, b, 3);
-            cc_.vblendvpd(d, d, b, nan);
+            max ? cc_.vmaxpd(d, a, b) : cc_.vminpd(d, a, b);
+            cc_.vcmppd(nan, a, a, 3);
+            cc_.vblendvpd(d, d, a, nan);
           }
           break;
         }

@@ -142,7 +142,21 @@ void Ternary(const Tensor& a, const Tensor& b, const Tensor& c, const Tensor& ou
   });
 }
 
-// NumPy's maximum/minimum: a NaN operand gives NaN.
+// np.maximum/np.minimum: a NaN operand gives NaN; of two equal operands (+0.0 and -0.0) the
+// second, as NumPy.
+template <typename T>
+inline T Maximum(T a, T b) {
+  if constexpr (kIsFloat<T>) return (a > b || a != a) ? a : b;
+  else return a > b ? a : b;
+}
+template <typename T>
+inline T Minimum(T a, T b) {
+  if constexpr (kIsFloat<T>) return (a < b || a != a) ? a : b;
+  else return a < b ? a : b;
+}
+
+// np.clip's bounds and the max/min reductions: a NaN operand gives NaN; of two equal operands
+// the first (np.clip keeps x = -0.0 at a bound of +0.0).
 template <typename T>
 inline T Max(T a, T b) {
   if constexpr (kIsFloat<T>) return (a >= b || a != a) ? a : b;

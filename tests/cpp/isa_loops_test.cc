@@ -110,7 +110,8 @@ const BinaryOp kArithmetic[] = {BinaryOp::kAdd, BinaryOp::kSub, BinaryOp::kMul,
 const BinaryOp kCompare[] = {BinaryOp::kEqual, BinaryOp::kNotEqual, BinaryOp::kLess,
                              BinaryOp::kLessEqual, BinaryOp::kGreater, BinaryOp::kGreaterEqual};
 
-// The operations as NumPy defines them on floats (maximum/minimum propagate NaN).
+// The operations as NumPy defines them on floats (maximum/minimum propagate NaN and, of two
+// equal operands such as +0.0 and -0.0, give the second).
 template <typename T>
 T RefArithmetic(BinaryOp op, T x, T y) {
   switch (op) {
@@ -118,8 +119,8 @@ T RefArithmetic(BinaryOp op, T x, T y) {
     case BinaryOp::kSub: return x - y;
     case BinaryOp::kMul: return x * y;
     case BinaryOp::kDiv: return x / y;
-    case BinaryOp::kMaximum: return x != x ? x : y != y ? y : x >= y ? x : y;
-    default: return x != x ? x : y != y ? y : x <= y ? x : y;
+    case BinaryOp::kMaximum: return x != x ? x : y != y ? y : x > y ? x : y;
+    default: return x != x ? x : y != y ? y : x < y ? x : y;
   }
 }
 template <typename T>
