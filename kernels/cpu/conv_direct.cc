@@ -6,6 +6,7 @@
 #include <memory>
 #include <vector>
 
+#include "kernels/cpu/cpu_features.h"
 #include "kernels/cpu/loops.h"
 #include "kernels/thread_pool.h"
 
@@ -56,19 +57,12 @@ struct Isa {
 const Isa kIsas[] = {PIJIT_CD_ISA(1, sse2), PIJIT_CD_ISA(2, avx2), PIJIT_CD_ISA(3, avx512)};
 #undef PIJIT_CD_ISA
 
-std::atomic<int> forced_isa{0};
-
-int HostIsa() {
-  static const int isa = __builtin_cpu_supports("avx512f")                                 ? 3
-                         : __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") ? 2
-                                                                                           : 1;
-  return isa;
+cpu::IsaChoice& Choice() {
+  static cpu::IsaChoice choice(cpu::IsaNeeds{/*fma_with_avx2=*/true, /*avx512_bw_dq_vl=*/false});
+  return choice;
 }
 
-const Isa& Active() {
-  const int f = forced_isa.load(std::memory_order_relaxed);
-  return kIsas[(f >= 1 && f <= HostIsa() ? f : HostIsa()) - 1];
-}
+const Isa& Active() { return kIsas[Choice().Active() - 1]; }
 
 int64_t RoundUp(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
 
@@ -312,7 +306,7 @@ bool GradWeight(const Problem& p, const float* x, const float* dy, float* dw) {
   return true;
 }
 
-void ForceIsaForTesting(int isa) { forced_isa.store(isa); }
+void ForceIsaForTesting(int isa) { Choice().Force(isa); }
 
 int ActiveIsa() { return Active().id; }
 

@@ -25,6 +25,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "asmjit/x86.h"
+#include "kernels/cpu/cpu_features.h"
 #include "kernels/fused.h"
 
 namespace pijit {
@@ -404,15 +405,9 @@ class Gen {
 
 }  // namespace
 
-bool HostHasAvx2() {
-  static const bool has = CpuInfo::host().features().x86().hasAVX2();
-  return has;
-}
+bool HostHasAvx2() { return cpu::Host().avx2; }
 
-bool HostHasAvx512() {
-  static const bool has = CpuInfo::host().features().x86().hasAVX512_F();
-  return has;
-}
+bool HostHasAvx512() { return cpu::Host().avx512f; }
 
 absl::StatusOr<FusedKernel::Fn> GenerateFusedX86(const FusedProgram& program,
                                                  uint64_t stride_mask, bool avx512) {

@@ -4,8 +4,9 @@
 // vectorise it; its values are unchanged).
 #include "kernels/cpu/isa_loops.h"
 
-#include <atomic>
 #include <cmath>
+
+#include "kernels/cpu/cpu_features.h"
 
 namespace pijit::isa_loops {
 
@@ -28,29 +29,15 @@ namespace pijit::isa_loops {
 #endif  // __x86_64__
 
 namespace {
-std::atomic<int> forced_isa{0};
-
-int HostIsa() {
-#if defined(__x86_64__)
-  static const int isa =
-      __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-              __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl")
-          ? 3
-      : __builtin_cpu_supports("avx2") ? 2
-                                       : 1;
-  return isa;
-#else
-  return 1;
-#endif
+cpu::IsaChoice& Choice() {
+  static cpu::IsaChoice choice(cpu::IsaNeeds{/*fma_with_avx2=*/false, /*avx512_bw_dq_vl=*/true});
+  return choice;
 }
 }  // namespace
 
-void ForceIsaForTesting(int isa) { forced_isa.store(isa); }
+void ForceIsaForTesting(int isa) { Choice().Force(isa); }
 
-int ActiveIsa() {
-  const int f = forced_isa.load(std::memory_order_relaxed);
-  return f >= 1 && f <= HostIsa() ? f : HostIsa();
-}
+int ActiveIsa() { return Choice().Active(); }
 
 #if defined(__x86_64__)
 #define PIJIT_IL_DISPATCH(fn)                   \

@@ -5,12 +5,12 @@
 #include "kernels/cpu/reduce_vec.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <limits>
 #include <type_traits>
 
 #include "absl/container/inlined_vector.h"
+#include "kernels/cpu/cpu_features.h"
 #include "kernels/thread_pool.h"
 
 #if defined(__x86_64__)
@@ -22,27 +22,16 @@
 namespace pijit::rvec {
 
 namespace {
-std::atomic<int> forced_isa{0};
-
-int HostIsa() {
-#if defined(__x86_64__)
-  static const int isa = __builtin_cpu_supports("avx512f") ? 3
-                         : __builtin_cpu_supports("avx2")  ? 2
-                                                           : 1;
-  return isa;
-#else
-  return 1;
-#endif
+cpu::IsaChoice& Choice() {
+  static cpu::IsaChoice choice(cpu::IsaNeeds{});
+  return choice;
 }
 }  // namespace
 
-void ForceIsaForTesting(int isa) { forced_isa.store(isa); }
+void ForceIsaForTesting(int isa) { Choice().Force(isa); }
 void ForceScalarForTesting(bool on) { ForceIsaForTesting(on ? 1 : 0); }
 
-int ActiveIsa() {
-  const int f = forced_isa.load(std::memory_order_relaxed);
-  return f >= 1 && f <= HostIsa() ? f : HostIsa();
-}
+int ActiveIsa() { return Choice().Active(); }
 
 bool HostHasAvx2() { return ActiveIsa() >= 2; }
 
