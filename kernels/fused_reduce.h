@@ -7,11 +7,16 @@
 // and the chunks' values are combined in the same fixed order. So the result equals
 // Reduce(op, kernel.Run(inputs, shape), axes, keepdims) bit for bit.
 //
-// That path is taken when, at run time, the reduced axes of size > 1 all follow the kept ones
-// of size > 1 (all axes, or trailing axes such as axis=-1: rows of the result in memory order)
-// and every input is contiguous with the result's element count or has a single element.
-// Anything else (inputs broadcast along some axes, strided views, other axes) materialises the
-// program's result and reduces it with Reduce: the same values, with the intermediate written.
+// Reductions over leading or middle axes (a bias gradient's sum over axis 0, say) follow the
+// eager column schedule (rvec::ReduceColumns) the same way, with the program's results for a
+// block of rows computed into the buffer.
+//
+// That path is taken when, at run time, the reduced axes of size > 1 are adjacent among the
+// axes of size > 1 (all axes, trailing axes such as axis=-1, leading axes such as axis=0) and
+// every input is contiguous with the result's element count or has a single element.
+// Anything else (inputs broadcast along some axes, strided views, reduced axes apart)
+// materialises the program's result and reduces it with Reduce: the same values, with the
+// intermediate written.
 #pragma once
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"

@@ -18,9 +18,9 @@ bool ReduceOpOf(Op op, ReduceOp* out) {
   }
 }
 
-// Whether the reduction of `shape` over `axes` visits its rows in memory order (every reduced
-// axis of size > 1 after every kept axis of size > 1): the layout the kernel reduces directly.
-bool RowsInOrder(const Shape& shape, const Shape& axes) {
+// Whether the reduced axes of `shape` of size > 1 are adjacent among its axes of size > 1: the
+// [outer, reduced, inner] layouts the kernel reduces directly.
+bool ReducedAxesAdjacent(const Shape& shape, const Shape& axes) {
   const int64_t nd = static_cast<int64_t>(shape.size());
   std::vector<bool> reduced(nd, axes.empty());
   for (int64_t ax : axes) {
@@ -28,11 +28,15 @@ bool RowsInOrder(const Shape& shape, const Shape& axes) {
     if (!k.ok()) return false;
     reduced[*k] = true;
   }
-  bool seen_reduced = false;
+  int phase = 0;  // 0: before the reduced axes, 1: among them, 2: after them
   for (int64_t i = 0; i < nd; ++i) {
     if (shape[i] == 1) continue;
-    if (reduced[i]) seen_reduced = true;
-    else if (seen_reduced) return false;
+    if (reduced[i]) {
+      if (phase == 2) return false;
+      phase = 1;
+    } else if (phase == 1) {
+      phase = 2;
+    }
   }
   return true;
 }
@@ -84,7 +88,7 @@ absl::StatusOr<bool> RunWith(Graph& g, FusedBackend backend) {
     if (!ReduceOpOf(n.op, &op)) continue;
     const Node& p = g.node(n.inputs[0]);
     if (uses[n.inputs[0]] != 1 || !FusedKernelSupports(p.meta.dtype) ||
-        !RowsInOrder(p.meta.shape, n.ints)) {
+        !ReducedAxesAdjacent(p.meta.shape, n.ints)) {
       continue;
     }
     std::vector<NodeId> inputs;

@@ -9,7 +9,7 @@
 // (not exp, whose fused code is an approximation, nor where and the comparisons, whose masks
 // come from other nodes). Results are bit-identical to the unfused graph's: the kernel reduces
 // in the eager order, and falls back to materialising the producer when the run-time layout
-// (broadcast or strided inputs, reduced axes before kept ones) does not allow that. The graph is
+// (broadcast or strided inputs, reduced axes apart) does not allow that. The graph is
 // rewritten only when the captured shapes take the direct path, so it also holds at other
 // sizes (symbolic sizes) where the kernel decides again at run time. The producer is left for
 // dce.

@@ -1,7 +1,8 @@
 // Fused reductions (kernels/fused_reduce.h): the rows of the reduction are walked in the order
 // of the eager row path (reduce.cc, ReduceFast with an [outer, red, 1] block), each row reduced
 // through rvec's chunk structure with chunk functions that compute the program's results for
-// the chunk into a per-thread buffer first.
+// the chunk into a per-thread buffer first. Reductions over leading or middle axes run the
+// eager column schedule (rvec::ReduceColumns) on rows computed into that buffer.
 #include "kernels/fused_reduce.h"
 
 #include <cmath>
@@ -119,23 +120,27 @@ absl::StatusOr<Tensor> FusedReduce(const FusedKernel& kernel, ReduceOp op,
     }
     direct &= t->numel() == 1 || (t->numel() == total && t->is_contiguous());
   }
-  // Rows: every reduced axis of size > 1 after every kept axis of size > 1.
+  // [outer, red, inner]: the reduced axes of size > 1 must be adjacent among the axes of size
+  // > 1 (kept axes before them make the outer extent, kept axes after them the inner one).
   const int64_t nd = static_cast<int64_t>(full.size());
   absl::InlinedVector<bool, 6> reduced(nd, axes.empty());
   for (int64_t ax : axes) {
     PIJIT_ASSIGN_OR_RETURN(int64_t k, NormalizeAxis("fused_reduce", ax, nd));
     reduced[k] = true;
   }
-  int64_t rows = 1, red = 1;
-  bool seen_reduced = false;
+  int64_t outer = 1, red = 1, inner = 1;
+  int phase = 0;  // 0: before the reduced axes, 1: among them, 2: after them
   for (int64_t i = 0; i < nd; ++i) {
     if (full[i] == 1) continue;
     if (reduced[i]) {
-      seen_reduced = true;
+      direct &= phase < 2;
+      phase = 1;
       red *= full[i];
+    } else if (phase == 0) {
+      outer *= full[i];
     } else {
-      direct &= !seen_reduced;
-      rows *= full[i];
+      phase = 2;
+      inner *= full[i];
     }
   }
   if (!direct) {
@@ -143,7 +148,7 @@ absl::StatusOr<Tensor> FusedReduce(const FusedKernel& kernel, ReduceOp op,
     return Reduce(op, result, axes, keepdims, /*ddof=*/0);
   }
   Tensor out = Tensor::Empty(meta.shape, meta.dtype);
-  if (rows == 0) return out;
+  if (outer * inner == 0) return out;
   uint64_t mask = 0;
   for (size_t k = 0; k < inputs.size(); ++k)
     if (inputs[k]->numel() != 1) mask |= uint64_t{1} << k;
@@ -151,7 +156,18 @@ absl::StatusOr<Tensor> FusedReduce(const FusedKernel& kernel, ReduceOp op,
     using T = decltype(tag);
     Source<T> src{&kernel, kernel.NativeFn(mask), mask, {}};
     for (const Tensor* t : inputs) src.base.push_back(t->data<T>());
-    ReduceRows<T>(op, src, out.data<T>(), rows, red);
+    if (inner == 1) {
+      ReduceRows<T>(op, src, out.data<T>(), outer, red);
+      return;
+    }
+    // Columns: as many whole rows of the requested columns as fit in this thread's buffer.
+    auto fetch = [&](int64_t o, int64_t r, int64_t r1, int64_t c0, int64_t len) {
+      T* buf = Scratch<T>();
+      const int64_t n = std::min(r1 - r, std::max<int64_t>(1, rvec::kChunk / len));
+      for (int64_t i = 0; i < n; ++i) src.Eval(buf + i * len, (o * red + r + i) * inner + c0, len);
+      return rvec::RowBlock<T>{buf, n, len};
+    };
+    rvec::ReduceColumns<T>(op, fetch, out.data<T>(), outer, red, inner, /*ddof=*/0);
   };
   if (p.dtype == DType::kFloat32) run(float{});
   else run(double{});

@@ -246,40 +246,51 @@ T ReduceRowFast(ReduceOp op, const T* x, int64_t n, int64_t ddof, bool par) {
   }
 }
 
-// Columns [c0, c0 + len) of one [red, inner] slab (len <= kColBlock).
-constexpr int64_t kColBlock = 256;
+// Columns [c0, c0 + len) of slab o (len <= kColBlock), its rows fetched block by block.
 template <typename T>
-void ReduceColsFast(ReduceOp op, const T* x, T* out, int64_t red, int64_t inner, int64_t len,
-                    int64_t ddof) {
-  double acc[kColBlock];
+void ReduceColsFast(ReduceOp op, const rvec::FetchRows<T>& fetch, int64_t o, T* out,
+                    int64_t red, int64_t c0, int64_t len, int64_t ddof) {
+  double acc[rvec::kColBlock];
   const double count = static_cast<double>(red);
+  auto each = [&](int64_t r0, auto body) {
+    for (int64_t r = r0; r < red;) {
+      const rvec::RowBlock<T> b = fetch(o, r, red, c0, len);
+      body(b);
+      r += b.rows;
+    }
+  };
   switch (op) {
     case ReduceOp::kMax: case ReduceOp::kMin: {
-      T m[kColBlock];
-      std::copy(x, x + len, m);
-      if (op == ReduceOp::kMax) rvec::MaxCols(x + inner, red - 1, len, inner, m);
-      else rvec::MinCols(x + inner, red - 1, len, inner, m);
+      T m[rvec::kColBlock];
+      const rvec::RowBlock<T> first = fetch(o, 0, 1, c0, len);
+      std::copy(first.p, first.p + len, m);
+      each(1, [&](const rvec::RowBlock<T>& b) {
+        if (op == ReduceOp::kMax) rvec::MaxCols(b.p, b.rows, len, b.ld, m);
+        else rvec::MinCols(b.p, b.rows, len, b.ld, m);
+      });
       std::copy(m, m + len, out);
       return;
     }
     case ReduceOp::kProd:
       std::fill(acc, acc + len, 1.0);
-      rvec::ProdCols(x, red, len, inner, acc);
+      each(0, [&](const rvec::RowBlock<T>& b) { rvec::ProdCols(b.p, b.rows, len, b.ld, acc); });
       for (int64_t c = 0; c < len; ++c) out[c] = static_cast<T>(acc[c]);
       return;
     default: break;
   }
   std::fill(acc, acc + len, 0.0);
-  rvec::SumCols(x, red, len, inner, acc);
+  each(0, [&](const rvec::RowBlock<T>& b) { rvec::SumCols(b.p, b.rows, len, b.ld, acc); });
   if (op == ReduceOp::kSum) {
     for (int64_t c = 0; c < len; ++c) out[c] = static_cast<T>(acc[c]);
   } else if (op == ReduceOp::kMean) {
     for (int64_t c = 0; c < len; ++c) out[c] = static_cast<T>(red == 0 ? NAN : acc[c] / count);
   } else {  // var, std
-    double mean[kColBlock];
+    double mean[rvec::kColBlock];
     for (int64_t c = 0; c < len; ++c) mean[c] = acc[c] / count;
     std::fill(acc, acc + len, 0.0);
-    rvec::SsdCols(x, red, len, inner, mean, acc);
+    each(0, [&](const rvec::RowBlock<T>& b) {
+      rvec::SsdCols(b.p, b.rows, len, b.ld, mean, acc);
+    });
     const double denom = static_cast<double>(std::max<int64_t>(red - ddof, 0));
     for (int64_t c = 0; c < len; ++c) {
       const double v = acc[c] / denom;
@@ -291,7 +302,6 @@ void ReduceColsFast(ReduceOp op, const T* x, T* out, int64_t red, int64_t inner,
 // Short rows (inner <= kRowChunkCols) of many: each task reduces a fixed chunk of rpc
 // contiguous rows into one partial row, read sequentially; the partial rows of each outer index
 // are then folded in chunk order, so the result does not depend on the threads.
-constexpr int64_t kRowChunkCols = 4096;
 template <typename A, typename Chunk, typename Fold>
 std::vector<A> ByRowChunks(const Block& b, int64_t rpc, Chunk chunk, Fold fold) {
   const int64_t nrc = (b.red + rpc - 1) / rpc;
@@ -313,18 +323,29 @@ std::vector<A> ByRowChunks(const Block& b, int64_t rpc, Chunk chunk, Fold fold) 
 }
 
 template <typename T>
-void ReduceRowChunks(ReduceOp op, const T* x, T* out, const Block& b, int64_t ddof) {
+void ReduceRowChunks(ReduceOp op, const rvec::FetchRows<T>& fetch, T* out, const Block& b,
+                     int64_t ddof) {
   const int64_t inner = b.inner, n = b.outer * inner;
   const int64_t rpc = std::max<int64_t>(2, rvec::kParallelMin / inner);
-  auto at = [&](int64_t o, int64_t r) { return x + (o * b.red + r) * inner; };
+  // Rows [r0, r1) of slab o, block by block.
+  auto each = [&](int64_t o, int64_t r0, int64_t r1, auto body) {
+    for (int64_t r = r0; r < r1;) {
+      const rvec::RowBlock<T> blk = fetch(o, r, r1, 0, inner);
+      body(blk);
+      r += blk.rows;
+    }
+  };
   if (op == ReduceOp::kMax || op == ReduceOp::kMin) {
     const bool is_max = op == ReduceOp::kMax;
     std::vector<T> acc = ByRowChunks<T>(
         b, rpc,
         [&](int64_t o, int64_t r0, int64_t r1, T* dst) {
-          std::copy(at(o, r0), at(o, r0) + inner, dst);
-          if (is_max) rvec::MaxCols(at(o, r0 + 1), r1 - r0 - 1, inner, inner, dst);
-          else rvec::MinCols(at(o, r0 + 1), r1 - r0 - 1, inner, inner, dst);
+          const rvec::RowBlock<T> first = fetch(o, r0, r0 + 1, 0, inner);
+          std::copy(first.p, first.p + inner, dst);
+          each(o, r0 + 1, r1, [&](const rvec::RowBlock<T>& blk) {
+            if (is_max) rvec::MaxCols(blk.p, blk.rows, inner, blk.ld, dst);
+            else rvec::MinCols(blk.p, blk.rows, inner, blk.ld, dst);
+          });
         },
         [&](T* a, const T* p) {
           for (int64_t c = 0; c < inner; ++c) a[c] = is_max ? loops::Max(a[c], p[c]) : loops::Min(a[c], p[c]);
@@ -337,7 +358,9 @@ void ReduceRowChunks(ReduceOp op, const T* x, T* out, const Block& b, int64_t dd
         b, rpc,
         [&](int64_t o, int64_t r0, int64_t r1, double* dst) {
           std::fill(dst, dst + inner, 1.0);
-          rvec::ProdCols(at(o, r0), r1 - r0, inner, inner, dst);
+          each(o, r0, r1, [&](const rvec::RowBlock<T>& blk) {
+            rvec::ProdCols(blk.p, blk.rows, inner, blk.ld, dst);
+          });
         },
         [&](double* a, const double* p) { for (int64_t c = 0; c < inner; ++c) a[c] *= p[c]; });
     for (int64_t i = 0; i < n; ++i) out[i] = static_cast<T>(acc[i]);
@@ -348,7 +371,9 @@ void ReduceRowChunks(ReduceOp op, const T* x, T* out, const Block& b, int64_t dd
       b, rpc,
       [&](int64_t o, int64_t r0, int64_t r1, double* dst) {
         std::fill(dst, dst + inner, 0.0);
-        rvec::SumCols(at(o, r0), r1 - r0, inner, inner, dst);
+        each(o, r0, r1, [&](const rvec::RowBlock<T>& blk) {
+          rvec::SumCols(blk.p, blk.rows, inner, blk.ld, dst);
+        });
       },
       add);
   const double count = static_cast<double>(b.red);
@@ -362,7 +387,9 @@ void ReduceRowChunks(ReduceOp op, const T* x, T* out, const Block& b, int64_t dd
       b, rpc,
       [&](int64_t o, int64_t r0, int64_t r1, double* dst) {
         std::fill(dst, dst + inner, 0.0);
-        rvec::SsdCols(at(o, r0), r1 - r0, inner, inner, sum.data() + o * inner, dst);
+        each(o, r0, r1, [&](const rvec::RowBlock<T>& blk) {
+          rvec::SsdCols(blk.p, blk.rows, inner, blk.ld, sum.data() + o * inner, dst);
+        });
       },
       add);
   const double denom = static_cast<double>(std::max<int64_t>(b.red - ddof, 0));
@@ -385,23 +412,40 @@ void ReduceFast(ReduceOp op, const T* x, T* out, const Block& b, int64_t ddof) {
     });
     return;
   }
-  if (b.inner <= kRowChunkCols && b.red >= 2 * std::max<int64_t>(2, rvec::kParallelMin / b.inner)) {
-    ReduceRowChunks(op, x, out, b, ddof);
+  // Columns: the rows of each slab are read in place.
+  auto fetch = [&](int64_t o, int64_t r, int64_t r1, int64_t c0, int64_t) {
+    return rvec::RowBlock<T>{x + (o * b.red + r) * b.inner + c0, r1 - r, b.inner};
+  };
+  rvec::ReduceColumns<T>(op, fetch, out, b.outer, b.red, b.inner, ddof);
+}
+}  // namespace
+
+namespace rvec {
+template <typename T>
+void ReduceColumns(ReduceOp op, const FetchRows<T>& fetch, T* out, int64_t outer, int64_t red,
+                   int64_t inner, int64_t ddof) {
+  const Block b{outer, red, inner};
+  if (inner <= kRowChunkCols && red >= 2 * std::max<int64_t>(2, kParallelMin / inner)) {
+    ReduceRowChunks(op, fetch, out, b, ddof);
     return;
   }
   // One task per (outer index, block of kColBlock columns); every task reads all red rows.
-  const int64_t blocks = (b.inner + kColBlock - 1) / kColBlock;
-  const int64_t work = std::max<int64_t>(1, b.red * std::min(b.inner, kColBlock));
-  ParallelFor(b.outer * blocks, std::max<int64_t>(1, rvec::kParallelMin / work),
+  const int64_t blocks = (inner + kColBlock - 1) / kColBlock;
+  const int64_t work = std::max<int64_t>(1, red * std::min(inner, kColBlock));
+  ParallelFor(outer * blocks, std::max<int64_t>(1, kParallelMin / work),
               [&](int64_t lo, int64_t hi) {
     for (int64_t t = lo; t < hi; ++t) {
       const int64_t o = t / blocks, c0 = (t % blocks) * kColBlock;
-      ReduceColsFast(op, x + o * b.red * b.inner + c0, out + o * b.inner + c0, b.red, b.inner,
-                     std::min(kColBlock, b.inner - c0), ddof);
+      ReduceColsFast(op, fetch, o, out + o * inner + c0, red, c0,
+                     std::min(kColBlock, inner - c0), ddof);
     }
   });
 }
-}  // namespace
+template void ReduceColumns<float>(ReduceOp, const FetchRows<float>&, float*, int64_t, int64_t,
+                                   int64_t, int64_t);
+template void ReduceColumns<double>(ReduceOp, const FetchRows<double>&, double*, int64_t,
+                                    int64_t, int64_t, int64_t);
+}  // namespace rvec
 
 absl::StatusOr<TensorMeta> InferReduce(ReduceOp op, const TensorMeta& a,
                                        absl::Span<const int64_t> axes, bool keepdims) {

@@ -19,12 +19,20 @@
 
 #include "absl/functional/function_ref.h"
 
+namespace pijit {
+enum class ReduceOp : uint8_t;  // kernels/ops.h
+}  // namespace pijit
+
 namespace pijit::rvec {
 
 // Elements per chunk of a chunked reduction (and the unit of parallel work).
 inline constexpr int64_t kChunk = 1 << 15;
 // Fewer elements than this are reduced on the calling thread.
 inline constexpr int64_t kParallelMin = 1 << 17;
+// Column reductions (ReduceColumns): rows up to this long are reduced in chunks of whole rows;
+// longer ones in blocks of kColBlock columns.
+inline constexpr int64_t kRowChunkCols = 4096;
+inline constexpr int64_t kColBlock = 256;
 
 // The instruction set the blocks run with now: 1 scalar, 2 AVX2, 3 AVX-512 (AVX512F).
 int ActiveIsa();
@@ -81,5 +89,23 @@ template <typename T> void SsdCols(const T* x, int64_t rows, int64_t cols, int64
 template <typename T> void ProdCols(const T* x, int64_t rows, int64_t cols, int64_t ld, double* acc);
 template <typename T> void MaxCols(const T* x, int64_t rows, int64_t cols, int64_t ld, T* acc);
 template <typename T> void MinCols(const T* x, int64_t rows, int64_t cols, int64_t ld, T* acc);
+
+// Reductions over the middle axis of [outer, red, inner] slabs with inner > 1 (reduce.cc, for
+// float and double), whose rows come from `fetch`: fetch(o, r, r1, c0, len) gives columns
+// [c0, c0 + len) of rows r, r + 1, ... of slab o, at least one of the rows before r1 and at
+// most all of them, `ld` elements apart. The eager kernels read the rows in place; fused
+// reductions compute them into a buffer. Either way each column's partial results combine in
+// the same order, so the results are the same bits.
+template <typename T>
+struct RowBlock {
+  const T* p;
+  int64_t rows, ld;
+};
+template <typename T>
+using FetchRows = absl::FunctionRef<RowBlock<T>(int64_t o, int64_t r, int64_t r1, int64_t c0,
+                                                int64_t len)>;
+template <typename T>
+void ReduceColumns(ReduceOp op, const FetchRows<T>& fetch, T* out, int64_t outer, int64_t red,
+                   int64_t inner, int64_t ddof);
 
 }  // namespace pijit::rvec

@@ -1,8 +1,8 @@
 // Fused reductions (kernels/fused_reduce.h) against reducing the materialised program result
 // with the eager Reduce: bit-identical on every path the tests can force (generated AVX2 code,
 // the host's code, the interpreter; scalar, AVX2 and AVX-512 reduction leaves), for lengths
-// around the chunk and parallel boundaries, special values, row reductions and the fallback
-// layouts.
+// around the chunk and parallel boundaries, special values, row and column reductions and the
+// fallback layouts.
 #include "kernels/fused_reduce.h"
 
 #include <cmath>
@@ -190,6 +190,39 @@ TEST(FusedReduceTest, RowReductionsMatchMaterialised) {
   for (FusedBackend backend : kBackends) {
     RowReductions<float>(backend);
     RowReductions<double>(backend);
+  }
+}
+
+// Leading and middle axes: the eager column schedule (whole-row chunks for short rows, blocks
+// of columns otherwise), with rows computed a buffer at a time.
+template <typename T>
+void ColumnReductions(FusedBackend backend) {
+  auto k = Kernel("sub($0, $1); mul(#0, #0); add(#1, $2)", DTypeOf<T>::value, 3, backend);
+  std::mt19937 rng(19);
+  const std::vector<std::pair<Shape, Shape>> cases = {
+      {{8000, 37}, {0}},        // short rows, many of them: chunks of whole rows
+      {{300, 600}, {0}},        // blocks of 256 columns, rows fetched 128 at a time
+      {{40, 5000}, {0}},        // rows longer than kRowChunkCols, a partial last block
+      {{2, 140000, 2}, {1}},    // a middle axis, outer 2, whole-row chunks
+      {{6, 50, 4}, {1}},        // a middle axis, blocks
+      {{5, 7, 9}, {0, 1}},      // two leading axes
+      {{1, 9, 1, 300}, {0, 1}},  // size-1 axes on both sides
+      {{0, 5}, {0}}, {{5, 0}, {0}}};
+  for (const auto& [s, axes] : cases) {
+    std::vector<Tensor> in = {Random<T>(s, rng, true), Random<T>(s, rng), Random<T>({}, rng)};
+    const std::string what = absl::StrCat("shape=", ShapeToString(s));
+    ExpectMatchesMaterialised(*k, in, s, axes, false, what);
+    ExpectMatchesMaterialised(*k, in, s, axes, true, what);
+  }
+}
+
+TEST(FusedReduceTest, ColumnReductionsMatchMaterialised) {
+  for (FusedBackend backend : kBackends) {
+    for (int isa : {0, 1}) {
+      LeafIsa leaves(isa);
+      ColumnReductions<float>(backend);
+      ColumnReductions<double>(backend);
+    }
   }
 }
 

@@ -116,10 +116,31 @@ def test_exp_of_shifted_values_within_fused_exp_tolerance(dtype, fused_backend):
     assert "fused_reduce(" in _graphs(jf)
 
 
-def test_partial_broadcast_and_leading_axis_stay_unfused():
+def test_partial_broadcast_stays_unfused():
     a, b = _arrays((6, 17), np.float32, seed=3)
     _check(mse, (a, b[:1]), expect_fused=False)  # b broadcast along axis 0
-    _check(column_sum, (a, b), expect_fused=False)
+
+
+def middle_mean(a, b):
+    return ops.maximum(a - b, b).mean(axis=1, keepdims=True)
+
+
+def outer_axes_min(a, b):
+    return (a * b - a).min(axis=(0, 2))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape", [(6, 17), (300, 600), (9000, 37), (40, 5000)])
+def test_leading_axis_reductions_match_eager_exactly(shape, dtype, fused_backend):
+    # A bias gradient's shape of reduction: the eager column schedule, rows computed in a buffer.
+    _check(column_sum, _arrays(shape, dtype, seed=5, special=True))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_middle_axis_reductions_match_eager_exactly(dtype, fused_backend):
+    _check(middle_mean, _arrays((4, 300, 6), dtype, seed=6, special=True))
+    _check(middle_mean, _arrays((2, 70000, 3), dtype, seed=7))
+    _check(outer_axes_min, _arrays((3, 4, 5), dtype, seed=8), expect_fused=False)  # axes apart
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
