@@ -11,10 +11,12 @@
 // (asmjit::CpuInfo) it generates machine code with asmjit (8 float32 / 4 float64 lanes per
 // iteration, then one element per iteration for the tail); otherwise, or when asked, it
 // interprets the program in C++. Generated code is specialised on each input's innermost
-// stride (0: broadcast, 1: contiguous); other layouts are copied to contiguous first.
+// stride (0: broadcast, 1: contiguous); inputs of other layouts are gathered tile by tile into
+// a per-thread buffer.
 //
 // Accuracy: add, sub, mul, div, neg, relu, maximum, minimum (NumPy's: a NaN operand gives
-// NaN), the comparisons and where compute exactly what the eager kernels compute
+// NaN; of equal operands the second), sqrt and rsqrt (correctly rounded sqrt, then division),
+// the comparisons and where compute exactly what the eager kernels compute
 // (the same IEEE operations in the same order, no contraction into FMA), so results are
 // bit-identical. exp uses a vectorised approximation in generated code (range reduction by
 // ln 2 in two parts, a degree-7 (float32) / degree-12 (float64) Taylor polynomial, scaling by
@@ -44,6 +46,7 @@ enum class FusedOpcode : uint8_t {
   kAdd, kSub, kMul, kDiv, kNeg, kRelu, kExp, kMaximum, kMinimum,
   kGreater, kGreaterEqual, kLess, kLessEqual, kEqual, kNotEqual,  // masks
   kWhere,
+  kSqrt, kRsqrt,  // rsqrt(x) = 1 / sqrt(x), as the eager kernel computes it
 };
 const char* FusedOpcodeName(FusedOpcode op);
 int FusedOpcodeArity(FusedOpcode op);

@@ -29,7 +29,9 @@ bool FusedOpcodeOf(Op op, FusedOpcode* out) {
     case Op::kEqual: *out = FusedOpcode::kEqual; return true;
     case Op::kNotEqual: *out = FusedOpcode::kNotEqual; return true;
     case Op::kWhere: *out = FusedOpcode::kWhere; return true;
-    default: return false;  // log: no vector log yet
+    case Op::kSqrt: *out = FusedOpcode::kSqrt; return true;
+    case Op::kRsqrt: *out = FusedOpcode::kRsqrt; return true;
+    default: return false;  // log, tanh, erf, ...: no vectorised version yet
   }
 }
 

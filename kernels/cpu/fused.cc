@@ -31,6 +31,7 @@ constexpr struct {
     {FusedOpcode::kGreaterEqual, "greater_equal", 2}, {FusedOpcode::kLess, "less", 2},
     {FusedOpcode::kLessEqual, "less_equal", 2}, {FusedOpcode::kEqual, "equal", 2},
     {FusedOpcode::kNotEqual, "not_equal", 2}, {FusedOpcode::kWhere, "where", 3},
+    {FusedOpcode::kSqrt, "sqrt", 1}, {FusedOpcode::kRsqrt, "rsqrt", 1},
 };
 constexpr int kMaxFusedInputs = 64;
 }  // namespace
@@ -257,6 +258,8 @@ T Apply(FusedOpcode op, T a, T b, T c) {
     case FusedOpcode::kEqual: return a == b;
     case FusedOpcode::kNotEqual: return a != b;
     case FusedOpcode::kWhere: return a != T(0) ? b : c;
+    case FusedOpcode::kSqrt: return std::sqrt(a);
+    case FusedOpcode::kRsqrt: return T(1) / std::sqrt(a);
   }
   return a;
 }

@@ -247,6 +247,17 @@ class Gen {
           break;
         }
         case FusedOpcode::kExp: Exp(d, a); break;
+        case FusedOpcode::kSqrt:
+          f32_ ? cc_.vsqrtps(d, a) : cc_.vsqrtpd(d, a);
+          break;
+        case FusedOpcode::kRsqrt: {
+          // 1 / sqrt(a), both correctly rounded: the eager kernel's two operations.
+          x86::Vec one = NewVec();
+          f32_ ? cc_.vmovups(one, Splat(1.0)) : cc_.vmovupd(one, Splat(1.0));
+          f32_ ? cc_.vsqrtps(d, a) : cc_.vsqrtpd(d, a);
+          f32_ ? cc_.vdivps(d, one, d) : cc_.vdivpd(d, one, d);
+          break;
+        }
         case FusedOpcode::kMaximum:
         case FusedOpcode::kMinimum: {
           // As loops::Maximum/Minimum: a when a > b (a < b) or a is NaN, else b. maxps(a, b)

@@ -52,6 +52,8 @@ Tensor Eager(const FusedProgram& p, const std::vector<Tensor>& in) {
       case FusedOpcode::kEqual: r = Binary(BinaryOp::kEqual, a, get(inst.b)); break;
       case FusedOpcode::kNotEqual: r = Binary(BinaryOp::kNotEqual, a, get(inst.b)); break;
       case FusedOpcode::kWhere: r = Where(a, get(inst.b), get(inst.c)); break;
+      case FusedOpcode::kSqrt: r = Unary(UnaryOp::kSqrt, a); break;
+      case FusedOpcode::kRsqrt: r = Unary(UnaryOp::kRsqrt, a); break;
     }
     EXPECT_TRUE(r.ok());
     temps.push_back(*r);
@@ -96,6 +98,9 @@ const char* kSelect =
     "greater($0, 0); where(#0, $1, 0); less($0, $1); where(#2, #1, $2); "
     "greater_equal(#3, $2); equal($0, $1); where(#5, 7, #3); where(#4, #6, -0); "
     "not_equal($1, $2); where(#8, #7, $0); less_equal(#9, $0); where(#10, #9, $1)";
+// sqrt and rsqrt of negative, zero (both signs), tiny and huge values: NaN, +-0, +-inf.
+const char* kRoots = "sqrt($0); mul($0, $1); rsqrt(#1); add(#0, #2); mul($1, 1e-30); sqrt(#4); "
+                     "rsqrt(#5); sub(#3, #6)";
 const char* kMinMax = "maximum($0, $1); minimum(#0, 0.75); maximum(-1, #1); minimum($2, #2); "
                       "add(#3, $0)";
 
@@ -117,6 +122,7 @@ void RunShapes(FusedBackend backend) {
     ExpectMatchesEager<T>(kWithExp, {four[0], four[1]}, s, backend, exp_tol);
     ExpectMatchesEager<T>(kSelect, {four[0], four[1], four[2]}, s, backend, 0);
     ExpectMatchesEager<T>(kMinMax, {four[0], four[1], four[2]}, s, backend, 0);
+    ExpectMatchesEager<T>(kRoots, {four[0], four[1]}, s, backend, 0);
     // Equal elements: equal/not_equal/less_equal take their other branch.
     ExpectMatchesEager<T>(kSelect, {four[0], four[0], four[2]}, s, backend, 0);
     ExpectMatchesEager<T>(kMinMax, {four[1], four[1], four[1]}, s, backend, 0);
@@ -248,7 +254,7 @@ TEST(FusedKernelTest, SpecialValuesMatchEagerExactly) {
   for (auto backend : {FusedBackend::kAuto, FusedBackend::kAvx2, FusedBackend::kInterpreter}) {
     ExpectMatchesEager<float>("relu($0); add(#0, $1); div(#1, $1); neg(#2); relu($1); "
                               "sub(#3, #4)", {a, b}, {n}, backend, 0);
-    // NaN operands of maximum/minimum give NaN; ties (-0 vs 0) give the first operand; NaN
+    // NaN operands of maximum/minimum give NaN; ties (-0 vs 0) give the second operand; NaN
     // compares false except by not_equal.
     ExpectMatchesEager<float>("maximum($0, $1); minimum($0, $1); maximum($1, $0); "
                               "minimum($1, $0); sub(#0, #1); sub(#2, #3); add(#4, #5)",
@@ -258,6 +264,9 @@ TEST(FusedKernelTest, SpecialValuesMatchEagerExactly) {
                               "greater($0, $1); where(#6, #5, 3); less_equal($1, $0); "
                               "where(#8, #7, 5); greater_equal($0, #9); where(#10, #9, $0); "
                               "less(#11, $1); where(#12, #11, 9)",
+                              {a, b}, {n}, backend, 0);
+    // sqrt(-0.0) is -0.0, of a negative number NaN, of inf inf; rsqrt(+-0.0) is +-inf.
+    ExpectMatchesEager<float>("sqrt($0); rsqrt($0); rsqrt($1); sub(#1, #2); mul(#0, #3)",
                               {a, b}, {n}, backend, 0);
   }
 }

@@ -154,3 +154,27 @@ def test_relu_backward_fuses_in_a_training_step(fused_backend):
     got = jf(pijit.Tensor(w), pijit.Tensor(x)).asnumpy()
     np.testing.assert_array_equal(got, grad_fn(pijit.Tensor(w), pijit.Tensor(x)).asnumpy())
     np.testing.assert_allclose(got, np.where(x * w - 0.5 > 0, x, 0), rtol=1e-6)
+
+
+def normalize(x, m, v):
+    # A normalisation's elementwise tail: sqrt and rsqrt fuse, correctly rounded.
+    s = v + 1e-5
+    return (x - m) * ops.rsqrt(s) + ops.sqrt(s) * 0.5
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape", [(7,), (33,), (4, 129)])
+def test_sqrt_and_rsqrt_fuse_bit_identical_to_numpy(dtype, shape, fused_backend):
+    rng = np.random.default_rng(11)
+    x, m = (rng.standard_normal(shape).astype(dtype) for _ in range(2))
+    v = np.abs(rng.standard_normal(shape)).astype(dtype)
+    v.reshape(-1)[:3] = [0.0, np.inf, -1.0]  # sqrt(eps), inf, NaN
+    jf = _fresh_jit(normalize)
+    got = jf(pijit.Tensor(x), pijit.Tensor(m), pijit.Tensor(v)).asnumpy()
+    s = v + dtype(1e-5)
+    want = (x - m) * (dtype(1) / np.sqrt(s)) + np.sqrt(s) * dtype(0.5)
+    np.testing.assert_array_equal(got, want)
+    eager = normalize(pijit.Tensor(x), pijit.Tensor(m), pijit.Tensor(v)).asnumpy()
+    np.testing.assert_array_equal(got, eager)
+    text = _graph_text(jf)
+    assert text.count("= fused(") == 1 and "rsqrt(#" in text and " = sqrt(" not in text, text
