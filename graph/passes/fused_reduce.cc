@@ -47,7 +47,7 @@ std::shared_ptr<const FusedKernel> SingleOpKernel(const Graph& g, const Node& p,
                                                   FusedBackend backend,
                                                   std::vector<NodeId>* inputs) {
   FusedOpcode op;
-  if (!fusion::FusedOpcodeOf(p.op, &op) || op == FusedOpcode::kExp ||
+  if (!fusion::FusedOpcodeOf(p.op, &op) || op == FusedOpcode::kExp || op == FusedOpcode::kLog ||
       op == FusedOpcode::kWhere || FusedOpcodeIsCompare(op)) {
     return nullptr;
   }

@@ -31,7 +31,8 @@ bool FusedOpcodeOf(Op op, FusedOpcode* out) {
     case Op::kWhere: *out = FusedOpcode::kWhere; return true;
     case Op::kSqrt: *out = FusedOpcode::kSqrt; return true;
     case Op::kRsqrt: *out = FusedOpcode::kRsqrt; return true;
-    default: return false;  // log, tanh, erf, ...: no vectorised version yet
+    case Op::kLog: *out = FusedOpcode::kLog; return true;
+    default: return false;  // tanh, erf, ...: no vectorised version yet
   }
 }
 

@@ -131,24 +131,28 @@ absl::StatusOr<TensorMeta> InferUnary(UnaryOp op, const TensorMeta& a) {
   return TensorMeta{dt, a.shape};
 }
 
-// exp of float32/float64 runs the vectorised exp that fused graphs use (kernels/fused.h), so
-// a jitted graph and the eager call give bit-identical results whether or not exp is fused.
-const FusedKernel* ExpKernel(DType dt) {
-  auto make = [](DType d) -> std::shared_ptr<const FusedKernel> {
-    auto program = FusedProgram::Parse("exp($0)", d, 1);
+// exp and log of float32/float64 run the vectorised versions that fused graphs use
+// (kernels/fused.h), so a jitted graph and the eager call give bit-identical results whether
+// or not the op is fused.
+const FusedKernel* GeneratedKernel(UnaryOp op, DType dt) {
+  auto make = [](const char* text, DType d) -> std::shared_ptr<const FusedKernel> {
+    auto program = FusedProgram::Parse(text, d, 1);
     if (!program.ok()) return nullptr;
     auto k = FusedKernel::Create(*program, {Shape{1}}, Shape{1});
     return k.ok() ? *k : nullptr;
   };
-  static const std::shared_ptr<const FusedKernel> f32 = make(DType::kFloat32);
-  static const std::shared_ptr<const FusedKernel> f64 = make(DType::kFloat64);
-  return dt == DType::kFloat32 ? f32.get() : dt == DType::kFloat64 ? f64.get() : nullptr;
+  static const std::shared_ptr<const FusedKernel> kernels[2][2] = {
+      {make("exp($0)", DType::kFloat32), make("exp($0)", DType::kFloat64)},
+      {make("log($0)", DType::kFloat32), make("log($0)", DType::kFloat64)}};
+  if (op != UnaryOp::kExp && op != UnaryOp::kLog) return nullptr;
+  if (dt != DType::kFloat32 && dt != DType::kFloat64) return nullptr;
+  return kernels[op == UnaryOp::kLog][dt == DType::kFloat64].get();
 }
 
 absl::StatusOr<Tensor> Unary(UnaryOp op, const Tensor& a) {
   PIJIT_ASSIGN_OR_RETURN(TensorMeta meta, InferUnary(op, MetaOf(a)));
-  if (op == UnaryOp::kExp && a.dtype() == meta.dtype) {
-    if (const FusedKernel* k = ExpKernel(meta.dtype)) {
+  if (a.dtype() == meta.dtype) {
+    if (const FusedKernel* k = GeneratedKernel(op, meta.dtype)) {
       const Tensor* in[] = {&a};
       return k->Run(in, meta.shape);
     }

@@ -3,6 +3,8 @@
 #include <cstring>
 #include <limits>
 #include <random>
+#include <type_traits>
+#include <vector>
 
 #include "gtest/gtest.h"
 #include "kernels/fused.h"
@@ -54,6 +56,7 @@ Tensor Eager(const FusedProgram& p, const std::vector<Tensor>& in) {
       case FusedOpcode::kWhere: r = Where(a, get(inst.b), get(inst.c)); break;
       case FusedOpcode::kSqrt: r = Unary(UnaryOp::kSqrt, a); break;
       case FusedOpcode::kRsqrt: r = Unary(UnaryOp::kRsqrt, a); break;
+      case FusedOpcode::kLog: r = Unary(UnaryOp::kLog, a); break;
     }
     EXPECT_TRUE(r.ok());
     temps.push_back(*r);
@@ -93,6 +96,8 @@ const char* kChain = "mul($0, $1); mul($2, $3); add(#0, #1); mul($0, 0.5); sub(#
 const char* kAllOps = "div($0, $1); neg(#0); relu(#1); sub(#2, $0); mul(#3, #3); add(#4, 1.25)";
 // exp feeds a mul, not an add: cancellation would magnify its (bounded) relative error.
 const char* kWithExp = "mul($0, -1.5); exp(#0); mul(#1, $1); relu(#2)";
+// log of a positive argument, then a product (which keeps log's relative error).
+const char* kWithLog = "mul($0, $0); add(#0, 0.25); log(#1); mul(#2, $1)";
 // Every comparison, selecting between inputs, temps and literals.
 const char* kSelect =
     "greater($0, 0); where(#0, $1, 0); less($0, $1); where(#2, #1, $2); "
@@ -113,6 +118,8 @@ void RunShapes(FusedBackend backend) {
   const bool eager_is_native = HostHasAvx2();
   const double exp_tol = (backend == FusedBackend::kInterpreter) == eager_is_native
                              ? kFusedExpRelTol<T> : 0;
+  const double log_tol = (backend == FusedBackend::kInterpreter) == eager_is_native
+                             ? kFusedLogRelTol<T> : 0;
   for (int64_t n : {1, 2, 3, 7, 8, 9, 15, 16, 17, 31, 33, 100, 1003}) {
     Shape s = {n};
     std::vector<Tensor> four = {Random<T>(s, rng), Random<T>(s, rng), Random<T>(s, rng),
@@ -120,6 +127,7 @@ void RunShapes(FusedBackend backend) {
     ExpectMatchesEager<T>(kChain, four, s, backend, 0);
     ExpectMatchesEager<T>(kAllOps, {four[0], four[1]}, s, backend, 0);
     ExpectMatchesEager<T>(kWithExp, {four[0], four[1]}, s, backend, exp_tol);
+    ExpectMatchesEager<T>(kWithLog, {four[0], four[1]}, s, backend, log_tol);
     ExpectMatchesEager<T>(kSelect, {four[0], four[1], four[2]}, s, backend, 0);
     ExpectMatchesEager<T>(kMinMax, {four[0], four[1], four[2]}, s, backend, 0);
     ExpectMatchesEager<T>(kRoots, {four[0], four[1]}, s, backend, 0);
@@ -265,6 +273,9 @@ TEST(FusedKernelTest, SpecialValuesMatchEagerExactly) {
                               "where(#8, #7, 5); greater_equal($0, #9); where(#10, #9, $0); "
                               "less(#11, $1); where(#12, #11, 9)",
                               {a, b}, {n}, backend, 0);
+    // log: -inf at +-0, NaN below 0 and at NaN, inf at inf, subnormal 1e-40 finite.
+    ExpectMatchesEager<float>("log($0); log($1); sub(#0, #1)", {a, b}, {n}, backend,
+                              backend == FusedBackend::kInterpreter ? kFusedLogRelTol<float> : 0);
     // sqrt(-0.0) is -0.0, of a negative number NaN, of inf inf; rsqrt(+-0.0) is +-inf.
     ExpectMatchesEager<float>("sqrt($0); rsqrt($0); rsqrt($1); sub(#1, #2); mul(#0, #3)",
                               {a, b}, {n}, backend, 0);
@@ -307,6 +318,60 @@ void CheckExpAccuracy(double lo, double hi) {
   std::printf("max relative error of fused exp (%s): %.3g\n", DTypeName(DTypeOf<T>::value), worst);
 }
 
+// The generated log against a wider-precision log: log-spaced inputs over the whole positive
+// range (subnormals included), inputs next to 1, and the special values, on the host's code
+// and on AVX2 code.
+template <typename T>
+void CheckLogAccuracy(FusedBackend backend) {
+  if (!HostHasAvx2()) GTEST_SKIP() << "no AVX2: log is std::log";
+  using L = std::conditional_t<std::is_same_v<T, float>, double, long double>;
+  const T lo = std::numeric_limits<T>::denorm_min(), hi = std::numeric_limits<T>::max();
+  const int64_t n = 200003;
+  std::vector<T> xs;
+  const L llo = std::log(static_cast<L>(lo)), lhi = std::log(static_cast<L>(hi));
+  for (int64_t i = 0; i < n; ++i) xs.push_back(static_cast<T>(std::exp(llo + (lhi - llo) * i / (n - 1))));
+  for (int64_t i = -2000; i <= 2000; ++i) xs.push_back(T(1) + T(i) * std::numeric_limits<T>::epsilon());
+  const T inf = std::numeric_limits<T>::infinity(), nan = std::numeric_limits<T>::quiet_NaN();
+  const T specials[] = {T(0), -T(0), inf, -inf, nan, T(-1), lo, hi, std::numeric_limits<T>::min()};
+  for (T v : specials) xs.push_back(v);
+  Tensor x = Tensor::Empty({static_cast<int64_t>(xs.size())}, DTypeOf<T>::value);
+  std::copy(xs.begin(), xs.end(), x.data<T>());
+  auto p = FusedProgram::Parse("log($0); add(#0, -0)", DTypeOf<T>::value, 1);
+  ASSERT_TRUE(p.ok());
+  auto k = FusedKernel::Create(*p, {x.shape()}, x.shape(), backend);
+  ASSERT_TRUE(k.ok());
+  ASSERT_TRUE((*k)->native());
+  const Tensor* args[] = {&x};
+  auto got = (*k)->Run(args, x.shape());
+  ASSERT_TRUE(got.ok());
+  double worst = 0;
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    const T v = x.data<T>()[i], have = got->template data<T>()[i];
+    const T want = std::log(v);
+    if (std::isnan(want) || std::isinf(want)) {
+      EXPECT_TRUE(std::isnan(want) ? std::isnan(have) : have == want) << v << " gives " << have;
+      continue;
+    }
+    if (want == 0) {
+      EXPECT_EQ(have, T(0)) << v;
+      continue;
+    }
+    const L exact = std::log(static_cast<L>(v));
+    worst = std::max(worst, static_cast<double>(std::abs((static_cast<L>(have) - exact) / exact)));
+  }
+  EXPECT_LE(worst, kFusedLogRelTol<T>);
+  std::printf("max relative error of fused log (%s): %.3g\n", DTypeName(DTypeOf<T>::value), worst);
+}
+
+TEST(FusedKernelTest, LogFloat32WithinDocumentedTolerance) {
+  CheckLogAccuracy<float>(FusedBackend::kAuto);
+  CheckLogAccuracy<float>(FusedBackend::kAvx2);
+}
+TEST(FusedKernelTest, LogFloat64WithinDocumentedTolerance) {
+  CheckLogAccuracy<double>(FusedBackend::kAuto);
+  CheckLogAccuracy<double>(FusedBackend::kAvx2);
+}
+
 TEST(FusedKernelTest, ExpFloat32WithinDocumentedTolerance) { CheckExpAccuracy<float>(-110, 95); }
 TEST(FusedKernelTest, ExpFloat64WithinDocumentedTolerance) { CheckExpAccuracy<double>(-750, 712); }
 
@@ -324,8 +389,8 @@ TEST(FusedProgramTest, RejectsBadPrograms) {
             "fused program: #0 reads #1, which is not before it");
   EXPECT_EQ(FusedProgram::Parse("add($0, $1)", DType::kFloat32, 3).status().message(),
             "fused program: $2 is unused");
-  EXPECT_EQ(FusedProgram::Parse("log($0)", DType::kFloat32, 1).status().message(),
-            "fused program, instruction #0 'log($0)': unknown opcode");
+  EXPECT_EQ(FusedProgram::Parse("tanh($0)", DType::kFloat32, 1).status().message(),
+            "fused program, instruction #0 'tanh($0)': unknown opcode");
   EXPECT_EQ(FusedProgram::Parse("greater($0, 0); add(#0, $0)", DType::kFloat32, 1)
                 .status().message(),
             "fused program: #1 operand 0 reads a comparison's mask");
