@@ -32,7 +32,8 @@ bool FusedOpcodeOf(Op op, FusedOpcode* out) {
     case Op::kSqrt: *out = FusedOpcode::kSqrt; return true;
     case Op::kRsqrt: *out = FusedOpcode::kRsqrt; return true;
     case Op::kLog: *out = FusedOpcode::kLog; return true;
-    default: return false;  // tanh, erf, ...: no vectorised version yet
+    case Op::kTanh: *out = FusedOpcode::kTanh; return true;
+    default: return false;  // erf, sin, ...: no vectorised version yet
   }
 }
 

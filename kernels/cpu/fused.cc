@@ -32,7 +32,7 @@ constexpr struct {
     {FusedOpcode::kLessEqual, "less_equal", 2}, {FusedOpcode::kEqual, "equal", 2},
     {FusedOpcode::kNotEqual, "not_equal", 2}, {FusedOpcode::kWhere, "where", 3},
     {FusedOpcode::kSqrt, "sqrt", 1}, {FusedOpcode::kRsqrt, "rsqrt", 1},
-    {FusedOpcode::kLog, "log", 1},
+    {FusedOpcode::kLog, "log", 1}, {FusedOpcode::kTanh, "tanh", 1},
 };
 constexpr int kMaxFusedInputs = 64;
 }  // namespace
@@ -262,6 +262,7 @@ T Apply(FusedOpcode op, T a, T b, T c) {
     case FusedOpcode::kSqrt: return std::sqrt(a);
     case FusedOpcode::kRsqrt: return T(1) / std::sqrt(a);
     case FusedOpcode::kLog: return std::log(a);
+    case FusedOpcode::kTanh: return std::tanh(a);
   }
   return a;
 }

@@ -88,6 +88,20 @@ constexpr LogConsts kLogF64 = {0.6931471526622772, 2.7897668064547076e-08, 9,
                                0x3fe6a09e667f3bcd, 0x3ff0000000000000, 0x000fffffffffffff,
                                1023, 52, 2.2250738585072014e-308, 18014398509481984.0, 54};
 
+// tanh(|x|) = |x| + |x| * z * P(z), z = x^2, for |x| < 0.55: P from tanh's Taylor series (the
+// coefficient of x^(2n-1) is 2^(2n) (2^(2n) - 1) B(2n) / (2n)!, n = 2, 3, ...; 8 terms for
+// float32, 17 for float64 reach the last bit at 0.55). Above, with e = exp(-2|x|) <= 1/3,
+// tanh(|x|) = (1 - e) / (1 + e), which magnifies exp's error by at most e / (1 - e) = 1/2;
+// either way the sign of x is put back. tanh(-0.0) = -0.0; large |x| give +-1; NaN stays NaN.
+constexpr double kTanhTaylor[] = {
+    -0.3333333333333333,     0.13333333333333333,    -0.05396825396825397,
+    0.021869488536155203,    -0.008863235529902197,  0.003592128036572481,
+    -0.0014558343870513183,  0.000590027440945586,   -0.00023912911424355248,
+    9.691537956929451e-05,   -3.927832388331683e-05, 1.5918905069328964e-05,
+    -6.451689215655431e-06,  2.6147711512907546e-06, -1.0597268320104654e-06,
+    4.294911078273806e-07,   -1.7406618963571648e-07};
+constexpr double kTanhSmall = 0.55;
+
 class Gen {
  public:
   Gen(x86::Compiler& cc, const FusedProgram& p, uint64_t mask, bool avx512)
@@ -275,6 +289,7 @@ class Gen {
         }
         case FusedOpcode::kExp: Exp(d, a); break;
         case FusedOpcode::kLog: Log(d, a); break;
+        case FusedOpcode::kTanh: Tanh(d, a); break;
         case FusedOpcode::kSqrt:
           f32_ ? cc_.vsqrtps(d, a) : cc_.vsqrtpd(d, a);
           break;
@@ -534,6 +549,50 @@ class Gen {
     x86::Vec nan = NewVec();
     f32_ ? cc_.vsqrtps(nan, x) : cc_.vsqrtpd(nan, x);
     SelectWhere(d, nan, x, zero, 0x19);                              // !(x >= 0) (NGE_UQ)
+  }
+
+  void Tanh(const x86::Vec& d, const x86::Vec& x) {
+    auto mul = [&](const x86::Vec& o, const x86::Vec& a, const x86::Vec& b) {
+      f32_ ? cc_.vmulps(o, a, b) : cc_.vmulpd(o, a, b);
+    };
+    // |x| and the sign of x (integer logic on zmm: vandps there needs AVX512DQ).
+    x86::Vec ax = NewVec(), sign = NewVec(), sm = NewVec();
+    f32_ ? cc_.vmovups(sm, SignMask()) : cc_.vmovupd(sm, SignMask());
+    if (zmm()) {
+      f32_ ? cc_.vpandnd(ax, sm, x) : cc_.vpandnq(ax, sm, x);
+      f32_ ? cc_.vpandd(sign, sm, x) : cc_.vpandq(sign, sm, x);
+    } else {
+      f32_ ? cc_.vandnps(ax, sm, x) : cc_.vandnpd(ax, sm, x);
+      f32_ ? cc_.vandps(sign, sm, x) : cc_.vandpd(sign, sm, x);
+    }
+    // Small |x|: the odd series.
+    const int terms = f32_ ? 8 : 17;
+    x86::Vec z = NewVec(), p = NewVec();
+    mul(z, x, x);
+    const double top = kTanhTaylor[terms - 1];
+    f32_ ? cc_.vmovups(p, Splat(top)) : cc_.vmovupd(p, Splat(top));
+    for (int k = terms - 2; k >= 0; --k) {
+      mul(p, p, z);
+      f32_ ? cc_.vaddps(p, p, Splat(kTanhTaylor[k])) : cc_.vaddpd(p, p, Splat(kTanhTaylor[k]));
+    }
+    mul(p, p, z);
+    mul(p, p, ax);
+    f32_ ? cc_.vaddps(p, p, ax) : cc_.vaddpd(p, p, ax);
+    // Large |x|: (1 - e) / (1 + e) with e = exp(-2|x|), then the sign.
+    x86::Vec t = NewVec(), e = NewVec(), num = NewVec(), den = NewVec(), one = NewVec();
+    f32_ ? cc_.vmovups(t, Splat(-2.0)) : cc_.vmovupd(t, Splat(-2.0));
+    mul(t, ax, t);
+    Exp(e, t);
+    f32_ ? cc_.vmovups(one, Splat(1.0)) : cc_.vmovupd(one, Splat(1.0));
+    f32_ ? cc_.vsubps(num, one, e) : cc_.vsubpd(num, one, e);
+    f32_ ? cc_.vaddps(den, one, e) : cc_.vaddpd(den, one, e);
+    f32_ ? cc_.vdivps(d, num, den) : cc_.vdivpd(d, num, den);
+    x86::Vec small = NewVec();
+    f32_ ? cc_.vmovups(small, Splat(kTanhSmall)) : cc_.vmovupd(small, Splat(kTanhSmall));
+    SelectWhere(d, p, ax, small, 0x11);  // |x| < 0.55 (LT_OQ: not for NaN)
+    // tanh(|x|) with x's sign (so tanh(-0.0) is -0.0).
+    if (zmm()) f32_ ? cc_.vpord(d, d, sign) : cc_.vporq(d, d, sign);
+    else f32_ ? cc_.vorps(d, d, sign) : cc_.vorpd(d, d, sign);
   }
 
   x86::Compiler& cc_;

@@ -205,4 +205,29 @@ def test_fused_log_matches_eager_exactly_and_numpy_within_its_bound(dtype, shape
     tol = (2e-7 if dtype == np.float32 else 5e-16) + 2 * np.finfo(dtype).eps
     np.testing.assert_allclose(got, want, rtol=tol, atol=0)
     text = _graph_text(jf)
-    assert text.count("= fused(") == 1 and "log(#" in text, text
+    assert text.count("= fused(") == 1 and "log(#" in text and " = log(" not in text, text
+
+
+def tanh_mlp_tail(h, w):
+    return ops.tanh(h * w + 0.5) * 0.5 - ops.tanh(-h)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape", [(9,), (3, 100)])
+def test_fused_tanh_matches_eager_exactly_and_numpy_within_its_bound(dtype, shape):
+    rng = np.random.default_rng(13)
+    h = (rng.standard_normal(shape) * 3).astype(dtype)
+    w = rng.standard_normal(shape).astype(dtype)
+    h.reshape(-1)[:4] = [0.0, -0.0, np.inf, np.nan]
+    jf = _fresh_jit(tanh_mlp_tail)
+    th, tw = pijit.Tensor(h), pijit.Tensor(w)
+    got = jf(th, tw).asnumpy()
+    np.testing.assert_array_equal(got, tanh_mlp_tail(th, tw).asnumpy())
+    with np.errstate(all="ignore"):
+        want = np.tanh(h * w + dtype(0.5)) * dtype(0.5) - np.tanh(-h)
+    # Two tanh values (each within 4e-7 / 1e-15 of the exact one) and NumPy's own errors: the
+    # difference can cancel, so compare at the scale of the operands.
+    tol = (4e-7 if dtype == np.float32 else 1e-15) * 2 + 4 * np.finfo(dtype).eps
+    np.testing.assert_allclose(got, want, rtol=0, atol=tol * 1.5)
+    text = _graph_text(jf)
+    assert text.count("= fused(") == 1 and text.count("tanh(") == 2 and " = tanh(" not in text, text
