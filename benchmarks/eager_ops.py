@@ -1,9 +1,8 @@
 """Eager (PyNative) op speed against NumPy (and torch when installed), median times.
 
-Rows: small-op dispatch (4 elements), add and exp on 10M float32, elementwise ops and
-reductions on 16K elements (in cache, where the instruction set matters more than memory
-bandwidth), reductions over 10M
-elements (sum float32/float64, max, argmax, var) and over each axis of (4096, 1024), softmax
+Rows: small-op dispatch (4 elements), add, exp and tanh on 10M float32, elementwise ops
+(log among them) and reductions on 16K elements (in cache, where the instruction set matters
+more than memory bandwidth), reductions over 10M elements (sum float32/float64, max, argmax, var) and over each axis of (4096, 1024), softmax
 and log_softmax over (4096, 1024), layer norm over (8192, 1024), matmul 1024x1024 float32 and
 float64, conv2d (32, 64, 56, 56) with a 3x3 kernel (when pijit.ops.conv2d exists). torch
 columns show "-" when torch is not installed.
@@ -71,6 +70,10 @@ def rows():
          tch(lambda: th["big"] + th["big"])),
         ("exp, 10M float32", 5, lambda: ops.exp(tb), lambda: np.exp(big),
          tch(lambda: torch.exp(th["big"]))),
+        ("tanh, 10M float32", 5, lambda: ops.tanh(tb), lambda: np.tanh(big),
+         tch(lambda: torch.tanh(th["big"]))),
+        ("log of |x|, 16K float32", 2000, lambda: ops.log(tkp), lambda: np.log(k16p),
+         tch(lambda: torch.log(th["k16p"]))),
         ("add, 16K float32", 2000, lambda: tk + tkb, lambda: k16 + k16b,
          tch(lambda: th["k16"] + th["k16b"])),
         ("add, 16K float64", 2000, lambda: tkd + tkd, lambda: k16d + k16d,

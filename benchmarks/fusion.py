@@ -12,7 +12,9 @@ copy bandwidth measured here (bandwidth_bound_ms).
 The second table times softmax over (4096, 1024), layer norm over (8192, 1024), an MLP
 forward (784-1024-1024-10, relu, batch 256; jitted, each layer is one fused_matmul node: the
 bias and relu run with oneDNN's matmul, checked below) and a comparison/select chain (relu's
-gradient plus a clip, where(a > 0, g, 0) * 0.9 + minimum(maximum(a, -1), 1), (4096, 1024)), float32: pijit jitted, pijit eager, NumPy, torch
+gradient plus a clip, where(a > 0, g, 0) * 0.9 + minimum(maximum(a, -1), 1), (4096, 1024)) and
+a relu layer's bias gradient (where(a > 0, g, 0).sum(axis=0): jitted, one fused_reduce over the
+leading axis), float32: pijit jitted, pijit eager, NumPy, torch
 eager and torch.compile, each when installed (torch.compile needs a C++ toolchain at run time;
 when it fails the reason is printed and its column shows "-").
 
@@ -168,10 +170,16 @@ def model_cases(rng):
     def np_mask(a, g):
         f = np.float32
         return np.where(a > 0, g, f(0)) * f(0.9) + np.minimum(np.maximum(a, f(-1)), f(1))
+    def pj_bias_grad(a, g):  # a relu layer's bias gradient: a masked sum over the batch axis
+        return ops.where(a > 0, g, 0.0).sum(axis=0)
+
+    def np_bias_grad(a, g):
+        return np.where(a > 0, g, np.float32(0)).sum(axis=0)
     cases = [("softmax (4096, 1024)", pj_softmax, np_softmax, None, [x]),
              ("layer_norm (8192, 1024)", pj_ln, np_ln, None, [ln, g, b]),
              ("MLP 784-1024-1024-10 b256", pj_mlp, np_mlp, None, mlp_args),
-             ("relu grad+clip (4096,1024)", pj_mask, np_mask, None, [mx, mg])]
+             ("relu grad+clip (4096,1024)", pj_mask, np_mask, None, [mx, mg]),
+             ("relu bias grad (4096,1024)", pj_bias_grad, np_bias_grad, None, [mx, mg])]
     try:
         import torch
         import torch.nn.functional as F
@@ -180,7 +188,8 @@ def model_cases(rng):
                "MLP 784-1024-1024-10 b256": lambda a, w0, b0, w1, b1, w2, b2: (
                    F.relu(F.relu(a @ w0 + b0) @ w1 + b1) @ w2 + b2),
                "relu grad+clip (4096,1024)": lambda a, g: (
-                   torch.where(a > 0, g, 0.0) * 0.9 + torch.clamp(a, -1.0, 1.0))}
+                   torch.where(a > 0, g, 0.0) * 0.9 + torch.clamp(a, -1.0, 1.0)),
+               "relu bias grad (4096,1024)": lambda a, g: torch.where(a > 0, g, 0.0).sum(0)}
         cases = [(n, p, q, fns[n], args) for n, p, q, _, args in cases]
     except ImportError:
         print("torch: not installed, its columns are skipped", file=sys.stderr)
