@@ -33,7 +33,8 @@ bool FusedOpcodeOf(Op op, FusedOpcode* out) {
     case Op::kRsqrt: *out = FusedOpcode::kRsqrt; return true;
     case Op::kLog: *out = FusedOpcode::kLog; return true;
     case Op::kTanh: *out = FusedOpcode::kTanh; return true;
-    default: return false;  // erf, sin, ...: no vectorised version yet
+    case Op::kErf: *out = FusedOpcode::kErf; return true;
+    default: return false;  // sin, gelu, ...: no vectorised version yet
   }
 }
 

@@ -33,6 +33,7 @@ constexpr struct {
     {FusedOpcode::kNotEqual, "not_equal", 2}, {FusedOpcode::kWhere, "where", 3},
     {FusedOpcode::kSqrt, "sqrt", 1}, {FusedOpcode::kRsqrt, "rsqrt", 1},
     {FusedOpcode::kLog, "log", 1}, {FusedOpcode::kTanh, "tanh", 1},
+    {FusedOpcode::kErf, "erf", 1},
 };
 constexpr int kMaxFusedInputs = 64;
 }  // namespace
@@ -263,6 +264,7 @@ T Apply(FusedOpcode op, T a, T b, T c) {
     case FusedOpcode::kRsqrt: return T(1) / std::sqrt(a);
     case FusedOpcode::kLog: return std::log(a);
     case FusedOpcode::kTanh: return std::tanh(a);
+    case FusedOpcode::kErf: return std::erf(a);
   }
   return a;
 }

@@ -102,6 +102,48 @@ constexpr double kTanhTaylor[] = {
     4.294911078273806e-07,   -1.7406618963571648e-07};
 constexpr double kTanhSmall = 0.55;
 
+// erf(x) = |x| * P(x^2) (erf's Taylor series) for |x| < 0.75, with x's sign put back; above,
+// erf(|x|) = 1 - exp(-a^2) * g(a), a = min(|x|, kErfHigh), g(a) = erfc(a) * exp(a^2) by [8/8]
+// Pade approximants around 1.6 (a < 2.5) and 4.2 for float64, one [5/5] around 2.0 for
+// float32, derived from g's Taylor series at those points. Past kErfHigh erf rounds to 1.
+// Measured against a wider erf: see kFusedErfRelTol (kernels/fused.h).
+constexpr double kErfTaylor[] = {
+    1.1283791670955126, -0.37612638903183754, 0.11283791670955126, -0.026866170645131252,
+    0.005223977625442188, -0.0008548327023450853, 0.00012055332981789664, -1.492565035840625e-05,
+    1.6462114365889248e-06, -1.6365844691234924e-07, 1.4807192815879218e-08,
+    -1.2290555301717928e-09, 9.422759064650411e-11, -6.7113668551641105e-12,
+    4.4632242632864775e-13, -2.7835162072109215e-14};
+constexpr double kErfPadeP32[] = {
+    0.25539567631050575, 0.22830748039061466, 0.0819783876277245, 0.013801669484055867,
+    0.0009164827705497377, -5.694296503364426e-09};
+constexpr double kErfPadeQ32[] = {
+    1.0, 1.3120971626657085, 0.7059750274929828, 0.1950254991719484, 0.02771361341379366,
+    0.001624218251538217};
+constexpr double kErfPadeP64a[] = {
+    0.305952992270941, 0.4351109977750992, 0.2794014358931334, 0.10398445191108266,
+    0.0241193496368383, 0.0034786650350180463, 0.0002885694644763803, 1.061939628694131e-05,
+    9.217777878702325e-13};
+constexpr double kErfPadeQ64a[] = {
+    1.0, 1.9102300169237785, 1.6264905781110643, 0.8069614357934535, 0.25539746714813316,
+    0.05285625799845089, 0.006993555993748312, 0.0005415910537173234, 1.8822442351539903e-05};
+constexpr double kErfPadeP64b[] = {
+    0.13080849231114205, 0.1429045523516192, 0.0681093724401161, 0.018346394974492773,
+    0.003015471201195025, 0.00030238619090849737, 1.7129999496685583e-05, 4.2296489562128617e-07,
+    1.4815865900332022e-17};
+constexpr double kErfPadeQ64b[] = {
+    1.0, 1.3186634979573562, 0.7689574662815724, 0.2590733282655398, 0.05517668910259642,
+    0.007609445648828422, 0.0006638613729957327, 3.351081372696623e-05, 7.49685759359555e-07};
+struct ErfPade {
+  double center;
+  const double* p;
+  const double* q;
+  int degree;  // of both
+};
+constexpr ErfPade kErfPades32[] = {{2.0, kErfPadeP32, kErfPadeQ32, 5}};
+constexpr ErfPade kErfPades64[] = {{1.6, kErfPadeP64a, kErfPadeQ64a, 8},
+                                   {4.2, kErfPadeP64b, kErfPadeQ64b, 8}};
+constexpr double kErfSmall = 0.75, kErfSplit64 = 2.5;
+
 class Gen {
  public:
   Gen(x86::Compiler& cc, const FusedProgram& p, uint64_t mask, bool avx512)
@@ -290,6 +332,7 @@ class Gen {
         case FusedOpcode::kExp: Exp(d, a); break;
         case FusedOpcode::kLog: Log(d, a); break;
         case FusedOpcode::kTanh: Tanh(d, a); break;
+        case FusedOpcode::kErf: Erf(d, a); break;
         case FusedOpcode::kSqrt:
           f32_ ? cc_.vsqrtps(d, a) : cc_.vsqrtpd(d, a);
           break;
@@ -591,6 +634,75 @@ class Gen {
     f32_ ? cc_.vmovups(small, Splat(kTanhSmall)) : cc_.vmovupd(small, Splat(kTanhSmall));
     SelectWhere(d, p, ax, small, 0x11);  // |x| < 0.55 (LT_OQ: not for NaN)
     // tanh(|x|) with x's sign (so tanh(-0.0) is -0.0).
+    if (zmm()) f32_ ? cc_.vpord(d, d, sign) : cc_.vporq(d, d, sign);
+    else f32_ ? cc_.vorps(d, d, sign) : cc_.vorpd(d, d, sign);
+  }
+
+  void Erf(const x86::Vec& d, const x86::Vec& x) {
+    auto load = [&](const x86::Vec& r, double v) {
+      f32_ ? cc_.vmovups(r, Splat(v)) : cc_.vmovupd(r, Splat(v));
+    };
+    auto mul = [&](const x86::Vec& o, const x86::Vec& a, const x86::Vec& b) {
+      f32_ ? cc_.vmulps(o, a, b) : cc_.vmulpd(o, a, b);
+    };
+    auto sub = [&](const x86::Vec& o, const x86::Vec& a, const x86::Vec& b) {
+      f32_ ? cc_.vsubps(o, a, b) : cc_.vsubpd(o, a, b);
+    };
+    // r = sum_k c[k] * u^k by Horner.
+    auto horner = [&](const x86::Vec& r, const double* c, int degree, const x86::Vec& u) {
+      load(r, c[degree]);
+      for (int k = degree - 1; k >= 0; --k) {
+        mul(r, r, u);
+        f32_ ? cc_.vaddps(r, r, Splat(c[k])) : cc_.vaddpd(r, r, Splat(c[k]));
+      }
+    };
+    x86::Vec ax = NewVec(), sign = NewVec(), sm = NewVec();
+    load(sm, -0.0);
+    if (zmm()) {
+      f32_ ? cc_.vpandnd(ax, sm, x) : cc_.vpandnq(ax, sm, x);
+      f32_ ? cc_.vpandd(sign, sm, x) : cc_.vpandq(sign, sm, x);
+    } else {
+      f32_ ? cc_.vandnps(ax, sm, x) : cc_.vandnpd(ax, sm, x);
+      f32_ ? cc_.vandps(sign, sm, x) : cc_.vandpd(sign, sm, x);
+    }
+    // Small |x|: |x| * P(x^2).
+    x86::Vec z = NewVec(), small = NewVec();
+    mul(z, x, x);
+    horner(small, kErfTaylor, f32_ ? 9 : 15, z);
+    mul(small, small, ax);
+    // Larger: 1 - exp(-a^2) * g(a); vmin returns its second operand for NaN, so NaN stays.
+    x86::Vec a = NewVec(), hi = NewVec();
+    load(hi, f32_ ? 4.0 : 6.0);
+    f32_ ? cc_.vminps(a, hi, ax) : cc_.vminpd(a, hi, ax);
+    x86::Vec g = NewVec();
+    const ErfPade* pades = f32_ ? kErfPades32 : kErfPades64;
+    const int count = f32_ ? 1 : 2;
+    for (int i = count - 1; i >= 0; --i) {  // the last first: the ones before replace it below
+      const ErfPade& pd = pades[i];
+      x86::Vec u = NewVec(), num = NewVec(), den = NewVec(), gi = i == count - 1 ? g : NewVec();
+      x86::Vec c = NewVec();
+      load(c, pd.center);
+      sub(u, a, c);
+      horner(num, pd.p, pd.degree, u);
+      horner(den, pd.q, pd.degree, u);
+      f32_ ? cc_.vdivps(gi, num, den) : cc_.vdivpd(gi, num, den);
+      if (i != count - 1) {
+        x86::Vec split = NewVec();
+        load(split, kErfSplit64);
+        SelectWhere(g, gi, a, split, 0x11);  // a < split
+      }
+    }
+    x86::Vec t = NewVec(), e = NewVec(), one = NewVec();
+    mul(t, a, a);
+    if (zmm()) f32_ ? cc_.vpxord(t, t, sm) : cc_.vpxorq(t, t, sm);
+    else f32_ ? cc_.vxorps(t, t, sm) : cc_.vxorpd(t, t, sm);
+    Exp(e, t);
+    mul(e, e, g);
+    load(one, 1.0);
+    sub(d, one, e);
+    x86::Vec bound = NewVec();
+    load(bound, kErfSmall);
+    SelectWhere(d, small, ax, bound, 0x11);  // |x| < 0.75 (not for NaN)
     if (zmm()) f32_ ? cc_.vpord(d, d, sign) : cc_.vporq(d, d, sign);
     else f32_ ? cc_.vorps(d, d, sign) : cc_.vorpd(d, d, sign);
   }

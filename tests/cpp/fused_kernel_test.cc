@@ -58,6 +58,7 @@ Tensor Eager(const FusedProgram& p, const std::vector<Tensor>& in) {
       case FusedOpcode::kRsqrt: r = Unary(UnaryOp::kRsqrt, a); break;
       case FusedOpcode::kLog: r = Unary(UnaryOp::kLog, a); break;
       case FusedOpcode::kTanh: r = Unary(UnaryOp::kTanh, a); break;
+      case FusedOpcode::kErf: r = Unary(UnaryOp::kErf, a); break;
     }
     EXPECT_TRUE(r.ok());
     temps.push_back(*r);
@@ -100,6 +101,7 @@ const char* kWithExp = "mul($0, -1.5); exp(#0); mul(#1, $1); relu(#2)";
 // log of a positive argument, then a product (which keeps log's relative error).
 const char* kWithLog = "mul($0, $0); add(#0, 0.25); log(#1); mul(#2, $1)";
 const char* kWithTanh = "mul($0, 0.3); tanh(#0); mul(#1, $1); tanh($1); mul(#3, #2)";
+const char* kWithErf = "mul($0, 0.7); erf(#0); mul(#1, $1); erf($1); mul(#3, #2)";
 // Every comparison, selecting between inputs, temps and literals.
 const char* kSelect =
     "greater($0, 0); where(#0, $1, 0); less($0, $1); where(#2, #1, $2); "
@@ -125,6 +127,8 @@ void RunShapes(FusedBackend backend) {
   // Two tanh values multiplied: their errors add.
   const double tanh_tol = (backend == FusedBackend::kInterpreter) == eager_is_native
                               ? 2.5 * kFusedTanhRelTol<T> : 0;
+  const double erf_tol = (backend == FusedBackend::kInterpreter) == eager_is_native
+                             ? 2.5 * kFusedErfRelTol<T> : 0;
   for (int64_t n : {1, 2, 3, 7, 8, 9, 15, 16, 17, 31, 33, 100, 1003}) {
     Shape s = {n};
     std::vector<Tensor> four = {Random<T>(s, rng), Random<T>(s, rng), Random<T>(s, rng),
@@ -134,6 +138,7 @@ void RunShapes(FusedBackend backend) {
     ExpectMatchesEager<T>(kWithExp, {four[0], four[1]}, s, backend, exp_tol);
     ExpectMatchesEager<T>(kWithLog, {four[0], four[1]}, s, backend, log_tol);
     ExpectMatchesEager<T>(kWithTanh, {four[0], four[1]}, s, backend, tanh_tol);
+    ExpectMatchesEager<T>(kWithErf, {four[0], four[1]}, s, backend, erf_tol);
     ExpectMatchesEager<T>(kSelect, {four[0], four[1], four[2]}, s, backend, 0);
     ExpectMatchesEager<T>(kMinMax, {four[0], four[1], four[2]}, s, backend, 0);
     ExpectMatchesEager<T>(kRoots, {four[0], four[1]}, s, backend, 0);
@@ -285,6 +290,9 @@ TEST(FusedKernelTest, SpecialValuesMatchEagerExactly) {
     // tanh: +-0 keep their sign, +-inf give +-1, NaN stays NaN.
     ExpectMatchesEager<float>("tanh($0); tanh($1); mul(#0, #1)", {a, b}, {n}, backend,
                               backend == FusedBackend::kInterpreter ? 2.5 * kFusedTanhRelTol<float> : 0);
+    // erf: +-0 keep their sign, +-inf give +-1, NaN stays NaN.
+    ExpectMatchesEager<float>("erf($0); erf($1); mul(#0, #1)", {a, b}, {n}, backend,
+                              backend == FusedBackend::kInterpreter ? 2.5 * kFusedErfRelTol<float> : 0);
     // sqrt(-0.0) is -0.0, of a negative number NaN, of inf inf; rsqrt(+-0.0) is +-inf.
     ExpectMatchesEager<float>("sqrt($0); rsqrt($0); rsqrt($1); sub(#1, #2); mul(#0, #3)",
                               {a, b}, {n}, backend, 0);
@@ -441,6 +449,73 @@ TEST(FusedKernelTest, TanhFloat64WithinDocumentedTolerance) {
   CheckTanhAccuracy<double>(FusedBackend::kAvx2);
 }
 
+// The generated erf against a wider-precision erf: evenly spaced inputs over [-7, 7], both
+// sides of the series' bound 0.75 and of float64's Pade split 2.5, tiny inputs of both signs,
+// and the special values.
+template <typename T>
+void CheckErfAccuracy(FusedBackend backend) {
+  if (!HostHasAvx2()) GTEST_SKIP() << "no AVX2: erf is std::erf";
+  using L = std::conditional_t<std::is_same_v<T, float>, double, long double>;
+  std::vector<T> xs;
+  const int64_t n = 200003;
+  for (int64_t i = 0; i < n; ++i) xs.push_back(static_cast<T>(-7.0 + 14.0 * i / (n - 1)));
+  for (int i = 0; i < 2000; ++i) {
+    const T v = static_cast<T>(std::exp(-0.05 * i) * 0.8);
+    xs.push_back(v);
+    xs.push_back(-v);
+  }
+  for (T edge : {T(0.75), T(2.5)}) {
+    T v = edge;
+    for (int k = 0; k < 32; ++k) v = std::nextafter(v, T(0));
+    for (int k = 0; k < 64; ++k, v = std::nextafter(v, T(10))) xs.push_back(v);
+  }
+  const T inf = std::numeric_limits<T>::infinity();
+  const T specials[] = {T(0), -T(0), inf, -inf, std::numeric_limits<T>::quiet_NaN(),
+                        std::numeric_limits<T>::denorm_min(), -std::numeric_limits<T>::min()};
+  for (T v : specials) xs.push_back(v);
+  Tensor x = Tensor::Empty({static_cast<int64_t>(xs.size())}, DTypeOf<T>::value);
+  std::copy(xs.begin(), xs.end(), x.data<T>());
+  auto p = FusedProgram::Parse("erf($0); add(#0, -0)", DTypeOf<T>::value, 1);
+  ASSERT_TRUE(p.ok());
+  auto k = FusedKernel::Create(*p, {x.shape()}, x.shape(), backend);
+  ASSERT_TRUE(k.ok());
+  ASSERT_TRUE((*k)->native());
+  const Tensor* args[] = {&x};
+  auto got = (*k)->Run(args, x.shape());
+  ASSERT_TRUE(got.ok());
+  double worst = 0;
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    const T v = x.data<T>()[i], have = got->template data<T>()[i];
+    if (std::isnan(v)) {
+      EXPECT_TRUE(std::isnan(have));
+      continue;
+    }
+    if (v == 0) {
+      EXPECT_EQ(std::signbit(have), std::signbit(v));
+      EXPECT_EQ(have, T(0));
+      continue;
+    }
+    const L exact = std::erf(static_cast<L>(v));
+    if (std::abs(exact) < std::numeric_limits<T>::min()) {  // a subnormal result: to the last bit
+      EXPECT_LE(std::abs(static_cast<L>(have) - exact), std::numeric_limits<T>::denorm_min()) << v;
+      continue;
+    }
+    worst = std::max(worst, static_cast<double>(std::abs((static_cast<L>(have) - exact) / exact)));
+  }
+  EXPECT_LE(worst, kFusedErfRelTol<T>);
+  std::printf("max relative error of fused erf (%s): %.3g\n", DTypeName(DTypeOf<T>::value),
+              worst);
+}
+
+TEST(FusedKernelTest, ErfFloat32WithinDocumentedTolerance) {
+  CheckErfAccuracy<float>(FusedBackend::kAuto);
+  CheckErfAccuracy<float>(FusedBackend::kAvx2);
+}
+TEST(FusedKernelTest, ErfFloat64WithinDocumentedTolerance) {
+  CheckErfAccuracy<double>(FusedBackend::kAuto);
+  CheckErfAccuracy<double>(FusedBackend::kAvx2);
+}
+
 TEST(FusedKernelTest, ExpFloat32WithinDocumentedTolerance) { CheckExpAccuracy<float>(-110, 95); }
 TEST(FusedKernelTest, ExpFloat64WithinDocumentedTolerance) { CheckExpAccuracy<double>(-750, 712); }
 
@@ -458,8 +533,8 @@ TEST(FusedProgramTest, RejectsBadPrograms) {
             "fused program: #0 reads #1, which is not before it");
   EXPECT_EQ(FusedProgram::Parse("add($0, $1)", DType::kFloat32, 3).status().message(),
             "fused program: $2 is unused");
-  EXPECT_EQ(FusedProgram::Parse("erf($0)", DType::kFloat32, 1).status().message(),
-            "fused program, instruction #0 'erf($0)': unknown opcode");
+  EXPECT_EQ(FusedProgram::Parse("sin($0)", DType::kFloat32, 1).status().message(),
+            "fused program, instruction #0 'sin($0)': unknown opcode");
   EXPECT_EQ(FusedProgram::Parse("greater($0, 0); add(#0, $0)", DType::kFloat32, 1)
                 .status().message(),
             "fused program: #1 operand 0 reads a comparison's mask");

@@ -179,9 +179,9 @@ TEST(TextParserTest, RoundTripsFusedNodes) {
       "  %2: f32[4,8] = fused(%0, %1, program=\"mul($0, $1); add(#0, 0.1); exp(#1)\")\n"
       "  return (%2)\n"
       "}\n");
-  EXPECT_EQ(ErrorOf("graph(%0: f32[4]) {\n  %1: f32[4] = fused(%0, program=\"erf($0)\")\n"
+  EXPECT_EQ(ErrorOf("graph(%0: f32[4]) {\n  %1: f32[4] = fused(%0, program=\"sin($0)\")\n"
                     "  return (%1)\n}\n"),
-            "line 2, column 34: fused program, instruction #0 'erf($0)': unknown opcode");
+            "line 2, column 34: fused program, instruction #0 'sin($0)': unknown opcode");
 }
 
 TEST(TextParserTest, RoundTripsFusedReductionsAndReductionAttributes) {

@@ -231,3 +231,30 @@ def test_fused_tanh_matches_eager_exactly_and_numpy_within_its_bound(dtype, shap
     np.testing.assert_allclose(got, want, rtol=0, atol=tol * 1.5)
     text = _graph_text(jf)
     assert text.count("= fused(") == 1 and text.count("tanh(") == 2 and " = tanh(" not in text, text
+
+
+def erf_chain(x, w):
+    return ops.erf(x * w) * 0.5 + ops.erf(-x)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape", [(9,), (3, 100)])
+def test_fused_erf_matches_eager_exactly_and_math_within_its_bound(dtype, shape):
+    import math
+    rng = np.random.default_rng(14)
+    x = (rng.standard_normal(shape) * 2).astype(dtype)
+    w = rng.standard_normal(shape).astype(dtype)
+    x.reshape(-1)[:4] = [0.0, -0.0, -np.inf, np.nan]
+    jf = _fresh_jit(erf_chain)
+    tx, tw = pijit.Tensor(x), pijit.Tensor(w)
+    got = jf(tx, tw).asnumpy()
+    np.testing.assert_array_equal(got, erf_chain(tx, tw).asnumpy())
+    verf = np.vectorize(math.erf)
+    with np.errstate(all="ignore"):
+        want = (verf((x * w).astype(np.float64)) * 0.5 + verf(-x.astype(np.float64)))
+    # Each erf within 6e-7 / 1.5e-15 of the exact one; the sum can cancel, so compare at the
+    # operands' scale (both at most 1).
+    tol = (6e-7 if dtype == np.float32 else 1.5e-15) * 2 + 4 * np.finfo(dtype).eps
+    np.testing.assert_allclose(got, want.astype(dtype), rtol=0, atol=tol)
+    text = _graph_text(jf)
+    assert text.count("= fused(") == 1 and text.count("erf(") == 2 and " = erf(" not in text, text
