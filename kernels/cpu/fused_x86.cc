@@ -490,6 +490,24 @@ class Gen {
     }
   }
 
+  // ax = |x| and sign = x's sign bit (integer logic on zmm: vandps there needs AVX512DQ).
+  void SplitSign(const x86::Vec& x, const x86::Vec& ax, const x86::Vec& sign) {
+    x86::Vec sm = NewVec();
+    f32_ ? cc_.vmovups(sm, SignMask()) : cc_.vmovupd(sm, SignMask());
+    if (zmm()) {
+      f32_ ? cc_.vpandnd(ax, sm, x) : cc_.vpandnq(ax, sm, x);
+      f32_ ? cc_.vpandd(sign, sm, x) : cc_.vpandq(sign, sm, x);
+    } else {
+      f32_ ? cc_.vandnps(ax, sm, x) : cc_.vandnpd(ax, sm, x);
+      f32_ ? cc_.vandps(sign, sm, x) : cc_.vandpd(sign, sm, x);
+    }
+  }
+  // d |= sign (a value of d with its sign bit clear takes the sign SplitSign took).
+  void OrSign(const x86::Vec& d, const x86::Vec& sign) {
+    if (zmm()) f32_ ? cc_.vpord(d, d, sign) : cc_.vporq(d, d, sign);
+    else f32_ ? cc_.vorps(d, d, sign) : cc_.vorpd(d, d, sign);
+  }
+
   // d = src where `x pred y` holds (vcmpps/vcmppd predicate), else d unchanged.
   void SelectWhere(const x86::Vec& d, const x86::Vec& src, const x86::Vec& x, const x86::Vec& y,
                    uint32_t pred) {
@@ -598,16 +616,8 @@ class Gen {
     auto mul = [&](const x86::Vec& o, const x86::Vec& a, const x86::Vec& b) {
       f32_ ? cc_.vmulps(o, a, b) : cc_.vmulpd(o, a, b);
     };
-    // |x| and the sign of x (integer logic on zmm: vandps there needs AVX512DQ).
-    x86::Vec ax = NewVec(), sign = NewVec(), sm = NewVec();
-    f32_ ? cc_.vmovups(sm, SignMask()) : cc_.vmovupd(sm, SignMask());
-    if (zmm()) {
-      f32_ ? cc_.vpandnd(ax, sm, x) : cc_.vpandnq(ax, sm, x);
-      f32_ ? cc_.vpandd(sign, sm, x) : cc_.vpandq(sign, sm, x);
-    } else {
-      f32_ ? cc_.vandnps(ax, sm, x) : cc_.vandnpd(ax, sm, x);
-      f32_ ? cc_.vandps(sign, sm, x) : cc_.vandpd(sign, sm, x);
-    }
+    x86::Vec ax = NewVec(), sign = NewVec();
+    SplitSign(x, ax, sign);
     // Small |x|: the odd series.
     const int terms = f32_ ? 8 : 17;
     x86::Vec z = NewVec(), p = NewVec();
@@ -634,8 +644,7 @@ class Gen {
     f32_ ? cc_.vmovups(small, Splat(kTanhSmall)) : cc_.vmovupd(small, Splat(kTanhSmall));
     SelectWhere(d, p, ax, small, 0x11);  // |x| < 0.55 (LT_OQ: not for NaN)
     // tanh(|x|) with x's sign (so tanh(-0.0) is -0.0).
-    if (zmm()) f32_ ? cc_.vpord(d, d, sign) : cc_.vporq(d, d, sign);
-    else f32_ ? cc_.vorps(d, d, sign) : cc_.vorpd(d, d, sign);
+    OrSign(d, sign);
   }
 
   void Erf(const x86::Vec& d, const x86::Vec& x) {
@@ -657,14 +666,8 @@ class Gen {
       }
     };
     x86::Vec ax = NewVec(), sign = NewVec(), sm = NewVec();
+    SplitSign(x, ax, sign);
     load(sm, -0.0);
-    if (zmm()) {
-      f32_ ? cc_.vpandnd(ax, sm, x) : cc_.vpandnq(ax, sm, x);
-      f32_ ? cc_.vpandd(sign, sm, x) : cc_.vpandq(sign, sm, x);
-    } else {
-      f32_ ? cc_.vandnps(ax, sm, x) : cc_.vandnpd(ax, sm, x);
-      f32_ ? cc_.vandps(sign, sm, x) : cc_.vandpd(sign, sm, x);
-    }
     // Small |x|: |x| * P(x^2).
     x86::Vec z = NewVec(), small = NewVec();
     mul(z, x, x);
@@ -703,8 +706,7 @@ class Gen {
     x86::Vec bound = NewVec();
     load(bound, kErfSmall);
     SelectWhere(d, small, ax, bound, 0x11);  // |x| < 0.75 (not for NaN)
-    if (zmm()) f32_ ? cc_.vpord(d, d, sign) : cc_.vporq(d, d, sign);
-    else f32_ ? cc_.vorps(d, d, sign) : cc_.vorpd(d, d, sign);
+    OrSign(d, sign);
   }
 
   x86::Compiler& cc_;

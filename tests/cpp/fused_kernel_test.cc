@@ -6,6 +6,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "kernels/fused.h"
 #include "kernels/ops.h"
@@ -335,49 +336,116 @@ void CheckExpAccuracy(double lo, double hi) {
   std::printf("max relative error of fused exp (%s): %.3g\n", DTypeName(DTypeOf<T>::value), worst);
 }
 
-// The generated log against a wider-precision log: log-spaced inputs over the whole positive
-// range (subnormals included), inputs next to 1, and the special values, on the host's code
-// and on AVX2 code.
+// The largest relative error of the generated `op` (program "op($0); add(#0, -0)", on
+// `backend`'s code) over `xs` against the same function in wider precision L. Where std's own
+// result in T is NaN, infinite or zero, the generated one must be the same (sign included);
+// subnormal results must be within one subnormal step.
+template <typename T, typename L>
+double MaxRelError(const char* op, const std::vector<T>& xs, FusedBackend backend,
+                   T (*in_t)(T), L (*in_l)(L)) {
+  Tensor x = Tensor::Empty({static_cast<int64_t>(xs.size())}, DTypeOf<T>::value);
+  std::copy(xs.begin(), xs.end(), x.data<T>());
+  auto p = FusedProgram::Parse(absl::StrCat(op, "($0); add(#0, -0)"), DTypeOf<T>::value, 1);
+  EXPECT_TRUE(p.ok());
+  auto k = FusedKernel::Create(*p, {x.shape()}, x.shape(), backend);
+  EXPECT_TRUE(k.ok() && (*k)->native());
+  const Tensor* args[] = {&x};
+  auto got = (*k)->Run(args, x.shape());
+  EXPECT_TRUE(got.ok());
+  if (!got.ok()) return 1;
+  double worst = 0;
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    const T v = x.data<T>()[i], have = got->template data<T>()[i], want = in_t(v);
+    if (std::isnan(want) || std::isinf(want) || want == 0) {
+      EXPECT_TRUE(std::isnan(want) ? std::isnan(have)
+                                   : have == want && std::signbit(have) == std::signbit(want))
+          << op << "(" << v << ") gives " << have << ", std gives " << want;
+      continue;
+    }
+    const L exact = in_l(static_cast<L>(v));
+    if (std::abs(exact) < std::numeric_limits<T>::min()) {
+      EXPECT_LE(std::abs(static_cast<L>(have) - exact), std::numeric_limits<T>::denorm_min()) << v;
+      continue;
+    }
+    worst = std::max(worst, static_cast<double>(std::abs((static_cast<L>(have) - exact) / exact)));
+  }
+  std::printf("max relative error of fused %s (%s): %.3g\n", op, DTypeName(DTypeOf<T>::value),
+              worst);
+  return worst;
+}
+
+// Wider precision for T: double for float, long double for double.
+template <typename T>
+using Wider = std::conditional_t<std::is_same_v<T, float>, double, long double>;
+
+template <typename T>
+std::vector<T> SpecialValues() {
+  const T inf = std::numeric_limits<T>::infinity();
+  return {T(0), -T(0), inf, -inf, std::numeric_limits<T>::quiet_NaN(), T(-1),
+          std::numeric_limits<T>::denorm_min(), -std::numeric_limits<T>::min(),
+          std::numeric_limits<T>::min(), std::numeric_limits<T>::max()};
+}
+
+// `count` values evenly spaced over [lo, hi], then the ulp-neighbourhoods of `edges`.
+template <typename T>
+std::vector<T> Sweep(double lo, double hi, std::initializer_list<T> edges) {
+  std::vector<T> xs;
+  const int64_t n = 200003;
+  for (int64_t i = 0; i < n; ++i) xs.push_back(static_cast<T>(lo + (hi - lo) * i / (n - 1)));
+  for (T edge : edges) {
+    T v = edge;
+    for (int k = 0; k < 32; ++k) v = std::nextafter(v, T(0));
+    for (int k = 0; k < 64; ++k, v = std::nextafter(v, std::numeric_limits<T>::max()))
+      xs.push_back(v);
+  }
+  for (T v : SpecialValues<T>()) xs.push_back(v);
+  return xs;
+}
+
+// log: log-spaced inputs over the whole positive range (subnormals included), inputs next to
+// 1, and the special values (log(+-0) = -inf, NaN below 0).
 template <typename T>
 void CheckLogAccuracy(FusedBackend backend) {
   if (!HostHasAvx2()) GTEST_SKIP() << "no AVX2: log is std::log";
-  using L = std::conditional_t<std::is_same_v<T, float>, double, long double>;
-  const T lo = std::numeric_limits<T>::denorm_min(), hi = std::numeric_limits<T>::max();
-  const int64_t n = 200003;
+  using L = Wider<T>;
+  const L llo = std::log(static_cast<L>(std::numeric_limits<T>::denorm_min()));
+  const L lhi = std::log(static_cast<L>(std::numeric_limits<T>::max()));
   std::vector<T> xs;
-  const L llo = std::log(static_cast<L>(lo)), lhi = std::log(static_cast<L>(hi));
+  const int64_t n = 200003;
   for (int64_t i = 0; i < n; ++i) xs.push_back(static_cast<T>(std::exp(llo + (lhi - llo) * i / (n - 1))));
   for (int64_t i = -2000; i <= 2000; ++i) xs.push_back(T(1) + T(i) * std::numeric_limits<T>::epsilon());
-  const T inf = std::numeric_limits<T>::infinity(), nan = std::numeric_limits<T>::quiet_NaN();
-  const T specials[] = {T(0), -T(0), inf, -inf, nan, T(-1), lo, hi, std::numeric_limits<T>::min()};
-  for (T v : specials) xs.push_back(v);
-  Tensor x = Tensor::Empty({static_cast<int64_t>(xs.size())}, DTypeOf<T>::value);
-  std::copy(xs.begin(), xs.end(), x.data<T>());
-  auto p = FusedProgram::Parse("log($0); add(#0, -0)", DTypeOf<T>::value, 1);
-  ASSERT_TRUE(p.ok());
-  auto k = FusedKernel::Create(*p, {x.shape()}, x.shape(), backend);
-  ASSERT_TRUE(k.ok());
-  ASSERT_TRUE((*k)->native());
-  const Tensor* args[] = {&x};
-  auto got = (*k)->Run(args, x.shape());
-  ASSERT_TRUE(got.ok());
-  double worst = 0;
-  for (int64_t i = 0; i < x.numel(); ++i) {
-    const T v = x.data<T>()[i], have = got->template data<T>()[i];
-    const T want = std::log(v);
-    if (std::isnan(want) || std::isinf(want)) {
-      EXPECT_TRUE(std::isnan(want) ? std::isnan(have) : have == want) << v << " gives " << have;
-      continue;
-    }
-    if (want == 0) {
-      EXPECT_EQ(have, T(0)) << v;
-      continue;
-    }
-    const L exact = std::log(static_cast<L>(v));
-    worst = std::max(worst, static_cast<double>(std::abs((static_cast<L>(have) - exact) / exact)));
-  }
+  for (T v : SpecialValues<T>()) xs.push_back(v);
+  const double worst = MaxRelError<T, L>("log", xs, backend, std::log, std::log);
   EXPECT_LE(worst, kFusedLogRelTol<T>);
-  std::printf("max relative error of fused log (%s): %.3g\n", DTypeName(DTypeOf<T>::value), worst);
+}
+
+// tanh and erf: evenly spaced inputs, tiny ones of both signs down to the subnormals, both
+// sides of the series' bounds (and of float64 erf's Pade split), and the special values.
+template <typename T>
+std::vector<T> OddFunctionInputs(double range, std::initializer_list<T> edges) {
+  std::vector<T> xs = Sweep<T>(-range, range, edges);
+  for (int i = 0; i < 2000; ++i) {
+    const T v = static_cast<T>(std::exp(-0.05 * i) * 0.8);
+    xs.push_back(v);
+    xs.push_back(-v);
+  }
+  return xs;
+}
+
+template <typename T>
+void CheckTanhAccuracy(FusedBackend backend) {
+  if (!HostHasAvx2()) GTEST_SKIP() << "no AVX2: tanh is std::tanh";
+  const double worst = MaxRelError<T, Wider<T>>("tanh", OddFunctionInputs<T>(25, {T(0.55)}),
+                                                backend, std::tanh, std::tanh);
+  EXPECT_LE(worst, kFusedTanhRelTol<T>);
+}
+
+template <typename T>
+void CheckErfAccuracy(FusedBackend backend) {
+  if (!HostHasAvx2()) GTEST_SKIP() << "no AVX2: erf is std::erf";
+  const double worst = MaxRelError<T, Wider<T>>(
+      "erf", OddFunctionInputs<T>(7, {T(0.75), T(2.5)}), backend, std::erf, std::erf);
+  EXPECT_LE(worst, kFusedErfRelTol<T>);
 }
 
 TEST(FusedKernelTest, LogFloat32WithinDocumentedTolerance) {
@@ -388,58 +456,6 @@ TEST(FusedKernelTest, LogFloat64WithinDocumentedTolerance) {
   CheckLogAccuracy<double>(FusedBackend::kAuto);
   CheckLogAccuracy<double>(FusedBackend::kAvx2);
 }
-
-// The generated tanh against a wider-precision tanh: evenly spaced inputs over [-25, 25],
-// tiny ones of both signs down to the subnormals, both sides of the series' bound 0.55, and the
-// special values.
-template <typename T>
-void CheckTanhAccuracy(FusedBackend backend) {
-  if (!HostHasAvx2()) GTEST_SKIP() << "no AVX2: tanh is std::tanh";
-  using L = std::conditional_t<std::is_same_v<T, float>, double, long double>;
-  std::vector<T> xs;
-  const int64_t n = 200003;
-  for (int64_t i = 0; i < n; ++i) xs.push_back(static_cast<T>(-25.0 + 50.0 * i / (n - 1)));
-  for (int i = 0; i < 2000; ++i) {
-    const T v = static_cast<T>(std::exp(-0.05 * i) * 0.6);
-    xs.push_back(v);
-    xs.push_back(-v);
-  }
-  for (T v = std::nextafter(T(0.55), T(0)), k = 0; k < 64; v = std::nextafter(v, T(1)), ++k)
-    xs.push_back(v);
-  const T inf = std::numeric_limits<T>::infinity();
-  const T specials[] = {T(0), -T(0), inf, -inf, std::numeric_limits<T>::quiet_NaN(),
-                        std::numeric_limits<T>::denorm_min(), -std::numeric_limits<T>::min()};
-  for (T v : specials) xs.push_back(v);
-  Tensor x = Tensor::Empty({static_cast<int64_t>(xs.size())}, DTypeOf<T>::value);
-  std::copy(xs.begin(), xs.end(), x.data<T>());
-  auto p = FusedProgram::Parse("tanh($0); add(#0, -0)", DTypeOf<T>::value, 1);
-  ASSERT_TRUE(p.ok());
-  auto k = FusedKernel::Create(*p, {x.shape()}, x.shape(), backend);
-  ASSERT_TRUE(k.ok());
-  ASSERT_TRUE((*k)->native());
-  const Tensor* args[] = {&x};
-  auto got = (*k)->Run(args, x.shape());
-  ASSERT_TRUE(got.ok());
-  double worst = 0;
-  for (int64_t i = 0; i < x.numel(); ++i) {
-    const T v = x.data<T>()[i], have = got->template data<T>()[i];
-    if (std::isnan(v)) {
-      EXPECT_TRUE(std::isnan(have));
-      continue;
-    }
-    if (v == 0) {
-      EXPECT_EQ(std::signbit(have), std::signbit(v));
-      EXPECT_EQ(have, T(0));
-      continue;
-    }
-    const L exact = std::tanh(static_cast<L>(v));
-    worst = std::max(worst, static_cast<double>(std::abs((static_cast<L>(have) - exact) / exact)));
-  }
-  EXPECT_LE(worst, kFusedTanhRelTol<T>);
-  std::printf("max relative error of fused tanh (%s): %.3g\n", DTypeName(DTypeOf<T>::value),
-              worst);
-}
-
 TEST(FusedKernelTest, TanhFloat32WithinDocumentedTolerance) {
   CheckTanhAccuracy<float>(FusedBackend::kAuto);
   CheckTanhAccuracy<float>(FusedBackend::kAvx2);
@@ -448,65 +464,6 @@ TEST(FusedKernelTest, TanhFloat64WithinDocumentedTolerance) {
   CheckTanhAccuracy<double>(FusedBackend::kAuto);
   CheckTanhAccuracy<double>(FusedBackend::kAvx2);
 }
-
-// The generated erf against a wider-precision erf: evenly spaced inputs over [-7, 7], both
-// sides of the series' bound 0.75 and of float64's Pade split 2.5, tiny inputs of both signs,
-// and the special values.
-template <typename T>
-void CheckErfAccuracy(FusedBackend backend) {
-  if (!HostHasAvx2()) GTEST_SKIP() << "no AVX2: erf is std::erf";
-  using L = std::conditional_t<std::is_same_v<T, float>, double, long double>;
-  std::vector<T> xs;
-  const int64_t n = 200003;
-  for (int64_t i = 0; i < n; ++i) xs.push_back(static_cast<T>(-7.0 + 14.0 * i / (n - 1)));
-  for (int i = 0; i < 2000; ++i) {
-    const T v = static_cast<T>(std::exp(-0.05 * i) * 0.8);
-    xs.push_back(v);
-    xs.push_back(-v);
-  }
-  for (T edge : {T(0.75), T(2.5)}) {
-    T v = edge;
-    for (int k = 0; k < 32; ++k) v = std::nextafter(v, T(0));
-    for (int k = 0; k < 64; ++k, v = std::nextafter(v, T(10))) xs.push_back(v);
-  }
-  const T inf = std::numeric_limits<T>::infinity();
-  const T specials[] = {T(0), -T(0), inf, -inf, std::numeric_limits<T>::quiet_NaN(),
-                        std::numeric_limits<T>::denorm_min(), -std::numeric_limits<T>::min()};
-  for (T v : specials) xs.push_back(v);
-  Tensor x = Tensor::Empty({static_cast<int64_t>(xs.size())}, DTypeOf<T>::value);
-  std::copy(xs.begin(), xs.end(), x.data<T>());
-  auto p = FusedProgram::Parse("erf($0); add(#0, -0)", DTypeOf<T>::value, 1);
-  ASSERT_TRUE(p.ok());
-  auto k = FusedKernel::Create(*p, {x.shape()}, x.shape(), backend);
-  ASSERT_TRUE(k.ok());
-  ASSERT_TRUE((*k)->native());
-  const Tensor* args[] = {&x};
-  auto got = (*k)->Run(args, x.shape());
-  ASSERT_TRUE(got.ok());
-  double worst = 0;
-  for (int64_t i = 0; i < x.numel(); ++i) {
-    const T v = x.data<T>()[i], have = got->template data<T>()[i];
-    if (std::isnan(v)) {
-      EXPECT_TRUE(std::isnan(have));
-      continue;
-    }
-    if (v == 0) {
-      EXPECT_EQ(std::signbit(have), std::signbit(v));
-      EXPECT_EQ(have, T(0));
-      continue;
-    }
-    const L exact = std::erf(static_cast<L>(v));
-    if (std::abs(exact) < std::numeric_limits<T>::min()) {  // a subnormal result: to the last bit
-      EXPECT_LE(std::abs(static_cast<L>(have) - exact), std::numeric_limits<T>::denorm_min()) << v;
-      continue;
-    }
-    worst = std::max(worst, static_cast<double>(std::abs((static_cast<L>(have) - exact) / exact)));
-  }
-  EXPECT_LE(worst, kFusedErfRelTol<T>);
-  std::printf("max relative error of fused erf (%s): %.3g\n", DTypeName(DTypeOf<T>::value),
-              worst);
-}
-
 TEST(FusedKernelTest, ErfFloat32WithinDocumentedTolerance) {
   CheckErfAccuracy<float>(FusedBackend::kAuto);
   CheckErfAccuracy<float>(FusedBackend::kAvx2);
