@@ -52,6 +52,15 @@ def chain_exp(a, b, c, d):
     return a * b + c * d - ops.exp(a) * 0.5
 
 
+def numexpr_rows(ne, run):
+    """numexpr timed on its default threads and on one."""
+    rows = [(f"numexpr ({ne.get_num_threads()} threads)", median_ms(run))]
+    old = ne.set_num_threads(1)
+    rows.append(("numexpr (1 thread)", median_ms(run)))
+    ne.set_num_threads(old)
+    return rows
+
+
 def median_ms(fn, repeat=15):
     fn()  # warm up (compile, page in)
     runs = timeit.repeat(fn, number=1, repeat=repeat)
@@ -93,10 +102,7 @@ def main(with_exp=False):
             return ne.evaluate(expr, local_dict=env)
 
         np.testing.assert_allclose(run_ne(), want, rtol=1e-5, atol=1e-5)
-        rows.append((f"numexpr ({ne.get_num_threads()} threads)", median_ms(run_ne)))
-        old = ne.set_num_threads(1)
-        rows.append(("numexpr (1 thread)", median_ms(run_ne)))
-        ne.set_num_threads(old)
+        rows += numexpr_rows(ne, run_ne)
     except ImportError:
         print("numexpr: not installed", file=sys.stderr)
     try:
@@ -326,10 +332,7 @@ def mse_main():
 
         # numexpr sums float32 sequentially in float32: 1-2% off at 10M elements.
         np.testing.assert_allclose(run_ne(), want, rtol=0.05)
-        rows.append((f"numexpr ({ne.get_num_threads()} threads)", median_ms(run_ne)))
-        old = ne.set_num_threads(1)
-        rows.append(("numexpr (1 thread)", median_ms(run_ne)))
-        ne.set_num_threads(old)
+        rows += numexpr_rows(ne, run_ne)
     except ImportError:
         print("numexpr: not installed", file=sys.stderr)
     try:
