@@ -134,10 +134,14 @@ void ConvGradWeightRows(const Tensor& x, const Tensor& dout, const Shape& ws, co
       const int64_t oc = t / cg, ic = t % cg, grp = oc / og;
       for (int64_t i = 0; i < kh; ++i)
         for (int64_t j = 0; j < kw; ++j) {
-          // Output columns whose input column is inside the image.
+          // Output columns xo whose input column off + xo * sx is inside the image: x0 is the
+          // first with off + xo * sx >= 0, x1 one past the last with off + xo * sx <= wd - 1.
+          // A tap lying wholly in the right padding (wd - 1 - off < 0) reads no column; C++
+          // division truncates toward zero, so that case must not go through the division.
           const int64_t off = j * win.dilation[1] - g.pad[2];
+          const int64_t last = wd - 1 - off;
           const int64_t x0 = off >= 0 ? 0 : (-off + sx - 1) / sx;
-          const int64_t x1 = std::min(ow, (wd - 1 - off) / sx + 1);
+          const int64_t x1 = last < 0 ? 0 : std::min(ow, last / sx + 1);
           double acc = 0;
           for (int64_t b = 0; b < n; ++b) {
             const T* drow0 = pd + (b * o + oc) * oh * ow;
