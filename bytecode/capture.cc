@@ -574,6 +574,11 @@ bool Interp::Step(Frame& f, size_t& pc, bool* returned, Value* result) {
     }
     case Opc::GET_ITER: {
       if (!Pop(f, &a)) return false;
+      if (a.kind == Value::kIter && !a.opaque) {  // iter(it) is it: the loop shares its state
+        f.stack.push_back(std::move(a));
+        break;
+      }
+      if (a.kind == Value::kGenerator && GeneratorTakesSharedIterator(a)) return false;
       Value it;
       if (!GetIter(a, &it)) return false;
       // A loop over an input dict: a mutation of it while the loop may run raises in Python,
@@ -596,11 +601,13 @@ bool Interp::Step(Frame& f, size_t& pc, bool* returned, Value* result) {
       }
       Value& it = f.stack.back();
       if (it.items->empty()) {
+        const Value done = std::move(it);
         f.stack.pop_back();
+        if (!ExhaustIter(done)) return false;
         next = in.target;
       } else {
         Value item = it.items->front();
-        it.items->erase(it.items->begin());
+        if (!TakeItems(it, 1)) return false;
         f.stack.push_back(std::move(item));
       }
       break;

@@ -2,6 +2,7 @@
 // stack and the locals in Python, so that the dispatcher can run the graph of the prefix,
 // execute the instruction itself and continue in a resume function.
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_format.h"
 #include "bytecode/interp.h"
 #include "bytecode/bridge.h"
@@ -9,6 +10,27 @@
 #include "pijit/csrc/convert.h"
 
 namespace pijit::bytecode {
+
+namespace {
+
+// Adds the iterators reachable from `v` (inside tuples and lists too) to `out`.
+void CollectIterators(const Value& v, absl::flat_hash_set<const ValueList*>* out) {
+  if ((v.kind != Value::kIter && v.kind != Value::kSeq) || !v.items) return;
+  if (v.kind == Value::kIter && !out->insert(v.items.get()).second) return;
+  for (const Value& item : *v.items) CollectIterators(item, out);
+}
+
+}  // namespace
+
+bool Interp::TakesFromLiveIterator(const Value& v) const {
+  // Python gets a new iterator for each value it is handed: a zip or enumerate handed over
+  // beside an iterator it takes from would no longer advance it.
+  for (const Value& src : v.link->sources) {
+    if (live_iters_.contains(src.items.get())) return true;
+    if (src.link && TakesFromLiveIterator(src)) return true;
+  }
+  return false;
+}
 
 bool Interp::MakeBreakSpec(const Value& v, OutputSpec* spec) {
   switch (v.kind) {
@@ -43,6 +65,7 @@ bool Interp::MakeBreakSpec(const Value& v, OutputSpec* spec) {
         return true;
       }
       if (MemoRef(v, spec)) return true;
+      if (v.link && TakesFromLiveIterator(v)) return false;
       if (v.kind == Value::kIter && v.iter_dict >= 0) {
         spec->kind = OutputSpec::kDictIterator;
         spec->index = v.iter_dict;
@@ -130,6 +153,9 @@ void Interp::BuildBreak() {
   // they are unused and pure.
   // Effects before the instruction are replayed before the bridge runs it.
   if (!MakeEffects(root_effects_)) return;
+  live_iters_.clear();
+  for (const Value& v : root_stack_) CollectIterators(v, &live_iters_);
+  for (const Value& v : root_locals_) CollectIterators(v, &live_iters_);
   for (const Value& v : root_stack_) {
     brk->stack.emplace_back();
     if (!MakeBreakSpec(v, &brk->stack.back())) return;

@@ -18,7 +18,11 @@ bool Interp::CallOp(PyOp op, const ValueList& in_args, const std::vector<std::st
                     Value* out) {
   // NumPy scalars are 0-d tensors of their dtype: constants in the graph.
   ValueList args = in_args;
-  for (Value& a : args) {
+  // Where the op takes a Python number (an axis, a size), a NumPy scalar is the number it
+  // holds (ArgView::number).
+  absl::InlinedVector<PyObject*, 4> numbers(args.size(), nullptr);
+  for (size_t i = 0; i < args.size(); ++i) {
+    Value& a = args[i];
     // A NumPy integer index is a basic index, as in NumPy.
     if (op == PyOp::kGetItem) break;
     if (a.kind != Value::kConst || !IsNumpyScalar(a.obj)) continue;
@@ -27,6 +31,7 @@ bool Interp::CallOp(PyOp op, const ValueList& in_args, const std::vector<std::st
       Fail("invalid_input", std::string(t.status().message()));
       return false;
     }
+    if (PyObject* item = NumpyNumberItem(a.obj)) numbers[i] = Keep(item);
     UseConst(a);
     Value c;
     c.kind = Value::kTensor;
@@ -50,6 +55,7 @@ bool Interp::CallOp(PyOp op, const ValueList& in_args, const std::vector<std::st
     if (!dynamic_number[i]) UseConst(a);
     if (a.kind == Value::kTensor) {
       views[i].is_tensor = true;
+      views[i].number = numbers[i];
       continue;
     }
     bool has_tensor = false;
@@ -454,14 +460,21 @@ static bool FoldBuiltin(Interp& in, Frame& f, Builtin b, const ValueList& in_arg
     case Builtin::kAny: {
       // Over items known at capture time (a tensor's truth is data: not folded).
       if (args.size() != 1) break;
+      // An iterator argument is taken from up to the decisive item only.
+      const bool iterator = args[0].kind == Value::kIter && !args[0].opaque;
       Value it;
-      if (!in.GetIter(args[0], &it)) return false;
+      if (iterator) it = args[0];
+      else if (!in.GetIter(args[0], &it)) return false;
       const bool want = b == Builtin::kAny;
-      for (const Value& v : *it.items) {
+      const ValueList items = *it.items;
+      for (size_t i = 0; i < items.size(); ++i) {
         bool t;
-        if (v.kind == Value::kTensor || !in.Truth(v, &t)) goto unsupported;
-        if (t == want) return result(PyBool_FromLong(want));
+        if (items[i].kind == Value::kTensor || !in.Truth(items[i], &t)) goto unsupported;
+        if (t != want) continue;
+        if (iterator && !in.TakeItems(it, i + 1)) return false;
+        return result(PyBool_FromLong(want));
       }
+      if (iterator && (!in.TakeItems(it, items.size()) || !in.ExhaustIter(it))) return false;
       return result(PyBool_FromLong(!want));
     }
     case Builtin::kZip:
@@ -469,7 +482,13 @@ static bool FoldBuiltin(Interp& in, Frame& f, Builtin b, const ValueList& in_arg
     case Builtin::kTuple:
     case Builtin::kList: {
       std::vector<ValueList> seqs;
+      const bool lazy = b == Builtin::kZip || b == Builtin::kEnumerate;
       for (const Value& a : args) {
+        if (lazy && a.kind == Value::kIter && !a.opaque) {
+          // An iterator argument is taken from only as the zip or enumerate is (its link).
+          seqs.push_back(*a.items);
+          continue;
+        }
         Value it;
         if (!in.GetIter(a, &it)) return false;
         seqs.push_back(*it.items);
@@ -494,11 +513,7 @@ static bool FoldBuiltin(Interp& in, Frame& f, Builtin b, const ValueList& in_arg
           items.push_back(Value::Seq(std::move(t), false));
         }
       }
-      Value it;
-      it.kind = Value::kIter;
-      it.items = std::make_shared<ValueList>(std::move(items));
-      *out = std::move(it);
-      return true;
+      return in.MakeDerivedIter(args, std::move(items), out);
     }
     case Builtin::kGetattr:
     case Builtin::kHasattr: {

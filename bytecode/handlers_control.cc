@@ -17,13 +17,19 @@ bool Interp::GetIter(const Value& v, Value* out) {
     return true;
   };
   switch (v.kind) {
-    case Value::kIter:
-    case Value::kSeq: {
-      const bool opaque = v.opaque;
-      make(*v.items);
-      out->opaque = opaque;
-      return true;
+    case Value::kIter: {
+      if (v.opaque) {  // a dict view: each iteration is a fresh iterator over it
+        make(*v.items);
+        out->opaque = true;
+        return true;
+      }
+      // An iterator is its own iterator: the consumer takes what is left, and so exhausts it.
+      ValueList rest = *v.items;
+      if (!TakeItems(v, rest.size()) || !ExhaustIter(v)) return false;
+      return make(std::move(rest));
     }
+    case Value::kSeq:
+      return make(*v.items);
     case Value::kDict: {
       viewed_items_.insert(v.items.get());  // no mutating method while the loop may run
       ValueList keys;
@@ -100,6 +106,57 @@ bool Interp::GetIter(const Value& v, Value* out) {
   }
   Fail("unsupported_operator", absl::StrFormat("iterating over a %s", Py_TYPE(o)->tp_name));
   return false;
+}
+
+bool Interp::TakeItems(const Value& it, size_t n) {
+  if (n == 0) return true;
+  if (it.link) {
+    IterLink& link = *it.link;
+    for (size_t j = 0; j < link.sources.size(); ++j) {
+      const Value& src = link.sources[j];
+      if (src.items->size() != link.remaining[j]) {
+        Fail("unsupported_operator",
+             "an iterator advanced both directly and through a zip or enumerate over it",
+             "the loop runs in Python");
+        return false;
+      }
+      if (!TakeItems(src, n)) return false;
+      link.remaining[j] -= n;
+    }
+  }
+  it.items->erase(it.items->begin(), it.items->begin() + static_cast<std::ptrdiff_t>(n));
+  return true;
+}
+
+bool Interp::ExhaustIter(const Value& it) {
+  if (!it.link) return true;
+  // As zip's __next__: the sources are asked in order, and the first empty one stops it.
+  IterLink& link = *it.link;
+  for (size_t j = 0; j < link.sources.size(); ++j) {
+    const Value& src = link.sources[j];
+    if (src.items->size() != link.remaining[j]) {
+      Fail("unsupported_operator",
+           "an iterator advanced both directly and through a zip or enumerate over it",
+           "the loop runs in Python");
+      return false;
+    }
+    if (link.remaining[j] == 0) return ExhaustIter(src);
+    if (!TakeItems(src, 1)) return false;
+    --link.remaining[j];
+  }
+  return true;
+}
+
+bool Interp::MakeDerivedIter(const ValueList& args, ValueList rows, Value* out) {
+  out->kind = Value::kIter;
+  out->items = std::make_shared<ValueList>(std::move(rows));
+  for (const Value& a : args) {
+    if (a.kind != Value::kIter || a.opaque) continue;
+    if (!out->link) out->link = std::make_shared<IterLink>();
+    out->link->sources.push_back(a);
+    out->link->remaining.push_back(a.items->size());
+  }
+  return true;
 }
 
 bool Interp::IterInputDict(const Value& v, Value* out) {

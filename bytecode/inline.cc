@@ -138,6 +138,21 @@ bool Interp::Inline(Frame& caller, PyCodeObject* code, PyObject* func, int32_t f
   return true;
 }
 
+bool Interp::GeneratorTakesSharedIterator(const Value& gen) {
+  // A generator runs to its end at capture. Over an iterator that is also reachable from
+  // elsewhere (a local, another zip), a consumer that stops early would leave that iterator
+  // further advanced than Python does. The generator's own reference is the only one to a
+  // fresh iterator (GET_ITER of a list or range), so a second one means an alias.
+  for (const Value& a : gen.gen->args) {
+    if (a.kind == Value::kIter && !a.opaque && a.items.use_count() > 1) {
+      Fail("unsupported_call", "a generator over an iterator used elsewhere, which may stop early",
+           "the consumer runs in Python");
+      return true;
+    }
+  }
+  return false;
+}
+
 bool Interp::RunGenerator(const Value& gen, bool pure, Value* out) {
   GenState& st = *gen.gen;
   if (st.started) {
@@ -145,6 +160,7 @@ bool Interp::RunGenerator(const Value& gen, bool pure, Value* out) {
          "generators are captured when one consumer takes all their items at once");
     return false;
   }
+  if (pure && GeneratorTakesSharedIterator(gen)) return false;
   st.started = true;
   const size_t nodes = g().nodes().size();
   ValueList items;

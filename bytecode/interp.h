@@ -23,6 +23,7 @@ namespace pijit::bytecode {
 struct Value;
 using ValueList = std::vector<Value>;
 struct GenState;
+struct IterLink;
 
 // Attributes of a cast node to `dtype`.
 inline graph::Attrs CastTo(DType dtype) {
@@ -75,6 +76,8 @@ struct Value {
   int32_t iter_dict = -1;
   Py_ssize_t iter_total = 0;
   std::shared_ptr<const NumberInfo> number;  // kConst: a number the graph computes
+  // kIter made by zip or enumerate over other iterators: taking its items advances them.
+  std::shared_ptr<IterLink> link;
 
   static Value Const(PyObject* o, int32_t source = -1) {
     Value v;
@@ -102,6 +105,16 @@ struct Value {
     v.items = std::make_shared<ValueList>(std::move(items));
     return v;
   }
+};
+
+// A zip or enumerate over iterators (kIter values, which share their items with every alias
+// of the iterator). Its items are computed when it is made; each one taken advances every
+// source by one item, and exhausting it advances the sources before the first empty one by
+// one more, as Python's zip does. A source advanced elsewhere in between no longer matches
+// `remaining`, and capture stops rather than give a stale item.
+struct IterLink {
+  ValueList sources;
+  std::vector<size_t> remaining;  // each source's items left, as this iterator expects
 };
 
 // A generator function called during capture: its frame runs only when a consumer that
@@ -173,6 +186,8 @@ class Interp {
   // Graph breaks: how to rebuild a value of the stack or a local in Python (no guards:
   // values from sources are read from them on each call).
   bool MakeBreakSpec(const Value& v, OutputSpec* spec);
+  // Whether zip/enumerate `v` takes from an iterator that the break hands Python too.
+  bool TakesFromLiveIterator(const Value& v) const;
   void BuildBreak();  // fills out_->brk from the root frame's state, if it can continue
 
   // ---- handlers ----
@@ -192,11 +207,23 @@ class Interp {
   bool CompareOp(int cmp, const Value& a, const Value& b, Value* out);
   bool Truth(const Value& v, bool* out);
   bool Subscript(const Value& container, const Value& index, Value* out);
+  // The iterator of `v` for a consumer that takes every item (tuple, list, sum, unpacking,
+  // *args...): a fresh one over a container, or the items of an iterator, which is left
+  // exhausted. GET_ITER keeps an iterator itself (iter(it) is it).
   bool GetIter(const Value& v, Value* out);                    // handlers_control.cc
+  // Takes `n` items from the front of iterator `it` (n <= its items), advancing its sources.
+  bool TakeItems(const Value& it, size_t n);
+  // Iterator `it` found empty (a FOR_ITER past its end, a consumer draining it).
+  bool ExhaustIter(const Value& it);
+  // A zip or enumerate over `args`: `rows` are its items; iterator arguments become sources.
+  bool MakeDerivedIter(const ValueList& args, ValueList rows, Value* out);
   bool IterInputDict(const Value& v, Value* out);
   // Runs a generator made during capture to its end, its items into `out` (a kIter). With
   // `pure`, a generator whose items add graph nodes fails: its consumer may stop early.
   bool RunGenerator(const Value& gen, bool pure, Value* out);
+  // Fails capture (true) when `gen` takes from an iterator aliased elsewhere: its consumer
+  // may stop early (a `for` loop, all(), any()) and Python would not run it to its end.
+  bool GeneratorTakesSharedIterator(const Value& gen);
   // handlers_container.cc: dicts, container methods, f-strings, *args/**kwargs calls.
   bool DictSet(Value& dict, const Value& key, const Value& value);
   bool DictGet(const Value& dict, const Value& key, Value* out, bool* found);
@@ -265,6 +292,7 @@ class Interp {
   Frame* root_frame_ = nullptr;
   size_t root_pc_ = 0;
   std::vector<Value> root_stack_, root_locals_;
+  absl::flat_hash_set<const ValueList*> live_iters_;  // iterators a break hands Python
   PyObject* root_kwnames_ = nullptr;
   size_t root_nodes_ = 0;   // graph size before the instruction
   size_t root_params_ = 0;  // parameters before the instruction

@@ -58,7 +58,10 @@ PyObject* BuildValue(const OutputSpec& spec, BuildContext& cx) {
       const Py_ssize_t n = static_cast<Py_ssize_t>(spec.items.size());
       PyObject* seq = spec.kind == OutputSpec::kList ? PyList_New(n) : PyTuple_New(n);
       if (!seq) return nullptr;
-      if (spec.memo >= 0) {
+      // The memo holds what aliases refer to: the sequence, or for an iterator the iterator
+      // itself (set once it exists: its items cannot hold it).
+      const bool iterator = spec.kind == OutputSpec::kIterator;
+      if (spec.memo >= 0 && !iterator) {
         if (cx.memo.size() <= static_cast<size_t>(spec.memo)) cx.memo.resize(spec.memo + 1, nullptr);
         cx.memo[spec.memo] = seq;
       }
@@ -72,9 +75,13 @@ PyObject* BuildValue(const OutputSpec& spec, BuildContext& cx) {
         if (spec.kind == OutputSpec::kList) PyList_SET_ITEM(seq, i, item);
         else PyTuple_SET_ITEM(seq, i, item);
       }
-      if (spec.kind != OutputSpec::kIterator) return seq;
+      if (!iterator) return seq;
       PyObject* it = PyObject_GetIter(seq);
       Py_DECREF(seq);
+      if (it && spec.memo >= 0) {
+        if (cx.memo.size() <= static_cast<size_t>(spec.memo)) cx.memo.resize(spec.memo + 1, nullptr);
+        cx.memo[spec.memo] = it;
+      }
       return it;
     }
     case OutputSpec::kDictIterator: {

@@ -33,7 +33,7 @@ class Statements:
                                    "list", "list_mut", "gen", "raise_cond", "stack_call",
                                    "kwcall", "nested", "print", "dict", "bool_ops", "for_list",
                                    "with", "comp", "del", "unk_kw", "asnumpy", "method_call",
-                                   "box", "attr_read", "tuple_alias"]
+                                   "box", "attr_read", "tuple_alias", "iter_rest"]
         if "random" in FEATURES:
             kinds += ["rand_stmt"]
         if "ctl" in FEATURES and in_loop:
@@ -258,6 +258,8 @@ class Statements:
             self.assign_t(sc, name, depth,
                           f"{self.texpr(sc)} * (1.0 if getattr(o, {attr!r}, None) is None "
                           f"else 2.0)")
+        elif kind == "iter_rest":
+            self.iter_rest(sc, depth)
         elif kind == "rand_stmt":
             how = r.randrange(3)
             if how == 0:
@@ -275,6 +277,51 @@ class Statements:
             call = r.choice(["super().base_op", "super().base_brk", "self.base_op",
                              "self.base_brk"])
             self.assign_t(sc, name, depth, f"{call}({self.texpr(sc)})")
+
+    def iter_rest(self, sc, depth):
+        """A loop that leaves an iterator early, then a use of the rest of it (a second loop,
+        list(), next(), any()), sometimes with a break inside the loop or before the use."""
+        if depth > 2:
+            return
+        r = self.r
+        it, item, acc = self.fresh("it"), self.fresh("i"), self.fresh("v")
+        a, b, c = self.texpr(sc), self.texpr(sc), self.texpr(sc)
+        maker, get = r.choice([
+            (f"enumerate([{a}, {b}, {c}])", "{}[1]"),
+            (f"zip([{a}, {b}, {c}], range(3))", "{}[0]"),
+            (f"zip(enumerate([{a}, {b}, {c}]), [1, 2, 3, 4])", "{}[0][1]"),
+            (f"enumerate(zip([{a}, {b}, {c}], 'xyz'))", "{}[1][0]"),
+            (f"zip([{a}, {b}], [{c}, {a}, {b}])", "{}[1]"),
+        ])
+        self.emit(depth, f"{it} = {maker}")
+        self.assign_t(sc, acc, depth, self.texpr(sc))
+        self.emit(depth, f"for {item} in {it}:")
+        self.emit(depth + 1, f"{acc} = {acc} + {get.format(item)}")
+        if r.random() < 0.3:
+            self.emit(depth + 1, f"note({acc}.shape[0])")
+        cond = r.choice([f"float({get.format(item)}.sum()) > {round(r.uniform(-3, 3), 2)}",
+                         f"{acc}.shape[0] > 1", "k % 2 == 0"])
+        self.emit(depth + 1, f"if {cond}:")
+        self.emit(depth + 2, "break")
+        if r.random() < 0.3:
+            self.emit(depth, f"print(\"rest\", {acc}.shape, sep=\"|\")")
+        how = r.randrange(4)
+        if how == 0:
+            self.emit(depth, f"for {item} in {it}:")
+            self.emit(depth + 1, f"{acc} = {acc} * 0.5 + {get.format(item)}")
+        elif how == 1:
+            rest = self.fresh("r")
+            self.emit(depth, f"{rest} = list({it})")
+            self.emit(depth, f"LOG.append(len({rest}))")
+            self.emit(depth, f"if {rest}:")
+            self.emit(depth + 1, f"{acc} = {acc} - {get.format(rest + '[0]')}")
+        elif how == 2:
+            self.emit(depth, f"{item} = next({it}, None)")
+            self.emit(depth, f"if {item} is not None:")
+            self.emit(depth + 1, f"{acc} = {acc} + {get.format(item)} * 2.0")
+        else:
+            self.emit(depth, f"LOG.append(any(True for _ in {it}))")
+            self.emit(depth, f"LOG.append(len(list({it})))")
 
     # -- deletions, closure cells and dict mutations (the "effects" feature)
     EFFECTS = frozenset(["del_attr", "state_del", "state_view", "state_mut", "log_del", "glob_del",

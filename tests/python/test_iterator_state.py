@@ -1,0 +1,171 @@
+"""Iterators keep one state however they are reached: a loop that leaves an iterator early
+leaves the rest to whatever uses it next (another loop, list(), next() after a graph break,
+any()), through zip and enumerate over it too, as in eager Python.
+
+Every test compares against eager execution with graph_break_testutil.compare (results,
+printed output, side effects; jitted twice and under pijit.capture()). The functions return
+what is left of their iterators, which the capture of the past computed from a fresh copy of
+the iterator (the whole sequence again)."""
+import pytest
+
+import pijit as ms
+from graph_break_testutil import _reset_state  # noqa: F401 (autouse fixture)
+from graph_break_testutil import LOG, compare, log
+
+
+def enumerate_rest_after_break(x):
+    z = enumerate([x, x * 2.0, x * 3.0])
+    for i in z:
+        if i[0] == 1:
+            break
+    return list(z)
+
+
+def zip_rest_after_break(x):
+    z = zip([x, x * 2.0, x * 3.0], range(3))
+    for i in z:
+        if i[1] == 1:
+            break
+    return list(z)
+
+
+def zip_over_zip_rest(x):
+    z = zip(enumerate([x, x + 1.0, x + 2.0, x + 3.0]), "abcd")
+    for (i, t), c in z:
+        if c == "b":
+            break
+    return [t * 2.0 for (_, t), _ in z]
+
+
+def enumerate_over_dict_items(x):
+    z = enumerate({"a": x, "b": x * 2.0, "c": x * 3.0}.items())
+    for i, (k, v) in z:
+        if k == "a":
+            break
+    return list(z)
+
+
+def enumerate_over_range(x):
+    z = enumerate(range(5))
+    for i, r in z:
+        if r == 2:
+            break
+    return x * float(sum(r for _, r in z))
+
+
+def next_after_break_in_loop_head(x):
+    z = enumerate([x, x * 2.0, x * 3.0])
+    for i in z:
+        if i[0] == 0:
+            break
+    log("between")  # a graph break: the iterator's state crosses it
+    return next(z)
+
+
+def second_loop_continues(x):
+    acc = x * 0.0
+    z = zip([x, x * 2.0, x * 3.0, x * 4.0], [1.0, 2.0, 3.0, 4.0])
+    for t, s in z:
+        acc = acc + t * s
+        if s >= 2.0:
+            break
+    for t, s in z:
+        acc = acc - t
+    return acc, list(z)
+
+
+def zip_takes_from_an_iterator_it_shares(x):
+    # zip asks its first argument for an item before it finds the second exhausted: that
+    # item is gone from `e` too.
+    e = enumerate([x, x * 2.0, x * 3.0])
+    pairs = list(zip(e, [10, 20]))
+    return pairs, list(e)
+
+
+def loop_over_enumerate_of_a_shared_zip(x):
+    z = zip([x, x * 2.0, x * 3.0], range(3))
+    e = enumerate(z)
+    for i, (t, r) in e:
+        if i == 0:
+            break
+    return list(z), list(e)
+
+
+def loop_over_zip_of_iterator_then_rest(x):
+    e = enumerate([x, x + 1.0, x + 2.0, x + 3.0])
+    for (i, t), c in zip(e, "ab"):
+        pass
+    return list(e)
+
+
+def any_stops_at_the_first_true(x):
+    z = zip([0, 0, 1, 0, 5], [x, x * 2.0, x * 3.0, x * 4.0, x * 5.0])
+    found = any(a for a, _ in [(0, 0)])
+    LOG.append(found)
+    for a, t in z:
+        if a:
+            break
+    return list(z)
+
+
+def generator_over_a_shared_iterator_left_early(x):
+    z = enumerate([x, x * 2.0, x * 3.0])
+    g = (t for _, t in z)
+    for t in g:
+        break
+    return list(z)
+
+
+def break_inside_the_loop_body(x):
+    acc = x
+    z = enumerate([x, x * 2.0, x * 3.0])
+    for i, t in z:
+        log(i)  # a graph break inside the body
+        acc = acc + t
+        if i == 1:
+            break
+    return acc, list(z)
+
+
+def nested_enumerate_zip_with_break_in_body(x):
+    # The common pattern: a zip handed straight to enumerate, a break in the body.
+    acc = x
+    for i, (a, b) in enumerate(zip([x, x * 2.0], [x, x])):
+        acc = acc + a * b
+        log(i)
+    return acc
+
+
+CASES = [enumerate_rest_after_break, zip_rest_after_break, zip_over_zip_rest,
+         enumerate_over_dict_items, enumerate_over_range, next_after_break_in_loop_head,
+         second_loop_continues, zip_takes_from_an_iterator_it_shares,
+         loop_over_enumerate_of_a_shared_zip, loop_over_zip_of_iterator_then_rest,
+         any_stops_at_the_first_true, generator_over_a_shared_iterator_left_early,
+         break_inside_the_loop_body, nested_enumerate_zip_with_break_in_body]
+
+
+@pytest.mark.parametrize("fn", CASES, ids=lambda f: f.__name__)
+def test_iterator_left_early_keeps_its_state(fn, capsys):
+    compare(fn, capsys=capsys)
+
+
+def test_issue_example_gives_the_rest():
+    def f(x):
+        z = enumerate([x, x * 2.0, x * 3.0])
+        for i in z:
+            if i[0] == 1:
+                break
+        return list(z)
+
+    x = ms.Tensor([1.0, 2.0])
+    jf = ms.jit(f, mode="PIJit")
+    for _ in range(2):
+        rest = jf(x)
+        assert len(rest) == 1 and rest[0][0] == 2
+        assert rest[0][1].asnumpy().tolist() == [3.0, 6.0]
+    assert ms.get_code_extra(jf)["graph_count"] == 1
+
+
+def test_common_loop_with_a_break_in_the_body_stays_compiled(capsys):
+    stats, _, _ = compare(nested_enumerate_zip_with_break_in_body, capsys=capsys)
+    assert stats["graph_count"] >= 1 and stats["total_break_count"] >= 1
