@@ -11,6 +11,7 @@ A Cell that defines `bprop(self, *inputs, out, dout)` is differentiated by that 
 construct runs unrecorded and bprop returns one gradient per input (a tuple).
 """
 from pijit import _C
+from pijit._numbers import plain
 from pijit._tensor import Parameter, ParameterTuple, Tensor
 
 __all__ = ["grad", "value_and_grad", "GradOperation"]
@@ -24,6 +25,7 @@ def _positions(grad_position):
     """grad_position as a tuple of ints, and whether a single gradient is returned."""
     if grad_position is None:
         return (), False
+    grad_position = plain(grad_position)
     if isinstance(grad_position, bool) or not isinstance(grad_position, (int, tuple)):
         raise TypeError(f"grad: grad_position must be an int, a tuple of ints or None, "
                         f"got {type(grad_position).__name__}")

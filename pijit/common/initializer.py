@@ -6,6 +6,7 @@ import numbers
 import numpy as np
 
 from pijit import _C
+from pijit._numbers import plain
 from pijit._tensor import Tensor, float32
 
 
@@ -24,12 +25,13 @@ class Initializer:
     `initializer(init, shape, dtype)`."""
 
     def __init__(self, **kwargs):
-        self._kwargs = kwargs
+        self._kwargs = {k: plain(v) for k, v in kwargs.items()}
 
     def _fill(self, shape, dtype):
         raise NotImplementedError
 
     def __call__(self, shape, dtype=float32):
+        shape = plain(shape)
         shape = (shape,) if isinstance(shape, numbers.Integral) else tuple(shape)
         return self._fill(shape, dtype)
 
@@ -43,7 +45,7 @@ class Constant(Initializer):
 
     def __init__(self, value):
         super().__init__(value=value)
-        self.value = value
+        self.value = plain(value)
 
     def _fill(self, shape, dtype):
         return _C.ops.full(shape, self.value, dtype=dtype)
@@ -66,7 +68,7 @@ class Normal(Initializer):
 
     def __init__(self, sigma=0.01, mean=0.0):
         super().__init__(sigma=sigma, mean=mean)
-        self.sigma, self.mean = sigma, mean
+        self.sigma, self.mean = plain(sigma), plain(mean)
 
     def _fill(self, shape, dtype):
         return _C.ops.normal(shape, self.mean, self.sigma, dtype=dtype)
@@ -77,7 +79,7 @@ class Uniform(Initializer):
 
     def __init__(self, scale=0.07):
         super().__init__(scale=scale)
-        self.scale = scale
+        self.scale = plain(scale)
 
     def _fill(self, shape, dtype):
         return _C.ops.uniform(shape, -self.scale, self.scale, dtype=dtype)
@@ -88,7 +90,7 @@ class XavierUniform(Initializer):
 
     def __init__(self, gain=1):
         super().__init__(gain=gain)
-        self.gain = gain
+        self.gain = plain(gain)
 
     def _fill(self, shape, dtype):
         fan_in, fan_out = _fans(shape)
@@ -118,7 +120,7 @@ class HeUniform(Initializer):
 
     def __init__(self, negative_slope=0, mode="fan_in", nonlinearity="leaky_relu"):
         super().__init__(negative_slope=negative_slope, mode=mode, nonlinearity=nonlinearity)
-        self.args = (negative_slope, mode, nonlinearity)
+        self.args = (plain(negative_slope), mode, nonlinearity)
 
     def _fill(self, shape, dtype):
         bound = math.sqrt(3.0) * _he_std(shape, *self.args, "HeUniform")
@@ -130,7 +132,7 @@ class HeNormal(Initializer):
 
     def __init__(self, negative_slope=0, mode="fan_in", nonlinearity="leaky_relu"):
         super().__init__(negative_slope=negative_slope, mode=mode, nonlinearity=nonlinearity)
-        self.args = (negative_slope, mode, nonlinearity)
+        self.args = (plain(negative_slope), mode, nonlinearity)
 
     def _fill(self, shape, dtype):
         return _C.ops.normal(shape, 0.0, _he_std(shape, *self.args, "HeNormal"), dtype=dtype)
@@ -146,6 +148,7 @@ _BY_NAME = {
 def initializer(init, shape=None, dtype=float32):
     """A Tensor of `shape` and `dtype` filled by `init`: an Initializer, its name ('normal',
     'zeros', 'xavier_uniform', ...), a number (a constant) or a Tensor/array of that shape."""
+    init, shape = plain(init), plain(shape)
     if isinstance(init, (Tensor, np.ndarray)):
         if shape is not None and tuple(np.shape(init)) != tuple(
                 (shape,) if isinstance(shape, numbers.Integral) else shape):

@@ -24,6 +24,11 @@ inline bool IsPyScalar(PyObject* o) {
 // NumPy scalars (np.float32(2), np.int64(3), ...) act as 0-d tensors of their dtype.
 bool IsNumpyScalar(PyObject* o);
 absl::StatusOr<Tensor> NumpyScalarTensor(PyObject* o);
+// Where a Python number is taken (an axis, a size, a fill value, a bound), a NumPy scalar or
+// a 0-d NumPy array of a number (bool, integer or floating kind) is the number it holds, as
+// in NumPy and MindSpore: a new reference to that Python bool, int or float, or nullptr
+// (no error set) for any other object.
+PyObject* NumpyNumberItem(PyObject* o);
 
 // An index array given as a Python object (a list, a bool, a NumPy array) as an Int64 or a
 // Bool tensor of its own (IndexError for other kinds, as NumPy).

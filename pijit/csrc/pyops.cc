@@ -67,14 +67,22 @@ namespace pyargs {
 absl::Status TypeError(const std::string& msg) { return absl::UnimplementedError(msg); }
 absl::Status ValueError(const std::string& msg) { return absl::InvalidArgumentError(msg); }
 
-bool IsInt(PyObject* o) { return PyLong_Check(o) && !PyBool_Check(o); }
+bool IsInt(PyObject* o) {
+  if (PyLong_Check(o)) return !PyBool_Check(o);
+  PyObject* item = NumpyNumberItem(o);  // a NumPy integer is the int it holds
+  const bool is_int = item && PyLong_Check(item) && !PyBool_Check(item);
+  Py_XDECREF(item);
+  return is_int;
+}
 
 absl::Status ReadInt(const char* op, const char* what, PyObject* v, int64_t* out) {
   if (!IsInt(v)) {
     return TypeError(absl::StrFormat("%s: %s must be an int, got %s", op, what, Py_TYPE(v)->tp_name));
   }
+  PyObject* item = PyLong_Check(v) ? nullptr : NumpyNumberItem(v);
   int overflow = 0;
-  *out = PyLong_AsLongLongAndOverflow(v, &overflow);
+  *out = PyLong_AsLongLongAndOverflow(item ? item : v, &overflow);
+  Py_XDECREF(item);
   if (overflow) return absl::OutOfRangeError(absl::StrFormat("%s: %s is too large", op, what));
   return absl::OkStatus();
 }
@@ -101,6 +109,12 @@ absl::Status ReadInts(const char* op, const char* what, PyObject* o, Shape* out)
 }
 
 absl::Status ReadNumber(const char* op, const char* what, PyObject* v, double* out) {
+  PyObject* item = PyLong_Check(v) || PyFloat_Check(v) ? nullptr : NumpyNumberItem(v);
+  if (item) {  // a NumPy number: the Python number it holds
+    const absl::Status s = ReadNumber(op, what, item, out);
+    Py_DECREF(item);
+    return s;
+  }
   if (!IsInt(v) && !PyFloat_Check(v)) {
     return TypeError(absl::StrFormat("%s: %s must be an int or a float, got %s", op, what,
                                      Py_TYPE(v)->tp_name));
@@ -172,6 +186,7 @@ absl::StatusOr<PyObject*> Plain(const char* op, const char* what, absl::Span<con
                                 int slot) {
   if (slot < 0) return nullptr;
   const ArgView& a = args[slot];
+  if (a.number) return a.number;  // a NumPy scalar where a Python value is taken
   if (a.is_tensor || a.is_seq) {
     return TypeError(absl::StrFormat("%s: %s must be a Python value, got a %s", op, what,
                                      a.is_tensor ? "Tensor" : "sequence of tensors"));

@@ -35,9 +35,12 @@ bool PyOpByName(const char* name, PyOp* out);
 // The eager binding makes a sequence view of every list/tuple argument that holds a tensor.
 // Capture passes tensors inside sequences the same way (a sequence view whose items are
 // graph nodes); a sequence argument given as a plain Python object is read by the parser.
+//  - a NumPy scalar is a tensor operand (is_tensor) whose `number` is the Python number it
+//    holds, for parameters that take a number (an axis, a size, a fill value).
 struct ArgView {
   bool is_tensor = false;
   PyObject* object = nullptr;
+  PyObject* number = nullptr;  // borrowed
   bool is_seq = false;
   bool is_list = false;  // a sequence view of a list (not a tuple)
   absl::Span<const ArgView> items;

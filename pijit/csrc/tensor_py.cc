@@ -161,6 +161,42 @@ bool IsNumpyScalar(PyObject* o) {
          PyObject_TypeCheck(o, reinterpret_cast<PyTypeObject*>(generic));
 }
 
+PyObject* NumpyNumberItem(PyObject* o) {
+  if (PyLong_CheckExact(o) || PyFloat_CheckExact(o) || PyBool_Check(o) || AsTensor(o)) return nullptr;
+  static PyObject* number_types = [] {
+    py::module_ np = Numpy();
+    return py::make_tuple(np.attr("number"), np.attr("bool_")).release().ptr();
+  }();
+  static PyObject* ndarray = py::object(Numpy().attr("ndarray")).release().ptr();
+  if (PyObject_IsInstance(o, ndarray) == 1) {
+    // A 0-d array of a number: its dtype (a np.dtype) has a scalar type among number_types.
+    PyObject* ndim = PyObject_GetAttrString(o, "ndim");
+    const long nd = ndim ? PyLong_AsLong(ndim) : -1;
+    Py_XDECREF(ndim);
+    if (nd != 0) {
+      PyErr_Clear();
+      return nullptr;
+    }
+    PyObject* dtype = PyObject_GetAttrString(o, "dtype");
+    PyObject* type = dtype ? PyObject_GetAttrString(dtype, "type") : nullptr;
+    Py_XDECREF(dtype);
+    const bool number = type && PyObject_IsSubclass(type, number_types) == 1;
+    Py_XDECREF(type);
+    if (!number) {
+      PyErr_Clear();
+      return nullptr;
+    }
+  } else if (PyObject_IsInstance(o, number_types) != 1) {
+    PyErr_Clear();
+    return nullptr;
+  }
+  PyObject* item = PyObject_CallMethod(o, "item", nullptr);
+  if (!item) PyErr_Clear();
+  // Complex numbers are numbers too, but no parameter takes one.
+  if (item && !IsPyScalar(item)) Py_CLEAR(item);
+  return item;
+}
+
 absl::StatusOr<Tensor> NumpyScalarTensor(PyObject* o) {
   try {
     return FromNumpy(py::array::ensure(Numpy().attr("asarray")(py::handle(o))), nullptr);
@@ -247,7 +283,15 @@ PyObject* CallEager(PyOp op, PyObject* const* args, Py_ssize_t nargs, PyObject* 
   for (Py_ssize_t i = 0; i < n; ++i) {
     // A NumPy integer index is a basic index (a view), as in NumPy.
     if (op == PyOp::kGetItem) break;
-    if (AsTensor(argv[i]) || !IsNumpyScalar(argv[i])) continue;
+    if (AsTensor(argv[i]) || IsPyScalar(argv[i])) continue;
+    // Where the op takes a Python number (an axis, a size, a fill value), a NumPy scalar or
+    // 0-d array is that number; as an operand, a 0-d tensor of its dtype.
+    PyObject* item = NumpyNumberItem(argv[i]);
+    if (!item && !IsNumpyScalar(argv[i])) continue;
+    if (item) {
+      views[i].number = item;
+      own.push_back(item);
+    }
     auto t = NumpyScalarTensor(argv[i]);
     if (!t.ok()) {
       SetPyError(t.status());

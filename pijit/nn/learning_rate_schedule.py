@@ -15,6 +15,8 @@ with p = step / decay_steps, floored when is_stair."""
 import math
 import numbers
 
+from pijit._numbers import plain
+
 from pijit import ops
 from pijit.nn.cell import Cell
 
@@ -23,6 +25,7 @@ __all__ = ["LearningRateSchedule", "ExponentialDecayLR", "NaturalExpDecayLR", "I
 
 
 def _real(cls, name, v, positive=False):
+    v = plain(v)
     if isinstance(v, bool) or not isinstance(v, numbers.Real):
         raise TypeError(f"{cls}: {name} must be a float, got {type(v).__name__}")
     v = float(v)
@@ -32,6 +35,7 @@ def _real(cls, name, v, positive=False):
 
 
 def _steps(cls, name, v):
+    v = plain(v)
     if isinstance(v, bool) or not isinstance(v, int) or v <= 0:
         raise ValueError(f"{cls}: {name} must be a positive int, got {v!r}")
     return v

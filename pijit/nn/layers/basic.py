@@ -1,14 +1,17 @@
 """Dense, Flatten, Dropout and Embedding."""
 from pijit import ops
+from pijit._numbers import plain
 from pijit._tensor import Parameter, float32, int32
 from pijit.common.initializer import initializer
 from pijit.nn.cell import Cell
 from pijit.nn.layers.activation import get_activation
 
 
-def _check_positive_int(name, value, what):
+def _positive_int(name, value, what):
+    value = plain(value)
     if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
         raise ValueError(f"{name}: {what} must be a positive int, got {value!r}")
+    return value
 
 
 class Dense(Cell):
@@ -17,8 +20,8 @@ class Dense(Cell):
     def __init__(self, in_channels, out_channels, weight_init="normal", bias_init="zeros",
                  has_bias=True, activation=None, dtype=float32):
         super().__init__()
-        _check_positive_int("Dense", in_channels, "in_channels")
-        _check_positive_int("Dense", out_channels, "out_channels")
+        in_channels = _positive_int("Dense", in_channels, "in_channels")
+        out_channels = _positive_int("Dense", out_channels, "out_channels")
         self.in_channels, self.out_channels, self.has_bias = in_channels, out_channels, has_bias
         self.weight = Parameter(initializer(weight_init, (out_channels, in_channels), dtype),
                                 name="weight")
@@ -64,6 +67,7 @@ class Dropout(Cell):
 
     def __init__(self, keep_prob=0.5, p=None, dtype=float32):
         super().__init__()
+        keep_prob, p = plain(keep_prob), plain(p)
         if p is None:
             p = 1.0 - keep_prob
         if not 0.0 <= p < 1.0:
@@ -88,8 +92,9 @@ class Embedding(Cell):
     def __init__(self, vocab_size, embedding_size, use_one_hot=False, embedding_table="normal",
                  dtype=int32, padding_idx=None):
         super().__init__()
-        _check_positive_int("Embedding", vocab_size, "vocab_size")
-        _check_positive_int("Embedding", embedding_size, "embedding_size")
+        vocab_size = _positive_int("Embedding", vocab_size, "vocab_size")
+        embedding_size = _positive_int("Embedding", embedding_size, "embedding_size")
+        padding_idx = plain(padding_idx)
         self.vocab_size, self.embedding_size = vocab_size, embedding_size
         self.use_one_hot, self.padding_idx = use_one_hot, padding_idx
         table = initializer(embedding_table, (vocab_size, embedding_size), float32).asnumpy().copy()

@@ -1,5 +1,6 @@
 """Conv2d."""
 from pijit import ops
+from pijit._numbers import plain
 from pijit._tensor import Parameter, float32
 from pijit.common.initializer import initializer
 from pijit.nn.cell import Cell
@@ -8,6 +9,9 @@ _PAD_MODES = ("same", "valid", "pad")
 
 
 def _pair(name, what, v):
+    v = plain(v)
+    if isinstance(v, list):
+        v = tuple(v)
     if isinstance(v, int) and not isinstance(v, bool):
         v = (v, v)
     if not (isinstance(v, tuple) and len(v) == 2 and all(isinstance(i, int) and i > 0 for i in v)):
@@ -20,6 +24,7 @@ def _pad_mode(name, pad_mode, padding):
     if not isinstance(pad_mode, str) or pad_mode.lower() not in _PAD_MODES:
         raise ValueError(f"{name}: pad_mode must be one of {_PAD_MODES}, got {pad_mode!r}")
     pad_mode = pad_mode.lower()
+    padding = plain(padding)
     pads = (padding,) if isinstance(padding, int) else tuple(padding)
     if any(p < 0 for p in pads):
         raise ValueError(f"{name}: padding must be non-negative, got {padding!r}")
@@ -38,6 +43,7 @@ class Conv2d(Cell):
         super().__init__()
         if data_format != "NCHW":
             raise ValueError(f"Conv2d: only data_format='NCHW' is supported, got {data_format!r}")
+        in_channels, out_channels, group = plain(in_channels), plain(out_channels), plain(group)
         for what, v in (("in_channels", in_channels), ("out_channels", out_channels), ("group", group)):
             if isinstance(v, bool) or not isinstance(v, int) or v <= 0:
                 raise ValueError(f"Conv2d: {what} must be a positive int, got {v!r}")
@@ -49,7 +55,7 @@ class Conv2d(Cell):
         self.stride = _pair("Conv2d", "stride", stride)
         self.dilation = _pair("Conv2d", "dilation", dilation)
         self.pad_mode = _pad_mode("Conv2d", pad_mode, padding)
-        self.padding = padding
+        self.padding = plain(padding)
         self.group, self.has_bias, self.format = group, has_bias, data_format
         self.weight_init, self.bias_init = weight_init, bias_init
         shape = (out_channels, in_channels // group) + self.kernel_size

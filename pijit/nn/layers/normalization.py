@@ -1,5 +1,6 @@
 """BatchNorm2d and LayerNorm."""
 from pijit import ops
+from pijit._numbers import plain
 from pijit._tensor import Parameter, float32
 from pijit.common.initializer import initializer
 from pijit.nn.cell import Cell
@@ -18,6 +19,7 @@ class BatchNorm2d(Cell):
                  beta_init="zeros", moving_mean_init="zeros", moving_var_init="ones",
                  use_batch_statistics=None, data_format="NCHW", dtype=float32):
         super().__init__()
+        num_features, eps, momentum = plain(num_features), plain(eps), plain(momentum)
         if isinstance(num_features, bool) or not isinstance(num_features, int) or num_features <= 0:
             raise ValueError(f"BatchNorm2d: num_features must be a positive int, got {num_features!r}")
         if not 0.0 <= momentum <= 1.0:
@@ -55,6 +57,8 @@ class LayerNorm(Cell):
     def __init__(self, normalized_shape, begin_norm_axis=-1, begin_params_axis=-1,
                  gamma_init="ones", beta_init="zeros", epsilon=1e-7, dtype=float32):
         super().__init__()
+        normalized_shape, epsilon = plain(normalized_shape), plain(epsilon)
+        begin_norm_axis, begin_params_axis = plain(begin_norm_axis), plain(begin_params_axis)
         if isinstance(normalized_shape, int):
             normalized_shape = (normalized_shape,)
         if not isinstance(normalized_shape, (tuple, list)) or not normalized_shape:
