@@ -77,8 +77,12 @@ def conv_cases(stride):
         if x_shape[2] + p[0] + p[1] < dil * (k[0] - 1) + 1 or x_shape[3] + p[2] + p[3] < dil * (k[1] - 1) + 1:
             continue
         yield x_shape, (o, c // groups) + k, pad, p, dil, groups
-    # Kernels larger than the input, held by the padding.
+    # Kernels larger than the input, held by the padding; a late MnasNet stage (a 5x5
+    # depthwise kernel, padding 2, over a 2x2 or 3x3 map); a tap in the right padding only.
     yield (1, 2, 3, 2), (2, 2, 5, 4), (2, 1, 3, 2), (2, 1, 3, 2), 1, 1
+    for size in (2, 3):
+        yield (2, 4, size, size), (4, 1, 5, 5), (2, 2, 2, 2), (2, 2, 2, 2), 1, 4
+    yield (2, 1, 5, 6), (2, 1, 7, 7), (2, 0, 0, 3), (2, 0, 0, 3), 1, 1
 
 
 def conv_loss(x, w, dy, stride, pad, dil, groups):
@@ -115,17 +119,16 @@ def test_conv2d_gradients_match_numpy_eagerly_and_jitted(dtype, stride):
 
 
 def test_mnasnet_depthwise_stride_two_weight_gradient():
-    # A depthwise 3x3 layer of stride 2 with 'same' padding on an even input: its right
-    # padding column is the last kernel column of every last output column.
+    # MnasNet's 5x5 depthwise layer of stride 2 and padding 2 on a 2x2 map (a late stage of
+    # a 32x32 input): the last kernel column reads only the right padding.
     rng = np.random.default_rng(0)
-    x = rng.standard_normal((2, 8, 8, 8)).astype(np.float32)
-    w = rng.standard_normal((8, 1, 3, 3)).astype(np.float32)
-    p = resolve(x.shape, (3, 3), (2, 2), "same", (1, 1))
-    y, grads = conv_reference(x, w, (2, 2), p, (1, 1), 8)
+    x = rng.standard_normal((2, 8, 2, 2)).astype(np.float32)
+    w = rng.standard_normal((8, 1, 5, 5)).astype(np.float32)
+    y, grads = conv_reference(x, w, (2, 2), (2, 2, 2, 2), (1, 1), 8)
     dy = rng.standard_normal(y.shape).astype(np.float32)
     _, want_dw = grads(dy)
     g = ms.grad(conv_loss, grad_position=1)
-    args = (ms.Tensor(x), ms.Tensor(w), ms.Tensor(dy), 2, "same", 1, 8)
+    args = (ms.Tensor(x), ms.Tensor(w), ms.Tensor(dy), 2, (2, 2, 2, 2), 1, 8)
     np.testing.assert_allclose(g(*args).asnumpy(), want_dw, atol=1e-4)
     np.testing.assert_allclose(ms.jit(g, mode="PIJit")(*args).asnumpy(), want_dw, atol=1e-4)
 
