@@ -107,8 +107,10 @@ class Builder {
   }
 
   // Sums `x` down to `shape`, the shape it was broadcast from.
-  NodeId SumTo(NodeId x, absl::Span<const int64_t> shape) {
+  NodeId SumTo(NodeId x, absl::Span<const int64_t> target) {
     if (x == kNil) return x;
+    // `target` may be a node's shape: emitting nodes can move it, so it is copied first.
+    const Shape shape(target.begin(), target.end());
     const Shape s = ShapeOf(x);
     if (s == Shape(shape.begin(), shape.end())) return x;
     const int64_t lead = static_cast<int64_t>(s.size()) - static_cast<int64_t>(shape.size());
@@ -127,7 +129,8 @@ class Builder {
   }
 
   // `g` (a gradient contribution) as a gradient of a value of meta `m`.
-  NodeId Fit(NodeId g, const TensorMeta& m) { return Convert(SumTo(g, m.shape), m.dtype); }
+  // `m` is copied: it may be a node's meta, which emitting nodes can move.
+  NodeId Fit(NodeId g, TensorMeta m) { return Convert(SumTo(g, m.shape), m.dtype); }
 
  private:
   static Attrs Ints(absl::Span<const int64_t> v) {
