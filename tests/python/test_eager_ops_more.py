@@ -478,8 +478,13 @@ def test_reductions_hypothesis(data, name, dtype, keepdims):
         axis = data.draw(st.none() | st.integers(-len(shape), len(shape) - 1))
     else:
         axis = data.draw(st.none() | hnp.valid_tuple_axes(len(shape), min_size=1))
+    # The spread of equal values is 0 up to the rounding of their mean, which NumPy computes
+    # in float32 (pijit accumulates in float64): up to a few ulps of the largest magnitude.
+    atol = 1e-9
+    if name in ("var", "std") and dtype == "float32" and a.size:
+        atol = max(atol, 4 * float(np.finfo(np.float32).eps) * float(np.abs(a).max()))
     check(lambda t: getattr(ops, name)(t, axis, keepdims=keepdims),
-          lambda x: np_reduce(name)(x, axis, keepdims), a, rtol=1e-4, atol=1e-9)
+          lambda x: np_reduce(name)(x, axis, keepdims), a, rtol=1e-4, atol=atol)
 
 
 def test_reduction_errors_name_op_and_shape():
