@@ -255,7 +255,10 @@ bool Interp::LoadAttr(Frame& f, const Value& owner, PyObject* name, bool method)
   if (PyErr_Occurred()) PyErr_Clear();
   // A method defined in Python on the object's class: push (function, self) for inlining.
   PyObject* descr = _PyType_Lookup(Py_TYPE(obj), name);
-  if (descr && PyFunction_Check(descr) && Py_TYPE(obj)->tp_getattro == PyObject_GenericGetAttr &&
+  // A pijit.jit function in a class body binds like a function (its descriptor makes a method).
+  const bool function = descr && (PyFunction_Check(descr) || (guards::g_jit_wrapped_function &&
+                                                              guards::g_jit_wrapped_function(descr)));
+  if (function && Py_TYPE(obj)->tp_getattro == PyObject_GenericGetAttr &&
       owner.source >= 0) {
     PyObject** dictptr = _PyObject_GetDictPtr(obj);
     bool shadowed = dictptr && *dictptr && PyDict_GetItemWithError(*dictptr, name);

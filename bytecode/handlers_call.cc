@@ -611,6 +611,17 @@ bool Interp::Call(Frame& f, const Value& callable, ValueList args, Value* out) {
     }
     return CallVjp(f, std::move(args), out);
   }
+  if (PyObject* inner = guards::g_jit_wrapped_function ? guards::g_jit_wrapped_function(fn) : nullptr) {
+    // Nested jit: a pijit.jit function (of any mode) called from captured code is inlined
+    // into this graph; the callable is guarded by identity, so its function is fixed.
+    if (callable.source < 0) {
+      Fail("unsupported_call", "calling a jitted function whose origin cannot be guarded");
+      return false;
+    }
+    return Inline(f, reinterpret_cast<PyCodeObject*>(PyFunction_GET_CODE(inner)), inner,
+                  gp().AddSource(Source::kJitWrapped, callable.source, -1), nullptr,
+                  std::move(args), names, out);
+  }
   if (PyFunction_Check(fn)) {
     if (callable.source < 0) {
       Fail("unsupported_call", "calling a function whose origin cannot be guarded");

@@ -233,6 +233,8 @@ void GuardProgram::GuardValue(int32_t source, PyObject* obj) {
   guards_.push_back(std::move(g));
 }
 
+PyObject* (*g_jit_wrapped_function)(PyObject* obj) = nullptr;
+
 PyObject* ResolveSource(const Source& s, PyObject* p, const Roots& roots) {
   PyObject* v = nullptr;
   switch (s.kind) {
@@ -272,6 +274,9 @@ PyObject* ResolveSource(const Source& s, PyObject* p, const Roots& roots) {
         v = PyFunction_GET_KW_DEFAULTS(p);
         if (!v) v = Py_None;
       }
+      break;
+    case Source::kJitWrapped:
+      if (g_jit_wrapped_function) v = g_jit_wrapped_function(p);
       break;
   }
   if (!v && PyErr_Occurred()) PyErr_Clear();
@@ -432,6 +437,7 @@ std::string GuardProgram::SourceText(int32_t i) const {
     case Source::kTypeAttr: return absl::StrCat("type(", SourceText(s.parent), ").", name);
     case Source::kItem: return absl::StrCat(SourceText(s.parent), "[", s.index, "]");
     case Source::kFuncKwDefaults: return absl::StrCat(SourceText(s.parent), ".__kwdefaults__");
+    case Source::kJitWrapped: return absl::StrCat(SourceText(s.parent), ".__wrapped__");
     case Source::kDictItem: {
       PyObject* r = PyObject_Repr(s.name);
       std::string key = r ? PyUnicode_AsUTF8(r) : "?";

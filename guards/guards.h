@@ -26,6 +26,7 @@ struct Source {
     kItem,          // item `index` of the tuple or list at `parent`
     kDictItem,      // the value for key `name` of the dict at `parent`
     kFuncKwDefaults,  // __kwdefaults__ of the function at `parent` (None when absent)
+    kJitWrapped,    // the Python function that the pijit.jit callable at `parent` compiles
   };
   Kind kind;
   int32_t parent = -1;       // parent source, for the kinds that have one
@@ -56,6 +57,10 @@ struct Guard {
   uint64_t dynamic = 0;    // kTensorMatch: bit d set = dimension d may take any size
   bool contiguous = true;  // kTensorMatch with dynamic dims: contiguity instead of strides
 };
+
+// The Python function a pijit.jit callable compiles (borrowed), or nullptr for any other
+// object: set by the bindings, which own that type (kJitWrapped sources read through it).
+extern PyObject* (*g_jit_wrapped_function)(PyObject* obj);
 
 // A tensor dimension that varies between calls: (source description, dimension).
 using DynamicDim = std::pair<std::string, int>;

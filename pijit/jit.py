@@ -1,37 +1,130 @@
-"""jit, capture regions, transparent mode and introspection."""
+"""jit (MindSpore 2.x's signature and the seeds' older `mode=` spelling), jit_class, capture
+regions and transparent mode.
+
+    jit(function=None, *, capture_mode="ast", jit_level=None, dynamic=0, fullgraph=False,
+        backend="", **options)
+
+capture_mode  "ast" (also mode="PSJit", bare @jit): the whole function is one graph;
+              anything else raises GraphBreakError naming the construct and its line.
+              "bytecode" (also mode="PIJit"): what can be captured is, the rest runs in
+              Python between graphs (graph breaks); fullgraph=True makes breaks errors.
+              "trace": captured from the bytecode as "bytecode" is (breaks allowed), so
+              Python control flow is re-checked by guards on every call rather than frozen
+              at the first one.
+jit_level     None, "O1" or "O2": every optimisation (simplification, epilogues, fusion).
+              "O0": the graph runs as captured (dead code removed), for debugging.
+dynamic       0: sizes become symbolic after a call with other sizes; 1: every size of
+              every tensor argument is symbolic from the first compile.
+backend       "" / "default" / "ms_backend": pijit's own executor.
+"""
 import inspect
 import os
 import sysconfig
-from dataclasses import dataclass, field
+import types
 
 from pijit import _C
 
 GraphBreakError = _C.GraphBreakError
 
-_MODES = ("PIJit", "PSJit")
+_CAPTURE_MODES = ("ast", "bytecode", "trace")
+_LEGACY_MODES = {"PSJit": "ast", "PIJit": "bytecode"}
+_JIT_LEVELS = ("O0", "O1", "O2")
+_BACKENDS = ("", "default", "ms_backend")
+_KEYWORDS = ("capture_mode", "jit_level", "dynamic", "fullgraph", "backend", "mode",
+             "jit_config")
 
 
-def jit(function=None, *, mode="PSJit", fullgraph=False, jit_config=None, **options):
-    """Compiles `function` into guard-checked graphs.
+def _resolve_mode(capture_mode, mode):
+    if mode is not None and mode not in _LEGACY_MODES:
+        raise ValueError(f"jit: mode must be one of {tuple(_LEGACY_MODES)}, got {mode!r} "
+                         f"(or use capture_mode, one of {_CAPTURE_MODES})")
+    if capture_mode is not None and capture_mode not in _CAPTURE_MODES:
+        raise ValueError(f"jit: capture_mode must be one of {_CAPTURE_MODES}, got {capture_mode!r}")
+    legacy = _LEGACY_MODES.get(mode)
+    if capture_mode is not None and legacy is not None and capture_mode != legacy:
+        raise ValueError(f"jit: mode={mode!r} means capture_mode={legacy!r}, which contradicts "
+                         f"capture_mode={capture_mode!r}; give one of them")
+    return capture_mode or legacy or "ast"
 
-    mode="PIJit": capture what can be captured and run the rest eagerly.
-    mode="PSJit" (the default, as in MindSpore) or fullgraph=True: the whole function must
-    become one graph; anything else raises GraphBreakError naming the construct and its line.
-    """
-    if mode not in _MODES:
-        raise ValueError(f"jit: mode must be one of {_MODES}, got {mode!r}")
+
+def _resolve_level(jit_level, jit_config):
+    if jit_level is None and jit_config is not None:
+        # MindSpore's JitConfig (or a dict of its fields): only its jit_level matters here.
+        jit_level = (jit_config.get("jit_level") if isinstance(jit_config, dict)
+                     else getattr(jit_config, "jit_level", None)) or None
+    if jit_level is not None and jit_level not in _JIT_LEVELS:
+        raise ValueError(f"jit: jit_level must be one of {_JIT_LEVELS} (or None), got {jit_level!r}")
+    return jit_level
+
+
+def jit(function=None, *, capture_mode=None, jit_level=None, dynamic=0, fullgraph=False,
+        backend="", mode=None, jit_config=None, **options):
+    """Compiles `function` (a function, a bound method, a staticmethod or classmethod, a Cell
+    instance or a Cell class) into guard-checked graphs; see the module docstring."""
     if options:
-        raise TypeError(f"jit() got unexpected keyword arguments {sorted(options)}")
-    strict = fullgraph or mode == "PSJit"
+        raise TypeError(f"jit() got unexpected keyword arguments {sorted(options)}; it takes "
+                        f"{', '.join(_KEYWORDS)}")
+    # jit(f) of an already jitted f keeps it as compiled; settings given anew recompile it.
+    keep_jitted = (mode, capture_mode, jit_level, jit_config, dynamic, fullgraph) == (
+        None, None, None, None, 0, False)
+    capture_mode = _resolve_mode(capture_mode, mode)
+    level = _resolve_level(jit_level, jit_config)
+    if isinstance(dynamic, bool) or dynamic not in (0, 1):
+        raise ValueError(f"jit: dynamic must be 0 or 1, got {dynamic!r}")
+    if backend not in _BACKENDS:
+        raise ValueError(f"jit: backend must be one of {_BACKENDS}, got {backend!r}")
+    if not isinstance(fullgraph, bool):
+        raise TypeError(f"jit: fullgraph must be a bool, got {type(fullgraph).__name__}")
+    settings = dict(fullgraph=fullgraph or capture_mode == "ast", optimize=level != "O0",
+                    dynamic=bool(dynamic))
 
     def wrap(fn):
-        if isinstance(fn, _C.JitFunction):
+        if keep_jitted and isinstance(fn, _C.JitFunction):
             return fn
-        if not inspect.isfunction(fn):
-            raise TypeError(f"jit: expected a Python function, got {type(fn).__name__}")
-        return _C.JitFunction(fn, strict)
+        return _compile(fn, settings)
 
     return wrap if function is None else wrap(function)
+
+
+def _compile(fn, settings):
+    from pijit.nn.cell import Cell  # the layers import jit: imported late
+
+    if isinstance(fn, _C.JitFunction):
+        return _C.JitFunction(fn.__wrapped__, **settings)
+    if inspect.isfunction(fn):
+        return _C.JitFunction(fn, **settings)
+    if isinstance(fn, types.MethodType):
+        return types.MethodType(_compile(fn.__func__, settings), fn.__self__)
+    if isinstance(fn, (staticmethod, classmethod)):
+        return type(fn)(_compile(fn.__func__, settings))
+    if isinstance(fn, Cell):
+        # The Cell itself, its construct compiled: calling it runs the graph.
+        object.__setattr__(fn, "construct", _compile(type(fn).construct, settings).__get__(fn))
+        return fn
+    if isinstance(fn, type) and issubclass(fn, Cell):
+        if "construct" not in fn.__dict__:
+            raise TypeError(f"jit: Cell class {fn.__name__} defines no construct of its own")
+        fn.construct = _compile(fn.__dict__["construct"], settings)
+        return fn
+    if isinstance(fn, type):
+        raise TypeError(f"jit: {fn.__name__} is a class that is not a Cell; use jit_class to "
+                        f"use its instances inside compiled functions")
+    raise TypeError(f"jit: expected a function, a method, a Cell or a Cell class, got "
+                    f"{type(fn).__name__}")
+
+
+def jit_class(cls):
+    """Marks a plain Python class whose instances compiled functions use (their attributes
+    and methods are captured), as MindSpore's jit_class; returns the class."""
+    from pijit.nn.cell import Cell
+
+    if not isinstance(cls, type):
+        raise TypeError(f"jit_class: expected a class, got {type(cls).__name__}")
+    if issubclass(cls, Cell):
+        raise TypeError(f"jit_class: {cls.__name__} is a Cell, which compiled functions use "
+                        f"as it is; decorate plain classes only")
+    cls.__ms_class__ = True
+    return cls
 
 
 class capture:
@@ -53,93 +146,6 @@ def enable():
 
 def disable():
     _C._set_enabled(False)
-
-
-def reset(fn=None):
-    """Drops the cached graphs of `fn`, or of every function when `fn` is None."""
-    if fn is None:
-        _C._reset_all()
-    else:
-        _C._reset_code(fn)
-
-
-def _function_of(fn):
-    if isinstance(fn, _C.JitFunction):
-        return fn.__wrapped__
-    if inspect.ismethod(fn):
-        return _function_of(fn.__func__)
-    if inspect.isfunction(fn):
-        return fn
-    raise TypeError(f"expected a Python function or a jitted function, got {type(fn).__name__}")
-
-
-def get_code_extra(fn):
-    """Per-code counters: call_count, compile_count, cache_hits, eager_count, break_count,
-    cache_entries, and the recorded reasons, graphs, guards and memory-plan arena sizes."""
-    return _C._code_stats(fn)
-
-
-@dataclass
-class ExplainOutput:
-    """What capture makes of one call: graphs (text IR), guards and reasons it stopped."""
-    graphs: list = field(default_factory=list)
-    guards: str = ""
-    break_reasons: list = field(default_factory=list)
-    ops_count: int = 0
-    breaks_graph: bool = False  # the first reason is a graph break, not an eager fallback
-    instructions: int = 0
-    blocks: int = 0
-
-    @property
-    def graph_count(self):
-        return len(self.graphs)
-
-    @property
-    def graph_break_count(self):
-        return len(self.break_reasons)
-
-    def __str__(self):
-        lines = [f"Graph count: {self.graph_count}", f"Graph break count: {self.graph_break_count}",
-                 f"Op count: {self.ops_count}"]
-        for i, g in enumerate(self.graphs):
-            lines += [f"Graph {i}:", g.rstrip()]
-        if self.break_reasons:
-            lines.append("Graph breaks (the rest continues in a resume function)" if self.breaks_graph
-                         else "Reasons it runs eagerly:")
-            lines += [f"  {r['text']}" for r in self.break_reasons]
-        lines += ["Guards:", self.guards.rstrip() or "  (none)"]
-        return "\n".join(lines)
-
-
-def explain(fn, *args, **kwargs):
-    """Captures `fn(*args, **kwargs)` without running or caching it and reports the result:
-    the graph (of the part before the first graph break, if there is one), the guards, and
-    the reason capture stopped."""
-    func = _function_of(fn)
-    if inspect.ismethod(fn):
-        args = (fn.__self__,) + args
-    bound = inspect.signature(func).bind(*args, **kwargs)
-    bound.apply_defaults()
-    code = func.__code__
-    names = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
-    values = [bound.arguments[n] for n in names if n in bound.arguments]
-    if len(values) != len(names) or code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS):
-        out = ExplainOutput(break_reasons=[{
-            "category": "unsupported_function", "file": code.co_filename,
-            "line": code.co_firstlineno, "explanation": "functions with *args or **kwargs are "
-            "not captured yet", "hint": "",
-            "text": f"unsupported_function at {code.co_filename}:{code.co_firstlineno}: "
-                    "functions with *args or **kwargs are not captured yet"}])
-        return out
-    info = _C._capture(func, values)
-    out = ExplainOutput(guards=info["guards"], ops_count=info["num_ops"],
-                        instructions=info["instructions"], blocks=info["blocks"],
-                        breaks_graph=info["graph_break"])
-    if info["graph"]:
-        out.graphs.append(info["graph"])
-    if info["reason"] is not None:
-        out.break_reasons.append(info["reason"])
-    return out
 
 
 def _skip_prefixes():

@@ -65,6 +65,7 @@ absl::StatusOr<bool> RunPass(absl::string_view name, PassFn pass, Graph& g) {
 }
 
 absl::Status RunPipeline(Graph& g, const PipelineOptions& options) {
+  if (!options.optimize) return RunPass("dce", dce::Run, g).status();
   if (options.symbolic_sizes) {
     // Elementwise ops commute with broadcasting, so a fused loop computes its root at
     // whatever sizes its inputs have at run time (the fused node takes its shape from them);

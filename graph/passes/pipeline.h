@@ -13,6 +13,8 @@
 namespace pijit::graph {
 
 struct PipelineOptions {
+  // false (jit_level "O0"): no pass but dead-code removal, for debugging a graph as captured.
+  bool optimize = true;
   bool fuse = true;  // matmul epilogues and elementwise fusion (generates code)
   // The graph runs at other sizes than its metas say (dynamic-shape cache entries): only the
   // passes whose rewrites hold at any sizes run, elementwise fusion and dead code removal.

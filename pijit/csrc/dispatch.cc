@@ -336,6 +336,17 @@ PyObject* Dispatch(CodeState* st, PyCodeObject* code, PyObject* func, PyObject* 
       }
     }
   }
+  if (options.dynamic && !st->static_only) {
+    // jit(dynamic=1): every size of every tensor argument is symbolic from the first compile.
+    for (int i = 0; i < nargs; ++i) {
+      const Tensor* t = AsTensor(args[i]);
+      for (int d = 0; t && d < static_cast<int>(t->ndim()); ++d) {
+        guards::DynamicDim dim{absl::StrCat("args[", i, "]"), d};
+        if (std::find(st->dynamic_dims.begin(), st->dynamic_dims.end(), dim) == st->dynamic_dims.end())
+          st->dynamic_dims.push_back(std::move(dim));
+      }
+    }
+  }
   ++Control().in_pijit;
   // Strict mode wants one graph or an error; otherwise an unsupported point breaks the graph.
   const bool allow_break = !options.fullgraph;
@@ -371,6 +382,7 @@ PyObject* Dispatch(CodeState* st, PyCodeObject* code, PyObject* func, PyObject* 
     // The memory plan sizes its arena by them too: such a graph runs without one.
     graph::CompileOptions copts;
     copts.pipeline.symbolic_sizes = cr.dynamic;
+    copts.pipeline.optimize = options.optimize;
     copts.plan_memory = !cr.dynamic;
     auto compiled = graph::CompiledGraph::Compile(std::move(cr.graph), copts);
     if (compiled.ok()) {

@@ -12,6 +12,8 @@ namespace pijit {
 
 struct DispatchOptions {
   bool fullgraph = false;  // a capture failure is an error (PSJit / fullgraph=True)
+  bool optimize = true;    // jit_level "O0" turns the optimisation passes off
+  bool dynamic = false;    // dynamic=1: the arguments' sizes are symbolic from the first compile
 };
 
 // Returns a new reference, or nullptr with an exception set, or nullptr with *run_eager set

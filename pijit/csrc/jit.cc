@@ -105,11 +105,11 @@ PyObject* JitVectorcall(PyObject* callable, PyObject* const* args, size_t nargsf
 }
 
 PyObject* JitNew(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
-  static const char* kw[] = {"fn", "fullgraph", nullptr};
+  static const char* kw[] = {"fn", "fullgraph", "optimize", "dynamic", nullptr};
   PyObject* fn;
-  int fullgraph = 0;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|p:JitFunction", const_cast<char**>(kw), &fn,
-                                   &fullgraph)) {
+  int fullgraph = 0, optimize = 1, dynamic = 0;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|ppp:JitFunction", const_cast<char**>(kw), &fn,
+                                   &fullgraph, &optimize, &dynamic)) {
     return nullptr;
   }
   if (!PyFunction_Check(fn)) {
@@ -127,6 +127,8 @@ PyObject* JitNew(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
   self->code = code;
   self->state = st;
   self->options.fullgraph = fullgraph != 0;
+  self->options.optimize = optimize != 0;
+  self->options.dynamic = dynamic != 0;
   self->dict = PyDict_New();
   return reinterpret_cast<PyObject*>(self);
 }
@@ -218,6 +220,11 @@ void InitJitType() {
   g_jit_type.tp_weaklistoffset = offsetof(JitFunctionObject, weakreflist);
 }
 
+// The function a JitFunction compiles (guards' kJitWrapped sources, nested jit).
+PyObject* JitWrappedFunction(PyObject* obj) {
+  return Py_TYPE(obj) == &g_jit_type ? reinterpret_cast<JitFunctionObject*>(obj)->fn : nullptr;
+}
+
 PyCodeObject* CodeOf(py::handle fn) {
   PyObject* f = fn.ptr();
   if (Py_TYPE(f) == &g_jit_type) return reinterpret_cast<JitFunctionObject*>(f)->code;
@@ -247,6 +254,7 @@ void BindJit(py::module_& m) {
   if (PyType_Ready(&g_jit_type) < 0) throw py::error_already_set();
   Py_INCREF(&g_jit_type);
   m.attr("JitFunction") = py::handle(reinterpret_cast<PyObject*>(&g_jit_type));
+  guards::g_jit_wrapped_function = JitWrappedFunction;
   g_graph_break_error = PyErr_NewExceptionWithDoc(
       "pijit._C.GraphBreakError",
       "Raised in strict mode (PSJit, fullgraph=True) when a function cannot be one graph.",

@@ -63,8 +63,9 @@ class Cell:
         if get_context("mode") == GRAPH_MODE and not getattr(type(self), "_pijit_eager", False):
             cls = type(self)
             compiled = cls.__dict__.get("_pijit_graph_construct")
-            if compiled is None or compiled.__wrapped__ is not cls.construct:
-                compiled = jit(cls.construct, mode="PSJit")
+            construct = getattr(cls.construct, "__wrapped__", cls.construct)  # @jit classes too
+            if compiled is None or compiled.__wrapped__ is not construct:
+                compiled = jit(construct, mode="PSJit")
                 setattr(cls, "_pijit_graph_construct", compiled)
             try:
                 return compiled(self, *args, **kwargs)

@@ -1,0 +1,93 @@
+"""Introspection of compiled functions: their counters, graphs, guards and the reasons
+capture stopped (pijit.explain, pijit.get_code_extra, pijit.reset)."""
+import inspect
+from dataclasses import dataclass, field
+
+from pijit import _C
+
+
+def reset(fn=None):
+    """Drops the cached graphs of `fn`, or of every function when `fn` is None."""
+    if fn is None:
+        _C._reset_all()
+    else:
+        _C._reset_code(fn)
+
+
+def _function_of(fn):
+    if isinstance(fn, _C.JitFunction):
+        return fn.__wrapped__
+    if inspect.ismethod(fn):
+        return _function_of(fn.__func__)
+    if inspect.isfunction(fn):
+        return fn
+    raise TypeError(f"expected a Python function or a jitted function, got {type(fn).__name__}")
+
+
+def get_code_extra(fn):
+    """Per-code counters: call_count, compile_count, cache_hits, eager_count, break_count,
+    cache_entries, and the recorded reasons, graphs, guards and memory-plan arena sizes."""
+    return _C._code_stats(fn)
+
+
+@dataclass
+class ExplainOutput:
+    """What capture makes of one call: graphs (text IR), guards and reasons it stopped."""
+    graphs: list = field(default_factory=list)
+    guards: str = ""
+    break_reasons: list = field(default_factory=list)
+    ops_count: int = 0
+    breaks_graph: bool = False  # the first reason is a graph break, not an eager fallback
+    instructions: int = 0
+    blocks: int = 0
+
+    @property
+    def graph_count(self):
+        return len(self.graphs)
+
+    @property
+    def graph_break_count(self):
+        return len(self.break_reasons)
+
+    def __str__(self):
+        lines = [f"Graph count: {self.graph_count}", f"Graph break count: {self.graph_break_count}",
+                 f"Op count: {self.ops_count}"]
+        for i, g in enumerate(self.graphs):
+            lines += [f"Graph {i}:", g.rstrip()]
+        if self.break_reasons:
+            lines.append("Graph breaks (the rest continues in a resume function)" if self.breaks_graph
+                         else "Reasons it runs eagerly:")
+            lines += [f"  {r['text']}" for r in self.break_reasons]
+        lines += ["Guards:", self.guards.rstrip() or "  (none)"]
+        return "\n".join(lines)
+
+
+def explain(fn, *args, **kwargs):
+    """Captures `fn(*args, **kwargs)` without running or caching it and reports the result:
+    the graph (of the part before the first graph break, if there is one), the guards, and
+    the reason capture stopped."""
+    func = _function_of(fn)
+    if inspect.ismethod(fn):
+        args = (fn.__self__,) + args
+    bound = inspect.signature(func).bind(*args, **kwargs)
+    bound.apply_defaults()
+    code = func.__code__
+    names = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
+    values = [bound.arguments[n] for n in names if n in bound.arguments]
+    if len(values) != len(names) or code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS):
+        out = ExplainOutput(break_reasons=[{
+            "category": "unsupported_function", "file": code.co_filename,
+            "line": code.co_firstlineno, "explanation": "functions with *args or **kwargs are "
+            "not captured yet", "hint": "",
+            "text": f"unsupported_function at {code.co_filename}:{code.co_firstlineno}: "
+                    "functions with *args or **kwargs are not captured yet"}])
+        return out
+    info = _C._capture(func, values)
+    out = ExplainOutput(guards=info["guards"], ops_count=info["num_ops"],
+                        instructions=info["instructions"], blocks=info["blocks"],
+                        breaks_graph=info["graph_break"])
+    if info["graph"]:
+        out.graphs.append(info["graph"])
+    if info["reason"] is not None:
+        out.break_reasons.append(info["reason"])
+    return out
