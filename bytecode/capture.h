@@ -90,6 +90,8 @@ struct Effect {
     kDelItem,    // del target[name] on a dict (a key) or a list (an int index)
     kSetCell,    // closure cell `name` (an int) of the function `target` := value; a
                  // target of kind kNull is the called function itself
+    kCall,       // target(*value, **name): print in whole-graph mode (`name`: a dict of
+                 // constant keywords, or no constant)
   };
   Kind kind = kSetAttr;
   OutputSpec target;  // the object mutated (every kind but kSetGlobal and kDelGlobal)

@@ -280,6 +280,11 @@ bool Interp::LoadAttr(Frame& f, const Value& owner, PyObject* name, bool method)
       return true;
     }
   }
+  if (Value fallback; FallbackAttr(owner, name, &fallback)) {
+    if (method) f.stack.push_back(Value::Null());
+    f.stack.push_back(std::move(fallback));
+    return true;
+  }
   Fail("unsupported_attribute",
        absl::StrFormat("attribute '%s' of %s is computed by code (a property or __getattr__) "
                        "or is missing", n, Py_TYPE(obj)->tp_name),

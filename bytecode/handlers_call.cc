@@ -695,6 +695,9 @@ bool Interp::Call(Frame& f, const Value& callable, ValueList args, Value* out) {
     return Inline(f, reinterpret_cast<PyCodeObject*>(PyFunction_GET_CODE(call_attr)), call_attr,
                   cv.source, nullptr, std::move(args), names, out);
   }
+  bool handled = false;
+  if (FallbackCall(fn, args, names, out, &handled)) return true;
+  if (handled) return false;
   PyObject* r = PyObject_Repr(fn);
   std::string what = r ? PyUnicode_AsUTF8(r) : Py_TYPE(fn)->tp_name;
   Py_XDECREF(r);

@@ -18,17 +18,17 @@ namespace pijit::bytecode {
 
 using guards::Source;
 
-namespace {
-
 // Values that stay what they were when stored: a list or dict built during capture could be
 // mutated after the store, which the replay (from the state at the end) would not order.
-bool Immutable(const Value& v) {
+bool ImmutableValue(const Value& v) {
   if (v.kind == Value::kTensor || v.kind == Value::kConst) return true;
   if (v.kind != Value::kSeq || v.is_list) return false;
   for (const Value& item : *v.items)
-    if (!Immutable(item)) return false;
+    if (!ImmutableValue(item)) return false;
   return true;
 }
+
+namespace {
 
 // The closure cell behind free-variable slot `slot` of a frame running a function object
 // (the called function or an inlined one), or null.
@@ -79,7 +79,7 @@ bool Interp::StoreAttr(const Value& owner, PyObject* name, const Value& value) {
   };
   if (gen_depth_ > 0) return refuse("inside a generator run ahead of its consumer");
   if (owner.kind != Value::kConst || owner.source < 0) return refuse("on a value made in the trace");
-  if (!Immutable(value)) return refuse("of a mutable container");
+  if (!ImmutableValue(value)) return refuse("of a mutable container");
   PyObject* obj = owner.obj;
   PyTypeObject* tp = Py_TYPE(obj);
   // Only a plain instance dict store: no __setattr__, no data descriptor (property, slot).
@@ -97,7 +97,7 @@ bool Interp::StoreAttr(const Value& owner, PyObject* name, const Value& value) {
 }
 
 bool Interp::StoreGlobal(Frame& f, PyObject* name, const Value& value) {
-  if (gen_depth_ > 0 || f.depth > 0 || !Immutable(value)) {
+  if (gen_depth_ > 0 || f.depth > 0 || !ImmutableValue(value)) {
     Fail("side_effect", "a global store the trace does not replay",
          "the graph breaks here; the store runs in Python");
     return false;
@@ -109,7 +109,7 @@ bool Interp::StoreGlobal(Frame& f, PyObject* name, const Value& value) {
 }
 
 bool Interp::AppendEffect(const Value& list, const Value& value) {
-  if (gen_depth_ > 0 || !Immutable(value)) {
+  if (gen_depth_ > 0 || !ImmutableValue(value)) {
     Fail("side_effect", "an append the trace does not replay",
          "the graph breaks here; the append runs in Python");
     return false;
@@ -134,7 +134,7 @@ bool Interp::ExtendEffect(const Value& list, const Value& items) {
   }
   if (!GetIter(items, &it)) return false;
   for (const Value& v : *it.items) {
-    if (!Immutable(v)) {
+    if (!ImmutableValue(v)) {
       Fail("side_effect", "an extend the trace does not replay",
            "the graph breaks here; the extend runs in Python");
       return false;
@@ -152,7 +152,7 @@ bool Interp::InsertEffect(const Value& list, const Value& index, const Value& va
     PyErr_Clear();  // too large: Python raises, at its own time
     plain_index = false;
   }
-  if (gen_depth_ > 0 || !plain_index || !Immutable(value)) {
+  if (gen_depth_ > 0 || !plain_index || !ImmutableValue(value)) {
     Fail("side_effect", "an insert the trace does not replay",
          "the graph breaks here; the insert runs in Python");
     return false;
@@ -204,7 +204,7 @@ bool Interp::SetItemEffect(const Value& dict, const Value& key, const Value& val
   if (gen_depth_ > 0 || dict.kind != Value::kConst || dict.source < 0 ||
       !PyDict_CheckExact(dict.obj) || viewed_dicts_.contains(dict.obj) ||
       key.kind != Value::kConst || Mutated(key) || !guards::IsPlainValue(key.obj) ||
-      !Immutable(value)) {
+      !ImmutableValue(value)) {
     return false;
   }
   Value* model = MakeShadowDict(dict);
@@ -350,7 +350,7 @@ const Value* Interp::PendingCell(Frame& f, int slot) const {
 bool Interp::StoreCellEffect(Frame& f, int slot, const Value& value) {
   PyObject* cell = FreeCell(f, slot);
   const bool root = f.depth == 0 && f.func == root_func_;
-  if (gen_depth_ > 0 || !cell || (!root && f.func_source < 0) || !Immutable(value)) {
+  if (gen_depth_ > 0 || !cell || (!root && f.func_source < 0) || !ImmutableValue(value)) {
     Fail("side_effect", "a store to a closure variable the trace does not replay",
          "the graph breaks here; the store runs in Python");
     return false;
@@ -369,7 +369,11 @@ bool Interp::MakeEffects(size_t count) {
     const EffectRec& r = effects_[i];
     Effect e;
     e.kind = r.kind;
-    if (r.target.kind == Value::kNull) {
+    if (r.kind == Effect::kCall) {
+      e.target.kind = OutputSpec::kConstant;  // the callable itself
+      e.target.constant = r.target.obj;
+      Py_INCREF(r.target.obj);
+    } else if (r.target.kind == Value::kNull) {
       e.target.kind = OutputSpec::kNull;  // kSetCell: the called function
     } else if (r.kind != Effect::kSetGlobal && r.kind != Effect::kDelGlobal) {
       e.target.kind = OutputSpec::kSource;

@@ -95,7 +95,11 @@ bool Interp::BinaryOp(int nb, const Value& a, const Value& b, Value* out) {
   if (NumberArith(base, a, b, out)) return true;
   PyObject* x = AsPyObject(a);
   PyObject* y = AsPyObject(b);
-  if (x && y && IsPlainValue(x) && IsPlainValue(y)) {
+  // Whole-graph mode's JIT Fallback: an operator on other values known at capture time (NumPy
+  // arrays a fallback call made) is computed now; not in place on an object of the caller's.
+  const bool fallback = !allow_break_ && x && y && (nb == base || a.source < 0) &&
+                        FixedAtCompileTime(a) && FixedAtCompileTime(b);
+  if (x && y && ((IsPlainValue(x) && IsPlainValue(y)) || fallback)) {
     UseConst(a);
     UseConst(b);
     static PyObject* (*const kOps[])(PyObject*, PyObject*) = {

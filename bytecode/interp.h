@@ -112,6 +112,10 @@ struct Value {
 // source by one item, and exhausting it advances the sources before the first empty one by
 // one more, as Python's zip does. A source advanced elsewhere in between no longer matches
 // `remaining`, and capture stops rather than give a stale item.
+// A value an effect may hold until the graph has run: tensors, constants and tuples of them
+// (handlers_effects.cc).
+bool ImmutableValue(const Value& v);
+
 struct IterLink {
   ValueList sources;
   std::vector<size_t> remaining;  // each source's items left, as this iterator expects
@@ -197,6 +201,15 @@ class Interp {
   bool Call(Frame& f, const Value& callable, ValueList args, Value* out);  // handlers_call.cc
   bool CallOp(PyOp op, const ValueList& args, const std::vector<std::string>& kwnames, Value* out);
   bool CallVjp(Frame& f, ValueList args, Value* out);  // handlers_grad.cc
+  // handlers_fallback.cc: whole-graph mode's JIT Fallback. FallbackCall sets *handled when
+  // it took the call (then false means capture failed); print becomes an effect.
+  bool FallbackCall(PyObject* fn, const ValueList& args, const std::vector<std::string>& names,
+                    Value* out, bool* handled);
+  bool PrintEffect(const ValueList& args, const std::vector<std::string>& names, Value* out);
+  bool FallbackAttr(const Value& owner, PyObject* name, Value* out);
+  // A value whose guards pin what a fallback call computes from it (not a tensor of the
+  // call, not an outside object guarded by identity only, such as a list or an array).
+  bool FixedAtCompileTime(const Value& v);
   // A Cell that defines bprop, called inside a gradient transform: construct inlined, its
   // output behind a custom_grad node whose gradient is bprop's, traced now (handlers_grad.cc).
   bool CallCellWithBprop(Frame& f, const Value& cell, const ValueList& args, Value* out);

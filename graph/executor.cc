@@ -59,11 +59,13 @@ class NodeProfile {
 
 // Per output: whether its storage may be shared with a param, a constant or an earlier
 // output. Views (reshape, transpose) share their input's storage, so they are looked through.
+NodeId BaseOf(const Graph& g, NodeId id) {
+  while (HasTrait(g.node(id).op, kShape)) id = g.node(id).inputs[0];
+  return id;
+}
+
 std::vector<bool> SharedOutputs(const Graph& g) {
-  auto base = [&g](NodeId id) {
-    while (HasTrait(g.node(id).op, kShape)) id = g.node(id).inputs[0];
-    return id;
-  };
+  auto base = [&g](NodeId id) { return BaseOf(g, id); };
   std::vector<bool> shared;
   std::vector<NodeId> bases;
   for (NodeId o : g.outputs()) {
@@ -193,8 +195,12 @@ absl::StatusOr<CompiledGraph> CompiledGraph::Compile(Graph g, const CompileOptio
   const std::vector<bool> shared_before = SharedOutputs(g);
   if (options.optimize) PIJIT_RETURN_IF_ERROR(RunPipeline(g, options.pipeline));
   const std::vector<bool> shared_after = SharedOutputs(g);
-  for (size_t i = 0; i < shared_after.size(); ++i)
-    c.copy_output_.push_back(shared_after[i] && !shared_before[i]);
+  // A constant (or a view of one) is copied too: eager gives a fresh tensor on every call,
+  // and the caller may write into the one it gets.
+  for (size_t i = 0; i < shared_after.size(); ++i) {
+    const bool constant = g.node(BaseOf(g, g.outputs()[i])).op == Op::kConstant;
+    c.copy_output_.push_back((shared_after[i] && !shared_before[i]) || constant);
+  }
   const auto& nodes = g.nodes();
   c.last_use_.assign(nodes.size(), -1);
   for (size_t id = 0; id < nodes.size(); ++id)

@@ -4,7 +4,8 @@
 // params keep their order and count (the cache maps them to the call's arguments) and
 // outputs keep their order, metas and values. Passes may make an output share storage with
 // a param, a constant or another output where eager execution gave a fresh tensor (x*1 -> x,
-// folding, cse); Run copies such outputs, so callers see the storage eager would give them.
+// folding, cse); Run copies such outputs, and constant ones, so callers see the storage eager
+// would give them.
 //
 // Memory: after the passes, Compile plans the intermediates into one arena (graph/memory_plan.h).
 // Run checks an arena out of the graph's pool (one per overlapping call), runs each

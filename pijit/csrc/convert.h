@@ -29,6 +29,9 @@ absl::StatusOr<Tensor> NumpyScalarTensor(PyObject* o);
 // in NumPy and MindSpore: a new reference to that Python bool, int or float, or nullptr
 // (no error set) for any other object.
 PyObject* NumpyNumberItem(PyObject* o);
+// A numpy.ndarray (or subclass), and a numpy.dtype.
+bool IsNumpyArray(PyObject* o);
+bool IsNumpyDType(PyObject* o);
 
 // An index array given as a Python object (a list, a bool, a NumPy array) as an Int64 or a
 // Bool tensor of its own (IndexError for other kinds, as NumPy).

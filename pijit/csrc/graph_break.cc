@@ -31,6 +31,9 @@ PyObject* BuildValue(const OutputSpec& spec, BuildContext& cx) {
       Py_INCREF(cx.values[spec.index]);
       return cx.values[spec.index];
     case OutputSpec::kConstant: {
+      // A NumPy array whole-graph mode computed at compile time (JIT Fallback): a copy on
+      // each call, as eager code makes a new array each time.
+      if (IsNumpyArray(spec.constant)) return PyObject_CallMethod(spec.constant, "copy", nullptr);
       if (!PySet_CheckExact(spec.constant)) {
         Py_INCREF(spec.constant);
         return spec.constant;
@@ -174,10 +177,17 @@ int ApplyEffect(const bytecode::Effect& e, PyObject* target, PyObject* v) {
         return PyCell_Set(PyTuple_GET_ITEM(closure, i), v);
       break;
     }
+    case Effect::kCall: {
+      PyObject* r = PyTuple_Check(v) ? PyObject_Call(target, v, name) : nullptr;
+      if (!r) break;
+      Py_DECREF(r);
+      return 0;
+    }
     case Effect::kSetGlobal:
     case Effect::kDelGlobal:
       break;
   }
+  if (PyErr_Occurred()) return -1;
   PyErr_SetString(PyExc_SystemError, "pijit: an effect on a value of another type");
   return -1;
 }

@@ -161,6 +161,16 @@ bool IsNumpyScalar(PyObject* o) {
          PyObject_TypeCheck(o, reinterpret_cast<PyTypeObject*>(generic));
 }
 
+bool IsNumpyArray(PyObject* o) {
+  static PyObject* ndarray = py::object(Numpy().attr("ndarray")).release().ptr();
+  return PyObject_TypeCheck(o, reinterpret_cast<PyTypeObject*>(ndarray));
+}
+
+bool IsNumpyDType(PyObject* o) {
+  static PyObject* dtype = py::object(Numpy().attr("dtype")).release().ptr();
+  return PyObject_TypeCheck(o, reinterpret_cast<PyTypeObject*>(dtype));
+}
+
 PyObject* NumpyNumberItem(PyObject* o) {
   if (PyLong_CheckExact(o) || PyFloat_CheckExact(o) || PyBool_Check(o) || AsTensor(o)) return nullptr;
   static PyObject* number_types = [] {

@@ -128,11 +128,15 @@ def u_python_number(a):
     return float(ops.sum(a)) * a  # BREAK
 
 
-# function under test -> function whose "# BREAK" line stops capture
+# function under test -> function whose "# BREAK" line stops capture (in bytecode mode)
 UNSUPPORTED = {u_if: u_if, u_truth_value: u_truth_value, u_print: u_print,
                u_helper: helper_that_prints, u_asnumpy: u_asnumpy,
                u_while_loop: u_while_loop, u_python_number: u_python_number}
 UNSUPPORTED_PARAMS = [pytest.param(fn, site, id=fn.__name__) for fn, site in UNSUPPORTED.items()]
+# Whole-graph mode compiles print (JIT Fallback: replayed after the graph): the rest stop it.
+PRINTING = (u_print, u_helper)
+STRICT_UNSUPPORTED_PARAMS = [pytest.param(fn, site, id=fn.__name__)
+                             for fn, site in UNSUPPORTED.items() if fn not in PRINTING]
 
 
 def unsupported_args(fn):
@@ -243,23 +247,46 @@ def test_uncapturable_branch_does_not_stop_capture_of_other_branch(capsys):
     assert s["break_count"] == 1
 
 
+def maybe_to_numpy(a, convert):
+    if convert:
+        a = ms.Tensor(a.asnumpy())  # BREAK
+    return a * 2.0
+
+
 def test_strict_graph_break_for_one_input_does_not_break_other_inputs(capsys):
-    jf = ms.jit(maybe_log)
+    jf = ms.jit(maybe_to_numpy)
     ms.reset(jf)
     x = T(np.ones(3, np.float32))
     with pytest.raises(ms.GraphBreakError):
         jf(x, True)
-    assert_same_tensor(jf(x, False), maybe_log(x, False))
+    assert_same_tensor(jf(x, False), maybe_to_numpy(x, False))
 
 
 def test_strict_mode_capturable_branch_first_then_uncapturable_branch_raises(capsys):
-    jf = ms.jit(maybe_log)
+    jf = ms.jit(maybe_to_numpy)
     ms.reset(jf)
     x = T(np.ones(3, np.float32))
-    assert_same_tensor(jf(x, False), maybe_log(x, False))
-    with pytest.raises(ms.GraphBreakError, match=r'print\("value", a.shape\)'):
+    assert_same_tensor(jf(x, False), maybe_to_numpy(x, False))
+    with pytest.raises(ms.GraphBreakError, match=r"a.asnumpy\(\)"):
         jf(x, True)
     assert capsys.readouterr().out == ""
+
+
+@pytest.mark.parametrize("strict", [lambda fn: ms.jit(fn), lambda fn: ms.jit(fn, mode="PSJit"),
+                                    lambda fn: ms.jit(fn, mode="PIJit", fullgraph=True)],
+                         ids=["bare", "PSJit", "fullgraph"])
+@pytest.mark.parametrize("fn", [maybe_log, u_print, u_helper], ids=lambda f: f.__name__)
+def test_whole_graph_mode_prints_after_the_graph_with_this_calls_values(strict, fn, capsys):
+    args = ((T(np.arange(3, dtype=np.float32)), True) if fn is maybe_log else unsupported_args(fn))
+    want = fn(*args)
+    printed = capsys.readouterr().out
+    jf = strict(fn)
+    ms.reset(jf)
+    for _ in range(2):
+        assert_same_result(jf(*args), want)
+        assert capsys.readouterr().out == printed
+    s = stats(jf)
+    assert s["graph_count"] == 1 and s["total_break_count"] == 0 and s["compile_count"] == 1
 
 
 def test_print_in_unsupported_function_runs_once_per_call(capsys):
@@ -339,7 +366,7 @@ STRICT_MODES = {
 
 
 @pytest.mark.parametrize("strict", STRICT_MODES.values(), ids=STRICT_MODES.keys())
-@pytest.mark.parametrize("fn,site", UNSUPPORTED_PARAMS)
+@pytest.mark.parametrize("fn,site", STRICT_UNSUPPORTED_PARAMS)
 def test_strict_mode_raises_graph_break_error_with_the_source_line(strict, fn, site, capsys):
     jf = strict(fn)
     ms.reset(jf)

@@ -110,8 +110,14 @@ class MulAddNet(nn.Cell):
 
 class PrintNet(nn.Cell):
     def construct(self, x):
-        print(x)  # BREAK
-        return x
+        y = x * 2.0
+        print("y:", y, x.shape)
+        return y + x
+
+
+class NumpyNet(nn.Cell):
+    def construct(self, x):
+        return ms.Tensor(x.asnumpy() + 1)  # BREAK
 
 
 @pytest.mark.parametrize("mode", [ms.GRAPH_MODE, ms.PYNATIVE_MODE], ids=["GRAPH", "PYNATIVE"])
@@ -171,8 +177,21 @@ def test_short_lived_cells_do_not_exhaust_the_cache(pynative_after):
 
 def test_uncapturable_cell_in_graph_mode_raises_graph_break_error(pynative_after, capsys):
     ms.set_context(mode=ms.GRAPH_MODE)
-    with pytest.raises(ms.GraphBreakError, match=r"print\(x\)"):
-        PrintNet()(T(np.ones(2)))
+    with pytest.raises(ms.GraphBreakError, match=r"x.asnumpy\(\) \+ 1"):
+        NumpyNet()(T(np.ones(2)))
+    assert capsys.readouterr().out == ""
+
+
+def test_print_in_graph_mode_prints_each_call_as_eagerly(pynative_after, capsys):
+    x = T(np.array([1.5, -2.0]))
+    PrintNet().construct(x)
+    want = capsys.readouterr().out
+    ms.set_context(mode=ms.GRAPH_MODE)
+    ms.reset(PrintNet.construct)
+    for _ in range(2):
+        assert_same_tensor(PrintNet()(x), x * 3.0)
+        assert capsys.readouterr().out == want
+    assert ms.get_code_extra(PrintNet.construct)["graph_count"] == 1
 
 
 def test_set_context_restores_pynative(pynative_after):

@@ -330,6 +330,25 @@ example("001_ms_function_add", NB001_SETUP + """
  [2. 2. 2. 2.]]
 """)
 
+# The notebook's JIT Fallback cell: NumPy and Tensor(ndarray) inside a GRAPH_MODE construct
+# (its device_target="GPU" kept: pijit runs it on the CPU).
+example("001_jit_fallback", """
+    import numpy as np
+    import pijit.nn as nn
+    from pijit import context, Tensor
+
+    context.set_context(mode=context.GRAPH_MODE, device_target="GPU")
+
+    class Net(nn.Cell):
+        def construct(self):
+            x = np.array([1, 2, 3])
+            y = Tensor(x)
+            return y
+
+    net = Net()
+    print(net())
+""", "[1 2 3]")
+
 
 @pytest.mark.parametrize("runner", RUNNERS, ids=str)
 @pytest.mark.parametrize("name", EXAMPLES, ids=str)
@@ -362,3 +381,13 @@ def test_pijit_example_really_compiles_tensor_cal(tmp_path):
     """
     out = run_example(tmp_path, "python", code)
     assert normalise(out).endswith("compiled 1 hits 1 reasons 0")
+
+
+def test_jit_fallback_example_really_compiles_construct(tmp_path):
+    code = EXAMPLES["001_jit_fallback"][0] + """
+    import pijit as ms
+    st = ms.get_code_extra(Net.construct)
+    print("graphs", st["graph_count"], "breaks", st["total_break_count"], "eager", st["eager_count"])
+    """
+    out = run_example(tmp_path, "python", code)
+    assert normalise(out) == normalise("[1 2 3]\ngraphs 1 breaks 0 eager 0")
