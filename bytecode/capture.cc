@@ -63,6 +63,16 @@ bool Interp::Pop(Frame& f, Value* v) {
   return true;
 }
 
+Value* Interp::StackAt(Frame& f, int depth) {
+  // `depth` counts from the top (1 is the top); resume code analysed without its live stack
+  // (explain, tests) can ask for values below the bottom.
+  if (depth < 1 || static_cast<size_t>(depth) > f.stack.size()) {
+    Fail("internal", "value stack underflow while simulating bytecode");
+    return nullptr;
+  }
+  return &f.stack[f.stack.size() - static_cast<size_t>(depth)];
+}
+
 bool Interp::PopN(Frame& f, size_t n, ValueList* out) {
   if (f.stack.size() < n) {
     Fail("internal", "value stack underflow while simulating bytecode");
@@ -390,7 +400,9 @@ bool Interp::Step(Frame& f, size_t& pc, bool* returned, Value* result) {
     case Opc::MAP_ADD: {
       Value key, val;
       if (!Pop(f, &val) || !Pop(f, &key)) return false;
-      Value& d = f.stack[f.stack.size() - in.arg];
+      Value* d_at = StackAt(f, in.arg);
+      if (!d_at) return false;
+      Value& d = *d_at;
       if (d.kind != Value::kDict) {
         Fail("internal", "MAP_ADD to a value that is not a dict built during capture");
         return false;
@@ -401,7 +413,9 @@ bool Interp::Step(Frame& f, size_t& pc, bool* returned, Value* result) {
     case Opc::DICT_UPDATE:
     case Opc::DICT_MERGE: {
       if (!Pop(f, &a)) return false;
-      Value& d = f.stack[f.stack.size() - in.arg];
+      Value* d_at = StackAt(f, in.arg);
+      if (!d_at) return false;
+      Value& d = *d_at;
       if (d.kind != Value::kDict || a.kind != Value::kDict) {
         Fail("unsupported_bytecode", "merging a mapping unknown at capture time");
         return false;
@@ -432,7 +446,9 @@ bool Interp::Step(Frame& f, size_t& pc, bool* returned, Value* result) {
         Fail("internal", "SET_ADD beyond the stack");
         return false;
       }
-      Value& set = f.stack[f.stack.size() - in.arg];
+      Value* set_at = StackAt(f, in.arg);
+      if (!set_at) return false;
+      Value& set = *set_at;
       if (set.kind != Value::kConst || !PySet_CheckExact(set.obj) || set.source >= 0) {
         Fail("internal", "adding to a value that is not a set built during capture");
         return false;
@@ -512,7 +528,9 @@ bool Interp::Step(Frame& f, size_t& pc, bool* returned, Value* result) {
     }
     case Opc::LIST_APPEND: {
       if (!Pop(f, &a)) return false;
-      Value& list = f.stack[f.stack.size() - in.arg];
+      Value* list_at = StackAt(f, in.arg);
+      if (!list_at) return false;
+      Value& list = *list_at;
       if (list.kind != Value::kSeq || !list.is_list) {
         Fail("internal", "LIST_APPEND to a value that is not a list built during capture");
         return false;
@@ -522,7 +540,9 @@ bool Interp::Step(Frame& f, size_t& pc, bool* returned, Value* result) {
     }
     case Opc::LIST_EXTEND: {
       if (!Pop(f, &a)) return false;
-      Value& list = f.stack[f.stack.size() - in.arg];
+      Value* list_at = StackAt(f, in.arg);
+      if (!list_at) return false;
+      Value& list = *list_at;
       Value it;
       if (list.kind != Value::kSeq || !list.is_list || !GetIter(a, &it)) {
         if (!failed()) Fail("unsupported_bytecode", "extending a list with an unknown iterable");

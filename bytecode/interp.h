@@ -166,6 +166,7 @@ class Interp {
   PyObject* Keep(PyObject* o);  // steals a reference; returns o
   bool Pop(Frame& f, Value* v);
   bool PopN(Frame& f, size_t n, ValueList* out);
+  Value* StackAt(Frame& f, int depth);  // the value `depth` from the top, or fail (nullptr)
   bool FromSource(int32_t source, PyObject* obj, Value* out);
   // Whether `v` is a Python int or float from a dynamic-number source (see Capture).
   bool IsDynamicNumber(const Value& v);
