@@ -121,6 +121,20 @@ bool Interp::LoadAttr(Frame& f, const Value& owner, PyObject* name, bool method)
       f.stack.push_back(owner);
       return true;
     }
+    if (std::string_view(n) == "astype" &&
+        _PyType_Lookup(owner.type, name) == _PyType_Lookup(g_tensor_type, name)) {
+      Value m;  // Tensor.astype: a cast node (CallTensorCast)
+      m.kind = Value::kBuiltinMethod;
+      m.obj = name;
+      if (method) {
+        f.stack.push_back(m);
+        f.stack.push_back(owner);
+      } else {
+        m.cell = std::make_shared<Value>(owner);
+        f.stack.push_back(m);
+      }
+      return true;
+    }
     if (std::string_view(n) == "shape" || std::string_view(n) == "size") NoteShapeRead();
     PyObject* v = TensorAttribute(g().node(owner.node).meta, n);
     if (!v) {

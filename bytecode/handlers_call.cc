@@ -183,7 +183,7 @@ namespace {
 // Builtins whose result capture can compute from known arguments.
 enum class Builtin { kNone, kLen, kIsinstance, kRange, kZip, kEnumerate, kMin, kMax, kAbs, kInt,
                      kFloat, kBool, kTuple, kList, kGetattr, kHasattr, kStr, kSorted, kSum, kAll,
-                     kAny, kCallable, kSet, kFrozenset };
+                     kAny, kCallable, kSet, kFrozenset, kSlice };
 
 Builtin BuiltinOf(PyObject* fn) {
   if (!PyCFunction_Check(fn) && !PyType_Check(fn)) return Builtin::kNone;
@@ -199,6 +199,7 @@ Builtin BuiltinOf(PyObject* fn) {
     if (fn == reinterpret_cast<PyObject*>(&PyUnicode_Type)) return Builtin::kStr;
     if (fn == reinterpret_cast<PyObject*>(&PySet_Type)) return Builtin::kSet;
     if (fn == reinterpret_cast<PyObject*>(&PyFrozenSet_Type)) return Builtin::kFrozenset;
+    if (fn == reinterpret_cast<PyObject*>(&PySlice_Type)) return Builtin::kSlice;
     return Builtin::kNone;
   }
   PyObject* self = PyCFunction_GET_SELF(fn);
@@ -392,6 +393,18 @@ static bool FoldBuiltin(Interp& in, Frame& f, Builtin b, const ValueList& in_arg
       in.UseConst(args[0]);
       return result(PyObject_Str(o));
     }
+    case Builtin::kSlice: {
+      // slice(stop) or slice(start, stop[, step]) of plain values, as BUILD_SLICE makes.
+      if (args.empty() || args.size() > 3) break;
+      PyObject* parts[3] = {Py_None, Py_None, Py_None};
+      for (size_t i = 0; i < args.size(); ++i) {
+        PyObject* o = args[i].kind == Value::kConst ? in.AsPyObject(args[i]) : nullptr;
+        if (!o || !guards::IsPlainValue(o)) goto unsupported;
+        in.UseConst(args[i]);
+        parts[args.size() == 1 ? 1 : i] = o;
+      }
+      return result(PySlice_New(parts[0], parts[1], parts[2]));
+    }
     case Builtin::kSet:
     case Builtin::kFrozenset: {
       if (args.size() > 1) break;
@@ -559,6 +572,31 @@ unsupported:
   return false;
 }
 
+bool Interp::CallTensorCast(const ValueList& args, const std::vector<std::string>& names,
+                            Value* out) {
+  // Tensor.astype(dtype): the dtype must be known at capture time (it is guarded).
+  if (args.size() != 2 || (!names.empty() && names[0] != "dtype") || args[1].kind != Value::kConst) {
+    Fail("unsupported_call", "Tensor.astype with a dtype unknown at capture time");
+    return false;
+  }
+  auto dtype = DTypeFromObject("astype", args[1].obj);
+  if (!dtype.ok()) {
+    Fail("invalid_input", std::string(dtype.status().message()));
+    return false;
+  }
+  UseConst(args[1]);
+  auto node = g().AddOp(graph::Op::kCast, {args[0].node}, CastTo(*dtype));
+  if (!node.ok()) {
+    Fail("invalid_input", std::string(node.status().message()));
+    return false;
+  }
+  out->kind = Value::kTensor;
+  out->node = *node;
+  out->source = -1;
+  out->type = g_tensor_type;
+  return true;
+}
+
 bool Interp::Call(Frame& f, const Value& callable, ValueList args, Value* out) {
   std::vector<std::string> names;
   if (f.kwnames) {
@@ -569,6 +607,7 @@ bool Interp::Call(Frame& f, const Value& callable, ValueList args, Value* out) {
   if (callable.kind == Value::kTensorMethod) return CallOp(callable.method, args, names, out);
   if (callable.kind == Value::kBuiltinMethod) {
     if (callable.cell) args.insert(args.begin(), *callable.cell);  // bound by LOAD_ATTR
+    if (!args.empty() && args[0].kind == Value::kTensor) return CallTensorCast(args, names, out);
     return CallContainerMethod(callable, std::move(args), names, out);
   }
   if (callable.kind == Value::kFunction &&

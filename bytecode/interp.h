@@ -202,6 +202,8 @@ class Interp {
   bool Call(Frame& f, const Value& callable, ValueList args, Value* out);  // handlers_call.cc
   bool CallOp(PyOp op, const ValueList& args, const std::vector<std::string>& kwnames, Value* out);
   bool CallVjp(Frame& f, ValueList args, Value* out);  // handlers_grad.cc
+  // Tensor.astype(dtype) on a captured tensor: a cast node (handlers_call.cc).
+  bool CallTensorCast(const ValueList& args, const std::vector<std::string>& names, Value* out);
   // handlers_fallback.cc: whole-graph mode's JIT Fallback. FallbackCall sets *handled when
   // it took the call (then false means capture failed); print becomes an effect.
   bool FallbackCall(PyObject* fn, const ValueList& args, const std::vector<std::string>& names,

@@ -117,6 +117,12 @@ bool PlainEqual(PyObject* a, PyObject* b) {
       if (!PlainEqual(PyTuple_GET_ITEM(a, i), PyTuple_GET_ITEM(b, i))) return false;
     return true;
   }
+  if (PySlice_Check(a)) {  // bound by bound, types included (slice(1) is not slice(1.0))
+    auto* x = reinterpret_cast<PySliceObject*>(a);
+    auto* y = reinterpret_cast<PySliceObject*>(b);
+    return PlainEqual(x->start, y->start) && PlainEqual(x->stop, y->stop) &&
+           PlainEqual(x->step, y->step);
+  }
   int eq = PyObject_RichCompareBool(a, b, Py_EQ);
   if (eq < 0) PyErr_Clear();
   return eq == 1;
@@ -205,6 +211,10 @@ static bool TensorMatches(const Guard& g, const Tensor& t) {
 
 bool IsPlainValue(PyObject* o) {
   if (o == Py_None || IsPythonNumber(o) || PyUnicode_CheckExact(o)) return true;
+  if (PySlice_Check(o)) {  // immutable, and equal when its bounds are
+    auto* s = reinterpret_cast<PySliceObject*>(o);
+    return IsPlainValue(s->start) && IsPlainValue(s->stop) && IsPlainValue(s->step);
+  }
   if (PyTuple_CheckExact(o)) {
     for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(o); ++i)
       if (!IsPlainValue(PyTuple_GET_ITEM(o, i))) return false;

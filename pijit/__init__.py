@@ -15,8 +15,10 @@ import os as _os
 # workers sleep instead, unless the user chose otherwise. Set before libgomp loads.
 _os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 from pijit import _C  # noqa: E402
-from pijit._tensor import (Tensor, Parameter, ParameterTuple, dtype, bool_, int8, int16, int32,
-                           int64, uint8, float16, bfloat16, float32, float64)
+from pijit._tensor import (Tensor, Parameter, ParameterTuple, bool_, int8, int16, int32,
+                           int64, uint8, float16, bfloat16, float32, float64, dtype_to_nptype,
+                           dtype_to_pytype, pytype_to_dtype)
+from pijit import dtype
 from pijit import ops
 from pijit import common
 from pijit import context
@@ -36,5 +38,6 @@ __all__ = [
     "int32", "int64", "uint8", "float16", "bfloat16", "float32", "float64",
     "ops", "nn", "jit", "jit_class", "ms_function", "capture", "enable", "disable", "explain",
     "get_code_extra", "reset", "set_context", "get_context", "GRAPH_MODE", "PYNATIVE_MODE",
-    "GraphBreakError", "ExplainOutput", "set_seed", "get_seed", "from_dlpack", "grad", "value_and_grad",
+    "GraphBreakError", "ExplainOutput", "dtype_to_nptype", "dtype_to_pytype", "pytype_to_dtype",
+    "set_seed", "get_seed", "from_dlpack", "grad", "value_and_grad",
 ]

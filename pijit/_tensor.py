@@ -16,6 +16,38 @@ int8 = dtype.i8
 int16 = dtype.i16
 uint8 = dtype.u8
 
+_DTYPES = (bool_, int8, int16, int32, int64, uint8, float16, bfloat16, float32, float64)
+_PYTYPES = {bool: bool_, int: int64, float: float32}
+
+
+def dtype_to_nptype(type_):
+    """The NumPy scalar type of a pijit dtype."""
+    if not isinstance(type_, dtype):
+        raise TypeError(f"dtype_to_nptype: expected a pijit dtype, got {type(type_).__name__}")
+    return type_.to_numpy().type
+
+
+def pytype_to_dtype(obj):
+    """The pijit dtype of a Python type (bool, int, float), a NumPy dtype or a pijit dtype."""
+    if isinstance(obj, dtype):
+        return obj
+    if obj in _PYTYPES:
+        return _PYTYPES[obj]
+    try:
+        kind = np.dtype(obj)
+    except TypeError:
+        raise TypeError(f"pytype_to_dtype: {obj!r} is not a type pijit has a dtype for") from None
+    for d in _DTYPES:
+        if d.to_numpy() == kind:
+            return d
+    raise TypeError(f"pytype_to_dtype: pijit has no dtype for NumPy's {kind}")
+
+
+def dtype_to_pytype(type_):
+    """The Python type (bool, int or float) of a pijit dtype's values."""
+    return bool if type_ == bool_ else float if "f" in type_.name.lower() else int
+
+
 
 def _printable(t):
     # bfloat16 values are exact in float32, and print without ml_dtypes that way.

@@ -52,16 +52,13 @@ class Primitive:
     _pijit_op = None
 
     def __init__(self, **attrs):
+        # Plain instance attributes (no __getattr__), which captured code reads like any other.
         object.__setattr__(self, "_attrs", dict(attrs))
+        for name, value in attrs.items():
+            object.__setattr__(self, name, value)
 
     def __setattr__(self, name, value):
         raise AttributeError(f"{type(self).__name__} attributes are fixed at construction")
-
-    def __getattr__(self, name):
-        try:
-            return self.__dict__["_attrs"][name]
-        except KeyError:
-            raise AttributeError(name) from None
 
     def _pijit_kwargs(self):
         return {}
@@ -108,9 +105,7 @@ class MatMul(Primitive):
 
 
 def _swap_last(ndim):
-    perm = list(range(ndim))
-    perm[-2], perm[-1] = perm[-1], perm[-2]
-    return perm
+    return tuple(range(ndim - 2)) + (ndim - 1, ndim - 2)
 
 
 class _Reduce(Primitive):
@@ -398,3 +393,100 @@ class OneHot(Primitive):
 class Assign(Primitive):
     """Assign()(variable, value): writes value into variable in place and returns it."""
     _pijit_op = staticmethod(assign)
+
+
+# ---- composed of the native ops (pijit/_ops_composed.py) ---------------------------------------
+from pijit._ops_composed import (cast, depend, hardsigmoid, hardswish, leaky_relu, pad,  # noqa: E402
+                                 relu6, shape, split, strided_slice, tile, unstack)
+
+hard_swish = hardswish
+hard_sigmoid = hardsigmoid
+_C.Tensor.tile = tile
+
+
+class Split(Primitive):
+    """Split(axis=0, output_num=1)(x): output_num equal pieces of x along axis."""
+
+    def __init__(self, axis=0, output_num=1):
+        super().__init__(axis=axis, output_num=output_num)
+
+    def __call__(self, x):
+        n = x.shape[self.axis]
+        if self.output_num <= 0 or n % self.output_num:
+            raise ValueError(f"Split: axis {self.axis} of size {n} does not split into "
+                             f"{self.output_num} equal pieces")
+        return split(x, n // self.output_num, self.axis)
+
+
+class Unstack(Primitive):
+    """Unstack(axis=0)(x): the slices of x along axis."""
+
+    def __init__(self, axis=0):
+        super().__init__(axis=axis)
+
+    def __call__(self, x):
+        return unstack(x, self.axis)
+
+
+class StridedSlice(Primitive):
+    """StridedSlice(begin_mask, end_mask, ellipsis_mask, new_axis_mask, shrink_axis_mask)(x,
+    begin, end, strides)."""
+
+    def __init__(self, begin_mask=0, end_mask=0, ellipsis_mask=0, new_axis_mask=0,
+                 shrink_axis_mask=0):
+        super().__init__(begin_mask=begin_mask, end_mask=end_mask, ellipsis_mask=ellipsis_mask,
+                         new_axis_mask=new_axis_mask, shrink_axis_mask=shrink_axis_mask)
+
+    def __call__(self, x, begin, end, strides):
+        return strided_slice(x, begin, end, strides, self.begin_mask, self.end_mask,
+                             self.ellipsis_mask, self.new_axis_mask, self.shrink_axis_mask)
+
+
+class Pad(Primitive):
+    """Pad(paddings)(x): zeros around x, paddings[i] = (before, after) for axis i."""
+
+    def __init__(self, paddings):
+        super().__init__(paddings=paddings)
+
+    def __call__(self, x):
+        return pad(x, self.paddings)
+
+
+class Gather(Primitive):
+    """Gather()(params, indices, axis): params' slices at indices along axis."""
+
+    def __init__(self, batch_dims=0):
+        if batch_dims != 0:
+            raise NotImplementedError("Gather: batch_dims other than 0 is not supported")
+        super().__init__(batch_dims=batch_dims)
+
+    def __call__(self, params, indices, axis):
+        return gather(params, indices, axis)
+
+
+class BatchMatMul(MatMul):
+    """Batched matrix product over the leading axes; transpose_a/transpose_b transpose the
+    last two axes first."""
+
+
+class LeakyReLU(Primitive):
+    def __init__(self, alpha=0.2):
+        super().__init__(alpha=alpha)
+
+    def __call__(self, x):
+        return leaky_relu(x, self.alpha)
+
+
+def _composed(name, fn, doc):
+    return type(name, (Primitive,), {"__call__": lambda self, *args: fn(*args), "__doc__": doc,
+                                     "__module__": __name__})
+
+
+Tile = _composed("Tile", tile, "Tile()(x, multiples): x repeated along each axis.")
+Cast = _composed("Cast", cast, "Cast()(x, dtype): x converted to dtype.")
+Shape = _composed("Shape", shape, "Shape()(x): x's shape, a tuple.")
+Depend = _composed("Depend", depend, "Depend()(value, expr): value.")
+ReLU6 = _composed("ReLU6", relu6, "min(max(x, 0), 6).")
+HSwish = _composed("HSwish", hardswish, "x * relu6(x + 3) / 6.")
+HSigmoid = _composed("HSigmoid", hardsigmoid, "relu6(x + 3) / 6.")
+

@@ -7,7 +7,7 @@ import numpy as np
 
 from pijit import _C
 from pijit._numbers import plain
-from pijit._tensor import Tensor, float32
+from pijit._tensor import Tensor, float32, float64
 
 
 def _fans(shape):
@@ -72,6 +72,30 @@ class Normal(Initializer):
 
     def _fill(self, shape, dtype):
         return _C.ops.normal(shape, self.mean, self.sigma, dtype=dtype)
+
+
+class TruncatedNormal(Initializer):
+    """N(mean, sigma ** 2) restricted to [a, b] (absolute bounds, as MindSpore 2.x): draws
+    outside are drawn again."""
+
+    def __init__(self, sigma=0.01, mean=0.0, a=-2.0, b=2.0):
+        super().__init__(sigma=sigma, mean=mean, a=a, b=b)
+        self.sigma, self.mean, self.a, self.b = (float(plain(v)) for v in (sigma, mean, a, b))
+        if not self.a < self.b:
+            raise ValueError(f"TruncatedNormal: a ({self.a}) must be below b ({self.b})")
+
+    def _fill(self, shape, dtype):
+        out = _C.ops.normal(shape, self.mean, self.sigma, dtype=float64).asnumpy().copy()
+        outside = (out < self.a) | (out > self.b)
+        for _ in range(1000):
+            n = int(outside.sum())
+            if n == 0:
+                break
+            out[outside] = _C.ops.normal((n,), self.mean, self.sigma, dtype=float64).asnumpy()
+            outside = (out < self.a) | (out > self.b)
+        else:  # bounds far in a tail: the few left are clipped to them
+            out[outside] = np.clip(out[outside], self.a, self.b)
+        return Tensor(out, dtype)
 
 
 class Uniform(Initializer):
@@ -142,6 +166,7 @@ _BY_NAME = {
     "zeros": Zero, "zero": Zero, "ones": One, "one": One, "normal": Normal, "uniform": Uniform,
     "xavier_uniform": XavierUniform, "xavieruniform": XavierUniform, "he_uniform": HeUniform,
     "heuniform": HeUniform, "he_normal": HeNormal, "henormal": HeNormal,
+    "truncatednormal": TruncatedNormal, "truncated_normal": TruncatedNormal,
 }
 
 
@@ -171,5 +196,5 @@ def initializer(init, shape=None, dtype=float32):
     return init(shape, dtype)
 
 
-__all__ = ["Initializer", "Constant", "Zero", "One", "Normal", "Uniform", "XavierUniform",
-           "HeUniform", "HeNormal", "initializer"]
+__all__ = ["Initializer", "Constant", "Zero", "One", "Normal", "TruncatedNormal", "Uniform",
+           "XavierUniform", "HeUniform", "HeNormal", "initializer"]

@@ -283,6 +283,8 @@ bool PyOpIsMethod(PyOp op) { return Info(op).surface != kFunction; }
 bool PyOpIsFunction(PyOp op) { return Info(op).surface != kMethod; }
 
 bool PyOpByName(const char* name, PyOp* out) {
+  for (const auto& [alias, target] : kMethodAliases)
+    if (std::strcmp(name, alias) == 0) name = target;
   for (size_t i = 0; i < sizeof(kPyOps) / sizeof(kPyOps[0]); ++i) {
     if (kPyOps[i].surface != kFunction && std::strcmp(kPyOps[i].name, name) == 0) {
       *out = static_cast<PyOp>(i);

@@ -8,6 +8,7 @@
 #include <Python.h>
 
 #include <string>
+#include <utility>
 
 #include "absl/container/inlined_vector.h"
 #include "absl/status/statusor.h"
@@ -26,6 +27,9 @@ bool PyOpIsMethod(PyOp op);    // a Tensor method
 bool PyOpIsFunction(PyOp op);  // a pijit.ops function
 // The op the Tensor method of this name performs.
 bool PyOpByName(const char* name, PyOp* out);
+// Tensor methods that are other names of an op's method (MindSpore's and torch's spellings):
+// {alias, method}.
+inline constexpr std::pair<const char*, const char*> kMethodAliases[] = {{"view", "reshape"}};
 
 // One call argument as the parser sees it.
 //  - a tensor: is_tensor (object unused);

@@ -597,6 +597,7 @@ void BindTensor(py::module_& m) {
     if (!descr || PyObject_SetAttrString(cls.ptr(), def.ml_name, descr) < 0) throw py::error_already_set();
     Py_DECREF(descr);
   }
+  for (const auto& [alias, method] : kMethodAliases) cls.attr(alias) = cls.attr(method);
   m.def("set_seed", [](int64_t seed) {
     if (seed < 0) ThrowStatus(absl::InvalidArgumentError(absl::StrFormat(
         "set_seed: seed must be non-negative, got %d", seed)));

@@ -2,6 +2,7 @@
 import math
 
 from pijit import ops
+from pijit._numbers import plain
 from pijit.nn.cell import Cell
 
 
@@ -64,8 +65,44 @@ class LogSoftmax(Softmax):
         return ops.log_softmax(x, self.axis)
 
 
+class LeakyReLU(Cell):
+    """x where x > 0, else alpha * x."""
+
+    def __init__(self, alpha=0.2):
+        super().__init__()
+        self.alpha = float(plain(alpha))
+
+    def construct(self, x):
+        return ops.leaky_relu(x, self.alpha)
+
+    def extend_repr(self):
+        return f"alpha={self.alpha}"
+
+
+class ReLU6(Cell):
+    """min(max(x, 0), 6)."""
+
+    def construct(self, x):
+        return ops.relu6(x)
+
+
+class HSwish(Cell):
+    """x * relu6(x + 3) / 6."""
+
+    def construct(self, x):
+        return ops.hardswish(x)
+
+
+class HSigmoid(Cell):
+    """relu6(x + 3) / 6."""
+
+    def construct(self, x):
+        return ops.hardsigmoid(x)
+
+
 _ACTIVATIONS = {"relu": ReLU, "sigmoid": Sigmoid, "tanh": Tanh, "gelu": GELU,
-                "softmax": Softmax, "logsoftmax": LogSoftmax}
+                "softmax": Softmax, "logsoftmax": LogSoftmax, "leakyrelu": LeakyReLU,
+                "relu6": ReLU6, "hswish": HSwish, "hsigmoid": HSigmoid}
 
 
 def get_activation(name):

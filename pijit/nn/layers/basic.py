@@ -1,4 +1,4 @@
-"""Dense, Flatten, Dropout and Embedding."""
+"""Dense, Flatten, Dropout, Embedding, Identity and Pad."""
 from pijit import ops
 from pijit._numbers import plain
 from pijit._tensor import Parameter, float32, int32
@@ -112,3 +112,25 @@ class Embedding(Cell):
         return f"vocab_size={self.vocab_size}, embedding_size={self.embedding_size}, " \
                f"use_one_hot={self.use_one_hot}, embedding_table={self.embedding_table}, " \
                f"padding_idx={self.padding_idx}"
+
+
+class Identity(Cell):
+    """Returns its input."""
+
+    def construct(self, x):
+        return x
+
+
+class Pad(Cell):
+    """Pads x by paddings[i] = (before, after) along axis i: with zeros (mode "CONSTANT") or
+    with its mirror image without (REFLECT) or with (SYMMETRIC) the edge."""
+
+    def __init__(self, paddings, mode="CONSTANT"):
+        super().__init__()
+        self.paddings, self.mode = tuple(tuple(p) for p in plain(paddings)), str(mode).upper()
+        if self.mode not in ("CONSTANT", "REFLECT", "SYMMETRIC"):
+            raise ValueError(f"Pad: mode must be 'CONSTANT', 'REFLECT' or 'SYMMETRIC', got {mode!r}")
+
+    def construct(self, x):
+        return ops.pad(x, self.paddings, self.mode)
+
