@@ -25,7 +25,7 @@ from pijit import context
 from pijit._autodiff import grad, value_and_grad
 from pijit import nn
 from pijit.context import (GRAPH_MODE, PYNATIVE_MODE, get_context, set_context)
-from pijit.jit import GraphBreakError, capture, disable, enable, jit, jit_class
+from pijit.jit import GraphBreakError, capture, disable, enable, jit, jit_class, mutable
 from pijit.introspect import ExplainOutput, explain, get_code_extra, reset
 
 ms_function = jit
@@ -36,7 +36,7 @@ get_seed = _C.get_seed
 __all__ = [
     "Tensor", "Parameter", "ParameterTuple", "common", "context", "dtype", "bool_", "int8", "int16",
     "int32", "int64", "uint8", "float16", "bfloat16", "float32", "float64",
-    "ops", "nn", "jit", "jit_class", "ms_function", "capture", "enable", "disable", "explain",
+    "ops", "nn", "jit", "jit_class", "mutable", "ms_function", "capture", "enable", "disable", "explain",
     "get_code_extra", "reset", "set_context", "get_context", "GRAPH_MODE", "PYNATIVE_MODE",
     "GraphBreakError", "ExplainOutput", "dtype_to_nptype", "dtype_to_pytype", "pytype_to_dtype",
     "set_seed", "get_seed", "from_dlpack", "grad", "value_and_grad",

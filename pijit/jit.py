@@ -159,3 +159,50 @@ def _skip_prefixes():
 
 
 _C._set_skip_prefixes(_skip_prefixes())
+
+
+class _MutableInt(int):
+    __ms_mutable__ = True
+
+
+class _MutableFloat(float):
+    __ms_mutable__ = True
+
+
+class _MutableTuple(tuple):
+    __ms_mutable__ = True
+
+
+class _MutableList(list):
+    __ms_mutable__ = True
+
+
+def mutable(input_data, dynamic_len=False):
+    """`input_data` (an int, a float, or a tuple or list of them and of tensors) marked as a
+    variable input of compiled functions, as MindSpore's mutable: its numbers become graph
+    inputs from the first compile instead of constants guarded by value, so new values do
+    not recompile. Tensors are variable already and come back as they are. A tuple's or
+    list's length stays fixed per compile (dynamic_len=True is accepted; another length
+    compiles once more)."""
+    from pijit._tensor import Tensor
+
+    if not isinstance(dynamic_len, bool):
+        raise TypeError(f"mutable: dynamic_len must be a bool, got {type(dynamic_len).__name__}")
+    if isinstance(input_data, Tensor):
+        return input_data
+    if isinstance(input_data, bool):
+        raise TypeError("mutable: a bool cannot be mutable (MindSpore takes int, float, tuple, "
+                        "list and dict)")
+    if dynamic_len and not isinstance(input_data, (tuple, list)):
+        raise ValueError(f"mutable: dynamic_len=True needs a tuple or a list, got "
+                         f"{type(input_data).__name__}")
+    if isinstance(input_data, int):
+        return _MutableInt(input_data)
+    if isinstance(input_data, float):
+        return _MutableFloat(input_data)
+    if isinstance(input_data, (tuple, list)):
+        return (_MutableTuple if isinstance(input_data, tuple) else _MutableList)(input_data)
+    if isinstance(input_data, dict):
+        return input_data
+    raise TypeError(f"mutable: input_data must be an int, a float, a tuple, a list, a dict or a "
+                    f"Tensor, got {type(input_data).__name__}")

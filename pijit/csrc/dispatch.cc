@@ -79,8 +79,78 @@ bool Skipped(PyCodeObject* code) {
   return false;
 }
 
+namespace {
+
+// An argument pijit.mutable marked: an int, float, tuple or list subclass whose type has
+// __ms_mutable__. Exact ints, floats, tuples and lists (and everything else) cost four flag
+// tests.
+bool IsMutableArg(PyObject* a) {
+  if (!PyLong_Check(a) && !PyFloat_Check(a) && !PyTuple_Check(a) && !PyList_Check(a)) return false;
+  if (PyLong_CheckExact(a) || PyFloat_CheckExact(a) || PyTuple_CheckExact(a) || PyList_CheckExact(a)) {
+    return false;
+  }
+  static PyObject* marker = PyUnicode_InternFromString("__ms_mutable__");
+  return _PyType_Lookup(Py_TYPE(a), marker) != nullptr;
+}
+
+// The plain value a mutable argument holds (a new reference). Its numbers, the argument's
+// own or its items', are added to `dynamic` (a code object's dynamic numbers, by source
+// text), so that the first compile already makes them graph inputs where they meet floating
+// tensors; nullptr records none.
+PyObject* PlainMutable(PyObject* a, const std::string& where, std::vector<std::string>* dynamic) {
+  auto note = [dynamic](std::string source) {
+    if (dynamic && std::find(dynamic->begin(), dynamic->end(), source) == dynamic->end())
+      dynamic->push_back(std::move(source));
+  };
+  if (PyBool_Check(a)) return PyBool_FromLong(a == Py_True);
+  if (PyLong_Check(a)) {
+    note(where);
+    return _PyLong_Copy(reinterpret_cast<PyLongObject*>(a));
+  }
+  if (PyFloat_Check(a)) {
+    note(where);
+    return PyFloat_FromDouble(PyFloat_AS_DOUBLE(a));
+  }
+  PyObject* seq = PyTuple_Check(a) ? PySequence_Tuple(a) : PySequence_List(a);
+  if (!seq) return nullptr;
+  const Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    PyObject* item = PySequence_Fast_ITEMS(seq)[i];
+    if (PyLong_CheckExact(item) || PyFloat_CheckExact(item)) note(absl::StrCat(where, "[", i, "]"));
+  }
+  return seq;
+}
+
+}  // namespace
+
 PyObject* CallCaptured(PyObject* fn, PyObject* const* args, size_t nargsf, PyObject* kwnames,
                        const DispatchOptions& options, bool always) {
+  const Py_ssize_t nall = PyVectorcall_NARGS(nargsf) + (kwnames ? PyTuple_GET_SIZE(kwnames) : 0);
+  for (Py_ssize_t i = 0; i < nall; ++i) {
+    if (!IsMutableArg(args[i])) continue;
+    // pijit.mutable arguments: the call goes on with the plain values they hold.
+    guards::CodeState* st = PyFunction_Check(fn) ? guards::GetCodeState(
+        reinterpret_cast<PyCodeObject*>(PyFunction_GET_CODE(fn)), true) : nullptr;
+    std::vector<PyObject*> plain(args, args + nall);
+    std::vector<PyObject*> owned;
+    const Py_ssize_t npos = PyVectorcall_NARGS(nargsf);
+    for (Py_ssize_t j = i; j < nall; ++j) {
+      if (!IsMutableArg(args[j])) continue;
+      // Positional ones are graph inputs at args[j]; keyword ones are only made plain.
+      PyObject* p = PlainMutable(args[j], absl::StrCat("args[", j, "]"),
+                                 st && j < npos ? &st->dynamic_numbers : nullptr);
+      if (!p) {
+        for (PyObject* o : owned) Py_DECREF(o);
+        return nullptr;
+      }
+      owned.push_back(p);
+      plain[j] = p;
+    }
+    PyObject* r = CallCaptured(fn, plain.data(), nargsf & ~PY_VECTORCALL_ARGUMENTS_OFFSET,
+                               kwnames, options, always);
+    for (PyObject* o : owned) Py_DECREF(o);
+    return r;
+  }
   // While a gradient tape records, jitted code runs eagerly so that the tape sees its ops.
   if (!PyFunction_Check(fn) || Control().in_pijit > 0 || ActiveTape() != nullptr) {
     return PyObject_Vectorcall(fn, args, nargsf, kwnames);

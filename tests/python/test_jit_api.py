@@ -327,3 +327,64 @@ def test_jitted_method_called_from_a_jitted_function():
     same(f(X()), X() * 4.0 + 1.0)
     assert stats(f)["graph_count"] == 1 and stats(f)["total_break_count"] == 0
     same(s.apply(X()), X() * 4.0)  # called directly, as a method
+
+
+# ---- mutable ------------------------------------------------------------------------------
+
+
+def scaled(x, lr, step):
+    return x * lr - step
+
+
+def test_mutable_numbers_are_graph_inputs_from_the_first_compile():
+    jf = ms.jit(scaled, capture_mode="bytecode")
+    ms.reset(jf)
+    for i, lr in enumerate([0.1, 0.25, 0.5, 1.5]):
+        same(jf(X(), ms.mutable(lr), ms.mutable(i)), scaled(X(), lr, i))
+    assert stats(jf)["compile_count"] == 1
+    # Plain numbers compile once more before they become inputs (dynamic numbers).
+    jp = ms.jit(scaled, capture_mode="bytecode")
+    ms.reset(jp)
+    for i, lr in enumerate([0.1, 0.25, 0.5, 1.5]):
+        same(jp(X(), lr, i), scaled(X(), lr, i))
+    assert stats(jp)["compile_count"] == 2
+
+
+def sum_of(xs, k):
+    return xs[0] * k + xs[1]
+
+
+def test_mutable_tuples_of_tensors_and_cells():
+    jf = ms.jit(sum_of)
+    ms.reset(jf)
+    for k in (2.0, 3.0):
+        pair = ms.mutable((X(), X() + 1.0))
+        assert isinstance(pair, tuple) and pair[0].shape == (2, 3)
+        same(jf(pair, ms.mutable(k)), sum_of((X(), X() + 1.0), k))
+    assert stats(jf)["compile_count"] == 1
+
+    class Scale(nn.Cell):
+        def construct(self, x, k):
+            return x * k
+
+    net = ms.jit(Scale())
+    ms.reset(Scale.construct)
+    for k in (0.5, 2.0, 4.0):
+        same(net(X(), ms.mutable(k)), X() * k)
+    assert stats(Scale.construct)["compile_count"] == 1
+
+
+def test_mutable_values_behave_as_what_they_hold():
+    assert ms.mutable(3) + 1 == 4 and ms.mutable(2.5) * 2 == 5.0
+    assert list(ms.mutable([1, 2])) == [1, 2] and ms.mutable((1, 2)) == (1, 2)
+    t = X()
+    assert ms.mutable(t) is t
+    d = {"a": 1}
+    assert ms.mutable(d) is d
+    assert ms.mutable((1, 2), dynamic_len=True) == (1, 2)
+    with pytest.raises(TypeError, match="bool"):
+        ms.mutable(True)
+    with pytest.raises(TypeError, match="must be an int, a float"):
+        ms.mutable("text")
+    with pytest.raises(ValueError, match="dynamic_len=True needs a tuple or a list"):
+        ms.mutable(3, dynamic_len=True)
