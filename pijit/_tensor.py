@@ -71,6 +71,36 @@ def _iter(self):
     return (self[i] for i in range(self.shape[0]))
 
 
+_native_init = Tensor.__init__
+
+
+def _init(self, input_data=None, dtype=None, shape=None, init=None, internal=False,
+          const_arg=False, device=None):
+    """Tensor(input_data, dtype), or MindSpore's other forms: Tensor(shape=..., dtype=...,
+    init=Initializer) fills a tensor by `init`; a shape with None (or shape=None without data)
+    makes a placeholder for Cell.set_inputs: its sizes are unknown until a call gives them."""
+    if input_data is None and (shape is not None or init is not None or dtype is not None):
+        from pijit._numbers import plain
+        shape = plain(shape)
+        if isinstance(shape, int):
+            shape = (shape,)
+        if dtype is None:
+            raise TypeError("Tensor: dtype must be given with shape and no input_data")
+        if shape is None or any(d is None for d in shape):
+            if init is not None:
+                raise ValueError("Tensor: a placeholder (a shape with None) takes no init")
+            _native_init(self, np.zeros([1 if d is None else d for d in shape or ()]), dtype)
+            self._placeholder_shape = None if shape is None else tuple(shape)
+            return
+        if init is None:
+            raise ValueError(f"Tensor: a static shape {tuple(shape)} needs input_data or init")
+        from pijit.common.initializer import initializer
+        _native_init(self, initializer(init, tuple(shape), dtype), dtype)
+        return
+    _native_init(self, input_data, dtype)
+
+
+Tensor.__init__ = _init
 Tensor.__str__ = _str
 Tensor.__repr__ = _repr
 Tensor.__iter__ = _iter

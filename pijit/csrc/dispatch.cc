@@ -406,15 +406,21 @@ PyObject* Dispatch(CodeState* st, PyCodeObject* code, PyObject* func, PyObject* 
       }
     }
   }
-  if (options.dynamic && !st->static_only) {
-    // jit(dynamic=1): every size of every tensor argument is symbolic from the first compile.
-    for (int i = 0; i < nargs; ++i) {
+  if ((options.dynamic || !options.dynamic_dims.empty()) && !st->static_only) {
+    // jit(dynamic=1): every size of every tensor argument is symbolic from the first compile;
+    // placeholders name theirs.
+    auto add = [st](int arg, int d) {
+      guards::DynamicDim dim{absl::StrCat("args[", arg, "]"), d};
+      if (std::find(st->dynamic_dims.begin(), st->dynamic_dims.end(), dim) == st->dynamic_dims.end())
+        st->dynamic_dims.push_back(std::move(dim));
+    };
+    for (int i = 0; i < nargs && options.dynamic; ++i) {
       const Tensor* t = AsTensor(args[i]);
-      for (int d = 0; t && d < static_cast<int>(t->ndim()); ++d) {
-        guards::DynamicDim dim{absl::StrCat("args[", i, "]"), d};
-        if (std::find(st->dynamic_dims.begin(), st->dynamic_dims.end(), dim) == st->dynamic_dims.end())
-          st->dynamic_dims.push_back(std::move(dim));
-      }
+      for (int d = 0; t && d < static_cast<int>(t->ndim()); ++d) add(i, d);
+    }
+    for (const auto& [arg, d] : options.dynamic_dims) {
+      const Tensor* t = arg < nargs ? AsTensor(args[arg]) : nullptr;
+      if (t && d < static_cast<int>(t->ndim())) add(arg, d);
     }
   }
   ++Control().in_pijit;

@@ -4,6 +4,7 @@
 #include <Python.h>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "guards/cache.h"
@@ -14,6 +15,8 @@ struct DispatchOptions {
   bool fullgraph = false;  // a capture failure is an error (PSJit / fullgraph=True)
   bool optimize = true;    // jit_level "O0" turns the optimisation passes off
   bool dynamic = false;    // dynamic=1: the arguments' sizes are symbolic from the first compile
+  // (argument, dimension) pairs symbolic from the first compile (Cell.set_inputs placeholders).
+  std::vector<std::pair<int, int>> dynamic_dims;
 };
 
 // Returns a new reference, or nullptr with an exception set, or nullptr with *run_eager set

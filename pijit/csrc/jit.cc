@@ -105,12 +105,28 @@ PyObject* JitVectorcall(PyObject* callable, PyObject* const* args, size_t nargsf
 }
 
 PyObject* JitNew(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
-  static const char* kw[] = {"fn", "fullgraph", "optimize", "dynamic", nullptr};
+  static const char* kw[] = {"fn", "fullgraph", "optimize", "dynamic", "dynamic_dims", nullptr};
   PyObject* fn;
+  PyObject* dims = nullptr;
   int fullgraph = 0, optimize = 1, dynamic = 0;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|ppp:JitFunction", const_cast<char**>(kw), &fn,
-                                   &fullgraph, &optimize, &dynamic)) {
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|pppO:JitFunction", const_cast<char**>(kw), &fn,
+                                   &fullgraph, &optimize, &dynamic, &dims)) {
     return nullptr;
+  }
+  // dynamic_dims: (argument index, dimension) pairs whose sizes are symbolic from the start.
+  std::vector<std::pair<int, int>> dynamic_dims;
+  if (dims && dims != Py_None) {
+    PyObject* seq = PySequence_Fast(dims, "JitFunction: dynamic_dims must be a sequence of pairs");
+    if (!seq) return nullptr;
+    for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(seq); ++i) {
+      int a = 0, d = 0;
+      if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(seq, i), "ii", &a, &d)) {
+        Py_DECREF(seq);
+        return nullptr;
+      }
+      dynamic_dims.emplace_back(a, d);
+    }
+    Py_DECREF(seq);
   }
   if (!PyFunction_Check(fn)) {
     PyErr_Format(PyExc_TypeError, "jit: expected a Python function, got %s", Py_TYPE(fn)->tp_name);
@@ -121,6 +137,7 @@ PyObject* JitNew(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
   if (!st) return PyErr_NoMemory();
   auto* self = reinterpret_cast<JitFunctionObject*>(type->tp_alloc(type, 0));
   if (!self) return nullptr;
+  new (&self->options) DispatchOptions();  // destroyed in JitDealloc
   self->vectorcall = JitVectorcall;
   Py_INCREF(fn);
   self->fn = fn;
@@ -129,6 +146,7 @@ PyObject* JitNew(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
   self->options.fullgraph = fullgraph != 0;
   self->options.optimize = optimize != 0;
   self->options.dynamic = dynamic != 0;
+  self->options.dynamic_dims = std::move(dynamic_dims);
   self->dict = PyDict_New();
   return reinterpret_cast<PyObject*>(self);
 }
@@ -139,6 +157,7 @@ void JitDealloc(PyObject* o) {
   if (self->weakreflist) PyObject_ClearWeakRefs(o);
   Py_CLEAR(self->fn);
   Py_CLEAR(self->dict);
+  self->options.~DispatchOptions();
   Py_TYPE(o)->tp_free(o);
 }
 

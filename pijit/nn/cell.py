@@ -6,7 +6,7 @@ from pijit import _C
 from pijit import _autodiff
 from pijit._tensor import Parameter
 from pijit.context import GRAPH_MODE, get_context
-from pijit.jit import jit
+from pijit.nn import _inputs
 
 
 class Cell:
@@ -62,11 +62,20 @@ class Cell:
                 return _autodiff.call_with_bprop(self, args, kwargs)  # a custom gradient
         if get_context("mode") == GRAPH_MODE and not getattr(type(self), "_pijit_eager", False):
             cls = type(self)
-            compiled = cls.__dict__.get("_pijit_graph_construct")
+            inputs = self.__dict__.get("_pijit_inputs")
+            dims = ()
+            if inputs is not None:
+                _inputs.check_inputs(self, inputs, args)
+                dims = _inputs.dynamic_dims(inputs, args)
+            compiled_by_dims = cls.__dict__.get("_pijit_graph_construct")
             construct = getattr(cls.construct, "__wrapped__", cls.construct)  # @jit classes too
-            if compiled is None or compiled.__wrapped__ is not construct:
-                compiled = jit(construct, mode="PSJit")
-                setattr(cls, "_pijit_graph_construct", compiled)
+            if compiled_by_dims is None or compiled_by_dims[0] is not construct:
+                compiled_by_dims = (construct, {})
+                setattr(cls, "_pijit_graph_construct", compiled_by_dims)
+            compiled = compiled_by_dims[1].get(dims)
+            if compiled is None:
+                compiled = _C.JitFunction(construct, fullgraph=True, dynamic_dims=dims)
+                compiled_by_dims[1][dims] = compiled
             try:
                 return compiled(self, *args, **kwargs)
             except _C.GraphBreakError as e:
@@ -77,6 +86,16 @@ class Cell:
                 # it calls are still compiled.
                 setattr(cls, "_pijit_eager", True)
         return self.construct(*args, **kwargs)
+
+    def set_inputs(self, *inputs):
+        """Declares the inputs construct is compiled for in GRAPH_MODE: placeholders
+        (Tensor(shape=[None, 3], dtype=...)) make their None sizes symbolic from the first
+        compile; a call whose tensors do not match a placeholder's dtype or known sizes
+        raises a ValueError naming the input."""
+        object.__setattr__(self, "_pijit_inputs", tuple(inputs))
+
+    def get_inputs(self):
+        return self.__dict__.get("_pijit_inputs")
 
     # ---- registration ----
 

@@ -388,3 +388,73 @@ def test_mutable_values_behave_as_what_they_hold():
         ms.mutable("text")
     with pytest.raises(ValueError, match="dynamic_len=True needs a tuple or a list"):
         ms.mutable(3, dynamic_len=True)
+
+
+# ---- placeholders and set_inputs ----------------------------------------------------------
+
+
+class RowSum(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        ms.set_seed(2)
+        self.dense = nn.Dense(3, 2)
+
+    def construct(self, x):
+        return ops.relu(self.dense(x)).sum(axis=1) * 2.0
+
+
+@pytest.fixture
+def graph_mode():
+    ms.set_context(mode=ms.GRAPH_MODE)
+    yield
+    ms.set_context(mode=ms.PYNATIVE_MODE)
+
+
+def test_placeholder_tensors():
+    p = ms.Tensor(shape=[None, 3], dtype=ms.float32)
+    assert isinstance(p, ms.Tensor) and p.dtype == ms.float32 and p._placeholder_shape == (None, 3)
+    assert ms.Tensor(shape=None, dtype=ms.int32)._placeholder_shape is None
+    from pijit.common.initializer import One
+    same(ms.Tensor(shape=(2, 3), dtype=ms.float32, init=One()), T(np.ones((2, 3))))
+    with pytest.raises(ValueError, match="needs input_data or init"):
+        ms.Tensor(shape=(2, 3), dtype=ms.float32)
+    with pytest.raises(TypeError, match="dtype must be given"):
+        ms.Tensor(shape=[None, 3])
+    with pytest.raises(ValueError, match="takes no init"):
+        ms.Tensor(shape=[None, 3], dtype=ms.float32, init=One())
+
+
+def test_set_inputs_compiles_once_for_every_matching_size(graph_mode):
+    net = RowSum()
+    net.set_inputs(ms.Tensor(shape=[None, 3], dtype=ms.float32))
+    assert net.get_inputs()[0]._placeholder_shape == (None, 3)
+    ms.reset(RowSum.construct)
+    for rows in (2, 5, 1, 7):
+        x = X(rows) if rows > 1 else T([[0.5, -1.0, 2.0]])
+        same(net(x), net.construct(x))
+    assert stats(RowSum.construct)["compile_count"] == 1
+
+
+def test_set_inputs_with_any_rank(graph_mode):
+    class Double(nn.Cell):
+        def construct(self, x):
+            return x * 2.0 + 1.0
+
+    net = Double()
+    net.set_inputs(ms.Tensor(shape=None, dtype=ms.float32))
+    ms.reset(Double.construct)
+    for shape in [(3,), (2, 3), (4, 3)]:
+        x = T(np.arange(np.prod(shape)).reshape(shape))
+        same(net(x), x * 2.0 + 1.0)
+    assert stats(Double.construct)["compile_count"] == 2  # one per rank
+
+
+def test_set_inputs_mismatches_are_errors_naming_the_input(graph_mode):
+    net = RowSum()
+    net.set_inputs(ms.Tensor(shape=[None, 3], dtype=ms.float32))
+    with pytest.raises(ValueError, match=r"input 0 has shape \(2, 4\).*\(None, 3\)"):
+        net(T(np.ones((2, 4))))
+    with pytest.raises(ValueError, match="input 0 is Float64, set_inputs declared Float32"):
+        net(ms.Tensor(np.ones((2, 3))))
+    with pytest.raises(ValueError, match="declared 1 inputs, the call gives 2"):
+        net(X(), X())
