@@ -67,15 +67,19 @@ class Cell:
             if inputs is not None:
                 _inputs.check_inputs(self, inputs, args)
                 dims = _inputs.dynamic_dims(inputs, args)
-            compiled_by_dims = cls.__dict__.get("_pijit_graph_construct")
+            # One compiled construct per set of symbolic input sizes (set_inputs); the one
+            # without is also _pijit_graph_construct.
+            compiled_by_dims = cls.__dict__.get("_pijit_graph_constructs")
             construct = getattr(cls.construct, "__wrapped__", cls.construct)  # @jit classes too
             if compiled_by_dims is None or compiled_by_dims[0] is not construct:
                 compiled_by_dims = (construct, {})
-                setattr(cls, "_pijit_graph_construct", compiled_by_dims)
+                setattr(cls, "_pijit_graph_constructs", compiled_by_dims)
             compiled = compiled_by_dims[1].get(dims)
             if compiled is None:
                 compiled = _C.JitFunction(construct, fullgraph=True, dynamic_dims=dims)
                 compiled_by_dims[1][dims] = compiled
+                if not dims:
+                    setattr(cls, "_pijit_graph_construct", compiled)
             try:
                 return compiled(self, *args, **kwargs)
             except _C.GraphBreakError as e:
