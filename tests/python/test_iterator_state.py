@@ -136,7 +136,32 @@ def nested_enumerate_zip_with_break_in_body(x):
     return acc
 
 
-CASES = [enumerate_rest_after_break, zip_rest_after_break, zip_over_zip_rest,
+def map_filter_reversed_and_iter_rest(x):
+    # Iterators capture does not model run in Python (a graph break): their state is
+    # Python's own.
+    out = []
+    for make in (lambda: map(lambda t: t * 2.0, [x, x + 1.0, x + 2.0]),
+                 lambda: filter(lambda t: True, [x, x + 1.0, x + 2.0]),
+                 lambda: reversed([x, x + 1.0, x + 2.0]),
+                 lambda: iter([x, x + 1.0, x + 2.0]),
+                 lambda: zip(iter(range(3)), [x, x + 1.0, x + 2.0])):
+        z = make()
+        for item in z:
+            break
+        out.append(list(z))
+    return out
+
+
+def dict_view_is_iterable_again(x):
+    d = {"a": x, "b": x * 2.0, "c": x * 3.0}
+    v = d.values()
+    for t in v:
+        break
+    return [t + 1.0 for t in v]
+
+
+CASES = [map_filter_reversed_and_iter_rest, dict_view_is_iterable_again,
+         enumerate_rest_after_break, zip_rest_after_break, zip_over_zip_rest,
          enumerate_over_dict_items, enumerate_over_range, next_after_break_in_loop_head,
          second_loop_continues, zip_takes_from_an_iterator_it_shares,
          loop_over_enumerate_of_a_shared_zip, loop_over_zip_of_iterator_then_rest,
