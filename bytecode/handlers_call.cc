@@ -171,10 +171,7 @@ bool Interp::CallOp(PyOp op, const ValueList& in_args, const std::vector<std::st
          "the call runs eagerly and raises this error there");
     return false;
   }
-  out->kind = Value::kTensor;
-  out->node = *node;
-  out->source = -1;
-  out->type = g_tensor_type;
+  *out = Value::Tensor(*node, g_tensor_type);
   return true;
 }
 
@@ -590,10 +587,7 @@ bool Interp::CallTensorCast(const ValueList& args, const std::vector<std::string
     Fail("invalid_input", std::string(node.status().message()));
     return false;
   }
-  out->kind = Value::kTensor;
-  out->node = *node;
-  out->source = -1;
-  out->type = g_tensor_type;
+  *out = Value::Tensor(*node, g_tensor_type);
   return true;
 }
 

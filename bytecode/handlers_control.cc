@@ -108,19 +108,21 @@ bool Interp::GetIter(const Value& v, Value* out) {
   return false;
 }
 
+bool Interp::SourceInStep(const Value& it, size_t j) {
+  if (it.link->sources[j].items->size() == it.link->remaining[j]) return true;
+  Fail("unsupported_operator",
+       "an iterator advanced both directly and through a zip or enumerate over it",
+       "the loop runs in Python");
+  return false;
+}
+
 bool Interp::TakeItems(const Value& it, size_t n) {
   if (n == 0) return true;
   if (it.link) {
     IterLink& link = *it.link;
     for (size_t j = 0; j < link.sources.size(); ++j) {
       const Value& src = link.sources[j];
-      if (src.items->size() != link.remaining[j]) {
-        Fail("unsupported_operator",
-             "an iterator advanced both directly and through a zip or enumerate over it",
-             "the loop runs in Python");
-        return false;
-      }
-      if (!TakeItems(src, n)) return false;
+      if (!SourceInStep(it, j) || !TakeItems(src, n)) return false;
       link.remaining[j] -= n;
     }
   }
@@ -134,12 +136,7 @@ bool Interp::ExhaustIter(const Value& it) {
   IterLink& link = *it.link;
   for (size_t j = 0; j < link.sources.size(); ++j) {
     const Value& src = link.sources[j];
-    if (src.items->size() != link.remaining[j]) {
-      Fail("unsupported_operator",
-           "an iterator advanced both directly and through a zip or enumerate over it",
-           "the loop runs in Python");
-      return false;
-    }
+    if (!SourceInStep(it, j)) return false;
     if (link.remaining[j] == 0) return ExhaustIter(src);
     if (!TakeItems(src, 1)) return false;
     --link.remaining[j];

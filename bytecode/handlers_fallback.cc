@@ -124,10 +124,7 @@ bool Interp::FallbackCall(PyObject* fn, const ValueList& args,
     return false;
   }
   if (Tensor* t = AsTensor(r)) {
-    out->kind = Value::kTensor;
-    out->node = g().AddConstant(*t);
-    out->source = -1;
-    out->type = Py_TYPE(r);
+    *out = Value::Tensor(g().AddConstant(*t), Py_TYPE(r));
     return true;
   }
   *out = Value::Const(r);

@@ -86,6 +86,13 @@ struct Value {
     v.source = source;
     return v;
   }
+  static Value Tensor(graph::NodeId node, PyTypeObject* type) {  // a graph node's value
+    Value v;
+    v.kind = kTensor;
+    v.node = node;
+    v.type = type;
+    return v;
+  }
   static Value Null() {
     Value v;
     v.kind = kNull;
@@ -229,6 +236,8 @@ class Interp {
   bool GetIter(const Value& v, Value* out);                    // handlers_control.cc
   // Takes `n` items from the front of iterator `it` (n <= its items), advancing its sources.
   bool TakeItems(const Value& it, size_t n);
+  // Whether source j of zip/enumerate `it` still has the items `it` expects (else fails).
+  bool SourceInStep(const Value& it, size_t j);
   // Iterator `it` found empty (a FOR_ITER past its end, a consumer draining it).
   bool ExhaustIter(const Value& it);
   // A zip or enumerate over `args`: `rows` are its items; iterator arguments become sources.
