@@ -190,6 +190,7 @@ def mutable(input_data, dynamic_len=False):
         raise TypeError(f"mutable: dynamic_len must be a bool, got {type(dynamic_len).__name__}")
     if isinstance(input_data, Tensor):
         return input_data
+    _C._note_mutable()
     if isinstance(input_data, bool):
         raise TypeError("mutable: a bool cannot be mutable (MindSpore takes int, float, tuple, "
                         "list and dict)")

@@ -79,6 +79,8 @@ bool Skipped(PyCodeObject* code) {
   return false;
 }
 
+bool g_mutable_made = false;
+
 namespace {
 
 // An argument pijit.mutable marked: an int, float, tuple or list subclass whose type has
@@ -125,7 +127,8 @@ PyObject* PlainMutable(PyObject* a, const std::string& where, std::vector<std::s
 
 PyObject* CallCaptured(PyObject* fn, PyObject* const* args, size_t nargsf, PyObject* kwnames,
                        const DispatchOptions& options, bool always) {
-  const Py_ssize_t nall = PyVectorcall_NARGS(nargsf) + (kwnames ? PyTuple_GET_SIZE(kwnames) : 0);
+  const Py_ssize_t nall =
+      g_mutable_made ? PyVectorcall_NARGS(nargsf) + (kwnames ? PyTuple_GET_SIZE(kwnames) : 0) : 0;
   for (Py_ssize_t i = 0; i < nall; ++i) {
     if (!IsMutableArg(args[i])) continue;
     // pijit.mutable arguments: the call goes on with the plain values they hold.

@@ -19,6 +19,9 @@ struct DispatchOptions {
   std::vector<std::pair<int, int>> dynamic_dims;
 };
 
+// Set once pijit.mutable has marked a value: until then calls skip looking for such arguments.
+extern bool g_mutable_made;
+
 // Returns a new reference, or nullptr with an exception set, or nullptr with *run_eager set
 // when the caller must run the function normally.
 PyObject* Dispatch(guards::CodeState* state, PyCodeObject* code, PyObject* func,

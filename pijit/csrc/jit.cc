@@ -367,6 +367,8 @@ void BindJit(py::module_& m) {
   m.def("_reset_all", [] { guards::ResetAll(); });
   m.def("_set_cache_limit", [](size_t n) { guards::SetCacheLimit(n); });
   m.def("_cache_limit", [] { return guards::CacheLimit(); });
+  m.def("_note_mutable", [] { g_mutable_made = true; },
+        "pijit.mutable made a value: jitted calls look for such arguments from now on.");
   m.def("_capture_enter", [] {
     ++Control().capture_depth;
     pijit_hook_acquire();
