@@ -531,6 +531,11 @@ bool Interp::Step(Frame& f, size_t& pc, bool* returned, Value* result) {
       Value* list_at = StackAt(f, in.arg);
       if (!list_at) return false;
       Value& list = *list_at;
+      if (list.kind == Value::kSeq && viewed_items_.contains(list.items.get())) {
+        Fail("unsupported_bytecode", "appending to a list a loop is iterating",
+             "the loop runs in Python");
+        return false;
+      }
       if (list.kind != Value::kSeq || !list.is_list) {
         Fail("internal", "LIST_APPEND to a value that is not a list built during capture");
         return false;
@@ -601,6 +606,14 @@ bool Interp::Step(Frame& f, size_t& pc, bool* returned, Value* result) {
       if (a.kind == Value::kGenerator && GeneratorTakesSharedIterator(a)) return false;
       Value it;
       if (!GetIter(a, &it)) return false;
+      // A loop over a list made during capture iterates a copy of its items: no change to
+      // the list may follow in the trace (Python's loop would see it), and a break hands
+      // Python the list's own iterator.
+      if (a.kind == Value::kSeq && a.is_list) {
+        viewed_items_.insert(a.items.get());
+        it.iter_list = a.items;
+        it.iter_total = static_cast<Py_ssize_t>(a.items->size());
+      }
       // A loop over an input dict: a mutation of it while the loop may run raises in Python,
       // so none is recorded from here on (handlers_control.cc, IterInputDict).
       if (it.iter_dict >= 0) viewed_dicts_.insert(a.obj);

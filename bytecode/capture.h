@@ -44,6 +44,8 @@ struct OutputSpec {
     kDictIterator,  // iter(dict at guard source `index`) advanced by `constant` (an int) items
                     // (graph breaks only: a loop over an input dict, continued in Python)
     kGraphNumber,   // graph output `index` (0-d) as a Python number of type `constant`
+    kListIterator,  // iter(the list built by items[0]) advanced by `constant` (an int) items
+                    // (graph breaks only: a loop over a list made during capture)
   };
   Kind kind = kConstant;
   int32_t index = -1;           // graph output, guard source, or memo slot (kRef)

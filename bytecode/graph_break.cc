@@ -66,6 +66,14 @@ bool Interp::MakeBreakSpec(const Value& v, OutputSpec* spec) {
       }
       if (MemoRef(v, spec)) return true;
       if (v.link && TakesFromLiveIterator(v)) return false;
+      if (v.kind == Value::kIter && v.iter_list) {
+        Value list = Value::Seq({}, true);
+        list.items = v.iter_list;
+        spec->kind = OutputSpec::kListIterator;
+        spec->constant = PyLong_FromSsize_t(v.iter_total - static_cast<Py_ssize_t>(v.items->size()));
+        spec->items.emplace_back();
+        return spec->constant != nullptr && MakeBreakSpec(list, &spec->items.back());
+      }
       if (v.kind == Value::kIter && v.iter_dict >= 0) {
         spec->kind = OutputSpec::kDictIterator;
         spec->index = v.iter_dict;

@@ -294,6 +294,9 @@ bool Interp::LoadAttr(Frame& f, const Value& owner, PyObject* name, bool method)
       return true;
     }
   }
+  bool handled = false;
+  if (LoadDescriptorAttr(f, owner, name, method, &handled)) return true;
+  if (handled) return false;
   if (Value fallback; FallbackAttr(owner, name, &fallback)) {
     if (method) f.stack.push_back(Value::Null());
     f.stack.push_back(std::move(fallback));

@@ -180,7 +180,7 @@ namespace {
 // Builtins whose result capture can compute from known arguments.
 enum class Builtin { kNone, kLen, kIsinstance, kRange, kZip, kEnumerate, kMin, kMax, kAbs, kInt,
                      kFloat, kBool, kTuple, kList, kGetattr, kHasattr, kStr, kSorted, kSum, kAll,
-                     kAny, kCallable, kSet, kFrozenset, kSlice };
+                     kAny, kCallable, kSet, kFrozenset, kSlice, kRound, kPow, kDivmod, kDict };
 
 Builtin BuiltinOf(PyObject* fn) {
   if (!PyCFunction_Check(fn) && !PyType_Check(fn)) return Builtin::kNone;
@@ -197,6 +197,7 @@ Builtin BuiltinOf(PyObject* fn) {
     if (fn == reinterpret_cast<PyObject*>(&PySet_Type)) return Builtin::kSet;
     if (fn == reinterpret_cast<PyObject*>(&PyFrozenSet_Type)) return Builtin::kFrozenset;
     if (fn == reinterpret_cast<PyObject*>(&PySlice_Type)) return Builtin::kSlice;
+    if (fn == reinterpret_cast<PyObject*>(&PyDict_Type)) return Builtin::kDict;
     return Builtin::kNone;
   }
   PyObject* self = PyCFunction_GET_SELF(fn);
@@ -215,13 +216,55 @@ Builtin BuiltinOf(PyObject* fn) {
   if (name == "all") return Builtin::kAll;
   if (name == "any") return Builtin::kAny;
   if (name == "callable") return Builtin::kCallable;
+  if (name == "round") return Builtin::kRound;
+  if (name == "pow") return Builtin::kPow;
+  if (name == "divmod") return Builtin::kDivmod;
   return Builtin::kNone;
 }
 
 }  // namespace
 
+// dict(), dict(mapping), dict(pairs) and dict(..., **kwargs): a dict made during capture.
+static bool MakeDict(Interp& in, const ValueList& args, const std::vector<std::string>& kwnames,
+                     Value* out) {
+  const size_t npos = args.size() - kwnames.size();
+  if (npos > 1) {
+    in.Fail("python_error", "dict expected at most 1 positional argument");
+    return false;
+  }
+  Value d = Value::Dict();
+  if (npos == 1 && args[0].kind == Value::kDict) {
+    for (size_t i = 0; i < args[0].keys->size(); ++i)
+      if (!in.DictSet(d, Value::Const((*args[0].keys)[i]), (*args[0].items)[i])) return false;
+  } else if (npos == 1) {
+    Value it;  // an iterable of (key, value) pairs
+    if (!in.GetIter(args[0], &it)) return false;
+    for (const Value& pair : *it.items) {
+      ValueList kv;
+      if (pair.kind == Value::kSeq) kv = *pair.items;
+      else if (pair.kind == Value::kConst && PyTuple_CheckExact(pair.obj))
+        for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(pair.obj); ++i)
+          kv.push_back(Value::Const(PyTuple_GET_ITEM(pair.obj, i)));
+      if (kv.size() != 2) {
+        in.Fail("unsupported_call", "dict() of items that are not (key, value) pairs known at "
+                                    "capture time");
+        return false;
+      }
+      if (pair.kind == Value::kConst) in.UseConst(pair);
+      if (!in.DictSet(d, kv[0], kv[1])) return false;
+    }
+  }
+  for (size_t k = 0; k < kwnames.size(); ++k) {
+    PyObject* key = in.Keep(PyUnicode_FromString(kwnames[k].c_str()));
+    if (!in.DictSet(d, Value::Const(key), args[npos + k])) return false;
+  }
+  *out = std::move(d);
+  return true;
+}
+
 static bool FoldBuiltin(Interp& in, Frame& f, Builtin b, const ValueList& in_args,
                         const std::vector<std::string>& kwnames, Value* out) {
+  if (b == Builtin::kDict) return MakeDict(in, in_args, kwnames, out);
   if (!kwnames.empty()) {
     in.Fail("unsupported_call", "keyword arguments to a builtin");
     return false;
@@ -327,6 +370,13 @@ static bool FoldBuiltin(Interp& in, Frame& f, Builtin b, const ValueList& in_arg
       if (r < 0) return result(nullptr);
       return result(PyBool_FromLong(r));
     }
+    case Builtin::kPow:
+      // pow(tensor, y) is the op; pow of Python numbers folds below.
+      if ((args.size() == 2) && (args[0].kind == Value::kTensor || args[1].kind == Value::kTensor))
+        return in.CallOp(PyOp::kPow, args, {}, out);
+      [[fallthrough]];
+    case Builtin::kRound:
+    case Builtin::kDivmod:
     case Builtin::kRange:
     case Builtin::kMin:
     case Builtin::kMax:
@@ -370,7 +420,10 @@ static bool FoldBuiltin(Interp& in, Frame& f, Builtin b, const ValueList& in_arg
           case Builtin::kBool: fn = reinterpret_cast<PyObject*>(&PyBool_Type); break;
           default: {
             PyObject* mod = PyImport_ImportModule("builtins");
-            fn = PyObject_GetAttrString(mod, b == Builtin::kMin ? "min" : b == Builtin::kMax ? "max" : "abs");
+            const char* name = b == Builtin::kMin ? "min" : b == Builtin::kMax ? "max"
+                               : b == Builtin::kRound ? "round" : b == Builtin::kPow ? "pow"
+                               : b == Builtin::kDivmod ? "divmod" : "abs";
+            fn = PyObject_GetAttrString(mod, name);
             Py_DECREF(mod);
             in.Keep(fn);
           }

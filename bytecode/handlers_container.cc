@@ -230,8 +230,10 @@ bool Interp::CallContainerMethod(const Value& m, ValueList args, const std::vect
     *out = Value::Const(Py_None);
     return true;
   }
-  if (self.kind == Value::kSeq && self.is_list && self.source < 0) {
-    // Lists made during capture: every alias shares `items`, so mutation stays consistent.
+  if (self.kind == Value::kSeq && self.is_list && self.source < 0 &&
+      !viewed_items_.contains(self.items.get())) {
+    // Lists made during capture (not being looped over): every alias shares `items`, so
+    // mutation stays consistent.
     if (name == "append" && args.size() == 1) {
       self.items->push_back(args[0]);
       *out = Value::Const(Py_None);

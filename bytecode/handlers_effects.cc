@@ -173,6 +173,11 @@ bool Interp::StoreSubscr(Frame& f) {
     return true;
   }
   if (failed()) return false;
+  if (n >= 3 && StoreIntoBuiltContainer(f.stack[n - 2], f.stack[n - 1], f.stack[n - 3])) {
+    f.stack.resize(n - 3);  // a list or dict made during capture: changed in the trace
+    return true;
+  }
+  if (failed()) return false;
   if (n >= 3 && f.stack[n - 2].kind == Value::kTensor) {
     Fail("tensor_mutation", "assignment into a tensor (t[index] = value) writes in place",
          "the graph breaks here; the assignment runs in Python and later code sees its result");
@@ -181,6 +186,30 @@ bool Interp::StoreSubscr(Frame& f) {
          "this function runs eagerly; graph breaks will split it around such code");
   }
   return false;
+}
+
+bool Interp::StoreIntoBuiltContainer(Value& container, const Value& key, const Value& value) {
+  // Containers made during capture live only in the trace: the store is the new state of
+  // the value itself, seen by every alias, as in Python.
+  const bool dict = container.kind == Value::kDict;
+  if (!dict && (container.kind != Value::kSeq || !container.is_list)) return false;
+  // A loop (or a dict view) over it may be running: Python would see the store, the trace's
+  // copy of the items would not.
+  if (viewed_items_.contains(container.items.get())) return false;
+  if (dict) return DictSet(container, key, value);
+  if (key.kind != Value::kConst || !PyLong_CheckExact(key.obj)) return false;  // slices: Python
+  Py_ssize_t i = PyLong_AsSsize_t(key.obj);
+  const Py_ssize_t size = static_cast<Py_ssize_t>(container.items->size());
+  if (i < 0) i += size;
+  if (i < 0 || i >= size) {
+    if (PyErr_Occurred()) PyErr_Clear();
+    Fail("python_error", "list assignment index out of range",
+         "the function runs eagerly and raises the error there");
+    return false;
+  }
+  UseConst(key);
+  (*container.items)[static_cast<size_t>(i)] = value;
+  return true;
 }
 
 bool Interp::DeleteSubscr(Frame& f) {

@@ -78,6 +78,10 @@ struct Value {
   std::shared_ptr<const NumberInfo> number;  // kConst: a number the graph computes
   // kIter made by zip or enumerate over other iterators: taking its items advances them.
   std::shared_ptr<IterLink> link;
+  // kIter of a `for` loop over a list made during capture: that list's items (the iterator
+  // took iter_total of them at GET_ITER), so that a break hands Python the list's own
+  // iterator, advanced as far as the trace took it.
+  std::shared_ptr<ValueList> iter_list;
 
   static Value Const(PyObject* o, int32_t source = -1) {
     Value v;
@@ -205,6 +209,10 @@ class Interp {
   // ---- handlers ----
   bool LoadGlobal(Frame& f, PyObject* name, Value* out);         // handlers_attr.cc
   bool LoadAttr(Frame& f, const Value& owner, PyObject* name, bool method);
+  // Class attributes, staticmethod, classmethod and property (handlers_descr.cc); *handled
+  // when it took the attribute (then false means capture failed).
+  bool LoadDescriptorAttr(Frame& f, const Value& owner, PyObject* name, bool method,
+                          bool* handled);
   bool LoadDeref(Frame& f, int slot, Value* out);
   bool Call(Frame& f, const Value& callable, ValueList args, Value* out);  // handlers_call.cc
   bool CallOp(PyOp op, const ValueList& args, const std::vector<std::string>& kwnames, Value* out);
@@ -265,6 +273,8 @@ class Interp {
   bool SetItemEffect(const Value& dict, const Value& key, const Value& value);
   // STORE_SUBSCR and DELETE_SUBSCR on the frame's stack: recorded, or a graph break.
   bool StoreSubscr(Frame& f);
+  // container[key] = value into a list or dict made during capture (false: not one).
+  bool StoreIntoBuiltContainer(Value& container, const Value& key, const Value& value);
   bool DeleteSubscr(Frame& f);
   // del container[key] on an input dict or list (false as for SetItemEffect).
   bool DelItemEffect(const Value& container, const Value& key);

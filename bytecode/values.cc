@@ -196,6 +196,11 @@ Value Interp::SnapshotValue(const Value& v, absl::flat_hash_map<const ValueList*
   copies[v.items.get()] = c;  // placeholder first: a container may hold itself
   for (const Value& item : *v.items) c.items->push_back(SnapshotValue(item, copies));
   if (v.keys) c.keys = std::make_shared<std::vector<PyObject*>>(*v.keys);
+  if (v.iter_list) {  // the copy of the list it loops over
+    Value list = Value::Seq({}, true);
+    list.items = v.iter_list;
+    c.iter_list = SnapshotValue(list, copies).items;
+  }
   if (v.link) {  // a zip or enumerate: its sources are the copies of the iterators it takes from
     c.link = std::make_shared<IterLink>(*v.link);
     for (Value& src : c.link->sources) src = SnapshotValue(src, copies);

@@ -245,6 +245,22 @@ void GuardProgram::GuardValue(int32_t source, PyObject* obj) {
 
 PyObject* (*g_jit_wrapped_function)(PyObject* obj) = nullptr;
 
+PyObject* DescriptorFunction(PyObject* descr) {
+  const char* attr = PyObject_TypeCheck(descr, &PyStaticMethod_Type) ||
+                             PyObject_TypeCheck(descr, &PyClassMethod_Type)
+                         ? "__func__"
+                     : PyObject_TypeCheck(descr, &PyProperty_Type) ? "fget"
+                                                                    : nullptr;
+  if (!attr) return nullptr;
+  PyObject* fn = PyObject_GetAttrString(descr, attr);
+  if (!fn) {
+    PyErr_Clear();
+    return nullptr;
+  }
+  Py_DECREF(fn);  // the descriptor keeps it alive
+  return fn;
+}
+
 PyObject* ResolveSource(const Source& s, PyObject* p, const Roots& roots) {
   PyObject* v = nullptr;
   switch (s.kind) {
@@ -287,6 +303,15 @@ PyObject* ResolveSource(const Source& s, PyObject* p, const Roots& roots) {
       break;
     case Source::kJitWrapped:
       if (g_jit_wrapped_function) v = g_jit_wrapped_function(p);
+      break;
+    case Source::kClassAttr:
+      if (PyType_Check(p)) v = _PyType_Lookup(reinterpret_cast<PyTypeObject*>(p), s.name);
+      break;
+    case Source::kDescrFunc:
+      v = DescriptorFunction(p);
+      break;
+    case Source::kTypeOf:
+      v = reinterpret_cast<PyObject*>(Py_TYPE(p));
       break;
   }
   if (!v && PyErr_Occurred()) PyErr_Clear();
@@ -448,6 +473,9 @@ std::string GuardProgram::SourceText(int32_t i) const {
     case Source::kItem: return absl::StrCat(SourceText(s.parent), "[", s.index, "]");
     case Source::kFuncKwDefaults: return absl::StrCat(SourceText(s.parent), ".__kwdefaults__");
     case Source::kJitWrapped: return absl::StrCat(SourceText(s.parent), ".__wrapped__");
+    case Source::kClassAttr: return absl::StrCat(SourceText(s.parent), ".", name);
+    case Source::kDescrFunc: return absl::StrCat(SourceText(s.parent), ".__func__");
+    case Source::kTypeOf: return absl::StrCat("type(", SourceText(s.parent), ")");
     case Source::kDictItem: {
       PyObject* r = PyObject_Repr(s.name);
       std::string key = r ? PyUnicode_AsUTF8(r) : "?";

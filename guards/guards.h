@@ -27,6 +27,10 @@ struct Source {
     kDictItem,      // the value for key `name` of the dict at `parent`
     kFuncKwDefaults,  // __kwdefaults__ of the function at `parent` (None when absent)
     kJitWrapped,    // the Python function that the pijit.jit callable at `parent` compiles
+    kClassAttr,     // `name` looked up in the MRO of the class at `parent` (no metaclass)
+    kDescrFunc,     // the function of the staticmethod or classmethod at `parent`, or the
+                    // getter of the property there
+    kTypeOf,        // type(parent)
   };
   Kind kind;
   int32_t parent = -1;       // parent source, for the kinds that have one
@@ -61,6 +65,9 @@ struct Guard {
 // The Python function a pijit.jit callable compiles (borrowed), or nullptr for any other
 // object: set by the bindings, which own that type (kJitWrapped sources read through it).
 extern PyObject* (*g_jit_wrapped_function)(PyObject* obj);
+// The function a staticmethod or classmethod wraps, or a property's getter (borrowed), or
+// nullptr for anything else.
+PyObject* DescriptorFunction(PyObject* descr);
 
 // A tensor dimension that varies between calls: (source description, dimension).
 using DynamicDim = std::pair<std::string, int>;

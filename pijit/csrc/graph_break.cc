@@ -87,6 +87,28 @@ PyObject* BuildValue(const OutputSpec& spec, BuildContext& cx) {
       }
       return it;
     }
+    case OutputSpec::kListIterator: {
+      // The list (shared with the locals that name it) and its own iterator, advanced past
+      // the items the trace took.
+      PyObject* list = BuildValue(spec.items[0], cx);
+      PyObject* it = list ? PyObject_GetIter(list) : nullptr;
+      Py_XDECREF(list);
+      const Py_ssize_t skip = it ? PyLong_AsSsize_t(spec.constant) : 0;
+      for (Py_ssize_t i = 0; it && i < skip; ++i) {
+        PyObject* item = PyIter_Next(it);
+        if (!item) {
+          if (!PyErr_Occurred()) PyErr_SetString(PyExc_SystemError, "pijit: a list shorter than its loop");
+          Py_CLEAR(it);
+          break;
+        }
+        Py_DECREF(item);
+      }
+      if (it && spec.memo >= 0) {
+        if (cx.memo.size() <= static_cast<size_t>(spec.memo)) cx.memo.resize(spec.memo + 1, nullptr);
+        cx.memo[spec.memo] = it;
+      }
+      return it;
+    }
     case OutputSpec::kDictIterator: {
       // The keys the trace took are taken again from the dict's own iterator (the dict is
       // as it was on entry: the trace records no mutation of it after the loop began).

@@ -160,7 +160,24 @@ def dict_view_is_iterable_again(x):
     return [t + 1.0 for t in v]
 
 
-CASES = [map_filter_reversed_and_iter_rest, dict_view_is_iterable_again,
+def append_while_looping(x):
+    values = [x]
+    for v in values:  # Python's loop sees the appended items
+        if len(values) < 3:
+            values.append(v * 2.0)
+    return values
+
+
+def list_loop_crossing_a_break(x):
+    values = [x, x + 1.0, x + 2.0]
+    out = x * 0.0
+    for v in values:
+        log(len(values))  # a break inside the loop: Python continues with the list's iterator
+        out = out + v
+    return out, values
+
+
+CASES = [append_while_looping, list_loop_crossing_a_break, map_filter_reversed_and_iter_rest, dict_view_is_iterable_again,
          enumerate_rest_after_break, zip_rest_after_break, zip_over_zip_rest,
          enumerate_over_dict_items, enumerate_over_range, next_after_break_in_loop_head,
          second_loop_continues, zip_takes_from_an_iterator_it_shares,

@@ -1,0 +1,94 @@
+// Attributes Python computes with descriptors, read as CPython's type_getattro and
+// PyObject_GenericGetAttr would: on a class (K.attr), class attributes in its MRO, staticmethod
+// and classmethod functions; on an instance, staticmethod, classmethod and property (whose
+// getter is inlined). Each function is reached through guarded sources (kClassAttr,
+// kTypeAttr, kDescrFunc), so a class that is changed later recompiles.
+#include "bytecode/interp.h"
+#include "guards/guards.h"
+
+namespace pijit::bytecode {
+
+using guards::Source;
+
+namespace {
+
+bool IsDescriptorOf(PyObject* descr, PyTypeObject* type) { return PyObject_TypeCheck(descr, type); }
+
+}  // namespace
+
+bool Interp::LoadDescriptorAttr(Frame& f, const Value& owner, PyObject* name, bool method,
+                                bool* handled) {
+  *handled = false;
+  if (owner.kind != Value::kConst || owner.source < 0) return false;
+  PyObject* obj = owner.obj;
+  const bool is_class = PyType_Check(obj);
+  // A plain metaclass for classes, plain attribute lookup for instances: anything else may
+  // compute the attribute in code of its own.
+  if (is_class ? Py_TYPE(obj)->tp_getattro != PyType_Type.tp_getattro ||
+                     _PyType_Lookup(Py_TYPE(obj), name) != nullptr
+               : Py_TYPE(obj)->tp_getattro != PyObject_GenericGetAttr) {
+    return false;
+  }
+  PyTypeObject* where = is_class ? reinterpret_cast<PyTypeObject*>(obj) : Py_TYPE(obj);
+  PyObject* descr = _PyType_Lookup(where, name);
+  if (!descr) return false;
+  const bool staticm = IsDescriptorOf(descr, &PyStaticMethod_Type);
+  const bool classm = IsDescriptorOf(descr, &PyClassMethod_Type);
+  const bool prop = !is_class && IsDescriptorOf(descr, &PyProperty_Type);
+  const int32_t descr_source = gp().AddSource(is_class ? Source::kClassAttr : Source::kTypeAttr,
+                                              owner.source, -1, name);
+  if (!is_class) gp().GuardType(owner.source, obj);
+  if (is_class && !staticm && !classm) {
+    // A class attribute: a plain value, or a function (K.method, unbound).
+    if (Py_TYPE(descr)->tp_descr_get && !PyFunction_Check(descr)) return false;
+    Value v;
+    if (!FromSource(descr_source, descr, &v)) {
+      *handled = true;
+      return false;
+    }
+    *handled = true;
+    if (method) f.stack.push_back(Value::Null());
+    f.stack.push_back(std::move(v));
+    return true;
+  }
+  if (!staticm && !classm && !prop) return false;
+  PyObject* fn = guards::DescriptorFunction(descr);
+  if (!fn || !PyFunction_Check(fn)) return false;
+  *handled = true;
+  Value descr_value;
+  Value fn_value;
+  if (!FromSource(descr_source, descr, &descr_value) ||
+      !FromSource(gp().AddSource(Source::kDescrFunc, descr_source, -1), fn, &fn_value)) {
+    return false;
+  }
+  UseConst(descr_value);
+  UseConst(fn_value);
+  if (prop) {
+    // The getter runs now, inlined, on the instance.
+    Value result;
+    if (!Call(f, fn_value, {owner}, &result)) return false;
+    if (method) f.stack.push_back(Value::Null());
+    f.stack.push_back(std::move(result));
+    return true;
+  }
+  if (staticm) {
+    if (method) f.stack.push_back(Value::Null());
+    f.stack.push_back(std::move(fn_value));
+    return true;
+  }
+  // A classmethod: bound to the class (an instance's type is guarded above).
+  if (!method) {
+    Fail("unsupported_attribute", "a classmethod used as a value", "call it directly");
+    return false;
+  }
+  Value cls = owner;
+  if (!is_class &&
+      !FromSource(gp().AddSource(Source::kTypeOf, owner.source, -1), reinterpret_cast<PyObject*>(where), &cls)) {
+    return false;
+  }
+  f.stack.push_back(std::move(fn_value));
+  f.stack.push_back(std::move(cls));
+  return true;
+}
+
+}  // namespace pijit::bytecode

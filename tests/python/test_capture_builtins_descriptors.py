@@ -1,0 +1,131 @@
+"""Ordinary Python that capture now keeps in the graph: round, pow and divmod of numbers (pow
+of a tensor is the op), dict(...), item assignment into lists and dicts made in the
+function, class attributes, staticmethod, classmethod and property (on the class and on
+instances). Each function is compared with eager execution (results, output, side effects;
+jitted twice and under pijit.capture()) and must run with no graph break; changing what a
+guard read recompiles."""
+import numpy as np
+import pytest
+
+import pijit as ms
+from graph_break_testutil import _reset_state  # noqa: F401 (autouse fixture)
+from graph_break_testutil import X, compare
+
+
+class Scaler:
+    factor = 2.0
+
+    def __init__(self):
+        self.offset = 0.5
+
+    @staticmethod
+    def twice(t):
+        return t * 2.0
+
+    @classmethod
+    def scaled(cls, t):
+        return t * cls.factor
+
+    @property
+    def shift(self):
+        return self.offset + 1.0
+
+    def apply(self, t):
+        return self.scaled(t) + self.shift + Scaler.twice(t)
+
+
+SCALER = Scaler()
+
+
+def numbers_builtins(x):
+    a = round(2.567, 2) + round(7.5)
+    q, r = divmod(17, 5)
+    return x * a + pow(2, 3) * q - r + pow(x, 2)
+
+
+def dict_constructor(x):
+    d = dict(a=x, b=2.0)
+    e = dict([("c", x * 3.0), ("d", 1.0)], f=4.0)
+    g = dict(d)
+    return d["a"] * d["b"] + e["c"] * e["f"] + g["a"] + len(e)
+
+
+def item_assignment(x):
+    values = [x, x + 1.0, x + 2.0]
+    values[0] = x * 10.0
+    values[-1] = values[1] * 2.0
+    table = {}
+    table["k"] = x - 1.0
+    table["k"] = table["k"] * 3.0
+    return values[0] + values[2] + table["k"]
+
+
+def class_level_access(x):
+    return Scaler.twice(x) + Scaler.scaled(x) * Scaler.factor
+
+
+def instance_level_access(x):
+    return SCALER.twice(x) + SCALER.scaled(x) + SCALER.shift * x + SCALER.apply(x)
+
+
+CASES = [numbers_builtins, dict_constructor, item_assignment, class_level_access,
+         instance_level_access]
+
+
+@pytest.mark.parametrize("fn", CASES, ids=lambda f: f.__name__)
+def test_captured_without_a_break_and_equal_to_eager(fn, capsys):
+    stats, _, _ = compare(fn, capsys=capsys)
+    assert stats["total_break_count"] == 0 and stats["graph_count"] == 1, stats["all_reasons"]
+
+
+def assigning_while_looping(x):
+    values = [x, x + 1.0, x + 2.0]
+    out = x * 0.0
+    for v in values:
+        values[2] = v * 5.0  # Python's loop sees this on its third item
+        out = out + v
+    return out
+
+
+def test_assignment_into_a_list_being_looped_over_matches_eager(capsys):
+    compare(assigning_while_looping, capsys=capsys)
+
+
+def out_of_range(x):
+    values = [x]
+    values[3] = x
+    return values[0]
+
+
+def test_assignment_out_of_range_raises_as_eagerly(capsys):
+    compare(out_of_range, capsys=capsys)
+
+
+def test_changing_a_class_attribute_or_method_recompiles():
+    jf = ms.jit(class_level_access, capture_mode="bytecode")
+    ms.reset(jf)
+    x = X()
+    np.testing.assert_array_equal(jf(x).asnumpy(), class_level_access(x).asnumpy())
+    saved_factor, saved_twice = Scaler.factor, Scaler.__dict__["twice"]
+    try:
+        Scaler.factor = 3.0
+        np.testing.assert_array_equal(jf(x).asnumpy(), class_level_access(x).asnumpy())
+        Scaler.twice = staticmethod(lambda t: t * 7.0)
+        np.testing.assert_array_equal(jf(x).asnumpy(), class_level_access(x).asnumpy())
+    finally:
+        Scaler.factor = saved_factor
+        Scaler.twice = saved_twice
+    assert ms.get_code_extra(jf)["compile_count"] == 3
+
+
+def test_a_property_reads_the_instance_of_each_call():
+    jf = ms.jit(instance_level_access, capture_mode="bytecode")
+    ms.reset(jf)
+    x = X()
+    saved = SCALER.offset
+    try:
+        for offset in (0.5, 1.5):
+            SCALER.offset = offset
+            np.testing.assert_array_equal(jf(x).asnumpy(), instance_level_access(x).asnumpy())
+    finally:
+        SCALER.offset = saved
