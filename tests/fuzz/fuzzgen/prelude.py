@@ -163,4 +163,26 @@ def swap(d, a, b):
     d[a], d[b] = vb, va
     return tuple(d.items())
 
+
+class Tools:
+    k = 1.5
+
+    @staticmethod
+    def s(t):
+        return t * 2.0
+
+    @classmethod
+    def c(cls, t):
+        return t * cls.k
+
+    @property
+    def p(self):
+        return self.base + 0.5
+
+    def __init__(self):
+        self.base = 0.25
+
+
+TOOLS = Tools()
+
 '''

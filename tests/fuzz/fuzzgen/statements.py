@@ -33,7 +33,8 @@ class Statements:
                                    "list", "list_mut", "gen", "raise_cond", "stack_call",
                                    "kwcall", "nested", "print", "dict", "bool_ops", "for_list",
                                    "with", "comp", "del", "unk_kw", "asnumpy", "method_call",
-                                   "box", "attr_read", "tuple_alias", "iter_rest"]
+                                   "box", "attr_read", "tuple_alias", "iter_rest", "descr",
+                                   "local_store"]
         if "random" in FEATURES:
             kinds += ["rand_stmt"]
         if "ctl" in FEATURES and in_loop:
@@ -260,6 +261,21 @@ class Statements:
                           f"else 2.0)")
         elif kind == "iter_rest":
             self.iter_rest(sc, depth)
+        elif kind == "descr":
+            # staticmethod, classmethod and property, on the class and on an instance.
+            name = self.fresh("v")
+            form = r.choice([f"Tools.s({self.texpr(sc)}) + TOOLS.c({self.texpr(sc)}) * TOOLS.p",
+                             f"TOOLS.s({self.texpr(sc)}) - Tools.c({self.texpr(sc)}) * Tools.k",
+                             f"{self.texpr(sc)} * round(TOOLS.p + {self.sexpr(sc)}, 1)"])
+            self.assign_t(sc, name, depth, form)
+        elif kind == "local_store":
+            # Item stores into a list and a dict made here (dict(...) too).
+            lst, dct, name = self.fresh("l"), self.fresh("d"), self.fresh("v")
+            self.emit(depth, f"{lst} = [{self.texpr(sc)}, {self.texpr(sc)}]")
+            self.emit(depth, f"{lst}[{r.choice([0, 1, -1])}] = {self.texpr(sc)}")
+            self.emit(depth, f"{dct} = dict(a={self.texpr(sc)}, n={r.randint(1, 3)})")
+            self.emit(depth, f"{dct}['a'] = {dct}['a'] * {dct}['n'] + {lst}[0]")
+            self.assign_t(sc, name, depth, f"{dct}['a'] + {lst}[1] * float(pow(2, {dct}['n']))")
         elif kind == "rand_stmt":
             how = r.randrange(3)
             if how == 0:
