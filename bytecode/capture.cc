@@ -612,6 +612,7 @@ bool Interp::Step(Frame& f, size_t& pc, bool* returned, Value* result) {
       if (a.kind == Value::kSeq && a.is_list) {
         viewed_items_.insert(a.items.get());
         it.iter_list = a.items;
+        it.iter_list_source = a.source;
         it.iter_total = static_cast<Py_ssize_t>(a.items->size());
       }
       // A loop over an input dict: a mutation of it while the loop may run raises in Python,

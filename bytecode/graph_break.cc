@@ -59,7 +59,7 @@ bool Interp::MakeBreakSpec(const Value& v, OutputSpec* spec) {
     case Value::kSeq:
     case Value::kIter:
       if (v.opaque) return false;
-      if (v.kind == Value::kSeq && v.source >= 0 && !v.is_list) {
+      if (v.kind == Value::kSeq && v.source >= 0) {  // the caller's tuple or list itself
         spec->kind = OutputSpec::kSource;
         spec->index = v.source;
         return true;
@@ -69,6 +69,7 @@ bool Interp::MakeBreakSpec(const Value& v, OutputSpec* spec) {
       if (v.kind == Value::kIter && v.iter_list) {
         Value list = Value::Seq({}, true);
         list.items = v.iter_list;
+        list.source = v.iter_list_source;
         spec->kind = OutputSpec::kListIterator;
         spec->constant = PyLong_FromSsize_t(v.iter_total - static_cast<Py_ssize_t>(v.items->size()));
         spec->items.emplace_back();

@@ -192,7 +192,9 @@ bool Interp::StoreIntoBuiltContainer(Value& container, const Value& key, const V
   // Containers made during capture live only in the trace: the store is the new state of
   // the value itself, seen by every alias, as in Python.
   const bool dict = container.kind == Value::kDict;
-  if (!dict && (container.kind != Value::kSeq || !container.is_list)) return false;
+  if (!dict && (container.kind != Value::kSeq || !container.is_list || container.source >= 0)) {
+    return false;  // an input list's stores are not replayed: the graph breaks
+  }
   // A loop (or a dict view) over it may be running: Python would see the store, the trace's
   // copy of the items would not.
   if (viewed_items_.contains(container.items.get())) return false;

@@ -86,6 +86,19 @@ bool Interp::BinaryOp(int nb, const Value& a, const Value& b, Value* out) {
     return CallOp(op, {a, b}, {}, out);
   }
   // Sequences built during capture: concatenation and repetition.
+  if (a.kind == Value::kSeq && b.kind == Value::kSeq && base == NB_ADD && a.is_list &&
+      b.is_list && nb != base) {
+    // list += list extends the list itself, which every alias sees: a list made during
+    // capture and not being looped over is extended in the trace; an input list breaks.
+    if (a.source >= 0 || viewed_items_.contains(a.items.get())) {
+      Fail("unsupported_operator", "+= on a list the trace does not own",
+           "the graph breaks here; the list is extended in Python");
+      return false;
+    }
+    a.items->insert(a.items->end(), b.items->begin(), b.items->end());
+    *out = a;
+    return true;
+  }
   if (a.kind == Value::kSeq && b.kind == Value::kSeq && base == NB_ADD && a.is_list == b.is_list) {
     ValueList items = *a.items;
     items.insert(items.end(), b.items->begin(), b.items->end());

@@ -82,6 +82,7 @@ struct Value {
   // took iter_total of them at GET_ITER), so that a break hands Python the list's own
   // iterator, advanced as far as the trace took it.
   std::shared_ptr<ValueList> iter_list;
+  int32_t iter_list_source = -1;  // that list's guard source when it is an input
 
   static Value Const(PyObject* o, int32_t source = -1) {
     Value v;

@@ -48,23 +48,19 @@ bool Interp::FromSource(int32_t source, PyObject* obj, Value* out) {
       has_tensor = AsTensor(PySequence_Fast_ITEMS(obj)[i]) != nullptr;
     if (has_tensor) {
       // A container of tensors: guard its type and length, then each item at its own source.
-      if (PyList_Check(obj)) {
-        Fail("unsupported_input", absl::StrFormat("%s is a list holding tensors",
-                                                  gp().SourceText(source)),
-             "pass a tuple (lists can be mutated by the callee)");
-        return false;
-      }
+      // A list is read like a tuple; the trace changes none (a store, append or other
+      // mutating call on it breaks the graph there), so it stays the caller's own object.
       gp().GuardType(source, obj);
       ValueList items;
-      for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(obj); ++i) {
+      for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(obj); ++i) {
         Value item;
         if (!FromSource(gp().AddSource(Source::kItem, source, static_cast<int32_t>(i)),
-                        PyTuple_GET_ITEM(obj, i), &item)) {
+                        PySequence_Fast_ITEMS(obj)[i], &item)) {
           return false;
         }
         items.push_back(std::move(item));
       }
-      *out = Value::Seq(std::move(items), false);
+      *out = Value::Seq(std::move(items), PyList_Check(obj));
       out->source = source;
       return true;
     }
@@ -143,6 +139,10 @@ bool Interp::NumberArith(int base, const Value& a, const Value& b, Value* out) {
       auto c = g().AddOp(graph::Op::kCast, {n->node}, CastTo(DType::kFloat64));
       return c.ok() ? *c : -1;
     }
+    // A number that is not a graph input: its value becomes a constant of the graph, so the
+    // entry holds only while it is that value (an argument or a global next to a dynamic
+    // number in `n = n + by` is guarded by value).
+    UseConst(v);
     if (PyLong_CheckExact(v.obj)) {
       int overflow = 0;
       const long long x = PyLong_AsLongLongAndOverflow(v.obj, &overflow);
@@ -316,7 +316,7 @@ bool Interp::MakeOutput(const Value& v, OutputSpec* spec) {
       Py_INCREF(v.obj);
       return true;
     case Value::kSeq:
-      if (v.source >= 0 && !v.is_list) {  // a tuple input returned as is
+      if (v.source >= 0) {  // an input tuple or list returned as is (the trace changes none)
         spec->kind = OutputSpec::kSource;
         spec->index = v.source;
         return true;

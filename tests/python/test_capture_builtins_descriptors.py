@@ -129,3 +129,66 @@ def test_a_property_reads_the_instance_of_each_call():
             np.testing.assert_array_equal(jf(x).asnumpy(), instance_level_access(x).asnumpy())
     finally:
         SCALER.offset = saved
+
+
+# ---- lists holding tensors as inputs ----------------------------------------------------------
+
+def concat_of_a_list(xs):
+    return ms.ops.concat(xs) * 2.0 + ms.ops.stack(xs).sum()
+
+
+def loop_over_a_list(xs):
+    acc = xs[0] * 0.0
+    for t in xs:
+        acc = acc + t * len(xs)
+    return acc, xs[-1]
+
+
+def returns_the_list(xs):
+    return xs, xs[0] + 1.0
+
+
+def mutates_the_list(xs):
+    y = xs[0] * 2.0
+    xs.append(y)  # breaks: the append runs in Python, on the caller's list
+    xs[0] = y + 1.0
+    return xs[-1] + xs[0], len(xs)
+
+
+def extends_its_own_list(x):
+    own = [x]
+    alias = own
+    own += [x * 2.0, x * 3.0]  # in place: the alias sees it
+    return alias[-1], len(alias)
+
+
+def list_state(args):
+    """The caller's list after the call, compared like the result."""
+    return [t.asnumpy().tolist() for t in args[0]] if isinstance(args[0], list) else None
+
+
+LIST_CASES = [concat_of_a_list, loop_over_a_list, returns_the_list]
+
+
+@pytest.mark.parametrize("fn", LIST_CASES, ids=lambda f: f.__name__)
+def test_lists_of_tensors_are_inputs_like_tuples(fn, capsys):
+    stats, _, _ = compare(fn, make_args=lambda: ([X(), X() + 1.0, X() * 2.0],), capsys=capsys,
+                          state=list_state)
+    assert stats["total_break_count"] == 0 and stats["graph_count"] == 1, stats["all_reasons"]
+
+
+def test_a_returned_input_list_is_the_callers_own_object():
+    jf = ms.jit(returns_the_list, capture_mode="bytecode")
+    xs = [X(), X()]
+    assert jf(xs)[0] is xs and jf(xs)[0] is xs
+
+
+def test_mutating_an_input_list_breaks_and_matches_eager(capsys):
+    stats, _, _ = compare(mutates_the_list, make_args=lambda: ([X(), X() + 1.0],),
+                          capsys=capsys, state=list_state)
+    assert stats["total_break_count"] >= 1
+
+
+def test_list_plus_equals_extends_in_place(capsys):
+    stats, _, _ = compare(extends_its_own_list, capsys=capsys)
+    assert stats["total_break_count"] == 0

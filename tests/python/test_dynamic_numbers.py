@@ -285,3 +285,38 @@ def test_fuzz_small_number_programs_match_python():
             got, want = f(x, a, b), g(x, a, b)
             np.testing.assert_array_equal(got[0].asnumpy(), want[0].asnumpy(), err_msg=src)
             assert type(got[1]) is type(want[1]) and got[1] == want[1], (src, a, b)
+
+
+def _counter():
+    n = 0
+
+    def bump(by):
+        nonlocal n
+        n = n + by
+        return n
+
+    def read():
+        return n
+
+    return bump, read
+
+
+def test_a_guarded_number_next_to_a_dynamic_one_is_guarded_by_value(capsys):
+    # The closure counter becomes a dynamic number in the loop's resume function; `by` (an
+    # argument) stays a constant there and must be checked by value: a new `by` recompiles
+    # instead of adding the old one.
+    bump, read = _counter()
+
+    def prog(x, k):
+        v = x * 2.0
+        for _ in range(3):
+            print("tick")  # a graph break inside the loop
+            bump(k)
+        return v
+
+    jf = ms.jit(prog, mode="PIJit")
+    x = ms.Tensor(np.ones(3))
+    for k in (3, 4, 6, 7):
+        start = read()
+        jf(x, k)
+        assert read() - start == 3 * k, k
