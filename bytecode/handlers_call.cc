@@ -224,47 +224,9 @@ Builtin BuiltinOf(PyObject* fn) {
 
 }  // namespace
 
-// dict(), dict(mapping), dict(pairs) and dict(..., **kwargs): a dict made during capture.
-static bool MakeDict(Interp& in, const ValueList& args, const std::vector<std::string>& kwnames,
-                     Value* out) {
-  const size_t npos = args.size() - kwnames.size();
-  if (npos > 1) {
-    in.Fail("python_error", "dict expected at most 1 positional argument");
-    return false;
-  }
-  Value d = Value::Dict();
-  if (npos == 1 && args[0].kind == Value::kDict) {
-    for (size_t i = 0; i < args[0].keys->size(); ++i)
-      if (!in.DictSet(d, Value::Const((*args[0].keys)[i]), (*args[0].items)[i])) return false;
-  } else if (npos == 1) {
-    Value it;  // an iterable of (key, value) pairs
-    if (!in.GetIter(args[0], &it)) return false;
-    for (const Value& pair : *it.items) {
-      ValueList kv;
-      if (pair.kind == Value::kSeq) kv = *pair.items;
-      else if (pair.kind == Value::kConst && PyTuple_CheckExact(pair.obj))
-        for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(pair.obj); ++i)
-          kv.push_back(Value::Const(PyTuple_GET_ITEM(pair.obj, i)));
-      if (kv.size() != 2) {
-        in.Fail("unsupported_call", "dict() of items that are not (key, value) pairs known at "
-                                    "capture time");
-        return false;
-      }
-      if (pair.kind == Value::kConst) in.UseConst(pair);
-      if (!in.DictSet(d, kv[0], kv[1])) return false;
-    }
-  }
-  for (size_t k = 0; k < kwnames.size(); ++k) {
-    PyObject* key = in.Keep(PyUnicode_FromString(kwnames[k].c_str()));
-    if (!in.DictSet(d, Value::Const(key), args[npos + k])) return false;
-  }
-  *out = std::move(d);
-  return true;
-}
-
 static bool FoldBuiltin(Interp& in, Frame& f, Builtin b, const ValueList& in_args,
                         const std::vector<std::string>& kwnames, Value* out) {
-  if (b == Builtin::kDict) return MakeDict(in, in_args, kwnames, out);
+  if (b == Builtin::kDict) return in.MakeDictCall(in_args, kwnames, out);
   if (!kwnames.empty()) {
     in.Fail("unsupported_call", "keyword arguments to a builtin");
     return false;

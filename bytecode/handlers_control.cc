@@ -186,4 +186,56 @@ bool Interp::IterInputDict(const Value& v, Value* out) {
   return true;
 }
 
+bool Interp::StepGetIter(Frame& f) {
+  Value a;
+  if (!Pop(f, &a)) return false;
+  if (a.kind == Value::kIter && !a.opaque) {  // iter(it) is it: the loop shares its state
+    f.stack.push_back(std::move(a));
+    return true;
+  }
+  if (a.kind == Value::kGenerator && GeneratorTakesSharedIterator(a)) return false;
+  Value it;
+  if (!GetIter(a, &it)) return false;
+  // A loop over a list made during capture iterates a copy of its items: no change to the
+  // list may follow in the trace (Python's loop would see it), and a break hands Python the
+  // list's own iterator.
+  if (a.kind == Value::kSeq && a.is_list) {
+    viewed_items_.insert(a.items.get());
+    it.iter_list = a.items;
+    it.iter_list_source = a.source;
+    it.iter_total = static_cast<Py_ssize_t>(a.items->size());
+  }
+  // A loop over an input dict: a mutation of it while the loop may run raises in Python, so
+  // none is recorded from here on (IterInputDict).
+  if (it.iter_dict >= 0) viewed_dicts_.insert(a.obj);
+  f.stack.push_back(std::move(it));
+  return true;
+}
+
+bool Interp::StepForIter(Frame& f, int32_t target, size_t* next) {
+  if (!f.stack.empty() && f.stack.back().kind == Value::kConst) {
+    // An iterator made outside the trace (a resume function's argument): taking an item is a
+    // side effect, so the loop head is a graph break that runs in Python.
+    Fail("unsupported_bytecode", "FOR_ITER over an iterator made outside the trace",
+         "the loop runs in Python; its body is still captured between breaks");
+    return false;
+  }
+  if (f.stack.empty() || f.stack.back().kind != Value::kIter) {
+    Fail("internal", "FOR_ITER without an iterator");
+    return false;
+  }
+  Value& it = f.stack.back();
+  if (it.items->empty()) {
+    const Value done = std::move(it);
+    f.stack.pop_back();
+    if (!ExhaustIter(done)) return false;
+    *next = static_cast<size_t>(target);
+    return true;
+  }
+  Value item = it.items->front();
+  if (!TakeItems(it, 1)) return false;
+  f.stack.push_back(std::move(item));
+  return true;
+}
+
 }  // namespace pijit::bytecode

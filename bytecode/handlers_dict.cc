@@ -252,4 +252,42 @@ bool Interp::DictMethod(const Value& self, std::string_view name, ValueList args
   return unsupported();
 }
 
+// dict(), dict(mapping), dict(pairs) and dict(..., **kwargs): a dict made during capture.
+bool Interp::MakeDictCall(const ValueList& args, const std::vector<std::string>& kwnames,
+                          Value* out) {
+  const size_t npos = args.size() - kwnames.size();
+  if (npos > 1) {
+    Fail("python_error", "dict expected at most 1 positional argument");
+    return false;
+  }
+  Value d = Value::Dict();
+  if (npos == 1 && args[0].kind == Value::kDict) {
+    for (size_t i = 0; i < args[0].keys->size(); ++i)
+      if (!DictSet(d, Value::Const((*args[0].keys)[i]), (*args[0].items)[i])) return false;
+  } else if (npos == 1) {
+    Value it;  // an iterable of (key, value) pairs
+    if (!GetIter(args[0], &it)) return false;
+    for (const Value& pair : *it.items) {
+      ValueList kv;
+      if (pair.kind == Value::kSeq) kv = *pair.items;
+      else if (pair.kind == Value::kConst && PyTuple_CheckExact(pair.obj))
+        for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(pair.obj); ++i)
+          kv.push_back(Value::Const(PyTuple_GET_ITEM(pair.obj, i)));
+      if (kv.size() != 2) {
+        Fail("unsupported_call",
+             "dict() of items that are not (key, value) pairs known at capture time");
+        return false;
+      }
+      if (pair.kind == Value::kConst) UseConst(pair);
+      if (!DictSet(d, kv[0], kv[1])) return false;
+    }
+  }
+  for (size_t k = 0; k < kwnames.size(); ++k) {
+    PyObject* key = Keep(PyUnicode_FromString(kwnames[k].c_str()));
+    if (!DictSet(d, Value::Const(key), args[npos + k])) return false;
+  }
+  *out = std::move(d);
+  return true;
+}
+
 }  // namespace pijit::bytecode

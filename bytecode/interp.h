@@ -243,6 +243,10 @@ class Interp {
   // *args...): a fresh one over a container, or the items of an iterator, which is left
   // exhausted. GET_ITER keeps an iterator itself (iter(it) is it).
   bool GetIter(const Value& v, Value* out);                    // handlers_control.cc
+  // GET_ITER and FOR_ITER (`next` is the instruction to run next: the loop's exit when the
+  // iterator is exhausted).
+  bool StepGetIter(Frame& f);
+  bool StepForIter(Frame& f, int32_t target, size_t* next);
   // Takes `n` items from the front of iterator `it` (n <= its items), advancing its sources.
   bool TakeItems(const Value& it, size_t n);
   // Whether source j of zip/enumerate `it` still has the items `it` expects (else fails).
@@ -260,6 +264,8 @@ class Interp {
   bool GeneratorTakesSharedIterator(const Value& gen);
   // handlers_container.cc: dicts, container methods, f-strings, *args/**kwargs calls.
   bool DictSet(Value& dict, const Value& key, const Value& value);
+  // dict(), dict(mapping), dict(pairs), dict(..., **kwargs): a dict of the trace (handlers_dict.cc).
+  bool MakeDictCall(const ValueList& args, const std::vector<std::string>& kwnames, Value* out);
   bool DictGet(const Value& dict, const Value& key, Value* out, bool* found);
   bool CallContainerMethod(const Value& method, ValueList args, const std::vector<std::string>& kwnames,
                            Value* out);
