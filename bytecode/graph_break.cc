@@ -84,6 +84,10 @@ bool Interp::MakeBreakSpec(const Value& v, OutputSpec* spec) {
       spec->kind = v.kind == Value::kIter ? OutputSpec::kIterator
                    : v.is_list            ? OutputSpec::kList
                                           : OutputSpec::kTuple;
+      if (v.kind == Value::kSeq && v.seq_type) {  // a namedtuple: rebuilt as its class
+        spec->constant = v.seq_type;
+        Py_INCREF(v.seq_type);
+      }
       for (const Value& item : *v.items) {
         spec->items.emplace_back();
         if (!MakeBreakSpec(item, &spec->items.back())) return false;

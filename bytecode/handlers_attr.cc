@@ -147,6 +147,11 @@ bool Interp::LoadAttr(Frame& f, const Value& owner, PyObject* name, bool method)
     f.stack.push_back(Value::Const(Keep(v)));
     return true;
   }
+  if (Value field; owner.kind == Value::kSeq && NamedTupleField(owner, name, &field)) {
+    if (method) f.stack.push_back(Value::Null());
+    f.stack.push_back(std::move(field));
+    return true;
+  }
   if (owner.kind == Value::kDict || (owner.kind == Value::kSeq && owner.is_list && owner.source < 0)) {
     // A method of a container made during capture: (method, self) for CALL.
     Value m;

@@ -322,6 +322,7 @@ static bool FoldBuiltin(Interp& in, Frame& f, Builtin b, const ValueList& in_arg
       PyTypeObject* tp = nullptr;
       const Value& v = args[0];
       if (v.kind == Value::kTensor) tp = v.type;
+      else if (v.kind == Value::kSeq && v.seq_type) tp = reinterpret_cast<PyTypeObject*>(v.seq_type);
       else if (v.kind == Value::kSeq) tp = v.is_list ? &PyList_Type : &PyTuple_Type;
       else if (v.kind == Value::kConst) {
         in.UseConst(v);
@@ -677,6 +678,11 @@ bool Interp::Call(Frame& f, const Value& callable, ValueList args, Value* out) {
     }
     return Inline(f, reinterpret_cast<PyCodeObject*>(PyFunction_GET_CODE(fn)), fn, callable.source,
                   nullptr, std::move(args), names, out);
+  }
+  if (PyType_Check(fn)) {  // a namedtuple made here: a tuple of the trace that knows its class
+    bool handled = false;
+    if (MakeNamedTuple(fn, args, names, out, &handled)) return true;
+    if (handled) return false;
   }
   Builtin b = BuiltinOf(fn);
   if (b != Builtin::kNone) return FoldBuiltin(*this, f, b, args, names, out);

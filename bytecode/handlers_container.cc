@@ -284,4 +284,80 @@ bool Interp::FormatValue(const Value& v, int flags, const Value* spec, Value* ou
   return true;
 }
 
+PyObject* NamedTupleFields(PyObject* cls) {
+  if (!PyType_Check(cls) || !PyType_IsSubtype(reinterpret_cast<PyTypeObject*>(cls), &PyTuple_Type) ||
+      cls == reinterpret_cast<PyObject*>(&PyTuple_Type)) {
+    return nullptr;
+  }
+  static PyObject* fields_name = PyUnicode_InternFromString("_fields");
+  static PyObject* make_name = PyUnicode_InternFromString("_make");
+  PyObject* fields = _PyType_Lookup(reinterpret_cast<PyTypeObject*>(cls), fields_name);
+  if (!fields || !PyTuple_CheckExact(fields) ||
+      !_PyType_Lookup(reinterpret_cast<PyTypeObject*>(cls), make_name)) {
+    return nullptr;
+  }
+  for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(fields); ++i)
+    if (!PyUnicode_CheckExact(PyTuple_GET_ITEM(fields, i))) return nullptr;
+  return fields;
+}
+
+bool Interp::MakeNamedTuple(PyObject* cls, const ValueList& args,
+                            const std::vector<std::string>& kwnames, Value* out, bool* handled) {
+  PyObject* fields = NamedTupleFields(cls);
+  *handled = fields != nullptr;
+  if (!fields) return false;
+  const Py_ssize_t n = PyTuple_GET_SIZE(fields);
+  const size_t npos = args.size() - kwnames.size();
+  std::vector<const Value*> bound(static_cast<size_t>(n), nullptr);
+  if (static_cast<Py_ssize_t>(npos) > n) {
+    Fail("python_error", "too many arguments for a namedtuple");
+    return false;
+  }
+  for (size_t i = 0; i < npos; ++i) bound[i] = &args[i];
+  for (size_t k = 0; k < kwnames.size(); ++k) {
+    Py_ssize_t slot = -1;
+    for (Py_ssize_t i = 0; i < n; ++i)
+      if (kwnames[k] == PyUnicode_AsUTF8(PyTuple_GET_ITEM(fields, i))) slot = i;
+    if (slot < 0 || bound[slot]) {
+      Fail("python_error", "an unexpected or repeated keyword argument for a namedtuple");
+      return false;
+    }
+    bound[slot] = &args[npos + k];
+  }
+  // Missing fields take the class's defaults (plain values: a namedtuple's defaults are fixed
+  // when the class is made).
+  static PyObject* defaults_name = PyUnicode_InternFromString("_field_defaults");
+  PyObject* defaults = _PyType_Lookup(reinterpret_cast<PyTypeObject*>(cls), defaults_name);
+  ValueList items;
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    if (bound[i]) {
+      items.push_back(*bound[i]);
+      continue;
+    }
+    PyObject* d = defaults && PyDict_Check(defaults)
+                      ? PyDict_GetItem(defaults, PyTuple_GET_ITEM(fields, i)) : nullptr;
+    if (!d || !guards::IsPlainValue(d)) {
+      Fail("python_error", "a namedtuple field without a value");
+      return false;
+    }
+    items.push_back(Value::Const(d));
+  }
+  *out = Value::Seq(std::move(items), false);
+  out->seq_type = cls;
+  return true;
+}
+
+bool Interp::NamedTupleField(const Value& owner, PyObject* name, Value* out) {
+  PyObject* fields = owner.seq_type ? NamedTupleFields(owner.seq_type) : nullptr;
+  if (!fields) return false;
+  for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(fields) && i < static_cast<Py_ssize_t>(owner.items->size()); ++i) {
+    if (PyUnicode_Compare(PyTuple_GET_ITEM(fields, i), name) == 0) {
+      *out = (*owner.items)[static_cast<size_t>(i)];
+      return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace pijit::bytecode
+

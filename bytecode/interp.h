@@ -62,6 +62,7 @@ struct Value {
   int32_t source = -1;           // guard source of kConst / kTensor, -1 if computed
   PyTypeObject* type = nullptr;  // kTensor: exact Python type
   bool is_list = false;          // kSeq
+  PyObject* seq_type = nullptr;  // kSeq: a namedtuple class (its items are the fields)
   PyOp method = PyOp::kAdd;      // kTensorMethod
   std::shared_ptr<ValueList> items;  // kSeq items; kIter remaining items; kFunction closure
   std::shared_ptr<Value> cell;       // kCell contents
@@ -124,6 +125,10 @@ struct Value {
 // source by one item, and exhausting it advances the sources before the first empty one by
 // one more, as Python's zip does. A source advanced elsewhere in between no longer matches
 // `remaining`, and capture stops rather than give a stale item.
+// The field names of a namedtuple class (collections.namedtuple, typing.NamedTuple: a tuple
+// subclass with a tuple of str `_fields` and `_make`), or nullptr (handlers_container.cc).
+PyObject* NamedTupleFields(PyObject* cls);
+
 // A value an effect may hold until the graph has run: tensors, constants and tuples of them
 // (handlers_effects.cc).
 bool ImmutableValue(const Value& v);
@@ -266,6 +271,12 @@ class Interp {
   bool DictSet(Value& dict, const Value& key, const Value& value);
   // dict(), dict(mapping), dict(pairs), dict(..., **kwargs): a dict of the trace (handlers_dict.cc).
   bool MakeDictCall(const ValueList& args, const std::vector<std::string>& kwnames, Value* out);
+  // A namedtuple class called during capture: a kSeq of its fields (handlers_container.cc);
+  // *handled when `cls` is one.
+  bool MakeNamedTuple(PyObject* cls, const ValueList& args, const std::vector<std::string>& kwnames,
+                      Value* out, bool* handled);
+  // Field `name` of a namedtuple value (false: not one of its fields).
+  bool NamedTupleField(const Value& owner, PyObject* name, Value* out);
   bool DictGet(const Value& dict, const Value& key, Value* out, bool* found);
   bool CallContainerMethod(const Value& method, ValueList args, const std::vector<std::string>& kwnames,
                            Value* out);

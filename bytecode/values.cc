@@ -62,6 +62,9 @@ bool Interp::FromSource(int32_t source, PyObject* obj, Value* out) {
       }
       *out = Value::Seq(std::move(items), PyList_Check(obj));
       out->source = source;
+      if (NamedTupleFields(reinterpret_cast<PyObject*>(Py_TYPE(obj)))) {
+        out->seq_type = reinterpret_cast<PyObject*>(Py_TYPE(obj));  // its fields by name
+      }
       return true;
     }
   }
@@ -237,6 +240,12 @@ PyObject* Interp::AsPyObject(const Value& v) {
     if (v.is_list) PyList_SET_ITEM(t, i, item);
     else PyTuple_SET_ITEM(t, i, item);
   }
+  if (v.seq_type && v.source < 0) {  // a namedtuple made here
+    PyObject* nt = PyObject_CallObject(v.seq_type, t);
+    Py_DECREF(t);
+    if (!nt) PyErr_Clear();
+    return nt ? Keep(nt) : nullptr;
+  }
   return Keep(t);
 }
 
@@ -323,6 +332,10 @@ bool Interp::MakeOutput(const Value& v, OutputSpec* spec) {
       }
       if (MemoRef(v, spec)) return true;
       spec->kind = v.is_list ? OutputSpec::kList : OutputSpec::kTuple;
+      if (v.seq_type) {  // a namedtuple: rebuilt as its class
+        spec->constant = v.seq_type;
+        Py_INCREF(v.seq_type);
+      }
       for (const Value& item : *v.items) {
         spec->items.emplace_back();
         if (!MakeOutput(item, &spec->items.back())) return false;

@@ -64,7 +64,9 @@ PyObject* BuildValue(const OutputSpec& spec, BuildContext& cx) {
       // The memo holds what aliases refer to: the sequence, or for an iterator the iterator
       // itself (set once it exists: its items cannot hold it).
       const bool iterator = spec.kind == OutputSpec::kIterator;
-      if (spec.memo >= 0 && !iterator) {
+      // A namedtuple (`constant`: its class) is made from the built tuple.
+      const bool named = spec.kind == OutputSpec::kTuple && spec.constant && PyType_Check(spec.constant);
+      if (spec.memo >= 0 && !iterator && !named) {
         if (cx.memo.size() <= static_cast<size_t>(spec.memo)) cx.memo.resize(spec.memo + 1, nullptr);
         cx.memo[spec.memo] = seq;
       }
@@ -77,6 +79,15 @@ PyObject* BuildValue(const OutputSpec& spec, BuildContext& cx) {
         }
         if (spec.kind == OutputSpec::kList) PyList_SET_ITEM(seq, i, item);
         else PyTuple_SET_ITEM(seq, i, item);
+      }
+      if (named) {
+        PyObject* nt = PyObject_CallObject(spec.constant, seq);
+        Py_DECREF(seq);
+        if (nt && spec.memo >= 0) {
+          if (cx.memo.size() <= static_cast<size_t>(spec.memo)) cx.memo.resize(spec.memo + 1, nullptr);
+          cx.memo[spec.memo] = nt;
+        }
+        return nt;
       }
       if (!iterator) return seq;
       PyObject* it = PyObject_GetIter(seq);

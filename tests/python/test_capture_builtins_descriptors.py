@@ -192,3 +192,63 @@ def test_mutating_an_input_list_breaks_and_matches_eager(capsys):
 def test_list_plus_equals_extends_in_place(capsys):
     stats, _, _ = compare(extends_its_own_list, capsys=capsys)
     assert stats["total_break_count"] == 0
+
+
+# ---- namedtuples made in captured code ---------------------------------------------------------
+
+import collections  # noqa: E402
+import typing  # noqa: E402
+
+Pair = collections.namedtuple("Pair", "left right")
+Scaled = collections.namedtuple("Scaled", ["value", "scale"], defaults=[2.0])
+
+
+class Typed(typing.NamedTuple):
+    tensor: object
+    weight: float = 0.5
+
+
+def builds_namedtuples(x):
+    p = Pair(x, right=x * 2.0)
+    s = Scaled(p.right)
+    t = Typed(x + 1.0)
+    left, right = p
+    return p.left + s.value * s.scale + t.tensor * t.weight + right - left + p[1]
+
+
+def returns_a_namedtuple(x):
+    return Pair(x * 2.0, x - 1.0), Typed(x)
+
+
+def namedtuple_crosses_a_break(x):
+    p = Pair(x * 2.0, x + 1.0)
+    print("between", type(p).__name__)
+    return p.left * p.right, p
+
+
+def reads_an_input_namedtuple(p):
+    return p.left * 3.0 + p.right, isinstance(p, Pair)
+
+
+def test_namedtuples_made_inside_stay_in_the_graph(capsys):
+    stats, _, _ = compare(builds_namedtuples, capsys=capsys)
+    assert stats["total_break_count"] == 0 and stats["graph_count"] == 1, stats["all_reasons"]
+
+
+def test_returned_namedtuples_are_rebuilt_with_their_class(capsys):
+    stats, out, _ = compare(returns_a_namedtuple, capsys=capsys)
+    assert stats["total_break_count"] == 0
+    jf = ms.jit(returns_a_namedtuple, capture_mode="bytecode")
+    got = jf(X())
+    assert type(got[0]) is Pair and type(got[1]) is Typed
+    assert got[0].right.shape == (2, 3) and got[1].weight == 0.5
+
+
+def test_a_namedtuple_handed_to_a_break_keeps_its_class(capsys):
+    compare(namedtuple_crosses_a_break, capsys=capsys)
+
+
+def test_fields_of_an_input_namedtuple(capsys):
+    stats, _, _ = compare(reads_an_input_namedtuple, make_args=lambda: (Pair(X(), X() + 1.0),),
+                          capsys=capsys)
+    assert stats["total_break_count"] == 0
