@@ -44,6 +44,8 @@ struct OutputSpec {
     kDictIterator,  // iter(dict at guard source `index`) advanced by `constant` (an int) items
                     // (graph breaks only: a loop over an input dict, continued in Python)
     kGraphNumber,   // graph output `index` (0-d) as a Python number of type `constant`
+    kObject,        // an instance of the class items[0] (object.__new__) with attributes
+                    // `constant` (a tuple of names) set to items[1:]
     kListIterator,  // iter(the list built by items[0]) advanced by `constant` (an int) items
                     // (graph breaks only: a loop over a list made during capture)
   };

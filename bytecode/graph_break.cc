@@ -55,6 +55,7 @@ bool Interp::MakeBreakSpec(const Value& v, OutputSpec* spec) {
     case Value::kTensor:
       return MakeOutput(v, spec);
     case Value::kDict:
+    case Value::kObject:
       return MakeOutput(v, spec);
     case Value::kSeq:
     case Value::kIter:

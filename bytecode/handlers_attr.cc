@@ -147,6 +147,7 @@ bool Interp::LoadAttr(Frame& f, const Value& owner, PyObject* name, bool method)
     f.stack.push_back(Value::Const(Keep(v)));
     return true;
   }
+  if (owner.kind == Value::kObject) return ObjectAttr(f, owner, name, method);
   if (Value field; owner.kind == Value::kSeq && NamedTupleField(owner, name, &field)) {
     if (method) f.stack.push_back(Value::Null());
     f.stack.push_back(std::move(field));

@@ -322,7 +322,8 @@ static bool FoldBuiltin(Interp& in, Frame& f, Builtin b, const ValueList& in_arg
       PyTypeObject* tp = nullptr;
       const Value& v = args[0];
       if (v.kind == Value::kTensor) tp = v.type;
-      else if (v.kind == Value::kSeq && v.seq_type) tp = reinterpret_cast<PyTypeObject*>(v.seq_type);
+      else if ((v.kind == Value::kSeq || v.kind == Value::kObject) && v.seq_type)
+        tp = reinterpret_cast<PyTypeObject*>(v.seq_type);
       else if (v.kind == Value::kSeq) tp = v.is_list ? &PyList_Type : &PyTuple_Type;
       else if (v.kind == Value::kConst) {
         in.UseConst(v);
@@ -615,6 +616,7 @@ bool Interp::Call(Frame& f, const Value& callable, ValueList args, Value* out) {
     f.kwnames = nullptr;
   }
   if (callable.kind == Value::kTensorMethod) return CallOp(callable.method, args, names, out);
+  if (callable.kind == Value::kObject) return CallObject(f, callable, std::move(args), names, out);
   if (callable.kind == Value::kBuiltinMethod) {
     if (callable.cell) args.insert(args.begin(), *callable.cell);  // bound by LOAD_ATTR
     if (!args.empty() && args[0].kind == Value::kTensor) return CallTensorCast(args, names, out);
@@ -679,9 +681,11 @@ bool Interp::Call(Frame& f, const Value& callable, ValueList args, Value* out) {
     return Inline(f, reinterpret_cast<PyCodeObject*>(PyFunction_GET_CODE(fn)), fn, callable.source,
                   nullptr, std::move(args), names, out);
   }
-  if (PyType_Check(fn)) {  // a namedtuple made here: a tuple of the trace that knows its class
+  if (PyType_Check(fn)) {  // a namedtuple or a plain object made here: values of the trace
     bool handled = false;
     if (MakeNamedTuple(fn, args, names, out, &handled)) return true;
+    if (handled) return false;
+    if (MakeObject(f, callable, args, names, out, &handled)) return true;
     if (handled) return false;
   }
   Builtin b = BuiltinOf(fn);

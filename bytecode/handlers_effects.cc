@@ -77,6 +77,7 @@ bool Interp::StoreAttr(const Value& owner, PyObject* name, const Value& value) {
                         "the graph breaks here; the store runs in Python");
     return false;
   };
+  if (owner.kind == Value::kObject) return StoreObjectAttr(owner, name, value);
   if (gen_depth_ > 0) return refuse("inside a generator run ahead of its consumer");
   if (owner.kind != Value::kConst || owner.source < 0) return refuse("on a value made in the trace");
   if (!ImmutableValue(value)) return refuse("of a mutable container");

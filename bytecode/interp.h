@@ -55,6 +55,8 @@ struct Value {
     kDict,          // a dict built during capture: `keys` (known plain objects) and `items`
     kBuiltinMethod, // a method of a container built during capture (`obj`: its name), + self
     kGenerator,     // a generator made during capture, not started yet (`gen`)
+    kObject,        // an instance of a plain class made during capture: attribute names in
+                    // `keys`, values in `items`, class in `seq_type` (handlers_object.cc)
   };
   Kind kind = kUndef;
   graph::NodeId node = -1;       // kTensor
@@ -62,7 +64,9 @@ struct Value {
   int32_t source = -1;           // guard source of kConst / kTensor, -1 if computed
   PyTypeObject* type = nullptr;  // kTensor: exact Python type
   bool is_list = false;          // kSeq
-  PyObject* seq_type = nullptr;  // kSeq: a namedtuple class (its items are the fields)
+  PyObject* seq_type = nullptr;  // kSeq: a namedtuple class (its items are the fields);
+                                 // kObject: its class
+  int32_t type_source = -1;      // kObject: the guard source of its class
   PyOp method = PyOp::kAdd;      // kTensorMethod
   std::shared_ptr<ValueList> items;  // kSeq items; kIter remaining items; kFunction closure
   std::shared_ptr<Value> cell;       // kCell contents
@@ -275,6 +279,13 @@ class Interp {
   // *handled when `cls` is one.
   bool MakeNamedTuple(PyObject* cls, const ValueList& args, const std::vector<std::string>& kwnames,
                       Value* out, bool* handled);
+  // handlers_object.cc: instances of plain classes made during capture.
+  bool MakeObject(Frame& f, const Value& cls, const ValueList& args,
+                  const std::vector<std::string>& kwnames, Value* out, bool* handled);
+  bool ObjectAttr(Frame& f, const Value& owner, PyObject* name, bool method);
+  bool StoreObjectAttr(const Value& owner, PyObject* name, const Value& value);
+  bool CallObject(Frame& f, const Value& obj, ValueList args,
+                  const std::vector<std::string>& kwnames, Value* out);
   // Field `name` of a namedtuple value (false: not one of its fields).
   bool NamedTupleField(const Value& owner, PyObject* name, Value* out);
   bool DictGet(const Value& dict, const Value& key, Value* out, bool* found);

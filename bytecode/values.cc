@@ -190,7 +190,8 @@ bool Interp::NumberArith(int base, const Value& a, const Value& b, Value* out) {
 Value Interp::SnapshotValue(const Value& v, absl::flat_hash_map<const ValueList*, Value>& copies) {
   // Every container is rebuilt (tuples and iterators too, since they may hold lists), each
   // once: values that shared a container share its copy.
-  const bool container = v.kind == Value::kSeq || v.kind == Value::kDict || v.kind == Value::kIter;
+  const bool container = v.kind == Value::kSeq || v.kind == Value::kDict ||
+                         v.kind == Value::kIter || v.kind == Value::kObject;
   if (!container || !v.items) return v;
   auto it = copies.find(v.items.get());
   if (it != copies.end()) return it->second;
@@ -341,9 +342,16 @@ bool Interp::MakeOutput(const Value& v, OutputSpec* spec) {
         if (!MakeOutput(item, &spec->items.back())) return false;
       }
       return true;
+    case Value::kObject:
     case Value::kDict: {
       if (MemoRef(v, spec)) return true;
-      spec->kind = OutputSpec::kDict;
+      spec->kind = v.kind == Value::kObject ? OutputSpec::kObject : OutputSpec::kDict;
+      if (v.kind == Value::kObject) {  // its class, then its attribute values
+        spec->items.emplace_back();
+        spec->items.back().kind = OutputSpec::kConstant;
+        spec->items.back().constant = v.seq_type;
+        Py_INCREF(v.seq_type);
+      }
       PyObject* keys = PyTuple_New(static_cast<Py_ssize_t>(v.keys->size()));
       for (size_t i = 0; i < v.keys->size(); ++i) {
         Py_INCREF((*v.keys)[i]);

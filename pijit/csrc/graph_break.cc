@@ -161,6 +161,32 @@ PyObject* BuildValue(const OutputSpec& spec, BuildContext& cx) {
       }
       return d;
     }
+    case OutputSpec::kObject: {
+      // object.__new__(cls), then each attribute stored as plain instance data (the class
+      // has no __setattr__: capture checked).
+      PyObject* cls = BuildValue(spec.items[0], cx);
+      PyObject* none = PyTuple_New(0);
+      PyObject* o = cls && none ? PyBaseObject_Type.tp_new(reinterpret_cast<PyTypeObject*>(cls), none, nullptr)
+                                : nullptr;
+      Py_XDECREF(none);
+      Py_XDECREF(cls);
+      if (!o) return nullptr;
+      if (spec.memo >= 0) {
+        if (cx.memo.size() <= static_cast<size_t>(spec.memo)) cx.memo.resize(spec.memo + 1, nullptr);
+        cx.memo[spec.memo] = o;
+      }
+      for (size_t i = 1; i < spec.items.size(); ++i) {
+        PyObject* v = BuildValue(spec.items[i], cx);
+        if (!v || PyObject_GenericSetAttr(o, PyTuple_GET_ITEM(spec.constant, i - 1), v) < 0) {
+          if (!PyErr_Occurred()) PyErr_SetString(PyExc_SystemError, "pijit: NULL attribute");
+          Py_XDECREF(v);
+          Py_DECREF(o);
+          return nullptr;
+        }
+        Py_DECREF(v);
+      }
+      return o;
+    }
     case OutputSpec::kMethod:
       return PyObject_GetAttr(reinterpret_cast<PyObject*>(g_tensor_type), spec.constant);
     case OutputSpec::kBoundMethod: {

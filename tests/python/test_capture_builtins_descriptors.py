@@ -252,3 +252,81 @@ def test_fields_of_an_input_namedtuple(capsys):
     stats, _, _ = compare(reads_an_input_namedtuple, make_args=lambda: (Pair(X(), X() + 1.0),),
                           capsys=capsys)
     assert stats["total_break_count"] == 0
+
+
+# ---- objects of plain classes made in captured code --------------------------------------------
+
+import dataclasses  # noqa: E402
+
+
+class Accumulator:
+    scale = 0.5
+
+    def __init__(self, start, step=1.0):
+        self.total = start
+        self.step = step
+
+    def add(self, t):
+        self.total = self.total + t * self.step * self.scale
+        return self
+
+    def __call__(self, t):
+        return self.total * t
+
+
+@dataclasses.dataclass
+class Options:
+    weight: object
+    bias: float = 0.25
+
+
+def uses_objects(x):
+    acc = Accumulator(x, step=2.0)
+    alias = acc
+    acc.add(x).add(x * 3.0)
+    opts = Options(x * 0.5)
+    opts.bias = opts.bias * 2.0
+    return alias.total + acc(x) + opts.weight * opts.bias, isinstance(acc, Accumulator)
+
+
+def returns_an_object(x):
+    acc = Accumulator(x)
+    acc.add(x)
+    return acc
+
+
+def object_crosses_a_break(x):
+    acc = Accumulator(x)
+    print("between", type(acc).__name__)
+    acc.add(x)
+    return acc.total
+
+
+def missing_attribute(x):
+    return Accumulator(x).nothing
+
+
+def gradient_operation_made_inside(x):
+    def loss(t):
+        return (t * t).sum()
+    return ms.ops.GradOperation()(loss)(x) * 2.0
+
+
+def test_objects_made_inside_stay_in_the_graph(capsys):
+    for fn in (uses_objects, gradient_operation_made_inside):
+        stats, _, _ = compare(fn, capsys=capsys)
+        assert stats["total_break_count"] == 0 and stats["graph_count"] == 1, stats["all_reasons"]
+
+
+def test_a_returned_object_is_a_fresh_instance_with_its_attributes():
+    jf = ms.jit(returns_an_object, capture_mode="bytecode")
+    a, b = jf(X()), jf(X())
+    assert type(a) is Accumulator and a is not b
+    assert vars(a).keys() == {"total", "step"}
+    np.testing.assert_array_equal(a.total.asnumpy(), returns_an_object(X()).total.asnumpy())
+    assert ms.get_code_extra(jf)["total_break_count"] == 0
+
+
+def test_objects_across_breaks_and_errors_match_eager(capsys):
+    compare(object_crosses_a_break, capsys=capsys)
+    compare(missing_attribute, capsys=capsys)

@@ -1,0 +1,152 @@
+// Objects of plain Python classes made in captured code (a user class, a dataclass, an
+// options object): a kObject value holding its attributes (names in `keys`, values in
+// `items`, shared by every alias) and its class (`seq_type`, read through the guarded
+// source `type_source`). __init__, methods and __call__ are inlined with the object as
+// self; attribute stores change it in the trace; returned or handed to a graph break, it is
+// rebuilt as an instance of its class with those attributes.
+//
+// A class qualifies when nothing but its own Python code runs for it: a plain metaclass,
+// object's __new__, plain attribute access (no __getattr__/__setattr__/__getattribute__),
+// an instance dict, and a Python __init__ (or none).
+#include "absl/strings/str_cat.h"
+#include "bytecode/interp.h"
+#include "guards/guards.h"
+#include "pijit/csrc/convert.h"
+
+namespace pijit::bytecode {
+
+using guards::Source;
+
+namespace {
+
+bool PlainClass(PyTypeObject* t) {
+  return Py_TYPE(t) == &PyType_Type && t->tp_new == PyBaseObject_Type.tp_new &&
+         t->tp_getattro == PyObject_GenericGetAttr && t->tp_setattro == PyObject_GenericSetAttr &&
+         t->tp_dictoffset != 0 && !PyType_IsSubtype(t, g_tensor_type) &&
+         (t->tp_flags & Py_TPFLAGS_HEAPTYPE);
+}
+
+}  // namespace
+
+bool Interp::MakeObject(Frame& f, const Value& cls, const ValueList& args,
+                        const std::vector<std::string>& kwnames, Value* out, bool* handled) {
+  *handled = false;
+  if (cls.kind != Value::kConst || cls.source < 0 || !PyType_Check(cls.obj)) return false;
+  auto* type = reinterpret_cast<PyTypeObject*>(cls.obj);
+  if (!PlainClass(type)) return false;
+  static PyObject* init_name = PyUnicode_InternFromString("__init__");
+  PyObject* init = _PyType_Lookup(type, init_name);
+  const bool object_init = init == _PyType_Lookup(&PyBaseObject_Type, init_name);
+  if (!object_init && !(init && PyFunction_Check(init))) return false;
+  *handled = true;
+  Value obj = Value::Dict();
+  obj.kind = Value::kObject;
+  obj.seq_type = cls.obj;
+  obj.type_source = cls.source;
+  if (object_init) {
+    if (!args.empty()) {
+      Fail("python_error", absl::StrCat(type->tp_name, "() takes no arguments"));
+      return false;
+    }
+  } else {
+    Value init_value;
+    if (!FromSource(gp().AddSource(Source::kClassAttr, cls.source, -1, init_name), init, &init_value)) {
+      return false;
+    }
+    UseConst(init_value);
+    ValueList init_args{obj};
+    init_args.insert(init_args.end(), args.begin(), args.end());
+    Value ret;
+    if (!Inline(f, reinterpret_cast<PyCodeObject*>(PyFunction_GET_CODE(init)), init,
+                init_value.source, nullptr, std::move(init_args), kwnames, &ret)) {
+      return false;
+    }
+    if (ret.kind != Value::kConst || ret.obj != Py_None) {
+      Fail("python_error", "__init__() should return None");
+      return false;
+    }
+  }
+  *out = std::move(obj);
+  return true;
+}
+
+bool Interp::ObjectAttr(Frame& f, const Value& owner, PyObject* name, bool method) {
+  auto* type = reinterpret_cast<PyTypeObject*>(owner.seq_type);
+  PyObject* descr = _PyType_Lookup(type, name);
+  if (descr && Py_TYPE(descr)->tp_descr_set) {
+    Fail("unsupported_attribute", absl::StrCat("attribute '", PyUnicode_AsUTF8(name),
+                                               "' of an object made in the trace is a descriptor"));
+    return false;
+  }
+  for (size_t i = 0; i < owner.keys->size(); ++i) {
+    if (PyUnicode_Compare((*owner.keys)[i], name) != 0) continue;
+    if (method) f.stack.push_back(Value::Null());
+    f.stack.push_back((*owner.items)[i]);
+    return true;
+  }
+  if (!descr) {
+    Fail("python_error", absl::StrCat("'", type->tp_name, "' object has no attribute '",
+                                      PyUnicode_AsUTF8(name), "'"));
+    return false;
+  }
+  Value v;
+  if (!FromSource(gp().AddSource(Source::kClassAttr, owner.type_source, -1, name), descr, &v)) {
+    return false;
+  }
+  UseConst(v);
+  if (PyFunction_Check(descr)) {  // a method: (function, self) for CALL
+    if (!method) {
+      Fail("unsupported_attribute", "a bound method of an object made in the trace used as a value",
+           "call the method directly");
+      return false;
+    }
+    f.stack.push_back(std::move(v));
+    f.stack.push_back(owner);
+    return true;
+  }
+  if (Py_TYPE(descr)->tp_descr_get) {
+    Fail("unsupported_attribute", absl::StrCat("attribute '", PyUnicode_AsUTF8(name),
+                                               "' of an object made in the trace is computed"));
+    return false;
+  }
+  if (method) f.stack.push_back(Value::Null());
+  f.stack.push_back(std::move(v));  // a plain class attribute
+  return true;
+}
+
+bool Interp::StoreObjectAttr(const Value& owner, PyObject* name, const Value& value) {
+  PyObject* descr = _PyType_Lookup(reinterpret_cast<PyTypeObject*>(owner.seq_type), name);
+  if (descr && Py_TYPE(descr)->tp_descr_set) {
+    Fail("side_effect", "attribute store through a descriptor of an object made in the trace");
+    return false;
+  }
+  for (size_t i = 0; i < owner.keys->size(); ++i) {
+    if (PyUnicode_Compare((*owner.keys)[i], name) == 0) {
+      (*owner.items)[i] = value;
+      return true;
+    }
+  }
+  owner.keys->push_back(name);
+  owner.items->push_back(value);
+  return true;
+}
+
+bool Interp::CallObject(Frame& f, const Value& obj, ValueList args,
+                        const std::vector<std::string>& kwnames, Value* out) {
+  static PyObject* call_name = PyUnicode_InternFromString("__call__");
+  PyObject* call = _PyType_Lookup(reinterpret_cast<PyTypeObject*>(obj.seq_type), call_name);
+  if (!call || !PyFunction_Check(call)) {
+    Fail("unsupported_call", "calling an object made in the trace without a Python __call__");
+    return false;
+  }
+  Value fn;
+  if (!FromSource(gp().AddSource(Source::kClassAttr, obj.type_source, -1, call_name), call, &fn)) {
+    return false;
+  }
+  UseConst(fn);
+  args.insert(args.begin(), obj);
+  return Inline(f, reinterpret_cast<PyCodeObject*>(PyFunction_GET_CODE(call)), call, fn.source,
+                nullptr, std::move(args), kwnames, out);
+}
+
+}  // namespace pijit::bytecode
