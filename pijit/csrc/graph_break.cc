@@ -81,7 +81,13 @@ PyObject* BuildValue(const OutputSpec& spec, BuildContext& cx) {
         else PyTuple_SET_ITEM(seq, i, item);
       }
       if (named) {
-        PyObject* nt = PyObject_CallObject(spec.constant, seq);
+        // tuple.__new__(cls, items), which is all a namedtuple's __new__ does: no Python
+        // code runs (a frame here could be captured in turn).
+        PyObject* packed = PyTuple_Pack(1, seq);
+        PyObject* nt = packed ? PyTuple_Type.tp_new(reinterpret_cast<PyTypeObject*>(spec.constant),
+                                                    packed, nullptr)
+                              : nullptr;
+        Py_XDECREF(packed);
         Py_DECREF(seq);
         if (nt && spec.memo >= 0) {
           if (cx.memo.size() <= static_cast<size_t>(spec.memo)) cx.memo.resize(spec.memo + 1, nullptr);

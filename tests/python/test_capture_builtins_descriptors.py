@@ -9,7 +9,7 @@ import pytest
 
 import pijit as ms
 from graph_break_testutil import _reset_state  # noqa: F401 (autouse fixture)
-from graph_break_testutil import X, compare
+from graph_break_testutil import LOG, X, compare  # noqa: F401 (LOG: the functions' log)
 
 
 class Scaler:
@@ -330,3 +330,15 @@ def test_a_returned_object_is_a_fresh_instance_with_its_attributes():
 def test_objects_across_breaks_and_errors_match_eager(capsys):
     compare(object_crosses_a_break, capsys=capsys)
     compare(missing_attribute, capsys=capsys)
+
+
+def logs_a_namedtuple_after_a_break(x):
+    y = x * 2.0
+    print("break", y.shape)
+    LOG.append((Pair(x - y, right=y), 1.0))  # an effect replayed after the resume's graph
+    return y
+
+
+def test_a_namedtuple_in_a_replayed_effect_keeps_its_class(capsys):
+    # compare() checks the log of every run, capture mode's included, against eager's.
+    compare(logs_a_namedtuple_after_a_break, capsys=capsys)

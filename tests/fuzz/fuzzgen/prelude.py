@@ -185,4 +185,17 @@ class Tools:
 
 TOOLS = Tools()
 
+import collections
+Pair = collections.namedtuple("Pair", "left right")
+
+
+class Acc:
+    def __init__(self, t, k=1.0):
+        self.total = t
+        self.k = k
+
+    def add(self, t):
+        self.total = self.total + t * self.k
+        return self
+
 '''

@@ -34,7 +34,7 @@ class Statements:
                                    "kwcall", "nested", "print", "dict", "bool_ops", "for_list",
                                    "with", "comp", "del", "unk_kw", "asnumpy", "method_call",
                                    "box", "attr_read", "tuple_alias", "iter_rest", "descr",
-                                   "local_store"]
+                                   "local_store", "objects"]
         if "random" in FEATURES:
             kinds += ["rand_stmt"]
         if "ctl" in FEATURES and in_loop:
@@ -268,6 +268,18 @@ class Statements:
                              f"TOOLS.s({self.texpr(sc)}) - Tools.c({self.texpr(sc)}) * Tools.k",
                              f"{self.texpr(sc)} * round(TOOLS.p + {self.sexpr(sc)}, 1)"])
             self.assign_t(sc, name, depth, form)
+        elif kind == "objects":
+            # A namedtuple and an object made here: fields, methods, attribute stores, and
+            # sometimes a break while they are alive or the object logged (rebuilt).
+            p, acc, name = self.fresh("p"), self.fresh("o"), self.fresh("v")
+            self.emit(depth, f"{p} = Pair({self.texpr(sc)}, right={self.texpr(sc)})")
+            self.emit(depth, f"{acc} = Acc({p}.left, k={self.sexpr(sc)})")
+            self.emit(depth, f"{acc}.add({p}.right).add({self.texpr(sc)})")
+            if r.random() < 0.3:
+                self.emit(depth, f"note(type({acc}).__name__)")
+            if r.random() < 0.3:
+                self.emit(depth, f"LOG.append(({p}, {acc}.k))")
+            self.assign_t(sc, name, depth, f"{acc}.total - {p}[0]")
         elif kind == "local_store":
             # Item stores into a list and a dict made here (dict(...) too).
             lst, dct, name = self.fresh("l"), self.fresh("d"), self.fresh("v")
