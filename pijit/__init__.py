@@ -29,6 +29,7 @@ from pijit.jit import GraphBreakError, capture, disable, enable, jit, jit_class,
 from pijit.introspect import ExplainOutput, explain, get_code_extra, reset
 
 ms_function = jit
+tensor = Tensor  # MindSpore's function form of the constructor
 set_seed = _C.set_seed
 from_dlpack = _C.from_dlpack
 get_seed = _C.get_seed
@@ -36,7 +37,7 @@ get_seed = _C.get_seed
 __all__ = [
     "Tensor", "Parameter", "ParameterTuple", "common", "context", "dtype", "bool_", "int8", "int16",
     "int32", "int64", "uint8", "float16", "bfloat16", "float32", "float64",
-    "ops", "nn", "jit", "jit_class", "mutable", "ms_function", "capture", "enable", "disable", "explain",
+    "ops", "nn", "jit", "jit_class", "mutable", "ms_function", "tensor", "capture", "enable", "disable", "explain",
     "get_code_extra", "reset", "set_context", "get_context", "GRAPH_MODE", "PYNATIVE_MODE",
     "GraphBreakError", "ExplainOutput", "dtype_to_nptype", "dtype_to_pytype", "pytype_to_dtype",
     "set_seed", "get_seed", "from_dlpack", "grad", "value_and_grad",

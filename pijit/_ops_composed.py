@@ -191,3 +191,55 @@ def strided_slice(input_x, begin, end, strides, begin_mask=0, end_mask=0, ellips
         index.append(slice(None if begin_mask >> i & 1 else b,
                            None if end_mask >> i & 1 else e, s))
     return input_x[tuple(index)]
+
+
+# ---- MindSpore names over the native ops -------------------------------------------------------
+
+def fill(type, shape, value):  # noqa: A002 - MindSpore's name
+    """A tensor of `shape` and dtype `type` filled with `value` (ops.fill's argument order)."""
+    return _ops.full(tuple(plain(shape)) if not isinstance(plain(shape), int) else plain(shape),
+                     value, dtype=type)
+
+
+def addn(x):
+    """The sum of a list or tuple of tensors of one shape (their dtypes promote as in +)."""
+    if not isinstance(x, (tuple, list)) or not x:
+        raise TypeError(f"addn: expected a non-empty list or tuple of tensors, got {x!r}")
+    total = x[0]
+    for t in x[1:]:
+        if t.shape != x[0].shape:
+            raise ValueError(f"addn: every input must have shape {x[0].shape}, got {t.shape}")
+        total = total + t
+    return total
+
+
+def tensor_slice(input_x, begin, size):
+    """input_x[begin[i]:begin[i] + size[i]] along each axis; a size of -1 runs to the end
+    (MindSpore's ops.slice)."""
+    begin, size = tuple(plain(begin)), tuple(plain(size))
+    if len(begin) != input_x.ndim or len(size) != input_x.ndim:
+        raise ValueError(f"slice: begin {begin} and size {size} must have {input_x.ndim} entries")
+    index = tuple(slice(b, None if s == -1 else b + s) for b, s in zip(begin, size))
+    return input_x[index]
+
+
+def swapaxes(input, axis0, axis1):  # noqa: A002
+    """input with axes axis0 and axis1 exchanged."""
+    perm = list(range(input.ndim))
+    a, b = _axis("swapaxes", axis0, input.ndim), _axis("swapaxes", axis1, input.ndim)
+    perm[a], perm[b] = perm[b], perm[a]
+    return _ops.transpose(input, tuple(perm))
+
+
+def permute(input, *dims):  # noqa: A002
+    """input with its axes in the order `dims` (a tuple, or the axes as arguments)."""
+    if len(dims) == 1 and isinstance(plain(dims[0]), (tuple, list)):
+        dims = tuple(plain(dims[0]))
+    return _ops.transpose(input, tuple(dims))
+
+
+def contiguous(input):  # noqa: A002
+    """input itself when its elements are in row-major order, else a row-major copy."""
+    if input.is_contiguous():
+        return input
+    return _ops.reshape(_ops.reshape(input, (-1,)), tuple(input.shape))

@@ -396,12 +396,17 @@ class Assign(Primitive):
 
 
 # ---- composed of the native ops (pijit/_ops_composed.py) ---------------------------------------
-from pijit._ops_composed import (cast, depend, hardsigmoid, hardswish, leaky_relu, pad,  # noqa: E402
-                                 relu6, shape, split, strided_slice, tile, unstack)
+from pijit._ops_composed import (addn, cast, contiguous, depend, fill, hardsigmoid,  # noqa: E402
+                                 hardswish, leaky_relu, pad, permute, relu6, shape, split,
+                                 strided_slice, swapaxes, tensor_slice, tile, unstack)
 
 hard_swish = hardswish
 hard_sigmoid = hardsigmoid
 _C.Tensor.tile = tile
+_C.Tensor.swapaxes = swapaxes
+_C.Tensor.permute = permute
+_C.Tensor.contiguous = contiguous
+_C.Tensor.to = lambda self, dtype: self.astype(dtype)
 
 
 class Split(Primitive):
@@ -489,4 +494,16 @@ Depend = _composed("Depend", depend, "Depend()(value, expr): value.")
 ReLU6 = _composed("ReLU6", relu6, "min(max(x, 0), 6).")
 HSwish = _composed("HSwish", hardswish, "x * relu6(x + 3) / 6.")
 HSigmoid = _composed("HSigmoid", hardsigmoid, "relu6(x + 3) / 6.")
+
+
+class Slice(Primitive):
+    """Slice()(x, begin, size): x[begin[i]:begin[i] + size[i]] per axis (size -1: to the end)."""
+
+    def __call__(self, x, begin, size):
+        return tensor_slice(x, begin, size)
+
+
+AddN = _composed("AddN", addn, "AddN()(tensors): their sum.")
+TensorAdd = Add  # MindSpore's older name
+slice = tensor_slice  # noqa: A001 - MindSpore's name (after every use of the builtin above)
 

@@ -29,7 +29,8 @@ bool PyOpIsFunction(PyOp op);  // a pijit.ops function
 bool PyOpByName(const char* name, PyOp* out);
 // Tensor methods that are other names of an op's method (MindSpore's and torch's spellings):
 // {alias, method}.
-inline constexpr std::pair<const char*, const char*> kMethodAliases[] = {{"view", "reshape"}};
+inline constexpr std::pair<const char*, const char*> kMethodAliases[] = {
+    {"view", "reshape"}, {"amin", "min"}, {"amax", "max"}};
 
 // One call argument as the parser sees it.
 //  - a tensor: is_tensor (object unused);

@@ -252,3 +252,35 @@ def test_primitives_with_attributes_capture_in_one_graph():
     np.testing.assert_array_equal(jf(q, k).asnumpy(), want.asnumpy())
     s = ms.get_code_extra(jf)
     assert s["graph_count"] == 1 and s["total_break_count"] == 0, s["all_reasons"]
+
+
+def test_more_mindspore_names():
+    a = rng_array((2, 3, 4))
+    x = T(a)
+    fill_ref = np.full((2, 2), 1.5, np.float32)
+    np.testing.assert_array_equal(ops.fill(mstype.float32, (2, 2), 1.5).asnumpy(), fill_ref)
+    add_n = ops.AddN()
+    check_eager_and_jit(lambda t: ops.addn([t, t * 2.0, t]), a * 4.0, x)
+    check_eager_and_jit(lambda t: add_n((t, t)), a * 2.0, x)
+    check_gradient(lambda t: ops.addn([t, t * t]), a)
+    with pytest.raises(ValueError, match="every input must have shape"):
+        ops.addn([x, x[0]])
+    slicer = ops.Slice()
+    check_eager_and_jit(lambda t: ops.slice(t, (0, 1, 1), (-1, 2, 3)), a[:, 1:3, 1:4], x)
+    check_eager_and_jit(lambda t: slicer(t, (1, 0, 0), (1, -1, 2)), a[1:2, :, 0:2], x)
+    check_gradient(lambda t: ops.slice(t, (0, 1, 1), (2, 2, 2)), a)
+    check_eager_and_jit(lambda t: t.amin(axis=1), a.min(axis=1), x)
+    check_eager_and_jit(lambda t: t.amax(axis=(0, 2), keepdims=True),
+                        a.max(axis=(0, 2), keepdims=True), x)
+    tensor_add = ops.TensorAdd()
+    check_eager_and_jit(lambda t: tensor_add(t, t), a * 2.0, x)
+    # Python-level Tensor methods: eager, and jitted as Python between graphs.
+    np.testing.assert_array_equal(x.swapaxes(0, 2).asnumpy(), np.swapaxes(a, 0, 2))
+    np.testing.assert_array_equal(x.permute(2, 0, 1).asnumpy(), np.transpose(a, (2, 0, 1)))
+    np.testing.assert_array_equal(x.permute((1, 0, 2)).asnumpy(), np.transpose(a, (1, 0, 2)))
+    swapped = x.swapaxes(0, 1)
+    assert not swapped.is_contiguous() and swapped.contiguous().is_contiguous()
+    np.testing.assert_array_equal(swapped.contiguous().asnumpy(), np.swapaxes(a, 0, 1))
+    assert x.contiguous() is x
+    assert x.to(mstype.float32).dtype == mstype.float32
+    assert ms.tensor([1, 2]).dtype == ms.int64 and ops.TensorAdd is ops.Add
