@@ -507,3 +507,46 @@ AddN = _composed("AddN", addn, "AddN()(tensors): their sum.")
 TensorAdd = Add  # MindSpore's older name
 slice = tensor_slice  # noqa: A001 - MindSpore's name (after every use of the builtin above)
 
+
+def dense(input, weight, bias=None):  # noqa: A002 - MindSpore's name
+    """input @ weight.T (+ bias): a fully connected layer's function."""
+    out = matmul(input, transpose(weight, _swap_last(weight.ndim)))
+    return out if bias is None else out + bias
+
+
+class DType(Primitive):
+    """DType()(x): x's dtype."""
+
+    def __call__(self, x):
+        return x.dtype
+
+
+class AssignAdd(Primitive):
+    """AssignAdd()(variable, value): variable += value in place; returns variable."""
+
+    def __call__(self, variable, value):
+        return assign(variable, variable + value)
+
+
+class AssignSub(Primitive):
+    """AssignSub()(variable, value): variable -= value in place; returns variable."""
+
+    def __call__(self, variable, value):
+        return assign(variable, variable - value)
+
+
+class Print(Primitive):
+    """Print()(*values): prints them, as print does."""
+
+    def __call__(self, *values):
+        print(*values)
+
+
+def _assign_value(self, value):
+    """Tensor.assign_value(value): writes value into this tensor in place; returns it."""
+    assign(self, value)
+    return self
+
+
+_C.Tensor.assign_value = _assign_value
+

@@ -3,6 +3,7 @@ and training wrappers. Every layer's construct is made of pijit ops, so a networ
 is captured as one graph (GRAPH_MODE, @jit)."""
 from pijit._tensor import Parameter, ParameterTuple
 from pijit.nn.cell import Cell, CellList, SequentialCell
+from pijit.nn.cell_dict import CellDict
 from pijit.nn.layers import *  # noqa: F401,F403
 from pijit.nn.layers import __all__ as _layers
 from pijit.nn.loss import L1Loss, LossBase, MSELoss, SoftmaxCrossEntropyWithLogits
@@ -11,6 +12,6 @@ from pijit.nn.learning_rate_schedule import *  # noqa: F401,F403
 from pijit.nn.learning_rate_schedule import __all__ as _schedules
 from pijit.nn.wrap import ForwardValueAndGrad, TrainOneStepCell, WithLossCell
 
-__all__ = ["Cell", "CellList", "SequentialCell", "Parameter", "ParameterTuple", "LossBase",
+__all__ = ["Cell", "CellList", "CellDict", "SequentialCell", "Parameter", "ParameterTuple", "LossBase",
            "MSELoss", "L1Loss", "SoftmaxCrossEntropyWithLogits", "Optimizer", "SGD", "Momentum",
            "Adam", "WithLossCell", "TrainOneStepCell", "ForwardValueAndGrad", *_layers, *_schedules]

@@ -284,3 +284,42 @@ def test_more_mindspore_names():
     assert x.contiguous() is x
     assert x.to(mstype.float32).dtype == mstype.float32
     assert ms.tensor([1, 2]).dtype == ms.int64 and ops.TensorAdd is ops.Add
+
+
+def test_dense_dtype_assign_and_print_primitives(capsys):
+    a, w, b = rng_array((2, 3)), rng_array((4, 3), seed=3), rng_array((4,), seed=4)
+    check_eager_and_jit(lambda x, wt, bs: ops.dense(x, wt, bs), a @ w.T + b, T(a), T(w), T(b))
+    check_eager_and_jit(lambda x, wt: ops.dense(x, wt), a @ w.T, T(a), T(w))
+    check_gradient(lambda x: ops.dense(x, T(w), T(b)), a)
+    assert ops.DType()(T(a)) == ms.float64
+    p = ms.Parameter(T(np.zeros(3)), name="p")
+    ops.AssignAdd()(p, T(np.ones(3)))
+    ops.AssignAdd()(p, T(np.ones(3)))
+    ops.AssignSub()(p, T(np.full(3, 0.5)))
+    np.testing.assert_array_equal(p.asnumpy(), [1.5, 1.5, 1.5])
+    t = T(np.zeros(2))
+    assert t.assign_value(T([1.0, 2.0])) is t
+    np.testing.assert_array_equal(t.asnumpy(), [1.0, 2.0])
+    ops.Print()("value", 3)
+    assert capsys.readouterr().out == "value 3\n"
+
+
+def test_cell_dict_registers_cells_in_order():
+    ms.set_seed(1)
+    d = nn.CellDict({"act": nn.ReLU(), "fc": nn.Dense(3, 2)})
+    d["out"] = nn.Dense(2, 1)
+    assert list(d.keys()) == ["act", "fc", "out"] and len(d) == 3 and "fc" in d
+    names = [p.name for p in d.get_parameters()]
+    assert names == ["fc.weight", "fc.bias", "out.weight", "out.bias"]
+    x = T(rng_array((4, 3))).astype(ms.float32)
+    y = x
+    for _, cell in d.items():
+        y = cell(y)
+    assert y.shape == (4, 1)
+    assert d.pop("act").__class__ is nn.ReLU and list(d) == ["fc", "out"]
+    with pytest.raises(TypeError, match="values must be Cells"):
+        d["bad"] = 3
+    with pytest.raises(TypeError, match="keys must be str"):
+        d[1] = nn.ReLU()
+    with pytest.raises(NotImplementedError, match="container"):
+        d(x)
