@@ -241,12 +241,8 @@ PyObject* Interp::AsPyObject(const Value& v) {
     if (v.is_list) PyList_SET_ITEM(t, i, item);
     else PyTuple_SET_ITEM(t, i, item);
   }
-  if (v.seq_type && v.source < 0) {  // a namedtuple made here: tuple.__new__(cls, items)
-    PyObject* packed = PyTuple_Pack(1, t);
-    PyObject* nt = packed ? PyTuple_Type.tp_new(reinterpret_cast<PyTypeObject*>(v.seq_type),
-                                                packed, nullptr)
-                          : nullptr;
-    Py_XDECREF(packed);
+  if (v.seq_type && v.source < 0) {  // a namedtuple made here
+    PyObject* nt = NamedTupleOf(v.seq_type, t);
     Py_DECREF(t);
     if (!nt) PyErr_Clear();
     return nt ? Keep(nt) : nullptr;

@@ -29,6 +29,10 @@ absl::StatusOr<Tensor> NumpyScalarTensor(PyObject* o);
 // in NumPy and MindSpore: a new reference to that Python bool, int or float, or nullptr
 // (no error set) for any other object.
 PyObject* NumpyNumberItem(PyObject* o);
+// An instance of the namedtuple class `cls` holding the items of tuple `items`, made by
+// tuple.__new__ (all a namedtuple's own __new__ does), so that no Python code runs: a new
+// reference, or nullptr with an error set.
+PyObject* NamedTupleOf(PyObject* cls, PyObject* items);
 // A numpy.ndarray (or subclass), and a numpy.dtype.
 bool IsNumpyArray(PyObject* o);
 bool IsNumpyDType(PyObject* o);

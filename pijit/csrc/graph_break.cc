@@ -40,10 +40,7 @@ PyObject* BuildValue(const OutputSpec& spec, BuildContext& cx) {
       }
       // A set computed at capture time: a new one on each call, shared where it was shared.
       PyObject* set = PySet_New(spec.constant);
-      if (set && spec.memo >= 0) {
-        if (cx.memo.size() <= static_cast<size_t>(spec.memo)) cx.memo.resize(spec.memo + 1, nullptr);
-        cx.memo[spec.memo] = set;
-      }
+      if (set) cx.Remember(spec.memo, set);
       return set;
     }
     case OutputSpec::kRef: {
@@ -66,10 +63,7 @@ PyObject* BuildValue(const OutputSpec& spec, BuildContext& cx) {
       const bool iterator = spec.kind == OutputSpec::kIterator;
       // A namedtuple (`constant`: its class) is made from the built tuple.
       const bool named = spec.kind == OutputSpec::kTuple && spec.constant && PyType_Check(spec.constant);
-      if (spec.memo >= 0 && !iterator && !named) {
-        if (cx.memo.size() <= static_cast<size_t>(spec.memo)) cx.memo.resize(spec.memo + 1, nullptr);
-        cx.memo[spec.memo] = seq;
-      }
+      if (!iterator && !named) cx.Remember(spec.memo, seq);
       for (Py_ssize_t i = 0; i < n; ++i) {
         PyObject* item = BuildValue(spec.items[i], cx);
         if (!item) {
@@ -81,27 +75,16 @@ PyObject* BuildValue(const OutputSpec& spec, BuildContext& cx) {
         else PyTuple_SET_ITEM(seq, i, item);
       }
       if (named) {
-        // tuple.__new__(cls, items), which is all a namedtuple's __new__ does: no Python
-        // code runs (a frame here could be captured in turn).
-        PyObject* packed = PyTuple_Pack(1, seq);
-        PyObject* nt = packed ? PyTuple_Type.tp_new(reinterpret_cast<PyTypeObject*>(spec.constant),
-                                                    packed, nullptr)
-                              : nullptr;
-        Py_XDECREF(packed);
+        // No Python code runs (a frame here could be captured in turn).
+        PyObject* nt = NamedTupleOf(spec.constant, seq);
         Py_DECREF(seq);
-        if (nt && spec.memo >= 0) {
-          if (cx.memo.size() <= static_cast<size_t>(spec.memo)) cx.memo.resize(spec.memo + 1, nullptr);
-          cx.memo[spec.memo] = nt;
-        }
+        if (nt) cx.Remember(spec.memo, nt);
         return nt;
       }
       if (!iterator) return seq;
       PyObject* it = PyObject_GetIter(seq);
       Py_DECREF(seq);
-      if (it && spec.memo >= 0) {
-        if (cx.memo.size() <= static_cast<size_t>(spec.memo)) cx.memo.resize(spec.memo + 1, nullptr);
-        cx.memo[spec.memo] = it;
-      }
+      if (it) cx.Remember(spec.memo, it);
       return it;
     }
     case OutputSpec::kListIterator: {
@@ -120,10 +103,7 @@ PyObject* BuildValue(const OutputSpec& spec, BuildContext& cx) {
         }
         Py_DECREF(item);
       }
-      if (it && spec.memo >= 0) {
-        if (cx.memo.size() <= static_cast<size_t>(spec.memo)) cx.memo.resize(spec.memo + 1, nullptr);
-        cx.memo[spec.memo] = it;
-      }
+      if (it) cx.Remember(spec.memo, it);
       return it;
     }
     case OutputSpec::kDictIterator: {
@@ -142,19 +122,13 @@ PyObject* BuildValue(const OutputSpec& spec, BuildContext& cx) {
         }
         Py_DECREF(k);
       }
-      if (it && spec.memo >= 0) {
-        if (cx.memo.size() <= static_cast<size_t>(spec.memo)) cx.memo.resize(spec.memo + 1, nullptr);
-        cx.memo[spec.memo] = it;
-      }
+      if (it) cx.Remember(spec.memo, it);
       return it;
     }
     case OutputSpec::kDict: {
       PyObject* d = PyDict_New();
       if (!d) return nullptr;
-      if (spec.memo >= 0) {
-        if (cx.memo.size() <= static_cast<size_t>(spec.memo)) cx.memo.resize(spec.memo + 1, nullptr);
-        cx.memo[spec.memo] = d;
-      }
+      cx.Remember(spec.memo, d);
       for (size_t i = 0; i < spec.items.size(); ++i) {
         PyObject* v = BuildValue(spec.items[i], cx);
         if (!v || PyDict_SetItem(d, PyTuple_GET_ITEM(spec.constant, i), v) < 0) {
@@ -177,10 +151,7 @@ PyObject* BuildValue(const OutputSpec& spec, BuildContext& cx) {
       Py_XDECREF(none);
       Py_XDECREF(cls);
       if (!o) return nullptr;
-      if (spec.memo >= 0) {
-        if (cx.memo.size() <= static_cast<size_t>(spec.memo)) cx.memo.resize(spec.memo + 1, nullptr);
-        cx.memo[spec.memo] = o;
-      }
+      cx.Remember(spec.memo, o);
       for (size_t i = 1; i < spec.items.size(); ++i) {
         PyObject* v = BuildValue(spec.items[i], cx);
         if (!v || PyObject_GenericSetAttr(o, PyTuple_GET_ITEM(spec.constant, i - 1), v) < 0) {

@@ -24,6 +24,12 @@ struct BuildContext {
   std::vector<PyObject*> memo;  // borrowed, per memo slot
   std::vector<PyObject*> held;  // owned: the first values, while effects replay
   BuildContext(std::vector<Tensor>& o, PyObject* const* v) : outs(o), values(v), made(o.size()) {}
+  // Remembers `obj` (borrowed) as the object of memo slot `slot` (none when negative).
+  void Remember(int32_t slot, PyObject* obj) {
+    if (slot < 0) return;
+    if (memo.size() <= static_cast<size_t>(slot)) memo.resize(slot + 1, nullptr);
+    memo[slot] = obj;
+  }
   ~BuildContext() {
     for (PyObject* m : made) Py_XDECREF(m);
     for (PyObject* h : held) Py_XDECREF(h);

@@ -161,6 +161,14 @@ bool IsNumpyScalar(PyObject* o) {
          PyObject_TypeCheck(o, reinterpret_cast<PyTypeObject*>(generic));
 }
 
+PyObject* NamedTupleOf(PyObject* cls, PyObject* items) {
+  PyObject* packed = PyTuple_Pack(1, items);
+  PyObject* nt = packed ? PyTuple_Type.tp_new(reinterpret_cast<PyTypeObject*>(cls), packed, nullptr)
+                        : nullptr;
+  Py_XDECREF(packed);
+  return nt;
+}
+
 bool IsNumpyArray(PyObject* o) {
   static PyObject* ndarray = py::object(Numpy().attr("ndarray")).release().ptr();
   return PyObject_TypeCheck(o, reinterpret_cast<PyTypeObject*>(ndarray));
