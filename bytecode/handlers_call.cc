@@ -180,7 +180,8 @@ namespace {
 // Builtins whose result capture can compute from known arguments.
 enum class Builtin { kNone, kLen, kIsinstance, kRange, kZip, kEnumerate, kMin, kMax, kAbs, kInt,
                      kFloat, kBool, kTuple, kList, kGetattr, kHasattr, kStr, kSorted, kSum, kAll,
-                     kAny, kCallable, kSet, kFrozenset, kSlice, kRound, kPow, kDivmod, kDict };
+                     kAny, kCallable, kSet, kFrozenset, kSlice, kRound, kPow, kDivmod, kDict,
+                     kIter, kNext };
 
 Builtin BuiltinOf(PyObject* fn) {
   if (!PyCFunction_Check(fn) && !PyType_Check(fn)) return Builtin::kNone;
@@ -219,6 +220,8 @@ Builtin BuiltinOf(PyObject* fn) {
   if (name == "round") return Builtin::kRound;
   if (name == "pow") return Builtin::kPow;
   if (name == "divmod") return Builtin::kDivmod;
+  if (name == "iter") return Builtin::kIter;
+  if (name == "next") return Builtin::kNext;
   return Builtin::kNone;
 }
 
@@ -406,6 +409,26 @@ static bool FoldBuiltin(Interp& in, Frame& f, Builtin b, const ValueList& in_arg
       }
       in.UseConst(args[0]);
       return result(PyObject_Str(o));
+    }
+    case Builtin::kIter:  // iter(x): what a for loop over x iterates (the same state)
+      if (args.size() != 1) break;
+      return in.IterOf(f, args[0], out);
+    case Builtin::kNext: {
+      // next(it[, default]) on an iterator of the trace: its next item, which it gives up.
+      if (args.empty() || args.size() > 2 || args[0].kind != Value::kIter || args[0].opaque) break;
+      const Value& it = args[0];
+      if (it.items->empty()) {
+        if (args.size() == 2) {
+          if (!in.ExhaustIter(it)) return false;
+          *out = args[1];
+          return true;
+        }
+        in.Fail("python_error", "next() of an exhausted iterator raises StopIteration",
+                "the function runs eagerly and raises it there");
+        return false;
+      }
+      *out = it.items->front();
+      return in.TakeItems(it, 1);
     }
     case Builtin::kSlice: {
       // slice(stop) or slice(start, stop[, step]) of plain values, as BUILD_SLICE makes.

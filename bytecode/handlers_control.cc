@@ -189,11 +189,40 @@ bool Interp::IterInputDict(const Value& v, Value* out) {
 bool Interp::StepGetIter(Frame& f) {
   Value a;
   if (!Pop(f, &a)) return false;
+  Value it;
+  if (!IterOf(f, a, &it)) return false;
+  f.stack.push_back(std::move(it));
+  return true;
+}
+
+bool Interp::IterOf(Frame& f, const Value& a, Value* out) {
   if (a.kind == Value::kIter && !a.opaque) {  // iter(it) is it: the loop shares its state
-    f.stack.push_back(std::move(a));
+    *out = a;
     return true;
   }
   if (a.kind == Value::kGenerator && GeneratorTakesSharedIterator(a)) return false;
+  // An object whose class defines __iter__ in Python (a CellList, a user iterable): that
+  // __iter__ inlined, and the iterator of the trace it returns.
+  static PyObject* iter_name = PyUnicode_InternFromString("__iter__");
+  PyObject* iter_fn = a.kind == Value::kConst && a.source >= 0 && !PyType_Check(a.obj)
+                          ? _PyType_Lookup(Py_TYPE(a.obj), iter_name) : nullptr;
+  if (iter_fn && PyFunction_Check(iter_fn)) {
+    Value fn;
+    if (!FromSource(gp().AddSource(Source::kTypeAttr, a.source, -1, iter_name), iter_fn, &fn)) {
+      return false;
+    }
+    UseConst(fn);
+    gp().GuardType(a.source, a.obj);
+    Value result;
+    if (!Call(f, fn, {a}, &result)) return false;
+    if (result.kind != Value::kIter) {
+      Fail("unsupported_operator", "__iter__ returned an iterator capture does not model",
+           "the loop runs in Python");
+      return false;
+    }
+    *out = std::move(result);
+    return true;
+  }
   Value it;
   if (!GetIter(a, &it)) return false;
   // A loop over a list made during capture iterates a copy of its items: no change to the
@@ -208,7 +237,7 @@ bool Interp::StepGetIter(Frame& f) {
   // A loop over an input dict: a mutation of it while the loop may run raises in Python, so
   // none is recorded from here on (IterInputDict).
   if (it.iter_dict >= 0) viewed_dicts_.insert(a.obj);
-  f.stack.push_back(std::move(it));
+  *out = std::move(it);
   return true;
 }
 

@@ -255,6 +255,8 @@ class Interp {
   // GET_ITER and FOR_ITER (`next` is the instruction to run next: the loop's exit when the
   // iterator is exhausted).
   bool StepGetIter(Frame& f);
+  // iter(a) as GET_ITER makes it (an iterator is its own; a Python __iter__ is inlined).
+  bool IterOf(Frame& f, const Value& a, Value* out);
   bool StepForIter(Frame& f, int32_t target, size_t* next);
   // Takes `n` items from the front of iterator `it` (n <= its items), advancing its sources.
   bool TakeItems(const Value& it, size_t n);

@@ -266,8 +266,8 @@ class _CellSequence(Cell):
 
 
 class CellList(_CellSequence):
-    """A list of Cells, registered as sub-cells under their index. Capture does not iterate a
-    CellList inside construct; use SequentialCell, or iterate a tuple of its cells."""
+    """A list of Cells, registered as sub-cells under their index. A loop over it inside
+    construct is captured (its __iter__ is inlined)."""
 
     def __init__(self, *args, **kwargs):
         auto_prefix = kwargs.pop("auto_prefix", True)

@@ -211,3 +211,53 @@ def test_issue_example_gives_the_rest():
 def test_common_loop_with_a_break_in_the_body_stays_compiled(capsys):
     stats, _, _ = compare(nested_enumerate_zip_with_break_in_body, capsys=capsys)
     assert stats["graph_count"] >= 1 and stats["total_break_count"] >= 1
+
+
+def iter_and_next(x):
+    it = iter([x, x * 2.0, x * 3.0, x * 4.0])
+    first = next(it)
+    second = next(it, None)
+    rest = list(it)
+    after = next(it, x * 0.0)  # exhausted: the default
+    z = zip(iter(range(3)), [x, x, x])
+    next(z)
+    return first + second + rest[0] + rest[1] + after, list(z)
+
+
+def test_iter_and_next_are_captured(capsys):
+    stats, _, _ = compare(iter_and_next, capsys=capsys)
+    assert stats["total_break_count"] == 0 and stats["graph_count"] == 1, stats["all_reasons"]
+
+
+def next_of_an_exhausted_iterator(x):
+    it = iter([x])
+    next(it)
+    return next(it)  # StopIteration, as eagerly
+
+
+def test_next_of_an_exhausted_iterator_raises_as_eagerly(capsys):
+    compare(next_of_an_exhausted_iterator, capsys=capsys)
+
+
+class Stack(ms.nn.Cell):
+    def __init__(self):
+        super().__init__()
+        ms.set_seed(1)
+        self.layers = ms.nn.CellList([ms.nn.Dense(3, 3), ms.nn.ReLU(), ms.nn.Dense(3, 2)])
+
+    def construct(self, x):
+        for layer in self.layers:  # CellList.__iter__ is inlined
+            x = layer(x)
+        return x
+
+
+def test_a_loop_over_a_cell_list_is_one_graph():
+    import numpy as np
+    net = Stack()
+    x = ms.Tensor(np.random.default_rng(0).uniform(-1, 1, (4, 3)).astype(np.float32))
+    want = net(x)
+    jf = ms.jit(net.construct, capture_mode="bytecode")
+    for _ in range(2):
+        np.testing.assert_array_equal(jf(x).asnumpy(), want.asnumpy())
+    s = ms.get_code_extra(jf)
+    assert s["graph_count"] == 1 and s["total_break_count"] == 0, s["all_reasons"]
