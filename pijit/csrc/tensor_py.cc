@@ -1,6 +1,7 @@
 // Python bindings of the tensor runtime: pijit.Tensor, dtypes, NumPy interop and the
 // eager ops (as fast-call builtins so that capture can recognise them).
 #include <cmath>
+#include <cstring>
 
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
@@ -180,32 +181,17 @@ bool IsNumpyDType(PyObject* o) {
 }
 
 PyObject* NumpyNumberItem(PyObject* o) {
-  if (PyLong_CheckExact(o) || PyFloat_CheckExact(o) || PyBool_Check(o) || AsTensor(o)) return nullptr;
-  static PyObject* number_types = [] {
-    py::module_ np = Numpy();
-    return py::make_tuple(np.attr("number"), np.attr("bool_")).release().ptr();
-  }();
-  static PyObject* ndarray = py::object(Numpy().attr("ndarray")).release().ptr();
-  if (PyObject_IsInstance(o, ndarray) == 1) {
-    // A 0-d array of a number: its dtype (a np.dtype) has a scalar type among number_types.
-    PyObject* ndim = PyObject_GetAttrString(o, "ndim");
-    const long nd = ndim ? PyLong_AsLong(ndim) : -1;
-    Py_XDECREF(ndim);
-    if (nd != 0) {
-      PyErr_Clear();
-      return nullptr;
-    }
-    PyObject* dtype = PyObject_GetAttrString(o, "dtype");
-    PyObject* type = dtype ? PyObject_GetAttrString(dtype, "type") : nullptr;
-    Py_XDECREF(dtype);
-    const bool number = type && PyObject_IsSubclass(type, number_types) == 1;
-    Py_XDECREF(type);
-    if (!number) {
-      PyErr_Clear();
-      return nullptr;
-    }
-  } else if (PyObject_IsInstance(o, number_types) != 1) {
-    PyErr_Clear();
+  // Called for every argument of an eager op that is neither a tensor nor a Python number, so
+  // the tests that reject are type checks that call nothing.
+  static auto* number = reinterpret_cast<PyTypeObject*>(py::object(Numpy().attr("number")).release().ptr());
+  static auto* bool_ = reinterpret_cast<PyTypeObject*>(py::object(Numpy().attr("bool_")).release().ptr());
+  if (IsNumpyArray(o)) {
+    // A 0-d array of a number: a dtype of kind bool, int, uint, float, complex or timedelta
+    // (the kinds whose scalar type is np.number or np.bool_).
+    auto arr = py::reinterpret_borrow<py::array>(o);
+    const char kind = arr.dtype().kind();
+    if (arr.ndim() != 0 || kind == 0 || !std::strchr("biufcm", kind)) return nullptr;
+  } else if (!IsNumpyScalar(o) || !(PyObject_TypeCheck(o, number) || PyObject_TypeCheck(o, bool_))) {
     return nullptr;
   }
   PyObject* item = PyObject_CallMethod(o, "item", nullptr);
