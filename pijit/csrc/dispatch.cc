@@ -35,6 +35,12 @@ PyObject* g_graph_break_error = nullptr;
 namespace {
 std::vector<std::string> g_skip_prefixes;
 
+// Adds `x` to a code object's list of dynamic sizes or numbers unless it is there already.
+template <typename T>
+void AddOnce(std::vector<T>& list, T x) {
+  if (std::find(list.begin(), list.end(), x) == list.end()) list.push_back(std::move(x));
+}
+
 // Frames whose parameters the fast path can take straight from the call.
 bool SimpleSignature(PyCodeObject* code) {
   return !(code->co_flags & (CO_VARARGS | CO_VARKEYWORDS)) && code->co_kwonlyargcount == 0;
@@ -101,8 +107,7 @@ bool IsMutableArg(PyObject* a) {
 // tensors; nullptr records none.
 PyObject* PlainMutable(PyObject* a, const std::string& where, std::vector<std::string>* dynamic) {
   auto note = [dynamic](std::string source) {
-    if (dynamic && std::find(dynamic->begin(), dynamic->end(), source) == dynamic->end())
-      dynamic->push_back(std::move(source));
+    if (dynamic) AddOnce(*dynamic, std::move(source));
   };
   if (PyBool_Check(a)) return PyBool_FromLong(a == Py_True);
   if (PyLong_Check(a)) {
@@ -386,10 +391,7 @@ PyObject* Dispatch(CodeState* st, PyCodeObject* code, PyObject* func, PyObject* 
       if (e->guards->ShapeOnlyMismatch(roots, values.data(), &dims)) break;
       dims.clear();
     }
-    for (auto& d : dims) {
-      if (std::find(st->dynamic_dims.begin(), st->dynamic_dims.end(), d) == st->dynamic_dims.end())
-        st->dynamic_dims.push_back(std::move(d));
-    }
+    for (auto& d : dims) AddOnce(st->dynamic_dims, std::move(d));
   }
   // A miss where Python ints or floats differ from an entry's: where they only meet floating
   // tensors in arithmetic, they become graph inputs, so a learning rate or a step count that
@@ -402,20 +404,13 @@ PyObject* Dispatch(CodeState* st, PyCodeObject* code, PyObject* func, PyObject* 
       if (e->guards->NumberOnlyMismatch(roots, values.data(), &numbers)) break;
       numbers.clear();
     }
-    for (auto& n : numbers) {
-      if (std::find(st->dynamic_numbers.begin(), st->dynamic_numbers.end(), n) ==
-          st->dynamic_numbers.end()) {
-        st->dynamic_numbers.push_back(std::move(n));
-      }
-    }
+    for (auto& n : numbers) AddOnce(st->dynamic_numbers, std::move(n));
   }
   if ((options.dynamic || !options.dynamic_dims.empty()) && !st->static_only) {
     // jit(dynamic=1): every size of every tensor argument is symbolic from the first compile;
     // placeholders name theirs.
     auto add = [st](int arg, int d) {
-      guards::DynamicDim dim{absl::StrCat("args[", arg, "]"), d};
-      if (std::find(st->dynamic_dims.begin(), st->dynamic_dims.end(), dim) == st->dynamic_dims.end())
-        st->dynamic_dims.push_back(std::move(dim));
+      AddOnce(st->dynamic_dims, guards::DynamicDim{absl::StrCat("args[", arg, "]"), d});
     };
     for (int i = 0; i < nargs && options.dynamic; ++i) {
       const Tensor* t = AsTensor(args[i]);
