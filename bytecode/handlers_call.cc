@@ -779,11 +779,7 @@ bool Interp::Call(Frame& f, const Value& callable, ValueList args, Value* out) {
   bool handled = false;
   if (FallbackCall(fn, args, names, out, &handled)) return true;
   if (handled) return false;
-  PyObject* r = PyObject_Repr(fn);
-  std::string what = r ? PyUnicode_AsUTF8(r) : Py_TYPE(fn)->tp_name;
-  Py_XDECREF(r);
-  if (!r) PyErr_Clear();
-  Fail("unsupported_call", absl::StrCat("call to ", what, " cannot be captured"),
+  Fail("unsupported_call", absl::StrCat("call to ", ReprOf(fn), " cannot be captured"),
        "pijit ops, primitives, Cells and Python functions are captured; other calls run "
        "eagerly");
   return false;

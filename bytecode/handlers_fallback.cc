@@ -48,6 +48,8 @@ bool MakesHoldable(PyTypeObject* t) {
          std::string_view(t->tp_name).rfind("numpy.", 0) == 0;
 }
 
+}  // namespace
+
 std::string ReprOf(PyObject* o) {
   PyObject* r = PyObject_Repr(o);
   std::string s = r ? PyUnicode_AsUTF8(r) : Py_TYPE(o)->tp_name;
@@ -55,8 +57,6 @@ std::string ReprOf(PyObject* o) {
   if (!r) PyErr_Clear();
   return s;
 }
-
-}  // namespace
 
 bool Interp::FixedAtCompileTime(const Value& v) {
   switch (v.kind) {

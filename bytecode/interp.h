@@ -25,6 +25,9 @@ using ValueList = std::vector<Value>;
 struct GenState;
 struct IterLink;
 
+// repr(o) for messages (its type's name where repr raises).
+std::string ReprOf(PyObject* o);
+
 // Attributes of a cast node to `dtype`.
 inline graph::Attrs CastTo(DType dtype) {
   graph::Attrs a;
