@@ -41,8 +41,8 @@ def _axis(name, axis, ndim):
     return axis % ndim
 
 
-def _take(x, axis, start, stop):
-    index = (slice(None),) * axis + (slice(start, stop),)
+def _take(x, axis, start, stop, step=None):
+    index = (slice(None),) * axis + (slice(start, stop, step),)
     return x[index]
 
 
@@ -151,25 +151,17 @@ def pad(input_x, paddings, mode="CONSTANT", value=0.0):
         else:
             skip = 1 if mode == "REFLECT" else 0
             if before:
-                parts.append(_mirror(x, axis, skip, before))
+                parts.append(_reversed(x, axis, skip + before - 1, skip))
             parts.append(x)
             if after:
-                parts.append(_mirror_end(x, axis, skip, after))
+                parts.append(_reversed(x, axis, n - 1 - skip, n - skip - after))
         x = _ops.concat(tuple(parts), axis)
     return x
 
 
-def _mirror(x, axis, skip, count):
-    # x[skip + count - 1], ..., x[skip] along `axis`.
-    pieces = [_take(x, axis, i, i + 1) for i in range(skip + count - 1, skip - 1, -1)]
-    return _ops.concat(tuple(pieces), axis)
-
-
-def _mirror_end(x, axis, skip, count):
-    # x[n - 1 - skip], ..., x[n - skip - count] along `axis`.
-    n = x.shape[axis]
-    pieces = [_take(x, axis, i, i + 1) for i in range(n - 1 - skip, n - 1 - skip - count, -1)]
-    return _ops.concat(tuple(pieces), axis)
+def _reversed(x, axis, first, last):
+    # x[first], x[first - 1], ..., x[last] along `axis` (first >= last >= 0).
+    return _take(x, axis, first, last - 1 if last > 0 else None, -1)
 
 
 def strided_slice(input_x, begin, end, strides, begin_mask=0, end_mask=0, ellipsis_mask=0,

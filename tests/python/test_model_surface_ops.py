@@ -178,6 +178,17 @@ def test_pad_matches_numpy(mode):
         ops.pad(T(a), ((3, 0), (0, 0)), "REFLECT")
 
 
+@pytest.mark.parametrize("mode", ["REFLECT", "SYMMETRIC"])
+def test_pad_mirrors_whole_axis(mode):
+    # The widest mirror each mode allows reaches the first and the last element.
+    a = rng_array((3, 4))
+    widest = 2 if mode == "REFLECT" else 3
+    paddings = ((widest, widest), (widest, 1))
+    want = np.pad(a, paddings, mode=mode.lower())
+    check_eager_and_jit(lambda t: ops.pad(t, paddings, mode), want, T(a))
+    check_gradient(lambda t: ops.pad(t, paddings, mode), a)
+
+
 def test_truncated_normal_bounds_are_absolute_and_seeded():
     init = TruncatedNormal(sigma=1.0, mean=0.5, a=-0.5, b=1.0)
     ms.set_seed(3)
