@@ -189,8 +189,8 @@ def strided_slice(input_x, begin, end, strides, begin_mask=0, end_mask=0, ellips
 
 def fill(type, shape, value):  # noqa: A002 - MindSpore's name
     """A tensor of `shape` and dtype `type` filled with `value` (ops.fill's argument order)."""
-    return _ops.full(tuple(plain(shape)) if not isinstance(plain(shape), int) else plain(shape),
-                     value, dtype=type)
+    shape = plain(shape)
+    return _ops.full(shape if isinstance(shape, int) else tuple(shape), value, dtype=type)
 
 
 def addn(x):
