@@ -1,7 +1,7 @@
 // Bridges: a small code object that runs one breaking instruction in a Python frame of the
 // original function (same name, line, closure and first argument, so tracebacks, warnings
 // and zero-argument super() behave), then returns which way it went and the value stack.
-// The caller (pijit/csrc/graph_break.cc) continues in the resume function of that outcome;
+// The caller (runtime/continuation.cc) continues in the resume function of that outcome;
 // returning instead of calling it keeps a chain of breaks (a loop) at one Python frame.
 //
 //   bridge(<every local of the original>, <each non-NULL stack value>, <tag per outcome>)

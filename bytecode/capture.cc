@@ -6,8 +6,8 @@
 #include "absl/strings/str_format.h"
 #include "bytecode/cfg.h"
 #include "bytecode/interp.h"
-#include "pijit/csrc/convert.h"
-#include "pijit/csrc/dispatch.h"
+#include "interop/convert.h"
+#include "kernels/flags.h"
 
 namespace pijit::bytecode {
 
@@ -94,7 +94,7 @@ bool PrepareFrame(Interp& in, PyCodeObject* co, Frame& f, bool generator) {
   // try/except and `with` bodies are followed like any code: capture never takes an
   // exception path (a Python error ends the capture), and BEFORE_WITH and the handlers are
   // not captured, so the function breaks there (an exception an instruction raises at a
-  // break reaches its handler, see pijit/csrc/graph_break.cc).
+  // break reaches its handler, see runtime/continuation.cc).
   PyObject* bytes = PyCode_GetCode(co);
   if (!bytes) {
     PyErr_Clear();
@@ -737,7 +737,7 @@ void Interp::Run() {
   f.func = root_func_;
   f.func_source = -1;
   out_->num_instructions = f.instrs.size();
-  if (LogEnabled("bytecode")) {
+  if (flags::LogEnabled("bytecode")) {
     std::string text;
     for (const Instr& i : f.instrs) {
       absl::StrAppend(&text, absl::StrFormat("  %4d %-28s %d", i.offset * 2, OpcName(i.op), i.arg));

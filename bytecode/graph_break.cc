@@ -7,7 +7,7 @@
 #include "bytecode/interp.h"
 #include "bytecode/bridge.h"
 #include "bytecode/resume.h"
-#include "pijit/csrc/convert.h"
+#include "interop/convert.h"
 
 namespace pijit::bytecode {
 
@@ -125,7 +125,7 @@ void Interp::BuildBreak() {
   if (g().params().empty() && g().num_ops() == 0) return;
   // Breaks inside loops, `with` and `try` blocks need nothing special here: the bridge returns
   // to a driver loop (no recursion per iteration), and an exception the instruction raises is
-  // sent to the handler of its exception-table range (pijit/csrc/graph_break.cc).
+  // sent to the handler of its exception-table range (runtime/continuation.cc).
 
   // Nodes and parameters the failed instruction added (a partly inlined call) must not run
   // in the prefix: the bridge runs the whole instruction again (random draws, assigns).

@@ -4,15 +4,12 @@
 #include "absl/strings/str_format.h"
 #include "bytecode/interp.h"
 #include "guards/guards.h"
-#include "pijit/csrc/convert.h"
-#include "pijit/csrc/module.h"
+#include "interop/convert.h"
+#include "interop/python_objects.h"
 
 namespace pijit::bytecode {
 
 using guards::Source;
-
-PyObject* g_cell_call = nullptr;  // pijit.nn.Cell.__call__ (registered by pijit.nn)
-extern PyObject* g_vjp_fn;        // handlers_grad.cc
 
 bool Interp::CallOp(PyOp op, const ValueList& in_args, const std::vector<std::string>& kwnames,
                     Value* out) {

@@ -2,7 +2,7 @@
 #include "absl/strings/str_format.h"
 #include "bytecode/interp.h"
 #include "guards/guards.h"
-#include "pijit/csrc/convert.h"
+#include "interop/convert.h"
 
 namespace pijit::bytecode {
 

@@ -3,7 +3,7 @@
 // item stores and deletions on input dicts (and their mutating methods, handlers_dict.cc),
 // appends (extend, insert) to input lists and deletions of their items. Each is recorded
 // (target, name, value) and replayed in order after the graph runs
-// (pijit/csrc/graph_break.cc, ReplayEffects), or before the instruction of a graph break.
+// (runtime/continuation.cc, ReplayEffects), or before the instruction of a graph break.
 // Later reads in the trace see the trace's state: stored attributes, globals and cells, a
 // deleted attribute or global as missing (a read that would raise breaks the graph, and Python
 // raises), an input dict through its model. A list with pending appends is not otherwise read
@@ -12,7 +12,7 @@
 #include "absl/strings/str_format.h"
 #include "bytecode/interp.h"
 #include "guards/guards.h"
-#include "pijit/csrc/convert.h"
+#include "interop/convert.h"
 
 namespace pijit::bytecode {
 

@@ -7,12 +7,10 @@
 #include "bytecode/interp.h"
 #include "graph/autodiff.h"
 #include "guards/guards.h"
-#include "pijit/csrc/convert.h"
-#include "pijit/csrc/module.h"
+#include "interop/convert.h"
+#include "interop/python_objects.h"
 
 namespace pijit::bytecode {
-
-PyObject* g_vjp_fn = nullptr;  // pijit._autodiff.vjp (registered by pijit._autodiff)
 
 namespace {
 

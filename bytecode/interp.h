@@ -16,7 +16,7 @@
 #include "bytecode/capture.h"
 #include "bytecode/instructions.h"
 #include "graph/autodiff.h"
-#include "pijit/csrc/pyops.h"
+#include "interop/pyops.h"
 
 namespace pijit::bytecode {
 

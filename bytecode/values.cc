@@ -2,7 +2,7 @@
 // values a trace depends on, and how a result becomes Python objects on each call.
 #include "absl/strings/str_format.h"
 #include "bytecode/interp.h"
-#include "pijit/csrc/convert.h"
+#include "interop/convert.h"
 
 namespace pijit::bytecode {
 

@@ -14,6 +14,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "kernels/errors.h"
+#include "kernels/flags.h"
 
 namespace pijit::graph {
 namespace {
@@ -23,7 +24,7 @@ namespace {
 class NodeProfile {
  public:
   static NodeProfile* Get() {
-    static NodeProfile* p = std::getenv("PIJIT_PROFILE") ? new NodeProfile : nullptr;
+    static NodeProfile* p = flags::ProfileNodes() ? new NodeProfile : nullptr;
     return p;
   }
   void Add(const Node& n, double seconds) {
@@ -80,8 +81,7 @@ std::vector<bool> SharedOutputs(const Graph& g) {
 
 // PIJIT_MEMORY_PLAN=0 compiles graphs without a memory plan (read per compile: tests compare).
 bool MemoryPlanningEnabled() {
-  const char* v = std::getenv("PIJIT_MEMORY_PLAN");
-  return v == nullptr || std::strcmp(v, "0") != 0;
+  return flags::MemoryPlanning();
 }
 
 }  // namespace

@@ -5,7 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "pijit/csrc/convert.h"
+#include "interop/convert.h"
 
 namespace pijit::guards {
 

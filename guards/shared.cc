@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "pijit/csrc/convert.h"
+#include "interop/convert.h"
 
 namespace pijit::guards {
 namespace {

@@ -13,6 +13,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "kernels/flags.h"
 
 namespace pijit {
 
@@ -127,9 +128,7 @@ size_t RoundedSize(size_t nbytes) {
 class BufferCache {
  public:
   BufferCache() {
-    if (const char* v = std::getenv("PIJIT_BUFFER_CACHE_MB")) {
-      limit_ = static_cast<size_t>(std::max(0L, std::atol(v))) << 20;
-    }
+    if (auto bytes = flags::BufferCacheBytes()) limit_ = *bytes;
   }
   void* Take(size_t rounded) {
     std::lock_guard<std::mutex> lock(mu_);

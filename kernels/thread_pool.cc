@@ -1,4 +1,5 @@
 #include "kernels/thread_pool.h"
+#include "kernels/flags.h"
 
 #include <algorithm>
 #include <atomic>
@@ -57,10 +58,7 @@ class Pool {
 };
 
 int ConfiguredThreads() {
-  if (const char* v = std::getenv("PIJIT_NUM_THREADS")) {
-    int n = std::atoi(v);
-    if (n >= 1) return n;
-  }
+  if (auto n = flags::NumThreads()) return *n;
   return std::max(1u, std::thread::hardware_concurrency());
 }
 

@@ -1,6 +1,6 @@
 """Gradients, PyNative style: pijit.grad, pijit.value_and_grad and ops.GradOperation.
 
-The function runs eagerly under a gradient tape (pijit/csrc/tape.h): its ops are recorded as
+The function runs eagerly under a gradient tape (runtime/tape.h): its ops are recorded as
 an IR graph whose parameters are the tensors being differentiated, the backward graph is
 built by graph/autodiff (one VJP rule per op) and run on the executor. Python control flow
 needs nothing special: a loop that runs three times records its ops three times. Functions

@@ -4,7 +4,7 @@ recognises; a primitive names the builtin it calls with its attributes as keywor
 from pijit import _C
 from pijit._autodiff import GradOperation, grad, value_and_grad  # noqa: F401
 
-# Every function declared in pijit/csrc/pyops.def, as the native builtin capture recognises.
+# Every function declared in interop/pyops.def, as the native builtin capture recognises.
 _FUNCTIONS = {name: fn for name, fn in vars(_C.ops).items() if callable(fn)}
 globals().update(_FUNCTIONS)
 sum = _C.ops.sum  # noqa: A001 - MindSpore's name (listed for readers; set by the line above)

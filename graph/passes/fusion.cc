@@ -6,6 +6,7 @@
 #include <set>
 
 #include "absl/container/flat_hash_map.h"
+#include "kernels/flags.h"
 
 namespace pijit::graph::fusion {
 
@@ -187,8 +188,7 @@ absl::StatusOr<bool> RunWith(Graph& g, FusedBackend backend) {
 }
 
 FusedBackend BackendFromEnv() {
-  const char* env = std::getenv("PIJIT_FUSED_BACKEND");  // read per compile: tests switch it
-  const std::string_view choice = env != nullptr ? env : "";
+  const std::string_view choice = flags::FusedBackend();  // read per compile: tests switch it
   return choice == "interpreter" ? FusedBackend::kInterpreter
          : choice == "avx2"      ? FusedBackend::kAvx2
                                  : FusedBackend::kAuto;

@@ -4,7 +4,7 @@
 #include <pybind11/pybind11.h>
 
 #include "absl/strings/str_format.h"
-#include "pijit/csrc/convert.h"
+#include "interop/convert.h"
 #include "pijit/csrc/module.h"
 
 namespace py = pybind11;

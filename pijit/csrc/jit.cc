@@ -9,22 +9,16 @@
 #include "bytecode/capture.h"
 #include "bytecode/resume.h"
 #include "frame_eval/eval_frame.h"
-#include "pijit/csrc/convert.h"
-#include "pijit/csrc/dispatch.h"
-#include "pijit/csrc/graph_break.h"
+#include "interop/convert.h"
+#include "runtime/dispatch.h"
+#include "runtime/continuation.h"
+#include "interop/python_objects.h"
 #include "pijit/csrc/module.h"
-#include "pijit/csrc/tape.h"
+#include "runtime/tape.h"
 
 namespace py = pybind11;
 
-namespace pijit::bytecode {
-extern PyObject* g_cell_call;
-extern PyObject* g_vjp_fn;
-}
-
 namespace pijit {
-
-extern PyObject* g_graph_break_error;
 
 namespace {
 
@@ -43,8 +37,8 @@ int FrameCallback(PyCodeObject* code, PyObject* func, PyObject* const* args, int
   DispatchOptions options;
   const bool is_target = c.target == code;
   // One co_extra lookup for code already seen; the file filter runs once per code object.
-  guards::CodeState* known = guards::GetCodeState(code, false);
-  // A resume function is always a capture candidate (see pijit/csrc/graph_break.cc).
+  runtime::CodeState* known = runtime::GetCodeState(code, false);
+  // A resume function is always a capture candidate (see runtime/continuation.cc).
   const bool resume = known && known->capture_always && !is_target;
   if (resume) {
     if (!ResumeCaptureAllowed()) return PIJIT_FRAME_DEFAULT;
@@ -53,7 +47,7 @@ int FrameCallback(PyCodeObject* code, PyObject* func, PyObject* const* args, int
     options = c.target_options;
   } else if (c.capture_depth > 0 || g_enabled) {
     if (known ? known->skip : Skipped(code)) {
-      if (!known && (known = guards::GetCodeState(code, true))) known->skip = true;
+      if (!known && (known = runtime::GetCodeState(code, true))) known->skip = true;
       if (!known) return PIJIT_FRAME_DEFAULT;
       // A skipped subtree's runs 1, 2, 4, ..., 64 and every 64th are watched (see
       // frame_eval/eval_frame.h).
@@ -66,7 +60,7 @@ int FrameCallback(PyCodeObject* code, PyObject* func, PyObject* const* args, int
   } else {
     return PIJIT_FRAME_DEFAULT;
   }
-  guards::CodeState* st = known ? known : guards::GetCodeState(code, true);
+  runtime::CodeState* st = known ? known : runtime::GetCodeState(code, true);
   if (!st) return PIJIT_FRAME_DEFAULT;
   bool run_eager = false;
   const bool first = st->compile_count == 0;
@@ -93,7 +87,7 @@ struct JitFunctionObject {
   vectorcallfunc vectorcall;
   PyObject* fn;  // the Python function
   PyCodeObject* code;
-  guards::CodeState* state;
+  runtime::CodeState* state;
   DispatchOptions options;
   PyObject* dict;
   PyObject* weakreflist;
@@ -133,7 +127,7 @@ PyObject* JitNew(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
     return nullptr;
   }
   auto* code = reinterpret_cast<PyCodeObject*>(PyFunction_GET_CODE(fn));
-  guards::CodeState* st = guards::GetCodeState(code, true);
+  runtime::CodeState* st = runtime::GetCodeState(code, true);
   if (!st) return PyErr_NoMemory();
   auto* self = reinterpret_cast<JitFunctionObject*>(type->tp_alloc(type, 0));
   if (!self) return nullptr;
@@ -304,7 +298,7 @@ void BindJit(py::module_& m) {
     return d;
   });
   m.def("_code_stats", [](py::handle fn) {
-    guards::CodeState* st = guards::GetCodeState(CodeOf(fn), false);
+    runtime::CodeState* st = runtime::GetCodeState(CodeOf(fn), false);
     py::dict d;
     d["call_count"] = st ? st->call_count : 0;
     d["compile_count"] = st ? st->compile_count : 0;
@@ -329,10 +323,10 @@ void BindJit(py::module_& m) {
     // (each resume function is generated once, from the original code).
     py::list all_graphs, all_reasons;
     int64_t resumes = 0, breaks = 0;
-    std::vector<guards::CodeState*> todo;
+    std::vector<runtime::CodeState*> todo;
     if (st) todo.push_back(st);
     while (!todo.empty()) {
-      guards::CodeState* s = todo.back();
+      runtime::CodeState* s = todo.back();
       todo.pop_back();
       breaks += s->graph_break_count;
       for (const auto& e : s->entries)
@@ -340,7 +334,7 @@ void BindJit(py::module_& m) {
       for (const auto& r : s->reasons) all_reasons.append(ReasonDict(r));
       for (const auto& r : s->resumes) {
         ++resumes;
-        if (auto* rs = guards::GetCodeState(reinterpret_cast<PyCodeObject*>(r.code.get()), false))
+        if (auto* rs = runtime::GetCodeState(reinterpret_cast<PyCodeObject*>(r.code.get()), false))
           todo.push_back(rs);
       }
     }
@@ -363,10 +357,10 @@ void BindJit(py::module_& m) {
     if (!made.ok()) throw py::value_error(std::string(made.status().message()));
     return py::reinterpret_steal<py::object>(*made);
   });
-  m.def("_reset_code", [](py::handle fn) { guards::ResetCodeState(CodeOf(fn)); });
-  m.def("_reset_all", [] { guards::ResetAll(); });
-  m.def("_set_cache_limit", [](size_t n) { guards::SetCacheLimit(n); });
-  m.def("_cache_limit", [] { return guards::CacheLimit(); });
+  m.def("_reset_code", [](py::handle fn) { runtime::ResetCodeState(CodeOf(fn)); });
+  m.def("_reset_all", [] { runtime::ResetAll(); });
+  m.def("_set_cache_limit", [](size_t n) { runtime::SetCacheLimit(n); });
+  m.def("_cache_limit", [] { return runtime::CacheLimit(); });
   m.def("_note_mutable", [] { g_mutable_made = true; },
         "pijit.mutable made a value: jitted calls look for such arguments from now on.");
   m.def("_capture_enter", [] {
@@ -389,7 +383,7 @@ void BindJit(py::module_& m) {
   m.def("_hook_active", [] { return pijit_hook_active() != 0; });
   m.def("_skip_info", [](py::handle fn) {
     py::dict d;
-    const guards::CodeState* st = guards::GetCodeState(CodeOf(fn), false);
+    const runtime::CodeState* st = runtime::GetCodeState(CodeOf(fn), false);
     d["skip"] = st && st->skip;
     d["subtree"] = st && st->skip_info.subtree;
     d["tainted"] = st && st->skip_info.tainted;
@@ -406,12 +400,12 @@ void BindJit(py::module_& m) {
     return d;
   });
   m.def("_register_cell_call", [](py::object call) {
-    Py_XDECREF(bytecode::g_cell_call);
-    bytecode::g_cell_call = call.release().ptr();
+    Py_XDECREF(g_cell_call);
+    g_cell_call = call.release().ptr();
   });
   m.def("_register_vjp", [](py::object fn) {
-    Py_XDECREF(bytecode::g_vjp_fn);
-    bytecode::g_vjp_fn = fn.release().ptr();
+    Py_XDECREF(g_vjp_fn);
+    g_vjp_fn = fn.release().ptr();
   });
   m.def("_set_skip_prefixes", [](std::vector<std::string> p) { SetSkipPrefixes(std::move(p)); });
 }

@@ -16,9 +16,10 @@
 
 #include "absl/strings/str_format.h"
 #include "kernels/ops.h"
-#include "pijit/csrc/convert.h"
+#include "interop/convert.h"
 #include "pijit/csrc/module.h"
-#include "pijit/csrc/tape.h"
+#include "runtime/eager_ops.h"
+#include "runtime/tape.h"
 
 namespace pijit {
 namespace {

@@ -23,7 +23,7 @@
 //
 // When no tape records, the cost to an eager op is one load and compare (ActiveTape()).
 // Functions compiled by @jit run eagerly while a tape records, so that the tape sees their
-// ops (pijit/csrc/dispatch.cc).
+// ops (runtime/dispatch.cc).
 #pragma once
 #include <Python.h>
 
@@ -33,7 +33,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "graph/graph.h"
-#include "pijit/csrc/pyops.h"
+#include "interop/pyops.h"
 
 namespace pijit {
 

@@ -1,4 +1,5 @@
-#include "pijit/csrc/dispatch.h"
+#include "kernels/flags.h"
+#include "runtime/dispatch.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -8,9 +9,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "frame_eval/eval_frame.h"
-#include "pijit/csrc/convert.h"
-#include "pijit/csrc/graph_break.h"
-#include "pijit/csrc/tape.h"
+#include "interop/convert.h"
+#include "interop/python_objects.h"
+#include "runtime/continuation.h"
+#include "runtime/tape.h"
 
 namespace pijit {
 
@@ -18,19 +20,6 @@ ThreadControl& Control() {
   static thread_local ThreadControl control;
   return control;
 }
-
-bool LogEnabled(const char* what) {
-  static const std::string spec = [] {
-    const char* v = std::getenv("PIJIT_LOG");
-    return v ? std::string(v) : std::string();
-  }();
-  if (spec.empty()) return false;
-  for (absl::string_view part : absl::StrSplit(spec, ','))
-    if (part == what || part == "all") return true;
-  return false;
-}
-
-PyObject* g_graph_break_error = nullptr;
 
 namespace {
 std::vector<std::string> g_skip_prefixes;
@@ -137,7 +126,7 @@ PyObject* CallCaptured(PyObject* fn, PyObject* const* args, size_t nargsf, PyObj
   for (Py_ssize_t i = 0; i < nall; ++i) {
     if (!IsMutableArg(args[i])) continue;
     // pijit.mutable arguments: the call goes on with the plain values they hold.
-    guards::CodeState* st = PyFunction_Check(fn) ? guards::GetCodeState(
+    runtime::CodeState* st = PyFunction_Check(fn) ? runtime::GetCodeState(
         reinterpret_cast<PyCodeObject*>(PyFunction_GET_CODE(fn)), true) : nullptr;
     std::vector<PyObject*> plain(args, args + nall);
     std::vector<PyObject*> owned;
@@ -165,7 +154,7 @@ PyObject* CallCaptured(PyObject* fn, PyObject* const* args, size_t nargsf, PyObj
   }
   auto* code = reinterpret_cast<PyCodeObject*>(PyFunction_GET_CODE(fn));
   if (!always && Skipped(code)) return PyObject_Vectorcall(fn, args, nargsf, kwnames);
-  guards::CodeState* st = guards::GetCodeState(code, true);
+  runtime::CodeState* st = runtime::GetCodeState(code, true);
   if (!st) return PyObject_Vectorcall(fn, args, nargsf, kwnames);
   const Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
   if (kwnames == nullptr && nargs == code->co_argcount && SimpleSignature(code)) {
@@ -181,8 +170,8 @@ PyObject* CallCaptured(PyObject* fn, PyObject* const* args, size_t nargsf, PyObj
 
 namespace {
 
-using guards::CacheEntry;
-using guards::CodeState;
+using runtime::CacheEntry;
+using runtime::CodeState;
 
 std::string CodeName(PyCodeObject* code) {
   return absl::StrCat(PyUnicode_AsUTF8(code->co_qualname), " (", PyUnicode_AsUTF8(code->co_filename),
@@ -362,14 +351,14 @@ PyObject* Dispatch(CodeState* st, PyCodeObject* code, PyObject* func, PyObject* 
   st->shared_stale = true;
   // Entries whose guarded objects keep dying (a fresh object guarded by identity) are
   // evicted and recompiled on every call; a cap on compilations stops that too.
-  if (entries.size() >= guards::CacheLimit() ||
-      st->compile_count >= static_cast<int64_t>(guards::CacheLimit()) * 8) {
+  if (entries.size() >= runtime::CacheLimit() ||
+      st->compile_count >= static_cast<int64_t>(runtime::CacheLimit()) * 8) {
     // Generated code (a resume function specialised per loop iteration, say) falls back
     // quietly: running the rest of the call eagerly is what it is for.
     if (!st->limit_warned && !st->origin.get()) {
       st->limit_warned = true;
       std::string msg = absl::StrCat("pijit: ", CodeName(code), " hit the recompile limit (",
-                                     guards::CacheLimit(), " cache entries); it runs eagerly "
+                                     runtime::CacheLimit(), " cache entries); it runs eagerly "
                                      "for inputs that match no entry");
       if (PyErr_WarnEx(PyExc_RuntimeWarning, msg.c_str(), 1) < 0) return nullptr;
     }
@@ -377,7 +366,7 @@ PyObject* Dispatch(CodeState* st, PyCodeObject* code, PyObject* func, PyObject* 
     *run_eager = true;
     return nullptr;
   }
-  if (LogEnabled("recompiles") && st->compile_count > 0) {
+  if (flags::LogEnabled("recompiles") && st->compile_count > 0) {
     PySys_WriteStderr("[pijit] recompiling %s: no cache entry matched (%zu entries)\n",
                       CodeName(code).c_str(), entries.size());
   }
@@ -433,7 +422,7 @@ PyObject* Dispatch(CodeState* st, PyCodeObject* code, PyObject* func, PyObject* 
     cr = bytecode::Capture(code, func, args, nargs, {}, allow_break, st->dynamic_numbers);
   }
   --Control().in_pijit;
-  if (LogEnabled("recompiles") && cr.dynamic) {
+  if (flags::LogEnabled("recompiles") && cr.dynamic) {
     PySys_WriteStderr("[pijit] %s: compiling with symbolic sizes\n", CodeName(code).c_str());
   }
   ++st->compile_count;
@@ -485,11 +474,11 @@ PyObject* Dispatch(CodeState* st, PyCodeObject* code, PyObject* func, PyObject* 
   if (entry->brk) {
     ++st->graph_break_count;
     RecordReason(st, entry->reason);
-    if (LogEnabled("graph_breaks")) {
+    if (flags::LogEnabled("graph_breaks")) {
       PySys_WriteStderr("[pijit] graph break in %s: %s\n", CodeName(code).c_str(),
                         entry->reason.ToText().c_str());
     }
-    if (LogEnabled("graph") && entry->graph) {
+    if (flags::LogEnabled("graph") && entry->graph) {
       PySys_WriteStderr("[pijit] graph before the break in %s:\n%s", CodeName(code).c_str(),
                         entry->graph->graph().ToText().c_str());
     }
@@ -503,16 +492,16 @@ PyObject* Dispatch(CodeState* st, PyCodeObject* code, PyObject* func, PyObject* 
     entry->reason = cr.reason;
     ++st->graph_break_count;
     RecordReason(st, cr.reason);
-    if (LogEnabled("graph_breaks")) {
+    if (flags::LogEnabled("graph_breaks")) {
       PySys_WriteStderr("[pijit] %s runs eagerly: %s\n", CodeName(code).c_str(),
                         cr.reason.ToText().c_str());
     }
   } else {
-    if (LogEnabled("graph") && entry->graph) {
+    if (flags::LogEnabled("graph") && entry->graph) {
       PySys_WriteStderr("[pijit] graph for %s:\n%s", CodeName(code).c_str(),
                         entry->graph->graph().ToText().c_str());
     }
-    if (LogEnabled("guards")) {
+    if (flags::LogEnabled("guards")) {
       PySys_WriteStderr("[pijit] guards for %s:\n%s", CodeName(code).c_str(),
                         entry->guards->ToText().c_str());
     }

@@ -18,7 +18,7 @@ namespace pijit {
 
 enum class PyOp : uint8_t {
 #define PIJIT_PYOP(e, name, gop, sig, surface) e,
-#include "pijit/csrc/pyops.def"
+#include "interop/pyops.def"
 #undef PIJIT_PYOP
 };
 const char* PyOpName(PyOp op);
@@ -88,8 +88,10 @@ absl::Status ResolveOperands(const ParsedCall& call, absl::Span<const Tensor* co
                              absl::InlinedVector<Tensor, 3>* constants,
                              absl::InlinedVector<const Tensor*, 3>* out);
 
-// Tensor.__setitem__: writes `value` (a Tensor, a NumPy array, a list or a Python scalar,
-// broadcast to the selection and cast to self's dtype) at `index` (index_py.cc).
-absl::Status SetItem(PyObject* self, PyObject* index, PyObject* value);
+// The pijit.ops builtins, by PyOp (runtime/eager_ops.h defines them): registered when the
+// module initialises, so that capture can tell which op a builtin performs.
+void RegisterOpFunctions(absl::Span<const PyMethodDef> defs);
+// The op a pijit.ops builtin performs; false for any other object.
+bool PyOpOfBuiltin(PyObject* fn, PyOp* out);
 
 }  // namespace pijit

@@ -1,11 +1,11 @@
-#include "pijit/csrc/pyops.h"
+#include "interop/pyops.h"
 
 #include <cstring>
 
 #include "absl/strings/str_format.h"
 #include "kernels/errors.h"
-#include "pijit/csrc/convert.h"
-#include "pijit/csrc/pyargs.h"
+#include "interop/convert.h"
+#include "interop/pyargs.h"
 
 namespace pijit {
 namespace {
@@ -55,7 +55,7 @@ struct PyOpInfo {
 };
 constexpr PyOpInfo kPyOps[] = {
 #define PIJIT_PYOP(e, name, gop, sig, surface) {name, graph::Op::gop, sig, surface},
-#include "pijit/csrc/pyops.def"
+#include "interop/pyops.def"
 #undef PIJIT_PYOP
 };
 const PyOpInfo& Info(PyOp op) { return kPyOps[static_cast<int>(op)]; }

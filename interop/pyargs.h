@@ -8,7 +8,7 @@
 
 #include "absl/container/inlined_vector.h"
 #include "absl/status/statusor.h"
-#include "pijit/csrc/pyops.h"
+#include "interop/pyops.h"
 
 namespace pijit {
 namespace pyargs {

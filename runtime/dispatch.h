@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-#include "guards/cache.h"
+#include "runtime/cache.h"
 
 namespace pijit {
 
@@ -24,7 +24,7 @@ extern bool g_mutable_made;
 
 // Returns a new reference, or nullptr with an exception set, or nullptr with *run_eager set
 // when the caller must run the function normally.
-PyObject* Dispatch(guards::CodeState* state, PyCodeObject* code, PyObject* func,
+PyObject* Dispatch(runtime::CodeState* state, PyCodeObject* code, PyObject* func,
                    PyObject* const* args, int nargs, const DispatchOptions& options,
                    bool* run_eager);
 
@@ -49,7 +49,5 @@ PyObject* CallCaptured(PyObject* fn, PyObject* const* args, size_t nargsf, PyObj
 void SetSkipPrefixes(std::vector<std::string> prefixes);
 bool Skipped(PyCodeObject* code);
 
-// Debug switches from PIJIT_LOG (graph_breaks, recompiles, guards, graph, bytecode, grad).
-bool LogEnabled(const char* what);
 
 }  // namespace pijit

@@ -5,7 +5,7 @@
 
 #include "absl/strings/str_format.h"
 #include "kernels/errors.h"
-#include "pijit/csrc/pyargs.h"
+#include "interop/pyargs.h"
 
 namespace pijit {
 namespace {

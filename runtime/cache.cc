@@ -1,10 +1,10 @@
-#include "guards/cache.h"
+#include "runtime/cache.h"
 
 #include <vector>
 
 #include "absl/container/flat_hash_set.h"
 
-namespace pijit::guards {
+namespace pijit::runtime {
 namespace {
 Py_ssize_t g_extra_index = -1;
 size_t g_cache_limit = kDefaultCacheLimit;
@@ -64,4 +64,4 @@ void ResetCodeState(PyCodeObject* code) {
 size_t CacheLimit() { return g_cache_limit; }
 void SetCacheLimit(size_t n) { g_cache_limit = n; }
 
-}  // namespace pijit::guards
+}  // namespace pijit::runtime

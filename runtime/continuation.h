@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "absl/container/inlined_vector.h"
-#include "guards/cache.h"
+#include "runtime/cache.h"
 
 namespace pijit {
 
@@ -57,10 +57,10 @@ bool ResumeCaptureAllowed();
 
 // Builds (and caches) the bridge and resume code objects a break entry needs; an error means
 // the entry must run eagerly instead.
-absl::Status PrepareBreak(guards::CodeState* st, PyCodeObject* code, const guards::CacheEntry& e);
+absl::Status PrepareBreak(runtime::CodeState* st, PyCodeObject* code, const runtime::CacheEntry& e);
 
 // `outs` are the prefix graph's outputs, `values` the resolved guard sources.
-PyObject* RunBreak(guards::CodeState* st, const guards::CacheEntry& e, PyCodeObject* code,
+PyObject* RunBreak(runtime::CodeState* st, const runtime::CacheEntry& e, PyCodeObject* code,
                    PyObject* func, PyObject* const* values, std::vector<Tensor>& outs);
 
 }  // namespace pijit

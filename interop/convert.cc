@@ -1,4 +1,4 @@
-#include "pijit/csrc/convert.h"
+#include "interop/convert.h"
 
 #include <limits>
 #include <memory>

@@ -2,10 +2,11 @@
 // capture) and __setitem__.
 #include "absl/strings/str_format.h"
 #include "kernels/errors.h"
-#include "pijit/csrc/convert.h"
-#include "pijit/csrc/pyargs.h"
-#include "pijit/csrc/pyops.h"
-#include "pijit/csrc/tape.h"
+#include "interop/convert.h"
+#include "interop/pyargs.h"
+#include "interop/pyops.h"
+#include "runtime/eager_ops.h"
+#include "runtime/tape.h"
 
 namespace pijit {
 namespace {

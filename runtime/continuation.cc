@@ -1,12 +1,12 @@
-#include "pijit/csrc/graph_break.h"
+#include "runtime/continuation.h"
 
 #include "absl/strings/str_format.h"
 #include "bytecode/bridge.h"
 #include "bytecode/resume.h"
 #include "frame_eval/eval_frame.h"
-#include "pijit/csrc/convert.h"
-#include "pijit/csrc/dispatch.h"
-#include "pijit/csrc/tape.h"
+#include "interop/convert.h"
+#include "runtime/dispatch.h"
+#include "runtime/tape.h"
 
 namespace pijit {
 
@@ -271,10 +271,10 @@ struct Refs {
 
 // A code object generated from `origin` (cached in its state), marked as what it is.
 PyObject* Generated(PyCodeObject* origin, PyObject* code, int32_t shift, bool resume) {
-  guards::CodeState* st = guards::GetCodeState(reinterpret_cast<PyCodeObject*>(code), true);
+  runtime::CodeState* st = runtime::GetCodeState(reinterpret_cast<PyCodeObject*>(code), true);
   if (st && !st->origin.get()) {
     Py_INCREF(origin);
-    st->origin = guards::OwnedRef(reinterpret_cast<PyObject*>(origin));
+    st->origin = runtime::OwnedRef(reinterpret_cast<PyObject*>(origin));
     st->origin_shift = shift;
     st->capture_always = resume;
     st->skip = !resume;  // a bridge only runs its instruction
@@ -282,7 +282,7 @@ PyObject* Generated(PyCodeObject* origin, PyObject* code, int32_t shift, bool re
   return code;
 }
 
-PyObject* ResumeCodeFor(guards::CodeState* st, PyCodeObject* code, const bytecode::ResumeSpec& spec) {
+PyObject* ResumeCodeFor(runtime::CodeState* st, PyCodeObject* code, const bytecode::ResumeSpec& spec) {
   for (const auto& r : st->resumes)
     if (r.spec == spec) return r.code.get();
   auto made = bytecode::MakeResumeCode(code, spec);
@@ -291,7 +291,7 @@ PyObject* ResumeCodeFor(guards::CodeState* st, PyCodeObject* code, const bytecod
                  std::string(made.status().message()).c_str());
     return nullptr;
   }
-  st->resumes.push_back({spec, guards::OwnedRef(*made)});
+  st->resumes.push_back({spec, runtime::OwnedRef(*made)});
   // A resume function is its prologue followed by the original code: the prologue's length
   // (in code units) maps its instructions back to the original's.
   const int32_t shift = static_cast<int32_t>(Py_SIZE(reinterpret_cast<PyObject*>(*made)) -
@@ -299,7 +299,7 @@ PyObject* ResumeCodeFor(guards::CodeState* st, PyCodeObject* code, const bytecod
   return Generated(code, *made, shift, true);
 }
 
-PyObject* BridgeCodeFor(guards::CodeState* st, PyCodeObject* code, const bytecode::BridgeSpec& spec) {
+PyObject* BridgeCodeFor(runtime::CodeState* st, PyCodeObject* code, const bytecode::BridgeSpec& spec) {
   const std::string key = spec.Key();
   for (const auto& b : st->bridges)
     if (b.key == key) return b.code.get();
@@ -309,7 +309,7 @@ PyObject* BridgeCodeFor(guards::CodeState* st, PyCodeObject* code, const bytecod
                  std::string(made.status().message()).c_str());
     return nullptr;
   }
-  st->bridges.push_back({key, guards::OwnedRef(*made)});
+  st->bridges.push_back({key, runtime::OwnedRef(*made)});
   return Generated(code, *made, 0, false);
 }
 
@@ -330,15 +330,15 @@ PyObject* MakeFunction(PyObject* code, PyObject* like) {
 // back to it) and the shift of the generated code's instruction offsets.
 struct Origin {
   PyCodeObject* code;
-  guards::CodeState* state;
+  runtime::CodeState* state;
   int32_t shift;
 };
 
-bool OriginOf(guards::CodeState* st, PyCodeObject* code, Origin* o) {
+bool OriginOf(runtime::CodeState* st, PyCodeObject* code, Origin* o) {
   *o = {code, st, 0};
   if (st->origin.get()) {
     o->code = reinterpret_cast<PyCodeObject*>(st->origin.get());
-    o->state = guards::GetCodeState(o->code, true);
+    o->state = runtime::GetCodeState(o->code, true);
     o->shift = st->origin_shift;
     if (!o->state) {
       PyErr_SetString(PyExc_SystemError, "pijit: no code state for the original code");
@@ -449,7 +449,7 @@ PyObject* Marker() {
 // runs eagerly, the frame runs the original code normally.
 PyObject* CallResume(PyObject* fn, PyObject* const* args, size_t nargs) {
   auto* code = reinterpret_cast<PyCodeObject*>(PyFunction_GET_CODE(fn));
-  guards::CodeState* st = guards::GetCodeState(code, false);
+  runtime::CodeState* st = runtime::GetCodeState(code, false);
   ThreadControl& c = Control();
   if (st && g_break_depth < kMaxBreakDepth && c.in_pijit == 0 && ActiveTape() == nullptr) {
     bool run_eager = false;
@@ -530,7 +530,7 @@ PyObject* Drive(std::unique_ptr<Continuation> k) {
 
 bool ResumeCaptureAllowed() { return g_break_depth < kMaxBreakDepth; }
 
-absl::Status PrepareBreak(guards::CodeState* st, PyCodeObject* code, const guards::CacheEntry& e) {
+absl::Status PrepareBreak(runtime::CodeState* st, PyCodeObject* code, const runtime::CacheEntry& e) {
   Origin o;
   PyObject* bridge;
   std::vector<PyObject*> resumes;
@@ -550,7 +550,7 @@ absl::Status PrepareBreak(guards::CodeState* st, PyCodeObject* code, const guard
   return absl::UnimplementedError(msg);
 }
 
-PyObject* RunBreak(guards::CodeState* st, const guards::CacheEntry& e, PyCodeObject* code,
+PyObject* RunBreak(runtime::CodeState* st, const runtime::CacheEntry& e, PyCodeObject* code,
                    PyObject* func, PyObject* const* values, std::vector<Tensor>& outs) {
   const bool want_continuation = g_want_continuation;
   g_want_continuation = false;

@@ -19,7 +19,11 @@
 #include "guards/guards.h"
 #include "guards/shared.h"
 
-namespace pijit::guards {
+namespace pijit::runtime {
+
+using guards::DynamicDim;
+using guards::GuardProgram;
+using guards::SharedGuards;
 
 struct CacheEntry {
   std::unique_ptr<GuardProgram> guards;
@@ -102,4 +106,4 @@ constexpr size_t kDefaultCacheLimit = 8;
 size_t CacheLimit();
 void SetCacheLimit(size_t n);
 
-}  // namespace pijit::guards
+}  // namespace pijit::runtime

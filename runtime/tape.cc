@@ -1,4 +1,5 @@
-#include "pijit/csrc/tape.h"
+#include "kernels/flags.h"
+#include "runtime/tape.h"
 
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -8,9 +9,9 @@
 #include "graph/autodiff.h"
 #include "graph/executor.h"
 #include "kernels/errors.h"
-#include "pijit/csrc/convert.h"
-#include "pijit/csrc/dispatch.h"
-#include "pijit/csrc/module.h"
+#include "interop/convert.h"
+#include "runtime/dispatch.h"
+#include "runtime/eager_ops.h"
 
 namespace py = pybind11;
 
@@ -186,7 +187,7 @@ absl::StatusOr<std::vector<std::optional<Tensor>>> Backward(const graph::Graph& 
   for (graph::NodeId id : grads)
     if (id != graph::kNoGradient) results.push_back(id);
   g.SetOutputs(results);
-  if (LogEnabled("grad")) PySys_WriteStderr("[pijit] backward graph:\n%s", g.ToText().c_str());
+  if (flags::LogEnabled("grad")) PySys_WriteStderr("[pijit] backward graph:\n%s", g.ToText().c_str());
   for (graph::NodeId id = 0; id < count; ++id) {
     const graph::Op op = g.node(id).op;
     if (op != graph::Op::kParam && op != graph::Op::kConstant) g.ReplaceWithConstant(id, values[id]);
@@ -372,80 +373,6 @@ void RecordCall(const ParsedCall& call, absl::Span<PyObject* const> operand_obje
     }
   }
   ForEachRecording([&](Tape& t) { t.Record(n, objects, values, result); });
-}
-
-namespace {
-
-// autodiff's own refusals (an op without a VJP rule, gradients of gradients) are
-// NotImplementedError; a Python error raised by a bprop stays set; the rest map as
-// kernels/errors.h says.
-[[noreturn]] void ThrowGradError(const absl::Status& s) {
-  if (s.code() == absl::StatusCode::kCancelled) throw py::error_already_set();
-  if (s.code() == absl::StatusCode::kUnimplemented && absl::StartsWith(s.message(), "grad:")) {
-    PyErr_SetString(PyExc_NotImplementedError, std::string(s.message()).c_str());
-    throw py::error_already_set();
-  }
-  ThrowStatus(s);
-}
-
-}  // namespace
-
-void BindTape(py::module_& m) {
-  py::class_<Tape>(m, "_Tape", "A gradient tape (pijit/csrc/tape.h); used by pijit.grad.")
-      .def(py::init<>())
-      .def("watch", [](Tape& t, py::handle obj) {
-        auto r = t.Watch(obj.ptr());
-        if (!r.ok()) {
-          ThrowStatus(r.status());  // a non-tensor is a TypeError
-        }
-        return *r;
-      })
-      .def("tracks", [](const Tape& t, py::handle obj) { return t.Tracks(obj.ptr()); })
-      .def("start", &Tape::Start)
-      .def("stop", &Tape::Stop)
-      .def("record_custom", [](Tape& t, py::list inputs, py::list outputs, py::handle bprop) {
-        std::vector<PyObject*> in, out;
-        for (py::handle h : inputs) in.push_back(h.ptr());
-        for (py::handle h : outputs) out.push_back(h.ptr());
-        absl::Status st = t.RecordCustom(in, out, bprop.ptr());
-        if (!st.ok()) ThrowStatus(st);
-      })
-      .def("gradient", [](Tape& t, py::list outputs, py::list seeds, std::vector<int> wrt) {
-        if (ActiveTape() != nullptr) {  // inside an enclosing gradient: differentiable results
-          std::vector<PyObject*> outs, seed_objects;
-          for (py::handle h : outputs) outs.push_back(h.ptr());
-          for (py::handle h : seeds) seed_objects.push_back(h.ptr());
-          auto r = t.RecordedGradient(outs, seed_objects, wrt);
-          if (!r.ok()) ThrowGradError(r.status());
-          py::list result;
-          for (PyObject* g : *r) {
-            if (g) result.append(py::reinterpret_steal<py::object>(g));
-            else result.append(py::none());
-          }
-          return result;
-        }
-        std::vector<PyObject*> outs;
-        std::vector<Tensor> seed_values;
-        for (py::handle h : outputs) outs.push_back(h.ptr());
-        for (py::handle h : seeds) {
-          Tensor* s = AsTensor(h.ptr());
-          if (s == nullptr) throw py::type_error("grad: a sensitivity must be a Tensor");
-          seed_values.push_back(*s);
-        }
-        auto r = t.Gradient(outs, seed_values, wrt);
-        if (!r.ok()) ThrowGradError(r.status());
-        py::list result;
-        for (auto& g : *r) {
-          if (g) result.append(py::reinterpret_steal<py::object>(WrapTensor(std::move(*g))));
-          else result.append(py::none());
-        }
-        return result;
-      });
-  m.def("_tape_recording", [] { return ActiveTape() != nullptr; },
-        "Whether a gradient tape records eager ops on this thread.");
-  m.def("_active_tape", [] { return ActiveTape(); }, py::return_value_policy::reference);
-  m.def("_pause_recording", &Tape::Pause);
-  m.def("_resume_recording", &Tape::Resume);
 }
 
 }  // namespace pijit

@@ -1,0 +1,9 @@
+#include "interop/python_objects.h"
+
+namespace pijit {
+
+PyObject* g_vjp_fn = nullptr;
+PyObject* g_cell_call = nullptr;
+PyObject* g_graph_break_error = nullptr;
+
+}  // namespace pijit

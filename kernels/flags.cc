@@ -1,0 +1,58 @@
+#include "kernels/flags.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+namespace pijit::flags {
+namespace {
+const char* Get(const char* name) { return std::getenv(name); }
+}  // namespace
+
+bool LogEnabled(std::string_view what) {
+  static const std::string spec = [] {
+    const char* v = Get("PIJIT_LOG");
+    return v ? std::string(v) : std::string();
+  }();
+  std::string_view rest = spec;
+  while (!rest.empty()) {
+    const size_t comma = rest.find(',');
+    const std::string_view part = rest.substr(0, comma);
+    if (part == what || part == "all") return true;
+    if (comma == std::string_view::npos) break;
+    rest.remove_prefix(comma + 1);
+  }
+  return false;
+}
+
+bool ProfileNodes() {
+  static const bool on = Get("PIJIT_PROFILE") != nullptr;
+  return on;
+}
+
+bool MemoryPlanning() {
+  const char* v = Get("PIJIT_MEMORY_PLAN");
+  return v == nullptr || std::strcmp(v, "0") != 0;
+}
+
+std::string_view FusedBackend() {
+  const char* v = Get("PIJIT_FUSED_BACKEND");
+  return v != nullptr ? v : "";
+}
+
+std::optional<size_t> BufferCacheBytes() {
+  const char* v = Get("PIJIT_BUFFER_CACHE_MB");
+  if (v == nullptr) return std::nullopt;
+  return static_cast<size_t>(std::max(0L, std::atol(v))) << 20;
+}
+
+std::optional<int> NumThreads() {
+  const char* v = Get("PIJIT_NUM_THREADS");
+  if (v == nullptr) return std::nullopt;
+  const int n = std::atoi(v);
+  if (n < 1) return std::nullopt;
+  return n;
+}
+
+}  // namespace pijit::flags

@@ -1,0 +1,31 @@
+// Every PIJIT_* environment variable the runtime reads, in one place. Each reader says when
+// it reads: once per process (cached on first use), or on every call where tests switch the
+// variable between compiles.
+//
+//   PIJIT_LOG=a,b          debug output: graph_breaks, recompiles, guards, graph, bytecode, grad, all
+//   PIJIT_PROFILE=1        time per kind of graph node, printed at exit
+//   PIJIT_MEMORY_PLAN=0    compile graphs without a memory plan (per compile)
+//   PIJIT_FUSED_BACKEND=x  interpreter | avx2 | (auto) for fused elementwise code (per compile)
+//   PIJIT_BUFFER_CACHE_MB  bytes of released large buffers kept for reuse
+//   PIJIT_NUM_THREADS      worker threads of the kernel thread pool (with the caller's)
+#pragma once
+#include <cstddef>
+#include <optional>
+#include <string_view>
+
+namespace pijit::flags {
+
+// PIJIT_LOG lists `what` (or "all"). Read once.
+bool LogEnabled(std::string_view what);
+// PIJIT_PROFILE is set. Read once.
+bool ProfileNodes();
+// PIJIT_MEMORY_PLAN is not "0". Read per call.
+bool MemoryPlanning();
+// PIJIT_FUSED_BACKEND, or "" when unset. Read per call.
+std::string_view FusedBackend();
+// PIJIT_BUFFER_CACHE_MB in bytes, when set. Read per call (the cache reads it once).
+std::optional<size_t> BufferCacheBytes();
+// PIJIT_NUM_THREADS when it is a number >= 1. Read per call (the pool reads it once).
+std::optional<int> NumThreads();
+
+}  // namespace pijit::flags

@@ -1,0 +1,145 @@
+#include "runtime/eager_ops.h"
+
+#include <string>
+#include <vector>
+
+#include "interop/convert.h"
+#include "runtime/tape.h"
+
+namespace pijit {
+
+PyObject* CallEager(PyOp op, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+  const Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+  const Py_ssize_t n = nargs + nkw;
+  absl::InlinedVector<ArgView, 4> views(n);
+  // Item views of list/tuple arguments that hold tensors (concat, stack).
+  absl::InlinedVector<std::vector<ArgView>, 1> seqs;
+  absl::InlinedVector<std::string, 2> names;
+  // NumPy scalars are 0-d tensors of their dtype (not weak like Python scalars): pass them
+  // on as pijit Tensors.
+  absl::InlinedVector<PyObject*, 4> own;
+  struct Release {
+    absl::InlinedVector<PyObject*, 4>& v;
+    ~Release() {
+      for (PyObject* o : v) Py_DECREF(o);
+    }
+  } release{own};
+  absl::InlinedVector<PyObject*, 4> argv(args, args + n);
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    // A NumPy integer index is a basic index (a view), as in NumPy.
+    if (op == PyOp::kGetItem) break;
+    if (AsTensor(argv[i]) || IsPyScalar(argv[i])) continue;
+    // Where the op takes a Python number (an axis, a size, a fill value), a NumPy scalar or
+    // 0-d array is that number; as an operand, a 0-d tensor of its dtype.
+    PyObject* item = NumpyNumberItem(argv[i]);
+    if (!item && !IsNumpyScalar(argv[i])) continue;
+    if (item) {
+      views[i].number = item;
+      own.push_back(item);
+    }
+    auto t = NumpyScalarTensor(argv[i]);
+    if (!t.ok()) {
+      SetPyError(t.status());
+      return nullptr;
+    }
+    argv[i] = WrapTensor(std::move(*t));
+    own.push_back(argv[i]);
+  }
+  args = argv.data();
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    views[i].object = args[i];
+    views[i].is_tensor = AsTensor(args[i]) != nullptr;
+    if (!PyList_Check(args[i]) && !PyTuple_Check(args[i])) continue;
+    const Py_ssize_t len = PySequence_Fast_GET_SIZE(args[i]);
+    PyObject** items = PySequence_Fast_ITEMS(args[i]);
+    bool has_tensor = false;
+    for (Py_ssize_t j = 0; j < len && !has_tensor; ++j) has_tensor = AsTensor(items[j]) != nullptr;
+    if (!has_tensor) continue;
+    std::vector<ArgView> item_views(len);
+    for (Py_ssize_t j = 0; j < len; ++j) {
+      item_views[j].object = items[j];
+      item_views[j].is_tensor = AsTensor(items[j]) != nullptr;
+    }
+    seqs.push_back(std::move(item_views));
+    views[i].is_seq = true;
+    views[i].is_list = PyList_Check(args[i]);
+    views[i].items = seqs.back();
+  }
+  for (Py_ssize_t k = 0; k < nkw; ++k) names.emplace_back(PyUnicode_AsUTF8(PyTuple_GET_ITEM(kwnames, k)));
+  auto call = ParseCall(op, views, names);
+  if (!call.ok()) {
+    SetPyError(call.status());
+    return nullptr;
+  }
+  absl::InlinedVector<PyObject*, 3> objects;
+  absl::InlinedVector<const Tensor*, 3> operands;
+  for (const Operand& o : call->operands) {
+    if (o.scalar || o.array) objects.push_back(nullptr);
+    else if (o.item >= 0) objects.push_back(PySequence_Fast_ITEMS(args[o.arg])[o.item]);
+    else objects.push_back(args[o.arg]);
+    operands.push_back(objects.back() ? AsTensor(objects.back()) : nullptr);
+  }
+  absl::StatusOr<Tensor> out;
+  try {
+    out = ApplyEager(*call, operands);
+  } catch (const std::bad_alloc&) {
+    PyErr_Format(PyExc_MemoryError, "%s: out of memory allocating the result",
+                 PyOpName(call->op));
+    return nullptr;
+  }
+  if (!out.ok()) {
+    SetPyError(out.status());
+    return nullptr;
+  }
+  PyObject* result = WrapTensor(std::move(*out));
+  if (ActiveTape() != nullptr && result != nullptr) RecordCall(*call, objects, operands, result);
+  return result;
+}
+
+namespace {
+
+// pijit.ops functions: one fast-call builtin per op, so each has its own name; capture
+// recognises them by their C function.
+template <PyOp op>
+PyObject* OpFastcall(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+  return CallEager(op, args, nargs, kwnames);
+}
+PyMethodDef g_op_defs[] = {
+#define PIJIT_PYOP(e, name, gop, sig, surface)                                             \
+  {name, reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(OpFastcall<PyOp::e>)), \
+   METH_FASTCALL | METH_KEYWORDS, "pijit." name "(...): see pijit.ops"},
+#include "interop/pyops.def"
+#undef PIJIT_PYOP
+};
+
+// Tensor methods: one fast-call function per op (methods have no closure to carry it).
+template <PyOp op>
+PyObject* MethodFastcall(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+  const Py_ssize_t n = nargs + (kwnames ? PyTuple_GET_SIZE(kwnames) : 0);
+  absl::InlinedVector<PyObject*, 4> all(n + 1);
+  all[0] = self;
+  for (Py_ssize_t i = 0; i < n; ++i) all[i + 1] = args[i];
+  return CallEager(op, all.data(), nargs + 1, kwnames);
+}
+
+PyMethodDef g_method_defs[] = {
+#define PIJIT_PYOP(e, name, gop, sig, surface)                                               \
+  {name, reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(MethodFastcall<PyOp::e>)), \
+   METH_FASTCALL | METH_KEYWORDS, nullptr},
+#include "interop/pyops.def"
+#undef PIJIT_PYOP
+};
+
+}  // namespace
+
+absl::Span<PyMethodDef> OpFunctionDefs() { return absl::MakeSpan(g_op_defs); }
+absl::Span<PyMethodDef> OpMethodDefs() { return absl::MakeSpan(g_method_defs); }
+
+PyObject* BinaryOperator(PyOp op, PyObject* a, PyObject* b) {
+  auto operand = [](PyObject* o) { return AsTensor(o) || IsPyScalar(o) || IsNumpyScalar(o); };
+  if (!operand(a) || !operand(b)) Py_RETURN_NOTIMPLEMENTED;
+  PyObject* args[2] = {a, b};
+  return CallEager(op, args, 2, nullptr);
+}
+
+}  // namespace pijit

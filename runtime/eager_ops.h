@@ -1,0 +1,28 @@
+// The eager op path. Every Python surface of an op (a pijit.ops function, a Tensor method, an
+// operator) arrives here: its arguments are parsed (interop/pyops.h), the kernel runs and,
+// while a gradient tape records, the call is recorded (runtime/tape.h).
+#pragma once
+#include <Python.h>
+
+#include "absl/status/status.h"
+#include "absl/types/span.h"
+#include "interop/pyops.h"
+
+namespace pijit {
+
+// Calls `op` eagerly with fast-call arguments. NumPy scalars are 0-d tensors of their own
+// dtype (they are not weak like Python scalars). A new reference, or nullptr with an error.
+PyObject* CallEager(PyOp op, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames);
+// The binary operator `op` on a and b in operand order, as Tensor.__add__ and the other
+// operator methods compute it (a new reference; NotImplemented for operands a Tensor does not
+// take; nullptr with an exception set on error).
+PyObject* BinaryOperator(PyOp op, PyObject* a, PyObject* b);
+// The fast-call definitions of the pijit.ops builtins and of the Tensor methods, indexed by
+// PyOp (one C function per op, so that capture recognises a builtin by its function).
+absl::Span<PyMethodDef> OpFunctionDefs();
+absl::Span<PyMethodDef> OpMethodDefs();
+// Tensor.__setitem__: writes `value` (a Tensor, a NumPy array, a list or a Python scalar,
+// broadcast to the selection and cast to self's dtype) at `index` (setitem.cc).
+absl::Status SetItem(PyObject* self, PyObject* index, PyObject* value);
+
+}  // namespace pijit
