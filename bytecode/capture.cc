@@ -11,8 +11,30 @@
 
 namespace pijit::bytecode {
 
+const char* BreakCategoryName(BreakCategory c) {
+  switch (c) {
+#define PIJIT_BREAK_NAME(e, name, fatal) \
+  case BreakCategory::e:                \
+    return name;
+    PIJIT_BREAK_CATEGORIES(PIJIT_BREAK_NAME)
+#undef PIJIT_BREAK_NAME
+  }
+  return "internal";
+}
+
+bool BreakCategoryIsCallError(BreakCategory c) {
+  switch (c) {
+#define PIJIT_BREAK_FATAL(e, name, fatal) \
+  case BreakCategory::e:                 \
+    return fatal;
+    PIJIT_BREAK_CATEGORIES(PIJIT_BREAK_FATAL)
+#undef PIJIT_BREAK_FATAL
+  }
+  return false;
+}
+
 std::string BreakReason::ToText() const {
-  std::string s = absl::StrCat(category, " at ", file, ":", line, ": ", explanation);
+  std::string s = absl::StrCat(BreakCategoryName(category), " at ", file, ":", line, ": ", explanation);
   if (!hint.empty()) absl::StrAppend(&s, " (hint: ", hint, ")");
   return s;
 }
@@ -41,12 +63,12 @@ PyObject* Interp::Keep(PyObject* o) {
   return o;
 }
 
-void Interp::Fail(std::string category, std::string explanation, std::string hint) {
+void Interp::Fail(BreakCategory category, std::string explanation, std::string hint) {
   if (failed_) return;
   failed_ = true;
   BreakReason& r = out_->reason;
   PyCodeObject* co = cur_code_ ? cur_code_ : root_code_;
-  r.category = std::move(category);
+  r.category = category;
   r.file = PyUnicode_AsUTF8(co->co_filename);
   r.line = cur_offset_ >= 0 ? PyCode_Addr2Line(co, cur_offset_ * 2) : co->co_firstlineno;
   r.explanation = std::move(explanation);
@@ -55,7 +77,7 @@ void Interp::Fail(std::string category, std::string explanation, std::string hin
 
 bool Interp::Pop(Frame& f, Value* v) {
   if (f.stack.empty()) {
-    Fail("internal", "value stack underflow while simulating bytecode");
+    Fail(BreakCategory::kInternal, "value stack underflow while simulating bytecode");
     return false;
   }
   *v = std::move(f.stack.back());
@@ -67,7 +89,7 @@ Value* Interp::StackAt(Frame& f, int depth) {
   // `depth` counts from the top (1 is the top); resume code analysed without its live stack
   // (explain, tests) can ask for values below the bottom.
   if (depth < 1 || static_cast<size_t>(depth) > f.stack.size()) {
-    Fail("internal", "value stack underflow while simulating bytecode");
+    Fail(BreakCategory::kInternal, "value stack underflow while simulating bytecode");
     return nullptr;
   }
   return &f.stack[f.stack.size() - static_cast<size_t>(depth)];
@@ -75,7 +97,7 @@ Value* Interp::StackAt(Frame& f, int depth) {
 
 bool Interp::PopN(Frame& f, size_t n, ValueList* out) {
   if (f.stack.size() < n) {
-    Fail("internal", "value stack underflow while simulating bytecode");
+    Fail(BreakCategory::kInternal, "value stack underflow while simulating bytecode");
     return false;
   }
   out->assign(std::make_move_iterator(f.stack.end() - n), std::make_move_iterator(f.stack.end()));
@@ -88,7 +110,7 @@ bool PrepareFrame(Interp& in, PyCodeObject* co, Frame& f, bool generator) {
   const int flags = co->co_flags;
   if (flags & (CO_COROUTINE | CO_ASYNC_GENERATOR | CO_ITERABLE_COROUTINE) ||
       ((flags & CO_GENERATOR) && !generator)) {
-    in.Fail("unsupported_function", "generators and coroutines are not captured");
+    in.Fail(BreakCategory::kUnsupportedFunction, "generators and coroutines are not captured");
     return false;
   }
   // try/except and `with` bodies are followed like any code: capture never takes an
@@ -98,14 +120,14 @@ bool PrepareFrame(Interp& in, PyCodeObject* co, Frame& f, bool generator) {
   PyObject* bytes = PyCode_GetCode(co);
   if (!bytes) {
     PyErr_Clear();
-    in.Fail("internal", "cannot read the function's bytecode");
+    in.Fail(BreakCategory::kInternal, "cannot read the function's bytecode");
     return false;
   }
   auto decoded = Decode(reinterpret_cast<const uint8_t*>(PyBytes_AS_STRING(bytes)),
                         static_cast<size_t>(PyBytes_GET_SIZE(bytes)));
   Py_DECREF(bytes);
   if (!decoded.ok()) {
-    in.Fail("internal", std::string(decoded.status().message()));
+    in.Fail(BreakCategory::kInternal, std::string(decoded.status().message()));
     return false;
   }
   f.code = co;
@@ -121,7 +143,7 @@ bool Interp::RunFrame(Frame& f, Value* result) {
   bool returned = false;
   for (size_t pc = 0; pc < f.instrs.size() && !returned;) {
     if (++steps_ > kMaxSteps) {
-      Fail("too_long", absl::StrFormat("capture stopped after %d bytecode steps", kMaxSteps),
+      Fail(BreakCategory::kTooLong, absl::StrFormat("capture stopped after %d bytecode steps", kMaxSteps),
            "a loop with many iterations is unrolled at capture; keep loops short");
       return false;
     }
@@ -144,7 +166,7 @@ bool Interp::RunFrame(Frame& f, Value* result) {
     if (!Step(f, pc, &returned, result)) return false;
   }
   if (!returned) {
-    Fail("internal", "the function ends without RETURN_VALUE");
+    Fail(BreakCategory::kInternal, "the function ends without RETURN_VALUE");
     return false;
   }
   cur_code_ = saved_code;
@@ -173,7 +195,7 @@ bool Interp::Step(Frame& f, size_t& pc, bool* returned, Value* result) {
     case Opc::LOAD_FAST: {
       const Value& v = f.locals[in.arg];
       if (v.kind == Value::kUndef) {
-        Fail("python_error", "local variable referenced before assignment");
+        Fail(BreakCategory::kPythonError, "local variable referenced before assignment");
         return false;
       }
       f.stack.push_back(v);
@@ -185,7 +207,7 @@ bool Interp::Step(Frame& f, size_t& pc, bool* returned, Value* result) {
       break;
     case Opc::DELETE_FAST:
       if (f.locals[in.arg].kind == Value::kUndef) {
-        Fail("python_error", "local variable referenced before assignment (del)");
+        Fail(BreakCategory::kPythonError, "local variable referenced before assignment (del)");
         return false;
       }
       f.locals[in.arg] = Value();
@@ -222,7 +244,7 @@ bool Interp::Step(Frame& f, size_t& pc, bool* returned, Value* result) {
     case Opc::LOAD_CLOSURE: {
       const Value& slot = f.locals[in.arg];
       if (slot.kind != Value::kCell) {
-        Fail("unsupported_bytecode", "closure over a variable pijit does not track");
+        Fail(BreakCategory::kUnsupportedBytecode, "closure over a variable pijit does not track");
         return false;
       }
       f.stack.push_back(slot);
@@ -265,13 +287,13 @@ bool Interp::Step(Frame& f, size_t& pc, bool* returned, Value* result) {
       fn.globals_func = f.func ? f.func : f.globals_func;
       if (in.arg & 0x08) {
         if (!Pop(f, &a) || a.kind != Value::kSeq) {
-          if (!failed()) Fail("internal", "MAKE_FUNCTION without a closure tuple");
+          if (!failed()) Fail(BreakCategory::kInternal, "MAKE_FUNCTION without a closure tuple");
           return false;
         }
         fn.items = a.items;
       }
       if (in.arg & 0x04 || in.arg & 0x02) {
-        Fail("unsupported_bytecode", "functions with annotations or keyword defaults defined in "
+        Fail(BreakCategory::kUnsupportedBytecode, "functions with annotations or keyword defaults defined in "
              "captured code");
         return false;
       }
@@ -286,7 +308,7 @@ bool Interp::Step(Frame& f, size_t& pc, bool* returned, Value* result) {
         }
       }
       if (!code.obj || !PyCode_Check(code.obj)) {
-        Fail("internal", "MAKE_FUNCTION of a value that is not a code object");
+        Fail(BreakCategory::kInternal, "MAKE_FUNCTION of a value that is not a code object");
         return false;
       }
       f.stack.push_back(std::move(fn));
@@ -320,7 +342,7 @@ bool Interp::Step(Frame& f, size_t& pc, bool* returned, Value* result) {
         same = false;
       }
       if (!known) {
-        Fail("unsupported_operator", "`is` on values that are not known at capture time");
+        Fail(BreakCategory::kUnsupportedOperator, "`is` on values that are not known at capture time");
         return false;
       }
       f.stack.push_back(Value::Const((same != (in.arg == 1)) ? Py_True : Py_False));
@@ -338,7 +360,7 @@ bool Interp::Step(Frame& f, size_t& pc, bool* returned, Value* result) {
         r = Value::Const(t ? Py_False : Py_True);
       } else if (a.kind == Value::kTensor && a.type != g_tensor_type &&
                  in.op != Opc::UNARY_NOT) {
-        Fail("unsupported_operator", absl::StrFormat("unary operator of %s", a.type->tp_name),
+        Fail(BreakCategory::kUnsupportedOperator, absl::StrFormat("unary operator of %s", a.type->tp_name),
              "operators of Tensor subclasses run eagerly");
         return false;
       } else if (a.kind == Value::kTensor && in.op == Opc::UNARY_NEGATIVE) {
@@ -355,12 +377,12 @@ bool Interp::Step(Frame& f, size_t& pc, bool* returned, Value* result) {
                                                      : PyNumber_Invert(a.obj);
         if (!v) {
           PyErr_Clear();
-          Fail("python_error", "unary operator raises on this value");
+          Fail(BreakCategory::kPythonError, "unary operator raises on this value");
           return false;
         }
         r = Value::Const(Keep(v));
       } else {
-        Fail("unsupported_operator", "unary operator on a value that is not a tensor or a number");
+        Fail(BreakCategory::kUnsupportedOperator, "unary operator on a value that is not a tensor or a number");
         return false;
       }
       f.stack.push_back(std::move(r));
@@ -388,7 +410,7 @@ bool Interp::Step(Frame& f, size_t& pc, bool* returned, Value* result) {
       if (!Pop(f, &keys) || !PopN(f, in.arg, &vals)) return false;
       if (keys.kind != Value::kConst || !PyTuple_CheckExact(keys.obj) ||
           PyTuple_GET_SIZE(keys.obj) != in.arg) {
-        Fail("internal", "BUILD_CONST_KEY_MAP without a key tuple");
+        Fail(BreakCategory::kInternal, "BUILD_CONST_KEY_MAP without a key tuple");
         return false;
       }
       Value d = Value::Dict();
@@ -404,7 +426,7 @@ bool Interp::Step(Frame& f, size_t& pc, bool* returned, Value* result) {
       if (!d_at) return false;
       Value& d = *d_at;
       if (d.kind != Value::kDict) {
-        Fail("internal", "MAP_ADD to a value that is not a dict built during capture");
+        Fail(BreakCategory::kInternal, "MAP_ADD to a value that is not a dict built during capture");
         return false;
       }
       if (!DictSet(d, key, val)) return false;
@@ -417,14 +439,14 @@ bool Interp::Step(Frame& f, size_t& pc, bool* returned, Value* result) {
       if (!d_at) return false;
       Value& d = *d_at;
       if (d.kind != Value::kDict || a.kind != Value::kDict) {
-        Fail("unsupported_bytecode", "merging a mapping unknown at capture time");
+        Fail(BreakCategory::kUnsupportedBytecode, "merging a mapping unknown at capture time");
         return false;
       }
       for (size_t i = 0; i < a.keys->size(); ++i) {
         bool found = false;
         Value old;
         if (in.op == Opc::DICT_MERGE && (!DictGet(d, Value::Const((*a.keys)[i]), &old, &found) || found)) {
-          if (!failed()) Fail("python_error", "got multiple values for a keyword argument");
+          if (!failed()) Fail(BreakCategory::kPythonError, "got multiple values for a keyword argument");
           return false;
         }
         if (!DictSet(d, Value::Const((*a.keys)[i]), (*a.items)[i])) return false;
@@ -443,14 +465,14 @@ bool Interp::Step(Frame& f, size_t& pc, bool* returned, Value* result) {
     case Opc::SET_UPDATE: {
       if (!Pop(f, &a)) return false;
       if (in.arg < 1 || static_cast<size_t>(in.arg) > f.stack.size()) {
-        Fail("internal", "SET_ADD beyond the stack");
+        Fail(BreakCategory::kInternal, "SET_ADD beyond the stack");
         return false;
       }
       Value* set_at = StackAt(f, in.arg);
       if (!set_at) return false;
       Value& set = *set_at;
       if (set.kind != Value::kConst || !PySet_CheckExact(set.obj) || set.source >= 0) {
-        Fail("internal", "adding to a value that is not a set built during capture");
+        Fail(BreakCategory::kInternal, "adding to a value that is not a set built during capture");
         return false;
       }
       ValueList items;
@@ -487,7 +509,7 @@ bool Interp::Step(Frame& f, size_t& pc, bool* returned, Value* result) {
       for (const Value& p : parts) {
         if (p.kind != Value::kConst || !PyUnicode_CheckExact(p.obj)) {
           Py_DECREF(joined);
-          Fail("unsupported_operator", "an f-string part unknown at capture time");
+          Fail(BreakCategory::kUnsupportedOperator, "an f-string part unknown at capture time");
           return false;
         }
         UseConst(p);
@@ -505,14 +527,14 @@ bool Interp::Step(Frame& f, size_t& pc, bool* returned, Value* result) {
       ValueList args = *it.items;
       if (in.arg & 1) {
         if (kwargs.kind != Value::kDict) {
-          Fail("unsupported_call", "**kwargs unknown at capture time");
+          Fail(BreakCategory::kUnsupportedCall, "**kwargs unknown at capture time");
           return false;
         }
         PyObject* names = PyTuple_New(static_cast<Py_ssize_t>(kwargs.keys->size()));
         for (size_t i = 0; i < kwargs.keys->size(); ++i) {
           if (!PyUnicode_Check((*kwargs.keys)[i])) {
             Py_DECREF(names);
-            Fail("python_error", "keywords must be strings");
+            Fail(BreakCategory::kPythonError, "keywords must be strings");
             return false;
           }
           Py_INCREF((*kwargs.keys)[i]);
@@ -532,12 +554,12 @@ bool Interp::Step(Frame& f, size_t& pc, bool* returned, Value* result) {
       if (!list_at) return false;
       Value& list = *list_at;
       if (list.kind == Value::kSeq && viewed_items_.contains(list.items.get())) {
-        Fail("unsupported_bytecode", "appending to a list a loop is iterating",
+        Fail(BreakCategory::kUnsupportedBytecode, "appending to a list a loop is iterating",
              "the loop runs in Python");
         return false;
       }
       if (list.kind != Value::kSeq || !list.is_list) {
-        Fail("internal", "LIST_APPEND to a value that is not a list built during capture");
+        Fail(BreakCategory::kInternal, "LIST_APPEND to a value that is not a list built during capture");
         return false;
       }
       list.items->push_back(std::move(a));
@@ -550,7 +572,7 @@ bool Interp::Step(Frame& f, size_t& pc, bool* returned, Value* result) {
       Value& list = *list_at;
       Value it;
       if (list.kind != Value::kSeq || !list.is_list || !GetIter(a, &it)) {
-        if (!failed()) Fail("unsupported_bytecode", "extending a list with an unknown iterable");
+        if (!failed()) Fail(BreakCategory::kUnsupportedBytecode, "extending a list with an unknown iterable");
         return false;
       }
       list.items->insert(list.items->end(), it.items->begin(), it.items->end());
@@ -558,7 +580,7 @@ bool Interp::Step(Frame& f, size_t& pc, bool* returned, Value* result) {
     }
     case Opc::LIST_TO_TUPLE: {
       if (!Pop(f, &a) || a.kind != Value::kSeq) {
-        if (!failed()) Fail("internal", "LIST_TO_TUPLE of an unknown list");
+        if (!failed()) Fail(BreakCategory::kInternal, "LIST_TO_TUPLE of an unknown list");
         return false;
       }
       f.stack.push_back(Value::Seq(*a.items, false));
@@ -569,7 +591,7 @@ bool Interp::Step(Frame& f, size_t& pc, bool* returned, Value* result) {
       Value it;
       if (!GetIter(a, &it)) return false;
       if (static_cast<int>(it.items->size()) != in.arg) {
-        Fail("python_error", absl::StrFormat("unpacking %d values into %d names",
+        Fail(BreakCategory::kPythonError, absl::StrFormat("unpacking %d values into %d names",
                                              it.items->size(), in.arg));
         return false;
       }
@@ -583,7 +605,7 @@ bool Interp::Step(Frame& f, size_t& pc, bool* returned, Value* result) {
       for (size_t i = 0; i < parts.size(); ++i) {
         p[i] = AsPyObject(parts[i]);
         if (!p[i]) {
-          Fail("unsupported_operator", "a slice with bounds unknown at capture time");
+          Fail(BreakCategory::kUnsupportedOperator, "a slice with bounds unknown at capture time");
           return false;
         }
         UseConst(parts[i]);
@@ -632,7 +654,7 @@ bool Interp::Step(Frame& f, size_t& pc, bool* returned, Value* result) {
       } else if (a.kind == Value::kTensor || a.kind == Value::kSeq || a.kind == Value::kFunction) {
         is_none = false;
       } else {
-        Fail("unsupported_bytecode", "`is None` test of an unknown value");
+        Fail(BreakCategory::kUnsupportedBytecode, "`is None` test of an unknown value");
         return false;
       }
       const bool on_none = in.op == Opc::POP_JUMP_FORWARD_IF_NONE ||
@@ -657,7 +679,7 @@ bool Interp::Step(Frame& f, size_t& pc, bool* returned, Value* result) {
       break;
     case Opc::COPY: {
       if (in.arg < 1 || static_cast<size_t>(in.arg) > f.stack.size()) {
-        Fail("internal", "COPY beyond the stack");
+        Fail(BreakCategory::kInternal, "COPY beyond the stack");
         return false;
       }
       f.stack.push_back(f.stack[f.stack.size() - in.arg]);
@@ -665,14 +687,14 @@ bool Interp::Step(Frame& f, size_t& pc, bool* returned, Value* result) {
     }
     case Opc::SWAP: {
       if (in.arg < 2 || static_cast<size_t>(in.arg) > f.stack.size()) {
-        Fail("internal", "SWAP beyond the stack");
+        Fail(BreakCategory::kInternal, "SWAP beyond the stack");
         return false;
       }
       std::swap(f.stack.back(), f.stack[f.stack.size() - in.arg]);
       break;
     }
     case Opc::BEFORE_WITH:
-      Fail("unsupported_bytecode", "entering a `with` block calls __enter__ in Python",
+      Fail(BreakCategory::kUnsupportedBytecode, "entering a `with` block calls __enter__ in Python",
            "the block's body is still captured between graph breaks");
       return false;
     case Opc::STORE_ATTR:
@@ -697,14 +719,14 @@ bool Interp::Step(Frame& f, size_t& pc, bool* returned, Value* result) {
       break;
     case Opc::RETURN_GENERATOR:
       if (!f.yields) {
-        Fail("internal", "RETURN_GENERATOR outside a generator run");
+        Fail(BreakCategory::kInternal, "RETURN_GENERATOR outside a generator run");
         return false;
       }
       f.stack.push_back(Value::Const(Py_None));  // the value sent by the first next()
       break;
     case Opc::YIELD_VALUE:
       if (!f.yields) {
-        Fail("unsupported_bytecode", "yield outside a generator consumed whole");
+        Fail(BreakCategory::kUnsupportedBytecode, "yield outside a generator consumed whole");
         return false;
       }
       if (!Pop(f, &a)) return false;
@@ -716,7 +738,7 @@ bool Interp::Step(Frame& f, size_t& pc, bool* returned, Value* result) {
       *returned = true;
       break;
     default:
-      Fail("unsupported_bytecode", absl::StrFormat("%s is not captured yet", OpcName(in.op)),
+      Fail(BreakCategory::kUnsupportedBytecode, absl::StrFormat("%s is not captured yet", OpcName(in.op)),
            "this function runs eagerly; graph breaks will split it around such code");
       return false;
   }
@@ -728,7 +750,7 @@ void Interp::Run() {
   const int flags = root_code_->co_flags;
   // *args is one more parameter slot, a tuple (its items are sources of their own).
   if (flags & CO_VARKEYWORDS) {
-    Fail("unsupported_function", "functions with **kwargs are not captured yet");
+    Fail(BreakCategory::kUnsupportedFunction, "functions with **kwargs are not captured yet");
     return;
   }
   Frame f;

@@ -16,9 +16,39 @@
 
 namespace pijit::bytecode {
 
+// What kind of thing stopped capture. The name (BreakCategoryName) is what explain(),
+// get_code_extra() and the messages show.
+//   X(enumerator, name, fatal): fatal categories are errors of the call itself (bad input, a
+//   Python exception), which running the code eagerly reports as Python would.
+#define PIJIT_BREAK_CATEGORIES(X)                 \
+  X(kDataDependent, "data_dependent", false)      \
+  X(kInlineDepth, "inline_depth", false)          \
+  X(kInternal, "internal", false)                 \
+  X(kInvalidInput, "invalid_input", true)         \
+  X(kPythonError, "python_error", true)           \
+  X(kSideEffect, "side_effect", false)            \
+  X(kTensorMutation, "tensor_mutation", false)    \
+  X(kTooLong, "too_long", false)                  \
+  X(kUnsupportedAttribute, "unsupported_attribute", false) \
+  X(kUnsupportedBytecode, "unsupported_bytecode", false)   \
+  X(kUnsupportedCall, "unsupported_call", false)           \
+  X(kUnsupportedFunction, "unsupported_function", false)   \
+  X(kUnsupportedOperator, "unsupported_operator", false)   \
+  X(kUnsupportedOp, "unsupported_op", false)               \
+  X(kUnsupportedOutput, "unsupported_output", false)
+
+enum class BreakCategory : uint8_t {
+#define PIJIT_BREAK_ENUM(e, name, fatal) e,
+  PIJIT_BREAK_CATEGORIES(PIJIT_BREAK_ENUM)
+#undef PIJIT_BREAK_ENUM
+};
+const char* BreakCategoryName(BreakCategory c);
+// The call itself is wrong (invalid input, a Python error): the eager run raises it.
+bool BreakCategoryIsCallError(BreakCategory c);
+
 // Why a function (or, later, part of one) is not captured: a record, not just a message.
 struct BreakReason {
-  std::string category;  // unsupported_bytecode, unsupported_call, invalid_input, ...
+  BreakCategory category = BreakCategory::kInternal;
   std::string file;
   int line = 0;
   std::string explanation;

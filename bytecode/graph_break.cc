@@ -112,8 +112,8 @@ bool Interp::MakeBreakSpec(const Value& v, OutputSpec* spec) {
 
 void Interp::BuildBreak() {
   const BreakReason reason = out_->reason;
-  if (reason.category == "invalid_input" || reason.category == "python_error" ||
-      reason.category == "internal" || reason.category == "too_long" || !root_frame_) {
+  if (BreakCategoryIsCallError(reason.category) || reason.category == BreakCategory::kInternal ||
+      reason.category == BreakCategory::kTooLong || !root_frame_) {
     return;  // user errors surface from the eager run; the rest runs eagerly too
   }
   Frame& f = *root_frame_;

@@ -19,7 +19,7 @@ bool Interp::LoadGlobal(Frame& f, PyObject* name, Value* out) {
     // (read through that function's source when it was inlined).
     PyObject* owner = f.globals_func ? f.globals_func : root_func_;
     if (f.func_source >= 0 && !f.globals_func) {
-      Fail("internal", "a nested function's globals are unknown");
+      Fail(BreakCategory::kInternal, "a nested function's globals are unknown");
       return false;
     }
     globals = PyFunction_GET_GLOBALS(owner);
@@ -27,7 +27,7 @@ bool Interp::LoadGlobal(Frame& f, PyObject* name, Value* out) {
   }
   if (const Value* p = PendingGlobal(globals, name)) {  // stored earlier in the trace
     if (p->kind == Value::kUndef) {
-      Fail("side_effect", absl::StrFormat("a read of the global '%s' deleted earlier",
+      Fail(BreakCategory::kSideEffect, absl::StrFormat("a read of the global '%s' deleted earlier",
                                           PyUnicode_AsUTF8(name)),
            "the graph breaks here; Python reads the name (a builtin, or a NameError)");
       return false;
@@ -44,7 +44,7 @@ bool Interp::LoadGlobal(Frame& f, PyObject* name, Value* out) {
   }
   if (!v) {
     PyErr_Clear();
-    Fail("python_error", absl::StrFormat("name '%s' is not defined", PyUnicode_AsUTF8(name)));
+    Fail(BreakCategory::kPythonError, absl::StrFormat("name '%s' is not defined", PyUnicode_AsUTF8(name)));
     return false;
   }
   Py_INCREF(v);
@@ -60,7 +60,7 @@ bool Interp::LoadDeref(Frame& f, int slot, Value* out) {
   }
   if (local.kind == Value::kCell) {
     if (local.cell->kind == Value::kUndef) {
-      Fail("python_error", "free variable referenced before assignment");
+      Fail(BreakCategory::kPythonError, "free variable referenced before assignment");
       return false;
     }
     *out = *local.cell;
@@ -68,14 +68,14 @@ bool Interp::LoadDeref(Frame& f, int slot, Value* out) {
   }
   const int first_free = f.code->co_nlocalsplus - f.code->co_nfreevars;
   if (slot < first_free || !f.func) {
-    Fail("unsupported_bytecode", "reading a closure variable pijit does not track");
+    Fail(BreakCategory::kUnsupportedBytecode, "reading a closure variable pijit does not track");
     return false;
   }
   const int idx = slot - first_free;
   PyObject* closure = PyFunction_GET_CLOSURE(f.func);
   PyObject* v = closure ? PyCell_GET(PyTuple_GET_ITEM(closure, idx)) : nullptr;
   if (!v) {
-    Fail("python_error", "free variable referenced before assignment");
+    Fail(BreakCategory::kPythonError, "free variable referenced before assignment");
     return false;
   }
   Py_INCREF(v);
@@ -139,7 +139,7 @@ bool Interp::LoadAttr(Frame& f, const Value& owner, PyObject* name, bool method)
     PyObject* v = TensorAttribute(g().node(owner.node).meta, n);
     if (!v) {
       if (PyErr_Occurred()) PyErr_Clear();
-      Fail("unsupported_attribute", absl::StrFormat("Tensor.%s is not captured yet", n),
+      Fail(BreakCategory::kUnsupportedAttribute, absl::StrFormat("Tensor.%s is not captured yet", n),
            "use pijit.ops functions or the supported Tensor methods");
       return false;
     }
@@ -163,23 +163,23 @@ bool Interp::LoadAttr(Frame& f, const Value& owner, PyObject* name, bool method)
       f.stack.push_back(owner);
       return true;
     }
-    Fail("unsupported_attribute", absl::StrFormat("bound method %s used as a value", n));
+    Fail(BreakCategory::kUnsupportedAttribute, absl::StrFormat("bound method %s used as a value", n));
     return false;
   }
   if (owner.kind != Value::kConst) {
-    Fail("unsupported_attribute", absl::StrFormat("attribute '%s' of a value that is not known "
+    Fail(BreakCategory::kUnsupportedAttribute, absl::StrFormat("attribute '%s' of a value that is not known "
                                                   "at capture time", n));
     return false;
   }
   if (PySet_CheckExact(owner.obj) && owner.source < 0) {
     // Its methods may mutate it: the set is rebuilt in Python and the call runs there.
-    Fail("unsupported_attribute", absl::StrFormat("method '%s' of a set built during capture", n));
+    Fail(BreakCategory::kUnsupportedAttribute, absl::StrFormat("method '%s' of a set built during capture", n));
     return false;
   }
   if (const Value* p = PendingAttr(owner.obj, name)) {  // stored earlier in the trace
     UseConst(owner);  // its identity: read through an alias, the object must stay the one
     if (p->kind == Value::kUndef) {
-      Fail("side_effect", absl::StrFormat("a read of the attribute '%s' deleted earlier", n),
+      Fail(BreakCategory::kSideEffect, absl::StrFormat("a read of the attribute '%s' deleted earlier", n),
            "the graph breaks here; Python reads the attribute (of the class, or raises)");
       return false;
     }
@@ -237,7 +237,7 @@ bool Interp::LoadAttr(Frame& f, const Value& owner, PyObject* name, bool method)
       Py_ssize_t pos = 0;
       while (PyDict_Next(owner.obj, &pos, &k, &v)) {
         if (!PyUnicode_CheckExact(k) && !PyLong_CheckExact(k)) {
-          Fail("unsupported_attribute", "a dict input with keys that are not str or int");
+          Fail(BreakCategory::kUnsupportedAttribute, "a dict input with keys that are not str or int");
           return false;
         }
         Value item;
@@ -293,7 +293,7 @@ bool Interp::LoadAttr(Frame& f, const Value& owner, PyObject* name, bool method)
         f.stack.push_back(owner);
       } else {
         // A bound method value: represent it as a sequence (function, self) for CALL.
-        Fail("unsupported_attribute", absl::StrFormat("bound method %s used as a value", n),
+        Fail(BreakCategory::kUnsupportedAttribute, absl::StrFormat("bound method %s used as a value", n),
              "call the method directly");
         return false;
       }
@@ -308,7 +308,7 @@ bool Interp::LoadAttr(Frame& f, const Value& owner, PyObject* name, bool method)
     f.stack.push_back(std::move(fallback));
     return true;
   }
-  Fail("unsupported_attribute",
+  Fail(BreakCategory::kUnsupportedAttribute,
        absl::StrFormat("attribute '%s' of %s is computed by code (a property or __getattr__) "
                        "or is missing", n, Py_TYPE(obj)->tp_name),
        "read plain attributes, or move the computation outside the jitted function");

@@ -25,7 +25,7 @@ bool Interp::CallOp(PyOp op, const ValueList& in_args, const std::vector<std::st
     if (a.kind != Value::kConst || !IsNumpyScalar(a.obj)) continue;
     auto t = NumpyScalarTensor(a.obj);
     if (!t.ok()) {
-      Fail("invalid_input", std::string(t.status().message()));
+      Fail(BreakCategory::kInvalidInput, std::string(t.status().message()));
       return false;
     }
     if (PyObject* item = NumpyNumberItem(a.obj)) numbers[i] = Keep(item);
@@ -65,7 +65,7 @@ bool Interp::CallOp(PyOp op, const ValueList& in_args, const std::vector<std::st
         items[j].is_tensor = item.kind == Value::kTensor;
         items[j].object = items[j].is_tensor ? nullptr : AsPyObject(item);
         if (!items[j].is_tensor && !items[j].object) {
-          Fail("unsupported_call", absl::StrFormat("item %d of an argument of %s is unknown", j,
+          Fail(BreakCategory::kUnsupportedCall, absl::StrFormat("item %d of an argument of %s is unknown", j,
                                                    PyOpName(op)));
           return false;
         }
@@ -78,14 +78,14 @@ bool Interp::CallOp(PyOp op, const ValueList& in_args, const std::vector<std::st
     }
     views[i].object = AsPyObject(a);
     if (!views[i].object) {
-      Fail("unsupported_call",
+      Fail(BreakCategory::kUnsupportedCall,
            absl::StrFormat("argument of %s is not a tensor or a known Python value", PyOpName(op)));
       return false;
     }
   }
   auto call = ParseCall(op, views, kwnames);
   if (!call.ok()) {
-    Fail("invalid_input", std::string(call.status().message()),
+    Fail(BreakCategory::kInvalidInput, std::string(call.status().message()),
          "the call runs eagerly and raises this error there");
     return false;
   }
@@ -98,13 +98,13 @@ bool Interp::CallOp(PyOp op, const ValueList& in_args, const std::vector<std::st
       // An index given as a list or a bool is a constant of the graph; a NumPy array may
       // change between calls without a guard seeing it, so it is indexed in Python.
       if (!PyList_Check(o.array) && !PyBool_Check(o.array)) {
-        Fail("unsupported_operator", absl::StrFormat("indexing with a %s", Py_TYPE(o.array)->tp_name),
+        Fail(BreakCategory::kUnsupportedOperator, absl::StrFormat("indexing with a %s", Py_TYPE(o.array)->tp_name),
              "index with a pijit Tensor or a list to capture the indexing in the graph");
         return false;
       }
       auto t = IndexArrayTensor(o.array);
       if (!t.ok()) {
-        Fail("invalid_input", std::string(t.status().message()),
+        Fail(BreakCategory::kInvalidInput, std::string(t.status().message()),
              "the call runs eagerly and raises this error there");
         return false;
       }
@@ -131,7 +131,7 @@ bool Interp::CallOp(PyOp op, const ValueList& in_args, const std::vector<std::st
         if (g().node(n).meta.dtype != like_dtype) {
           auto c = g().AddOp(graph::Op::kCast, {n}, CastTo(like_dtype));
           if (!c.ok()) {
-            Fail("internal", std::string(c.status().message()));
+            Fail(BreakCategory::kInternal, std::string(c.status().message()));
             return false;
           }
           n = *c;
@@ -144,7 +144,7 @@ bool Interp::CallOp(PyOp op, const ValueList& in_args, const std::vector<std::st
     }
     auto sc = ScalarOperand(PyOpName(op), o.scalar, like_dtype);
     if (!sc.ok()) {
-      Fail("invalid_input", std::string(sc.status().message()));
+      Fail(BreakCategory::kInvalidInput, std::string(sc.status().message()));
       return false;
     }
     inputs.push_back(g().AddConstant(std::move(*sc)));
@@ -157,14 +157,14 @@ bool Interp::CallOp(PyOp op, const ValueList& in_args, const std::vector<std::st
   if (call->gop == graph::Op::kAdvIndex) {
     for (size_t i = 1; i < inputs.size(); ++i) {
       if (g().node(inputs[i]).meta.dtype != DType::kBool) continue;
-      Fail("data_dependent", "indexing with a boolean mask: the result's shape depends on the mask's values",
+      Fail(BreakCategory::kDataDependent, "indexing with a boolean mask: the result's shape depends on the mask's values",
            "the indexing runs in Python; ops.where keeps a masked computation in the graph");
       return false;
     }
   }
   auto node = g().AddOp(call->gop, inputs, call->attrs);
   if (!node.ok()) {
-    Fail("invalid_input", std::string(node.status().message()),
+    Fail(BreakCategory::kInvalidInput, std::string(node.status().message()),
          "the call runs eagerly and raises this error there");
     return false;
   }
@@ -228,7 +228,7 @@ static bool FoldBuiltin(Interp& in, Frame& f, Builtin b, const ValueList& in_arg
                         const std::vector<std::string>& kwnames, Value* out) {
   if (b == Builtin::kDict) return in.MakeDictCall(in_args, kwnames, out);
   if (!kwnames.empty()) {
-    in.Fail("unsupported_call", "keyword arguments to a builtin");
+    in.Fail(BreakCategory::kUnsupportedCall, "keyword arguments to a builtin");
     return false;
   }
   ValueList args = in_args;
@@ -241,7 +241,7 @@ static bool FoldBuiltin(Interp& in, Frame& f, Builtin b, const ValueList& in_arg
                        b == Builtin::kAll || b == Builtin::kAny || b == Builtin::kSet ||
                        b == Builtin::kFrozenset;
     if (!whole || i > 0 || (b != Builtin::kSum && args.size() != 1)) {
-      in.Fail("unsupported_call", "a generator passed to a builtin that may not consume it whole");
+      in.Fail(BreakCategory::kUnsupportedCall, "a generator passed to a builtin that may not consume it whole");
       return false;
     }
     Value it;
@@ -251,7 +251,7 @@ static bool FoldBuiltin(Interp& in, Frame& f, Builtin b, const ValueList& in_arg
   auto result = [&](PyObject* v) {
     if (!v) {
       PyErr_Clear();
-      in.Fail("python_error", "the builtin raises on these arguments",
+      in.Fail(BreakCategory::kPythonError, "the builtin raises on these arguments",
               "the function runs eagerly and raises the error there");
       return false;
     }
@@ -275,7 +275,7 @@ static bool FoldBuiltin(Interp& in, Frame& f, Builtin b, const ValueList& in_arg
         in.NoteShapeRead();
         const auto& shape = in.g().node(v.node).meta.shape;
         if (shape.empty()) {
-          in.Fail("python_error", "len() of a 0-d tensor");
+          in.Fail(BreakCategory::kPythonError, "len() of a 0-d tensor");
           return false;
         }
         return result(PyLong_FromLongLong(shape[0]));
@@ -360,7 +360,7 @@ static bool FoldBuiltin(Interp& in, Frame& f, Builtin b, const ValueList& in_arg
             if (a.kind == Value::kSeq || (a.kind == Value::kConst && PyTuple_CheckExact(a.obj))) continue;
           }
           if (a.kind == Value::kTensor && (b == Builtin::kInt || b == Builtin::kFloat)) {
-            in.Fail("data_dependent", "converting a tensor to a Python number needs its data",
+            in.Fail(BreakCategory::kDataDependent, "converting a tensor to a Python number needs its data",
                     "keep the value a tensor, or move this outside the jitted function");
             return false;
           }
@@ -420,7 +420,7 @@ static bool FoldBuiltin(Interp& in, Frame& f, Builtin b, const ValueList& in_arg
           *out = args[1];
           return true;
         }
-        in.Fail("python_error", "next() of an exhausted iterator raises StopIteration",
+        in.Fail(BreakCategory::kPythonError, "next() of an exhausted iterator raises StopIteration",
                 "the function runs eagerly and raises it there");
         return false;
       }
@@ -602,7 +602,7 @@ static bool FoldBuiltin(Interp& in, Frame& f, Builtin b, const ValueList& in_arg
   }
 unsupported:
   if (in.failed()) return false;
-  in.Fail("unsupported_call", "a builtin called with arguments unknown at capture time");
+  in.Fail(BreakCategory::kUnsupportedCall, "a builtin called with arguments unknown at capture time");
   return false;
 }
 
@@ -610,18 +610,18 @@ bool Interp::CallTensorCast(const ValueList& args, const std::vector<std::string
                             Value* out) {
   // Tensor.astype(dtype): the dtype must be known at capture time (it is guarded).
   if (args.size() != 2 || (!names.empty() && names[0] != "dtype") || args[1].kind != Value::kConst) {
-    Fail("unsupported_call", "Tensor.astype with a dtype unknown at capture time");
+    Fail(BreakCategory::kUnsupportedCall, "Tensor.astype with a dtype unknown at capture time");
     return false;
   }
   auto dtype = DTypeFromObject("astype", args[1].obj);
   if (!dtype.ok()) {
-    Fail("invalid_input", std::string(dtype.status().message()));
+    Fail(BreakCategory::kInvalidInput, std::string(dtype.status().message()));
     return false;
   }
   UseConst(args[1]);
   auto node = g().AddOp(graph::Op::kCast, {args[0].node}, CastTo(*dtype));
   if (!node.ok()) {
-    Fail("invalid_input", std::string(node.status().message()));
+    Fail(BreakCategory::kInvalidInput, std::string(node.status().message()));
     return false;
   }
   *out = Value::Tensor(*node, g_tensor_type);
@@ -658,7 +658,7 @@ bool Interp::Call(Frame& f, const Value& callable, ValueList args, Value* out) {
                   std::move(args), names, out);
   }
   if (callable.kind != Value::kConst) {
-    Fail("unsupported_call", "calling a value that is not known at capture time");
+    Fail(BreakCategory::kUnsupportedCall, "calling a value that is not known at capture time");
     return false;
   }
   PyObject* fn = callable.obj;
@@ -677,7 +677,7 @@ bool Interp::Call(Frame& f, const Value& callable, ValueList args, Value* out) {
   if (PyOpOfBuiltin(fn, &op)) return CallOp(op, args, names, out);
   if (fn == g_vjp_fn && g_vjp_fn) {
     if (!names.empty()) {
-      Fail("unsupported_call", "pijit._autodiff.vjp called with keyword arguments");
+      Fail(BreakCategory::kUnsupportedCall, "pijit._autodiff.vjp called with keyword arguments");
       return false;
     }
     return CallVjp(f, std::move(args), out);
@@ -686,7 +686,7 @@ bool Interp::Call(Frame& f, const Value& callable, ValueList args, Value* out) {
     // Nested jit: a pijit.jit function (of any mode) called from captured code is inlined
     // into this graph; the callable is guarded by identity, so its function is fixed.
     if (callable.source < 0) {
-      Fail("unsupported_call", "calling a jitted function whose origin cannot be guarded");
+      Fail(BreakCategory::kUnsupportedCall, "calling a jitted function whose origin cannot be guarded");
       return false;
     }
     return Inline(f, reinterpret_cast<PyCodeObject*>(PyFunction_GET_CODE(inner)), inner,
@@ -695,7 +695,7 @@ bool Interp::Call(Frame& f, const Value& callable, ValueList args, Value* out) {
   }
   if (PyFunction_Check(fn)) {
     if (callable.source < 0) {
-      Fail("unsupported_call", "calling a function whose origin cannot be guarded");
+      Fail(BreakCategory::kUnsupportedCall, "calling a function whose origin cannot be guarded");
       return false;
     }
     return Inline(f, reinterpret_cast<PyCodeObject*>(PyFunction_GET_CODE(fn)), fn, callable.source,
@@ -719,7 +719,7 @@ bool Interp::Call(Frame& f, const Value& callable, ValueList args, Value* out) {
     PyObject* bname = Keep(PyUnicode_InternFromString("bprop"));
     if (_PyType_Lookup(Py_TYPE(fn), bname)) {
       if (!names.empty() || callable.source < 0) {
-        Fail("unsupported_call",
+        Fail(BreakCategory::kUnsupportedCall,
              absl::StrCat(Py_TYPE(fn)->tp_name, " defines bprop and is called with keywords"),
              "Cells with a custom bprop are then differentiated on the eager tape");
         return false;
@@ -776,7 +776,7 @@ bool Interp::Call(Frame& f, const Value& callable, ValueList args, Value* out) {
   bool handled = false;
   if (FallbackCall(fn, args, names, out, &handled)) return true;
   if (handled) return false;
-  Fail("unsupported_call", absl::StrCat("call to ", ReprOf(fn), " cannot be captured"),
+  Fail(BreakCategory::kUnsupportedCall, absl::StrCat("call to ", ReprOf(fn), " cannot be captured"),
        "pijit ops, primitives, Cells and Python functions are captured; other calls run "
        "eagerly");
   return false;

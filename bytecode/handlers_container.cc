@@ -12,7 +12,7 @@ using guards::IsPlainValue;
 bool Interp::DictGet(const Value& dict, const Value& key, Value* out, bool* found) {
   PyObject* k = AsPyObject(key);
   if (!k || !IsPlainValue(k)) {
-    Fail("unsupported_operator", "a dict key unknown at capture time");
+    Fail(BreakCategory::kUnsupportedOperator, "a dict key unknown at capture time");
     return false;
   }
   UseConst(key);
@@ -21,7 +21,7 @@ bool Interp::DictGet(const Value& dict, const Value& key, Value* out, bool* foun
     int eq = PyObject_RichCompareBool((*dict.keys)[i], k, Py_EQ);
     if (eq < 0) {
       PyErr_Clear();
-      Fail("python_error", "comparing dict keys raises");
+      Fail(BreakCategory::kPythonError, "comparing dict keys raises");
       return false;
     }
     if (eq) {
@@ -36,7 +36,7 @@ bool Interp::DictGet(const Value& dict, const Value& key, Value* out, bool* foun
 bool Interp::DictSet(Value& dict, const Value& key, const Value& value) {
   PyObject* k = AsPyObject(key);
   if (!k || !IsPlainValue(k)) {
-    Fail("unsupported_operator", "a dict key unknown at capture time");
+    Fail(BreakCategory::kUnsupportedOperator, "a dict key unknown at capture time");
     return false;
   }
   UseConst(key);
@@ -56,7 +56,7 @@ bool Interp::DictSet(Value& dict, const Value& key, const Value& value) {
 bool Interp::Contains(const Value& c, const Value& item, bool* out) {
   PyObject* x = AsPyObject(item);
   if (!x || !IsPlainValue(x)) {
-    Fail("unsupported_operator", "`in` with a value unknown at capture time");
+    Fail(BreakCategory::kUnsupportedOperator, "`in` with a value unknown at capture time");
     return false;
   }
   UseConst(item);
@@ -73,14 +73,14 @@ bool Interp::Contains(const Value& c, const Value& item, bool* out) {
     for (const Value& v : *c.items) {
       PyObject* o = AsPyObject(v);
       if (!o || !IsPlainValue(o)) {
-        Fail("unsupported_operator", "`in` over a dict view of values unknown at capture time");
+        Fail(BreakCategory::kUnsupportedOperator, "`in` over a dict view of values unknown at capture time");
         return false;
       }
       UseConst(v);
       const int eq = PyObject_RichCompareBool(o, x, Py_EQ);
       if (eq < 0) {
         PyErr_Clear();
-        Fail("python_error", "`in` raises");
+        Fail(BreakCategory::kPythonError, "`in` raises");
         return false;
       }
       if (eq) {
@@ -104,7 +104,7 @@ bool Interp::Contains(const Value& c, const Value& item, bool* out) {
       const int r = PyDict_Contains(c.obj, x);
       if (r < 0) {
         PyErr_Clear();
-        Fail("python_error", "`in` raises");
+        Fail(BreakCategory::kPythonError, "`in` raises");
         return false;
       }
       gp().GuardType(c.source, c.obj);
@@ -132,7 +132,7 @@ bool Interp::Contains(const Value& c, const Value& item, bool* out) {
       Py_XDECREF(it);
       PyErr_Clear();
       if (!plain) {
-        Fail("unsupported_operator", "`in` over items that are not plain values");
+        Fail(BreakCategory::kUnsupportedOperator, "`in` over items that are not plain values");
         return false;
       }
     }
@@ -140,13 +140,13 @@ bool Interp::Contains(const Value& c, const Value& item, bool* out) {
     int r = PySequence_Contains(obj, x);
     if (r < 0) {
       PyErr_Clear();
-      Fail("python_error", "`in` raises");
+      Fail(BreakCategory::kPythonError, "`in` raises");
       return false;
     }
     *out = r != 0;
     return true;
   }
-  Fail("unsupported_operator", "`in` over a container unknown at capture time");
+  Fail(BreakCategory::kUnsupportedOperator, "`in` over a container unknown at capture time");
   return false;
 }
 
@@ -159,7 +159,7 @@ bool Interp::SetItems(const Value& v, ValueList* out) {
     Py_XDECREF(it);
     if (PyErr_Occurred()) {
       PyErr_Clear();
-      Fail("python_error", "iteration raises");
+      Fail(BreakCategory::kPythonError, "iteration raises");
       return false;
     }
     return true;
@@ -175,21 +175,21 @@ bool Interp::MakeSet(PyObject* base, const ValueList& items, Value* out) {
   PyObject* set = PySet_New(base);
   if (!set) {
     PyErr_Clear();
-    Fail("python_error", "cannot make a set");
+    Fail(BreakCategory::kPythonError, "cannot make a set");
     return false;
   }
   Keep(set);
   for (const Value& item : items) {
     PyObject* x = AsPyObject(item);
     if (!x || !IsPlainValue(x)) {
-      Fail("unsupported_operator", "a set item unknown at capture time or not a plain value",
+      Fail(BreakCategory::kUnsupportedOperator, "a set item unknown at capture time or not a plain value",
            "sets are captured when their items are numbers, strings, None or tuples of them");
       return false;
     }
     UseConst(item);
     if (PySet_Add(set, x) < 0) {
       PyErr_Clear();
-      Fail("python_error", "adding to a set raises");
+      Fail(BreakCategory::kPythonError, "adding to a set raises");
       return false;
     }
   }
@@ -207,7 +207,7 @@ bool Interp::CallContainerMethod(const Value& m, ValueList args, const std::vect
     return DictMethod(self, name, std::move(args), kwnames, out);  // handlers_dict.cc
   }
   if (!kwnames.empty() || args.empty()) {
-    Fail("unsupported_call", "keyword arguments to a container method");
+    Fail(BreakCategory::kUnsupportedCall, "keyword arguments to a container method");
     return false;
   }
   Value self = args[0];
@@ -247,7 +247,7 @@ bool Interp::CallContainerMethod(const Value& m, ValueList args, const std::vect
       return true;
     }
   }
-  Fail("unsupported_call", absl::StrFormat("method %s of a container made during capture",
+  Fail(BreakCategory::kUnsupportedCall, absl::StrFormat("method %s of a container made during capture",
                                            std::string(name)));
   return false;
 }
@@ -261,7 +261,7 @@ bool Interp::FormatValue(const Value& v, int flags, const Value* spec, Value* ou
     for (Py_ssize_t i = 0; i < PyList_GET_SIZE(x); ++i) plain = plain && IsPlainValue(PyList_GET_ITEM(x, i));
   }
   if (!plain || (spec && (!s || !PyUnicode_CheckExact(s)))) {
-    Fail("unsupported_operator", "an f-string of a value unknown at capture time");
+    Fail(BreakCategory::kUnsupportedOperator, "an f-string of a value unknown at capture time");
     return false;
   }
   UseConst(v);
@@ -277,7 +277,7 @@ bool Interp::FormatValue(const Value& v, int flags, const Value* spec, Value* ou
   Py_XDECREF(conv);
   if (!r) {
     PyErr_Clear();
-    Fail("python_error", "formatting raises");
+    Fail(BreakCategory::kPythonError, "formatting raises");
     return false;
   }
   *out = Value::Const(Keep(r));
@@ -310,7 +310,7 @@ bool Interp::MakeNamedTuple(PyObject* cls, const ValueList& args,
   const size_t npos = args.size() - kwnames.size();
   std::vector<const Value*> bound(static_cast<size_t>(n), nullptr);
   if (static_cast<Py_ssize_t>(npos) > n) {
-    Fail("python_error", "too many arguments for a namedtuple");
+    Fail(BreakCategory::kPythonError, "too many arguments for a namedtuple");
     return false;
   }
   for (size_t i = 0; i < npos; ++i) bound[i] = &args[i];
@@ -319,7 +319,7 @@ bool Interp::MakeNamedTuple(PyObject* cls, const ValueList& args,
     for (Py_ssize_t i = 0; i < n; ++i)
       if (kwnames[k] == PyUnicode_AsUTF8(PyTuple_GET_ITEM(fields, i))) slot = i;
     if (slot < 0 || bound[slot]) {
-      Fail("python_error", "an unexpected or repeated keyword argument for a namedtuple");
+      Fail(BreakCategory::kPythonError, "an unexpected or repeated keyword argument for a namedtuple");
       return false;
     }
     bound[slot] = &args[npos + k];
@@ -337,7 +337,7 @@ bool Interp::MakeNamedTuple(PyObject* cls, const ValueList& args,
     PyObject* d = defaults && PyDict_Check(defaults)
                       ? PyDict_GetItem(defaults, PyTuple_GET_ITEM(fields, i)) : nullptr;
     if (!d || !guards::IsPlainValue(d)) {
-      Fail("python_error", "a namedtuple field without a value");
+      Fail(BreakCategory::kPythonError, "a namedtuple field without a value");
       return false;
     }
     items.push_back(Value::Const(d));

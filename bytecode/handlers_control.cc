@@ -41,7 +41,7 @@ bool Interp::GetIter(const Value& v, Value* out) {
       // unpacking, a `for` loop); the generator's items carry no effects (gen_depth_).
       return RunGenerator(v, false, out);
     case Value::kTensor:
-      Fail("unsupported_operator", "iterating over a tensor is not captured yet");
+      Fail(BreakCategory::kUnsupportedOperator, "iterating over a tensor is not captured yet");
       return false;
     case Value::kConst:
       if (const Value* model = ShadowDict(v)) {
@@ -59,7 +59,7 @@ bool Interp::GetIter(const Value& v, Value* out) {
       if (v.source >= 0 && PyDict_CheckExact(v.obj)) return IterInputDict(v, out);
       break;
     default:
-      Fail("unsupported_operator", "iterating over a value unknown at capture time");
+      Fail(BreakCategory::kUnsupportedOperator, "iterating over a value unknown at capture time");
       return false;
   }
   PyObject* o = v.obj;
@@ -67,7 +67,7 @@ bool Interp::GetIter(const Value& v, Value* out) {
   if (PyTuple_CheckExact(o) || PyList_CheckExact(o)) {
     const Py_ssize_t n = PySequence_Fast_GET_SIZE(o);
     if (n > kMaxUnroll) {
-      Fail("too_long", absl::StrFormat("a loop over %d items is not unrolled", n));
+      Fail(BreakCategory::kTooLong, absl::StrFormat("a loop over %d items is not unrolled", n));
       return false;
     }
     if (v.source >= 0) {
@@ -91,7 +91,7 @@ bool Interp::GetIter(const Value& v, Value* out) {
     Py_ssize_t n = PyObject_Length(o);
     if (n < 0 || n > kMaxUnroll) {
       PyErr_Clear();
-      Fail("too_long", absl::StrFormat("a loop over %d items is not unrolled", n));
+      Fail(BreakCategory::kTooLong, absl::StrFormat("a loop over %d items is not unrolled", n));
       return false;
     }
     PyObject* it = PyObject_GetIter(o);
@@ -99,18 +99,18 @@ bool Interp::GetIter(const Value& v, Value* out) {
     Py_XDECREF(it);
     if (PyErr_Occurred()) {
       PyErr_Clear();
-      Fail("python_error", "iteration raises");
+      Fail(BreakCategory::kPythonError, "iteration raises");
       return false;
     }
     return make(std::move(items));
   }
-  Fail("unsupported_operator", absl::StrFormat("iterating over a %s", Py_TYPE(o)->tp_name));
+  Fail(BreakCategory::kUnsupportedOperator, absl::StrFormat("iterating over a %s", Py_TYPE(o)->tp_name));
   return false;
 }
 
 bool Interp::SourceInStep(const Value& it, size_t j) {
   if (it.link->sources[j].items->size() == it.link->remaining[j]) return true;
-  Fail("unsupported_operator",
+  Fail(BreakCategory::kUnsupportedOperator,
        "an iterator advanced both directly and through a zip or enumerate over it",
        "the loop runs in Python");
   return false;
@@ -163,7 +163,7 @@ bool Interp::IterInputDict(const Value& v, Value* out) {
   // the dict viewed, so the trace records no mutation of it while the loop may run.
   const Py_ssize_t n = PyDict_GET_SIZE(v.obj);
   if (n > 256) {
-    Fail("too_long", absl::StrFormat("a loop over a dict of %d items is not unrolled", n));
+    Fail(BreakCategory::kTooLong, absl::StrFormat("a loop over a dict of %d items is not unrolled", n));
     return false;
   }
   ValueList keys;
@@ -171,7 +171,7 @@ bool Interp::IterInputDict(const Value& v, Value* out) {
   Py_ssize_t pos = 0;
   while (PyDict_Next(v.obj, &pos, &k, &item)) {
     if (!PyUnicode_CheckExact(k) && !PyLong_CheckExact(k)) {
-      Fail("unsupported_operator", "iterating over a dict with keys that are not str or int");
+      Fail(BreakCategory::kUnsupportedOperator, "iterating over a dict with keys that are not str or int");
       return false;
     }
     Py_INCREF(k);
@@ -216,7 +216,7 @@ bool Interp::IterOf(Frame& f, const Value& a, Value* out) {
     Value result;
     if (!Call(f, fn, {a}, &result)) return false;
     if (result.kind != Value::kIter) {
-      Fail("unsupported_operator", "__iter__ returned an iterator capture does not model",
+      Fail(BreakCategory::kUnsupportedOperator, "__iter__ returned an iterator capture does not model",
            "the loop runs in Python");
       return false;
     }
@@ -245,12 +245,12 @@ bool Interp::StepForIter(Frame& f, int32_t target, size_t* next) {
   if (!f.stack.empty() && f.stack.back().kind == Value::kConst) {
     // An iterator made outside the trace (a resume function's argument): taking an item is a
     // side effect, so the loop head is a graph break that runs in Python.
-    Fail("unsupported_bytecode", "FOR_ITER over an iterator made outside the trace",
+    Fail(BreakCategory::kUnsupportedBytecode, "FOR_ITER over an iterator made outside the trace",
          "the loop runs in Python; its body is still captured between breaks");
     return false;
   }
   if (f.stack.empty() || f.stack.back().kind != Value::kIter) {
-    Fail("internal", "FOR_ITER without an iterator");
+    Fail(BreakCategory::kInternal, "FOR_ITER without an iterator");
     return false;
   }
   Value& it = f.stack.back();

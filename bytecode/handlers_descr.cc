@@ -78,7 +78,7 @@ bool Interp::LoadDescriptorAttr(Frame& f, const Value& owner, PyObject* name, bo
   }
   // A classmethod: bound to the class (an instance's type is guarded above).
   if (!method) {
-    Fail("unsupported_attribute", "a classmethod used as a value", "call it directly");
+    Fail(BreakCategory::kUnsupportedAttribute, "a classmethod used as a value", "call it directly");
     return false;
   }
   Value cls = owner;

@@ -82,7 +82,7 @@ Value* Interp::MakeShadowDict(const Value& v) {
 bool Interp::DictDel(Value& dict, const Value& key, Value* removed, bool* found) {
   PyObject* k = AsPyObject(key);
   if (!k || !guards::IsPlainValue(k)) {
-    Fail("unsupported_operator", "a dict key unknown at capture time");
+    Fail(BreakCategory::kUnsupportedOperator, "a dict key unknown at capture time");
     return false;
   }
   UseConst(key);
@@ -91,7 +91,7 @@ bool Interp::DictDel(Value& dict, const Value& key, Value* removed, bool* found)
     const int eq = PyObject_RichCompareBool((*dict.keys)[i], k, Py_EQ);
     if (eq < 0) {
       PyErr_Clear();
-      Fail("python_error", "comparing dict keys raises");
+      Fail(BreakCategory::kPythonError, "comparing dict keys raises");
       return false;
     }
     if (eq) {
@@ -114,7 +114,7 @@ bool Interp::DictMethod(const Value& self, std::string_view name, ValueList args
                         name == "popitem" || name == "clear";
   auto unsupported = [&]() {
     if (!failed()) {
-      Fail("unsupported_call", absl::StrFormat("dict.%s with these arguments", std::string(name)),
+      Fail(BreakCategory::kUnsupportedCall, absl::StrFormat("dict.%s with these arguments", std::string(name)),
            "the graph breaks here; the call runs in Python");
     }
     return false;
@@ -178,7 +178,7 @@ bool Interp::DictMethod(const Value& self, std::string_view name, ValueList args
       return true;
     }
     if (npos == 1) {
-      Fail("python_error", "KeyError: dict.pop of a key the dict does not have",
+      Fail(BreakCategory::kPythonError, "KeyError: dict.pop of a key the dict does not have",
            "the call runs eagerly, where Python raises the KeyError");
       return false;
     }
@@ -199,7 +199,7 @@ bool Interp::DictMethod(const Value& self, std::string_view name, ValueList args
   }
   if (name == "popitem" && npos == 0) {
     if (d.keys->empty()) {
-      Fail("python_error", "KeyError: popitem of an empty dict",
+      Fail(BreakCategory::kPythonError, "KeyError: popitem of an empty dict",
            "the call runs eagerly, where Python raises the KeyError");
       return false;
     }
@@ -257,7 +257,7 @@ bool Interp::MakeDictCall(const ValueList& args, const std::vector<std::string>&
                           Value* out) {
   const size_t npos = args.size() - kwnames.size();
   if (npos > 1) {
-    Fail("python_error", "dict expected at most 1 positional argument");
+    Fail(BreakCategory::kPythonError, "dict expected at most 1 positional argument");
     return false;
   }
   Value d = Value::Dict();
@@ -274,7 +274,7 @@ bool Interp::MakeDictCall(const ValueList& args, const std::vector<std::string>&
         for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(pair.obj); ++i)
           kv.push_back(Value::Const(PyTuple_GET_ITEM(pair.obj, i)));
       if (kv.size() != 2) {
-        Fail("unsupported_call",
+        Fail(BreakCategory::kUnsupportedCall,
              "dict() of items that are not (key, value) pairs known at capture time");
         return false;
       }

@@ -56,7 +56,7 @@ bool Interp::FailIfMutated(const Value& v) {
     }
     return true;
   }
-  Fail("side_effect", "a read of an object the trace has mutated",
+  Fail(BreakCategory::kSideEffect, "a read of an object the trace has mutated",
        "the graph breaks here; the recorded mutations run first");
   return false;
 }
@@ -73,7 +73,7 @@ const Value* Interp::PendingGlobal(PyObject* globals, PyObject* name) const {
 
 bool Interp::StoreAttr(const Value& owner, PyObject* name, const Value& value) {
   auto refuse = [&](const char* why) {
-    if (!failed()) Fail("side_effect", absl::StrFormat("attribute store: %s", why),
+    if (!failed()) Fail(BreakCategory::kSideEffect, absl::StrFormat("attribute store: %s", why),
                         "the graph breaks here; the store runs in Python");
     return false;
   };
@@ -99,7 +99,7 @@ bool Interp::StoreAttr(const Value& owner, PyObject* name, const Value& value) {
 
 bool Interp::StoreGlobal(Frame& f, PyObject* name, const Value& value) {
   if (gen_depth_ > 0 || f.depth > 0 || !ImmutableValue(value)) {
-    Fail("side_effect", "a global store the trace does not replay",
+    Fail(BreakCategory::kSideEffect, "a global store the trace does not replay",
          "the graph breaks here; the store runs in Python");
     return false;
   }
@@ -111,7 +111,7 @@ bool Interp::StoreGlobal(Frame& f, PyObject* name, const Value& value) {
 
 bool Interp::AppendEffect(const Value& list, const Value& value) {
   if (gen_depth_ > 0 || !ImmutableValue(value)) {
-    Fail("side_effect", "an append the trace does not replay",
+    Fail(BreakCategory::kSideEffect, "an append the trace does not replay",
          "the graph breaks here; the append runs in Python");
     return false;
   }
@@ -129,14 +129,14 @@ bool Interp::ExtendEffect(const Value& list, const Value& items) {
                     (PyTuple_CheckExact(items.obj) || PyList_CheckExact(items.obj)));
   Value it;
   if (gen_depth_ > 0 || !seq) {
-    Fail("side_effect", "an extend the trace does not replay",
+    Fail(BreakCategory::kSideEffect, "an extend the trace does not replay",
          "the graph breaks here; the extend runs in Python");
     return false;
   }
   if (!GetIter(items, &it)) return false;
   for (const Value& v : *it.items) {
     if (!ImmutableValue(v)) {
-      Fail("side_effect", "an extend the trace does not replay",
+      Fail(BreakCategory::kSideEffect, "an extend the trace does not replay",
            "the graph breaks here; the extend runs in Python");
       return false;
     }
@@ -154,7 +154,7 @@ bool Interp::InsertEffect(const Value& list, const Value& index, const Value& va
     plain_index = false;
   }
   if (gen_depth_ > 0 || !plain_index || !ImmutableValue(value)) {
-    Fail("side_effect", "an insert the trace does not replay",
+    Fail(BreakCategory::kSideEffect, "an insert the trace does not replay",
          "the graph breaks here; the insert runs in Python");
     return false;
   }
@@ -180,10 +180,10 @@ bool Interp::StoreSubscr(Frame& f) {
   }
   if (failed()) return false;
   if (n >= 3 && f.stack[n - 2].kind == Value::kTensor) {
-    Fail("tensor_mutation", "assignment into a tensor (t[index] = value) writes in place",
+    Fail(BreakCategory::kTensorMutation, "assignment into a tensor (t[index] = value) writes in place",
          "the graph breaks here; the assignment runs in Python and later code sees its result");
   } else {
-    Fail("unsupported_bytecode", "STORE_SUBSCR is not captured yet",
+    Fail(BreakCategory::kUnsupportedBytecode, "STORE_SUBSCR is not captured yet",
          "this function runs eagerly; graph breaks will split it around such code");
   }
   return false;
@@ -206,7 +206,7 @@ bool Interp::StoreIntoBuiltContainer(Value& container, const Value& key, const V
   if (i < 0) i += size;
   if (i < 0 || i >= size) {
     if (PyErr_Occurred()) PyErr_Clear();
-    Fail("python_error", "list assignment index out of range",
+    Fail(BreakCategory::kPythonError, "list assignment index out of range",
          "the function runs eagerly and raises the error there");
     return false;
   }
@@ -224,7 +224,7 @@ bool Interp::DeleteSubscr(Frame& f) {
     return true;
   }
   if (failed()) return false;
-  Fail("unsupported_bytecode", "a deletion (del x[k]) the trace does not replay",
+  Fail(BreakCategory::kUnsupportedBytecode, "a deletion (del x[k]) the trace does not replay",
        "the graph breaks here; the deletion runs in Python");
   return false;
 }
@@ -259,7 +259,7 @@ bool Interp::DelItemEffect(const Value& c, const Value& key) {
     bool found = false;
     if (!DictDel(*model, key, &removed, &found)) return false;
     if (!found) {
-      Fail("python_error", "KeyError: deleting a key the dict does not have",
+      Fail(BreakCategory::kPythonError, "KeyError: deleting a key the dict does not have",
            "the call runs eagerly, where Python raises the KeyError");
       return false;
     }
@@ -287,7 +287,7 @@ bool Interp::DelItemEffect(const Value& c, const Value& key) {
     }
   }
   if (i < -n || i >= n) {
-    Fail("python_error", "IndexError: deleting a list item out of range",
+    Fail(BreakCategory::kPythonError, "IndexError: deleting a list item out of range",
          "the call runs eagerly, where Python raises the IndexError");
     return false;
   }
@@ -309,7 +309,7 @@ bool Interp::ListLength(const Value& v, Py_ssize_t* n) {
 
 bool Interp::DeleteAttr(const Value& owner, PyObject* name) {
   auto refuse = [&](const char* why) {
-    if (!failed()) Fail("side_effect", absl::StrFormat("attribute deletion: %s", why),
+    if (!failed()) Fail(BreakCategory::kSideEffect, absl::StrFormat("attribute deletion: %s", why),
                         "the graph breaks here; the deletion runs in Python");
     return false;
   };
@@ -325,7 +325,7 @@ bool Interp::DeleteAttr(const Value& owner, PyObject* name) {
   if (descr && Py_TYPE(descr)->tp_descr_set) return refuse("through a descriptor");
   const Value* p = PendingAttr(obj, name);
   if (p && p->kind == Value::kUndef) {
-    Fail("python_error", "AttributeError: the attribute was deleted earlier",
+    Fail(BreakCategory::kPythonError, "AttributeError: the attribute was deleted earlier",
          "the call runs eagerly, where Python raises the AttributeError");
     return false;
   }
@@ -337,7 +337,7 @@ bool Interp::DeleteAttr(const Value& owner, PyObject* name) {
     Py_XDECREF(d);
     if (!v) {
       PyErr_Clear();
-      Fail("python_error", "AttributeError: deleting an attribute the object does not have",
+      Fail(BreakCategory::kPythonError, "AttributeError: deleting an attribute the object does not have",
            "the call runs eagerly, where Python raises the AttributeError");
       return false;
     }
@@ -352,7 +352,7 @@ bool Interp::DeleteAttr(const Value& owner, PyObject* name) {
 
 bool Interp::DeleteGlobal(Frame& f, PyObject* name) {
   if (gen_depth_ > 0 || f.depth > 0) {
-    Fail("side_effect", "a global deletion the trace does not replay",
+    Fail(BreakCategory::kSideEffect, "a global deletion the trace does not replay",
          "the graph breaks here; the deletion runs in Python");
     return false;
   }
@@ -361,7 +361,7 @@ bool Interp::DeleteGlobal(Frame& f, PyObject* name) {
   const bool absent = p ? p->kind == Value::kUndef : !PyDict_GetItemWithError(globals, name);
   if (absent) {
     PyErr_Clear();
-    Fail("python_error", absl::StrFormat("NameError: name '%s' is not defined",
+    Fail(BreakCategory::kPythonError, absl::StrFormat("NameError: name '%s' is not defined",
                                          PyUnicode_AsUTF8(name)),
          "the call runs eagerly, where Python raises the NameError");
     return false;
@@ -383,7 +383,7 @@ bool Interp::StoreCellEffect(Frame& f, int slot, const Value& value) {
   PyObject* cell = FreeCell(f, slot);
   const bool root = f.depth == 0 && f.func == root_func_;
   if (gen_depth_ > 0 || !cell || (!root && f.func_source < 0) || !ImmutableValue(value)) {
-    Fail("side_effect", "a store to a closure variable the trace does not replay",
+    Fail(BreakCategory::kSideEffect, "a store to a closure variable the trace does not replay",
          "the graph breaks here; the store runs in Python");
     return false;
   }

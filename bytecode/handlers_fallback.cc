@@ -112,13 +112,13 @@ bool Interp::FallbackCall(PyObject* fn, const ValueList& args,
     Py_XDECREF(type);
     Py_XDECREF(value);
     Py_XDECREF(tb);
-    Fail("python_error", absl::StrCat("JIT Fallback: ", ReprOf(fn), " raised ", what,
+    Fail(BreakCategory::kPythonError, absl::StrCat("JIT Fallback: ", ReprOf(fn), " raised ", what,
                                       " at compile time"));
     return false;
   }
   Keep(r);
   if (!HoldableResult(r)) {
-    Fail("unsupported_call", absl::StrCat("JIT Fallback: ", ReprOf(fn), " returns a ",
+    Fail(BreakCategory::kUnsupportedCall, absl::StrCat("JIT Fallback: ", ReprOf(fn), " returns a ",
                                           Py_TYPE(r)->tp_name, ", which a graph cannot hold as "
                                           "a constant"));
     return false;
@@ -140,7 +140,7 @@ bool Interp::PrintEffect(const ValueList& args, const std::vector<std::string>& 
     PyObject* o = v.kind == Value::kConst ? AsPyObject(v) : nullptr;
     if (!o || names[k] == "file") {
       Py_XDECREF(kwargs);
-      Fail("unsupported_call", absl::StrCat("print's ", names[k], "= must be a constant (and "
+      Fail(BreakCategory::kUnsupportedCall, absl::StrCat("print's ", names[k], "= must be a constant (and "
                                             "no file) in a graph"));
       return false;
     }
@@ -152,7 +152,7 @@ bool Interp::PrintEffect(const ValueList& args, const std::vector<std::string>& 
   for (const Value& v : shown) {
     if (gen_depth_ > 0 || !ImmutableValue(v)) {
       Py_XDECREF(kwargs);
-      Fail("side_effect", "print of a list or a value a generator yields inside a graph",
+      Fail(BreakCategory::kSideEffect, "print of a list or a value a generator yields inside a graph",
            "print a tensor, a number or a tuple of them");
       return false;
     }

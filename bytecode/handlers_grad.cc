@@ -36,7 +36,7 @@ bool Interp::CallVjp(Frame& f, ValueList args, Value* out) {
   PyObject* defaults = PyFunction_GET_DEFAULTS(g_vjp_fn);
   const size_t num_defaults = defaults ? static_cast<size_t>(PyTuple_GET_SIZE(defaults)) : 0;
   if (args.size() > 7 || args.size() + num_defaults < 7) {
-    Fail("unsupported_call", "pijit._autodiff.vjp called with other than its 7 arguments");
+    Fail(BreakCategory::kUnsupportedCall, "pijit._autodiff.vjp called with other than its 7 arguments");
     return false;
   }
   while (args.size() < 7) args.push_back(Value::Const(PyTuple_GET_ITEM(defaults, args.size() - (7 - num_defaults))));
@@ -45,7 +45,7 @@ bool Interp::CallVjp(Frame& f, ValueList args, Value* out) {
   PyObject* positions = AsPyObject(args[2]);
   if (!KnownBool(args[5], &has_aux) || !KnownBool(args[6], &scalar) || !positions ||
       !PyTuple_Check(positions)) {
-    Fail("unsupported_call", "gradient options unknown at capture time");
+    Fail(BreakCategory::kUnsupportedCall, "gradient options unknown at capture time");
     return false;
   }
   ValueList inputs, weights;
@@ -59,13 +59,13 @@ bool Interp::CallVjp(Frame& f, ValueList args, Value* out) {
   std::vector<graph::NodeId> wrt;
   auto add_wrt = [&](const Value& v, const char* what) {
     if (v.kind != Value::kTensor) {
-      Fail("invalid_input", absl::StrFormat("grad: %s is not a Tensor", what),
+      Fail(BreakCategory::kInvalidInput, absl::StrFormat("grad: %s is not a Tensor", what),
            "the call runs eagerly and raises the error there");
       return false;
     }
     for (graph::NodeId w : wrt) {
       if (w == v.node) {
-        Fail("unsupported_call", "grad: one tensor is differentiated at two positions");
+        Fail(BreakCategory::kUnsupportedCall, "grad: one tensor is differentiated at two positions");
         return false;
       }
     }
@@ -78,7 +78,7 @@ bool Interp::CallVjp(Frame& f, ValueList args, Value* out) {
     if (pos < 0) pos += static_cast<long>(inputs.size());
     if (pos < 0 || pos >= static_cast<long>(inputs.size())) {
       if (PyErr_Occurred()) PyErr_Clear();
-      Fail("invalid_input", "grad: grad_position out of range",
+      Fail(BreakCategory::kInvalidInput, "grad: grad_position out of range",
            "the call runs eagerly and raises the error there");
       return false;
     }
@@ -103,13 +103,13 @@ bool Interp::CallVjp(Frame& f, ValueList args, Value* out) {
   } else if (result.kind == Value::kSeq) {
     outs = *result.items;
   } else {
-    Fail("invalid_input", "grad: the function must return Tensors to be differentiated",
+    Fail(BreakCategory::kInvalidInput, "grad: the function must return Tensors to be differentiated",
          "the call runs eagerly and raises the error there");
     return false;
   }
   if (has_aux) {
     if (result.kind != Value::kSeq || outs.size() < 2) {
-      Fail("invalid_input", "grad: with has_aux=True the function must return a tuple");
+      Fail(BreakCategory::kInvalidInput, "grad: with has_aux=True the function must return a tuple");
       return false;
     }
     outs.resize(1);
@@ -117,7 +117,7 @@ bool Interp::CallVjp(Frame& f, ValueList args, Value* out) {
   std::vector<graph::NodeId> out_nodes, seeds;
   for (const Value& o : outs) {
     if (o.kind != Value::kTensor) {
-      Fail("invalid_input", "grad: the function must return Tensors to be differentiated",
+      Fail(BreakCategory::kInvalidInput, "grad: the function must return Tensors to be differentiated",
            "the call runs eagerly and raises the error there");
       return false;
     }
@@ -137,13 +137,13 @@ bool Interp::CallVjp(Frame& f, ValueList args, Value* out) {
     const double v = sens.obj == Py_None ? 1.0 : PyFloat_AsDouble(sens.obj);
     for (graph::NodeId o : out_nodes) {
       if (scalar && NumElements(g().node(o).meta.shape) != 1) {
-        Fail("invalid_input", "grad: only a one-element output can be differentiated without a "
+        Fail(BreakCategory::kInvalidInput, "grad: only a one-element output can be differentiated without a "
                               "sensitivity", "the call runs eagerly and raises the error there");
         return false;
       }
       auto s = fill_like(o, v);
       if (!s.ok()) {
-        Fail("internal", std::string(s.status().message()));
+        Fail(BreakCategory::kInternal, std::string(s.status().message()));
         return false;
       }
       seeds.push_back(*s);
@@ -156,12 +156,12 @@ bool Interp::CallVjp(Frame& f, ValueList args, Value* out) {
       return false;
     }
     if (given.size() != out_nodes.size()) {
-      Fail("invalid_input", "grad: the number of sensitivities differs from the outputs'");
+      Fail(BreakCategory::kInvalidInput, "grad: the number of sensitivities differs from the outputs'");
       return false;
     }
     for (const Value& s : given) {
       if (s.kind != Value::kTensor) {
-        Fail("unsupported_call", "grad: a sensitivity that is not a Tensor");
+        Fail(BreakCategory::kUnsupportedCall, "grad: a sensitivity that is not a Tensor");
         return false;
       }
       seeds.push_back(s.node);
@@ -175,13 +175,13 @@ bool Interp::CallVjp(Frame& f, ValueList args, Value* out) {
   // refuses that when a custom bprop takes part (NotImplementedError), so such a call runs
   // there.
   if (!customs.empty() && (grad_depth_ > 0 || vjp_calls_ != vjp_calls_before)) {
-    Fail("unsupported_call", "a gradient of a gradient through a Cell with a custom bprop",
+    Fail(BreakCategory::kUnsupportedCall, "a gradient of a gradient through a Cell with a custom bprop",
          "the call runs on the eager tape, which raises the error");
     return false;
   }
   auto grads = graph::AppendBackward(g(), out_nodes, seeds, wrt, first, customs);
   if (!grads.ok()) {
-    Fail(grads.status().code() == absl::StatusCode::kUnimplemented ? "unsupported_op" : "invalid_input",
+    Fail(grads.status().code() == absl::StatusCode::kUnimplemented ? BreakCategory::kUnsupportedOp : BreakCategory::kInvalidInput,
          std::string(grads.status().message()), "the gradient is taken on the eager tape");
     return false;
   }
@@ -191,7 +191,7 @@ bool Interp::CallVjp(Frame& f, ValueList args, Value* out) {
     if (gnode == graph::kNoGradient) {  // not floating point: zeros, as eagerly
       auto z = fill_like(wrt[i], 0.0);
       if (!z.ok()) {
-        Fail("internal", std::string(z.status().message()));
+        Fail(BreakCategory::kInternal, std::string(z.status().message()));
         return false;
       }
       gnode = *z;
@@ -210,7 +210,7 @@ bool Interp::CallVjp(Frame& f, ValueList args, Value* out) {
 bool Interp::CallCellWithBprop(Frame& f, const Value& cell, const ValueList& args, Value* out) {
   PyTypeObject* type = Py_TYPE(cell.obj);
   auto refuse = [&](const std::string& why) {
-    Fail("unsupported_call", absl::StrCat(type->tp_name, " defines bprop: ", why),
+    Fail(BreakCategory::kUnsupportedCall, absl::StrCat(type->tp_name, " defines bprop: ", why),
          "the gradient is taken on the eager tape");
     return false;
   };
@@ -273,7 +273,7 @@ bool Interp::CallCellWithBprop(Frame& f, const Value& cell, const ValueList& arg
     return refuse("its bprop returns other than Tensors");
   }
   if (items.size() != args.size()) {
-    Fail("invalid_input",
+    Fail(BreakCategory::kInvalidInput,
          absl::StrFormat("%s.bprop returned %d gradients for %d inputs", type->tp_name,
                          items.size(), args.size()),
          "the call runs eagerly and raises the error there");

@@ -45,7 +45,7 @@ bool Interp::MakeObject(Frame& f, const Value& cls, const ValueList& args,
   obj.type_source = cls.source;
   if (object_init) {
     if (!args.empty()) {
-      Fail("python_error", absl::StrCat(type->tp_name, "() takes no arguments"));
+      Fail(BreakCategory::kPythonError, absl::StrCat(type->tp_name, "() takes no arguments"));
       return false;
     }
   } else {
@@ -62,7 +62,7 @@ bool Interp::MakeObject(Frame& f, const Value& cls, const ValueList& args,
       return false;
     }
     if (ret.kind != Value::kConst || ret.obj != Py_None) {
-      Fail("python_error", "__init__() should return None");
+      Fail(BreakCategory::kPythonError, "__init__() should return None");
       return false;
     }
   }
@@ -74,7 +74,7 @@ bool Interp::ObjectAttr(Frame& f, const Value& owner, PyObject* name, bool metho
   auto* type = reinterpret_cast<PyTypeObject*>(owner.seq_type);
   PyObject* descr = _PyType_Lookup(type, name);
   if (descr && Py_TYPE(descr)->tp_descr_set) {
-    Fail("unsupported_attribute", absl::StrCat("attribute '", PyUnicode_AsUTF8(name),
+    Fail(BreakCategory::kUnsupportedAttribute, absl::StrCat("attribute '", PyUnicode_AsUTF8(name),
                                                "' of an object made in the trace is a descriptor"));
     return false;
   }
@@ -85,7 +85,7 @@ bool Interp::ObjectAttr(Frame& f, const Value& owner, PyObject* name, bool metho
     return true;
   }
   if (!descr) {
-    Fail("python_error", absl::StrCat("'", type->tp_name, "' object has no attribute '",
+    Fail(BreakCategory::kPythonError, absl::StrCat("'", type->tp_name, "' object has no attribute '",
                                       PyUnicode_AsUTF8(name), "'"));
     return false;
   }
@@ -96,7 +96,7 @@ bool Interp::ObjectAttr(Frame& f, const Value& owner, PyObject* name, bool metho
   UseConst(v);
   if (PyFunction_Check(descr)) {  // a method: (function, self) for CALL
     if (!method) {
-      Fail("unsupported_attribute", "a bound method of an object made in the trace used as a value",
+      Fail(BreakCategory::kUnsupportedAttribute, "a bound method of an object made in the trace used as a value",
            "call the method directly");
       return false;
     }
@@ -105,7 +105,7 @@ bool Interp::ObjectAttr(Frame& f, const Value& owner, PyObject* name, bool metho
     return true;
   }
   if (Py_TYPE(descr)->tp_descr_get) {
-    Fail("unsupported_attribute", absl::StrCat("attribute '", PyUnicode_AsUTF8(name),
+    Fail(BreakCategory::kUnsupportedAttribute, absl::StrCat("attribute '", PyUnicode_AsUTF8(name),
                                                "' of an object made in the trace is computed"));
     return false;
   }
@@ -117,7 +117,7 @@ bool Interp::ObjectAttr(Frame& f, const Value& owner, PyObject* name, bool metho
 bool Interp::StoreObjectAttr(const Value& owner, PyObject* name, const Value& value) {
   PyObject* descr = _PyType_Lookup(reinterpret_cast<PyTypeObject*>(owner.seq_type), name);
   if (descr && Py_TYPE(descr)->tp_descr_set) {
-    Fail("side_effect", "attribute store through a descriptor of an object made in the trace");
+    Fail(BreakCategory::kSideEffect, "attribute store through a descriptor of an object made in the trace");
     return false;
   }
   for (size_t i = 0; i < owner.keys->size(); ++i) {
@@ -136,7 +136,7 @@ bool Interp::CallObject(Frame& f, const Value& obj, ValueList args,
   static PyObject* call_name = PyUnicode_InternFromString("__call__");
   PyObject* call = _PyType_Lookup(reinterpret_cast<PyTypeObject*>(obj.seq_type), call_name);
   if (!call || !PyFunction_Check(call)) {
-    Fail("unsupported_call", "calling an object made in the trace without a Python __call__");
+    Fail(BreakCategory::kUnsupportedCall, "calling an object made in the trace without a Python __call__");
     return false;
   }
   Value fn;

@@ -43,7 +43,7 @@ bool Interp::BinaryOp(int nb, const Value& a, const Value& b, Value* out) {
                                              nullptr, nullptr, "remainder", "bitwise_or", "pow",
                                              nullptr, nullptr, nullptr, "bitwise_xor"};
         if (base > NB_XOR || !kNames[base] || !PyOpByName(kNames[base], &op)) {
-          Fail("unsupported_operator",
+          Fail(BreakCategory::kUnsupportedOperator,
                absl::StrFormat("binary operator #%d on tensors is not captured yet", nb));
           return false;
         }
@@ -60,7 +60,7 @@ bool Interp::BinaryOp(int nb, const Value& a, const Value& b, Value* out) {
       if (v.kind != Value::kTensor || v.type == g_tensor_type) continue;
       if (di < 0 || OverridesTensorMethod(v.type, kDunders[di][side]) ||
           OverridesTensorMethod(v.type, kDunders[di][1 - side])) {
-        Fail("unsupported_operator",
+        Fail(BreakCategory::kUnsupportedOperator,
              absl::StrFormat("%s overrides the operator", v.type->tp_name),
              "the operator of a Tensor subclass runs eagerly");
         return false;
@@ -73,13 +73,13 @@ bool Interp::BinaryOp(int nb, const Value& a, const Value& b, Value* out) {
         const bool builtin = !(Py_TYPE(v->obj)->tp_flags & Py_TPFLAGS_HEAPTYPE) &&
                              std::string_view(Py_TYPE(v->obj)->tp_name).find("numpy") ==
                                  std::string_view::npos;
-        Fail(builtin ? "python_error" : "unsupported_operator",
+        Fail(builtin ? BreakCategory::kPythonError : BreakCategory::kUnsupportedOperator,
              absl::StrFormat("%s of a Tensor and a %s", PyOpName(op), Py_TYPE(v->obj)->tp_name),
              "use a Tensor or a Python bool, int or float");
         return false;
       }
       if (v->kind != Value::kConst && v->kind != Value::kTensor) {
-        Fail("unsupported_operator", absl::StrFormat("%s of a Tensor and a container", PyOpName(op)));
+        Fail(BreakCategory::kUnsupportedOperator, absl::StrFormat("%s of a Tensor and a container", PyOpName(op)));
         return false;
       }
     }
@@ -91,7 +91,7 @@ bool Interp::BinaryOp(int nb, const Value& a, const Value& b, Value* out) {
     // list += list extends the list itself, which every alias sees: a list made during
     // capture and not being looped over is extended in the trace; an input list breaks.
     if (a.source >= 0 || viewed_items_.contains(a.items.get())) {
-      Fail("unsupported_operator", "+= on a list the trace does not own",
+      Fail(BreakCategory::kUnsupportedOperator, "+= on a list the trace does not own",
            "the graph breaks here; the list is extended in Python");
       return false;
     }
@@ -125,14 +125,14 @@ bool Interp::BinaryOp(int nb, const Value& a, const Value& b, Value* out) {
     else if (base <= NB_XOR && kOps[base]) r = kOps[base](x, y);
     if (!r) {
       PyErr_Clear();
-      Fail("python_error", "the operator raises on these Python values",
+      Fail(BreakCategory::kPythonError, "the operator raises on these Python values",
            "the function runs eagerly and raises the error there");
       return false;
     }
     *out = Value::Const(Keep(r));
     return true;
   }
-  Fail("unsupported_operator", "operator on values that are not tensors or plain Python values");
+  Fail(BreakCategory::kUnsupportedOperator, "operator on values that are not tensors or plain Python values");
   return false;
 }
 
@@ -142,7 +142,7 @@ bool Interp::CompareOp(int cmp, const Value& a, const Value& b, Value* out) {
                                          "greater_equal"};
     PyOp op;
     if (cmp < 0 || cmp > 5 || !PyOpByName(kNames[cmp], &op)) {
-      Fail("unsupported_operator", "comparison of tensors is not captured yet");
+      Fail(BreakCategory::kUnsupportedOperator, "comparison of tensors is not captured yet");
       return false;
     }
     return CallOp(op, {a, b}, {}, out);
@@ -150,7 +150,7 @@ bool Interp::CompareOp(int cmp, const Value& a, const Value& b, Value* out) {
   PyObject* x = AsPyObject(a);
   PyObject* y = AsPyObject(b);
   if (!x || !y || !IsPlainValue(x) || !IsPlainValue(y)) {
-    Fail("unsupported_operator", "comparison of values that are not known plain Python values");
+    Fail(BreakCategory::kUnsupportedOperator, "comparison of values that are not known plain Python values");
     return false;
   }
   UseConst(a);
@@ -158,7 +158,7 @@ bool Interp::CompareOp(int cmp, const Value& a, const Value& b, Value* out) {
   PyObject* r = PyObject_RichCompare(x, y, cmp);
   if (!r) {
     PyErr_Clear();
-    Fail("python_error", "the comparison raises on these values");
+    Fail(BreakCategory::kPythonError, "the comparison raises on these values");
     return false;
   }
   *out = Value::Const(Keep(r));
@@ -173,7 +173,7 @@ bool Interp::Truth(const Value& v, bool* out) {
   if (!FailIfMutated(v)) return false;
   switch (v.kind) {
     case Value::kTensor:
-      Fail("data_dependent", "the truth value of a tensor depends on its data",
+      Fail(BreakCategory::kDataDependent, "the truth value of a tensor depends on its data",
            "branching on tensor values splits the graph once graph breaks are supported; "
            "for now the function runs eagerly");
       return false;
@@ -192,7 +192,7 @@ bool Interp::Truth(const Value& v, bool* out) {
           !PyModule_Check(o) && !PyFunction_Check(o) && !PyCFunction_Check(o) && !PyType_Check(o)) {
         // __bool__ / __len__ of other objects could run code; tensors (by Python type) too.
         if (AsTensor(o)) {
-          Fail("data_dependent", "the truth value of a tensor depends on its data");
+          Fail(BreakCategory::kDataDependent, "the truth value of a tensor depends on its data");
           return false;
         }
         PyTypeObject* tp = Py_TYPE(o);
@@ -200,7 +200,7 @@ bool Interp::Truth(const Value& v, bool* out) {
                       (tp->tp_as_mapping && tp->tp_as_mapping->mp_length) ||
                       (tp->tp_as_sequence && tp->tp_as_sequence->sq_length);
         if (custom) {
-          Fail("unsupported_operator", absl::StrFormat("truth value of a %s", tp->tp_name));
+          Fail(BreakCategory::kUnsupportedOperator, absl::StrFormat("truth value of a %s", tp->tp_name));
           return false;
         }
       }
@@ -212,14 +212,14 @@ bool Interp::Truth(const Value& v, bool* out) {
       int t = PyObject_IsTrue(o);
       if (t < 0) {
         PyErr_Clear();
-        Fail("python_error", "truth value raises");
+        Fail(BreakCategory::kPythonError, "truth value raises");
         return false;
       }
       *out = t != 0;
       return true;
     }
     default:
-      Fail("unsupported_operator", "truth value of a value unknown at capture time");
+      Fail(BreakCategory::kUnsupportedOperator, "truth value of a value unknown at capture time");
       return false;
   }
 }
@@ -230,7 +230,7 @@ bool Interp::Subscript(const Value& c, const Value& index, Value* out) {
     bool found;
     if (!DictGet(*model, index, out, &found)) return false;
     if (!found) {
-      Fail("python_error", "KeyError: the key is not in the dict",
+      Fail(BreakCategory::kPythonError, "KeyError: the key is not in the dict",
            "the call runs eagerly, where Python raises the KeyError");
     }
     return found;
@@ -239,17 +239,17 @@ bool Interp::Subscript(const Value& c, const Value& index, Value* out) {
   if (c.kind == Value::kTensor) {
     PyOp op;
     if (c.type != g_tensor_type) {
-      Fail("unsupported_operator", absl::StrFormat("indexing a %s", c.type->tp_name));
+      Fail(BreakCategory::kUnsupportedOperator, absl::StrFormat("indexing a %s", c.type->tp_name));
       return false;
     }
     if (PyOpByName("__getitem__", &op)) return CallOp(op, {c, index}, {}, out);
-    Fail("unsupported_operator", "tensor indexing is not captured yet");
+    Fail(BreakCategory::kUnsupportedOperator, "tensor indexing is not captured yet");
     return false;
   }
   if (c.kind == Value::kDict) {
     bool found;
     if (!DictGet(c, index, out, &found)) return false;
-    if (!found) Fail("python_error", "KeyError: the key is not in the dict");
+    if (!found) Fail(BreakCategory::kPythonError, "KeyError: the key is not in the dict");
     return found;
   }
   PyObject* key = AsPyObject(index);
@@ -260,7 +260,7 @@ bool Interp::Subscript(const Value& c, const Value& index, Value* out) {
       Py_ssize_t i = PyLong_AsSsize_t(key);
       if (i < 0) i += n;
       if (i < 0 || i >= n) {
-        Fail("python_error", "index out of range");
+        Fail(BreakCategory::kPythonError, "index out of range");
         return false;
       }
       *out = (*c.items)[i];
@@ -270,7 +270,7 @@ bool Interp::Subscript(const Value& c, const Value& index, Value* out) {
       Py_ssize_t start, stop, step;
       if (PySlice_Unpack(key, &start, &stop, &step) < 0) {
         PyErr_Clear();
-        Fail("python_error", "bad slice");
+        Fail(BreakCategory::kPythonError, "bad slice");
         return false;
       }
       Py_ssize_t len = PySlice_AdjustIndices(n, &start, &stop, step);
@@ -293,7 +293,7 @@ bool Interp::Subscript(const Value& c, const Value& index, Value* out) {
       Py_ssize_t i = PyLong_AsSsize_t(key);
       if (i < 0) i += PyList_GET_SIZE(obj);
       if (i < 0 || i >= PyList_GET_SIZE(obj)) {
-        Fail("python_error", "list index out of range");
+        Fail(BreakCategory::kPythonError, "list index out of range");
         return false;
       }
       gp().GuardType(c.source, obj);  // length: negative indices resolve the same way
@@ -304,7 +304,7 @@ bool Interp::Subscript(const Value& c, const Value& index, Value* out) {
       item = PyDict_GetItemWithError(obj, key);
       if (!item) {
         PyErr_Clear();
-        Fail("python_error", "KeyError: the key is not in the dict");
+        Fail(BreakCategory::kPythonError, "KeyError: the key is not in the dict");
         return false;
       }
       kind = guards::Source::kDictItem;
@@ -322,13 +322,13 @@ bool Interp::Subscript(const Value& c, const Value& index, Value* out) {
     PyObject* r = PyObject_GetItem(obj, key);
     if (!r) {
       PyErr_Clear();
-      Fail("python_error", "the subscript raises");
+      Fail(BreakCategory::kPythonError, "the subscript raises");
       return false;
     }
     *out = Value::Const(Keep(r));
     return true;
   }
-  Fail("unsupported_operator", "subscript of a value unknown at capture time");
+  Fail(BreakCategory::kUnsupportedOperator, "subscript of a value unknown at capture time");
   return false;
 }
 

@@ -12,7 +12,7 @@ bool Interp::Inline(Frame& caller, PyCodeObject* code, PyObject* func, int32_t f
                     const Value* fn_value, ValueList args, const std::vector<std::string>& kwnames,
                     Value* out) {
   if (caller.depth + 1 > kMaxInlineDepth) {
-    Fail("inline_depth", absl::StrFormat("calls nested deeper than %d are not inlined",
+    Fail(BreakCategory::kInlineDepth, absl::StrFormat("calls nested deeper than %d are not inlined",
                                          kMaxInlineDepth),
          "recursion runs eagerly");
     return false;
@@ -41,7 +41,7 @@ bool Interp::Inline(Frame& caller, PyCodeObject* code, PyObject* func, int32_t f
     } else if (has_varargs) {
       extra.push_back(args[i]);
     } else {
-      Fail("python_error", absl::StrFormat("%s() takes %d positional arguments but %d were given",
+      Fail(BreakCategory::kPythonError, absl::StrFormat("%s() takes %d positional arguments but %d were given",
                                            PyUnicode_AsUTF8(code->co_name), npos_params, npos));
       return false;
     }
@@ -61,7 +61,7 @@ bool Interp::Inline(Frame& caller, PyCodeObject* code, PyObject* func, int32_t f
       continue;
     }
     if (slot < 0 || bound[slot]) {
-      Fail("python_error", absl::StrFormat("%s() got an unexpected or repeated keyword argument '%s'",
+      Fail(BreakCategory::kPythonError, absl::StrFormat("%s() got an unexpected or repeated keyword argument '%s'",
                                            PyUnicode_AsUTF8(code->co_name), kwnames[k]));
       return false;
     }
@@ -79,7 +79,7 @@ bool Interp::Inline(Frame& caller, PyCodeObject* code, PyObject* func, int32_t f
     for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(d); ++i)
       defaults.push_back(Value::Const(PyTuple_GET_ITEM(d, i)));
     if (src < 0 && PyTuple_GET_SIZE(d) > 0) {
-      Fail("unsupported_call", "inlining a function with defaults that cannot be guarded");
+      Fail(BreakCategory::kUnsupportedCall, "inlining a function with defaults that cannot be guarded");
       return false;
     }
   }
@@ -90,7 +90,7 @@ bool Interp::Inline(Frame& caller, PyCodeObject* code, PyObject* func, int32_t f
       f.locals[p] = defaults[p - first_default];
       bound[p] = true;
     } else {
-      Fail("python_error", absl::StrFormat("%s() missing required argument '%s'",
+      Fail(BreakCategory::kPythonError, absl::StrFormat("%s() missing required argument '%s'",
                                            PyUnicode_AsUTF8(code->co_name),
                                            PyUnicode_AsUTF8(PyTuple_GET_ITEM(code->co_localsplusnames, p))));
       return false;
@@ -104,7 +104,7 @@ bool Interp::Inline(Frame& caller, PyCodeObject* code, PyObject* func, int32_t f
     PyObject* dv = kwdefaults ? PyDict_GetItemWithError(kwdefaults, pname) : nullptr;
     if (!dv || func_source < 0) {
       PyErr_Clear();
-      Fail(dv ? "unsupported_call" : "python_error",
+      Fail(dv ? BreakCategory::kUnsupportedCall : BreakCategory::kPythonError,
            absl::StrFormat("%s() missing keyword-only argument '%s'",
                            PyUnicode_AsUTF8(code->co_name), PyUnicode_AsUTF8(pname)));
       return false;
@@ -125,7 +125,7 @@ bool Interp::Inline(Frame& caller, PyCodeObject* code, PyObject* func, int32_t f
   for (int i = 0; i < nfree; ++i) {
     if (fn_value) {
       if (!fn_value->items || i >= static_cast<int>(fn_value->items->size())) {
-        Fail("internal", "closure of a function made during capture is incomplete");
+        Fail(BreakCategory::kInternal, "closure of a function made during capture is incomplete");
         return false;
       }
       f.locals[first_free + i] = (*fn_value->items)[i];
@@ -145,7 +145,7 @@ bool Interp::GeneratorTakesSharedIterator(const Value& gen) {
   // fresh iterator (GET_ITER of a list or range), so a second one means an alias.
   for (const Value& a : gen.gen->args) {
     if (a.kind == Value::kIter && !a.opaque && a.items.use_count() > 1) {
-      Fail("unsupported_call", "a generator over an iterator used elsewhere, which may stop early",
+      Fail(BreakCategory::kUnsupportedCall, "a generator over an iterator used elsewhere, which may stop early",
            "the consumer runs in Python");
       return true;
     }
@@ -156,7 +156,7 @@ bool Interp::GeneratorTakesSharedIterator(const Value& gen) {
 bool Interp::RunGenerator(const Value& gen, bool pure, Value* out) {
   GenState& st = *gen.gen;
   if (st.started) {
-    Fail("unsupported_call", "a generator iterated a second time",
+    Fail(BreakCategory::kUnsupportedCall, "a generator iterated a second time",
          "generators are captured when one consumer takes all their items at once");
     return false;
   }
@@ -175,7 +175,7 @@ bool Interp::RunGenerator(const Value& gen, bool pure, Value* out) {
   pending_yields_ = nullptr;
   if (!ok) return false;
   if (pure && g().nodes().size() != nodes) {
-    Fail("unsupported_call", "a generator whose items compute tensors, consumed by all()/any()",
+    Fail(BreakCategory::kUnsupportedCall, "a generator whose items compute tensors, consumed by all()/any()",
          "all() and any() stop early; the generator runs in Python");
     return false;
   }

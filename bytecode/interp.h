@@ -184,7 +184,7 @@ class Interp {
   bool failed() const { return failed_; }
   // The trace reads a tensor's sizes as Python values: symbolic sizes cannot be kept.
   void NoteShapeRead() { out_->read_shape = true; }
-  void Fail(std::string category, std::string explanation, std::string hint = "");
+  void Fail(BreakCategory category, std::string explanation, std::string hint = "");
   guards::GuardProgram& gp() { return *out_->guards; }
   graph::Graph& g() { return out_->graph; }
   PyObject* Keep(PyObject* o);  // steals a reference; returns o

@@ -365,7 +365,7 @@ bool Interp::MakeOutput(const Value& v, OutputSpec* spec) {
       return true;
     }
     default:
-      Fail("unsupported_output",
+      Fail(BreakCategory::kUnsupportedOutput,
            "the return value is not a tensor, a Python value, or a container of them");
       return false;
   }

@@ -262,7 +262,7 @@ void RaiseGraphBreak(PyCodeObject* code, const bytecode::BreakReason& r) {
   PyErr_Clear();
   while (!line.empty() && (line.back() == '\n' || line.back() == ' ')) line.pop_back();
   std::string msg = absl::StrCat("cannot capture ", PyUnicode_AsUTF8(code->co_qualname),
-                                 " as one graph: ", r.category, " at ", r.file, ":", r.line,
+                                 " as one graph: ", bytecode::BreakCategoryName(r.category), " at ", r.file, ":", r.line,
                                  "\n    ", line.substr(line.find_first_not_of(' ') == std::string::npos ? 0 : line.find_first_not_of(' ')),
                                  "\n", r.explanation);
   if (!r.hint.empty()) absl::StrAppend(&msg, "\nhint: ", r.hint);
@@ -279,7 +279,7 @@ void RecordReason(CodeState* st, const bytecode::BreakReason& r) {
 }
 
 bool IsUserError(const bytecode::BreakReason& r) {
-  return r.category == "invalid_input" || r.category == "python_error";
+  return bytecode::BreakCategoryIsCallError(r.category);
 }
 
 }  // namespace
@@ -453,7 +453,7 @@ PyObject* Dispatch(CodeState* st, PyCodeObject* code, PyObject* func, PyObject* 
     } else {
       cr.ok = false;
       cr.brk.reset();
-      cr.reason = {"internal", PyUnicode_AsUTF8(code->co_filename), code->co_firstlineno,
+      cr.reason = {bytecode::BreakCategory::kInternal, PyUnicode_AsUTF8(code->co_filename), code->co_firstlineno,
                    std::string(compiled.status().message()), ""};
     }
   }
@@ -522,7 +522,7 @@ PyObject* Dispatch(CodeState* st, PyCodeObject* code, PyObject* func, PyObject* 
   if (!e.guards->Check(roots, values.data())) {
     // The guards must accept the call they were built from; if not, stay correct.
     e.eager = true;
-    e.reason = {"internal", PyUnicode_AsUTF8(code->co_filename), code->co_firstlineno,
+    e.reason = {bytecode::BreakCategory::kInternal, PyUnicode_AsUTF8(code->co_filename), code->co_firstlineno,
                 "guards reject the inputs they were built from", ""};
     *run_eager = true;
     return nullptr;

@@ -251,7 +251,7 @@ PyCodeObject* CodeOf(py::handle fn) {
 
 py::dict ReasonDict(const bytecode::BreakReason& r) {
   py::dict d;
-  d["category"] = r.category;
+  d["category"] = bytecode::BreakCategoryName(r.category);
   d["file"] = r.file;
   d["line"] = r.line;
   d["explanation"] = r.explanation;
