@@ -281,6 +281,13 @@ const char* PyOpName(PyOp op) { return Info(op).name; }
 graph::Op PyOpGraphOp(PyOp op) { return Info(op).gop; }
 bool PyOpIsMethod(PyOp op) { return Info(op).surface != kFunction; }
 bool PyOpIsFunction(PyOp op) { return Info(op).surface != kMethod; }
+PyOpArity PyOpElementwiseArity(PyOp op) {
+  switch (Info(op).sig) {
+    case kUnary: return PyOpArity::kUnary;
+    case kBinary: return op == PyOp::kMatMul ? PyOpArity::kBinaryTensorsOnly : PyOpArity::kBinary;
+    default: return PyOpArity::kOther;
+  }
+}
 
 bool PyOpByName(const char* name, PyOp* out) {
   for (const auto& [alias, target] : kMethodAliases)

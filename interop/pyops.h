@@ -25,6 +25,10 @@ const char* PyOpName(PyOp op);
 graph::Op PyOpGraphOp(PyOp op);
 bool PyOpIsMethod(PyOp op);    // a Tensor method
 bool PyOpIsFunction(PyOp op);  // a pijit.ops function
+// Elementwise ops whose positional call with tensor operands (and, for binary ones, Python
+// scalars) parses to the graph op alone, with no attributes: the direct eager path's ops.
+enum class PyOpArity : uint8_t { kOther, kUnary, kBinary, kBinaryTensorsOnly };
+PyOpArity PyOpElementwiseArity(PyOp op);
 // The op the Tensor method of this name performs.
 bool PyOpByName(const char* name, PyOp* out);
 // Tensor methods that are other names of an op's method (MindSpore's and torch's spellings):

@@ -3,12 +3,65 @@
 #include <string>
 #include <vector>
 
+#include "graph/executor.h"
 #include "interop/convert.h"
 #include "runtime/tape.h"
 
 namespace pijit {
 
+namespace {
+
+// Runs the graph op of `op` with no attributes on `operands` and wraps the result, as the
+// parsed call's ApplyEager does.
+PyObject* RunDirect(PyOp op, absl::Span<const Tensor* const> operands) {
+  graph::Node n;
+  n.op = PyOpGraphOp(op);
+  absl::StatusOr<Tensor> out;
+  try {
+    out = graph::RunNode(n, operands);
+  } catch (const std::bad_alloc&) {
+    PyErr_Format(PyExc_MemoryError, "%s: out of memory allocating the result", PyOpName(op));
+    return nullptr;
+  }
+  if (!out.ok()) {
+    SetPyError(out.status());
+    return nullptr;
+  }
+  return WrapTensor(std::move(*out));
+}
+
+}  // namespace
+
+PyObject* DirectEager(PyOp op, PyObject* const* args, Py_ssize_t nargs) {
+  if (ActiveTape() != nullptr) return nullptr;
+  const PyOpArity arity = PyOpElementwiseArity(op);
+  if (arity == PyOpArity::kUnary) {
+    if (nargs != 1) return nullptr;
+    const Tensor* t = AsTensor(args[0]);
+    return t ? RunDirect(op, {t}) : nullptr;
+  }
+  if (arity == PyOpArity::kOther || nargs != 2) return nullptr;
+  const Tensor* a = AsTensor(args[0]);
+  const Tensor* b = AsTensor(args[1]);
+  if (a && b) return RunDirect(op, {a, b});
+  if (arity == PyOpArity::kBinaryTensorsOnly) return nullptr;
+  // A Python scalar takes the dtype NumPy's weak-scalar rule gives next to the tensor.
+  const Tensor* t = a ? a : b;
+  PyObject* s = a ? args[1] : args[0];
+  if (!t || !IsPyScalar(s)) return nullptr;
+  absl::StatusOr<Tensor> c = ScalarOperand(PyOpName(op), s, t->dtype());
+  if (!c.ok()) {
+    SetPyError(c.status());
+    return nullptr;
+  }
+  return a ? RunDirect(op, {a, &*c}) : RunDirect(op, {&*c, b});
+}
+
 PyObject* CallEager(PyOp op, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+  if (kwnames == nullptr) {
+    if (PyObject* r = DirectEager(op, args, nargs)) return r;
+    if (PyErr_Occurred()) return nullptr;
+  }
   const Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
   const Py_ssize_t n = nargs + nkw;
   absl::InlinedVector<ArgView, 4> views(n);

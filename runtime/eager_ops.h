@@ -13,6 +13,11 @@ namespace pijit {
 // Calls `op` eagerly with fast-call arguments. NumPy scalars are 0-d tensors of their own
 // dtype (they are not weak like Python scalars). A new reference, or nullptr with an error.
 PyObject* CallEager(PyOp op, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames);
+// The direct path of CallEager: `op` on positional operands `args` when it is an elementwise
+// op (PyOpElementwiseArity) applied to tensors (binary: or a tensor and a Python scalar) and
+// no gradient tape records; exactly what the parsed call computes, without parsing. Returns
+// nullptr without an error set when the call is not such a call (the caller parses it).
+PyObject* DirectEager(PyOp op, PyObject* const* args, Py_ssize_t nargs);
 // The binary operator `op` on a and b in operand order, as Tensor.__add__ and the other
 // operator methods compute it (a new reference; NotImplemented for operands a Tensor does not
 // take; nullptr with an exception set on error).

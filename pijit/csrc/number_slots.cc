@@ -24,61 +24,32 @@
 namespace pijit {
 namespace {
 
-// Runs `bop` on the resolved operands and wraps the result, as CallEager does.
-PyObject* RunBinary(PyOp op, BinaryOp bop, const Tensor& a, const Tensor& b) {
-  absl::StatusOr<Tensor> out;
-  try {
-    out = Binary(bop, a, b);
-  } catch (const std::bad_alloc&) {
-    PyErr_Format(PyExc_MemoryError, "%s: out of memory allocating the result", PyOpName(op));
-    return nullptr;
-  }
-  if (!out.ok()) {
-    SetPyError(out.status());
-    return nullptr;
-  }
-  return WrapTensor(std::move(*out));
-}
-
-// `op` (the kernel op `bop`) on a and b in operand order: the fast cases here, the rest
-// through BinaryOperator.
-PyObject* FastBinary(PyOp op, BinaryOp bop, PyObject* a, PyObject* b) {
-  Tensor* ta = AsTensor(a);
-  Tensor* tb = AsTensor(b);
-  if (ActiveTape() == nullptr) {
-    if (ta && tb) return RunBinary(op, bop, *ta, *tb);
-    // A Python scalar takes the dtype NumPy's weak-scalar rule gives next to the tensor.
-    Tensor* t = ta ? ta : tb;
-    PyObject* s = ta ? b : a;
-    if (t && IsPyScalar(s)) {
-      absl::StatusOr<Tensor> c = ScalarOperand(PyOpName(op), s, t->dtype());
-      if (!c.ok()) {
-        SetPyError(c.status());
-        return nullptr;
-      }
-      return ta ? RunBinary(op, bop, *ta, *c) : RunBinary(op, bop, *c, *tb);
-    }
-  }
+// `op` on a and b in operand order: tensors and Python scalars through the direct eager path
+// (what every surface of the op takes), the rest through BinaryOperator.
+PyObject* FastBinary(PyOp op, PyObject* a, PyObject* b) {
+  PyObject* args[2] = {a, b};
+  if (PyObject* r = DirectEager(op, args, 2)) return r;
+  if (PyErr_Occurred()) return nullptr;
   return BinaryOperator(op, a, b);
 }
 
 // nb_add and friends receive the operands in expression order whichever side is the Tensor
 // (CPython calls the right operand's slot for the reflected form): a single function serves
 // __add__ and __radd__.
-template <PyOp op, BinaryOp bop>
+template <PyOp op>
 PyObject* NumberSlot(PyObject* a, PyObject* b) {
-  return FastBinary(op, bop, a, b);
+  return FastBinary(op, a, b);
 }
 
 // tp_richcompare is called with self first; CPython swaps the operator for the reflected form.
 PyObject* RichCompareSlot(PyObject* self, PyObject* other, int cmp) {
   switch (cmp) {
-    case Py_EQ: return FastBinary(PyOp::kEqual, BinaryOp::kEqual, self, other);
-    case Py_NE: return FastBinary(PyOp::kNotEqual, BinaryOp::kNotEqual, self, other);
-    case Py_LT: return FastBinary(PyOp::kLess, BinaryOp::kLess, self, other);
-    case Py_LE: return FastBinary(PyOp::kLessEqual, BinaryOp::kLessEqual, self, other);
-    case Py_GT: return FastBinary(PyOp::kGreater, BinaryOp::kGreater, self, other);
-    case Py_GE: return FastBinary(PyOp::kGreaterEqual, BinaryOp::kGreaterEqual, self, other);
+    case Py_EQ: return FastBinary(PyOp::kEqual, self, other);
+    case Py_NE: return FastBinary(PyOp::kNotEqual, self, other);
+    case Py_LT: return FastBinary(PyOp::kLess, self, other);
+    case Py_LE: return FastBinary(PyOp::kLessEqual, self, other);
+    case Py_GT: return FastBinary(PyOp::kGreater, self, other);
+    case Py_GE: return FastBinary(PyOp::kGreaterEqual, self, other);
   }
   Py_RETURN_NOTIMPLEMENTED;
 }
@@ -87,10 +58,10 @@ PyObject* RichCompareSlot(PyObject* self, PyObject* other, int cmp) {
 
 void InstallNumberSlots(PyTypeObject* type) {
   PyNumberMethods* nb = type->tp_as_number;
-  nb->nb_add = NumberSlot<PyOp::kAdd, BinaryOp::kAdd>;
-  nb->nb_subtract = NumberSlot<PyOp::kSub, BinaryOp::kSub>;
-  nb->nb_multiply = NumberSlot<PyOp::kMul, BinaryOp::kMul>;
-  nb->nb_true_divide = NumberSlot<PyOp::kDiv, BinaryOp::kDiv>;
+  nb->nb_add = NumberSlot<PyOp::kAdd>;
+  nb->nb_subtract = NumberSlot<PyOp::kSub>;
+  nb->nb_multiply = NumberSlot<PyOp::kMul>;
+  nb->nb_true_divide = NumberSlot<PyOp::kDiv>;
   type->tp_richcompare = RichCompareSlot;
   PyType_Modified(type);
 }
