@@ -44,11 +44,19 @@ def take(input, indices, axis=None):  # noqa: A002 - NumPy's name
 _C.Tensor.take = take
 
 
-class Primitive:
+def _restore_primitive(cls, state):
+    obj = cls.__new__(cls)
+    obj.__dict__.update(state)
+    return obj
+
+
+class Primitive(_C.PrimitiveBase):
     """A stateless operator object: `ops.Add()(x, y)`.
 
     `_pijit_op` is the builtin it calls; `_pijit_kwargs()` gives its attributes as keyword
-    arguments of that builtin (None when they cannot be expressed that way)."""
+    arguments of that builtin. Calling an instance goes straight to the builtin (the native
+    base, pijit/csrc/primitive_py.cc); a subclass that computes differently defines
+    __call__."""
     _pijit_op = None
 
     def __init__(self, **attrs):
@@ -63,8 +71,13 @@ class Primitive:
     def _pijit_kwargs(self):
         return {}
 
-    def __call__(self, *args, **kwargs):
-        return type(self)._pijit_op(*args, **kwargs, **self._pijit_kwargs())
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        _C._primitive_fast_call(cls)
+
+    def __reduce__(self):
+        # The native base holds fields of its own, which the default reduction refuses.
+        return _restore_primitive, (type(self), dict(self.__dict__))
 
     def __repr__(self):
         attrs = ", ".join(f"{k}={v!r}" for k, v in self._attrs.items())

@@ -6,4 +6,5 @@ PYBIND11_MODULE(_C, m) {
   pijit::BindDLPack(m, m.attr("Tensor"));
   pijit::BindJit(m);
   pijit::BindTape(m);
+  pijit::BindPrimitive(m);
 }
