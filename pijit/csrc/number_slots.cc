@@ -1,5 +1,6 @@
-// The number and comparison slots of pijit.Tensor: x + y, x - y, x * y, x / y and the six
-// comparisons on tensors and Python scalars, without the generic slot machinery.
+// The number and comparison slots of pijit.Tensor: the arithmetic, matrix-product, bitwise and
+// unary operators and the six comparisons on tensors and Python scalars, without the generic
+// slot machinery.
 //
 // pybind11 defines __add__ and friends as methods, so CPython fills nb_add with its generic
 // slot_nb_add, which looks the method up by name and calls it through pybind11's dispatcher;
@@ -41,6 +42,20 @@ PyObject* NumberSlot(PyObject* a, PyObject* b) {
   return FastBinary(op, a, b);
 }
 
+// x ** y: a third argument (pow(x, y, mod)) is not a tensor operation.
+PyObject* PowerSlot(PyObject* a, PyObject* b, PyObject* mod) {
+  if (mod != Py_None) Py_RETURN_NOTIMPLEMENTED;
+  return FastBinary(PyOp::kPow, a, b);
+}
+
+// -x, abs(x), ~x: the direct path for a tensor, the general one otherwise.
+template <PyOp op>
+PyObject* UnarySlot(PyObject* a) {
+  if (PyObject* r = DirectEager(op, &a, 1)) return r;
+  if (PyErr_Occurred()) return nullptr;
+  return CallEager(op, &a, 1, nullptr);
+}
+
 // tp_richcompare is called with self first; CPython swaps the operator for the reflected form.
 PyObject* RichCompareSlot(PyObject* self, PyObject* other, int cmp) {
   switch (cmp) {
@@ -62,6 +77,16 @@ void InstallNumberSlots(PyTypeObject* type) {
   nb->nb_subtract = NumberSlot<PyOp::kSub>;
   nb->nb_multiply = NumberSlot<PyOp::kMul>;
   nb->nb_true_divide = NumberSlot<PyOp::kDiv>;
+  nb->nb_floor_divide = NumberSlot<PyOp::kFloorDivide>;
+  nb->nb_remainder = NumberSlot<PyOp::kMod>;
+  nb->nb_matrix_multiply = NumberSlot<PyOp::kMatMul>;
+  nb->nb_and = NumberSlot<PyOp::kBitwiseAnd>;
+  nb->nb_or = NumberSlot<PyOp::kBitwiseOr>;
+  nb->nb_xor = NumberSlot<PyOp::kBitwiseXor>;
+  nb->nb_power = PowerSlot;
+  nb->nb_negative = UnarySlot<PyOp::kNeg>;
+  nb->nb_absolute = UnarySlot<PyOp::kAbs>;
+  nb->nb_invert = UnarySlot<PyOp::kBitwiseNot>;
   type->tp_richcompare = RichCompareSlot;
   PyType_Modified(type);
 }

@@ -108,3 +108,65 @@ def test_results_are_freed():
     ref = weakref.ref(r)
     del r
     assert ref() is None
+
+
+# The slots added for the remaining operators, against NumPy (an independent reference).
+MORE_BINARY = [
+    (operator.floordiv, np.floor_divide), (operator.mod, np.mod), (operator.pow, np.power),
+]
+BITWISE = [(operator.and_, np.bitwise_and), (operator.or_, np.bitwise_or),
+           (operator.xor, np.bitwise_xor)]
+
+
+@pytest.mark.parametrize("py_op, np_op", MORE_BINARY)
+def test_arithmetic_slots_match_numpy(py_op, np_op):
+    a = np.array([1.5, -2.0, 3.0, 0.5], np.float32)
+    b = np.array([2.0, -3.0, 1.0, 4.0], np.float32)
+    np.testing.assert_allclose(py_op(Tensor(a), Tensor(b)).asnumpy(), np_op(a, b), rtol=1e-6)
+    np.testing.assert_allclose(py_op(Tensor(a), 2).asnumpy(), np_op(a, np.float32(2)), rtol=1e-6)
+    np.testing.assert_allclose(py_op(3, Tensor(b)).asnumpy(), np_op(np.float32(3), b), rtol=1e-6)
+
+
+@pytest.mark.parametrize("py_op, np_op", BITWISE)
+def test_bitwise_slots_match_numpy(py_op, np_op):
+    a, b = np.array([1, 6, -3], np.int32), np.array([3, 5, 7], np.int32)
+    np.testing.assert_array_equal(py_op(Tensor(a), Tensor(b)).asnumpy(), np_op(a, b))
+    np.testing.assert_array_equal(py_op(Tensor(a), 12).asnumpy(), np_op(a, np.int32(12)))
+    m, n = np.array([True, False, True]), np.array([True, True, False])
+    np.testing.assert_array_equal(py_op(Tensor(m), Tensor(n)).asnumpy(), np_op(m, n))
+
+
+def test_matmul_slot_matches_numpy_and_rejects_scalars():
+    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    b = np.arange(12, dtype=np.float32).reshape(3, 4) - 5
+    np.testing.assert_allclose((Tensor(a) @ Tensor(b)).asnumpy(), a @ b, rtol=1e-6)
+    np.testing.assert_allclose((Tensor(a[0]) @ Tensor(b)).asnumpy(), a[0] @ b, rtol=1e-6)
+    with pytest.raises(TypeError):
+        Tensor(a) @ 2
+    with pytest.raises((TypeError, ValueError), match="matmul"):
+        Tensor(a) @ Tensor(a)
+
+
+def test_unary_slots_match_numpy():
+    f = np.array([1.5, -2.0, 0.0], np.float32)
+    i = np.array([1, -6, 0], np.int64)
+    np.testing.assert_array_equal((-Tensor(f)).asnumpy(), -f)
+    np.testing.assert_array_equal(abs(Tensor(f)).asnumpy(), np.abs(f))
+    np.testing.assert_array_equal((~Tensor(i)).asnumpy(), ~i)
+    np.testing.assert_array_equal((~Tensor(i > 0)).asnumpy(), ~(i > 0))
+
+
+def test_three_argument_pow_is_refused():
+    with pytest.raises(TypeError):
+        pow(Tensor(np.array([2], np.int64)), 2, 5)
+
+
+def test_new_slots_keep_refcounts():
+    x = Tensor(np.array([1.0, 2.0], np.float32))
+    m = Tensor(np.eye(2, dtype=np.float32))
+    for fn in (lambda: x ** 2, lambda: x // 2, lambda: x % 2, lambda: m @ m, lambda: -x, lambda: abs(x)):
+        fn()
+        before = (sys.getrefcount(x), sys.getrefcount(m))
+        for _ in range(50):
+            fn()
+        assert (sys.getrefcount(x), sys.getrefcount(m)) == before
