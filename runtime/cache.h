@@ -25,20 +25,6 @@ using guards::DynamicDim;
 using guards::GuardProgram;
 using guards::SharedGuards;
 
-struct CacheEntry {
-  std::unique_ptr<GuardProgram> guards;
-  bool eager = false;  // capture failed under these guards: run the original code
-  bytecode::BreakReason reason;
-  std::optional<graph::CompiledGraph> graph;
-  std::vector<int32_t> param_sources;
-  std::vector<int8_t> param_numbers;  // per parameter: bytecode::kNoNumber or a dtype
-  bytecode::OutputSpec output;
-  bool dynamic = false;  // symbolic sizes: a kernel error means "run eagerly", not a bug
-  std::unique_ptr<bytecode::BreakInfo> brk;  // a graph break: run the prefix, then resume
-  std::vector<bytecode::Effect> effects;      // replayed after the graph, in order
-  int64_t hits = 0;
-};
-
 // An owned reference that moves but does not copy.
 class OwnedRef {
  public:
@@ -55,6 +41,40 @@ class OwnedRef {
 
  private:
   PyObject* p_ = nullptr;
+};
+
+// Where an exception raised by a break's instruction goes: a resume function at the handler
+// of the innermost exception-table range around it (3.11 ranges do not overlap), as in
+// CPython's exception_unwind (Python/ceval.c).
+struct BreakHandler {
+  OwnedRef code;             // the handler's resume code, or none
+  int32_t depth = 0;         // stack values below the handler's range that it keeps
+  bool lasti = false;        // the handler also wants the raising instruction's offset
+  int32_t lasti_value = 0;   // that offset, in the handler resume function's code units
+};
+
+// The code objects a graph-break entry runs, found once when the entry is made
+// (runtime/continuation.h, PrepareBreak): its calls only make function objects of them.
+struct PreparedBreak {
+  OwnedRef bridge;               // runs the breaking instruction
+  std::vector<OwnedRef> resumes;  // one resume function per outcome of the instruction
+  BreakHandler handler;
+  int32_t nlocals = 0;           // the original code's locals, passed on to the bridge
+};
+
+struct CacheEntry {
+  std::unique_ptr<GuardProgram> guards;
+  bool eager = false;  // capture failed under these guards: run the original code
+  bytecode::BreakReason reason;
+  std::optional<graph::CompiledGraph> graph;
+  std::vector<int32_t> param_sources;
+  std::vector<int8_t> param_numbers;  // per parameter: bytecode::kNoNumber or a dtype
+  bytecode::OutputSpec output;
+  bool dynamic = false;  // symbolic sizes: a kernel error means "run eagerly", not a bug
+  std::unique_ptr<bytecode::BreakInfo> brk;  // a graph break: run the prefix, then resume
+  std::optional<PreparedBreak> prepared;      // brk's code objects
+  std::vector<bytecode::Effect> effects;      // replayed after the graph, in order
+  int64_t hits = 0;
 };
 
 // Code objects generated from this one for graph breaks, by what they were made for.

@@ -348,20 +348,10 @@ bool OriginOf(runtime::CodeState* st, PyCodeObject* code, Origin* o) {
   return true;
 }
 
-// Where an exception raised by a break's instruction goes: the handler of the innermost
-// exception-table range around it (3.11 ranges do not overlap), as in CPython's
-// exception_unwind (Python/ceval.c).
-struct Handler {
-  PyObject* code = nullptr;  // a resume function at the handler (borrowed), or nullptr
-  int32_t depth = 0;         // stack values below the handler's range that it keeps
-  bool lasti = false;        // the handler also wants the raising instruction's offset
-  int32_t lasti_value = 0;   // that offset, in the handler resume function's code units
-};
-
 // The bridge and resume code objects a break needs, from the NULL slots of its stack and
 // the unbound locals (both known when the break is captured).
-bool BreakCodes(const BreakInfo& b, const Origin& o, PyObject** bridge, std::vector<PyObject*>* resumes,
-                Handler* handler) {
+bool BreakCodes(const BreakInfo& b, const Origin& o, runtime::PreparedBreak* out) {
+  auto own = [](PyObject* borrowed) { return runtime::OwnedRef(Py_NewRef(borrowed)); };
   bytecode::BridgeSpec bs;
   bs.op = b.op;
   bs.arg = b.arg;
@@ -369,12 +359,14 @@ bool BreakCodes(const BreakInfo& b, const Origin& o, PyObject** bridge, std::vec
   bs.kwnames_index = b.kwnames_index;
   for (const OutputSpec& spec : b.stack) bs.stack_null.push_back(spec.kind == OutputSpec::kNull);
   const auto outcomes = bytecode::BridgeOutcomes(bs);
-  *bridge = BridgeCodeFor(o.state, o.code, bs);
-  if (!*bridge) return false;
+  PyObject* bridge = BridgeCodeFor(o.state, o.code, bs);
+  if (!bridge) return false;
+  out->bridge = own(bridge);
+  out->nlocals = o.code->co_nlocals;
   std::vector<int> unbound;
   for (int i = 0; i < o.code->co_nlocals && i < static_cast<int>(b.locals.size()); ++i)
     if (b.locals[i].kind == OutputSpec::kUnbound) unbound.push_back(i);
-  resumes->clear();
+  out->resumes.clear();
   for (size_t k = 0; k < outcomes.size(); ++k) {
     bytecode::ResumeSpec rs;
     rs.offset = (k == 0 ? b.next_offset : b.jump_offset) - o.shift;
@@ -382,9 +374,9 @@ bool BreakCodes(const BreakInfo& b, const Origin& o, PyObject** bridge, std::vec
     rs.unbound = unbound;
     PyObject* rc = ResumeCodeFor(o.state, o.code, rs);
     if (!rc) return false;
-    resumes->push_back(rc);
+    out->resumes.push_back(own(rc));
   }
-  *handler = Handler();
+  out->handler = runtime::BreakHandler();
   const int32_t offset = b.offset - o.shift;
   auto table = bytecode::ParseExceptionTable(
       reinterpret_cast<const uint8_t*>(PyBytes_AS_STRING(o.code->co_exceptiontable)),
@@ -401,12 +393,13 @@ bool BreakCodes(const BreakInfo& b, const Origin& o, PyObject** bridge, std::vec
     if (x.lasti) rs.stack_null.push_back(false);
     rs.stack_null.push_back(false);  // the exception
     rs.unbound = unbound;
-    handler->code = ResumeCodeFor(o.state, o.code, rs);
-    if (!handler->code) return false;
-    handler->depth = x.depth;
-    handler->lasti = x.lasti;
-    handler->lasti_value = offset + static_cast<int32_t>(Py_SIZE(handler->code) -
-                                                         Py_SIZE(reinterpret_cast<PyObject*>(o.code)));
+    PyObject* hc = ResumeCodeFor(o.state, o.code, rs);
+    if (!hc) return false;
+    out->handler.code = own(hc);
+    out->handler.depth = x.depth;
+    out->handler.lasti = x.lasti;
+    out->handler.lasti_value = offset + static_cast<int32_t>(Py_SIZE(hc) -
+                                                             Py_SIZE(reinterpret_cast<PyObject*>(o.code)));
     break;
   }
   return true;
@@ -422,7 +415,9 @@ thread_local int g_break_depth = 0;
 struct Continuation {
   Refs bridge_and_resumes;  // the bridge, then one resume function per outcome
   Refs handler_fn;          // empty, or the handler's resume function
-  Handler handler;
+  int32_t handler_depth = 0;    // BreakHandler's depth, lasti and lasti_value
+  bool handler_lasti = false;
+  int32_t handler_lasti_value = 0;
   Refs locals;              // NULL = unbound
   Refs stack;               // NULL = a NULL slot
 };
@@ -503,10 +498,10 @@ PyObject* Drive(std::unique_ptr<Continuation> k) {
       Py_XDECREF(tb);
       if (!value) break;
       hold.v.push_back(value);
-      for (int i = 0; i < k->handler.depth; ++i)
+      for (int i = 0; i < k->handler_depth; ++i)
         if (k->stack.v[i]) args.push_back(k->stack.v[i]);
-      if (k->handler.lasti) {
-        hold.v.push_back(PyLong_FromLong(k->handler.lasti_value));
+      if (k->handler_lasti) {
+        hold.v.push_back(PyLong_FromLong(k->handler_lasti_value));
         args.push_back(hold.v.back());
       }
       args.push_back(value);
@@ -530,12 +525,11 @@ PyObject* Drive(std::unique_ptr<Continuation> k) {
 
 bool ResumeCaptureAllowed() { return g_break_depth < kMaxBreakDepth; }
 
-absl::Status PrepareBreak(runtime::CodeState* st, PyCodeObject* code, const runtime::CacheEntry& e) {
+absl::Status PrepareBreak(runtime::CodeState* st, PyCodeObject* code, runtime::CacheEntry& e) {
   Origin o;
-  PyObject* bridge;
-  std::vector<PyObject*> resumes;
-  Handler handler;
-  if (OriginOf(st, code, &o) && BreakCodes(*e.brk, o, &bridge, &resumes, &handler)) {
+  runtime::PreparedBreak prepared;
+  if (OriginOf(st, code, &o) && BreakCodes(*e.brk, o, &prepared)) {
+    e.prepared = std::move(prepared);
     return absl::OkStatus();
   }
   PyObject *type, *value, *tb;
@@ -555,13 +549,15 @@ PyObject* RunBreak(runtime::CodeState* st, const runtime::CacheEntry& e, PyCodeO
   const bool want_continuation = g_want_continuation;
   g_want_continuation = false;
   const BreakInfo& b = *e.brk;
-  Origin o;
-  PyObject* bridge_code;
-  std::vector<PyObject*> resume_codes;
-  auto k = std::make_unique<Continuation>();
-  if (!OriginOf(st, code, &o) || !BreakCodes(b, o, &bridge_code, &resume_codes, &k->handler)) {
+  if (!e.prepared) {
+    PyErr_SetString(PyExc_SystemError, "pijit: a graph-break entry without its code objects");
     return nullptr;
   }
+  const runtime::PreparedBreak& p = *e.prepared;
+  auto k = std::make_unique<Continuation>();
+  k->handler_depth = p.handler.depth;
+  k->handler_lasti = p.handler.lasti;
+  k->handler_lasti_value = p.handler.lasti_value;
 
   BuildContext cx(outs, values);
   if (!e.effects.empty()) cx.Hold(e.guards->num_sources());
@@ -571,21 +567,21 @@ PyObject* RunBreak(runtime::CodeState* st, const runtime::CacheEntry& e, PyCodeO
     if (!v && PyErr_Occurred()) return nullptr;
     k->stack.v.push_back(v);
   }
-  for (int i = 0; i < o.code->co_nlocals && i < static_cast<int>(b.locals.size()); ++i) {
+  for (int i = 0; i < p.nlocals && i < static_cast<int>(b.locals.size()); ++i) {
     PyObject* v = BuildValue(b.locals[i], cx);
     if (!v && PyErr_Occurred()) return nullptr;
     k->locals.v.push_back(v);
   }
-  PyObject* bridge = MakeFunction(bridge_code, func);
+  PyObject* bridge = MakeFunction(p.bridge.get(), func);
   if (!bridge) return nullptr;
   k->bridge_and_resumes.v.push_back(bridge);
-  for (PyObject* rc : resume_codes) {
-    PyObject* fn = MakeFunction(rc, func);
+  for (const runtime::OwnedRef& rc : p.resumes) {
+    PyObject* fn = MakeFunction(rc.get(), func);
     if (!fn) return nullptr;
     k->bridge_and_resumes.v.push_back(fn);
   }
-  if (k->handler.code) {
-    PyObject* fn = MakeFunction(k->handler.code, func);
+  if (p.handler.code.get()) {
+    PyObject* fn = MakeFunction(p.handler.code.get(), func);
     if (!fn) return nullptr;
     k->handler_fn.v.push_back(fn);
   }

@@ -55,9 +55,10 @@ bool ReplayEffects(const std::vector<bytecode::Effect>& effects, BuildContext& c
 // resume functions then run eagerly.
 bool ResumeCaptureAllowed();
 
-// Builds (and caches) the bridge and resume code objects a break entry needs; an error means
-// the entry must run eagerly instead.
-absl::Status PrepareBreak(runtime::CodeState* st, PyCodeObject* code, const runtime::CacheEntry& e);
+// Builds (and caches in the code's state) the bridge and resume code objects a break entry
+// needs and stores them in the entry (e.prepared), so that its calls do no setup work; an
+// error means the entry must run eagerly instead.
+absl::Status PrepareBreak(runtime::CodeState* st, PyCodeObject* code, runtime::CacheEntry& e);
 
 // `outs` are the prefix graph's outputs, `values` the resolved guard sources.
 PyObject* RunBreak(runtime::CodeState* st, const runtime::CacheEntry& e, PyCodeObject* code,
