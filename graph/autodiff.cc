@@ -259,21 +259,15 @@ const VjpRule kVjpRules[] = {
   {Op::kMod, [](Builder& b, const VjpArgs& a) -> Grads { return {G, IF(1, b.Neg(b.Mul(G, b.Emit(Op::kFloorDiv, {X, a.in(1)}))))}; }},  // x - floor(x/y) y
   {Op::kFloorDiv, [](Builder& b, const VjpArgs& a) -> Grads { return {kNil, kNil}; }},           // piecewise constant
   {Op::kNeg, [](Builder& b, const VjpArgs& a) -> Grads { return {b.Neg(G)}; }},                   // -1
-  {Op::kExp, [](Builder& b, const VjpArgs& a) -> Grads { return {b.Mul(G, Y)}; }},                // exp x
-  {Op::kLog, [](Builder& b, const VjpArgs& a) -> Grads { return {b.Div(G, X)}; }},                // 1/x
+#define PIJIT_FLOAT_VJP(e, name, surface, kernel, vjp) \
+  {Op::e, [](Builder& b, const VjpArgs& a) -> Grads { return {vjp}; }},
+  PIJIT_FLOAT_FUNCTIONS(PIJIT_FLOAT_VJP)  // exp, log, sin, ...: from their table (kernels/ops.h)
+#undef PIJIT_FLOAT_VJP
   {Op::kRelu, [](Builder& b, const VjpArgs& a) -> Grads { return {b.Keep(Cmp(b, Op::kGreater, X, 0), G)}; }},  // x > 0
   {Op::kAbs, [](Builder& b, const VjpArgs& a) -> Grads { return {b.Mul(G, b.Unary(Op::kSign, X))}; }},  // sign x
   {Op::kSign, [](Builder& b, const VjpArgs& a) -> Grads { return {kNil}; }},                     // piecewise constant
   {Op::kSquare, [](Builder& b, const VjpArgs& a) -> Grads { return {b.Mul(G, b.Scale(X, 2.0))}; }},  // 2x
   {Op::kSqrt, [](Builder& b, const VjpArgs& a) -> Grads { return {b.Div(G, b.Scale(Y, 2.0))}; }},   // 1/(2 sqrt x)
-  {Op::kRsqrt, [](Builder& b, const VjpArgs& a) -> Grads { return {b.Mul(G, b.Scale(b.Mul(Y, b.Mul(Y, Y)), -0.5))}; }},  // -x^(-3/2)/2
-  {Op::kSin, [](Builder& b, const VjpArgs& a) -> Grads { return {b.Mul(G, b.Unary(Op::kCos, X))}; }},  // cos x
-  {Op::kCos, [](Builder& b, const VjpArgs& a) -> Grads { return {b.Neg(b.Mul(G, b.Unary(Op::kSin, X)))}; }},  // -sin x
-  {Op::kTanh, [](Builder& b, const VjpArgs& a) -> Grads { return {b.Mul(G, OneMinus(b, b.Mul(Y, Y)))}; }},  // 1 - tanh²
-  {Op::kSigmoid, [](Builder& b, const VjpArgs& a) -> Grads { return {b.Mul(G, b.Mul(Y, OneMinus(b, Y)))}; }},  // s (1 - s)
-  {Op::kGelu, [](Builder& b, const VjpArgs& a) -> Grads { return {b.Mul(G, GeluDerivative(b, X))}; }},  // Φ + x φ
-  {Op::kSoftplus, [](Builder& b, const VjpArgs& a) -> Grads { return {b.Mul(G, b.Unary(Op::kSigmoid, X))}; }},  // sigmoid x
-  {Op::kErf, [](Builder& b, const VjpArgs& a) -> Grads { return {b.Mul(G, b.Scale(b.Unary(Op::kExp, b.Neg(b.Mul(X, X))), M_2_SQRTPI))}; }},  // 2/√π e^(-x²)
   {Op::kCast, [](Builder& b, const VjpArgs& a) -> Grads { return {G}; }},                         // identity (cast back)
   {Op::kWhere, [](Builder& b, const VjpArgs& a) -> Grads { return {kNil, IF(1, b.Keep(X, G)), IF(2, b.Drop(X, G))}; }},  // routes by cond
   {Op::kClip, ClipVjp},

@@ -8,7 +8,7 @@ namespace {
 // Binary and unary graph ops share their enumerators with the kernel enums.
 bool AsBinary(Op op, BinaryOp* out) {
   switch (op) {
-#define PIJIT_AS(e, n) case Op::e: *out = BinaryOp::e; return true;
+#define PIJIT_AS(e, n, ...) case Op::e: *out = BinaryOp::e; return true;
     PIJIT_BINARY_OPS(PIJIT_AS)
 #undef PIJIT_AS
     default: return false;
@@ -16,7 +16,7 @@ bool AsBinary(Op op, BinaryOp* out) {
 }
 bool AsUnary(Op op, UnaryOp* out) {
   switch (op) {
-#define PIJIT_AS(e, n) case Op::e: *out = UnaryOp::e; return true;
+#define PIJIT_AS(e, n, ...) case Op::e: *out = UnaryOp::e; return true;
     PIJIT_UNARY_OPS(PIJIT_AS)
 #undef PIJIT_AS
     default: return false;

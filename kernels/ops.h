@@ -31,16 +31,41 @@ inline TensorMeta MetaOf(const Tensor& t) { return {t.dtype(), t.shape()}; }
   X(kGreater, "greater") X(kGreaterEqual, "greater_equal")                                    \
   X(kLogicalAnd, "logical_and") X(kLogicalOr, "logical_or") X(kLogicalXor, "logical_xor")     \
   X(kBitwiseAnd, "bitwise_and") X(kBitwiseOr, "bitwise_or") X(kBitwiseXor, "bitwise_xor")
-// Float-valued functions (exp ... erf) turn integer inputs into Float64, as NumPy does.
+// The float functions: unary elementwise ops whose kernel is one expression of `x` (of the
+// compute type C: float32 for the 16-bit floats, else the dtype) and whose gradient is one
+// expression of the graph builder `b`, the input X, the output Y and the output gradient G
+// (graph/autodiff.cc). Integer inputs compute in Float64, as NumPy does. This row is the
+// op's whole declaration: the kernel (kernels/cpu/unary.cc), the IR op (graph/ops.def), its
+// VJP rule (graph/autodiff.cc) and its Python surfaces (interop/pyops.def: a pijit.ops
+// function, and a Tensor method where the surface is kBoth) are generated from it.
+// ROW(enumerator, name, Python surface, kernel, vjp). (The rows name the input X, so the
+// list's parameter is ROW.)
+#define PIJIT_FLOAT_FUNCTIONS(ROW)                                                               \
+  ROW(kExp, "exp", kBoth, std::exp(x), b.Mul(G, Y))                                             \
+  ROW(kLog, "log", kBoth, std::log(x), b.Div(G, X))                                             \
+  ROW(kRsqrt, "rsqrt", kBoth, C(1) / std::sqrt(x),                                              \
+    b.Mul(G, b.Scale(b.Mul(Y, b.Mul(Y, Y)), -0.5)))                                           \
+  ROW(kSin, "sin", kBoth, std::sin(x), b.Mul(G, b.Unary(Op::kCos, X)))                          \
+  ROW(kCos, "cos", kBoth, std::cos(x), b.Neg(b.Mul(G, b.Unary(Op::kSin, X))))                   \
+  ROW(kTanh, "tanh", kBoth, std::tanh(x), b.Mul(G, OneMinus(b, b.Mul(Y, Y))))                   \
+  ROW(kSigmoid, "sigmoid", kBoth, Sigmoid<C>(x), b.Mul(G, b.Mul(Y, OneMinus(b, Y))))            \
+  /* x Phi(x) = x erfc(-x / sqrt2) / 2: erfc keeps its precision where 1 + erf cancels */    \
+  ROW(kGelu, "gelu", kFunction, C(0.5) * x * std::erfc(-x * C(M_SQRT1_2)),                      \
+    b.Mul(G, GeluDerivative(b, X)))                                                           \
+  /* log(1 + e^x) without overflow: max(x, 0) + log1p(e^-|x|) */                              \
+  ROW(kSoftplus, "softplus", kFunction, std::max(x, C(0)) + std::log1p(std::exp(-std::abs(x))), \
+    b.Mul(G, b.Unary(Op::kSigmoid, X)))                                                       \
+  ROW(kErf, "erf", kBoth, std::erf(x),                                                          \
+    b.Mul(G, b.Scale(b.Unary(Op::kExp, b.Neg(b.Mul(X, X))), M_2_SQRTPI)))
+
+// X(enumerator, name, ...): the float functions' rows pass more arguments.
 #define PIJIT_UNARY_OPS(X)                                                                     \
-  X(kNeg, "neg") X(kExp, "exp") X(kLog, "log") X(kRelu, "relu") X(kAbs, "abs")                \
-  X(kSign, "sign") X(kSquare, "square") X(kSqrt, "sqrt") X(kRsqrt, "rsqrt") X(kSin, "sin")    \
-  X(kCos, "cos") X(kTanh, "tanh") X(kSigmoid, "sigmoid") X(kGelu, "gelu")                     \
-  X(kSoftplus, "softplus") X(kErf, "erf") X(kLogicalNot, "logical_not")                       \
+  X(kNeg, "neg") PIJIT_FLOAT_FUNCTIONS(X) X(kRelu, "relu") X(kAbs, "abs") X(kSign, "sign")    \
+  X(kSquare, "square") X(kSqrt, "sqrt") X(kLogicalNot, "logical_not")                         \
   X(kBitwiseNot, "bitwise_not")
 
 enum class BinaryOp : uint8_t {
-#define PIJIT_OP_ENUM(e, n) e,
+#define PIJIT_OP_ENUM(e, n, ...) e,
   PIJIT_BINARY_OPS(PIJIT_OP_ENUM)
 };
 enum class UnaryOp : uint8_t { PIJIT_UNARY_OPS(PIJIT_OP_ENUM) };

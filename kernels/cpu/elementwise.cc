@@ -13,7 +13,7 @@ namespace pijit {
 
 const char* BinaryOpName(BinaryOp op) {
   switch (op) {
-#define PIJIT_OP_NAME(e, n) case BinaryOp::e: return n;
+#define PIJIT_OP_NAME(e, n, ...) case BinaryOp::e: return n;
     PIJIT_BINARY_OPS(PIJIT_OP_NAME)
 #undef PIJIT_OP_NAME
   }

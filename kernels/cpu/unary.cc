@@ -12,7 +12,7 @@ namespace pijit {
 
 const char* UnaryOpName(UnaryOp op) {
   switch (op) {
-#define PIJIT_OP_NAME(e, n) case UnaryOp::e: return n;
+#define PIJIT_OP_NAME(e, n, ...) case UnaryOp::e: return n;
     PIJIT_UNARY_OPS(PIJIT_OP_NAME)
 #undef PIJIT_OP_NAME
   }
@@ -23,9 +23,10 @@ namespace {
 // exp ... erf: the smallest float that holds the integer inputs (NumPy's rule).
 bool IsFloatFunction(UnaryOp op) {
   switch (op) {
-    case UnaryOp::kExp: case UnaryOp::kLog: case UnaryOp::kSqrt: case UnaryOp::kRsqrt:
-    case UnaryOp::kSin: case UnaryOp::kCos: case UnaryOp::kTanh: case UnaryOp::kSigmoid:
-    case UnaryOp::kGelu: case UnaryOp::kSoftplus: case UnaryOp::kErf:
+#define PIJIT_FLOAT_CASE(e, ...) case UnaryOp::e:
+    PIJIT_FLOAT_FUNCTIONS(PIJIT_FLOAT_CASE)
+#undef PIJIT_FLOAT_CASE
+    case UnaryOp::kSqrt:
       return true;
     default:
       return false;
@@ -58,27 +59,16 @@ void RunFloat(UnaryOp op, const Tensor& a, const Tensor& out) {
     loops::Unary<T, T>(a, out, [f](T x) { return static_cast<T>(f(static_cast<C>(x))); });
   };
   switch (op) {
-    case UnaryOp::kExp: run([](C x) { return std::exp(x); }); break;
-    case UnaryOp::kLog: run([](C x) { return std::log(x); }); break;
+#define PIJIT_FLOAT_KERNEL(e, name, surface, kernel, vjp) \
+  case UnaryOp::e:                                      \
+    run([](C x) { return kernel; });                    \
+    break;
+    PIJIT_FLOAT_FUNCTIONS(PIJIT_FLOAT_KERNEL)
+#undef PIJIT_FLOAT_KERNEL
     case UnaryOp::kSqrt:
       loops::Unary<T, T>(a, out, [](T x) { return static_cast<T>(std::sqrt(static_cast<C>(x))); },
                          VectorLoop<T>(op, out));
       break;
-    case UnaryOp::kRsqrt: run([](C x) { return C(1) / std::sqrt(x); }); break;
-    case UnaryOp::kSin: run([](C x) { return std::sin(x); }); break;
-    case UnaryOp::kCos: run([](C x) { return std::cos(x); }); break;
-    case UnaryOp::kTanh: run([](C x) { return std::tanh(x); }); break;
-    case UnaryOp::kSigmoid: run(Sigmoid<C>); break;
-    case UnaryOp::kGelu:
-      // x * Phi(x) with Phi(x) = (1 + erf(x / sqrt2)) / 2 = erfc(-x / sqrt2) / 2: erfc keeps
-      // its precision in the negative tail, where 1 + erf cancels.
-      run([](C x) { return C(0.5) * x * std::erfc(-x * C(M_SQRT1_2)); });
-      break;
-    case UnaryOp::kSoftplus:
-      // log(1 + e^x) without overflow: max(x, 0) + log1p(e^-|x|).
-      run([](C x) { return std::max(x, C(0)) + std::log1p(std::exp(-std::abs(x))); });
-      break;
-    case UnaryOp::kErf: run([](C x) { return std::erf(x); }); break;
     default: break;
   }
 }

@@ -211,6 +211,13 @@ void BindTensor(py::module_& m) {
     SetSeed(static_cast<uint64_t>(seed));
   }, py::arg("seed"), "Seeds the global random generator (pijit.ops.rand, randn, uniform, normal).");
   m.def("get_seed", [] { return GetSeed(); }, "The seed of the global random generator.");
+  m.def("_float_functions", [] {
+    std::vector<std::string> names;
+#define PIJIT_FLOAT_NAME(e, name, ...) names.emplace_back(name);
+    PIJIT_FLOAT_FUNCTIONS(PIJIT_FLOAT_NAME)
+#undef PIJIT_FLOAT_NAME
+    return names;
+  }, "The names of the float functions (kernels/ops.h PIJIT_FLOAT_FUNCTIONS), for tests.");
   m.def("_storage_allocations", [] { return StorageAllocations(); },
         "Tensor storages allocated on this thread so far (planned graph slots not counted).");
   py::module_ ops = m.def_submodule("ops", "eager tensor operations");
