@@ -56,7 +56,9 @@ inline TensorMeta MetaOf(const Tensor& t) { return {t.dtype(), t.shape()}; }
   ROW(kSoftplus, "softplus", kFunction, std::max(x, C(0)) + std::log1p(std::exp(-std::abs(x))), \
     b.Mul(G, b.Unary(Op::kSigmoid, X)))                                                       \
   ROW(kErf, "erf", kBoth, std::erf(x),                                                          \
-    b.Mul(G, b.Scale(b.Unary(Op::kExp, b.Neg(b.Mul(X, X))), M_2_SQRTPI)))
+    b.Mul(G, b.Scale(b.Unary(Op::kExp, b.Neg(b.Mul(X, X))), M_2_SQRTPI)))                    \
+  ROW(kLog1p, "log1p", kBoth, std::log1p(x), b.Div(G, b.Add(X, b.ScalarLike(1, X))))          \
+  ROW(kExpm1, "expm1", kBoth, std::expm1(x), b.Mul(G, b.Add(Y, b.ScalarLike(1, Y))))
 
 // X(enumerator, name, ...): the float functions' rows pass more arguments.
 #define PIJIT_UNARY_OPS(X)                                                                     \
