@@ -4,7 +4,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "bytecode/cfg.h"
 #include "bytecode/interp.h"
 #include "interop/convert.h"
 #include "kernels/flags.h"
@@ -769,7 +768,6 @@ void Interp::Run() {
     PySys_WriteStderr("[pijit] bytecode of %s:\n%s", PyUnicode_AsUTF8(root_code_->co_qualname),
                       text.c_str());
   }
-  out_->num_blocks = BuildCfg(f.instrs).blocks.size();
   for (int i = 0; i < nargs_; ++i) {
     Value v;
     if (!FromSource(gp().AddSource(Source::kArg, -1, i), args_[i], &v)) return;

@@ -145,7 +145,6 @@ struct CaptureResult {
   std::vector<int8_t> param_numbers;
   OutputSpec output;
   size_t num_instructions = 0;
-  size_t num_blocks = 0;
   std::unique_ptr<BreakInfo> brk;  // set when !ok and the function can continue past it
   std::vector<Effect> effects;     // replayed after the graph (before a break's instruction)
   int32_t num_memo = 0;     // memo slots the output (or the break state) uses

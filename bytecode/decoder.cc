@@ -43,20 +43,6 @@ const char* OpcName(Opc op) {
 }
 uint8_t OpcFlags(Opc op) { return op == Opc::kInvalid ? 0 : kInfo[static_cast<int>(op)].flags; }
 
-bool IsBlockEnd(Opc op) {
-  switch (op) {
-    case Opc::RETURN_VALUE:
-    case Opc::RAISE_VARARGS:
-    case Opc::RERAISE:
-    case Opc::JUMP_FORWARD:
-    case Opc::JUMP_BACKWARD:
-    case Opc::JUMP_BACKWARD_NO_INTERRUPT:
-      return true;
-    default:
-      return false;
-  }
-}
-
 absl::StatusOr<std::vector<Instr>> Decode(const uint8_t* code, size_t nbytes) {
   std::vector<Instr> out;
   absl::flat_hash_map<int32_t, int32_t> index_of_offset;

@@ -22,8 +22,6 @@ enum OpFlag : uint8_t {
 
 const char* OpcName(Opc op);
 uint8_t OpcFlags(Opc op);
-inline bool IsJump(Opc op) { return OpcFlags(op) & (kJumpRel | kJumpAbs); }
-bool IsBlockEnd(Opc op);  // returns, raises and unconditional jumps
 
 struct Instr {
   Opc op;

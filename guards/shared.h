@@ -40,9 +40,7 @@ class SharedGuards {
   // Builds the tables of `programs` (borrowed: they must outlive the next Build and not
   // change meanwhile). Program k is then checked by Call::Check(k, ...).
   void Build(absl::Span<const GuardProgram* const> programs);
-  size_t num_programs() const { return programs_.size(); }
   size_t num_sources() const { return sources_.size(); }
-  size_t num_guards() const { return guards_.size(); }
 
   // One call's evaluation: what has been resolved and checked so far.
   class Call {

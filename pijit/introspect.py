@@ -39,7 +39,6 @@ class ExplainOutput:
     ops_count: int = 0
     breaks_graph: bool = False  # the first reason is a graph break, not an eager fallback
     instructions: int = 0
-    blocks: int = 0
 
     @property
     def graph_count(self):
@@ -84,7 +83,7 @@ def explain(fn, *args, **kwargs):
         return out
     info = _C._capture(func, values)
     out = ExplainOutput(guards=info["guards"], ops_count=info["num_ops"],
-                        instructions=info["instructions"], blocks=info["blocks"],
+                        instructions=info["instructions"],
                         breaks_graph=info["graph_break"])
     if info["graph"]:
         out.graphs.append(info["graph"])

@@ -294,7 +294,6 @@ void BindJit(py::module_& m) {
     d["guards"] = cr.guards->ToText();
     d["reason"] = cr.ok ? py::object(py::none()) : py::object(ReasonDict(cr.reason));
     d["instructions"] = cr.num_instructions;
-    d["blocks"] = cr.num_blocks;
     return d;
   });
   m.def("_code_stats", [](py::handle fn) {
