@@ -170,6 +170,17 @@ struct Frame {
   ValueList* yields = nullptr;  // a generator's frame: where YIELD_VALUE puts its items
 };
 
+// One instruction being simulated (Interp::Step): the handler of its opcode's family reads it
+// and says where execution continues (`next`, an instruction index) and whether the frame
+// returned (`returned`, with the value in *result).
+struct StepState {
+  Frame& f;
+  const Instr& in;
+  size_t next;
+  bool returned;
+  Value* result;
+};
+
 class Interp {
  public:
   Interp(PyCodeObject* code, PyObject* func, PyObject* const* args, int nargs, CaptureResult* out,
@@ -348,6 +359,29 @@ class Interp {
 
  private:
   bool Step(Frame& f, size_t& pc, bool* returned, Value* result);
+  // Step handlers, one per opcode family (steps_frame.cc, steps_values.cc).
+  using StepHandler = bool (Interp::*)(StepState&);
+  static StepHandler HandlerOf(Opc op);
+  bool StepNop(StepState& s);
+  bool StepLocal(StepState& s);
+  bool StepGlobal(StepState& s);
+  bool StepAttr(StepState& s);
+  bool StepStack(StepState& s);
+  bool StepCall(StepState& s);
+  bool StepMakeFunction(StepState& s);
+  bool StepBinaryOperator(StepState& s);
+  bool StepUnaryOperator(StepState& s);
+  bool StepSequence(StepState& s);
+  bool StepMapping(StepState& s);
+  bool StepSet(StepState& s);
+  bool StepString(StepState& s);
+  bool StepIterate(StepState& s);
+  bool StepJump(StepState& s);
+  bool StepStoreSubscript(StepState& s);
+  bool StepGenerator(StepState& s);
+  bool StepReturn(StepState& s);
+  bool StepWith(StepState& s);
+  bool StepUnsupported(StepState& s);
 
   PyCodeObject* root_code_;
   PyObject* root_func_;

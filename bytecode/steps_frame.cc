@@ -1,0 +1,391 @@
+// Step handlers of the opcode families that move values between the simulated frame's
+// slots, globals and stack, and that steer execution (jumps, loops, returns); the table
+// from opcode to handler. Interp::Step (capture.cc) dispatches through it.
+#include <vector>
+
+#include "absl/strings/str_format.h"
+#include "bytecode/interp.h"
+#include "interop/convert.h"
+
+namespace pijit::bytecode {
+
+using guards::Source;
+
+// The handler of each opcode's family; the rest are not captured (StepUnsupported).
+Interp::StepHandler Interp::HandlerOf(Opc op) {
+  static const auto* table = [] {
+    auto* t = new StepHandler[static_cast<size_t>(Opc::kInvalid) + 1];
+    for (size_t i = 0; i <= static_cast<size_t>(Opc::kInvalid); ++i) t[i] = &Interp::StepUnsupported;
+    struct Family {
+      StepHandler handler;
+      std::vector<Opc> ops;  // (an initializer_list member of std::pair would dangle)
+    };
+    const Family families[] = {
+        {&Interp::StepNop, {Opc::RESUME, Opc::NOP, Opc::PRECALL, Opc::COPY_FREE_VARS}},
+        {&Interp::StepLocal, {Opc::MAKE_CELL, Opc::LOAD_FAST, Opc::STORE_FAST, Opc::DELETE_FAST, Opc::LOAD_CONST, Opc::LOAD_DEREF, Opc::LOAD_CLASSDEREF, Opc::STORE_DEREF, Opc::LOAD_CLOSURE}},
+        {&Interp::StepGlobal, {Opc::LOAD_GLOBAL, Opc::STORE_GLOBAL, Opc::DELETE_GLOBAL}},
+        {&Interp::StepAttr, {Opc::LOAD_ATTR, Opc::LOAD_METHOD, Opc::STORE_ATTR, Opc::DELETE_ATTR}},
+        {&Interp::StepStack, {Opc::PUSH_NULL, Opc::POP_TOP, Opc::COPY, Opc::SWAP}},
+        {&Interp::StepCall, {Opc::KW_NAMES, Opc::CALL, Opc::CALL_FUNCTION_EX}},
+        {&Interp::StepMakeFunction, {Opc::MAKE_FUNCTION}},
+        {&Interp::StepBinaryOperator, {Opc::BINARY_OP, Opc::COMPARE_OP, Opc::IS_OP, Opc::CONTAINS_OP, Opc::BINARY_SUBSCR}},
+        {&Interp::StepUnaryOperator, {Opc::UNARY_NEGATIVE, Opc::UNARY_NOT, Opc::UNARY_POSITIVE, Opc::UNARY_INVERT}},
+        {&Interp::StepSequence, {Opc::BUILD_TUPLE, Opc::BUILD_LIST, Opc::LIST_APPEND, Opc::LIST_EXTEND, Opc::LIST_TO_TUPLE, Opc::UNPACK_SEQUENCE, Opc::BUILD_SLICE}},
+        {&Interp::StepMapping, {Opc::BUILD_MAP, Opc::BUILD_CONST_KEY_MAP, Opc::MAP_ADD, Opc::DICT_UPDATE, Opc::DICT_MERGE}},
+        {&Interp::StepSet, {Opc::BUILD_SET, Opc::SET_ADD, Opc::SET_UPDATE}},
+        {&Interp::StepString, {Opc::FORMAT_VALUE, Opc::BUILD_STRING}},
+        {&Interp::StepIterate, {Opc::GET_ITER, Opc::FOR_ITER}},
+        {&Interp::StepJump, {Opc::JUMP_FORWARD, Opc::JUMP_BACKWARD, Opc::JUMP_BACKWARD_NO_INTERRUPT, Opc::POP_JUMP_FORWARD_IF_TRUE, Opc::POP_JUMP_BACKWARD_IF_TRUE, Opc::POP_JUMP_FORWARD_IF_FALSE, Opc::POP_JUMP_BACKWARD_IF_FALSE, Opc::POP_JUMP_FORWARD_IF_NONE, Opc::POP_JUMP_BACKWARD_IF_NONE, Opc::POP_JUMP_FORWARD_IF_NOT_NONE, Opc::POP_JUMP_BACKWARD_IF_NOT_NONE, Opc::JUMP_IF_TRUE_OR_POP, Opc::JUMP_IF_FALSE_OR_POP}},
+        {&Interp::StepStoreSubscript, {Opc::DELETE_SUBSCR, Opc::STORE_SUBSCR}},
+        {&Interp::StepGenerator, {Opc::RETURN_GENERATOR, Opc::YIELD_VALUE}},
+        {&Interp::StepReturn, {Opc::RETURN_VALUE}},
+        {&Interp::StepWith, {Opc::BEFORE_WITH}},
+    };
+    for (const auto& [handler, ops] : families)
+      for (Opc op : ops) t[static_cast<size_t>(op)] = handler;
+    return t;
+  }();
+  return table[static_cast<size_t>(op)];
+}
+
+bool Interp::StepUnsupported(StepState& s) {
+  Fail(BreakCategory::kUnsupportedBytecode, absl::StrFormat("%s is not captured yet", OpcName(s.in.op)),
+       "this function runs eagerly; graph breaks will split it around such code");
+  return false;
+}
+
+// Instructions with no effect on the simulated frame.
+bool Interp::StepNop(StepState& s) {
+  const Instr& in = s.in;
+  switch (in.op) {
+    case Opc::RESUME:
+    case Opc::NOP:
+    case Opc::PRECALL:
+      break;
+    case Opc::COPY_FREE_VARS:
+      break;  // free-variable slots are filled when the frame is set up
+    default:
+      break;
+  }
+  return true;
+}
+
+
+// Local, cell and constant slots.
+bool Interp::StepLocal(StepState& s) {
+  Frame& f = s.f;
+  const Instr& in = s.in;
+  Value a;
+  switch (in.op) {
+    case Opc::MAKE_CELL: {
+      Value cell;
+      cell.kind = Value::kCell;
+      cell.cell = std::make_shared<Value>(f.locals[in.arg]);
+      f.locals[in.arg] = std::move(cell);
+      break;
+    }
+    case Opc::LOAD_FAST: {
+      const Value& v = f.locals[in.arg];
+      if (v.kind == Value::kUndef) {
+        Fail(BreakCategory::kPythonError, "local variable referenced before assignment");
+        return false;
+      }
+      f.stack.push_back(v);
+      break;
+    }
+    case Opc::STORE_FAST:
+      if (!Pop(f, &a)) return false;
+      f.locals[in.arg] = std::move(a);
+      break;
+    case Opc::DELETE_FAST:
+      if (f.locals[in.arg].kind == Value::kUndef) {
+        Fail(BreakCategory::kPythonError, "local variable referenced before assignment (del)");
+        return false;
+      }
+      f.locals[in.arg] = Value();
+      break;
+    case Opc::LOAD_CONST:
+      f.stack.push_back(Value::Const(PyTuple_GET_ITEM(f.code->co_consts, in.arg)));
+      break;
+    case Opc::LOAD_DEREF:
+    case Opc::LOAD_CLASSDEREF: {
+      Value v;
+      if (!LoadDeref(f, in.arg, &v)) return false;
+      f.stack.push_back(std::move(v));
+      break;
+    }
+    case Opc::STORE_DEREF: {
+      if (!Pop(f, &a)) return false;
+      Value& slot = f.locals[in.arg];
+      if (slot.kind != Value::kCell) {
+        // A free variable of a function object: replayed into its cell (handlers_effects.cc).
+        if (!StoreCellEffect(f, in.arg, a)) return false;
+        break;
+      }
+      *slot.cell = std::move(a);
+      break;
+    }
+    case Opc::LOAD_CLOSURE: {
+      const Value& slot = f.locals[in.arg];
+      if (slot.kind != Value::kCell) {
+        Fail(BreakCategory::kUnsupportedBytecode, "closure over a variable pijit does not track");
+        return false;
+      }
+      f.stack.push_back(slot);
+      break;
+    }
+    default:
+      break;
+  }
+  return true;
+}
+
+
+// Globals and builtins.
+bool Interp::StepGlobal(StepState& s) {
+  Frame& f = s.f;
+  const Instr& in = s.in;
+  Value a;
+  switch (in.op) {
+    case Opc::LOAD_GLOBAL: {
+      PyObject* name = PyTuple_GET_ITEM(f.code->co_names, in.arg >> 1);
+      if (in.arg & 1) f.stack.push_back(Value::Null());
+      Value v;
+      if (!LoadGlobal(f, name, &v)) return false;
+      f.stack.push_back(std::move(v));
+      break;
+    }
+    case Opc::STORE_GLOBAL:
+      if (!Pop(f, &a) || !StoreGlobal(f, PyTuple_GET_ITEM(f.code->co_names, in.arg), a)) return false;
+      break;
+    case Opc::DELETE_GLOBAL:
+      if (!DeleteGlobal(f, PyTuple_GET_ITEM(f.code->co_names, in.arg))) return false;
+      break;
+    default:
+      break;
+  }
+  return true;
+}
+
+
+// Attribute loads, stores and deletions.
+bool Interp::StepAttr(StepState& s) {
+  Frame& f = s.f;
+  const Instr& in = s.in;
+  Value a, b;
+  switch (in.op) {
+    case Opc::LOAD_ATTR:
+    case Opc::LOAD_METHOD:
+      if (!Pop(f, &a)) return false;
+      if (!LoadAttr(f, a, PyTuple_GET_ITEM(f.code->co_names, in.arg), in.op == Opc::LOAD_METHOD))
+        return false;
+      break;
+    case Opc::STORE_ATTR:
+      // owner.name = value, with value at TOS1 and owner at TOS.
+      if (!Pop(f, &a) || !Pop(f, &b) || !StoreAttr(a, PyTuple_GET_ITEM(f.code->co_names, in.arg), b))
+        return false;
+      break;
+    case Opc::DELETE_ATTR:
+      if (!Pop(f, &a) || !DeleteAttr(a, PyTuple_GET_ITEM(f.code->co_names, in.arg))) return false;
+      break;
+    default:
+      break;
+  }
+  return true;
+}
+
+
+// Stack shuffles: NULL pushes, pops, copies and swaps.
+bool Interp::StepStack(StepState& s) {
+  Frame& f = s.f;
+  const Instr& in = s.in;
+  Value a;
+  switch (in.op) {
+    case Opc::PUSH_NULL:
+      f.stack.push_back(Value::Null());
+      break;
+    case Opc::POP_TOP:
+      if (!Pop(f, &a)) return false;
+      break;
+    case Opc::COPY: {
+      if (in.arg < 1 || static_cast<size_t>(in.arg) > f.stack.size()) {
+        Fail(BreakCategory::kInternal, "COPY beyond the stack");
+        return false;
+      }
+      f.stack.push_back(f.stack[f.stack.size() - in.arg]);
+      break;
+    }
+    case Opc::SWAP: {
+      if (in.arg < 2 || static_cast<size_t>(in.arg) > f.stack.size()) {
+        Fail(BreakCategory::kInternal, "SWAP beyond the stack");
+        return false;
+      }
+      std::swap(f.stack.back(), f.stack[f.stack.size() - in.arg]);
+      break;
+    }
+    default:
+      break;
+  }
+  return true;
+}
+
+
+// Iterators and for loops.
+bool Interp::StepIterate(StepState& s) {
+  Frame& f = s.f;
+  const Instr& in = s.in;
+  switch (in.op) {
+    case Opc::GET_ITER:
+      if (!StepGetIter(f)) return false;
+      break;
+    case Opc::FOR_ITER:
+      if (!StepForIter(f, in.target, &s.next)) return false;
+      break;
+    default:
+      break;
+  }
+  return true;
+}
+
+
+// Jumps, conditional or not.
+bool Interp::StepJump(StepState& s) {
+  Frame& f = s.f;
+  const Instr& in = s.in;
+  Value a;
+  switch (in.op) {
+    case Opc::JUMP_FORWARD:
+    case Opc::JUMP_BACKWARD:
+    case Opc::JUMP_BACKWARD_NO_INTERRUPT:
+      s.next = in.target;
+      break;
+    case Opc::POP_JUMP_FORWARD_IF_TRUE:
+    case Opc::POP_JUMP_BACKWARD_IF_TRUE:
+    case Opc::POP_JUMP_FORWARD_IF_FALSE:
+    case Opc::POP_JUMP_BACKWARD_IF_FALSE: {
+      if (!Pop(f, &a)) return false;
+      bool t;
+      if (!Truth(a, &t)) return false;
+      const bool on_true = in.op == Opc::POP_JUMP_FORWARD_IF_TRUE ||
+                           in.op == Opc::POP_JUMP_BACKWARD_IF_TRUE;
+      if (t == on_true) s.next = in.target;
+      break;
+    }
+    case Opc::POP_JUMP_FORWARD_IF_NONE:
+    case Opc::POP_JUMP_BACKWARD_IF_NONE:
+    case Opc::POP_JUMP_FORWARD_IF_NOT_NONE:
+    case Opc::POP_JUMP_BACKWARD_IF_NOT_NONE: {
+      if (!Pop(f, &a)) return false;
+      bool is_none;
+      if (a.kind == Value::kConst) {
+        UseConst(a);
+        is_none = a.obj == Py_None;
+      } else if (a.kind == Value::kTensor || a.kind == Value::kSeq || a.kind == Value::kFunction) {
+        is_none = false;
+      } else {
+        Fail(BreakCategory::kUnsupportedBytecode, "`is None` test of an unknown value");
+        return false;
+      }
+      const bool on_none = in.op == Opc::POP_JUMP_FORWARD_IF_NONE ||
+                           in.op == Opc::POP_JUMP_BACKWARD_IF_NONE;
+      if (is_none == on_none) s.next = in.target;
+      break;
+    }
+    case Opc::JUMP_IF_TRUE_OR_POP:
+    case Opc::JUMP_IF_FALSE_OR_POP: {
+      if (f.stack.empty()) return Pop(f, &a);
+      bool t;
+      if (!Truth(f.stack.back(), &t)) return false;
+      if (t == (in.op == Opc::JUMP_IF_TRUE_OR_POP)) {
+        s.next = in.target;
+      } else {
+        f.stack.pop_back();
+      }
+      break;
+    }
+    default:
+      break;
+  }
+  return true;
+}
+
+
+// Item stores and deletions.
+bool Interp::StepStoreSubscript(StepState& s) {
+  Frame& f = s.f;
+  const Instr& in = s.in;
+  switch (in.op) {
+    case Opc::DELETE_SUBSCR:
+      if (!DeleteSubscr(f)) return false;  // handlers_effects.cc
+      break;
+    case Opc::STORE_SUBSCR:
+      if (!StoreSubscr(f)) return false;  // handlers_effects.cc
+      break;
+    default:
+      break;
+  }
+  return true;
+}
+
+
+// Generator starts and yields (generators consumed whole).
+bool Interp::StepGenerator(StepState& s) {
+  Frame& f = s.f;
+  const Instr& in = s.in;
+  Value a;
+  switch (in.op) {
+    case Opc::RETURN_GENERATOR:
+      if (!f.yields) {
+        Fail(BreakCategory::kInternal, "RETURN_GENERATOR outside a generator run");
+        return false;
+      }
+      f.stack.push_back(Value::Const(Py_None));  // the value sent by the first s.next()
+      break;
+    case Opc::YIELD_VALUE:
+      if (!f.yields) {
+        Fail(BreakCategory::kUnsupportedBytecode, "yield outside a generator consumed whole");
+        return false;
+      }
+      if (!Pop(f, &a)) return false;
+      f.yields->push_back(std::move(a));
+      f.stack.push_back(Value::Const(Py_None));  // s.next() sends None
+      break;
+    default:
+      break;
+  }
+  return true;
+}
+
+
+// The return.
+bool Interp::StepReturn(StepState& s) {
+  Frame& f = s.f;
+  const Instr& in = s.in;
+  switch (in.op) {
+    case Opc::RETURN_VALUE:
+      if (!Pop(f, s.result)) return false;
+      s.returned = true;
+      break;
+    default:
+      break;
+  }
+  return true;
+}
+
+
+// With blocks.
+bool Interp::StepWith(StepState& s) {
+  const Instr& in = s.in;
+  Value a;
+  switch (in.op) {
+    case Opc::BEFORE_WITH:
+      Fail(BreakCategory::kUnsupportedBytecode, "entering a `with` block calls __enter__ in Python",
+           "the block's body is still captured between graph breaks");
+      return false;
+    default:
+      break;
+  }
+  return true;
+}
+
+}  // namespace pijit::bytecode
