@@ -46,11 +46,10 @@ Opc ForwardJump(Opc op) {
 }  // namespace
 
 std::vector<std::vector<bool>> BridgeOutcomes(const BridgeSpec& s) {
-  // (values popped, NULL-ness of values pushed) for the fall-through outcome.
-  int pops = 0;
+  // The NULL-ness of the values the instruction pushes when it falls through; how many it pops
+  // follows from its stack effect in the opcode table (bytecode/opcodes_pyXY.def).
   std::vector<bool> pushes;
   switch (s.op) {
-    case Opc::CALL: pops = s.arg + 2; pushes = {false}; break;
     case Opc::POP_JUMP_FORWARD_IF_TRUE:
     case Opc::POP_JUMP_BACKWARD_IF_TRUE:
     case Opc::POP_JUMP_FORWARD_IF_FALSE:
@@ -62,26 +61,38 @@ std::vector<std::vector<bool>> BridgeOutcomes(const BridgeSpec& s) {
     case Opc::JUMP_IF_TRUE_OR_POP:
     case Opc::JUMP_IF_FALSE_OR_POP:
     case Opc::STORE_GLOBAL:
-    case Opc::DELETE_ATTR: pops = 1; break;
-    case Opc::DELETE_GLOBAL: break;
+    case Opc::DELETE_ATTR:
+    case Opc::DELETE_GLOBAL:
     case Opc::STORE_ATTR:
-    case Opc::DELETE_SUBSCR: pops = 2; break;
-    case Opc::STORE_SUBSCR: pops = 3; break;
+    case Opc::DELETE_SUBSCR:
+    case Opc::STORE_SUBSCR: break;
+    case Opc::CALL:
     case Opc::LOAD_ATTR:
     case Opc::UNARY_NEGATIVE:
     case Opc::UNARY_POSITIVE:
     case Opc::UNARY_NOT:
     case Opc::UNARY_INVERT:
-    case Opc::GET_ITER: pops = 1; pushes = {false}; break;
-    case Opc::LOAD_METHOD: pops = 1; pushes = {true, false}; break;  // as LOAD_ATTR: (NULL, attr)
-    case Opc::BEFORE_WITH: pops = 1; pushes = {false, false}; break;  // (__exit__, __enter__())
-    case Opc::FOR_ITER: pops = 0; pushes = {false}; break;            // (iterator, next item)
+    case Opc::GET_ITER:
+    case Opc::FOR_ITER:  // (iterator, next item)
     case Opc::BINARY_SUBSCR:
     case Opc::BINARY_OP:
     case Opc::COMPARE_OP:
     case Opc::IS_OP:
-    case Opc::CONTAINS_OP: pops = 2; pushes = {false}; break;
+    case Opc::CONTAINS_OP: pushes = {false}; break;
+    case Opc::LOAD_METHOD: pushes = {true, false}; break;  // as LOAD_ATTR: (NULL, attr)
+    case Opc::BEFORE_WITH: pushes = {false, false}; break;  // (__exit__, __enter__())
     default: return {};
+  }
+  int pops;
+  int effect;
+  if (s.op == Opc::CALL) {
+    // 3.11 splits a call's stack effect between PRECALL (-argc) and CALL (-1); the bridge
+    // runs both: the callable or NULL, self or the callable, and the arguments.
+    pops = s.arg + 2;
+  } else if (OpcStackEffect(s.op, /*jump=*/false, &effect)) {
+    pops = static_cast<int>(pushes.size()) - effect;
+  } else {
+    return {};
   }
   if (pops > static_cast<int>(s.stack_null.size())) return {};
   std::vector<bool> base(s.stack_null.begin(), s.stack_null.end() - pops);

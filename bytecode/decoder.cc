@@ -1,5 +1,8 @@
-// Decoding of CPython 3.11 bytecode into Instr. Per-version facts come from the generated
-// opcode table; this file and frame_eval/ are the only ones that depend on the version.
+// Decoding of CPython 3.11 bytecode into Instr. Per-version facts (numbers, inline caches,
+// stack effects) come from the generated opcode table. The instructions keep 3.11's opcodes,
+// so the step handlers (steps_*.cc, handlers_*.cc) and the bridge name 3.11 opcodes too;
+// normalising 3.12 and 3.13 into the same set is the next step (tables for both are
+// generated: opcodes_py312.def, opcodes_py313.def).
 #include <Python.h>
 
 #include "absl/container/flat_hash_map.h"
@@ -12,14 +15,17 @@
 
 namespace pijit::bytecode {
 namespace {
+constexpr int PIJIT_EFFECT_VARIES = -1000;  // the tables' marker: depends on the argument
 struct OpcInfo {
   const char* name;
   int number;
   int caches;
   uint8_t flags;
+  int effect, effect_jump;
 };
 constexpr OpcInfo kInfo[] = {
-#define PIJIT_OPCODE(name, num, caches, flags) {#name, num, caches, flags},
+#define PIJIT_OPCODE(name, num, caches, flags, effect, effect_jump) \
+  {#name, num, caches, flags, effect, effect_jump},
 #include "bytecode/opcodes_py311.def"
 #undef PIJIT_OPCODE
 };
@@ -42,6 +48,13 @@ const char* OpcName(Opc op) {
   return op == Opc::kInvalid ? "<invalid>" : kInfo[static_cast<int>(op)].name;
 }
 uint8_t OpcFlags(Opc op) { return op == Opc::kInvalid ? 0 : kInfo[static_cast<int>(op)].flags; }
+
+bool OpcStackEffect(Opc op, bool jump, int* effect) {
+  if (op == Opc::kInvalid) return false;
+  const OpcInfo& info = kInfo[static_cast<int>(op)];
+  *effect = jump ? info.effect_jump : info.effect;
+  return *effect != PIJIT_EFFECT_VARIES;
+}
 
 absl::StatusOr<std::vector<Instr>> Decode(const uint8_t* code, size_t nbytes) {
   std::vector<Instr> out;

@@ -10,7 +10,7 @@ struct OpcodeFacts {
   int caches[static_cast<int>(Opc::kInvalid) + 1];
   OpcodeFacts() {
     int i = 0;
-#define PIJIT_OPCODE(name, num, ncache, flags) number[i] = num, caches[i] = ncache, ++i;
+#define PIJIT_OPCODE(name, num, ncache, flags, ...) number[i] = num, caches[i] = ncache, ++i;
 #include "bytecode/opcodes_py311.def"
 #undef PIJIT_OPCODE
   }

@@ -1,5 +1,6 @@
-// Version-neutral bytecode instructions. The decoder folds EXTENDED_ARG and skips CACHE
-// entries, so handlers see one instruction with its full argument.
+// Decoded bytecode instructions. The decoder folds EXTENDED_ARG and skips CACHE entries, so
+// handlers see one instruction with its full argument. The opcodes are CPython 3.11's
+// (opcodes_py311.def); other versions are to be normalised into them (decoder.cc).
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -9,7 +10,7 @@
 namespace pijit::bytecode {
 
 enum class Opc : uint16_t {
-#define PIJIT_OPCODE(name, num, caches, flags) name,
+#define PIJIT_OPCODE(name, num, caches, flags, ...) name,
 #include "bytecode/opcodes_py311.def"
 #undef PIJIT_OPCODE
   kInvalid,
@@ -22,6 +23,9 @@ enum OpFlag : uint8_t {
 
 const char* OpcName(Opc op);
 uint8_t OpcFlags(Opc op);
+// The net stack effect of `op` (jump: when it jumps), as the running interpreter's
+// dis.stack_effect gives it; false where it depends on the argument.
+bool OpcStackEffect(Opc op, bool jump, int* effect);
 
 struct Instr {
   Opc op;
