@@ -1,5 +1,7 @@
 #include "runtime/cache.h"
 
+#include <algorithm>
+#include <string>
 #include <vector>
 
 #include "absl/container/flat_hash_set.h"
@@ -59,6 +61,83 @@ void ResetCodeState(PyCodeObject* code) {
   if (s == nullptr) return;
   CodeState dropped = std::move(*s);
   *s = CodeState();
+}
+
+CacheEntry* CodeState::Lookup(const guards::Roots& roots, SourceValues* values) {
+  CacheEntry* hit = nullptr;
+  if (!entries.empty()) {
+    values->resize(entries[0]->guards->num_sources());
+    if (entries[0]->guards->Check(roots, values->data())) hit = entries[0].get();
+  }
+  if (hit || entries.size() <= 1) return hit;
+  if (shared_stale) {
+    absl::InlinedVector<const guards::GuardProgram*, 8> programs;
+    by_program.clear();
+    for (const auto& e : entries) {
+      programs.push_back(e->guards.get());
+      by_program.push_back(e.get());
+    }
+    shared.Build(programs);
+    shared_stale = false;
+  }
+  guards::SharedGuards::Call call(shared, roots);
+  absl::InlinedVector<int32_t, 8> candidates;
+  call.Candidates(&candidates);
+  for (int32_t p : candidates) {
+    CacheEntry* e = by_program[p];
+    if (e == entries[0].get()) continue;
+    values->resize(e->guards->num_sources());
+    if (call.Check(p, values->data())) {
+      hit = e;
+      break;
+    }
+  }
+  if (hit) {
+    auto it = std::find_if(entries.begin(), entries.end(),
+                           [hit](const auto& e) { return e.get() == hit; });
+    std::rotate(entries.begin(), it, it + 1);
+  }
+  return hit;
+}
+
+void CodeState::DropDeadEntries() {
+  entries.erase(std::remove_if(entries.begin(), entries.end(),
+                               [](const auto& e) { return e->guards->HasDeadReferent(); }),
+                entries.end());
+  shared_stale = true;
+}
+
+bool CodeState::AtLimit() const {
+  return entries.size() >= CacheLimit() || compile_count >= static_cast<int64_t>(CacheLimit()) * 8;
+}
+
+void CodeState::PromoteOnMiss(const guards::Roots& roots, SourceValues* values) {
+  if (!static_only) {
+    std::vector<DynamicDim> dims;
+    for (const auto& e : entries) {
+      if (e->eager) continue;
+      values->resize(e->guards->num_sources());
+      if (e->guards->ShapeOnlyMismatch(roots, values->data(), &dims)) break;
+      dims.clear();
+    }
+    for (auto& d : dims) AddOnce(dynamic_dims, std::move(d));
+  }
+  // Numbers only where they meet floating tensors in arithmetic (the guards know): a learning
+  // rate or a step count that changes on every call compiles once more, not once per value.
+  std::vector<std::string> numbers;
+  for (const auto& e : entries) {
+    if (e->eager) continue;
+    values->resize(e->guards->num_sources());
+    if (e->guards->NumberOnlyMismatch(roots, values->data(), &numbers)) break;
+    numbers.clear();
+  }
+  for (auto& n : numbers) AddOnce(dynamic_numbers, std::move(n));
+}
+
+CacheEntry& CodeState::Install(std::unique_ptr<CacheEntry> entry) {
+  entries.insert(entries.begin(), std::move(entry));
+  shared_stale = true;
+  return *entries.front();
 }
 
 size_t CacheLimit() { return g_cache_limit; }

@@ -8,6 +8,7 @@
 #pragma once
 #include <Python.h>
 
+#include <algorithm>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -18,6 +19,7 @@
 #include "graph/executor.h"
 #include "guards/guards.h"
 #include "guards/shared.h"
+#include "absl/container/inlined_vector.h"
 
 namespace pijit::runtime {
 
@@ -87,7 +89,34 @@ struct BridgeCode {
   OwnedRef code;
 };
 
+// Appends `x` to `list` unless it is there already.
+template <typename T>
+void AddOnce(std::vector<T>& list, T x) {
+  if (std::find(list.begin(), list.end(), x) == list.end()) list.push_back(std::move(x));
+}
+
+// The resolved guard sources of one call, filled by the guard checks.
+using SourceValues = absl::InlinedVector<PyObject*, 16>;
+
 struct CodeState {
+  // -- the cache policy --
+  // The entry whose guards accept the call (its sources resolved into `values`), or nullptr.
+  // The most recently used entry checks its own program (the steady state of a hot call);
+  // after it misses, the other entries that may match are found through the shared tables,
+  // and a hit moves to the front.
+  CacheEntry* Lookup(const guards::Roots& roots, SourceValues* values);
+  // Drops the entries guarding objects that have died: they can never match again.
+  void DropDeadEntries();
+  // No more entries: the cache limit, or a compile count that keeps evicting (entries whose
+  // guarded objects keep dying are recompiled on every call otherwise).
+  bool AtLimit() const;
+  // Symbolic promotion on a miss: sizes in which the call's tensors differ from an entry's
+  // (and nothing else) become symbolic, so a loop over batch sizes compiles at most twice;
+  // Python numbers that differ from an entry's (and nothing else) become graph inputs.
+  void PromoteOnMiss(const guards::Roots& roots, SourceValues* values);
+  // Adds `entry` as the most recently used one.
+  CacheEntry& Install(std::unique_ptr<CacheEntry> entry);
+
   std::vector<std::unique_ptr<CacheEntry>> entries;
   // The entries' guards checked together; rebuilt when entries are added or dropped.
   SharedGuards shared;

@@ -25,10 +25,6 @@ namespace {
 std::vector<std::string> g_skip_prefixes;
 
 // Adds `x` to a code object's list of dynamic sizes or numbers unless it is there already.
-template <typename T>
-void AddOnce(std::vector<T>& list, T x) {
-  if (std::find(list.begin(), list.end(), x) == list.end()) list.push_back(std::move(x));
-}
 
 // Frames whose parameters the fast path can take straight from the call.
 bool SimpleSignature(PyCodeObject* code) {
@@ -96,7 +92,7 @@ bool IsMutableArg(PyObject* a) {
 // tensors; nullptr records none.
 PyObject* PlainMutable(PyObject* a, const std::string& where, std::vector<std::string>* dynamic) {
   auto note = [dynamic](std::string source) {
-    if (dynamic) AddOnce(*dynamic, std::move(source));
+    if (dynamic) runtime::AddOnce(*dynamic, std::move(source));
   };
   if (PyBool_Check(a)) return PyBool_FromLong(a == Py_True);
   if (PyLong_Check(a)) {
@@ -284,134 +280,60 @@ bool IsUserError(const bytecode::BreakReason& r) {
 
 }  // namespace
 
-PyObject* Dispatch(CodeState* st, PyCodeObject* code, PyObject* func, PyObject* const* args,
-                   int nargs, const DispatchOptions& options, bool* run_eager) {
-  *run_eager = false;
-  ++st->call_count;
-  guards::Roots roots{args, PyFunction_GET_GLOBALS(func),
-                      reinterpret_cast<PyFunctionObject*>(func)->func_builtins,
-                      PyFunction_GET_CLOSURE(func)};
-  absl::InlinedVector<PyObject*, 16> values;
-  auto& entries = st->entries;
-  // The most recently used entry checks its own program (the steady state of a hot call);
-  // after it misses, the other entries that may match are found through the shared tables.
-  CacheEntry* hit = nullptr;
-  if (!entries.empty()) {
-    values.resize(entries[0]->guards->num_sources());
-    if (entries[0]->guards->Check(roots, values.data())) hit = entries[0].get();
-  }
-  if (!hit && entries.size() > 1) {
-    if (st->shared_stale) {
-      absl::InlinedVector<const guards::GuardProgram*, 8> programs;
-      st->by_program.clear();
-      for (const auto& e : entries) {
-        programs.push_back(e->guards.get());
-        st->by_program.push_back(e.get());
-      }
-      st->shared.Build(programs);
-      st->shared_stale = false;
-    }
-    guards::SharedGuards::Call shared(st->shared, roots);
-    absl::InlinedVector<int32_t, 8> candidates;
-    shared.Candidates(&candidates);
-    for (int32_t p : candidates) {
-      CacheEntry* e = st->by_program[p];
-      if (e == entries[0].get()) continue;
-      values.resize(e->guards->num_sources());
-      if (shared.Check(p, values.data())) {
-        hit = e;
-        break;
-      }
-    }
-    if (hit) {
-      auto it = std::find_if(entries.begin(), entries.end(),
-                             [hit](const auto& e) { return e.get() == hit; });
-      std::rotate(entries.begin(), it, it + 1);
-    }
-  }
-  if (hit) {
-    CacheEntry& e = *hit;
-    ++e.hits;
-    ++st->hit_count;
-    if (e.eager) {
-      if (options.fullgraph && !IsUserError(e.reason)) {
-        RaiseGraphBreak(code, e.reason);
-        return nullptr;
-      }
-      ++st->eager_count;
-      *run_eager = true;
-      return nullptr;
-    }
-    return RunEntry(st, code, func, e, values.data(), run_eager);
-  }
-  // Entries guarding objects that have died can never match again: drop them.
-  entries.erase(std::remove_if(entries.begin(), entries.end(),
-                               [](const auto& e) { return e->guards->HasDeadReferent(); }),
-                entries.end());
-  st->shared_stale = true;
-  // Entries whose guarded objects keep dying (a fresh object guarded by identity) are
-  // evicted and recompiled on every call; a cap on compilations stops that too.
-  if (entries.size() >= runtime::CacheLimit() ||
-      st->compile_count >= static_cast<int64_t>(runtime::CacheLimit()) * 8) {
-    // Generated code (a resume function specialised per loop iteration, say) falls back
-    // quietly: running the rest of the call eagerly is what it is for.
-    if (!st->limit_warned && !st->origin.get()) {
-      st->limit_warned = true;
-      std::string msg = absl::StrCat("pijit: ", CodeName(code), " hit the recompile limit (",
-                                     runtime::CacheLimit(), " cache entries); it runs eagerly "
-                                     "for inputs that match no entry");
-      if (PyErr_WarnEx(PyExc_RuntimeWarning, msg.c_str(), 1) < 0) return nullptr;
-    }
-    ++st->eager_count;
-    *run_eager = true;
+namespace {
+
+// An eager entry's call: in strict mode an error (unless the call's own inputs are at fault,
+// which the eager run reports as Python would), else a request to run the code normally.
+PyObject* RunEager(CodeState* st, PyCodeObject* code, const CacheEntry& e,
+                   const DispatchOptions& options, bool* run_eager) {
+  if (options.fullgraph && !IsUserError(e.reason)) {
+    RaiseGraphBreak(code, e.reason);
     return nullptr;
   }
-  if (flags::LogEnabled("recompiles") && st->compile_count > 0) {
-    PySys_WriteStderr("[pijit] recompiling %s: no cache entry matched (%zu entries)\n",
-                      CodeName(code).c_str(), entries.size());
+  ++st->eager_count;
+  *run_eager = true;
+  return nullptr;
+}
+
+// The cache is full: run eagerly, warning once (generated code, a resume function
+// specialised per loop iteration say, falls back quietly: running the rest of the call
+// eagerly is what it is for).
+PyObject* LimitReached(CodeState* st, PyCodeObject* code, bool* run_eager) {
+  if (!st->limit_warned && !st->origin.get()) {
+    st->limit_warned = true;
+    std::string msg = absl::StrCat("pijit: ", CodeName(code), " hit the recompile limit (",
+                                   runtime::CacheLimit(), " cache entries); it runs eagerly "
+                                   "for inputs that match no entry");
+    if (PyErr_WarnEx(PyExc_RuntimeWarning, msg.c_str(), 1) < 0) return nullptr;
   }
-  // A miss where tensors differ from an entry in sizes only: make those sizes symbolic, so
-  // that a loop over varying batch sizes compiles at most twice.
-  if (!st->static_only) {
-    std::vector<guards::DynamicDim> dims;
-    for (const auto& e : entries) {
-      if (e->eager) continue;
-      values.resize(e->guards->num_sources());
-      if (e->guards->ShapeOnlyMismatch(roots, values.data(), &dims)) break;
-      dims.clear();
-    }
-    for (auto& d : dims) AddOnce(st->dynamic_dims, std::move(d));
+  ++st->eager_count;
+  *run_eager = true;
+  return nullptr;
+}
+
+// jit(dynamic=1): every size of every tensor argument is symbolic from the first compile;
+// Cell.set_inputs placeholders name theirs.
+void AddRequestedDynamicDims(CodeState* st, const DispatchOptions& options, PyObject* const* args,
+                             int nargs) {
+  if ((!options.dynamic && options.dynamic_dims.empty()) || st->static_only) return;
+  auto add = [st](int arg, int d) {
+    runtime::AddOnce(st->dynamic_dims, guards::DynamicDim{absl::StrCat("args[", arg, "]"), d});
+  };
+  for (int i = 0; i < nargs && options.dynamic; ++i) {
+    const Tensor* t = AsTensor(args[i]);
+    for (int d = 0; t && d < static_cast<int>(t->ndim()); ++d) add(i, d);
   }
-  // A miss where Python ints or floats differ from an entry's: where they only meet floating
-  // tensors in arithmetic, they become graph inputs, so a learning rate or a step count that
-  // changes on every call compiles once more, not once per value.
-  {
-    std::vector<std::string> numbers;
-    for (const auto& e : entries) {
-      if (e->eager) continue;
-      values.resize(e->guards->num_sources());
-      if (e->guards->NumberOnlyMismatch(roots, values.data(), &numbers)) break;
-      numbers.clear();
-    }
-    for (auto& n : numbers) AddOnce(st->dynamic_numbers, std::move(n));
+  for (const auto& [arg, d] : options.dynamic_dims) {
+    const Tensor* t = arg < nargs ? AsTensor(args[arg]) : nullptr;
+    if (t && d < static_cast<int>(t->ndim())) add(arg, d);
   }
-  if ((options.dynamic || !options.dynamic_dims.empty()) && !st->static_only) {
-    // jit(dynamic=1): every size of every tensor argument is symbolic from the first compile;
-    // placeholders name theirs.
-    auto add = [st](int arg, int d) {
-      AddOnce(st->dynamic_dims, guards::DynamicDim{absl::StrCat("args[", arg, "]"), d});
-    };
-    for (int i = 0; i < nargs && options.dynamic; ++i) {
-      const Tensor* t = AsTensor(args[i]);
-      for (int d = 0; t && d < static_cast<int>(t->ndim()); ++d) add(i, d);
-    }
-    for (const auto& [arg, d] : options.dynamic_dims) {
-      const Tensor* t = arg < nargs ? AsTensor(args[arg]) : nullptr;
-      if (t && d < static_cast<int>(t->ndim())) add(arg, d);
-    }
-  }
+}
+
+// Abstract interpretation of the call. Strict mode wants one graph or an error; otherwise an
+// unsupported point breaks the graph.
+bytecode::CaptureResult CaptureCall(CodeState* st, PyCodeObject* code, PyObject* func,
+                                    PyObject* const* args, int nargs, const DispatchOptions& options) {
   ++Control().in_pijit;
-  // Strict mode wants one graph or an error; otherwise an unsupported point breaks the graph.
   const bool allow_break = !options.fullgraph;
   bytecode::CaptureResult cr = bytecode::Capture(code, func, args, nargs, st->dynamic_dims,
                                                  allow_break, st->dynamic_numbers);
@@ -427,6 +349,14 @@ PyObject* Dispatch(CodeState* st, PyCodeObject* code, PyObject* func, PyObject* 
   }
   ++st->compile_count;
   st->saw_tensor_work |= cr.graph.params().size() + cr.graph.num_ops() > 0;
+  return cr;
+}
+
+// Compiles the captured graph into a new entry. A graph runs when it produces outputs or has
+// effects of its own (assign, random draws, batch-norm statistics), even if the function
+// returns none of its values. A compile failure turns the capture into an eager verdict.
+std::unique_ptr<CacheEntry> CompileEntry(PyCodeObject* code, bytecode::CaptureResult& cr,
+                                         const DispatchOptions& options) {
   auto entry = std::make_unique<CacheEntry>();
   entry->guards = std::move(cr.guards);
   entry->param_sources = std::move(cr.param_sources);
@@ -434,8 +364,6 @@ PyObject* Dispatch(CodeState* st, PyCodeObject* code, PyObject* func, PyObject* 
   entry->output = std::move(cr.output);
   entry->effects = std::move(cr.effects);
   entry->dynamic = cr.dynamic;
-  // A graph runs when it produces outputs or has effects of its own (assign, random draws,
-  // batch-norm statistics), even if the function returns none of its values.
   bool stateful = false;
   for (const auto& n : cr.graph.nodes()) stateful |= graph::HasTrait(n.op, graph::kStateful);
   if ((cr.ok || cr.brk) && cr.graph.num_ops() + cr.graph.params().size() > 0 &&
@@ -453,43 +381,50 @@ PyObject* Dispatch(CodeState* st, PyCodeObject* code, PyObject* func, PyObject* 
     } else {
       cr.ok = false;
       cr.brk.reset();
-      cr.reason = {bytecode::BreakCategory::kInternal, PyUnicode_AsUTF8(code->co_filename), code->co_firstlineno,
-                   std::string(compiled.status().message()), ""};
+      cr.reason = {bytecode::BreakCategory::kInternal, PyUnicode_AsUTF8(code->co_filename),
+                   code->co_firstlineno, std::string(compiled.status().message()), ""};
     }
   }
+  return entry;
+}
+
+// Settles what a new entry does: continue after a graph break (its bridge and resume code
+// made now), run eagerly, or run its graph; records the reason and writes the PIJIT_LOG
+// output.
+void SettleEntry(CodeState* st, PyCodeObject* code, bytecode::CaptureResult& cr, CacheEntry& entry) {
   if (cr.brk) {
     // A graph break: the prefix runs as a graph, the rest continues in a resume function.
-    entry->reason = cr.brk->reason;
-    entry->brk = std::move(cr.brk);
-    absl::Status ready = PrepareBreak(st, code, *entry);
+    entry.reason = cr.brk->reason;
+    entry.brk = std::move(cr.brk);
+    absl::Status ready = PrepareBreak(st, code, entry);
     if (!ready.ok()) {
       // No bridge or resume function for this point (e.g. too many closure slots): eager.
-      entry->brk.reset();
-      entry->graph.reset();
+      entry.brk.reset();
+      entry.graph.reset();
       cr.ok = false;
       cr.reason.explanation += absl::StrCat(" (no graph break here: ", ready.message(), ")");
-      entry->reason = cr.reason;
+      entry.reason = cr.reason;
     }
   }
-  if (entry->brk) {
+  if (entry.brk) {
     ++st->graph_break_count;
-    RecordReason(st, entry->reason);
+    RecordReason(st, entry.reason);
     if (flags::LogEnabled("graph_breaks")) {
       PySys_WriteStderr("[pijit] graph break in %s: %s\n", CodeName(code).c_str(),
-                        entry->reason.ToText().c_str());
+                        entry.reason.ToText().c_str());
     }
-    if (flags::LogEnabled("graph") && entry->graph) {
+    if (flags::LogEnabled("graph") && entry.graph) {
       PySys_WriteStderr("[pijit] graph before the break in %s:\n%s", CodeName(code).c_str(),
-                        entry->graph->graph().ToText().c_str());
+                        entry.graph->graph().ToText().c_str());
     }
   } else if (!cr.ok) {
-    entry->eager = true;
+    entry.eager = true;
     // Running eagerly is always right, so an eager entry's guards only decide when to try
     // capture again. They hold the decisions that led to the reason (branch conditions,
     // types); sizes rarely matter to code pijit cannot capture, so unless the trace read
     // sizes the entry serves every size instead of recompiling per shape.
-    if (!IsUserError(cr.reason) && !cr.read_shape) entry->guards->RelaxTensorSizes();
-    entry->reason = cr.reason;
+    if (!IsUserError(cr.reason) && !cr.read_shape) entry.guards->RelaxTensorSizes();
+    entry.reason = cr.reason;
     ++st->graph_break_count;
     RecordReason(st, cr.reason);
     if (flags::LogEnabled("graph_breaks")) {
@@ -497,33 +432,53 @@ PyObject* Dispatch(CodeState* st, PyCodeObject* code, PyObject* func, PyObject* 
                         cr.reason.ToText().c_str());
     }
   } else {
-    if (flags::LogEnabled("graph") && entry->graph) {
+    if (flags::LogEnabled("graph") && entry.graph) {
       PySys_WriteStderr("[pijit] graph for %s:\n%s", CodeName(code).c_str(),
-                        entry->graph->graph().ToText().c_str());
+                        entry.graph->graph().ToText().c_str());
     }
     if (flags::LogEnabled("guards")) {
       PySys_WriteStderr("[pijit] guards for %s:\n%s", CodeName(code).c_str(),
-                        entry->guards->ToText().c_str());
+                        entry.guards->ToText().c_str());
     }
   }
-  entries.insert(entries.begin(), std::move(entry));
-  st->shared_stale = true;
-  CacheEntry& e = *entries.front();
-  if (e.eager) {
-    if (options.fullgraph && !IsUserError(e.reason)) {
-      RaiseGraphBreak(code, e.reason);
-      return nullptr;
-    }
-    ++st->eager_count;
-    *run_eager = true;
-    return nullptr;
+}
+
+}  // namespace
+
+// lookup -> (miss) promote -> capture -> compile -> install -> run.
+PyObject* Dispatch(CodeState* st, PyCodeObject* code, PyObject* func, PyObject* const* args,
+                   int nargs, const DispatchOptions& options, bool* run_eager) {
+  *run_eager = false;
+  ++st->call_count;
+  guards::Roots roots{args, PyFunction_GET_GLOBALS(func),
+                      reinterpret_cast<PyFunctionObject*>(func)->func_builtins,
+                      PyFunction_GET_CLOSURE(func)};
+  runtime::SourceValues values;
+  if (CacheEntry* hit = st->Lookup(roots, &values)) {
+    ++hit->hits;
+    ++st->hit_count;
+    if (hit->eager) return RunEager(st, code, *hit, options, run_eager);
+    return RunEntry(st, code, func, *hit, values.data(), run_eager);
   }
+  st->DropDeadEntries();
+  if (st->AtLimit()) return LimitReached(st, code, run_eager);
+  if (flags::LogEnabled("recompiles") && st->compile_count > 0) {
+    PySys_WriteStderr("[pijit] recompiling %s: no cache entry matched (%zu entries)\n",
+                      CodeName(code).c_str(), st->entries.size());
+  }
+  st->PromoteOnMiss(roots, &values);
+  AddRequestedDynamicDims(st, options, args, nargs);
+  bytecode::CaptureResult cr = CaptureCall(st, code, func, args, nargs, options);
+  std::unique_ptr<CacheEntry> entry = CompileEntry(code, cr, options);
+  SettleEntry(st, code, cr, *entry);
+  CacheEntry& e = st->Install(std::move(entry));
+  if (e.eager) return RunEager(st, code, e, options, run_eager);
   values.resize(e.guards->num_sources());
   if (!e.guards->Check(roots, values.data())) {
     // The guards must accept the call they were built from; if not, stay correct.
     e.eager = true;
-    e.reason = {bytecode::BreakCategory::kInternal, PyUnicode_AsUTF8(code->co_filename), code->co_firstlineno,
-                "guards reject the inputs they were built from", ""};
+    e.reason = {bytecode::BreakCategory::kInternal, PyUnicode_AsUTF8(code->co_filename),
+                code->co_firstlineno, "guards reject the inputs they were built from", ""};
     *run_eager = true;
     return nullptr;
   }
