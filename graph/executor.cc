@@ -14,6 +14,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "kernels/errors.h"
+#include "graph/backend.h"
 #include "kernels/flags.h"
 
 namespace pijit::graph {
@@ -192,6 +193,11 @@ void KeepInPlan(const MemoryPlan& plan, const Arena& arena, NodeId id, Tensor& v
 absl::StatusOr<CompiledGraph> CompiledGraph::Compile(Graph g, const CompileOptions& options) {
   PIJIT_RETURN_IF_ERROR(g.Verify());
   CompiledGraph c;
+  if (options.backend) {
+    c.backend_ = options.backend;
+  } else {
+    PIJIT_ASSIGN_OR_RETURN(c.backend_, DefaultBackend());
+  }
   const std::vector<bool> shared_before = SharedOutputs(g);
   if (options.optimize) PIJIT_RETURN_IF_ERROR(RunPipeline(g, options.pipeline));
   const std::vector<bool> shared_after = SharedOutputs(g);
@@ -249,10 +255,10 @@ absl::Status CompiledGraph::Run(absl::Span<const Tensor* const> inputs,
       if (arena && plan_.slot[id] != MemoryPlan::kNoSlot) planned.emplace(arena->slots[plan_.slot[id]]);
       if (NodeProfile* prof = NodeProfile::Get()) {
         const auto start = std::chrono::steady_clock::now();
-        PIJIT_ASSIGN_OR_RETURN(values[id], RunNode(n, args));
+        PIJIT_ASSIGN_OR_RETURN(values[id], backend_->RunNode(n, args));
         prof->Add(n, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
       } else {
-        PIJIT_ASSIGN_OR_RETURN(values[id], RunNode(n, args));
+        PIJIT_ASSIGN_OR_RETURN(values[id], backend_->RunNode(n, args));
       }
     }
     if (arena) KeepInPlan(plan_, *arena, static_cast<NodeId>(id), values[id]);

@@ -26,8 +26,11 @@
 
 namespace pijit::graph {
 
+class Backend;
+
 struct CompileOptions {
   bool optimize = true;
+  const Backend* backend = nullptr;  // what the nodes run on; nullptr: DefaultBackend()
   bool plan_memory = true;  // and PIJIT_MEMORY_PLAN is not 0
   PipelineOptions pipeline;
 };
@@ -41,9 +44,11 @@ class CompiledGraph {
   absl::Status Run(absl::Span<const Tensor* const> inputs, std::vector<Tensor>* outputs) const;
   const Graph& graph() const { return graph_; }
   const MemoryPlan& memory_plan() const { return plan_; }
+  const Backend& backend() const { return *backend_; }
 
  private:
   Graph graph_;
+  const Backend* backend_ = nullptr;  // graph/backend.h
   std::vector<int32_t> last_use_;  // per node: index of the last node reading it
   std::vector<bool> copy_output_;  // per output: copy it (see the header comment)
   MemoryPlan plan_;                // empty: every value gets fresh memory

@@ -41,6 +41,11 @@ std::string_view FusedBackend() {
   return v != nullptr ? v : "";
 }
 
+std::string_view Backend() {
+  const char* v = Get("PIJIT_BACKEND");
+  return v != nullptr ? v : "";
+}
+
 std::optional<size_t> BufferCacheBytes() {
   const char* v = Get("PIJIT_BUFFER_CACHE_MB");
   if (v == nullptr) return std::nullopt;

@@ -8,6 +8,7 @@
 //   PIJIT_FUSED_BACKEND=x  interpreter | avx2 | (auto) for fused elementwise code (per compile)
 //   PIJIT_BUFFER_CACHE_MB  bytes of released large buffers kept for reuse
 //   PIJIT_NUM_THREADS      worker threads of the kernel thread pool (with the caller's)
+//   PIJIT_BACKEND=x        cpu | reference: what compiled graphs run on (graph/backend.h; per compile)
 #pragma once
 #include <cstddef>
 #include <optional>
@@ -23,6 +24,8 @@ bool ProfileNodes();
 bool MemoryPlanning();
 // PIJIT_FUSED_BACKEND, or "" when unset. Read per call.
 std::string_view FusedBackend();
+// PIJIT_BACKEND, or "" when unset. Read per call.
+std::string_view Backend();
 // PIJIT_BUFFER_CACHE_MB in bytes, when set. Read per call (the cache reads it once).
 std::optional<size_t> BufferCacheBytes();
 // PIJIT_NUM_THREADS when it is a number >= 1. Read per call (the pool reads it once).

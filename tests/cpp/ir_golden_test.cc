@@ -12,7 +12,8 @@
 // Besides the text, each test runs the input and the result on the same pseudo-random
 // inputs (with -0.0, 0 and 1 among them) and checks that the outputs are bit-identical
 // (within kFusedExpRelTol when the result has fused exp, kMatMulEpilogueRelTol when a
-// fused_matmul or fused_conv2d applies gelu, tanh or sigmoid). PIJIT_UPDATE_GOLDEN=1 rewrites the
+// fused_matmul or fused_conv2d applies gelu, tanh or sigmoid), and runs the result on both
+// backends (graph/backend.h) expecting the same values. PIJIT_UPDATE_GOLDEN=1 rewrites the
 // Expected sections from the current output instead of comparing.
 #include <cmath>
 #include <cstring>
@@ -23,6 +24,7 @@
 
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "graph/backend.h"
 #include "graph/executor.h"
 #include "graph/passes/pipeline.h"
 #include "graph/text_parser.h"
@@ -164,6 +166,56 @@ void ExpectSameValues(const Graph& before, const Graph& after) {
   }
 }
 
+// The backends (graph/backend.h) agree on `g`: the reference backend runs fused programs
+// through the interpreter and float32 products through plain loops, which round differently
+// from generated code and oneDNN by a few ulps (relative to the larger of 1 and the value:
+// sums that cancel).
+constexpr double kBackendTol = 1e-5;
+void ExpectBackendsAgree(const Graph& g) {
+  std::mt19937 rng(4321);
+  std::vector<Tensor> inputs;
+  std::vector<const Tensor*> ptrs;
+  for (NodeId p : g.params()) inputs.push_back(MakeInput(g.node(p).meta, rng));
+  for (const Tensor& t : inputs) ptrs.push_back(&t);
+  std::vector<Tensor> outs[2];
+  const Backend* backends[2] = {&CpuBackend(), &ReferenceBackend()};
+  for (int k = 0; k < 2; ++k) {
+    CompileOptions raw;
+    raw.optimize = false;
+    raw.backend = backends[k];
+    auto c = CompiledGraph::Compile(g, raw);
+    ASSERT_TRUE(c.ok()) << c.status();
+    ASSERT_EQ(&c->backend(), backends[k]);
+    ASSERT_TRUE(c->Run(ptrs, &outs[k]).ok());
+  }
+  ASSERT_EQ(outs[0].size(), outs[1].size());
+  for (size_t i = 0; i < outs[0].size(); ++i) {
+    ASSERT_TRUE(MetaOf(outs[0][i]) == MetaOf(outs[1][i])) << "output " << i;
+    Tensor x = outs[0][i].Contiguous(), y = outs[1][i].Contiguous();
+    DispatchDType(x.dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      for (int64_t k = 0; k < x.numel(); ++k) {
+        T a = x.data<T>()[k], b = y.data<T>()[k];
+        if (std::memcmp(&a, &b, sizeof(T)) == 0) continue;
+        if constexpr (std::is_floating_point_v<T>) {
+          if (std::isnan(a) && std::isnan(b)) continue;
+          if (std::abs(a - b) <= kBackendTol * std::max<double>(1, std::abs(a))) continue;
+        }
+        ADD_FAILURE() << "output " << i << " element " << k << ": " << +a << " on cpu, " << +b
+                      << " on reference";
+        return;
+      }
+    });
+  }
+}
+
+TEST(BackendTest, NamesAndDefault) {
+  EXPECT_EQ(BackendByName("cpu"), &CpuBackend());
+  EXPECT_EQ(BackendByName("reference"), &ReferenceBackend());
+  EXPECT_EQ(BackendByName("cuda"), nullptr);
+  EXPECT_STREQ(ReferenceBackend().name(), "reference");
+}
+
 class IrGoldenTest : public ::testing::TestWithParam<GoldenFile> {};
 
 TEST_P(IrGoldenTest, MatchesExpected) {
@@ -195,6 +247,7 @@ TEST_P(IrGoldenTest, MatchesExpected) {
     EXPECT_EQ(got, sections->expected) << f.path;
   }
   ExpectSameValues(*parsed, g);
+  ExpectBackendsAgree(g);
 }
 
 TEST(IrGoldenTest, FindsTestFiles) { EXPECT_FALSE(Discover().empty()) << PIJIT_IR_TEST_DIR; }

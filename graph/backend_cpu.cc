@@ -1,0 +1,38 @@
+// The CPU backend: the kernels graph::RunNode dispatches to (graph/node_ops.cc).
+#include "absl/strings/str_format.h"
+#include "graph/backend.h"
+#include "kernels/flags.h"
+
+namespace pijit::graph {
+namespace {
+
+class CpuBackendImpl final : public Backend {
+ public:
+  const char* name() const override { return "cpu"; }
+  absl::StatusOr<Tensor> RunNode(const Node& n, absl::Span<const Tensor* const> inputs) const override {
+    return graph::RunNode(n, inputs);
+  }
+};
+
+}  // namespace
+
+const Backend& CpuBackend() {
+  static const CpuBackendImpl backend;
+  return backend;
+}
+
+const Backend* BackendByName(std::string_view name) {
+  if (name == "cpu") return &CpuBackend();
+  if (name == "reference") return &ReferenceBackend();
+  return nullptr;
+}
+
+absl::StatusOr<const Backend*> DefaultBackend() {
+  const std::string_view name = flags::Backend();
+  if (name.empty()) return &CpuBackend();
+  if (const Backend* b = BackendByName(name)) return b;
+  return absl::InvalidArgumentError(absl::StrFormat(
+      "PIJIT_BACKEND=%s: unknown backend (expected cpu or reference)", std::string(name)));
+}
+
+}  // namespace pijit::graph
