@@ -36,6 +36,16 @@ absl::Status ReadDType(const char* op, absl::Span<const ArgView> args, int slot,
                        std::optional<DType>* out);
 // A 2-element Float64 tensor {a, b}.
 Tensor Pair(double a, double b);
+// keepdims at `slot` (absent: unchanged), which must be a bool.
+absl::Status ReadKeepdims(const char* op, absl::Span<const ArgView> args, int slot, bool* out);
+// A size given as positional ints, or as one int/tuple/list: args[first..npos), into `out`.
+absl::Status ReadSizeArgs(const char* op, absl::Span<const ArgView> args, size_t first,
+                          size_t npos, Shape* out);
+// A random draw's seed at `slot` (absent or None: -1), a non-negative int.
+absl::Status ReadSeed(const char* op, absl::Span<const ArgView> args, int slot, int64_t* out);
+// The argument at `slot` as a sequence of tensor operands.
+absl::Status ReadTensorSeq(const char* op, absl::Span<const ArgView> args, int slot,
+                           absl::InlinedVector<Operand, 3>* out);
 
 }  // namespace pyargs
 
