@@ -181,6 +181,13 @@ struct StepState {
   Value* result;
 };
 
+class Interp;
+// A call of a Python builtin (len, isinstance, min, ...) folded at capture time
+// (handlers_builtins.cc): *handled says whether `fn` is one it folds; then the result says
+// whether folding succeeded (a failure is recorded on `in`).
+bool FoldBuiltinCall(Interp& in, Frame& f, PyObject* fn, const ValueList& args,
+                     const std::vector<std::string>& names, Value* out, bool* handled);
+
 class Interp {
  public:
   Interp(PyCodeObject* code, PyObject* func, PyObject* const* args, int nargs, CaptureResult* out,
