@@ -107,46 +107,141 @@ PyObject* TensorAttribute(const TensorMeta& meta, const char* n) {
 }
 }  // namespace
 
-bool Interp::LoadAttr(Frame& f, const Value& owner, PyObject* name, bool method) {
+// An attribute of a tensor: a method of the op table or astype (pushed for CALL), or a
+// metadata attribute known from the node's meta (shape, dtype, ndim, ...).
+bool Interp::TensorAttr(Frame& f, const Value& owner, PyObject* name, bool method) {
   const char* n = PyUnicode_AsUTF8(name);
-  if (owner.kind == Value::kTensor) {
-    PyOp op;
-    // A subclass could override the method: only take it when it is Tensor's own.
-    if (method && PyOpByName(n, &op) &&
-        _PyType_Lookup(owner.type, name) == _PyType_Lookup(g_tensor_type, name)) {
-      Value m;
-      m.kind = Value::kTensorMethod;
-      m.method = op;
-      f.stack.push_back(m);
-      f.stack.push_back(owner);
-      return true;
-    }
-    if (std::string_view(n) == "astype" &&
-        _PyType_Lookup(owner.type, name) == _PyType_Lookup(g_tensor_type, name)) {
-      Value m;  // Tensor.astype: a cast node (CallTensorCast)
-      m.kind = Value::kBuiltinMethod;
-      m.obj = name;
-      if (method) {
-        f.stack.push_back(m);
-        f.stack.push_back(owner);
-      } else {
-        m.cell = std::make_shared<Value>(owner);
-        f.stack.push_back(m);
-      }
-      return true;
-    }
-    if (std::string_view(n) == "shape" || std::string_view(n) == "size") NoteShapeRead();
-    PyObject* v = TensorAttribute(g().node(owner.node).meta, n);
-    if (!v) {
-      if (PyErr_Occurred()) PyErr_Clear();
-      Fail(BreakCategory::kUnsupportedAttribute, absl::StrFormat("Tensor.%s is not captured yet", n),
-           "use pijit.ops functions or the supported Tensor methods");
-      return false;
-    }
-    if (method) f.stack.push_back(Value::Null());
-    f.stack.push_back(Value::Const(Keep(v)));
+  PyOp op;
+  // A subclass could override the method: only take it when it is Tensor's own.
+  if (method && PyOpByName(n, &op) &&
+      _PyType_Lookup(owner.type, name) == _PyType_Lookup(g_tensor_type, name)) {
+    Value m;
+    m.kind = Value::kTensorMethod;
+    m.method = op;
+    f.stack.push_back(m);
+    f.stack.push_back(owner);
     return true;
   }
+  if (std::string_view(n) == "astype" &&
+      _PyType_Lookup(owner.type, name) == _PyType_Lookup(g_tensor_type, name)) {
+    Value m;  // Tensor.astype: a cast node (CallTensorCast)
+    m.kind = Value::kBuiltinMethod;
+    m.obj = name;
+    if (method) {
+      f.stack.push_back(m);
+      f.stack.push_back(owner);
+    } else {
+      m.cell = std::make_shared<Value>(owner);
+      f.stack.push_back(m);
+    }
+    return true;
+  }
+  if (std::string_view(n) == "shape" || std::string_view(n) == "size") NoteShapeRead();
+  PyObject* v = TensorAttribute(g().node(owner.node).meta, n);
+  if (!v) {
+    if (PyErr_Occurred()) PyErr_Clear();
+    Fail(BreakCategory::kUnsupportedAttribute, absl::StrFormat("Tensor.%s is not captured yet", n),
+         "use pijit.ops functions or the supported Tensor methods");
+    return false;
+  }
+  if (method) f.stack.push_back(Value::Null());
+  f.stack.push_back(Value::Const(Keep(v)));
+  return true;
+}
+
+// A method of an input list (append, extend, insert: recorded and replayed after the graph)
+// or of an input dict the trace mutates or models (handlers_dict.cc), pushed for CALL;
+// *handled is false for any other attribute.
+bool Interp::InputMutatorMethod(Frame& f, const Value& owner, PyObject* name, bool method,
+                                bool* handled) {
+  const char* n = PyUnicode_AsUTF8(name);
+  *handled = true;
+  if (PyList_CheckExact(owner.obj) && owner.source >= 0 &&
+      (std::string_view(n) == "append" || std::string_view(n) == "extend" ||
+       std::string_view(n) == "insert")) {
+    // An input list's append, extend or insert: recorded and replayed after the graph
+    // (handlers_effects.cc). The bound method carries its list in `cell` (a break rebuilds it
+    // as the list's method).
+    // Its identity, not its type: a type guard would also pin the length, which the appends
+    // change on every call (a list made per call recompiles; a module-level log does not).
+    gp().GuardValue(owner.source, owner.obj);
+    Value m;
+    m.kind = Value::kBuiltinMethod;
+    m.obj = name;
+    m.cell = std::make_shared<Value>(owner);
+    if (method) f.stack.push_back(Value::Null());
+    f.stack.push_back(m);
+    return true;
+  }
+  if (method && PyDict_CheckExact(owner.obj) && owner.source >= 0) {
+    // An input dict the trace mutates (or is about to): its methods act on its model and
+    // record their mutations (handlers_dict.cc).
+    std::string_view m(n);
+    const bool mutating =
+        m == "pop" || m == "update" || m == "setdefault" || m == "popitem" || m == "clear";
+    const bool reading = m == "items" || m == "keys" || m == "values" || m == "get";
+    if (ShadowDict(owner) ? (mutating || reading)
+                          : mutating && !Mutated(owner) && !viewed_dicts_.contains(owner.obj)) {
+      Value bm;
+      bm.kind = Value::kBuiltinMethod;
+      bm.obj = name;
+      bm.cell = std::make_shared<Value>(owner);
+      f.stack.push_back(Value::Null());
+      f.stack.push_back(std::move(bm));
+      return true;
+    }
+  }
+  *handled = false;
+  return false;
+}
+
+// items/keys/values/get of an input dict (of at most 256 str or int keys): its keys and
+// values are guarded and it acts as a dict built during capture; *handled is false for any
+// other attribute.
+bool Interp::InputDictReadMethod(Frame& f, const Value& owner, PyObject* name, bool method,
+                                 bool* handled) {
+  const char* n = PyUnicode_AsUTF8(name);
+  *handled = true;
+  if (method && PyDict_CheckExact(owner.obj) && owner.source >= 0 &&
+      PyDict_GET_SIZE(owner.obj) <= 256) {
+    std::string_view m(n);
+    if (m == "items" || m == "keys" || m == "values" || m == "get") {
+      // An input dict read through its methods: its keys (in their order: the views list
+      // them so) and values are guarded; it then acts as a dict built during capture.
+      gp().GuardType(owner.source, owner.obj);
+      gp().GuardDictKeys(owner.source, owner.obj);
+      if (m != "get") viewed_dicts_.insert(owner.obj);  // views are live; get's result is not
+      Value d = Value::Dict();
+      PyObject *k, *v;
+      Py_ssize_t pos = 0;
+      while (PyDict_Next(owner.obj, &pos, &k, &v)) {
+        if (!PyUnicode_CheckExact(k) && !PyLong_CheckExact(k)) {
+          Fail(BreakCategory::kUnsupportedAttribute, "a dict input with keys that are not str or int");
+          return false;
+        }
+        Value item;
+        Py_INCREF(v);
+        Keep(v);
+        if (!FromSource(gp().AddSource(guards::Source::kDictItem, owner.source, -1, k), v, &item))
+          return false;
+        d.keys->push_back(k);
+        d.items->push_back(std::move(item));
+      }
+      Value bm;
+      bm.kind = Value::kBuiltinMethod;
+      bm.obj = name;
+      f.stack.push_back(bm);
+      f.stack.push_back(std::move(d));
+      return true;
+    }
+  }
+  *handled = false;
+  return false;
+}
+
+bool Interp::LoadAttr(Frame& f, const Value& owner, PyObject* name, bool method) {
+  const char* n = PyUnicode_AsUTF8(name);
+  if (owner.kind == Value::kTensor) return TensorAttr(f, owner, name, method);
   if (owner.kind == Value::kObject) return ObjectAttr(f, owner, name, method);
   if (Value field; owner.kind == Value::kSeq && NamedTupleField(owner, name, &field)) {
     if (method) f.stack.push_back(Value::Null());
@@ -187,75 +282,11 @@ bool Interp::LoadAttr(Frame& f, const Value& owner, PyObject* name, bool method)
     f.stack.push_back(*p);
     return true;
   }
-  if (PyList_CheckExact(owner.obj) && owner.source >= 0 &&
-      (std::string_view(n) == "append" || std::string_view(n) == "extend" ||
-       std::string_view(n) == "insert")) {
-    // An input list's append, extend or insert: recorded and replayed after the graph
-    // (handlers_effects.cc). The bound method carries its list in `cell` (a break rebuilds it
-    // as the list's method).
-    // Its identity, not its type: a type guard would also pin the length, which the appends
-    // change on every call (a list made per call recompiles; a module-level log does not).
-    gp().GuardValue(owner.source, owner.obj);
-    Value m;
-    m.kind = Value::kBuiltinMethod;
-    m.obj = name;
-    m.cell = std::make_shared<Value>(owner);
-    if (method) f.stack.push_back(Value::Null());
-    f.stack.push_back(m);
-    return true;
-  }
-  if (method && PyDict_CheckExact(owner.obj) && owner.source >= 0) {
-    // An input dict the trace mutates (or is about to): its methods act on its model and
-    // record their mutations (handlers_dict.cc).
-    std::string_view m(n);
-    const bool mutating =
-        m == "pop" || m == "update" || m == "setdefault" || m == "popitem" || m == "clear";
-    const bool reading = m == "items" || m == "keys" || m == "values" || m == "get";
-    if (ShadowDict(owner) ? (mutating || reading)
-                          : mutating && !Mutated(owner) && !viewed_dicts_.contains(owner.obj)) {
-      Value bm;
-      bm.kind = Value::kBuiltinMethod;
-      bm.obj = name;
-      bm.cell = std::make_shared<Value>(owner);
-      f.stack.push_back(Value::Null());
-      f.stack.push_back(std::move(bm));
-      return true;
-    }
-  }
+  if (bool handled = false, ok = InputMutatorMethod(f, owner, name, method, &handled); handled)
+    return ok;
   if (!FailIfMutated(owner)) return false;
-  if (method && PyDict_CheckExact(owner.obj) && owner.source >= 0 &&
-      PyDict_GET_SIZE(owner.obj) <= 256) {
-    std::string_view m(n);
-    if (m == "items" || m == "keys" || m == "values" || m == "get") {
-      // An input dict read through its methods: its keys (in their order: the views list
-      // them so) and values are guarded; it then acts as a dict built during capture.
-      gp().GuardType(owner.source, owner.obj);
-      gp().GuardDictKeys(owner.source, owner.obj);
-      if (m != "get") viewed_dicts_.insert(owner.obj);  // views are live; get's result is not
-      Value d = Value::Dict();
-      PyObject *k, *v;
-      Py_ssize_t pos = 0;
-      while (PyDict_Next(owner.obj, &pos, &k, &v)) {
-        if (!PyUnicode_CheckExact(k) && !PyLong_CheckExact(k)) {
-          Fail(BreakCategory::kUnsupportedAttribute, "a dict input with keys that are not str or int");
-          return false;
-        }
-        Value item;
-        Py_INCREF(v);
-        Keep(v);
-        if (!FromSource(gp().AddSource(guards::Source::kDictItem, owner.source, -1, k), v, &item))
-          return false;
-        d.keys->push_back(k);
-        d.items->push_back(std::move(item));
-      }
-      Value bm;
-      bm.kind = Value::kBuiltinMethod;
-      bm.obj = name;
-      f.stack.push_back(bm);
-      f.stack.push_back(std::move(d));
-      return true;
-    }
-  }
+  if (bool handled = false, ok = InputDictReadMethod(f, owner, name, method, &handled); handled)
+    return ok;
   UseConst(owner);
   PyObject* obj = owner.obj;
   PyObject* v = guards::SafeGetAttr(obj, name);

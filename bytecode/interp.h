@@ -240,6 +240,10 @@ class Interp {
   // ---- handlers ----
   bool LoadGlobal(Frame& f, PyObject* name, Value* out);         // handlers_attr.cc
   bool LoadAttr(Frame& f, const Value& owner, PyObject* name, bool method);
+  // Parts of LoadAttr (handlers_attr.cc).
+  bool TensorAttr(Frame& f, const Value& owner, PyObject* name, bool method);
+  bool InputMutatorMethod(Frame& f, const Value& owner, PyObject* name, bool method, bool* handled);
+  bool InputDictReadMethod(Frame& f, const Value& owner, PyObject* name, bool method, bool* handled);
   // Class attributes, staticmethod, classmethod and property (handlers_descr.cc); *handled
   // when it took the attribute (then false means capture failed).
   bool LoadDescriptorAttr(Frame& f, const Value& owner, PyObject* name, bool method,
