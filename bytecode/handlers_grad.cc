@@ -30,6 +30,58 @@ bool KnownBool(const Value& v, bool* out) {
 
 }  // namespace
 
+namespace {
+// A node of `like`'s shape and dtype filled with v.
+absl::StatusOr<graph::NodeId> FillLike(graph::Graph& gr, graph::NodeId like, double v) {
+  graph::Attrs a;
+  a.value = Tensor::Scalar<double>(v);
+  return gr.AddOp(graph::Op::kFullLike, {like}, std::move(a));
+}
+}  // namespace
+
+// The seeds of a vjp's backward (its sensitivities, `sens`): ones, a number everywhere, or
+// given tensors, one per output. `scalar`: a number needs one-element outputs.
+bool Interp::VjpSeeds(const Value& sens, bool scalar, const std::vector<graph::NodeId>& out_nodes,
+                      std::vector<graph::NodeId>* seeds) {
+  if (sens.kind == Value::kConst && (sens.obj == Py_None || guards::IsPythonNumber(sens.obj)) &&
+      !PyBool_Check(sens.obj)) {
+    UseConst(sens);
+    const double v = sens.obj == Py_None ? 1.0 : PyFloat_AsDouble(sens.obj);
+    for (graph::NodeId o : out_nodes) {
+      if (scalar && NumElements(g().node(o).meta.shape) != 1) {
+        Fail(BreakCategory::kInvalidInput, "grad: only a one-element output can be differentiated without a "
+                              "sensitivity", "the call runs eagerly and raises the error there");
+        return false;
+      }
+      auto s = FillLike(g(), o, v);
+      if (!s.ok()) {
+        Fail(BreakCategory::kInternal, std::string(s.status().message()));
+        return false;
+      }
+      seeds->push_back(*s);
+    }
+  } else {
+    ValueList given;
+    if (sens.kind == Value::kTensor) {
+      given.push_back(sens);
+    } else if (!ItemsOf(*this, sens, &given)) {
+      return false;
+    }
+    if (given.size() != out_nodes.size()) {
+      Fail(BreakCategory::kInvalidInput, "grad: the number of sensitivities differs from the outputs'");
+      return false;
+    }
+    for (const Value& s : given) {
+      if (s.kind != Value::kTensor) {
+        Fail(BreakCategory::kUnsupportedCall, "grad: a sensitivity that is not a Tensor");
+        return false;
+      }
+      seeds->push_back(s.node);
+    }
+  }
+  return true;
+}
+
 bool Interp::CallVjp(Frame& f, ValueList args, Value* out) {
   // vjp(fn, args, positions=(), weights=None, sens=None, has_aux=False, scalar=False),
   // given positionally.
@@ -124,49 +176,7 @@ bool Interp::CallVjp(Frame& f, ValueList args, Value* out) {
     out_nodes.push_back(o.node);
   }
 
-  // Sensitivities: ones, a number everywhere, or given tensors.
-  const Value& sens = args[4];
-  auto fill_like = [&](graph::NodeId like, double v) {
-    graph::Attrs a;
-    a.value = Tensor::Scalar<double>(v);
-    return g().AddOp(graph::Op::kFullLike, {like}, std::move(a));
-  };
-  if (sens.kind == Value::kConst && (sens.obj == Py_None || guards::IsPythonNumber(sens.obj)) &&
-      !PyBool_Check(sens.obj)) {
-    UseConst(sens);
-    const double v = sens.obj == Py_None ? 1.0 : PyFloat_AsDouble(sens.obj);
-    for (graph::NodeId o : out_nodes) {
-      if (scalar && NumElements(g().node(o).meta.shape) != 1) {
-        Fail(BreakCategory::kInvalidInput, "grad: only a one-element output can be differentiated without a "
-                              "sensitivity", "the call runs eagerly and raises the error there");
-        return false;
-      }
-      auto s = fill_like(o, v);
-      if (!s.ok()) {
-        Fail(BreakCategory::kInternal, std::string(s.status().message()));
-        return false;
-      }
-      seeds.push_back(*s);
-    }
-  } else {
-    ValueList given;
-    if (sens.kind == Value::kTensor) {
-      given.push_back(sens);
-    } else if (!ItemsOf(*this, sens, &given)) {
-      return false;
-    }
-    if (given.size() != out_nodes.size()) {
-      Fail(BreakCategory::kInvalidInput, "grad: the number of sensitivities differs from the outputs'");
-      return false;
-    }
-    for (const Value& s : given) {
-      if (s.kind != Value::kTensor) {
-        Fail(BreakCategory::kUnsupportedCall, "grad: a sensitivity that is not a Tensor");
-        return false;
-      }
-      seeds.push_back(s.node);
-    }
-  }
+  if (!VjpSeeds(args[4], scalar, out_nodes, &seeds)) return false;
 
   std::vector<graph::CustomVjp> customs;
   for (const graph::CustomVjp& c : customs_)
@@ -189,7 +199,7 @@ bool Interp::CallVjp(Frame& f, ValueList args, Value* out) {
   for (size_t i = 0; i < wrt.size(); ++i) {
     graph::NodeId gnode = (*grads)[i];
     if (gnode == graph::kNoGradient) {  // not floating point: zeros, as eagerly
-      auto z = fill_like(wrt[i], 0.0);
+      auto z = FillLike(g(), wrt[i], 0.0);
       if (!z.ok()) {
         Fail(BreakCategory::kInternal, std::string(z.status().message()));
         return false;

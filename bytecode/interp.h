@@ -251,7 +251,9 @@ class Interp {
   bool LoadDeref(Frame& f, int slot, Value* out);
   bool Call(Frame& f, const Value& callable, ValueList args, Value* out);  // handlers_call.cc
   bool CallOp(PyOp op, const ValueList& args, const std::vector<std::string>& kwnames, Value* out);
-  bool CallVjp(Frame& f, ValueList args, Value* out);  // handlers_grad.cc
+  bool CallVjp(Frame& f, ValueList args, Value* out);
+  bool VjpSeeds(const Value& sens, bool scalar, const std::vector<graph::NodeId>& out_nodes,
+                std::vector<graph::NodeId>* seeds);  // handlers_grad.cc
   // Tensor.astype(dtype) on a captured tensor: a cast node (handlers_call.cc).
   bool CallTensorCast(const ValueList& args, const std::vector<std::string>& names, Value* out);
   // handlers_fallback.cc: whole-graph mode's JIT Fallback. FallbackCall sets *handled when
