@@ -13,45 +13,10 @@ namespace pijit {
 using bytecode::BreakInfo;
 using bytecode::OutputSpec;
 
-PyObject* BuildValue(const OutputSpec& spec, BuildContext& cx) {
+namespace {
+// A tuple, a list, or an iterator over a new tuple (BuildValue).
+PyObject* BuildSequence(const OutputSpec& spec, BuildContext& cx) {
   switch (spec.kind) {
-    case OutputSpec::kGraphOutput: {
-      PyObject*& o = cx.made[spec.index];
-      if (!o) o = WrapTensor(cx.outs[spec.index]);
-      Py_XINCREF(o);
-      return o;
-    }
-    case OutputSpec::kGraphNumber: {
-      const Tensor& t = cx.outs[spec.index];
-      if (spec.constant == reinterpret_cast<PyObject*>(&PyFloat_Type))
-        return PyFloat_FromDouble(*t.Contiguous().data<double>());
-      return PyLong_FromLongLong(*t.Contiguous().data<int64_t>());
-    }
-    case OutputSpec::kSource:
-      Py_INCREF(cx.values[spec.index]);
-      return cx.values[spec.index];
-    case OutputSpec::kConstant: {
-      // A NumPy array whole-graph mode computed at compile time (JIT Fallback): a copy on
-      // each call, as eager code makes a new array each time.
-      if (IsNumpyArray(spec.constant)) return PyObject_CallMethod(spec.constant, "copy", nullptr);
-      if (!PySet_CheckExact(spec.constant)) {
-        Py_INCREF(spec.constant);
-        return spec.constant;
-      }
-      // A set computed at capture time: a new one on each call, shared where it was shared.
-      PyObject* set = PySet_New(spec.constant);
-      if (set) cx.Remember(spec.memo, set);
-      return set;
-    }
-    case OutputSpec::kRef: {
-      PyObject* o = spec.index < static_cast<int32_t>(cx.memo.size()) ? cx.memo[spec.index] : nullptr;
-      if (!o) {
-        PyErr_SetString(PyExc_SystemError, "pijit: reference to a container not built yet");
-        return nullptr;
-      }
-      Py_INCREF(o);
-      return o;
-    }
     case OutputSpec::kTuple:
     case OutputSpec::kList:
     case OutputSpec::kIterator: {
@@ -87,6 +52,15 @@ PyObject* BuildValue(const OutputSpec& spec, BuildContext& cx) {
       if (it) cx.Remember(spec.memo, it);
       return it;
     }
+    default:
+      break;
+  }
+  return nullptr;
+}
+
+// A list or dict iterator, advanced to where the trace left it (BuildValue).
+PyObject* BuildIterator(const OutputSpec& spec, BuildContext& cx) {
+  switch (spec.kind) {
     case OutputSpec::kListIterator: {
       // The list (shared with the locals that name it) and its own iterator, advanced past
       // the items the trace took.
@@ -125,6 +99,15 @@ PyObject* BuildValue(const OutputSpec& spec, BuildContext& cx) {
       if (it) cx.Remember(spec.memo, it);
       return it;
     }
+    default:
+      break;
+  }
+  return nullptr;
+}
+
+// A dict, or an object made in the trace (BuildValue).
+PyObject* BuildMapping(const OutputSpec& spec, BuildContext& cx) {
+  switch (spec.kind) {
     case OutputSpec::kDict: {
       PyObject* d = PyDict_New();
       if (!d) return nullptr;
@@ -164,6 +147,53 @@ PyObject* BuildValue(const OutputSpec& spec, BuildContext& cx) {
       }
       return o;
     }
+    default:
+      break;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+PyObject* BuildValue(const OutputSpec& spec, BuildContext& cx) {
+  switch (spec.kind) {
+    case OutputSpec::kGraphOutput: {
+      PyObject*& o = cx.made[spec.index];
+      if (!o) o = WrapTensor(cx.outs[spec.index]);
+      Py_XINCREF(o);
+      return o;
+    }
+    case OutputSpec::kGraphNumber: {
+      const Tensor& t = cx.outs[spec.index];
+      if (spec.constant == reinterpret_cast<PyObject*>(&PyFloat_Type))
+        return PyFloat_FromDouble(*t.Contiguous().data<double>());
+      return PyLong_FromLongLong(*t.Contiguous().data<int64_t>());
+    }
+    case OutputSpec::kSource:
+      Py_INCREF(cx.values[spec.index]);
+      return cx.values[spec.index];
+    case OutputSpec::kConstant: {
+      // A NumPy array whole-graph mode computed at compile time (JIT Fallback): a copy on
+      // each call, as eager code makes a new array each time.
+      if (IsNumpyArray(spec.constant)) return PyObject_CallMethod(spec.constant, "copy", nullptr);
+      if (!PySet_CheckExact(spec.constant)) {
+        Py_INCREF(spec.constant);
+        return spec.constant;
+      }
+      // A set computed at capture time: a new one on each call, shared where it was shared.
+      PyObject* set = PySet_New(spec.constant);
+      if (set) cx.Remember(spec.memo, set);
+      return set;
+    }
+    case OutputSpec::kRef: {
+      PyObject* o = spec.index < static_cast<int32_t>(cx.memo.size()) ? cx.memo[spec.index] : nullptr;
+      if (!o) {
+        PyErr_SetString(PyExc_SystemError, "pijit: reference to a container not built yet");
+        return nullptr;
+      }
+      Py_INCREF(o);
+      return o;
+    }
     case OutputSpec::kMethod:
       return PyObject_GetAttr(reinterpret_cast<PyObject*>(g_tensor_type), spec.constant);
     case OutputSpec::kBoundMethod: {
@@ -176,6 +206,16 @@ PyObject* BuildValue(const OutputSpec& spec, BuildContext& cx) {
     case OutputSpec::kNull:
     case OutputSpec::kUnbound:
       return nullptr;
+    case OutputSpec::kTuple:
+    case OutputSpec::kList:
+    case OutputSpec::kIterator:
+      return BuildSequence(spec, cx);
+    case OutputSpec::kListIterator:
+    case OutputSpec::kDictIterator:
+      return BuildIterator(spec, cx);
+    case OutputSpec::kDict:
+    case OutputSpec::kObject:
+      return BuildMapping(spec, cx);
   }
   return nullptr;
 }
