@@ -11,24 +11,20 @@ namespace pijit::bytecode {
 
 using guards::Source;
 
-bool Interp::CallOp(PyOp op, const ValueList& in_args, const std::vector<std::string>& kwnames,
-                    Value* out) {
-  // NumPy scalars are 0-d tensors of their dtype: constants in the graph.
-  ValueList args = in_args;
-  // Where the op takes a Python number (an axis, a size), a NumPy scalar is the number it
-  // holds (ArgView::number).
-  absl::InlinedVector<PyObject*, 4> numbers(args.size(), nullptr);
-  for (size_t i = 0; i < args.size(); ++i) {
-    Value& a = args[i];
-    // A NumPy integer index is a basic index, as in NumPy.
-    if (op == PyOp::kGetItem) break;
+// NumPy scalar arguments become 0-d constants of their dtype in the graph; where the op takes
+// a Python number (an axis, a size), (*numbers)[i] is the number the scalar holds
+// (ArgView::number). (A NumPy integer index is a basic index, as in NumPy: __getitem__'s
+// arguments are left alone.)
+bool Interp::NumpyScalarsAsConstants(ValueList* args, absl::InlinedVector<PyObject*, 4>* numbers) {
+  for (size_t i = 0; i < args->size(); ++i) {
+    Value& a = (*args)[i];
     if (a.kind != Value::kConst || !IsNumpyScalar(a.obj)) continue;
     auto t = NumpyScalarTensor(a.obj);
     if (!t.ok()) {
       Fail(BreakCategory::kInvalidInput, std::string(t.status().message()));
       return false;
     }
-    if (PyObject* item = NumpyNumberItem(a.obj)) numbers[i] = Keep(item);
+    if (PyObject* item = NumpyNumberItem(a.obj)) (*numbers)[i] = Keep(item);
     UseConst(a);
     Value c;
     c.kind = Value::kTensor;
@@ -36,6 +32,14 @@ bool Interp::CallOp(PyOp op, const ValueList& in_args, const std::vector<std::st
     c.type = g_tensor_type;
     a = c;
   }
+  return true;
+}
+
+bool Interp::CallOp(PyOp op, const ValueList& in_args, const std::vector<std::string>& kwnames,
+                    Value* out) {
+  ValueList args = in_args;
+  absl::InlinedVector<PyObject*, 4> numbers(args.size(), nullptr);
+  if (op != PyOp::kGetItem && !NumpyScalarsAsConstants(&args, &numbers)) return false;
   // Views of the arguments for ParseCall; sequences holding tensors (concat, stack) get
   // item views.
   std::vector<ArgView> views(args.size());

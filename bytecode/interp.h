@@ -251,6 +251,7 @@ class Interp {
   bool LoadDeref(Frame& f, int slot, Value* out);
   bool Call(Frame& f, const Value& callable, ValueList args, Value* out);  // handlers_call.cc
   bool CallOp(PyOp op, const ValueList& args, const std::vector<std::string>& kwnames, Value* out);
+  bool NumpyScalarsAsConstants(ValueList* args, absl::InlinedVector<PyObject*, 4>* numbers);
   bool CallVjp(Frame& f, ValueList args, Value* out);
   bool VjpSeeds(const Value& sens, bool scalar, const std::vector<graph::NodeId>& out_nodes,
                 std::vector<graph::NodeId>* seeds);  // handlers_grad.cc
