@@ -85,23 +85,23 @@ struct FoldCall {
       if (!in.AsPyObject(args[i])) return false;
     return true;
   }
+  // The folds, one per family of builtins. nullopt: not folded (arguments unknown at capture
+  // time); otherwise whether folding succeeded.
+  std::optional<bool> Introspection();
+  std::optional<bool> Numeric();
+  std::optional<bool> Construct();
+  std::optional<bool> Collection();
 };
 
-// Len, isinstance, callable, getattr and hasattr. nullopt: not folded (arguments unknown at capture time).
-std::optional<bool> FoldIntrospection(FoldCall& c) {
-  Interp& in = c.in;
-  Frame& f = c.f;
-  const Builtin b = c.b;
-  ValueList& args = c.args;
-  Value* out = c.out;
-  auto result = [&c](PyObject* v) { return c.Result(v); };
+// Len, isinstance, callable, getattr and hasattr.
+std::optional<bool> FoldCall::Introspection() {
   switch (b) {
     case Builtin::kLen: {
       if (args.size() != 1) break;
       const Value& v = args[0];
       Py_ssize_t n;
-      if (const Value* model = in.ShadowDict(v)) return result(PyLong_FromSize_t(model->items->size()));
-      if (in.ListLength(v, &n)) return result(PyLong_FromSsize_t(n));
+      if (const Value* model = in.ShadowDict(v)) return Result(PyLong_FromSize_t(model->items->size()));
+      if (in.ListLength(v, &n)) return Result(PyLong_FromSsize_t(n));
       if (!in.FailIfMutated(v)) return false;
       if (v.kind == Value::kTensor) {
         in.NoteShapeRead();
@@ -110,9 +110,9 @@ std::optional<bool> FoldIntrospection(FoldCall& c) {
           in.Fail(BreakCategory::kPythonError, "len() of a 0-d tensor");
           return false;
         }
-        return result(PyLong_FromLongLong(shape[0]));
+        return Result(PyLong_FromLongLong(shape[0]));
       }
-      if (v.kind == Value::kSeq || v.kind == Value::kDict) return result(PyLong_FromSize_t(v.items->size()));
+      if (v.kind == Value::kSeq || v.kind == Value::kDict) return Result(PyLong_FromSize_t(v.items->size()));
       if (v.kind == Value::kConst && (PyTuple_CheckExact(v.obj) || PyList_CheckExact(v.obj) ||
                                       PyFrozenSet_CheckExact(v.obj) ||
                                       (PySet_CheckExact(v.obj) && v.source < 0) ||
@@ -124,7 +124,7 @@ std::optional<bool> FoldIntrospection(FoldCall& c) {
         } else {
           in.UseConst(v);
         }
-        return result(PyLong_FromSsize_t(PyObject_Length(v.obj)));
+        return Result(PyLong_FromSsize_t(PyObject_Length(v.obj)));
       }
       break;
     }
@@ -163,19 +163,19 @@ std::optional<bool> FoldIntrospection(FoldCall& c) {
       }
       if (!tp) break;
       int r = PyObject_IsSubclass(reinterpret_cast<PyObject*>(tp), cls);
-      if (r < 0) return result(nullptr);
-      return result(PyBool_FromLong(r));
+      if (r < 0) return Result(nullptr);
+      return Result(PyBool_FromLong(r));
     }
     case Builtin::kCallable: {
       // Whether the type has a call slot: no user code runs.
       if (args.size() != 1) break;
       const Value& v = args[0];
-      if (v.kind == Value::kFunction) return result(PyBool_FromLong(1));
-      if (v.kind == Value::kTensor) return result(PyBool_FromLong(v.type->tp_call != nullptr));
+      if (v.kind == Value::kFunction) return Result(PyBool_FromLong(1));
+      if (v.kind == Value::kTensor) return Result(PyBool_FromLong(v.type->tp_call != nullptr));
       if (v.kind != Value::kConst) break;
       if (v.source >= 0) in.gp().GuardType(v.source, v.obj);
       else in.UseConst(v);
-      return result(PyBool_FromLong(PyCallable_Check(v.obj)));
+      return Result(PyBool_FromLong(PyCallable_Check(v.obj)));
     }
     case Builtin::kGetattr:
     case Builtin::kHasattr: {
@@ -196,10 +196,10 @@ std::optional<bool> FoldIntrospection(FoldCall& c) {
                            !_PyType_Lookup(Py_TYPE(args[0].obj), args[1].obj);
       if (pending) in.UseConst(args[0]);  // its identity, as LoadAttr guards it
       if (b == Builtin::kHasattr) {
-        if (pending) return result(PyBool_FromLong(!deleted));
+        if (pending) return Result(PyBool_FromLong(!deleted));
         if (args[0].kind == Value::kConst) {
           in.UseConst(args[0]);
-          if (guards::SafeGetAttr(args[0].obj, args[1].obj)) return result(PyBool_FromLong(1));
+          if (guards::SafeGetAttr(args[0].obj, args[1].obj)) return Result(PyBool_FromLong(1));
           PyErr_Clear();
         }
         break;
@@ -218,14 +218,8 @@ std::optional<bool> FoldIntrospection(FoldCall& c) {
   return std::nullopt;
 }
 
-// Numbers: pow, round, divmod, range, min, max, abs, int, float, bool. nullopt: not folded (arguments unknown at capture time).
-std::optional<bool> FoldNumeric(FoldCall& c) {
-  Interp& in = c.in;
-  const Builtin b = c.b;
-  ValueList& args = c.args;
-  Value* out = c.out;
-  auto result = [&c](PyObject* v) { return c.Result(v); };
-  auto all_known = [&c](size_t from) { return c.AllKnown(from); };
+// Numbers: pow, round, divmod, range, min, max, abs, int, float, bool.
+std::optional<bool> FoldCall::Numeric() {
   switch (b) {
     case Builtin::kPow:
       // pow(tensor, y) is the op; pow of Python numbers folds below.
@@ -260,7 +254,7 @@ std::optional<bool> FoldNumeric(FoldCall& c) {
           return std::nullopt;
         }
       }
-      if (!all_known(0)) return std::nullopt;
+      if (!AllKnown(0)) return std::nullopt;
       {
         PyObject* tuple = PyTuple_New(static_cast<Py_ssize_t>(args.size()));
         for (size_t i = 0; i < args.size(); ++i) {
@@ -287,7 +281,7 @@ std::optional<bool> FoldNumeric(FoldCall& c) {
         }
         PyObject* r = PyObject_Call(fn, tuple, nullptr);
         Py_DECREF(tuple);
-        return result(r);
+        return Result(r);
       }
     }
     default:
@@ -296,14 +290,8 @@ std::optional<bool> FoldNumeric(FoldCall& c) {
   return std::nullopt;
 }
 
-// Str, slice, iter and next. nullopt: not folded (arguments unknown at capture time).
-std::optional<bool> FoldConstruct(FoldCall& c) {
-  Interp& in = c.in;
-  Frame& f = c.f;
-  const Builtin b = c.b;
-  ValueList& args = c.args;
-  Value* out = c.out;
-  auto result = [&c](PyObject* v) { return c.Result(v); };
+// Str, slice, iter and next.
+std::optional<bool> FoldCall::Construct() {
   switch (b) {
     case Builtin::kStr: {
       if (args.size() != 1) break;
@@ -313,7 +301,7 @@ std::optional<bool> FoldConstruct(FoldCall& c) {
         break;
       }
       in.UseConst(args[0]);
-      return result(PyObject_Str(o));
+      return Result(PyObject_Str(o));
     }
     case Builtin::kIter:  // iter(x): what a for loop over x iterates (the same state)
       if (args.size() != 1) break;
@@ -345,7 +333,7 @@ std::optional<bool> FoldConstruct(FoldCall& c) {
         in.UseConst(args[i]);
         parts[args.size() == 1 ? 1 : i] = o;
       }
-      return result(PySlice_New(parts[0], parts[1], parts[2]));
+      return Result(PySlice_New(parts[0], parts[1], parts[2]));
     }
     default:
       break;
@@ -353,13 +341,8 @@ std::optional<bool> FoldConstruct(FoldCall& c) {
   return std::nullopt;
 }
 
-// Set, frozenset, sorted, sum, all, any, zip, enumerate, tuple and list. nullopt: not folded (arguments unknown at capture time).
-std::optional<bool> FoldCollection(FoldCall& c) {
-  Interp& in = c.in;
-  const Builtin b = c.b;
-  ValueList& args = c.args;
-  Value* out = c.out;
-  auto result = [&c](PyObject* v) { return c.Result(v); };
+// Set, frozenset, sorted, sum, all, any, zip, enumerate, tuple and list.
+std::optional<bool> FoldCall::Collection() {
   switch (b) {
     case Builtin::kSet:
     case Builtin::kFrozenset: {
@@ -372,7 +355,7 @@ std::optional<bool> FoldCollection(FoldCall& c) {
         *out = set;
         return true;
       }
-      return result(PyFrozenSet_New(set.obj));
+      return Result(PyFrozenSet_New(set.obj));
     }
     case Builtin::kSorted: {
       if (args.size() != 1) break;
@@ -392,7 +375,7 @@ std::optional<bool> FoldCollection(FoldCall& c) {
       }
       if (PyList_Sort(list) < 0) {
         Py_DECREF(list);
-        return result(nullptr);
+        return Result(nullptr);
       }
       in.Keep(list);
       ValueList items;
@@ -430,10 +413,10 @@ std::optional<bool> FoldCollection(FoldCall& c) {
         if (items[i].kind == Value::kTensor || !in.Truth(items[i], &t)) return std::nullopt;
         if (t != want) continue;
         if (iterator && !in.TakeItems(it, i + 1)) return false;
-        return result(PyBool_FromLong(want));
+        return Result(PyBool_FromLong(want));
       }
       if (iterator && (!in.TakeItems(it, items.size()) || !in.ExhaustIter(it))) return false;
-      return result(PyBool_FromLong(!want));
+      return Result(PyBool_FromLong(!want));
     }
     case Builtin::kZip:
     case Builtin::kEnumerate:
@@ -513,7 +496,7 @@ bool FoldBuiltin(Interp& in, Frame& f, Builtin b, const ValueList& in_args,
     case Builtin::kCallable:
     case Builtin::kGetattr:
     case Builtin::kHasattr:
-      folded = FoldIntrospection(c);
+      folded = c.Introspection();
       break;
     case Builtin::kPow:
     case Builtin::kRound:
@@ -525,13 +508,13 @@ bool FoldBuiltin(Interp& in, Frame& f, Builtin b, const ValueList& in_args,
     case Builtin::kInt:
     case Builtin::kFloat:
     case Builtin::kBool:
-      folded = FoldNumeric(c);
+      folded = c.Numeric();
       break;
     case Builtin::kStr:
     case Builtin::kSlice:
     case Builtin::kIter:
     case Builtin::kNext:
-      folded = FoldConstruct(c);
+      folded = c.Construct();
       break;
     case Builtin::kSet:
     case Builtin::kFrozenset:
@@ -543,7 +526,7 @@ bool FoldBuiltin(Interp& in, Frame& f, Builtin b, const ValueList& in_args,
     case Builtin::kEnumerate:
     case Builtin::kTuple:
     case Builtin::kList:
-      folded = FoldCollection(c);
+      folded = c.Collection();
       break;
     default:
       break;

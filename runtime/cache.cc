@@ -112,25 +112,24 @@ bool CodeState::AtLimit() const {
 }
 
 void CodeState::PromoteOnMiss(const guards::Roots& roots, SourceValues* values) {
-  if (!static_only) {
-    std::vector<DynamicDim> dims;
+  // What the first non-eager entry that differs from the call only in `mismatch` reports.
+  auto first_mismatch = [&](auto mismatch, auto* found) {
     for (const auto& e : entries) {
       if (e->eager) continue;
       values->resize(e->guards->num_sources());
-      if (e->guards->ShapeOnlyMismatch(roots, values->data(), &dims)) break;
-      dims.clear();
+      if ((e->guards.get()->*mismatch)(roots, values->data(), found)) return;
+      found->clear();
     }
+  };
+  if (!static_only) {
+    std::vector<DynamicDim> dims;
+    first_mismatch(&GuardProgram::ShapeOnlyMismatch, &dims);
     for (auto& d : dims) AddOnce(dynamic_dims, std::move(d));
   }
   // Numbers only where they meet floating tensors in arithmetic (the guards know): a learning
   // rate or a step count that changes on every call compiles once more, not once per value.
   std::vector<std::string> numbers;
-  for (const auto& e : entries) {
-    if (e->eager) continue;
-    values->resize(e->guards->num_sources());
-    if (e->guards->NumberOnlyMismatch(roots, values->data(), &numbers)) break;
-    numbers.clear();
-  }
+  first_mismatch(&GuardProgram::NumberOnlyMismatch, &numbers);
   for (auto& n : numbers) AddOnce(dynamic_numbers, std::move(n));
 }
 

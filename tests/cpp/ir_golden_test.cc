@@ -125,6 +125,32 @@ bool HasFusedExp(const Graph& g) {
   return false;
 }
 
+// Outputs `x` and `y` agree element by element: bit for bit, both NaN, within `rel_tol` of
+// |x|, or within `tol` of max(1, |x|). `xs`/`ys` name the sides in failures.
+void ExpectClose(const std::vector<Tensor>& xs_out, const std::vector<Tensor>& ys_out, double rel_tol,
+                 double tol, const char* xs, const char* ys) {
+  ASSERT_EQ(xs_out.size(), ys_out.size());
+  for (size_t i = 0; i < xs_out.size(); ++i) {
+    ASSERT_TRUE(MetaOf(xs_out[i]) == MetaOf(ys_out[i])) << "output " << i;
+    Tensor x = xs_out[i].Contiguous(), y = ys_out[i].Contiguous();
+    DispatchDType(x.dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      for (int64_t k = 0; k < x.numel(); ++k) {
+        T a = x.data<T>()[k], b = y.data<T>()[k];
+        if (std::memcmp(&a, &b, sizeof(T)) == 0) continue;
+        if constexpr (std::is_floating_point_v<T>) {
+          if (std::isnan(a) && std::isnan(b)) continue;
+          if (rel_tol > 0 && std::abs(a - b) <= rel_tol * std::abs(a)) continue;
+          if (std::abs(a - b) <= tol * std::max<double>(1, std::abs(a))) continue;
+        }
+        ADD_FAILURE() << "output " << i << " element " << k << ": " << +a << " " << xs << ", " << +b
+                      << " " << ys;
+        return;
+      }
+    });
+  }
+}
+
 // Outputs of `before` and `after` on the same inputs agree.
 void ExpectSameValues(const Graph& before, const Graph& after) {
   ASSERT_EQ(before.params().size(), after.params().size());
@@ -143,27 +169,8 @@ void ExpectSameValues(const Graph& before, const Graph& after) {
   ASSERT_TRUE(ca->Run(ptrs, &oa).ok());
   ASSERT_EQ(ob.size(), oa.size());
   // Relative tolerances; the epilogue's is absolute below 1 (gelu's tiny negative tail).
-  const double tol = HasFusedExp(after) ? 4e-7 : 0;
-  const double epilogue_tol = HasApproximateEpilogue(after) ? kMatMulEpilogueRelTol : 0;
-  for (size_t i = 0; i < ob.size(); ++i) {
-    ASSERT_TRUE(MetaOf(ob[i]) == MetaOf(oa[i])) << "output " << i;
-    Tensor x = ob[i].Contiguous(), y = oa[i].Contiguous();
-    DispatchDType(x.dtype(), [&](auto tag) {
-      using T = decltype(tag);
-      for (int64_t k = 0; k < x.numel(); ++k) {
-        T a = x.data<T>()[k], b = y.data<T>()[k];
-        if (std::memcmp(&a, &b, sizeof(T)) == 0) continue;
-        if constexpr (std::is_floating_point_v<T>) {
-          if (std::isnan(a) && std::isnan(b)) continue;
-          if (tol > 0 && std::abs(a - b) <= tol * std::abs(a)) continue;
-          if (std::abs(a - b) <= epilogue_tol * std::max<double>(1, std::abs(a))) continue;
-        }
-        ADD_FAILURE() << "output " << i << " element " << k << ": " << +a << " before, " << +b
-                      << " after";
-        return;
-      }
-    });
-  }
+  ExpectClose(ob, oa, HasFusedExp(after) ? 4e-7 : 0,
+              HasApproximateEpilogue(after) ? kMatMulEpilogueRelTol : 0, "before", "after");
 }
 
 // The backends (graph/backend.h) agree on `g`: the reference backend runs fused programs
@@ -188,25 +195,7 @@ void ExpectBackendsAgree(const Graph& g) {
     ASSERT_EQ(&c->backend(), backends[k]);
     ASSERT_TRUE(c->Run(ptrs, &outs[k]).ok());
   }
-  ASSERT_EQ(outs[0].size(), outs[1].size());
-  for (size_t i = 0; i < outs[0].size(); ++i) {
-    ASSERT_TRUE(MetaOf(outs[0][i]) == MetaOf(outs[1][i])) << "output " << i;
-    Tensor x = outs[0][i].Contiguous(), y = outs[1][i].Contiguous();
-    DispatchDType(x.dtype(), [&](auto tag) {
-      using T = decltype(tag);
-      for (int64_t k = 0; k < x.numel(); ++k) {
-        T a = x.data<T>()[k], b = y.data<T>()[k];
-        if (std::memcmp(&a, &b, sizeof(T)) == 0) continue;
-        if constexpr (std::is_floating_point_v<T>) {
-          if (std::isnan(a) && std::isnan(b)) continue;
-          if (std::abs(a - b) <= kBackendTol * std::max<double>(1, std::abs(a))) continue;
-        }
-        ADD_FAILURE() << "output " << i << " element " << k << ": " << +a << " on cpu, " << +b
-                      << " on reference";
-        return;
-      }
-    });
-  }
+  ExpectClose(outs[0], outs[1], 0, kBackendTol, "on cpu", "on reference");
 }
 
 TEST(BackendTest, NamesAndDefault) {
