@@ -136,6 +136,14 @@ bool Interp::TensorAttr(Frame& f, const Value& owner, PyObject* name, bool metho
     }
     return true;
   }
+  if (std::string_view(n) == "T" &&
+      _PyType_Lookup(owner.type, name) == _PyType_Lookup(g_tensor_type, name)) {
+    Value t;  // Tensor.T: the axes reversed, as transpose() with no axes
+    if (!CallOp(PyOp::kTranspose, {owner}, {}, &t)) return false;
+    if (method) f.stack.push_back(Value::Null());
+    f.stack.push_back(std::move(t));
+    return true;
+  }
   if (std::string_view(n) == "shape" || std::string_view(n) == "size") NoteShapeRead();
   PyObject* v = TensorAttribute(g().node(owner.node).meta, n);
   if (!v) {

@@ -208,7 +208,14 @@ std::optional<bool> FoldCall::Introspection() {
         *out = args[2];
         return true;
       }
-      if (args.size() != 2 || !in.LoadAttr(tmp, args[0], args[1].obj, false)) break;
+      // getattr(obj, name, default) of an attribute the object has is that attribute (a
+      // missing one is not folded: its absence cannot be guarded).
+      if (args.size() == 3) {
+        if (args[0].kind != Value::kConst) break;
+        PyObject* found = guards::SafeGetAttr(args[0].obj, args[1].obj);
+        if (!found) break;
+      }
+      if (args.size() > 3 || !in.LoadAttr(tmp, args[0], args[1].obj, false)) break;
       *out = tmp.stack.back();
       return true;
     }
@@ -220,6 +227,9 @@ std::optional<bool> FoldCall::Introspection() {
 
 // Numbers: pow, round, divmod, range, min, max, abs, int, float, bool.
 std::optional<bool> FoldCall::Numeric() {
+  // abs(tensor) is the op.
+  if (b == Builtin::kAbs && args.size() == 1 && args[0].kind == Value::kTensor)
+    return in.CallOp(PyOp::kAbs, args, {}, out);
   switch (b) {
     case Builtin::kPow:
       // pow(tensor, y) is the op; pow of Python numbers folds below.
@@ -539,8 +549,54 @@ bool FoldBuiltin(Interp& in, Frame& f, Builtin b, const ValueList& in_args,
 
 }  // namespace
 
+namespace {
+
+// A function of the math module: pure, so a call on numbers known now is computed now.
+bool IsMathFunction(PyObject* fn) {
+  if (!PyCFunction_Check(fn)) return false;
+  PyObject* self = PyCFunction_GET_SELF(fn);
+  return self && PyModule_Check(self) && std::string_view(PyModule_GetName(self)) == "math";
+}
+
+// math.f(numbers...): the result, a constant guarded through its arguments' values; false
+// with *handled unset when an argument is not a Python number known now.
+bool FoldMathCall(Interp& in, PyObject* fn, const ValueList& args,
+                  const std::vector<std::string>& names, Value* out, bool* handled) {
+  if (!names.empty()) return false;
+  for (const Value& a : args)
+    if (a.kind != Value::kConst || !guards::IsPythonNumber(a.obj)) return false;
+  *handled = true;
+  PyObject* tuple = PyTuple_New(static_cast<Py_ssize_t>(args.size()));
+  if (!tuple) {
+    PyErr_Clear();
+    in.Fail(BreakCategory::kInternal, "out of memory building a math call");
+    return false;
+  }
+  for (size_t i = 0; i < args.size(); ++i) {
+    in.UseConst(args[i]);
+    PyTuple_SET_ITEM(tuple, i, Py_NewRef(args[i].obj));
+  }
+  PyObject* r = PyObject_Call(fn, tuple, nullptr);
+  Py_DECREF(tuple);
+  if (!r) {
+    PyErr_Clear();
+    in.Fail(BreakCategory::kPythonError, "the math function raises on these arguments",
+            "the function runs eagerly and raises the error there");
+    return false;
+  }
+  *out = Value::Const(in.Keep(r));
+  return true;
+}
+
+}  // namespace
+
 bool FoldBuiltinCall(Interp& in, Frame& f, PyObject* fn, const ValueList& args,
                      const std::vector<std::string>& names, Value* out, bool* handled) {
+  *handled = false;
+  if (IsMathFunction(fn)) {
+    const bool ok = FoldMathCall(in, fn, args, names, out, handled);
+    if (*handled) return ok;
+  }
   const Builtin b = BuiltinOf(fn);
   *handled = b != Builtin::kNone;
   return *handled && FoldBuiltin(in, f, b, args, names, out);

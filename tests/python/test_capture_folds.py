@@ -1,0 +1,92 @@
+"""Capture of Tensor.T, abs() of a tensor, getattr with a default and math functions of known
+numbers: one graph, results equal to eager, and guards that notice when the inputs change."""
+import math
+
+import numpy as np
+import pytest
+
+import pijit
+
+SCALE = 16.0
+
+
+class Opts:
+    alpha = 0.5
+
+
+OPTS = Opts()
+
+
+def t(*shape):
+    return pijit.Tensor(np.arange(np.prod(shape), dtype=np.float32).reshape(shape) - 2)
+
+
+def one_graph(fn, *args):
+    jf = pijit.jit(fn, capture_mode="bytecode")
+    got = jf(*args)
+    np.testing.assert_array_equal(got.asnumpy(), fn(*args).asnumpy())
+    stats = pijit.get_code_extra(jf)
+    assert stats["break_count"] == 0 and stats["eager_count"] == 0, stats["reasons"]
+    return jf
+
+
+def test_transpose_property():
+    def f(x):
+        return x.T @ x + x.T.sum()
+
+    one_graph(f, t(2, 3))
+    np.testing.assert_array_equal(pijit.jit(f)(t(3, 4)).asnumpy(), f(t(3, 4)).asnumpy())
+
+
+def test_abs_of_a_tensor_is_the_op():
+    def f(x):
+        return abs(x) - abs(-3)
+
+    one_graph(f, t(5))
+
+
+def test_math_function_of_a_global_number_follows_the_global():
+    global SCALE
+
+    def f(x):
+        return x * math.sqrt(SCALE) + math.floor(2.7)
+
+    jf = one_graph(f, t(3))
+    SCALE = 25.0
+    try:
+        np.testing.assert_array_equal(jf(t(3)).asnumpy(), f(t(3)).asnumpy())
+    finally:
+        SCALE = 16.0
+
+
+def test_math_function_raising_runs_eagerly_and_raises():
+    def f(x):
+        return x * math.sqrt(-1.0)
+
+    with pytest.raises(ValueError, match="math domain error"):
+        pijit.jit(f, capture_mode="bytecode")(t(2))
+
+
+def test_getattr_default_of_an_existing_attribute_follows_it():
+    def f(x):
+        return x * getattr(OPTS, "alpha", 1.0)
+
+    jf = one_graph(f, t(3))
+    Opts.alpha = 2.0
+    try:
+        np.testing.assert_array_equal(jf(t(3)).asnumpy(), f(t(3)).asnumpy())
+    finally:
+        Opts.alpha = 0.5
+
+
+def test_getattr_default_of_a_missing_attribute_stays_correct():
+    def f(x):
+        return x * getattr(OPTS, "beta", 3.0)
+
+    jf = pijit.jit(f, capture_mode="bytecode")
+    np.testing.assert_array_equal(jf(t(3)).asnumpy(), f(t(3)).asnumpy())
+    OPTS.beta = 5.0
+    try:
+        np.testing.assert_array_equal(jf(t(3)).asnumpy(), f(t(3)).asnumpy())
+    finally:
+        del OPTS.beta
