@@ -23,6 +23,8 @@ class Backend {
  public:
   virtual ~Backend() = default;
   virtual const char* name() const = 0;
+  // Where its tensors live: the graph's inputs are guarded to be there (TENSOR_MATCH).
+  virtual Device device() const = 0;
   // Runs node `n` (not a parameter or constant) on `inputs`, tensors of this backend's device.
   virtual absl::StatusOr<Tensor> RunNode(const Node& n, absl::Span<const Tensor* const> inputs) const = 0;
 };

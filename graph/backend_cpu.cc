@@ -9,6 +9,7 @@ namespace {
 class CpuBackendImpl final : public Backend {
  public:
   const char* name() const override { return "cpu"; }
+  Device device() const override { return Device::kCPU; }
   absl::StatusOr<Tensor> RunNode(const Node& n, absl::Span<const Tensor* const> inputs) const override {
     return graph::RunNode(n, inputs);
   }

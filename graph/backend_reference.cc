@@ -32,6 +32,7 @@ Tensor MatMulLoops2D(const Tensor& a, const Tensor& b) {
 class ReferenceBackendImpl final : public Backend {
  public:
   const char* name() const override { return "reference"; }
+  Device device() const override { return Device::kCPU; }
 
   absl::StatusOr<Tensor> RunNode(const Node& n, absl::Span<const Tensor* const> in) const override {
     if (n.op == Op::kFused && n.fused) return RunFusedInterpreted(n, in);

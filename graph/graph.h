@@ -115,5 +115,9 @@ class Graph {
 absl::StatusOr<TensorMeta> InferNode(const Node& n, absl::Span<const TensorMeta* const> inputs);
 // Runs one node's eager kernel.
 absl::StatusOr<Tensor> RunNode(const Node& n, absl::Span<const Tensor* const> inputs);
+// The kernel op of a binary or unary elementwise graph op (they share enumerators); false
+// for any other op.
+bool AsBinary(Op op, BinaryOp* out);
+bool AsUnary(Op op, UnaryOp* out);
 
 }  // namespace pijit::graph

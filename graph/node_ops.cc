@@ -4,7 +4,6 @@
 #include "kernels/fused_reduce.h"
 
 namespace pijit::graph {
-namespace {
 // Binary and unary graph ops share their enumerators with the kernel enums.
 bool AsBinary(Op op, BinaryOp* out) {
   switch (op) {
@@ -22,6 +21,7 @@ bool AsUnary(Op op, UnaryOp* out) {
     default: return false;
   }
 }
+namespace {
 bool AsReduce(Op op, ReduceOp* out) {
   switch (op) {
     case Op::kSum: *out = ReduceOp::kSum; return true;

@@ -167,6 +167,7 @@ void GuardProgram::GuardTensor(int32_t source, PyObject* obj, const Tensor& t, u
   g.strides = t.strides();
   g.dynamic = dynamic;
   g.contiguous = t.is_contiguous();
+  g.device = t.device();
   guards_.push_back(std::move(g));
 }
 
@@ -191,7 +192,12 @@ bool GuardProgram::has_dynamic() const {
 static bool SameKindOfTensor(const Guard& g, PyObject* v) {
   if (Py_TYPE(v) != g.type) return false;
   const Tensor* t = AsTensor(v);
-  return t->dtype() == g.dtype && t->shape().size() == g.shape.size();
+  return t->dtype() == g.dtype && t->device() == g.device && t->shape().size() == g.shape.size();
+}
+
+// A tensor guard's device in its text: only when it is not the CPU (the common case).
+static std::string DeviceText(const Guard& g) {
+  return g.device == Device::kCPU ? "" : absl::StrCat(" device=", DeviceName(g.device));
 }
 
 static bool SameDims(const Shape& a, const Shape& b) {
@@ -199,7 +205,7 @@ static bool SameDims(const Shape& a, const Shape& b) {
 }
 
 static bool TensorMatches(const Guard& g, const Tensor& t) {
-  if (t.dtype() != g.dtype) return false;
+  if (t.dtype() != g.dtype || t.device() != g.device) return false;
   if (!g.dynamic) return SameDims(t.shape(), g.shape) && SameDims(t.strides(), g.strides);
   if (t.shape().size() != g.shape.size()) return false;
   for (size_t d = 0; d < g.shape.size(); ++d)
@@ -501,12 +507,12 @@ std::string GuardProgram::ToText() const {
           }
           absl::StrAppend(&out, "TENSOR_MATCH(", src, "): ", g.type->tp_name, " ",
                           DTypeName(g.dtype), dims, g.shape.size() == 1 ? ",)" : ")",
-                          g.contiguous ? " contiguous" : " strided", "\n");
+                          g.contiguous ? " contiguous" : " strided", DeviceText(g), "\n");
           break;
         }
         absl::StrAppend(&out, "TENSOR_MATCH(", src, "): ", g.type->tp_name, " ",
                         DTypeName(g.dtype), ShapeToString(g.shape),
-                        " strides=", ShapeToString(g.strides), "\n");
+                        " strides=", ShapeToString(g.strides), DeviceText(g), "\n");
         break;
       case Guard::kIdMatch:
         absl::StrAppend(&out, "ID_MATCH(", src, "): ", g.type->tp_name, " at ",

@@ -60,6 +60,7 @@ struct Guard {
   int32_t other = -1;      // kSameAs
   uint64_t dynamic = 0;    // kTensorMatch: bit d set = dimension d may take any size
   bool contiguous = true;  // kTensorMatch with dynamic dims: contiguity instead of strides
+  Device device = Device::kCPU;  // kTensorMatch
 };
 
 // The Python function a pijit.jit callable compiles (borrowed), or nullptr for any other

@@ -80,7 +80,7 @@ void SharedGuards::BuildIndex() {
         }
       }
       if (exact) {
-        keys[TensorKey{exact->type, exact->dtype, exact->shape, exact->strides}].push_back(
+        keys[TensorKey{exact->type, exact->dtype, exact->device, exact->shape, exact->strides}].push_back(
             static_cast<int32_t>(k));
       } else {
         rest.push_back(static_cast<int32_t>(k));
@@ -105,7 +105,7 @@ void SharedGuards::Call::Candidates(absl::InlinedVector<int32_t, 8>* out) {
   const std::vector<int32_t>* keyed = nullptr;
   PyObject* v = Value(s.key_source_);
   if (const Tensor* t = v ? AsTensor(v) : nullptr) {
-    auto it = s.by_key_.find(TensorKey{Py_TYPE(v), t->dtype(), t->shape(), t->strides()});
+    auto it = s.by_key_.find(TensorKey{Py_TYPE(v), t->dtype(), t->device(), t->shape(), t->strides()});
     if (it != s.by_key_.end()) keyed = &it->second;
   }
   if (!keyed) {

@@ -83,12 +83,15 @@ class SharedGuards {
   struct TensorKey {
     PyTypeObject* type;
     DType dtype;
+    Device device;
     Shape shape, strides;
     bool operator==(const TensorKey& o) const {
-      return type == o.type && dtype == o.dtype && shape == o.shape && strides == o.strides;
+      return type == o.type && dtype == o.dtype && device == o.device && shape == o.shape &&
+             strides == o.strides;
     }
     template <typename H> friend H AbslHashValue(H h, const TensorKey& k) {
-      return H::combine(std::move(h), k.type, static_cast<int>(k.dtype), k.shape, k.strides);
+      return H::combine(std::move(h), k.type, static_cast<int>(k.dtype), static_cast<int>(k.device),
+                        k.shape, k.strides);
     }
   };
   void BuildIndex();

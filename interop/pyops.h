@@ -21,6 +21,11 @@ enum class PyOp : uint8_t {
 #include "interop/pyops.def"
 #undef PIJIT_PYOP
 };
+inline constexpr size_t kNumPyOps = 0
+#define PIJIT_PYOP(e, name, gop, sig, surface) +1
+#include "interop/pyops.def"
+#undef PIJIT_PYOP
+    ;
 const char* PyOpName(PyOp op);
 graph::Op PyOpGraphOp(PyOp op);
 bool PyOpIsMethod(PyOp op);    // a Tensor method

@@ -155,14 +155,4 @@ class FusedKernel {
   mutable std::vector<std::pair<uint64_t, Fn>> fns_;
 };
 
-// --- implemented in kernels/cpu/fused_x86.cc ---
-bool HostHasAvx2();
-bool HostHasAvx512();  // AVX512F, the only AVX-512 subset the generated code uses
-// Generates the kernel for `program` and `stride_mask` (AVX-512 when `avx512`, else AVX2);
-// release with ReleaseFusedCode. Both compute the same per-element operations, so results
-// are identical.
-absl::StatusOr<FusedKernel::Fn> GenerateFusedX86(const FusedProgram& program,
-                                                 uint64_t stride_mask, bool avx512);
-void ReleaseFusedCode(FusedKernel::Fn fn);
-
 }  // namespace pijit

@@ -17,6 +17,8 @@
 
 namespace pijit {
 
+const char* DeviceName(Device d) { return d == Device::kCUDA ? "GPU" : "CPU"; }
+
 size_t ItemSize(DType d) {
   switch (d) {
 #define PIJIT_SIZE(e, t, n, s, c) case DType::e: return sizeof(t);

@@ -18,6 +18,12 @@ namespace pijit {
 
 using Shape = absl::InlinedVector<int64_t, 6>;
 
+// Where a storage's memory lives. Every storage is host memory today; a CUDA backend
+// (kernels/cuda/) makes device storages. The guards check it (TENSOR_MATCH), so a graph
+// compiled for one device never runs on another's tensors.
+enum class Device : uint8_t { kCPU, kCUDA };
+const char* DeviceName(Device d);  // "CPU", "GPU": MindSpore's device_target names
+
 class Storage {
   struct Private {};
 
@@ -34,11 +40,13 @@ class Storage {
 
   void* data() const { return data_; }
   size_t nbytes() const { return nbytes_; }
+  Device device() const { return device_; }
 
  private:
   friend class InlineStorage;
   void* data_ = nullptr;
   size_t nbytes_ = 0;
+  Device device_ = Device::kCPU;
   std::function<void()> release_;
   bool owned_ = false;
 };
@@ -101,6 +109,7 @@ class Tensor {
 
   bool defined() const { return storage_ != nullptr; }
   DType dtype() const { return dtype_; }
+  Device device() const { return storage_ ? storage_->device() : Device::kCPU; }
   const Shape& shape() const { return shape_; }
   const Shape& strides() const { return strides_; }
   int64_t offset() const { return offset_; }

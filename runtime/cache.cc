@@ -63,13 +63,8 @@ void ResetCodeState(PyCodeObject* code) {
   *s = CodeState();
 }
 
-CacheEntry* CodeState::Lookup(const guards::Roots& roots, SourceValues* values) {
+CacheEntry* CodeState::LookupShared(const guards::Roots& roots, SourceValues* values) {
   CacheEntry* hit = nullptr;
-  if (!entries.empty()) {
-    values->resize(entries[0]->guards->num_sources());
-    if (entries[0]->guards->Check(roots, values->data())) hit = entries[0].get();
-  }
-  if (hit || entries.size() <= 1) return hit;
   if (shared_stale) {
     absl::InlinedVector<const guards::GuardProgram*, 8> programs;
     by_program.clear();

@@ -104,7 +104,13 @@ struct CodeState {
   // The most recently used entry checks its own program (the steady state of a hot call);
   // after it misses, the other entries that may match are found through the shared tables,
   // and a hit moves to the front.
-  CacheEntry* Lookup(const guards::Roots& roots, SourceValues* values);
+  CacheEntry* Lookup(const guards::Roots& roots, SourceValues* values) {
+    if (!entries.empty()) {  // inline: the hot path of every call
+      values->resize(entries[0]->guards->num_sources());
+      if (entries[0]->guards->Check(roots, values->data())) return entries[0].get();
+    }
+    return entries.size() > 1 ? LookupShared(roots, values) : nullptr;
+  }
   // Drops the entries guarding objects that have died: they can never match again.
   void DropDeadEntries();
   // No more entries: the cache limit, or a compile count that keeps evicting (entries whose
@@ -118,6 +124,8 @@ struct CodeState {
   CacheEntry& Install(std::unique_ptr<CacheEntry> entry);
 
   std::vector<std::unique_ptr<CacheEntry>> entries;
+  // Lookup after the most recently used entry missed.
+  CacheEntry* LookupShared(const guards::Roots& roots, SourceValues* values);
   // The entries' guards checked together; rebuilt when entries are added or dropped.
   SharedGuards shared;
   std::vector<CacheEntry*> by_program;  // the entry of each of shared's programs

@@ -11,14 +11,45 @@ namespace pijit {
 
 namespace {
 
-// Runs the graph op of `op` with no attributes on `operands` and wraps the result, as the
-// parsed call's ApplyEager does.
-PyObject* RunDirect(PyOp op, absl::Span<const Tensor* const> operands) {
-  graph::Node n;
-  n.op = PyOpGraphOp(op);
+// What the direct path needs of each op, looked up once: whether it is an elementwise op it
+// takes, and its kernel.
+struct DirectOp {
+  PyOpArity arity = PyOpArity::kOther;
+  graph::Op gop;
+  bool binary_kernel = false, unary_kernel = false;
+  BinaryOp binary;
+  UnaryOp unary;
+};
+
+const DirectOp& DirectOpOf(PyOp op) {
+  static const auto* table = [] {
+    auto* t = new DirectOp[kNumPyOps];
+    for (size_t i = 0; i < kNumPyOps; ++i) {
+      const PyOp p = static_cast<PyOp>(i);
+      t[i].arity = PyOpElementwiseArity(p);
+      t[i].gop = PyOpGraphOp(p);
+      t[i].binary_kernel = graph::AsBinary(t[i].gop, &t[i].binary);
+      t[i].unary_kernel = graph::AsUnary(t[i].gop, &t[i].unary);
+    }
+    return t;
+  }();
+  return table[static_cast<size_t>(op)];
+}
+
+// Runs op `d` with no attributes on `operands` and wraps the result, as the parsed call's
+// ApplyEager does: straight to the kernel where there is one (what RunNode would call).
+PyObject* RunDirect(PyOp op, const DirectOp& d, absl::Span<const Tensor* const> operands) {
   absl::StatusOr<Tensor> out;
   try {
-    out = graph::RunNode(n, operands);
+    if (operands.size() == 2 && d.binary_kernel) {
+      out = Binary(d.binary, *operands[0], *operands[1]);
+    } else if (operands.size() == 1 && d.unary_kernel) {
+      out = Unary(d.unary, *operands[0]);
+    } else {
+      graph::Node n;
+      n.op = d.gop;
+      out = graph::RunNode(n, operands);
+    }
   } catch (const std::bad_alloc&) {
     PyErr_Format(PyExc_MemoryError, "%s: out of memory allocating the result", PyOpName(op));
     return nullptr;
@@ -32,29 +63,53 @@ PyObject* RunDirect(PyOp op, absl::Span<const Tensor* const> operands) {
 
 }  // namespace
 
-PyObject* DirectEager(PyOp op, PyObject* const* args, Py_ssize_t nargs) {
+PyObject* DirectBinary(PyOp op, BinaryOp kernel, PyObject* a, PyObject* b) {
   if (ActiveTape() != nullptr) return nullptr;
-  const PyOpArity arity = PyOpElementwiseArity(op);
-  if (arity == PyOpArity::kUnary) {
-    if (nargs != 1) return nullptr;
-    const Tensor* t = AsTensor(args[0]);
-    return t ? RunDirect(op, {t}) : nullptr;
-  }
-  if (arity == PyOpArity::kOther || nargs != 2) return nullptr;
-  const Tensor* a = AsTensor(args[0]);
-  const Tensor* b = AsTensor(args[1]);
-  if (a && b) return RunDirect(op, {a, b});
-  if (arity == PyOpArity::kBinaryTensorsOnly) return nullptr;
-  // A Python scalar takes the dtype NumPy's weak-scalar rule gives next to the tensor.
-  const Tensor* t = a ? a : b;
-  PyObject* s = a ? args[1] : args[0];
-  if (!t || !IsPyScalar(s)) return nullptr;
-  absl::StatusOr<Tensor> c = ScalarOperand(PyOpName(op), s, t->dtype());
-  if (!c.ok()) {
-    SetPyError(c.status());
+  const Tensor* ta = AsTensor(a);
+  const Tensor* tb = AsTensor(b);
+  absl::StatusOr<Tensor> out;
+  try {
+    if (ta && tb) {
+      out = Binary(kernel, *ta, *tb);
+    } else {
+      // A Python scalar takes the dtype NumPy's weak-scalar rule gives next to the tensor.
+      const Tensor* t = ta ? ta : tb;
+      PyObject* s = ta ? b : a;
+      if (!t || !IsPyScalar(s)) return nullptr;
+      absl::StatusOr<Tensor> c = ScalarOperand(PyOpName(op), s, t->dtype());
+      if (!c.ok()) {
+        SetPyError(c.status());
+        return nullptr;
+      }
+      out = ta ? Binary(kernel, *ta, *c) : Binary(kernel, *c, *tb);
+    }
+  } catch (const std::bad_alloc&) {
+    PyErr_Format(PyExc_MemoryError, "%s: out of memory allocating the result", PyOpName(op));
     return nullptr;
   }
-  return a ? RunDirect(op, {a, &*c}) : RunDirect(op, {&*c, b});
+  if (!out.ok()) {
+    SetPyError(out.status());
+    return nullptr;
+  }
+  return WrapTensor(std::move(*out));
+}
+
+PyObject* DirectEager(PyOp op, PyObject* const* args, Py_ssize_t nargs) {
+  const DirectOp& d = DirectOpOf(op);
+  if (d.arity == PyOpArity::kOther) return nullptr;
+  if (nargs == 2 && d.binary_kernel && d.arity == PyOpArity::kBinary)
+    return DirectBinary(op, d.binary, args[0], args[1]);
+  if (ActiveTape() != nullptr) return nullptr;
+  if (d.arity == PyOpArity::kUnary) {
+    if (nargs != 1) return nullptr;
+    const Tensor* t = AsTensor(args[0]);
+    return t ? RunDirect(op, d, {t}) : nullptr;
+  }
+  if (nargs != 2) return nullptr;
+  // matmul: tensors only, and no elementwise kernel.
+  const Tensor* a = AsTensor(args[0]);
+  const Tensor* b = AsTensor(args[1]);
+  return a && b ? RunDirect(op, d, {a, b}) : nullptr;
 }
 
 PyObject* CallEager(PyOp op, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {

@@ -7,6 +7,7 @@
 #include "absl/status/status.h"
 #include "absl/types/span.h"
 #include "interop/pyops.h"
+#include "kernels/ops.h"
 
 namespace pijit {
 
@@ -18,6 +19,9 @@ PyObject* CallEager(PyOp op, PyObject* const* args, Py_ssize_t nargs, PyObject* 
 // no gradient tape records; exactly what the parsed call computes, without parsing. Returns
 // nullptr without an error set when the call is not such a call (the caller parses it).
 PyObject* DirectEager(PyOp op, PyObject* const* args, Py_ssize_t nargs);
+// The binary case of DirectEager with its kernel known (the Tensor number slots): `op` on a and
+// b, tensors or a tensor and a Python scalar, or nullptr without an error for anything else.
+PyObject* DirectBinary(PyOp op, BinaryOp kernel, PyObject* a, PyObject* b);
 // The binary operator `op` on a and b in operand order, as Tensor.__add__ and the other
 // operator methods compute it (a new reference; NotImplemented for operands a Tensor does not
 // take; nullptr with an exception set on error).

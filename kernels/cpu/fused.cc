@@ -14,6 +14,7 @@
 #include "kernels/thread_pool.h"
 #include "kernels/number_text.h"
 #include "kernels/ops.h"
+#include "kernels/cpu/fused_x86.h"
 
 namespace pijit {
 

@@ -28,6 +28,7 @@
 #include "asmjit/x86.h"
 #include "kernels/cpu/cpu_features.h"
 #include "kernels/fused.h"
+#include "kernels/cpu/fused_x86.h"
 
 namespace pijit {
 namespace {

@@ -13,6 +13,7 @@
 #include "kernels/cpu/window.h"
 #include "kernels/errors.h"
 #include "kernels/thread_pool.h"
+#include "kernels/cpu/fused_x86.h"
 
 namespace pijit {
 namespace {

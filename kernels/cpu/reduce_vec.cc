@@ -12,6 +12,7 @@
 #include "absl/container/inlined_vector.h"
 #include "kernels/cpu/cpu_features.h"
 #include "kernels/thread_pool.h"
+#include "kernels/cpu/fused_x86.h"
 
 #if defined(__x86_64__)
 #include <immintrin.h>

@@ -18,6 +18,7 @@
 #include <cstdint>
 
 #include "absl/functional/function_ref.h"
+#include "kernels/cpu/fused_x86.h"
 
 namespace pijit {
 enum class ReduceOp : uint8_t;  // kernels/ops.h

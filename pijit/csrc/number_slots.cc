@@ -34,6 +34,14 @@ PyObject* FastBinary(PyOp op, PyObject* a, PyObject* b) {
   return BinaryOperator(op, a, b);
 }
 
+// The same for an op with an elementwise kernel, which the slot knows.
+template <PyOp op, BinaryOp kernel>
+PyObject* KernelSlot(PyObject* a, PyObject* b) {
+  if (PyObject* r = DirectBinary(op, kernel, a, b)) return r;
+  if (PyErr_Occurred()) return nullptr;
+  return BinaryOperator(op, a, b);
+}
+
 // nb_add and friends receive the operands in expression order whichever side is the Tensor
 // (CPython calls the right operand's slot for the reflected form): a single function serves
 // __add__ and __radd__.
@@ -59,12 +67,12 @@ PyObject* UnarySlot(PyObject* a) {
 // tp_richcompare is called with self first; CPython swaps the operator for the reflected form.
 PyObject* RichCompareSlot(PyObject* self, PyObject* other, int cmp) {
   switch (cmp) {
-    case Py_EQ: return FastBinary(PyOp::kEqual, self, other);
-    case Py_NE: return FastBinary(PyOp::kNotEqual, self, other);
-    case Py_LT: return FastBinary(PyOp::kLess, self, other);
-    case Py_LE: return FastBinary(PyOp::kLessEqual, self, other);
-    case Py_GT: return FastBinary(PyOp::kGreater, self, other);
-    case Py_GE: return FastBinary(PyOp::kGreaterEqual, self, other);
+    case Py_EQ: return KernelSlot<PyOp::kEqual, BinaryOp::kEqual>(self, other);
+    case Py_NE: return KernelSlot<PyOp::kNotEqual, BinaryOp::kNotEqual>(self, other);
+    case Py_LT: return KernelSlot<PyOp::kLess, BinaryOp::kLess>(self, other);
+    case Py_LE: return KernelSlot<PyOp::kLessEqual, BinaryOp::kLessEqual>(self, other);
+    case Py_GT: return KernelSlot<PyOp::kGreater, BinaryOp::kGreater>(self, other);
+    case Py_GE: return KernelSlot<PyOp::kGreaterEqual, BinaryOp::kGreaterEqual>(self, other);
   }
   Py_RETURN_NOTIMPLEMENTED;
 }
@@ -73,16 +81,16 @@ PyObject* RichCompareSlot(PyObject* self, PyObject* other, int cmp) {
 
 void InstallNumberSlots(PyTypeObject* type) {
   PyNumberMethods* nb = type->tp_as_number;
-  nb->nb_add = NumberSlot<PyOp::kAdd>;
-  nb->nb_subtract = NumberSlot<PyOp::kSub>;
-  nb->nb_multiply = NumberSlot<PyOp::kMul>;
-  nb->nb_true_divide = NumberSlot<PyOp::kDiv>;
-  nb->nb_floor_divide = NumberSlot<PyOp::kFloorDivide>;
-  nb->nb_remainder = NumberSlot<PyOp::kMod>;
+  nb->nb_add = KernelSlot<PyOp::kAdd, BinaryOp::kAdd>;
+  nb->nb_subtract = KernelSlot<PyOp::kSub, BinaryOp::kSub>;
+  nb->nb_multiply = KernelSlot<PyOp::kMul, BinaryOp::kMul>;
+  nb->nb_true_divide = KernelSlot<PyOp::kDiv, BinaryOp::kDiv>;
+  nb->nb_floor_divide = KernelSlot<PyOp::kFloorDivide, BinaryOp::kFloorDiv>;
+  nb->nb_remainder = KernelSlot<PyOp::kMod, BinaryOp::kMod>;
   nb->nb_matrix_multiply = NumberSlot<PyOp::kMatMul>;
-  nb->nb_and = NumberSlot<PyOp::kBitwiseAnd>;
-  nb->nb_or = NumberSlot<PyOp::kBitwiseOr>;
-  nb->nb_xor = NumberSlot<PyOp::kBitwiseXor>;
+  nb->nb_and = KernelSlot<PyOp::kBitwiseAnd, BinaryOp::kBitwiseAnd>;
+  nb->nb_or = KernelSlot<PyOp::kBitwiseOr, BinaryOp::kBitwiseOr>;
+  nb->nb_xor = KernelSlot<PyOp::kBitwiseXor, BinaryOp::kBitwiseXor>;
   nb->nb_power = PowerSlot;
   nb->nb_negative = UnarySlot<PyOp::kNeg>;
   nb->nb_absolute = UnarySlot<PyOp::kAbs>;

@@ -10,6 +10,7 @@
 #include "gtest/gtest.h"
 #include "kernels/fused.h"
 #include "kernels/ops.h"
+#include "kernels/cpu/fused_x86.h"
 
 namespace pijit {
 namespace {

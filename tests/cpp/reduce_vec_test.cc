@@ -2,6 +2,7 @@
 // order written out here, on every path the host can run (AVX-512, AVX2 and the scalar
 // fallback, forced), which must give bit-identical results.
 #include "kernels/cpu/reduce_vec.h"
+#include "kernels/cpu/fused_x86.h"
 
 #include <algorithm>
 #include <cmath>

@@ -57,5 +57,15 @@ TEST(PlannedSlotTest, ABarrierHidesTheEnclosingSlotUntilItCloses) {
   EXPECT_EQ(t.storage(), slot);
 }
 
+TEST(DeviceTest, HostStoragesAndTensorsAreOnTheCpu) {
+  EXPECT_EQ(Storage::Allocate(64)->device(), Device::kCPU);
+  float x = 1;
+  EXPECT_EQ(Storage::Wrap(&x, sizeof(x), [] {})->device(), Device::kCPU);
+  EXPECT_EQ(Tensor::Empty({2, 3}, DType::kFloat32).device(), Device::kCPU);
+  EXPECT_EQ(Tensor().device(), Device::kCPU);  // undefined: the host
+  EXPECT_STREQ(DeviceName(Device::kCPU), "CPU");
+  EXPECT_STREQ(DeviceName(Device::kCUDA), "GPU");
+}
+
 }  // namespace
 }  // namespace pijit

@@ -4,6 +4,7 @@
 
 #include "graph/executor.h"
 #include "tests/cpp/passes/pass_test_util.h"
+#include "kernels/cpu/fused_x86.h"
 
 namespace pijit::graph {
 namespace {
