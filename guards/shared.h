@@ -90,8 +90,8 @@ class SharedGuards {
              strides == o.strides;
     }
     template <typename H> friend H AbslHashValue(H h, const TensorKey& k) {
-      return H::combine(std::move(h), k.type, static_cast<int>(k.dtype), static_cast<int>(k.device),
-                        k.shape, k.strides);
+      // The device is compared, not hashed: every tensor of one call is on one device.
+      return H::combine(std::move(h), k.type, static_cast<int>(k.dtype), k.shape, k.strides);
     }
   };
   void BuildIndex();

@@ -280,6 +280,7 @@ Tensor Tensor::View(std::shared_ptr<Storage> storage, DType dtype, Shape shape, 
                     int64_t offset) {
   Tensor t;
   t.storage_ = std::move(storage);
+  t.device_ = t.storage_ ? t.storage_->device() : Device::kCPU;
   t.dtype_ = dtype;
   t.shape_ = std::move(shape);
   t.strides_ = std::move(strides);

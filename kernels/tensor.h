@@ -109,7 +109,9 @@ class Tensor {
 
   bool defined() const { return storage_ != nullptr; }
   DType dtype() const { return dtype_; }
-  Device device() const { return storage_ ? storage_->device() : Device::kCPU; }
+  // Kept beside the dtype (its storage's, copied when the tensor is made): the guards read it
+  // on every call, and the storage is another cache line.
+  Device device() const { return device_; }
   const Shape& shape() const { return shape_; }
   const Shape& strides() const { return strides_; }
   int64_t offset() const { return offset_; }
@@ -131,6 +133,7 @@ class Tensor {
  private:
   std::shared_ptr<Storage> storage_;
   DType dtype_ = DType::kFloat32;
+  Device device_ = Device::kCPU;
   Shape shape_;
   Shape strides_;
   int64_t offset_ = 0;
