@@ -344,6 +344,11 @@ bool Interp::Call(Frame& f, const Value& callable, ValueList args, Value* out) {
     return Inline(f, reinterpret_cast<PyCodeObject*>(PyFunction_GET_CODE(call_attr)), call_attr,
                   cv.source, nullptr, std::move(args), names, out);
   }
+  if (fn == g_graph_break_fn && fn != nullptr) {
+    Fail(BreakCategory::kUnsupportedCall, "pijit.graph_break() breaks the graph here",
+         "remove the call to capture the code around it in one graph");
+    return false;
+  }
   bool handled = false;
   if (FallbackCall(fn, args, names, out, &handled)) return true;
   if (handled) return false;

@@ -79,10 +79,15 @@ bool Interp::FixedAtCompileTime(const Value& v) {
 bool Interp::FallbackCall(PyObject* fn, const ValueList& args,
                           const std::vector<std::string>& names, Value* out, bool* handled) {
   *handled = false;
+  // print is a side effect replayed after the graph, in order with the others, in either
+  // mode (a print the graph cannot hold breaks the graph in bytecode mode).
+  if (fn == BuiltinPrint() && fn != nullptr) {
+    *handled = true;
+    return PrintEffect(args, names, out);
+  }
   if (allow_break_) return false;  // bytecode mode: the graph breaks at the call instead
   *handled = true;
   const size_t npos = args.size() - names.size();
-  if (fn == BuiltinPrint() && fn != nullptr) return PrintEffect(args, names, out);
   if (PyType_Check(fn) && !MakesHoldable(reinterpret_cast<PyTypeObject*>(fn))) {
     *handled = false;  // an instance of a user class would be shared by every call
     return false;

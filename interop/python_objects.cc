@@ -5,5 +5,6 @@ namespace pijit {
 PyObject* g_vjp_fn = nullptr;
 PyObject* g_cell_call = nullptr;
 PyObject* g_graph_break_error = nullptr;
+PyObject* g_graph_break_fn = nullptr;
 
 }  // namespace pijit

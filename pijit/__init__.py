@@ -32,6 +32,7 @@ ms_function = jit
 tensor = Tensor  # MindSpore's function form of the constructor
 set_seed = _C.set_seed
 from_dlpack = _C.from_dlpack
+graph_break = _C.graph_break
 get_seed = _C.get_seed
 
 __all__ = [
@@ -40,5 +41,5 @@ __all__ = [
     "ops", "nn", "jit", "jit_class", "mutable", "ms_function", "tensor", "capture", "enable", "disable", "explain",
     "get_code_extra", "reset", "set_context", "get_context", "GRAPH_MODE", "PYNATIVE_MODE",
     "GraphBreakError", "ExplainOutput", "dtype_to_nptype", "dtype_to_pytype", "pytype_to_dtype",
-    "set_seed", "get_seed", "from_dlpack", "grad", "value_and_grad",
+    "set_seed", "get_seed", "from_dlpack", "grad", "value_and_grad", "graph_break",
 ]

@@ -273,6 +273,12 @@ void BindJit(py::module_& m) {
       "Raised in strict mode (PSJit, fullgraph=True) when a function cannot be one graph.",
       PyExc_RuntimeError, nullptr);
   m.attr("GraphBreakError") = py::handle(g_graph_break_error);
+  m.def("graph_break", [] {},
+        "Breaks the graph here: captured code before and after the call becomes separate graphs "
+        "(a call inside an inlined function makes the call of that function run in Python). "
+        "Eagerly it does nothing.");
+  g_graph_break_fn = m.attr("graph_break").ptr();
+  Py_INCREF(g_graph_break_fn);
   pijit_set_frame_callback(FrameCallback);
 
   m.def("_capture", [](py::handle func, std::vector<py::object> args) {

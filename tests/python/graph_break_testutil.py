@@ -123,24 +123,35 @@ def counters(stats):
 
 # ---- helpers the functions under test call ----------------------------------------------------
 
+# print(...) at a graph break. Capture records a plain print as an effect of the graph (no
+# break), so the graph-break tests print through print's bound __call__, a C callable capture
+# does not look into: the graph breaks at the call itself (its line is the reason's line) and
+# Python prints.
+show = print.__call__
+
+
 def unknown(t):
-    """An ordinary function capture cannot inline (it prints)."""
+    """An ordinary function capture cannot inline (it breaks the graph, and prints)."""
+    ms.graph_break()
     print("unknown", t.shape)
     return t * 0.5 + 1.0
 
 
 def unknown_kw(t, scale=1.0, *, shift=0.0):
+    ms.graph_break()
     print("unknown_kw", scale, type(shift).__name__)
     return t * scale + shift
 
 
 def log(v):
+    ms.graph_break()
     print("log", v)
     LOG.append(v)
     return v
 
 
 def mutate(lst, t):
+    ms.graph_break()
     lst.append(t)
     print("mutate", len(lst))
     return len(lst)
@@ -150,6 +161,7 @@ class Mutator:
     """A callable object: capture does not look inside, the call itself is the break."""
 
     def __call__(self, lst, t):
+        ms.graph_break()
         lst.append(t)
         print("mutate", len(lst))
         return len(lst)

@@ -8,7 +8,7 @@ import numpy as np
 
 import pijit as ms
 from graph_break_testutil import _reset_state  # noqa: F401 (autouse fixture)
-from graph_break_testutil import X, compare, unknown
+from graph_break_testutil import X, compare, unknown, show
 from pijit_testutil import assert_same_result
 
 
@@ -113,7 +113,7 @@ def make_tensor_cell():
     def f(x):
         nonlocal saved
         saved = x * 2.0
-        print("stored")
+        show("stored")
         y = unknown(saved)  # a break: the cell holds the tensor before it
         return y + saved
 

@@ -9,7 +9,7 @@ import pytest
 
 import pijit as ms
 from graph_break_testutil import _reset_state  # noqa: F401 (autouse fixture)
-from graph_break_testutil import LOG, X, compare, count_up, raiser, tensor_gen, unknown
+from graph_break_testutil import LOG, X, compare, count_up, raiser, tensor_gen, unknown, show
 from pijit_testutil import assert_same_result
 
 
@@ -17,7 +17,7 @@ from pijit_testutil import assert_same_result
 
 def raise_after_break(x):
     y = x * 2.0
-    print("before")
+    show("before")
     z = y + 1.0
     raise ValueError(f"bad value {z.shape}")
 
@@ -30,19 +30,19 @@ def unknown_raises(x):
 
 def raises_in_resume_helper(x):
     y = x * 2.0
-    print("before")
+    show("before")
     return raiser(y + 1.0)
 
 
 def python_error_after_break(x, d):
     y = x * 2.0
-    print("before")
+    show("before")
     return y * d["missing"]
 
 
 def tensor_error_after_break(x):
     y = x * 2.0
-    print("before")
+    show("before")
     return y.reshape(5)
 
 
@@ -83,7 +83,7 @@ def break_in_loop(x):
     acc = x * 0.0
     for i in range(3):
         acc = acc + x * i
-        print("iteration", i)
+        show("iteration", i)
     return acc * 2.0
 
 
@@ -100,7 +100,7 @@ def break_in_loop_with_data_branch(x):
 def break_in_try(x):
     y = x + 1.0
     try:
-        print("in try")
+        show("in try")
         raiser(y)
     except KeyError as e:
         LOG.append(str(e))
@@ -111,7 +111,7 @@ def break_in_try(x):
 def break_in_try_not_caught(x):
     y = x + 1.0
     try:
-        print("in try")
+        show("in try")
         raiser(y)
     except ValueError:
         y = y * 2.0
@@ -123,18 +123,18 @@ def break_in_finally(x):
     try:
         y = y * 3.0
     finally:
-        print("finally")
+        show("finally")
     return y
 
 
 class Ctx:
     def __enter__(self):
-        print("enter")
+        show("enter")
         LOG.append("enter")
         return self
 
     def __exit__(self, *exc):
-        print("exit", exc[0].__name__ if exc[0] else None)
+        show("exit", exc[0].__name__ if exc[0] else None)
         LOG.append("exit")
         return False
 
@@ -194,7 +194,7 @@ def test_jitted_generator_function(capsys):
     def gen(x):
         y = x + 1.0
         yield y
-        print("resumed")
+        show("resumed")
         yield y * 2.0
 
     jg = ms.jit(gen, mode="PIJit")

@@ -10,7 +10,7 @@ import pytest
 
 import pijit as ms
 from graph_break_testutil import _reset_state  # noqa: F401 (autouse fixture)
-from graph_break_testutil import LOG, Obj, X, compare, unknown
+from graph_break_testutil import LOG, Obj, X, compare, unknown, show
 
 
 def obj_with(**attrs):
@@ -255,12 +255,12 @@ def test_deleted_global_raises_name_error_as_eager(fn, capsys):
 # ---- order with other effects and output ----------------------------------------------------------
 
 def deletions_in_order(x, o, d, lst):
-    print("start", len(d))
+    show("start", len(d))
     del d["a"]
     o.t = x * 2.0
     del lst[0]
     y = unknown(x)  # a break: the deletions before it run first
-    print("in d:", "a" in d, "len:", len(lst))
+    show("in d:", "a" in d, "len:", len(lst))
     del o.t
     d["a"] = len(lst)
     return y, hasattr(o, "t")

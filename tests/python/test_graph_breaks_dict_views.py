@@ -8,7 +8,7 @@ import pytest
 
 import pijit as ms
 from graph_break_testutil import _reset_state  # noqa: F401 (autouse fixture)
-from graph_break_testutil import LOG, X, compare
+from graph_break_testutil import LOG, X, compare, show
 
 
 def items(a):
@@ -268,14 +268,14 @@ def test_mutating_methods_after_a_view_or_inside_a_loop_match_eager(fn, capsys):
 def loop_with_a_break(x, d):
     acc = x
     for k in d:
-        print("key", k)  # a break: Python continues with the dict's own iterator
+        show("key", k)  # a break: Python continues with the dict's own iterator
         acc = acc + d[k]
     return acc
 
 
 def loop_mutating_after_a_break(x, d):
     for k in d:
-        print(k)
+        show(k)
         d[k + "2"] = 1  # the next step raises RuntimeError, as eagerly
     return x
 
@@ -283,7 +283,7 @@ def loop_mutating_after_a_break(x, d):
 def loop_deleting_after_a_break(x, d):
     for k in d:
         if k == "b":
-            print("b")
+            show("b")
             del d["a"]
     return x
 

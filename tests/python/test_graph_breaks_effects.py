@@ -9,7 +9,7 @@ import pytest
 
 import pijit as ms
 from graph_break_testutil import _reset_state  # noqa: F401 (autouse fixture)
-from graph_break_testutil import (LOG, Obj, STATE, X, assert_same_outcome, compare, log,
+from graph_break_testutil import (LOG, Obj, STATE, X, assert_same_outcome, compare, log, show,
                                   module_state, opaque_mutate, unknown)
 
 
@@ -35,7 +35,7 @@ def side_effects(x, o, d):
     o.first = y
     G = G + 1
     d["k"] = y * 2.0
-    print("middle")
+    show("middle")
     LOG.append(G)
     o.second = G * 10
     G = G + 1
@@ -149,14 +149,14 @@ def list_alias_returned(x):
 
 def identity_of_inputs(x, y):
     z = x
-    print("identity")
+    show("identity")
     return z is x, z, y
 
 
 def identity_of_results(x):
     y = x + 1.0
     z = y
-    print("identity")
+    show("identity")
     return y is z, z
 
 
@@ -223,24 +223,24 @@ class Box:
     """An object whose operators run Python code: each use is a break at that instruction."""
 
     def __contains__(self, k):
-        print("contains", k)
+        show("contains", k)
         return k == "a"
 
     def __neg__(self):
-        print("neg")
+        show("neg")
         return 5
 
     def __getitem__(self, k):
-        print("getitem", k)
+        show("getitem", k)
         return 2.0
 
     def __bool__(self):
-        print("bool")
+        show("bool")
         return True
 
     @property
     def maybe(self):
-        print("maybe")
+        show("maybe")
         return None
 
 
@@ -369,7 +369,7 @@ def test_global_stores_replay_after_the_graph(capsys):
 def effects_then_break(x, log, obj):
     log.append(x + 1.0)
     obj.count = 5
-    print("between", obj.count)
+    show("between", obj.count)
     log.append(obj.count)
     return x * 2.0
 
@@ -495,8 +495,8 @@ def opaque_items(d):
 
 def dict_store_then_print(x, d):
     d["k"] = 7
-    print("k", d["k"])  # the stored value, then the break
-    print("len", len(d))
+    show("k", d["k"])  # the stored value, then the break
+    show("len", len(d))
     return x * d["k"]
 
 

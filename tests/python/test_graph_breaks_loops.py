@@ -18,7 +18,7 @@ import pytest
 
 import pijit as ms
 from graph_break_testutil import _reset_state  # noqa: F401 (autouse fixture)
-from graph_break_testutil import LOG, STATE, X, compare, raiser, unknown
+from graph_break_testutil import LOG, STATE, X, compare, raiser, unknown, show
 
 # ---- loops -------------------------------------------------------------------------------------
 
@@ -27,7 +27,7 @@ def print_between_tensor_ops(x):
     y = x + 1.0
     for i in range(3):
         y = y * 2.0
-        print("iteration", i, y.shape)
+        show("iteration", i, y.shape)
         y = y - 1.0
     return y * 3.0
 
@@ -68,11 +68,11 @@ def test_breaks_in_a_long_loop_do_not_nest_python_frames(capsys):
 def several_breaks_per_iteration(x):
     for i in range(4):
         x = x * 2.0
-        print("a", i)
+        show("a", i)
         x = x - 1.0
-        print("b", i)
+        show("b", i)
         x = x + 0.5
-        print("c", i)
+        show("c", i)
     return x
 
 
@@ -90,7 +90,7 @@ def while_with_break_and_continue(x):
         if i == 2:
             continue
         x = x * 1.5
-        print("while", i)
+        show("while", i)
         if i >= 5:
             break
         x = x - 1.0
@@ -100,7 +100,7 @@ def while_with_break_and_continue(x):
 def return_inside_loop(x):
     for i in range(5):
         x = x + 1.0
-        print("step", i)
+        show("step", i)
         if i == 2:
             return x * 10.0
     return x
@@ -111,7 +111,7 @@ def nested_loops(x):
         x = x * 2.0
         for j in range(3):
             x = x + float(j)
-            print("inner", i, j)
+            show("inner", i, j)
         x = x - 1.0
     return x
 
@@ -120,7 +120,7 @@ def loop_over_tensors(x):
     acc = x * 0.0
     for t in (x, x * 2.0, x * 3.0):
         acc = acc + t
-        print("acc", acc.shape)
+        show("acc", acc.shape)
     return acc
 
 
@@ -142,7 +142,7 @@ def test_loop_over_an_iterator_made_outside(capsys):
 def for_else(x):
     for i in range(3):
         x = x + 1.0
-        print("for", i)
+        show("for", i)
     else:
         x = x * 2.0
     return x
@@ -150,7 +150,7 @@ def for_else(x):
 
 def loop_break_then_tensor_work(x):
     for i in range(6):
-        print("check", i)
+        show("check", i)
         if i == 3:
             break
         x = x * 2.0
@@ -171,12 +171,12 @@ def test_loops_with_breaks_match_eager(fn, capsys):
 
 class Ctx:
     def __enter__(self):
-        print("enter")
+        show("enter")
         LOG.append("enter")
         return self
 
     def __exit__(self, *exc):
-        print("exit", exc[0].__name__ if exc[0] else None)
+        show("exit", exc[0].__name__ if exc[0] else None)
         LOG.append("exit")
         return False
 
@@ -203,7 +203,7 @@ def break_inside_with(x):
     y = x + 1.0
     with Ctx() as c:
         y = y * 2.0
-        print("body", type(c).__name__)
+        show("body", type(c).__name__)
         y = y - 1.0
     return y * 3.0
 
@@ -221,7 +221,7 @@ def exception_suppressed_by_exit(x):
     y = x + 1.0
     with Suppress() as s:
         y = y * 2.0
-        print(s)
+        show(s)
         raiser(y)
     return y * 5.0
 
@@ -230,7 +230,7 @@ def contextmanager_in_a_loop(x):
     for i in range(2):
         with managed(i) as t:
             x = x * 2.0
-            print("body", t)
+            show("body", t)
             x = x + 1.0
     return x
 
@@ -238,7 +238,7 @@ def contextmanager_in_a_loop(x):
 def return_inside_with(x):
     with managed("r"):
         x = x * 2.0
-        print("returning")
+        show("returning")
         return x + 1.0
 
 
@@ -285,11 +285,11 @@ def caught_by_except(x):
     y = x + 1.0
     try:
         y = y * 2.0
-        print("in try")
+        show("in try")
         raiser(y)
         y = y + 100.0
     except KeyError as e:
-        print("caught", e)
+        show("caught", e)
         y = y * 3.0
     return y + 1.0
 
@@ -297,7 +297,7 @@ def caught_by_except(x):
 def not_caught(x):
     y = x + 1.0
     try:
-        print("in try")
+        show("in try")
         raiser(y)
     except ValueError:
         y = y * 2.0
@@ -307,11 +307,11 @@ def not_caught(x):
 def try_finally_raises(x):
     y = x + 1.0
     try:
-        print("in try")
+        show("in try")
         raiser(y)
     finally:
         LOG.append("finally")
-        print("finally")
+        show("finally")
     return y
 
 
@@ -322,9 +322,9 @@ def try_in_a_loop(x):
             y = y * 2.0
             if i % 2:
                 raiser(y)
-            print("ok", i)
+            show("ok", i)
         except KeyError:
-            print("caught", i)
+            show("caught", i)
             y = y - 1.0
         finally:
             LOG.append(i)
@@ -350,7 +350,7 @@ def nested_try(x):
 def exception_state_in_handler(x):
     y = x + 1.0
     try:
-        print("try")
+        show("try")
         raiser(y)
     except KeyError:
         import sys

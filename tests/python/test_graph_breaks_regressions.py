@@ -15,7 +15,7 @@ import pytest
 import pijit as ms
 from pijit import ops
 from graph_break_testutil import _reset_state  # noqa: F401 (autouse fixture)
-from graph_break_testutil import X, compare, mutate, raiser
+from graph_break_testutil import X, compare, mutate, raiser, show
 
 
 # ---- regressions: bugs found by tests/fuzz/gen.py and by probing the bridge --------------------
@@ -26,7 +26,7 @@ from graph_break_testutil import X, compare, mutate, raiser
 
 def append_in_inlined_helper_then_break(x):
     lst = [x + 1.0, x * 2.0]
-    mutate(lst, x - 1.0)  # mutate: lst.append(t); print(...)
+    mutate(lst, x - 1.0)  # mutate: lst.append(t); show(...)
     return len(lst), lst
 
 
@@ -90,7 +90,7 @@ def test_regression_break_in_closure_with_many_locals(capsys):
 
 def rand_then_break(x):
     ops.rand(2)
-    print("drawn")
+    show("drawn")
     return x
 
 
@@ -115,7 +115,7 @@ def test_regression_unused_random_op_advances_the_stream(fn, capsys):
 
 def rand_helper(t):
     r = ops.rand(2, 3)
-    print("rand_helper")
+    show("rand_helper")
     return r + t
 
 
@@ -134,7 +134,7 @@ def test_regression_random_op_in_inlined_callee_before_its_break(capsys):
 
 def rand_before_break_in_root(x):
     a = ops.rand(2)
-    print("drawn")
+    show("drawn")
     b = ops.rand(2)
     return a, b
 
@@ -148,7 +148,7 @@ def test_random_ops_around_a_break_in_the_function_itself(capsys):
 
 def warns_after_break(x):
     y = x * 2.0
-    print("first break")
+    show("first break")
     z = y + 1.0
     warnings.warn("careful")  # the same stack shape as the print: CALL 1 after NULL, callee
     return z
@@ -156,7 +156,7 @@ def warns_after_break(x):
 
 def raises_at_second_site(x):
     y = x * 2.0
-    print("first break")
+    show("first break")
     z = y + 1.0
     return raiser(z)
 
@@ -195,9 +195,9 @@ def test_regression_traceback_line_at_second_break_site(capsys):
 
 def sequential_breaks(n):
     src = ("def sequential(x):\n" +
-           "".join(f"    x = x + 1.0\n    print({i})\n" for i in range(n)) +
+           "".join(f"    x = x + 1.0\n    show({i})\n" for i in range(n)) +
            "    return x * 2.0\n")
-    ns = {}
+    ns = {"show": show}
     exec(compile(src, __file__, "exec"), ns)
     return ns["sequential"]
 
@@ -221,21 +221,21 @@ def test_regression_many_sequential_breaks_do_not_exhaust_the_stack(capsys):
 def tuple_holds_list(x):
     lst = [x + 1.0]
     pair = (lst, 1)
-    print("break")
+    show("break")
     return pair[0] is lst
 
 
 def tuple_holds_dict(x):
     d = {"k": x + 1.0}
     pair = (d,)
-    print("break")
+    show("break")
     return pair[0] is d
 
 
 def tuple_holds_list_mutated_after_break(x):
     lst = [x + 1.0]
     pair = (lst,)
-    print("break")
+    show("break")
     lst.append(2)
     return len(pair[0])
 
@@ -243,7 +243,7 @@ def tuple_holds_list_mutated_after_break(x):
 def list_holds_list(x):
     lst = [x + 1.0]
     outer = [lst]
-    print("break")
+    show("break")
     return outer[0] is lst
 
 

@@ -12,7 +12,7 @@ import pytest
 import pijit as ms
 from pijit import ops
 from graph_break_testutil import _reset_state  # noqa: F401 (autouse fixture)
-from graph_break_testutil import LOG, NEG, Obj, T, X, compare, reset_state, unknown
+from graph_break_testutil import LOG, NEG, Obj, T, X, compare, reset_state, unknown, show
 from pijit_testutil import assert_same_result
 
 
@@ -22,7 +22,7 @@ def unbound_after_float_branch(x):
     y = x * 2.0
     if float(y.sum()) > 0:
         z = y + 1.0
-    print("after")
+    show("after")
     return z * 3.0
 
 
@@ -30,7 +30,7 @@ def unbound_after_tensor_branch(x):
     y = x * 2.0
     if y.sum() > 0:
         z = y + 1.0
-    print("after")
+    show("after")
     return z * 3.0
 
 
@@ -38,14 +38,14 @@ def deleted_then_break(x):
     y = x + 1.0
     z = y * 2.0
     del y
-    print("deleted")
+    show("deleted")
     return z, x
 
 
 def deleted_then_used(x):
     y = x + 1.0
     del y
-    print("deleted")
+    show("deleted")
     return y
 
 
@@ -72,7 +72,7 @@ def test_deleted_locals_at_a_break(fn, capsys):
 def make_closure(scale, offset):
     def inner(x):
         y = x * scale
-        print("closure", scale)
+        show("closure", scale)
         return y + offset, scale
     return inner
 
@@ -100,7 +100,7 @@ def test_function_with_cell_variables_runs_eagerly(capsys):
 
         def add_y(t):
             return t + y
-        print("cells")
+        show("cells")
         return add_y(x) * 2.0
 
     stats, _, printed = compare(with_cells, capsys=capsys)
@@ -116,7 +116,7 @@ class Base:
 class Child(Base):
     def scale(self, x):
         y = super().scale(x)
-        print("child", type(self).__name__)
+        show("child", type(self).__name__)
         LOG.append("child")
         return super().scale(y) + 1.0
 
@@ -125,7 +125,7 @@ class JitChild(Base):
     @ms.jit(mode="PIJit")
     def scale(self, x):
         y = super().scale(x)
-        print("child", type(self).__name__)
+        show("child", type(self).__name__)
         LOG.append("child")
         return super().scale(y) + 1.0
 
@@ -152,13 +152,13 @@ SCALE = 2.0
 
 def reads_global_after_break(x):
     y = x * 2.0
-    print("p")
+    show("p")
     return y * SCALE
 
 
 def reads_attribute_after_break(x, o):
     y = x * 2.0
-    print("p")
+    show("p")
     return y * o.scale
 
 
@@ -195,7 +195,7 @@ def test_closure_cell_changed_between_calls(capsys):
 
         def inner(x):
             y = x * 2.0
-            print("p")
+            show("p")
             return y * k
 
         def set_k(v):
@@ -213,7 +213,7 @@ def test_closure_cell_changed_between_calls(capsys):
 
 def fused_exp_around_break(x):
     y = ops.exp(x * 0.5) + 1.0
-    print("exp")
+    show("exp")
     return ops.exp(-y) * y
 
 
@@ -223,7 +223,7 @@ def test_fused_exp_around_a_break_is_close(capsys):
 
 def recursive(x, n):
     y = x + 1.0
-    print("depth", n)
+    show("depth", n)
     if n > 0:
         return recursive(y, n - 1) * 2.0
     return y
@@ -237,7 +237,7 @@ def test_jitted_function_called_from_its_own_bridge(capsys):
     def rec(x, n):
         y = x + 1.0
         if n > 0:
-            print("rec", n)
+            show("rec", n)
             return jrec(y, n - 1) * 2.0
         return y
 

@@ -86,7 +86,13 @@ def test_bad_input_after_good_input_still_raises():
 
 def helper_that_prints(a):
     b = a + 1
-    print("helper side effect")  # BREAK
+    print("helper side effect")  # captured: replayed after the graph
+    return b
+
+
+def helper_that_breaks(a):
+    b = a + 1
+    ms.graph_break()  # BREAK
     return b
 
 
@@ -104,13 +110,24 @@ def u_truth_value(a):
 
 def u_print(a):
     b = a + 1
-    print("side effect", b.shape)  # BREAK
+    print("side effect", b.shape)  # captured: replayed after the graph
     return b * 3
 
 
 def u_helper(a, b):
     c = a * b
     return helper_that_prints(c) - b
+
+
+def u_graph_break(a):
+    b = a + 1
+    ms.graph_break()  # BREAK
+    return b * 3
+
+
+def u_break_helper(a, b):
+    c = a * b
+    return helper_that_breaks(c) - b
 
 
 def u_asnumpy(a):
@@ -129,21 +146,19 @@ def u_python_number(a):
 
 
 # function under test -> function whose "# BREAK" line stops capture (in bytecode mode)
-UNSUPPORTED = {u_if: u_if, u_truth_value: u_truth_value, u_print: u_print,
-               u_helper: helper_that_prints, u_asnumpy: u_asnumpy,
+UNSUPPORTED = {u_if: u_if, u_truth_value: u_truth_value, u_graph_break: u_graph_break,
+               u_break_helper: helper_that_breaks, u_asnumpy: u_asnumpy,
                u_while_loop: u_while_loop, u_python_number: u_python_number}
 UNSUPPORTED_PARAMS = [pytest.param(fn, site, id=fn.__name__) for fn, site in UNSUPPORTED.items()]
-# Whole-graph mode compiles print (JIT Fallback: replayed after the graph): the rest stop it.
-PRINTING = (u_print, u_helper)
-STRICT_UNSUPPORTED_PARAMS = [pytest.param(fn, site, id=fn.__name__)
-                             for fn, site in UNSUPPORTED.items() if fn not in PRINTING]
+# Every mode compiles print (replayed after the graph); whole-graph mode refuses the rest.
+STRICT_UNSUPPORTED_PARAMS = UNSUPPORTED_PARAMS
 
 
 def unsupported_args(fn):
     if fn is u_truth_value:
         return (T(np.array([1.5], np.float32)),)
     x = T(np.arange(6, dtype=np.float32).reshape(2, 3))
-    return (x, T(np.full(3, 2.0, np.float32))) if fn is u_helper else (x,)
+    return (x, T(np.full(3, 2.0, np.float32))) if fn in (u_helper, u_break_helper) else (x,)
 
 
 @pytest.mark.parametrize("fn,site", UNSUPPORTED_PARAMS)
@@ -226,7 +241,13 @@ def test_python_control_flow_and_helpers_give_eager_result(fn, dtype):
 
 def maybe_log(a, verbose):
     if verbose:
-        print("value", a.shape)  # BREAK
+        print("value", a.shape)  # captured: replayed after the graph
+    return a * 2.0
+
+
+def maybe_break(a, verbose):
+    if verbose:
+        ms.graph_break()  # BREAK
     return a * 2.0
 
 
@@ -237,11 +258,11 @@ GUARD_FREE_EAGER_BUG = ("an uncapturable call stores a guard-free eager cache en
 
 
 def test_uncapturable_branch_does_not_stop_capture_of_other_branch(capsys):
-    jf = pijit(maybe_log)
+    jf = pijit(maybe_break)
     x = T(np.ones(3, np.float32))
-    assert_same_tensor(jf(x, True), maybe_log(x, True))
-    assert_same_tensor(jf(x, False), maybe_log(x, False))
-    assert_same_tensor(jf(x, False), maybe_log(x, False))
+    assert_same_tensor(jf(x, True), maybe_break(x, True))
+    assert_same_tensor(jf(x, False), maybe_break(x, False))
+    assert_same_tensor(jf(x, False), maybe_break(x, False))
     s = stats(jf)
     assert s["compile_count"] == 2
     assert s["break_count"] == 1
