@@ -41,10 +41,11 @@ print(ms.explain(jitted, x, w, b))
 print()
 
 
-def with_print(x):
+def with_break(x):
     y = x * 2.0
-    print("  (a print inside a function: pijit runs it eagerly and says why)")
-    return y
+    print("  (a print is replayed after the graph, in order)")
+    y = ms.Tensor(y.asnumpy())  # NumPy in the middle: the graph breaks here, and explain says why
+    return y + 1.0
 
 
-print(ms.explain(with_print, x))
+print(ms.explain(with_break, x))
