@@ -105,6 +105,25 @@ bool Interp::BinaryOp(int nb, const Value& a, const Value& b, Value* out) {
     *out = Value::Seq(std::move(items), a.is_list);
     return true;
   }
+  // seq * n and n * seq: a new sequence of the items repeated (list *= n, which changes the
+  // list itself, is left to the general path).
+  const bool a_seq = a.kind == Value::kSeq, b_seq = b.kind == Value::kSeq;
+  if (base == NB_MULTIPLY && a_seq != b_seq && !(nb != base && a_seq && a.is_list)) {
+    const Value& seq = a_seq ? a : b;
+    const Value& count = a_seq ? b : a;
+    if (count.kind == Value::kConst && PyLong_CheckExact(count.obj)) {
+      int overflow = 0;
+      const long long n = PyLong_AsLongLongAndOverflow(count.obj, &overflow);
+      constexpr long long kMaxItems = 4096;  // a trace holds every item
+      if (!overflow && (n <= 0 || static_cast<long long>(seq.items->size()) * n <= kMaxItems)) {
+        UseConst(count);
+        ValueList items;
+        for (long long i = 0; i < n; ++i) items.insert(items.end(), seq.items->begin(), seq.items->end());
+        *out = Value::Seq(std::move(items), seq.is_list);
+        return true;
+      }
+    }
+  }
   if (NumberArith(base, a, b, out)) return true;
   PyObject* x = AsPyObject(a);
   PyObject* y = AsPyObject(b);

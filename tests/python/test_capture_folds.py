@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import pijit
+from pijit import ops
 
 SCALE = 16.0
 
@@ -90,3 +91,26 @@ def test_getattr_default_of_a_missing_attribute_stays_correct():
         np.testing.assert_array_equal(jf(t(3)).asnumpy(), f(t(3)).asnumpy())
     finally:
         del OPTS.beta
+
+
+@pytest.mark.parametrize("n", [0, -1, 1, 3])
+def test_sequence_repetition_is_one_graph(n):
+    def f(x):
+        t = (x,) * n + (x + 1,)
+        lst = n * [x * 2]
+        u = (x,)
+        u *= 2
+        return ops.concat(t) + len(lst) + ops.concat(u).sum()
+
+    one_graph(f, t(2))
+
+
+def test_list_repeated_in_place_stays_correct():
+    def f(x):
+        lst = [x]
+        alias = lst
+        lst *= 2
+        return ops.concat(alias) * len(alias)
+
+    jf = pijit.jit(f, capture_mode="bytecode")
+    np.testing.assert_array_equal(jf(t(2)).asnumpy(), f(t(2)).asnumpy())
