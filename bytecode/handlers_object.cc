@@ -104,6 +104,29 @@ bool Interp::ObjectAttr(Frame& f, const Value& owner, PyObject* name, bool metho
     f.stack.push_back(owner);
     return true;
   }
+  const bool staticm = PyObject_TypeCheck(descr, &PyStaticMethod_Type);
+  const bool classm = PyObject_TypeCheck(descr, &PyClassMethod_Type);
+  if (PyObject* fn = staticm || classm ? guards::DescriptorFunction(descr) : nullptr;
+      fn && PyFunction_Check(fn)) {
+    // A staticmethod: its function; a classmethod: (function, the object's class) for CALL.
+    Value fn_value;
+    if (!FromSource(gp().AddSource(Source::kDescrFunc, v.source, -1), fn, &fn_value)) return false;
+    UseConst(fn_value);
+    if (staticm) {
+      if (method) f.stack.push_back(Value::Null());
+      f.stack.push_back(std::move(fn_value));
+      return true;
+    }
+    if (!method) {
+      Fail(BreakCategory::kUnsupportedAttribute, "a classmethod used as a value", "call it directly");
+      return false;
+    }
+    Value cls;
+    if (!FromSource(owner.type_source, reinterpret_cast<PyObject*>(type), &cls)) return false;
+    f.stack.push_back(std::move(fn_value));
+    f.stack.push_back(std::move(cls));
+    return true;
+  }
   if (Py_TYPE(descr)->tp_descr_get) {
     Fail(BreakCategory::kUnsupportedAttribute, absl::StrCat("attribute '", PyUnicode_AsUTF8(name),
                                                "' of an object made in the trace is computed"));

@@ -114,3 +114,28 @@ def test_list_repeated_in_place_stays_correct():
 
     jf = pijit.jit(f, capture_mode="bytecode")
     np.testing.assert_array_equal(jf(t(2)).asnumpy(), f(t(2)).asnumpy())
+
+
+class Util:
+    k = 2.0
+
+    @staticmethod
+    def twice(x):
+        return x + x
+
+    @classmethod
+    def scaled(cls, x):
+        return x * cls.k
+
+
+class SubUtil(Util):
+    k = 5.0
+
+
+@pytest.mark.parametrize("cls", [Util, SubUtil])
+def test_static_and_class_methods_of_an_object_made_in_the_trace(cls):
+    def f(x):
+        u = cls()
+        return u.twice(x) + u.scaled(x) + cls.scaled(x)
+
+    one_graph(f, t(3))
