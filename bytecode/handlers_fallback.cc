@@ -6,13 +6,15 @@
 //    math, Tensor(ndarray), helpers capture cannot inline) runs once, now, and its result is
 //    a constant of the graph, guarded as its arguments are; a tensor result is a constant
 //    node. Attributes of such results are read now too.
-// Bytecode mode breaks the graph at those calls instead, which runs them on every call.
+// Bytecode mode breaks the graph at those calls instead, which runs them on every call, but
+// for pijit.Tensor(...) of constants: a graph constant in either mode.
 #include <string_view>
 
 #include "absl/strings/str_cat.h"
 #include "bytecode/interp.h"
 #include "guards/guards.h"
 #include "interop/convert.h"
+#include "interop/python_objects.h"
 
 namespace pijit::bytecode {
 
@@ -66,7 +68,8 @@ bool Interp::FixedAtCompileTime(const Value& v) {
       // its contents under the guard, except types, modules, functions and NumPy scalars.
       return v.source < 0 || guards::IsPlainValue(v.obj) || PyType_Check(v.obj) ||
              PyModule_Check(v.obj) || PyCFunction_Check(v.obj) || PyFunction_Check(v.obj) ||
-             IsNumpyScalar(v.obj);
+             IsNumpyScalar(v.obj) ||
+             (g_dtype_type && PyObject_TypeCheck(v.obj, reinterpret_cast<PyTypeObject*>(g_dtype_type)));
     case Value::kSeq:
       for (const Value& item : *v.items)
         if (!FixedAtCompileTime(item)) return false;
@@ -85,7 +88,10 @@ bool Interp::FallbackCall(PyObject* fn, const ValueList& args,
     *handled = true;
     return PrintEffect(args, names, out);
   }
-  if (allow_break_) return false;  // bytecode mode: the graph breaks at the call instead
+  // Bytecode mode breaks the graph at the other calls instead, except Tensor(...) of values
+  // fixed at compile time: a constant of the graph (its result cannot be changed in place
+  // behind the graph's back, unlike a NumPy array's).
+  if (allow_break_ && fn != reinterpret_cast<PyObject*>(g_tensor_type)) return false;
   *handled = true;
   const size_t npos = args.size() - names.size();
   if (PyType_Check(fn) && !MakesHoldable(reinterpret_cast<PyTypeObject*>(fn))) {

@@ -8,6 +8,7 @@
 #include "frame_eval/eval_frame.h"
 #include "interop/convert.h"
 #include "interop/numpy_convert.h"
+#include "interop/python_objects.h"
 #include "interop/pyops.h"
 #include "pijit/csrc/module.h"
 #include "runtime/eager_ops.h"
@@ -59,6 +60,8 @@ void BindTensor(py::module_& m) {
   dtype.def("__str__", [](DType d) { return std::string(DTypeName(d)); });
   dtype.def_property_readonly("itemsize", [](DType d) { return ItemSize(d); });
   dtype.def("to_numpy", [](DType d) { return NumpyDType(d, "to_numpy"); });
+  g_dtype_type = dtype.ptr();
+  Py_INCREF(g_dtype_type);
 
   py::class_<Tensor> cls(m, "Tensor", py::dynamic_attr(), py::buffer_protocol());
   // The buffer protocol (memoryview(t), np.frombuffer): zero-copy, strides in bytes. The

@@ -139,3 +139,32 @@ def test_static_and_class_methods_of_an_object_made_in_the_trace(cls):
         return u.twice(x) + u.scaled(x) + cls.scaled(x)
 
     one_graph(f, t(3))
+
+
+def test_tensor_of_constants_is_a_graph_constant():
+    def f(x):
+        return x + pijit.Tensor([1.0, 2.0], pijit.float32) * pijit.Tensor(3.0)
+
+    one_graph(f, t(2))
+
+
+def test_tensor_of_constants_returned_is_fresh_on_every_call():
+    def f(x):
+        return pijit.Tensor([1.0, 2.0]), x * 2
+
+    jf = pijit.jit(f, capture_mode="bytecode")
+    first, _ = jf(t(2))
+    first[0] = 100.0  # the caller owns what it gets
+    second, _ = jf(t(2))
+    assert first is not second
+    np.testing.assert_array_equal(second.asnumpy(), [1.0, 2.0])
+    assert pijit.get_code_extra(jf)["break_count"] == 0
+
+
+def test_tensor_of_a_call_tensor_still_breaks():
+    def f(x):
+        return pijit.Tensor(x.asnumpy() * 2) + 1
+
+    jf = pijit.jit(f, capture_mode="bytecode")
+    np.testing.assert_array_equal(jf(t(3)).asnumpy(), f(t(3)).asnumpy())
+    assert pijit.get_code_extra(jf)["break_count"] >= 1
