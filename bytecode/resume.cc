@@ -170,4 +170,24 @@ absl::StatusOr<PyObject*> MakeResumeCode(PyCodeObject* code, const ResumeSpec& s
   return ReplaceCode(code, kwargs);
 }
 
+std::optional<ExceptionEntry> HandlerAt(PyCodeObject* code, int32_t offset) {
+  const auto table = ParseExceptionTable(
+      reinterpret_cast<const uint8_t*>(PyBytes_AS_STRING(code->co_exceptiontable)),
+      PyBytes_GET_SIZE(code->co_exceptiontable));
+  for (const ExceptionEntry& x : table)
+    if (offset >= x.start && offset < x.end) return x;
+  return std::nullopt;
+}
+
+ResumeSpec HandlerResumeSpec(const ExceptionEntry& h, const std::vector<bool>& stack_null,
+                             std::vector<int> unbound) {
+  ResumeSpec rs;
+  rs.offset = h.target;
+  rs.stack_null.assign(stack_null.begin(), stack_null.begin() + h.depth);
+  if (h.lasti) rs.stack_null.push_back(false);
+  rs.stack_null.push_back(false);  // the exception
+  rs.unbound = std::move(unbound);
+  return rs;
+}
+
 }  // namespace pijit::bytecode

@@ -11,6 +11,8 @@
 #pragma once
 #include <Python.h>
 
+#include <optional>
+
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -37,5 +39,15 @@ struct ExceptionEntry {
 };
 std::vector<ExceptionEntry> ParseExceptionTable(const uint8_t* data, size_t size);
 std::string EncodeExceptionTable(const std::vector<ExceptionEntry>& entries);
+
+// Where an exception raised by the instruction at `offset` (code units) of `code` goes: the
+// innermost exception-table range around it (3.11 ranges do not overlap), as CPython's
+// exception_unwind (Python/ceval.c) finds it; nullopt when no range covers it.
+std::optional<ExceptionEntry> HandlerAt(PyCodeObject* code, int32_t offset);
+// The resume function at handler `h` for an instruction whose value stack has the NULL slots
+// `stack_null`: the stack down to the range's depth, the raising instruction's offset when the
+// range asks for it, then the exception (as exception_unwind leaves them).
+ResumeSpec HandlerResumeSpec(const ExceptionEntry& h, const std::vector<bool>& stack_null,
+                             std::vector<int> unbound);
 
 }  // namespace pijit::bytecode

@@ -418,30 +418,20 @@ bool BreakCodes(const BreakInfo& b, const Origin& o, runtime::PreparedBreak* out
   }
   out->handler = runtime::BreakHandler();
   const int32_t offset = b.offset - o.shift;
-  auto table = bytecode::ParseExceptionTable(
-      reinterpret_cast<const uint8_t*>(PyBytes_AS_STRING(o.code->co_exceptiontable)),
-      PyBytes_GET_SIZE(o.code->co_exceptiontable));
-  for (const bytecode::ExceptionEntry& x : table) {
-    if (offset < x.start || offset >= x.end) continue;
-    if (x.depth > static_cast<int32_t>(bs.stack_null.size())) {
-      PyErr_SetString(PyExc_SystemError, "pijit: exception handler deeper than the value stack");
-      return false;
-    }
-    bytecode::ResumeSpec rs;
-    rs.offset = x.target;
-    rs.stack_null.assign(bs.stack_null.begin(), bs.stack_null.begin() + x.depth);
-    if (x.lasti) rs.stack_null.push_back(false);
-    rs.stack_null.push_back(false);  // the exception
-    rs.unbound = unbound;
-    PyObject* hc = ResumeCodeFor(o.state, o.code, rs);
-    if (!hc) return false;
-    out->handler.code = own(hc);
-    out->handler.depth = x.depth;
-    out->handler.lasti = x.lasti;
-    out->handler.lasti_value = offset + static_cast<int32_t>(Py_SIZE(hc) -
-                                                             Py_SIZE(reinterpret_cast<PyObject*>(o.code)));
-    break;
+  const std::optional<bytecode::ExceptionEntry> x = bytecode::HandlerAt(o.code, offset);
+  if (!x) return true;
+  if (x->depth > static_cast<int32_t>(bs.stack_null.size())) {
+    PyErr_SetString(PyExc_SystemError, "pijit: exception handler deeper than the value stack");
+    return false;
   }
+  PyObject* hc =
+      ResumeCodeFor(o.state, o.code, bytecode::HandlerResumeSpec(*x, bs.stack_null, unbound));
+  if (!hc) return false;
+  out->handler.code = own(hc);
+  out->handler.depth = x->depth;
+  out->handler.lasti = x->lasti;
+  out->handler.lasti_value =
+      offset + static_cast<int32_t>(Py_SIZE(hc) - Py_SIZE(reinterpret_cast<PyObject*>(o.code)));
   return true;
 }
 
