@@ -14,13 +14,69 @@ namespace {
 
 bool IsDescriptorOf(PyObject* descr, PyTypeObject* type) { return PyObject_TypeCheck(descr, type); }
 
+// The member `name` of an Enum class (borrowed), or nullptr: members are fixed once the class
+// is made, so a member read through a guarded class is a constant. Read from the class's own
+// _member_map_ (no code runs: EnumType's attribute lookup is Python).
+PyObject* EnumMember(PyObject* cls, PyObject* name) {
+  if (!IsEnumClass(cls)) return nullptr;
+  PyObject* dict = reinterpret_cast<PyTypeObject*>(cls)->tp_dict;
+  PyObject* members = dict ? PyDict_GetItemString(dict, "_member_map_") : nullptr;
+  return members && PyDict_CheckExact(members) ? PyDict_GetItem(members, name) : nullptr;
+}
+
 }  // namespace
+
+bool IsEnumClass(PyObject* cls) {
+  static PyObject* enum_type = [] {
+    PyObject* mod = PyImport_ImportModule("enum");
+    PyObject* t = mod ? PyObject_GetAttrString(mod, "EnumType") : nullptr;
+    Py_XDECREF(mod);
+    if (!t) PyErr_Clear();
+    return t;  // kept: the enum module lives as long as the interpreter
+  }();
+  return enum_type && PyType_Check(cls) &&
+         PyObject_TypeCheck(cls, reinterpret_cast<PyTypeObject*>(enum_type));
+}
+
+bool IsComparableEnumMember(PyObject* o) {
+  PyTypeObject* t = Py_TYPE(o);
+  if (!IsEnumClass(reinterpret_cast<PyObject*>(t))) return false;
+  const richcmpfunc cmp = t->tp_richcompare;
+  return cmp == PyBaseObject_Type.tp_richcompare || cmp == PyLong_Type.tp_richcompare ||
+         cmp == PyUnicode_Type.tp_richcompare;
+}
 
 bool Interp::LoadDescriptorAttr(Frame& f, const Value& owner, PyObject* name, bool method,
                                 bool* handled) {
   *handled = false;
-  if (owner.kind != Value::kConst || owner.source < 0) return false;
+  if (owner.kind != Value::kConst) return false;
   PyObject* obj = owner.obj;
+  // An Enum member's value and name (Enum's properties over the _value_ and _name_ the member
+  // stores), whether the member came from a source or from its class earlier in the trace.
+  if (IsEnumClass(reinterpret_cast<PyObject*>(Py_TYPE(obj))) &&
+      (PyUnicode_CompareWithASCIIString(name, "value") == 0 ||
+       PyUnicode_CompareWithASCIIString(name, "name") == 0)) {
+    PyObject* stored = PyUnicode_CompareWithASCIIString(name, "value") == 0
+                           ? PyUnicode_InternFromString("_value_")
+                           : PyUnicode_InternFromString("_name_");
+    PyObject* v = stored ? guards::SafeGetAttr(obj, stored) : nullptr;
+    Py_XDECREF(stored);
+    if (v) {
+      *handled = true;
+      UseConst(owner);  // the member, by identity: what it stores never changes
+      if (method) f.stack.push_back(Value::Null());
+      f.stack.push_back(Value::Const(v));
+      return true;
+    }
+  }
+  if (owner.source < 0) return false;
+  if (PyObject* member = EnumMember(obj, name)) {
+    *handled = true;
+    UseConst(owner);  // the class, by identity
+    if (method) f.stack.push_back(Value::Null());
+    f.stack.push_back(Value::Const(member));
+    return true;
+  }
   const bool is_class = PyType_Check(obj);
   // A plain metaclass for classes, plain attribute lookup for instances: anything else may
   // compute the attribute in code of its own.

@@ -168,7 +168,9 @@ bool Interp::CompareOp(int cmp, const Value& a, const Value& b, Value* out) {
   }
   PyObject* x = AsPyObject(a);
   PyObject* y = AsPyObject(b);
-  if (!x || !y || !IsPlainValue(x) || !IsPlainValue(y)) {
+  // Enum members compare as object identity (or int's or str's comparison): no code runs.
+  auto comparable = [](PyObject* o) { return IsPlainValue(o) || IsComparableEnumMember(o); };
+  if (!x || !y || !comparable(x) || !comparable(y)) {
     Fail(BreakCategory::kUnsupportedOperator, "comparison of values that are not known plain Python values");
     return false;
   }

@@ -182,6 +182,10 @@ struct StepState {
 };
 
 class Interp;
+// An Enum class (its metaclass is enum.EnumType), and a member of one whose comparison is
+// object identity, int's or str's (no Python runs): handlers_descr.cc.
+bool IsEnumClass(PyObject* cls);
+bool IsComparableEnumMember(PyObject* o);
 // A call of a Python builtin (len, isinstance, min, ...) folded at capture time
 // (handlers_builtins.cc): *handled says whether `fn` is one it folds; then the result says
 // whether folding succeeded (a failure is recorded on `in`).

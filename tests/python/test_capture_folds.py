@@ -1,5 +1,6 @@
 """Capture of Tensor.T, abs() of a tensor, getattr with a default and math functions of known
 numbers: one graph, results equal to eager, and guards that notice when the inputs change."""
+import enum
 import math
 
 import numpy as np
@@ -167,4 +168,44 @@ def test_tensor_of_a_call_tensor_still_breaks():
 
     jf = pijit.jit(f, capture_mode="bytecode")
     np.testing.assert_array_equal(jf(t(3)).asnumpy(), f(t(3)).asnumpy())
+    assert pijit.get_code_extra(jf)["break_count"] >= 1
+
+
+class Mode(enum.Enum):
+    A = 1
+    B = 2
+
+
+class Level(enum.IntEnum):
+    LOW = 1
+    HIGH = 3
+
+
+class Odd(enum.Enum):
+    X = 1
+
+    def __eq__(self, other):  # Python code: not run at capture time
+        return True
+
+    __hash__ = enum.Enum.__hash__
+
+
+@pytest.mark.parametrize("mode", [Mode.A, Mode.B])
+def test_enum_members_and_their_comparison_are_constants(mode):
+    def f(x, m):
+        if m == Mode.A and Level.HIGH > 2 and m is not Mode.B:
+            return x * 2
+        return x - Level.LOW.value
+
+    jf = one_graph(f, t(3), mode)
+    other = Mode.B if mode is Mode.A else Mode.A
+    np.testing.assert_array_equal(jf(t(3), other).asnumpy(), f(t(3), other).asnumpy())
+
+
+def test_enum_with_its_own_eq_is_not_compared_at_capture_time():
+    def f(x, m):
+        return x * 2 if m == Odd.X else x
+
+    jf = pijit.jit(f, capture_mode="bytecode")
+    np.testing.assert_array_equal(jf(t(3), Odd.X).asnumpy(), f(t(3), Odd.X).asnumpy())
     assert pijit.get_code_extra(jf)["break_count"] >= 1
