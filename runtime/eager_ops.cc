@@ -36,20 +36,14 @@ const DirectOp& DirectOpOf(PyOp op) {
   return table[static_cast<size_t>(op)];
 }
 
-// Runs op `d` with no attributes on `operands` and wraps the result, as the parsed call's
-// ApplyEager does: straight to the kernel where there is one (what RunNode would call).
-PyObject* RunDirect(PyOp op, const DirectOp& d, absl::Span<const Tensor* const> operands) {
+// Runs `kernel` (a call giving absl::StatusOr<Tensor>) for op `op` and returns its result as
+// a new tensor object, or nullptr with the Python error the eager call raises (MemoryError
+// when the result cannot be allocated).
+template <typename Kernel>
+PyObject* WrapKernelResult(PyOp op, Kernel&& kernel) {
   absl::StatusOr<Tensor> out;
   try {
-    if (operands.size() == 2 && d.binary_kernel) {
-      out = Binary(d.binary, *operands[0], *operands[1]);
-    } else if (operands.size() == 1 && d.unary_kernel) {
-      out = Unary(d.unary, *operands[0]);
-    } else {
-      graph::Node n;
-      n.op = d.gop;
-      out = graph::RunNode(n, operands);
-    }
+    out = kernel();
   } catch (const std::bad_alloc&) {
     PyErr_Format(PyExc_MemoryError, "%s: out of memory allocating the result", PyOpName(op));
     return nullptr;
@@ -61,37 +55,38 @@ PyObject* RunDirect(PyOp op, const DirectOp& d, absl::Span<const Tensor* const> 
   return WrapTensor(std::move(*out));
 }
 
+// Runs op `d` with no attributes on `operands` and wraps the result, as the parsed call's
+// ApplyEager does: straight to the kernel where there is one (what RunNode would call).
+PyObject* RunDirect(PyOp op, const DirectOp& d, absl::Span<const Tensor* const> operands) {
+  return WrapKernelResult(op, [&]() -> absl::StatusOr<Tensor> {
+    if (operands.size() == 2 && d.binary_kernel)
+      return Binary(d.binary, *operands[0], *operands[1]);
+    if (operands.size() == 1 && d.unary_kernel) return Unary(d.unary, *operands[0]);
+    graph::Node n;
+    n.op = d.gop;
+    return graph::RunNode(n, operands);
+  });
+}
+
 }  // namespace
 
 PyObject* DirectBinary(PyOp op, BinaryOp kernel, PyObject* a, PyObject* b) {
   if (ActiveTape() != nullptr) return nullptr;
   const Tensor* ta = AsTensor(a);
   const Tensor* tb = AsTensor(b);
-  absl::StatusOr<Tensor> out;
-  try {
-    if (ta && tb) {
-      out = Binary(kernel, *ta, *tb);
-    } else {
-      // A Python scalar takes the dtype NumPy's weak-scalar rule gives next to the tensor.
-      const Tensor* t = ta ? ta : tb;
-      PyObject* s = ta ? b : a;
-      if (!t || !IsPyScalar(s)) return nullptr;
-      absl::StatusOr<Tensor> c = ScalarOperand(PyOpName(op), s, t->dtype());
-      if (!c.ok()) {
-        SetPyError(c.status());
-        return nullptr;
-      }
-      out = ta ? Binary(kernel, *ta, *c) : Binary(kernel, *c, *tb);
-    }
-  } catch (const std::bad_alloc&) {
-    PyErr_Format(PyExc_MemoryError, "%s: out of memory allocating the result", PyOpName(op));
+  if (ta && tb) return WrapKernelResult(op, [&] { return Binary(kernel, *ta, *tb); });
+  // A Python scalar takes the dtype NumPy's weak-scalar rule gives next to the tensor.
+  const Tensor* t = ta ? ta : tb;
+  PyObject* s = ta ? b : a;
+  if (!t || !IsPyScalar(s)) return nullptr;
+  absl::StatusOr<Tensor> c = ScalarOperand(PyOpName(op), s, t->dtype());
+  if (!c.ok()) {
+    SetPyError(c.status());
     return nullptr;
   }
-  if (!out.ok()) {
-    SetPyError(out.status());
-    return nullptr;
-  }
-  return WrapTensor(std::move(*out));
+  return WrapKernelResult(op, [&] {
+    return ta ? Binary(kernel, *ta, *c) : Binary(kernel, *c, *tb);
+  });
 }
 
 PyObject* DirectEager(PyOp op, PyObject* const* args, Py_ssize_t nargs) {
@@ -187,19 +182,7 @@ PyObject* CallEager(PyOp op, PyObject* const* args, Py_ssize_t nargs, PyObject* 
     else objects.push_back(args[o.arg]);
     operands.push_back(objects.back() ? AsTensor(objects.back()) : nullptr);
   }
-  absl::StatusOr<Tensor> out;
-  try {
-    out = ApplyEager(*call, operands);
-  } catch (const std::bad_alloc&) {
-    PyErr_Format(PyExc_MemoryError, "%s: out of memory allocating the result",
-                 PyOpName(call->op));
-    return nullptr;
-  }
-  if (!out.ok()) {
-    SetPyError(out.status());
-    return nullptr;
-  }
-  PyObject* result = WrapTensor(std::move(*out));
+  PyObject* result = WrapKernelResult(call->op, [&] { return ApplyEager(*call, operands); });
   if (ActiveTape() != nullptr && result != nullptr) RecordCall(*call, objects, operands, result);
   return result;
 }
