@@ -498,49 +498,12 @@ bool FoldBuiltin(Interp& in, Frame& f, Builtin b, const ValueList& in_args,
     if (!in.RunGenerator(args[i], b == Builtin::kAll || b == Builtin::kAny, &it)) return false;
     args[i] = Value::Seq(std::move(*it.items), false);
   }
+  // Each family's fold knows its own builtins and gives nullopt for the others.
   FoldCall c{in, f, b, args, out};
-  std::optional<bool> folded;
-  switch (b) {
-    case Builtin::kLen:
-    case Builtin::kIsinstance:
-    case Builtin::kCallable:
-    case Builtin::kGetattr:
-    case Builtin::kHasattr:
-      folded = c.Introspection();
-      break;
-    case Builtin::kPow:
-    case Builtin::kRound:
-    case Builtin::kDivmod:
-    case Builtin::kRange:
-    case Builtin::kMin:
-    case Builtin::kMax:
-    case Builtin::kAbs:
-    case Builtin::kInt:
-    case Builtin::kFloat:
-    case Builtin::kBool:
-      folded = c.Numeric();
-      break;
-    case Builtin::kStr:
-    case Builtin::kSlice:
-    case Builtin::kIter:
-    case Builtin::kNext:
-      folded = c.Construct();
-      break;
-    case Builtin::kSet:
-    case Builtin::kFrozenset:
-    case Builtin::kSorted:
-    case Builtin::kSum:
-    case Builtin::kAll:
-    case Builtin::kAny:
-    case Builtin::kZip:
-    case Builtin::kEnumerate:
-    case Builtin::kTuple:
-    case Builtin::kList:
-      folded = c.Collection();
-      break;
-    default:
-      break;
-  }
+  std::optional<bool> folded = c.Introspection();
+  if (!folded) folded = c.Numeric();
+  if (!folded) folded = c.Construct();
+  if (!folded) folded = c.Collection();
   if (folded) return *folded;
   if (in.failed()) return false;
   in.Fail(BreakCategory::kUnsupportedCall, "a builtin called with arguments unknown at capture time");
