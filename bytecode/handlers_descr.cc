@@ -53,12 +53,11 @@ bool Interp::LoadDescriptorAttr(Frame& f, const Value& owner, PyObject* name, bo
   PyObject* obj = owner.obj;
   // An Enum member's value and name (Enum's properties over the _value_ and _name_ the member
   // stores), whether the member came from a source or from its class earlier in the trace.
-  if (IsEnumClass(reinterpret_cast<PyObject*>(Py_TYPE(obj))) &&
-      (PyUnicode_CompareWithASCIIString(name, "value") == 0 ||
-       PyUnicode_CompareWithASCIIString(name, "name") == 0)) {
-    PyObject* stored = PyUnicode_CompareWithASCIIString(name, "value") == 0
-                           ? PyUnicode_InternFromString("_value_")
-                           : PyUnicode_InternFromString("_name_");
+  const char* stored_as = PyUnicode_CompareWithASCIIString(name, "value") == 0  ? "_value_"
+                          : PyUnicode_CompareWithASCIIString(name, "name") == 0 ? "_name_"
+                                                                                : nullptr;
+  if (stored_as && IsEnumClass(reinterpret_cast<PyObject*>(Py_TYPE(obj)))) {
+    PyObject* stored = PyUnicode_InternFromString(stored_as);
     PyObject* v = stored ? guards::SafeGetAttr(obj, stored) : nullptr;
     Py_XDECREF(stored);
     if (v) {

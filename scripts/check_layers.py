@@ -58,8 +58,8 @@ def main():
                         if not m:
                             continue
                         kind, header = m.groups()
-                        if folder in NO_PYTHON and header in ("Python.h",) or (
-                                folder in NO_PYTHON and header.startswith("pybind11/")):
+                        if folder in NO_PYTHON and (header == "Python.h" or
+                                                    header.startswith("pybind11/")):
                             violations.append(f"{rel}:{lineno}: {folder} must not use Python ({header})")
                         if kind != '"':
                             continue
