@@ -297,6 +297,24 @@ bool Interp::LoadAttr(Frame& f, const Value& owner, PyObject* name, bool method)
     return ok;
   UseConst(owner);
   PyObject* obj = owner.obj;
+  // A class's __name__/__qualname__/__module__ through type's own getters (no user code runs
+  // when the metaclass reads them as type does). The class's identity is guarded; renaming a
+  // class later is not.
+  if (PyType_Check(obj) && !method && Py_TYPE(obj)->tp_getattro == PyType_Type.tp_getattro) {
+    const std::string_view attr(n);
+    if ((attr == "__name__" || attr == "__qualname__" || attr == "__module__") &&
+        _PyType_Lookup(Py_TYPE(obj), name) == _PyType_Lookup(&PyType_Type, name)) {
+      PyObject* got = PyObject_GetAttr(obj, name);
+      if (!got) {
+        PyErr_Clear();
+      } else if (PyUnicode_CheckExact(got)) {
+        f.stack.push_back(Value::Const(Keep(got)));
+        return true;
+      } else {
+        Py_DECREF(got);
+      }
+    }
+  }
   PyObject* v = guards::SafeGetAttr(obj, name);
   if (v) {
     Py_INCREF(v);

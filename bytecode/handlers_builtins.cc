@@ -17,7 +17,7 @@ namespace {
 enum class Builtin { kNone, kLen, kIsinstance, kRange, kZip, kEnumerate, kMin, kMax, kAbs, kInt,
                      kFloat, kBool, kTuple, kList, kGetattr, kHasattr, kStr, kSorted, kSum, kAll,
                      kAny, kCallable, kSet, kFrozenset, kSlice, kRound, kPow, kDivmod, kDict,
-                     kIter, kNext };
+                     kIter, kNext, kType };
 
 Builtin BuiltinOf(PyObject* fn) {
   if (!PyCFunction_Check(fn) && !PyType_Check(fn)) return Builtin::kNone;
@@ -35,6 +35,7 @@ Builtin BuiltinOf(PyObject* fn) {
     if (fn == reinterpret_cast<PyObject*>(&PyFrozenSet_Type)) return Builtin::kFrozenset;
     if (fn == reinterpret_cast<PyObject*>(&PySlice_Type)) return Builtin::kSlice;
     if (fn == reinterpret_cast<PyObject*>(&PyDict_Type)) return Builtin::kDict;
+    if (fn == reinterpret_cast<PyObject*>(&PyType_Type)) return Builtin::kType;
     return Builtin::kNone;
   }
   PyObject* self = PyCFunction_GET_SELF(fn);
@@ -87,13 +88,28 @@ struct FoldCall {
   }
   // The folds, one per family of builtins. nullopt: not folded (arguments unknown at capture
   // time); otherwise whether folding succeeded.
+  // The class of args[k] when capture knows it (guarding what it read); nullptr otherwise.
+  PyTypeObject* TypeOf(size_t k, bool guard_identity);
   std::optional<bool> Introspection();
   std::optional<bool> Numeric();
   std::optional<bool> Construct();
   std::optional<bool> Collection();
 };
 
-// Len, isinstance, callable, getattr and hasattr.
+PyTypeObject* FoldCall::TypeOf(size_t k, bool guard_identity) {
+  const Value& v = args[k];
+  if (v.kind == Value::kTensor) return v.type;
+  if ((v.kind == Value::kSeq || v.kind == Value::kObject) && v.seq_type)
+    return reinterpret_cast<PyTypeObject*>(v.seq_type);
+  if (v.kind == Value::kSeq) return v.is_list ? &PyList_Type : &PyTuple_Type;
+  if (v.kind != Value::kConst) return nullptr;
+  // An input needs only its class guarded; isinstance keeps its identity guard.
+  if (v.source >= 0 && !guard_identity) in.gp().GuardType(v.source, v.obj);
+  else in.UseConst(v);
+  return Py_TYPE(v.obj);
+}
+
+// Len, isinstance, type, callable, getattr and hasattr.
 std::optional<bool> FoldCall::Introspection() {
   switch (b) {
     case Builtin::kLen: {
@@ -151,20 +167,24 @@ std::optional<bool> FoldCall::Introspection() {
       }
       if (!ok) break;  // metaclasses (ABCs) may run code in __instancecheck__
       in.UseConst(args[1]);
-      PyTypeObject* tp = nullptr;
-      const Value& v = args[0];
-      if (v.kind == Value::kTensor) tp = v.type;
-      else if ((v.kind == Value::kSeq || v.kind == Value::kObject) && v.seq_type)
-        tp = reinterpret_cast<PyTypeObject*>(v.seq_type);
-      else if (v.kind == Value::kSeq) tp = v.is_list ? &PyList_Type : &PyTuple_Type;
-      else if (v.kind == Value::kConst) {
-        in.UseConst(v);
-        tp = Py_TYPE(v.obj);
-      }
+      PyTypeObject* tp = TypeOf(0, true);
       if (!tp) break;
       int r = PyObject_IsSubclass(reinterpret_cast<PyObject*>(tp), cls);
       if (r < 0) return Result(nullptr);
       return Result(PyBool_FromLong(r));
+    }
+    case Builtin::kType: {
+      // type(x): the class (three-argument type() makes a class and is not folded).
+      if (args.size() != 1) break;
+      PyTypeObject* tp = TypeOf(0, false);
+      if (!tp) break;
+      PyObject* cls = in.Keep(Py_NewRef(reinterpret_cast<PyObject*>(tp)));
+      // The class of an input keeps a source, so its attributes are read (and guarded) as a
+      // global class's are.
+      if (args[0].kind == Value::kConst && args[0].source >= 0)
+        return in.FromSource(in.gp().AddSource(Source::kTypeOf, args[0].source, -1), cls, out);
+      *out = Value::Const(cls);
+      return true;
     }
     case Builtin::kCallable: {
       // Whether the type has a call slot: no user code runs.

@@ -8,6 +8,25 @@ namespace pijit::bytecode {
 
 using guards::Source;
 
+namespace {
+
+// Tuples and lists of tensors nest this deep at most to be read item by item (a layer's
+// ((w_ih, w_hh, b_ih, b_hh), ...) weights); deeper ones stay Python objects.
+constexpr int kNestedTensorDepth = 4;
+
+// Whether the tuple or list `obj` holds a tensor, directly or in tuples/lists within `depth`.
+bool HoldsTensor(PyObject* obj, int depth) {
+  for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(obj); ++i) {
+    PyObject* item = PySequence_Fast_ITEMS(obj)[i];
+    if (AsTensor(item)) return true;
+    if (depth > 1 && (PyTuple_Check(item) || PyList_Check(item)) && HoldsTensor(item, depth - 1))
+      return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 bool Interp::FromSource(int32_t source, PyObject* obj, Value* out) {
   if (Tensor* t = AsTensor(obj)) {
     auto it = param_of_source_.find(source);
@@ -43,10 +62,7 @@ bool Interp::FromSource(int32_t source, PyObject* obj, Value* out) {
     return true;
   }
   if (PyTuple_Check(obj) || PyList_Check(obj)) {
-    bool has_tensor = false;
-    for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(obj) && !has_tensor; ++i)
-      has_tensor = AsTensor(PySequence_Fast_ITEMS(obj)[i]) != nullptr;
-    if (has_tensor) {
+    if (HoldsTensor(obj, kNestedTensorDepth)) {
       // A container of tensors: guard its type and length, then each item at its own source.
       // A list is read like a tuple; the trace changes none (a store, append or other
       // mutating call on it breaks the graph there), so it stays the caller's own object.

@@ -209,3 +209,37 @@ def test_enum_with_its_own_eq_is_not_compared_at_capture_time():
     jf = pijit.jit(f, capture_mode="bytecode")
     np.testing.assert_array_equal(jf(t(3), Odd.X).asnumpy(), f(t(3), Odd.X).asnumpy())
     assert pijit.get_code_extra(jf)["break_count"] >= 1
+
+
+class Scaled:
+    factor = 2.0
+
+
+class Shifted(Scaled):
+    factor = 3.0
+
+
+def test_type_of_a_value_and_its_name_follow_the_argument():
+    def f(obj, x):
+        if type(obj).__name__ == "Shifted":
+            return x * type(obj).factor + 1
+        return x * type(obj).factor
+
+    jf = pijit.jit(f, capture_mode="bytecode")
+    for obj in (Scaled(), Shifted(), Scaled()):  # the class is guarded: each gets its branch
+        np.testing.assert_array_equal(jf(obj, t(3)).asnumpy(), f(obj, t(3)).asnumpy())
+    stats = pijit.get_code_extra(jf)
+    assert stats["break_count"] == 0 and stats["eager_count"] == 0, stats["reasons"]
+    one_graph(lambda x: x + len(type(OPTS).__qualname__) + len(type(OPTS).__module__), t(2))
+
+
+def test_tensors_in_nested_tuples_are_graph_inputs():
+    def f(pairs, x):
+        (a, b), (c,) = pairs
+        return a @ b + c + x
+
+    pairs = ((t(2, 2), t(2, 2)), (t(2),))
+    jf = one_graph(f, pairs, t(2))
+    other = ((t(2, 2) * 2, t(2, 2)), (t(2) + 1,))  # new tensors, same structure: no recompile
+    np.testing.assert_array_equal(jf(other, t(2)).asnumpy(), f(other, t(2)).asnumpy())
+    assert pijit.get_code_extra(jf)["compile_count"] == 1
