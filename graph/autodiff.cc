@@ -183,7 +183,8 @@ Grads Conv2DVjp(Builder& b, const VjpArgs& a) {
 
 // The adjoints are linear in both inputs, so their own VJPs are convolutions again (second
 // order): with dx = conv2d_grad_input(dout, w), <g, dx> = <conv2d(g, w), dout>, and with
-// dw = conv2d_grad_weight(x, dout), <g, dw> = <conv2d(x, g), dout>.
+// dw = conv2d_grad_weight(x, dout), <g, dw> = <conv2d(x, g), dout>. conv2d_transpose is
+// conv2d_grad_input with the output size from its pad mode, plus a bias.
 Grads Conv2DGradVjp(Builder& b, const VjpArgs& a) {
   Attrs window;
   window.ints.assign(a.n.ints.begin(), a.n.ints.begin() + std::min(a.n.ints.size(), kWindowInts));
@@ -194,9 +195,12 @@ Grads Conv2DGradVjp(Builder& b, const VjpArgs& a) {
     return at;
   };
   const NodeId p = a.in(0), q = a.in(1), g = a.dy;
-  if (a.n.op == Op::kConv2DGradInput) {  // (dout, w)
-    return {(!a.want[0] ? kNil : b.Emit(Op::kConv2D, {g, q}, window)),
-            (!a.want[1] ? kNil : b.Emit(Op::kConv2DGradWeight, {g, p}, with_shape(q)))};
+  if (a.n.op == Op::kConv2DGradInput || a.n.op == Op::kConv2DTranspose) {  // (dout or x, w, [bias])
+    Grads out(a.n.inputs.size(), kNil);
+    if (a.want[0]) out[0] = b.Emit(Op::kConv2D, {g, q}, window);
+    if (a.want[1]) out[1] = b.Emit(Op::kConv2DGradWeight, {g, p}, with_shape(q));
+    if (out.size() > 2 && a.want[2]) out[2] = b.Reduce(Op::kSum, g, {0, 2, 3}, false);
+    return out;
   }
   return {(!a.want[0] ? kNil : b.Emit(Op::kConv2DGradInput, {q, g}, with_shape(p))),  // (x, dout)
           (!a.want[1] ? kNil : b.Emit(Op::kConv2D, {p, g}, window))};
@@ -286,6 +290,7 @@ const VjpRule kVjpRules[] = {
   {Op::kMaxPool2D, Pool2DVjp},
   {Op::kAvgPool2D, Pool2DVjp},
   {Op::kConv2DGradInput, Conv2DGradVjp},
+  {Op::kConv2DTranspose, Conv2DGradVjp},
   {Op::kConv2DGradWeight, Conv2DGradVjp},
   {Op::kAvgPool2DGrad, AvgPool2DGradVjp},
   {Op::kReshape, [](Builder& b, const VjpArgs& a) -> Grads { return {b.Reshape(G, b.ShapeOf(X))}; }},

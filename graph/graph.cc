@@ -130,6 +130,7 @@ std::vector<std::string> AttrTexts(const Node& n) {
       }
       break;
     case Op::kConv2DGradInput: case Op::kConv2DGradWeight: ints("window_shape"); break;
+    case Op::kConv2DTranspose: ints("window_outpad"); break;
     case Op::kFusedMatMul: case Op::kFusedConv2D: {
       absl::Span<const int64_t> post(n.ints);
       if (n.op == Op::kFusedConv2D) {

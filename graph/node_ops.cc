@@ -106,6 +106,21 @@ absl::StatusOr<std::pair<Window2D, Span>> WindowAndShape(const Node& n) {
   return std::make_pair(w, all.subspan(kWindowInts));
 }
 
+// conv2d_transpose's attributes: ints = the window followed by ConvTransposeShape's ints.
+absl::StatusOr<std::pair<Window2D, ConvTransposeShape>> TransposedWindow(const Node& n) {
+  if (n.ints.size() != kWindowInts + kConvTransposeInts) {
+    return absl::InternalError(absl::StrFormat("%s: expects %d window ints and %d more",
+                                               OpName(n.op), kWindowInts, kConvTransposeInts));
+  }
+  Span all(n.ints);
+  PIJIT_ASSIGN_OR_RETURN(Window2D w, DecodeWindow(OpName(n.op), all.subspan(0, kWindowInts)));
+  ConvTransposeShape out;
+  out.output_padding[0] = all[kWindowInts];
+  out.output_padding[1] = all[kWindowInts + 1];
+  out.valid = all[kWindowInts + 2] != 0;
+  return std::make_pair(w, out);
+}
+
 // A fused node's result: the program's dtype, the inputs' broadcast shape.
 absl::StatusOr<TensorMeta> InferFused(const Node& n, absl::Span<const TensorMeta* const> in) {
   if (!n.fused) return absl::InternalError("fused: node has no program");
@@ -204,6 +219,11 @@ absl::StatusOr<TensorMeta> InferNode(const Node& n, absl::Span<const TensorMeta*
       PIJIT_ASSIGN_OR_RETURN(Window2D w, DecodeWindow("conv2d", n.ints));
       if (in.size() < 2 || in.size() > 3) return absl::InternalError("conv2d: expects 2 or 3 inputs");
       return InferConv2D(*in[0], *in[1], OptionalInput(in, 2), w);
+    }
+    case Op::kConv2DTranspose: {
+      PIJIT_ASSIGN_OR_RETURN(auto parts, TransposedWindow(n));
+      if (in.size() < 2 || in.size() > 3) return absl::InternalError("conv2d_transpose: expects 2 or 3 inputs");
+      return InferConv2DTranspose(*in[0], *in[1], OptionalInput(in, 2), parts.first, parts.second);
     }
     case Op::kMaxPool2D:
     case Op::kAvgPool2D: {
@@ -331,6 +351,11 @@ absl::StatusOr<Tensor> RunNode(const Node& n, absl::Span<const Tensor* const> in
       PIJIT_ASSIGN_OR_RETURN(Window2D w, DecodeWindow("conv2d", n.ints));
       if (in.size() < 2 || in.size() > 3) return absl::InternalError("conv2d: expects 2 or 3 inputs");
       return Conv2D(*in[0], *in[1], OptionalInput(in, 2), w, n.attr == kConvReluEpilogue);
+    }
+    case Op::kConv2DTranspose: {
+      PIJIT_ASSIGN_OR_RETURN(auto parts, TransposedWindow(n));
+      if (in.size() < 2 || in.size() > 3) return absl::InternalError("conv2d_transpose: expects 2 or 3 inputs");
+      return Conv2DTranspose(*in[0], *in[1], OptionalInput(in, 2), parts.first, parts.second);
     }
     case Op::kMaxPool2D:
     case Op::kAvgPool2D: {

@@ -322,7 +322,8 @@ class Parser {
                  (attr.text == "bounds" && n.op == Op::kClip) ||
                  (attr.text == "dims" && n.op == Op::kFlatten) ||
                  (attr.text == "window_shape" &&
-                  (n.op == Op::kConv2DGradInput || n.op == Op::kConv2DGradWeight))) {
+                  (n.op == Op::kConv2DGradInput || n.op == Op::kConv2DGradWeight)) ||
+                 (attr.text == "window_outpad" && n.op == Op::kConv2DTranspose)) {
         PIJIT_ASSIGN_OR_RETURN(n.ints, ParseIntList());
       } else if (attr.text == "axis" &&
                  (n.op == Op::kUnsqueeze || n.op == Op::kSoftmax || n.op == Op::kLogSoftmax ||

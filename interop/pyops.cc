@@ -36,6 +36,8 @@ enum Signature : uint8_t {
                 // normal(shape, mean=0, stddev=1, seed=None, dtype=None)
   kConv2D,      // (input, weight, bias=None, stride=1, pad_mode='valid', padding=0, dilation=1,
                 //  groups=1)
+                // conv_transpose2d(input, weight, bias=None, stride=1, padding=0,
+                //   output_padding=0, groups=1, dilation=1, pad_mode='pad')
   kPool2D,      // max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1,
                 //   return_indices=False, ceil_mode=False, pad_mode='pad'),
                 // avg_pool2d(input, kernel_size=1, stride=1, padding=0, ceil_mode=False,

@@ -1,4 +1,4 @@
-// Argument parsing of the layer ops: conv2d, max_pool2d, avg_pool2d, batch_norm, layer_norm,
+// Argument parsing of the layer ops: conv2d, conv_transpose2d, max_pool2d, avg_pool2d, batch_norm, layer_norm,
 // one_hot and assign (MindSpore's functional signatures; see pyops.cc for the others).
 #include <cctype>
 #include <string>
@@ -49,7 +49,7 @@ absl::Status ReadPadding(const char* op, PyObject* o, int64_t out[4]) {
 }
 
 // pad_mode 'same', 'valid' or 'pad' (any case); nonzero padding needs 'pad'.
-absl::Status ReadPadMode(const char* op, PyObject* mode, Window2D* w) {
+absl::Status ReadPadMode(const char* op, PyObject* mode, Window2D* w, bool* valid = nullptr) {
   if (mode == nullptr) return absl::OkStatus();
   if (!PyUnicode_Check(mode)) {
     return TypeError(absl::StrFormat("%s: pad_mode must be a str, got %s", op, Py_TYPE(mode)->tp_name));
@@ -66,6 +66,7 @@ absl::Status ReadPadMode(const char* op, PyObject* mode, Window2D* w) {
         op, m, w->pad[0], w->pad[1], w->pad[2], w->pad[3]));
   }
   w->same = m == "same";
+  if (valid != nullptr) *valid = m == "valid";
   return absl::OkStatus();
 }
 
@@ -115,6 +116,45 @@ absl::Status ParseConv(const char* op, absl::Span<const ArgView> args,
   }
   if (win.groups < 1) return ValueError(absl::StrFormat("conv2d: groups must be positive, got %d", win.groups));
   call->attrs.ints = EncodeWindow(win);
+  return absl::OkStatus();
+}
+
+// mint's conv_transpose2d signature; pad_mode ('same', 'valid', 'pad') as nn.Conv2dTranspose
+// passes it. Without pad_mode, padding applies ('pad').
+absl::Status ParseConvTranspose(const char* op, absl::Span<const ArgView> args,
+                                absl::Span<const std::string> kwnames, ParsedCall* call) {
+  absl::InlinedVector<int, 4> slot;
+  PIJIT_RETURN_IF_ERROR(Bind(op, args, kwnames,
+                             {kInput, {"weight"}, {"bias"}, {"stride"}, {"padding", "pad"},
+                              {"output_padding"}, {"groups", "group"}, {"dilation"}, {"pad_mode"}},
+                             &slot, 2));
+  PIJIT_ASSIGN_OR_RETURN(Operand x, TensorOperand(op, args, slot[0], false));
+  PIJIT_ASSIGN_OR_RETURN(Operand w, TensorOperand(op, args, slot[1], false));
+  call->operands = {x, w};
+  if (slot[2] >= 0 && (args[slot[2]].is_tensor || args[slot[2]].object != Py_None)) {
+    PIJIT_ASSIGN_OR_RETURN(Operand b, TensorOperand(op, args, slot[2], false));
+    call->operands.push_back(b);
+  }
+  Window2D win;
+  win.same = false;
+  int64_t out_pad[2] = {0, 0};
+  PIJIT_RETURN_IF_ERROR(IfGiven(op, "stride", args, slot[3], [&](PyObject* v) { return ReadHW(op, "stride", v, win.stride); }));
+  PIJIT_RETURN_IF_ERROR(IfGiven(op, "padding", args, slot[4], [&](PyObject* v) { return ReadPadding(op, v, win.pad); }));
+  PIJIT_RETURN_IF_ERROR(IfGiven(op, "output_padding", args, slot[5], [&](PyObject* v) { return ReadHW(op, "output_padding", v, out_pad); }));
+  PIJIT_RETURN_IF_ERROR(IfGiven(op, "groups", args, slot[6], [&](PyObject* v) { return ReadInt(op, "groups", v, &win.groups); }));
+  PIJIT_RETURN_IF_ERROR(IfGiven(op, "dilation", args, slot[7], [&](PyObject* v) { return ReadHW(op, "dilation", v, win.dilation); }));
+  PIJIT_ASSIGN_OR_RETURN(PyObject * mode, Plain(op, "pad_mode", args, slot[8]));
+  bool valid = false;
+  PIJIT_RETURN_IF_ERROR(ReadPadMode(op, mode, &win, &valid));
+  if (win.groups < 1) return ValueError(absl::StrFormat("%s: groups must be positive, got %d", op, win.groups));
+  for (int i = 0; i < 2; ++i) {
+    if (win.stride[i] < 1 || win.dilation[i] < 1) {
+      return ValueError(absl::StrFormat("%s: stride and dilation must be positive, got (%d, %d) and (%d, %d)",
+                                        op, win.stride[0], win.stride[1], win.dilation[0], win.dilation[1]));
+    }
+  }
+  call->attrs.ints = EncodeWindow(win);
+  call->attrs.ints.insert(call->attrs.ints.end(), {out_pad[0], out_pad[1], valid ? 1 : 0});
   return absl::OkStatus();
 }
 
@@ -265,6 +305,7 @@ absl::Status ParseLayerCall(PyOp op, absl::Span<const ArgView> args,
   const char* name = PyOpName(op);
   switch (op) {
     case PyOp::kConv2D: return ParseConv(name, args, kwnames, call);
+    case PyOp::kConvTranspose2D: return ParseConvTranspose(name, args, kwnames, call);
     case PyOp::kMaxPool2D:
     case PyOp::kAvgPool2D: return ParsePool(op, name, args, kwnames, call);
     case PyOp::kBatchNorm: return ParseBatchNorm(args, kwnames, call);

@@ -347,6 +347,24 @@ absl::StatusOr<TensorMeta> InferConv2DGradWeight(const TensorMeta& x, const Tens
                                                  const Window2D& win);
 absl::StatusOr<Tensor> Conv2DGradWeight(const Tensor& x, const Tensor& dout,
                                         absl::Span<const int64_t> w_shape, const Window2D& win);
+// conv2d_transpose(x[N,C,H,W], w[C,O/groups,KH,KW], bias[O] or null) -> [N,O,OH,OW]
+// (kernels/cpu/conv_transpose.cc): the gradient of conv2d with respect to its input, as
+// MindSpore's Conv2dTranspose. OH by pad mode: 'same' H*stride; 'valid' H*stride +
+// max(dilation*(KH-1)+1-stride, 0); 'pad' (H-1)*stride - top - bottom + dilation*(KH-1) + 1 +
+// output_padding[0], where 0 <= output_padding < stride. Likewise OW. 'valid' and 'pad' with
+// no padding differ when the kernel's extent is below the stride, hence the flag.
+struct ConvTransposeShape {
+  int64_t output_padding[2] = {0, 0};
+  bool valid = false;
+};
+// It travels in graph attributes as kConvTransposeInts ints after the window.
+inline constexpr size_t kConvTransposeInts = 3;
+absl::StatusOr<TensorMeta> InferConv2DTranspose(const TensorMeta& x, const TensorMeta& w,
+                                                const TensorMeta* bias, const Window2D& win,
+                                                const ConvTransposeShape& out);
+absl::StatusOr<Tensor> Conv2DTranspose(const Tensor& x, const Tensor& w, const Tensor* bias,
+                                       const Window2D& win, const ConvTransposeShape& out);
+
 // The gradient of max/avg pooling with respect to its input x, given the output gradient
 // (kernels/cpu/pool_grad.cc): max sends it to the window's first maximum. `positive_only`
 // then keeps the gradient only where x > 0, as where(x > 0, dx, 0) would (compiled graphs

@@ -1,8 +1,10 @@
-"""Conv2d."""
+"""Conv2d and Conv2dTranspose."""
+import math
+
 from pijit import ops
 from pijit._numbers import plain
 from pijit._tensor import Parameter, float32
-from pijit.common.initializer import initializer
+from pijit.common.initializer import HeUniform, Uniform, _fans, initializer
 from pijit.nn.cell import Cell
 
 _PAD_MODES = ("same", "valid", "pad")
@@ -34,6 +36,17 @@ def _pad_mode(name, pad_mode, padding):
     return pad_mode
 
 
+def _channels(name, in_channels, out_channels, group):
+    in_channels, out_channels, group = plain(in_channels), plain(out_channels), plain(group)
+    for what, v in (("in_channels", in_channels), ("out_channels", out_channels), ("group", group)):
+        if isinstance(v, bool) or not isinstance(v, int) or v <= 0:
+            raise ValueError(f"{name}: {what} must be a positive int, got {v!r}")
+    if in_channels % group or out_channels % group:
+        raise ValueError(f"{name}: in_channels ({in_channels}) and out_channels "
+                         f"({out_channels}) must be divisible by group ({group})")
+    return in_channels, out_channels, group
+
+
 class Conv2d(Cell):
     """2-D convolution of NCHW data; weight (out_channels, in_channels / group, kh, kw)."""
 
@@ -43,13 +56,7 @@ class Conv2d(Cell):
         super().__init__()
         if data_format != "NCHW":
             raise ValueError(f"Conv2d: only data_format='NCHW' is supported, got {data_format!r}")
-        in_channels, out_channels, group = plain(in_channels), plain(out_channels), plain(group)
-        for what, v in (("in_channels", in_channels), ("out_channels", out_channels), ("group", group)):
-            if isinstance(v, bool) or not isinstance(v, int) or v <= 0:
-                raise ValueError(f"Conv2d: {what} must be a positive int, got {v!r}")
-        if in_channels % group or out_channels % group:
-            raise ValueError(f"Conv2d: in_channels ({in_channels}) and out_channels "
-                             f"({out_channels}) must be divisible by group ({group})")
+        in_channels, out_channels, group = _channels("Conv2d", in_channels, out_channels, group)
         self.in_channels, self.out_channels = in_channels, out_channels
         self.kernel_size = _pair("Conv2d", "kernel_size", kernel_size)
         self.stride = _pair("Conv2d", "stride", stride)
@@ -77,3 +84,59 @@ class Conv2d(Cell):
                 f"pad_mode={self.pad_mode}, padding={self.padding}, dilation={self.dilation}, "
                 f"group={self.group}, has_bias={self.has_bias}, weight_init={self.weight_init}, "
                 f"bias_init={self.bias_init}, format={self.format}")
+
+
+class Conv2dTranspose(Cell):
+    """2-D transposed convolution of NCHW data (the gradient of Conv2d with respect to its
+    input); weight (in_channels, out_channels / group, kh, kw). Output height by pad_mode:
+    'same' H * stride, 'valid' H * stride + max(dilation * (kh - 1) + 1 - stride, 0), 'pad'
+    (H - 1) * stride - top - bottom + dilation * (kh - 1) + 1 + output_padding."""
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, pad_mode="same",
+                 padding=0, output_padding=0, dilation=1, group=1, has_bias=False,
+                 weight_init=None, bias_init=None, dtype=float32):
+        super().__init__()
+        name = "Conv2dTranspose"
+        in_channels, out_channels, group = _channels(name, in_channels, out_channels, group)
+        self.in_channels, self.out_channels = in_channels, out_channels
+        self.kernel_size = _pair(name, "kernel_size", kernel_size)
+        self.stride = _pair(name, "stride", stride)
+        self.dilation = _pair(name, "dilation", dilation)
+        self.pad_mode = _pad_mode(name, pad_mode, padding)
+        self.padding = plain(padding)
+        output_padding = plain(output_padding)
+        pair = (output_padding, output_padding) if isinstance(output_padding, int) \
+            else tuple(output_padding)
+        if len(pair) != 2 or any(not 0 <= p < s for p, s in zip(pair, self.stride)):
+            raise ValueError(f"{name}: output_padding must be an int or 2 ints, each "
+                             f"non-negative and below the stride {self.stride}, got "
+                             f"{output_padding!r}")
+        if any(pair) and self.pad_mode != "pad":
+            raise ValueError(f"{name}: output_padding needs pad_mode='pad', got "
+                             f"pad_mode='{self.pad_mode}'")
+        self.output_padding = pair
+        self.group, self.has_bias = group, has_bias
+        shape = (in_channels, out_channels // group) + self.kernel_size
+        # MindSpore 2.x's defaults when no init is given: HeUniform(sqrt(5)) for the weight and
+        # U(-1/sqrt(fan_in), 1/sqrt(fan_in)) for the bias.
+        if weight_init is None:
+            weight_init = HeUniform(negative_slope=math.sqrt(5))
+        self.weight = Parameter(initializer(weight_init, shape, dtype), name="weight")
+        self.bias = None
+        if has_bias:
+            if bias_init is None:
+                bias_init = Uniform(1 / math.sqrt(max(1, _fans(shape)[0])))
+            self.bias = Parameter(initializer(bias_init, (out_channels,), dtype), name="bias")
+
+    def construct(self, x):
+        return ops.conv_transpose2d(x, self.weight, self.bias, stride=self.stride,
+                                    padding=self.padding, output_padding=self.output_padding,
+                                    groups=self.group, dilation=self.dilation,
+                                    pad_mode=self.pad_mode)
+
+    def extend_repr(self):
+        return (f"input_channels={self.in_channels}, output_channels={self.out_channels}, "
+                f"kernel_size={self.kernel_size}, stride={self.stride}, "
+                f"pad_mode={self.pad_mode}, padding={self.padding}, "
+                f"output_padding={self.output_padding}, dilation={self.dilation}, "
+                f"group={self.group}, has_bias={self.has_bias}")
