@@ -2,11 +2,12 @@
 from pijit.nn.layers.activation import (GELU, HSigmoid, HSwish, LeakyReLU, LogSoftmax, ReLU,
                                         ReLU6, Sigmoid, Softmax, Tanh, get_activation)
 from pijit.nn.layers.basic import Dense, Dropout, Embedding, Flatten, Identity, Pad
-from pijit.nn.layers.conv import Conv2d
+from pijit.nn.layers.conv import Conv2d, Conv2dTranspose
 from pijit.nn.layers.normalization import BatchNorm2d, LayerNorm
 from pijit.nn.layers.pooling import AvgPool2d, MaxPool2d
+from pijit.nn.layers.rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell
 
 __all__ = ["GELU", "LogSoftmax", "ReLU", "Sigmoid", "Softmax", "Tanh", "get_activation", "Dense",
            "LeakyReLU", "ReLU6", "HSwish", "HSigmoid", "Identity", "Pad",
-           "Dropout", "Embedding", "Flatten", "Conv2d", "BatchNorm2d", "LayerNorm", "AvgPool2d",
-           "MaxPool2d"]
+           "Dropout", "Embedding", "Flatten", "Conv2d", "Conv2dTranspose", "BatchNorm2d", "LayerNorm", "AvgPool2d",
+           "MaxPool2d", "RNN", "GRU", "LSTM", "RNNCell", "GRUCell", "LSTMCell"]
