@@ -58,7 +58,29 @@ inline TensorMeta MetaOf(const Tensor& t) { return {t.dtype(), t.shape()}; }
   ROW(kErf, "erf", kBoth, std::erf(x),                                                          \
     b.Mul(G, b.Scale(b.Unary(Op::kExp, b.Neg(b.Mul(X, X))), M_2_SQRTPI)))                    \
   ROW(kLog1p, "log1p", kBoth, std::log1p(x), b.Div(G, b.Add(X, b.ScalarLike(1, X))))          \
-  ROW(kExpm1, "expm1", kBoth, std::expm1(x), b.Mul(G, b.Add(Y, b.ScalarLike(1, Y))))
+  ROW(kExpm1, "expm1", kBoth, std::expm1(x), b.Mul(G, b.Add(Y, b.ScalarLike(1, Y))))          \
+  ROW(kLog2, "log2", kBoth, std::log2(x), b.Div(G, b.Scale(X, M_LN2)))                          \
+  ROW(kLog10, "log10", kBoth, std::log10(x), b.Div(G, b.Scale(X, M_LN10)))                      \
+  ROW(kExp2, "exp2", kBoth, std::exp2(x), b.Mul(G, b.Scale(Y, M_LN2)))                          \
+  ROW(kReciprocal, "reciprocal", kBoth, C(1) / x, b.Neg(b.Mul(G, b.Mul(Y, Y))))                 \
+  ROW(kTan, "tan", kBoth, std::tan(x), b.Mul(G, b.Add(b.Mul(Y, Y), b.ScalarLike(1, Y))))       \
+  ROW(kAsin, "asin", kBoth, std::asin(x),                                                       \
+    b.Div(G, b.Unary(Op::kSqrt, OneMinus(b, b.Mul(X, X)))))                                   \
+  ROW(kAcos, "acos", kBoth, std::acos(x),                                                       \
+    b.Neg(b.Div(G, b.Unary(Op::kSqrt, OneMinus(b, b.Mul(X, X))))))                            \
+  ROW(kAtan, "atan", kBoth, std::atan(x), b.Div(G, b.Add(b.Mul(X, X), b.ScalarLike(1, X))))   \
+  ROW(kSinh, "sinh", kBoth, std::sinh(x), b.Mul(G, b.Unary(Op::kCosh, X)))                      \
+  ROW(kCosh, "cosh", kBoth, std::cosh(x), b.Mul(G, b.Unary(Op::kSinh, X)))                      \
+  ROW(kAsinh, "asinh", kBoth, std::asinh(x),                                                    \
+    b.Div(G, b.Unary(Op::kSqrt, b.Add(b.Mul(X, X), b.ScalarLike(1, X)))))                     \
+  ROW(kAcosh, "acosh", kBoth, std::acosh(x),                                                    \
+    b.Div(G, b.Unary(Op::kSqrt, b.Sub(b.Mul(X, X), b.ScalarLike(1, X)))))                     \
+  ROW(kAtanh, "atanh", kBoth, std::atanh(x), b.Div(G, OneMinus(b, b.Mul(X, X))))               \
+  /* piecewise constant: no gradient flows (round: half to even, as MindSpore and NumPy) */   \
+  ROW(kFloor, "floor", kBoth, std::floor(x), kNil)                                              \
+  ROW(kCeil, "ceil", kBoth, std::ceil(x), kNil)                                                 \
+  ROW(kTrunc, "trunc", kBoth, std::trunc(x), kNil)                                              \
+  ROW(kRound, "round", kBoth, std::nearbyint(x), kNil)
 
 // X(enumerator, name, ...): the float functions' rows pass more arguments.
 #define PIJIT_UNARY_OPS(X)                                                                     \
