@@ -413,6 +413,10 @@ from pijit._ops_composed import (addn, cast, contiguous, depend, fill, hardsigmo
                                  hardswish, leaky_relu, pad, permute, relu6, shape, split,
                                  strided_slice, swapaxes, tensor_slice, tile, unstack)
 
+from pijit._ops_activation import (celu, elu, fast_gelu, glu, hardshrink, hardtanh,  # noqa: E402
+                                   logsigmoid, mish, prelu, selu, silu, softmin, softshrink,
+                                   softsign, tanhshrink, threshold)
+
 hard_swish = hardswish
 hard_sigmoid = hardsigmoid
 _C.Tensor.tile = tile

@@ -1,6 +1,8 @@
 """The layer Cells of pijit.nn."""
 from pijit.nn.layers.activation import (GELU, HSigmoid, HSwish, LeakyReLU, LogSoftmax, ReLU,
                                         ReLU6, Sigmoid, Softmax, Tanh, get_activation)
+from pijit.nn.layers.activation_more import *  # noqa: F401,F403
+from pijit.nn.layers.activation_more import __all__ as _more_activations
 from pijit.nn.layers.basic import Dense, Dropout, Embedding, Flatten, Identity, Pad
 from pijit.nn.layers.conv import Conv2d, Conv2dTranspose
 from pijit.nn.layers.normalization import BatchNorm2d, LayerNorm
@@ -10,4 +12,4 @@ from pijit.nn.layers.rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell
 __all__ = ["GELU", "LogSoftmax", "ReLU", "Sigmoid", "Softmax", "Tanh", "get_activation", "Dense",
            "LeakyReLU", "ReLU6", "HSwish", "HSigmoid", "Identity", "Pad",
            "Dropout", "Embedding", "Flatten", "Conv2d", "Conv2dTranspose", "BatchNorm2d", "LayerNorm", "AvgPool2d",
-           "MaxPool2d", "RNN", "GRU", "LSTM", "RNNCell", "GRUCell", "LSTMCell"]
+           "MaxPool2d", *_more_activations, "RNN", "GRU", "LSTM", "RNNCell", "GRUCell", "LSTMCell"]

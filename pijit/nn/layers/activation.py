@@ -100,14 +100,22 @@ class HSigmoid(Cell):
         return ops.hardsigmoid(x)
 
 
+from pijit.nn.layers import activation_more as _more  # noqa: E402 - after the classes above
+
+# MindSpore's get_activation names.
 _ACTIVATIONS = {"relu": ReLU, "sigmoid": Sigmoid, "tanh": Tanh, "gelu": GELU,
                 "softmax": Softmax, "logsoftmax": LogSoftmax, "leakyrelu": LeakyReLU,
-                "relu6": ReLU6, "hswish": HSwish, "hsigmoid": HSigmoid}
+                "relu6": ReLU6, "hswish": HSwish, "hsigmoid": HSigmoid, "elu": _more.ELU,
+                "fast_gelu": _more.FastGelu, "prelu": _more.PReLU, "logsigmoid": _more.LogSigmoid,
+                "softsign": _more.Softsign, "silu": _more.SiLU, "mish": _more.Mish,
+                "selu": _more.SeLU, "celu": _more.CELU, "hardtanh": _more.Hardtanh,
+                "tanhshrink": _more.Tanhshrink, "softshrink": _more.SoftShrink,
+                "hshrink": _more.HShrink}
 
 
 def get_activation(name):
-    """The activation Cell named `name` ('relu', 'sigmoid', 'tanh', 'gelu', 'softmax',
-    'logsoftmax'); None for None."""
+    """The activation Cell named `name` (a key of _ACTIVATIONS: 'relu', 'sigmoid', 'gelu',
+    'elu', 'silu', ...); None for None."""
     if name is None:
         return None
     cls = _ACTIVATIONS.get(name.lower()) if isinstance(name, str) else None
