@@ -198,6 +198,21 @@ bool Interp::CallTensorCast(const ValueList& args, const std::vector<std::string
   return true;
 }
 
+namespace {
+
+// Whether `fn` (a Python function) is decorated with ops.constexpr, which marks it with
+// __pijit_constexpr__ in its __dict__.
+bool IsConstexprFunction(PyObject* fn) {
+  PyObject* d = reinterpret_cast<PyFunctionObject*>(fn)->func_dict;
+  if (d == nullptr) return false;
+  static PyObject* marker = PyUnicode_InternFromString("__pijit_constexpr__");
+  PyObject* v = PyDict_GetItemWithError(d, marker);
+  if (!v && PyErr_Occurred()) PyErr_Clear();
+  return v == Py_True;
+}
+
+}  // namespace
+
 bool Interp::Call(Frame& f, const Value& callable, ValueList args, Value* out) {
   std::vector<std::string> names;
   if (f.kwnames) {
@@ -262,6 +277,18 @@ bool Interp::Call(Frame& f, const Value& callable, ValueList args, Value* out) {
     return Inline(f, reinterpret_cast<PyCodeObject*>(PyFunction_GET_CODE(inner)), inner,
                   gp().AddSource(Source::kJitWrapped, callable.source, -1), nullptr,
                   std::move(args), names, out);
+  }
+  if (PyFunction_Check(fn) && IsConstexprFunction(fn)) {
+    // ops.constexpr: called now with the constants it is given; its result is a constant.
+    bool handled = false;
+    if (FallbackCall(fn, args, names, out, &handled, /*constexpr_call=*/true)) return true;
+    if (!handled) {
+      Fail(BreakCategory::kUnsupportedCall,
+           absl::StrCat("the constexpr function ", ReprOf(fn), " is called with a value unknown "
+                        "at capture time (a tensor, or a value that may change between calls)"),
+           "pass constants (shapes, numbers, strings) to functions decorated with ops.constexpr");
+    }
+    return false;
   }
   if (PyFunction_Check(fn)) {
     if (callable.source < 0) {

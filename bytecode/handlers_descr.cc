@@ -108,7 +108,9 @@ bool Interp::LoadDescriptorAttr(Frame& f, const Value& owner, PyObject* name, bo
   }
   if (!staticm && !classm && !prop) return false;
   PyObject* fn = guards::DescriptorFunction(descr);
-  if (!fn || !PyFunction_Check(fn)) return false;
+  // A staticmethod may hold any callable (a builtin op): it is called as it is. Classmethods
+  // and property getters are inlined, so they must be Python functions.
+  if (!fn || (!staticm && !PyFunction_Check(fn))) return false;
   *handled = true;
   Value descr_value;
   Value fn_value;

@@ -80,7 +80,8 @@ bool Interp::FixedAtCompileTime(const Value& v) {
 }
 
 bool Interp::FallbackCall(PyObject* fn, const ValueList& args,
-                          const std::vector<std::string>& names, Value* out, bool* handled) {
+                          const std::vector<std::string>& names, Value* out, bool* handled,
+                          bool constexpr_call) {
   *handled = false;
   // print is a side effect replayed after the graph, in order with the others, in either
   // mode (a print the graph cannot hold breaks the graph in bytecode mode).
@@ -91,7 +92,9 @@ bool Interp::FallbackCall(PyObject* fn, const ValueList& args,
   // Bytecode mode breaks the graph at the other calls instead, except Tensor(...) of values
   // fixed at compile time: a constant of the graph (its result cannot be changed in place
   // behind the graph's back, unlike a NumPy array's).
-  if (allow_break_ && fn != reinterpret_cast<PyObject*>(g_tensor_type)) return false;
+  if (allow_break_ && fn != reinterpret_cast<PyObject*>(g_tensor_type) && !constexpr_call)
+    return false;
+  const char* label = constexpr_call ? "constexpr function" : "JIT Fallback:";
   *handled = true;
   const size_t npos = args.size() - names.size();
   if (PyType_Check(fn) && !MakesHoldable(reinterpret_cast<PyTypeObject*>(fn))) {
@@ -123,13 +126,13 @@ bool Interp::FallbackCall(PyObject* fn, const ValueList& args,
     Py_XDECREF(type);
     Py_XDECREF(value);
     Py_XDECREF(tb);
-    Fail(BreakCategory::kPythonError, absl::StrCat("JIT Fallback: ", ReprOf(fn), " raised ", what,
-                                      " at compile time"));
+    Fail(BreakCategory::kPythonError, absl::StrCat(label, " ", ReprOf(fn), " raised ", what,
+                                                   " at compile time"));
     return false;
   }
   Keep(r);
   if (!HoldableResult(r)) {
-    Fail(BreakCategory::kUnsupportedCall, absl::StrCat("JIT Fallback: ", ReprOf(fn), " returns a ",
+    Fail(BreakCategory::kUnsupportedCall, absl::StrCat(label, " ", ReprOf(fn), " returns a ",
                                           Py_TYPE(r)->tp_name, ", which a graph cannot hold as "
                                           "a constant"));
     return false;

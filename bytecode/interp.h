@@ -262,9 +262,10 @@ class Interp {
   // Tensor.astype(dtype) on a captured tensor: a cast node (handlers_call.cc).
   bool CallTensorCast(const ValueList& args, const std::vector<std::string>& names, Value* out);
   // handlers_fallback.cc: whole-graph mode's JIT Fallback. FallbackCall sets *handled when
-  // it took the call (then false means capture failed); print becomes an effect.
+  // it took the call (then false means capture failed); print becomes an effect. With
+  // constexpr_call (a function decorated with ops.constexpr) it calls in either mode.
   bool FallbackCall(PyObject* fn, const ValueList& args, const std::vector<std::string>& names,
-                    Value* out, bool* handled);
+                    Value* out, bool* handled, bool constexpr_call = false);
   bool PrintEffect(const ValueList& args, const std::vector<std::string>& names, Value* out);
   bool FallbackAttr(const Value& owner, PyObject* name, Value* out);
   // A value whose guards pin what a fallback call computes from it (not a tensor of the

@@ -32,6 +32,23 @@ ge = greater_equal
 select = where
 clip_by_value = clip
 negative = neg
+def constexpr(fn=None, get_instance=True, reuse_result=True, check=True):
+    """MindSpore's @constexpr: `fn` computes from constants (shapes, numbers, strings, dtypes)
+    and may use any Python, NumPy included. Captured code calls it at compile time and uses
+    its result as a constant of the graph, guarded by its arguments; called with a tensor of
+    the graph it breaks the graph there. Eagerly it is a plain call. With get_instance=False
+    the decorated name must be called once more first (`f()(args)`), as in MindSpore."""
+    del reuse_result, check  # results are always reused while the guards hold
+
+    def mark(f):
+        if not callable(f) or not hasattr(f, "__code__"):
+            raise TypeError(f"constexpr: expected a Python function, got {type(f).__name__}")
+        f.__pijit_constexpr__ = True
+        return f if get_instance else (lambda: f)
+
+    return mark if fn is None else mark(fn)
+
+
 def take(input, indices, axis=None):  # noqa: A002 - NumPy's name
     """NumPy's take: the elements of `input` at `indices` along `axis` (of the flattened input
     when axis is None)."""
@@ -417,8 +434,14 @@ from pijit._ops_activation import (celu, elu, fast_gelu, glu, hardshrink, hardta
                                    logsigmoid, mish, prelu, selu, silu, softmin, softshrink,
                                    softsign, tanhshrink, threshold)
 
+from pijit._ops_loss import *  # noqa: E402,F401,F403 - cross_entropy, nll_loss, kl_div, ...
+from pijit._ops_resize import (adaptive_avg_pool1d, adaptive_avg_pool2d,  # noqa: E402
+                               adaptive_max_pool1d, adaptive_max_pool2d, interpolate,
+                               pixel_shuffle, pixel_unshuffle)
+
 hard_swish = hardswish
 hard_sigmoid = hardsigmoid
+upsample = interpolate
 _C.Tensor.tile = tile
 _C.Tensor.swapaxes = swapaxes
 _C.Tensor.permute = permute

@@ -7,6 +7,8 @@ from pijit.nn.cell_dict import CellDict
 from pijit.nn.layers import *  # noqa: F401,F403
 from pijit.nn.layers import __all__ as _layers
 from pijit.nn.loss import L1Loss, LossBase, MSELoss, SoftmaxCrossEntropyWithLogits
+from pijit.nn.losses_extra import *  # noqa: F401,F403
+from pijit.nn.losses_extra import __all__ as _losses_extra
 from pijit.nn.optim import SGD, Adam, Momentum, Optimizer
 from pijit.nn.learning_rate_schedule import *  # noqa: F401,F403
 from pijit.nn.learning_rate_schedule import __all__ as _schedules
@@ -14,4 +16,5 @@ from pijit.nn.wrap import ForwardValueAndGrad, TrainOneStepCell, WithLossCell
 
 __all__ = ["Cell", "CellList", "CellDict", "SequentialCell", "Parameter", "ParameterTuple", "LossBase",
            "MSELoss", "L1Loss", "SoftmaxCrossEntropyWithLogits", "Optimizer", "SGD", "Momentum",
-           "Adam", "WithLossCell", "TrainOneStepCell", "ForwardValueAndGrad", *_layers, *_schedules]
+           "Adam", "WithLossCell", "TrainOneStepCell", "ForwardValueAndGrad", *_layers, *_schedules,
+           *_losses_extra]

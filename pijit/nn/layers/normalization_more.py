@@ -1,0 +1,130 @@
+"""BatchNorm1d, GroupNorm and InstanceNorm1d/2d/3d (MindSpore's names, defaults and parameter
+names gamma and beta), composed of pijit ops so that they capture and differentiate like
+them."""
+from pijit import ops
+from pijit._numbers import plain
+from pijit._tensor import Parameter, float32
+from pijit.common.initializer import initializer
+from pijit.nn.cell import Cell
+from pijit.nn.layers.normalization import BatchNorm2d
+
+
+def _positive(name, what, v):
+    v = plain(v)
+    if isinstance(v, bool) or not isinstance(v, int) or v <= 0:
+        raise ValueError(f"{name}: {what} must be a positive int, got {v!r}")
+    return v
+
+
+def _eps(name, eps):
+    eps = plain(eps)
+    if isinstance(eps, bool) or not isinstance(eps, (int, float)) or not eps > 0:
+        raise ValueError(f"{name}: eps must be a positive number, got {eps!r}")
+    return float(eps)
+
+
+def _channel_view(v, ndim):
+    """A per-channel vector shaped to broadcast against (N, C, ...) data of rank ndim."""
+    return v.reshape((1, v.shape[0]) + (1,) * (ndim - 2))
+
+
+class BatchNorm1d(BatchNorm2d):
+    """Batch normalisation of (N, C) or (N, C, L) data per channel, as BatchNorm2d (the same
+    statistics, moving averages and parameters)."""
+
+    def construct(self, x):
+        if len(x.shape) not in (2, 3):
+            raise ValueError(f"BatchNorm1d: expects (N, C) or (N, C, L) input, got shape "
+                             f"{tuple(x.shape)}")
+        shape = x.shape
+        y = BatchNorm2d.construct(self, x.reshape((shape[0], shape[1], -1, 1)))
+        return y.reshape(shape)
+
+
+class GroupNorm(Cell):
+    """Normalises each sample's channels in num_groups groups (mean and biased variance over
+    the group's channels and spatial positions), then scales by gamma and shifts by beta per
+    channel."""
+
+    def __init__(self, num_groups, num_channels, eps=1e-5, affine=True, gamma_init="ones",
+                 beta_init="zeros", dtype=float32):
+        super().__init__()
+        self.num_groups = _positive("GroupNorm", "num_groups", num_groups)
+        self.num_channels = _positive("GroupNorm", "num_channels", num_channels)
+        if self.num_channels % self.num_groups:
+            raise ValueError(f"GroupNorm: num_channels ({self.num_channels}) must be divisible "
+                             f"by num_groups ({self.num_groups})")
+        self.eps, self.affine = _eps("GroupNorm", eps), bool(affine)
+        c = (self.num_channels,)
+        self.gamma = Parameter(initializer(gamma_init, c, dtype), name="gamma",
+                               requires_grad=self.affine)
+        self.beta = Parameter(initializer(beta_init, c, dtype), name="beta",
+                              requires_grad=self.affine)
+
+    def construct(self, x):
+        shape = x.shape
+        if len(shape) < 2 or shape[1] != self.num_channels:
+            raise ValueError(f"GroupNorm: expects (N, {self.num_channels}, ...) input, got shape "
+                             f"{tuple(shape)}")
+        g = x.reshape((shape[0], self.num_groups, -1))
+        mean = ops.mean(g, 2, keepdims=True)
+        centered = g - mean
+        var = ops.mean(centered * centered, 2, keepdims=True)
+        y = (centered * ops.rsqrt(var + self.eps)).reshape(shape)
+        return y * _channel_view(self.gamma, len(shape)) + _channel_view(self.beta, len(shape))
+
+    def extend_repr(self):
+        return f"num_groups={self.num_groups}, num_channels={self.num_channels}"
+
+
+class _InstanceNorm(Cell):
+    """Normalises each sample's channels separately over their spatial positions (mean and
+    biased variance), then scales by gamma and shifts by beta per channel."""
+    _spatial = None
+
+    def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True, gamma_init="ones",
+                 beta_init="zeros", dtype=float32):
+        super().__init__()
+        name = type(self).__name__
+        self.num_features = _positive(name, "num_features", num_features)
+        self.eps, self.affine = _eps(name, eps), bool(affine)
+        momentum = plain(momentum)
+        if isinstance(momentum, bool) or not isinstance(momentum, (int, float)) \
+                or not 0 <= momentum <= 1:
+            raise ValueError(f"{name}: momentum must be in [0, 1], got {momentum!r}")
+        self.momentum = float(momentum)
+        c = (self.num_features,)
+        self.gamma = Parameter(initializer(gamma_init, c, dtype), name="gamma",
+                               requires_grad=self.affine)
+        self.beta = Parameter(initializer(beta_init, c, dtype), name="beta",
+                              requires_grad=self.affine)
+
+    def construct(self, x):
+        rank = self._spatial + 2
+        if len(x.shape) != rank or x.shape[1] != self.num_features:
+            raise ValueError(f"{type(self).__name__}: expects a {rank}-D input (N, "
+                             f"{self.num_features}, ...), got shape {tuple(x.shape)}")
+        axes = tuple(range(2, rank))
+        mean = ops.mean(x, axes, keepdims=True)
+        centered = x - mean
+        var = ops.mean(centered * centered, axes, keepdims=True)
+        y = centered * ops.rsqrt(var + self.eps)
+        return y * _channel_view(self.gamma, rank) + _channel_view(self.beta, rank)
+
+    def extend_repr(self):
+        return f"num_features={self.num_features}, eps={self.eps}, affine={self.affine}"
+
+
+class InstanceNorm1d(_InstanceNorm):
+    _spatial = 1
+
+
+class InstanceNorm2d(_InstanceNorm):
+    _spatial = 2
+
+
+class InstanceNorm3d(_InstanceNorm):
+    _spatial = 3
+
+
+__all__ = ["BatchNorm1d", "GroupNorm", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d"]
