@@ -203,6 +203,35 @@ bool Interp::InputMutatorMethod(Frame& f, const Value& owner, PyObject* name, bo
   return false;
 }
 
+bool Interp::InputDictSnapshot(const Value& owner, Value* out) {
+  if (owner.kind != Value::kConst || owner.source < 0 || !PyDict_CheckExact(owner.obj) ||
+      PyDict_GET_SIZE(owner.obj) > 256) {
+    Fail(BreakCategory::kUnsupportedAttribute, "a mapping unknown at capture time",
+         "pass a dict of at most 256 str or int keys");
+    return false;
+  }
+  gp().GuardType(owner.source, owner.obj);
+  gp().GuardDictKeys(owner.source, owner.obj);
+  Value d = Value::Dict();
+  PyObject *k, *v;
+  Py_ssize_t pos = 0;
+  while (PyDict_Next(owner.obj, &pos, &k, &v)) {
+    if (!PyUnicode_CheckExact(k) && !PyLong_CheckExact(k)) {
+      Fail(BreakCategory::kUnsupportedAttribute, "a dict input with keys that are not str or int");
+      return false;
+    }
+    Value item;
+    Py_INCREF(v);
+    Keep(v);
+    if (!FromSource(gp().AddSource(guards::Source::kDictItem, owner.source, -1, k), v, &item))
+      return false;
+    d.keys->push_back(k);
+    d.items->push_back(std::move(item));
+  }
+  *out = std::move(d);
+  return true;
+}
+
 // items/keys/values/get of an input dict (of at most 256 str or int keys): its keys and
 // values are guarded and it acts as a dict built during capture; *handled is false for any
 // other attribute.
@@ -216,25 +245,9 @@ bool Interp::InputDictReadMethod(Frame& f, const Value& owner, PyObject* name, b
     if (m == "items" || m == "keys" || m == "values" || m == "get") {
       // An input dict read through its methods: its keys (in their order: the views list
       // them so) and values are guarded; it then acts as a dict built during capture.
-      gp().GuardType(owner.source, owner.obj);
-      gp().GuardDictKeys(owner.source, owner.obj);
+      Value d;
+      if (!InputDictSnapshot(owner, &d)) return false;
       if (m != "get") viewed_dicts_.insert(owner.obj);  // views are live; get's result is not
-      Value d = Value::Dict();
-      PyObject *k, *v;
-      Py_ssize_t pos = 0;
-      while (PyDict_Next(owner.obj, &pos, &k, &v)) {
-        if (!PyUnicode_CheckExact(k) && !PyLong_CheckExact(k)) {
-          Fail(BreakCategory::kUnsupportedAttribute, "a dict input with keys that are not str or int");
-          return false;
-        }
-        Value item;
-        Py_INCREF(v);
-        Keep(v);
-        if (!FromSource(gp().AddSource(guards::Source::kDictItem, owner.source, -1, k), v, &item))
-          return false;
-        d.keys->push_back(k);
-        d.items->push_back(std::move(item));
-      }
       Value bm;
       bm.kind = Value::kBuiltinMethod;
       bm.obj = name;
@@ -313,6 +326,17 @@ bool Interp::LoadAttr(Frame& f, const Value& owner, PyObject* name, bool method)
       } else {
         Py_DECREF(got);
       }
+    }
+  }
+  // A dtype's attributes (name, itemsize, ...): computed by its own C++ code from the
+  // immutable dtype, so read now.
+  if (IsDTypeObject(obj) && !method) {
+    if (PyObject* got = PyObject_GetAttr(obj, name); got && guards::IsPlainValue(got)) {
+      f.stack.push_back(Value::Const(Keep(got)));
+      return true;
+    } else {
+      Py_XDECREF(got);
+      PyErr_Clear();
     }
   }
   PyObject* v = guards::SafeGetAttr(obj, name);

@@ -219,6 +219,8 @@ std::optional<bool> FoldCall::Introspection() {
         if (pending) return Result(PyBool_FromLong(!deleted));
         if (args[0].kind == Value::kConst) {
           in.UseConst(args[0]);
+          if (IsDTypeObject(args[0].obj))  // an immutable dtype's own C++ attributes
+            return Result(PyBool_FromLong(PyObject_HasAttr(args[0].obj, args[1].obj)));
           if (guards::SafeGetAttr(args[0].obj, args[1].obj)) return Result(PyBool_FromLong(1));
           PyErr_Clear();
         }
@@ -271,8 +273,11 @@ std::optional<bool> FoldCall::Numeric() {
         *out = Value::Const(t ? Py_True : Py_False);
         return true;
       }
+      // int("3") and float("-inf") parse a constant string.
+      const bool parses_str = b == Builtin::kInt || b == Builtin::kFloat;
       for (const Value& a : args) {
-        if (a.kind != Value::kConst || !(guards::IsPythonNumber(a.obj) || (b == Builtin::kInt && PyUnicode_CheckExact(a.obj)))) {
+        if (a.kind != Value::kConst ||
+            !(guards::IsPythonNumber(a.obj) || (parses_str && PyUnicode_CheckExact(a.obj)))) {
           if (b == Builtin::kMin || b == Builtin::kMax) {
             if (a.kind == Value::kSeq || (a.kind == Value::kConst && PyTuple_CheckExact(a.obj))) continue;
           }

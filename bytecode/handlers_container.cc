@@ -55,7 +55,7 @@ bool Interp::DictSet(Value& dict, const Value& key, const Value& value) {
 
 bool Interp::Contains(const Value& c, const Value& item, bool* out) {
   PyObject* x = AsPyObject(item);
-  if (!x || !IsPlainValue(x)) {
+  if (!x || !ComparesWithoutCode(x)) {
     Fail(BreakCategory::kUnsupportedOperator, "`in` with a value unknown at capture time");
     return false;
   }
@@ -122,11 +122,11 @@ bool Interp::Contains(const Value& c, const Value& item, bool* out) {
       (known_set || PyTuple_CheckExact(obj) || PyUnicode_CheckExact(obj) || PyList_CheckExact(obj) ||
        PyDict_CheckExact(obj) || PyRange_Check(obj))) {
     if (!PyUnicode_CheckExact(obj)) {
-      // Items compare with ==: only plain items compare without running code.
+      // Items compare with ==: only such items compare without running code.
       PyObject* it = PyObject_GetIter(obj);
       bool plain = it != nullptr;
       while (PyObject* v = it ? PyIter_Next(it) : nullptr) {
-        plain = plain && IsPlainValue(v);
+        plain = plain && ComparesWithoutCode(v);
         Py_DECREF(v);
       }
       Py_XDECREF(it);

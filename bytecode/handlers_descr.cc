@@ -5,6 +5,7 @@
 // kTypeAttr, kDescrFunc), so a class that is changed later recompiles.
 #include "bytecode/interp.h"
 #include "guards/guards.h"
+#include "interop/python_objects.h"
 
 namespace pijit::bytecode {
 
@@ -44,6 +45,14 @@ bool IsComparableEnumMember(PyObject* o) {
   const richcmpfunc cmp = t->tp_richcompare;
   return cmp == PyBaseObject_Type.tp_richcompare || cmp == PyLong_Type.tp_richcompare ||
          cmp == PyUnicode_Type.tp_richcompare;
+}
+
+bool IsDTypeObject(PyObject* o) {
+  return g_dtype_type && PyObject_TypeCheck(o, reinterpret_cast<PyTypeObject*>(g_dtype_type));
+}
+
+bool ComparesWithoutCode(PyObject* o) {
+  return guards::IsPlainValue(o) || IsComparableEnumMember(o) || IsDTypeObject(o);
 }
 
 bool Interp::LoadDescriptorAttr(Frame& f, const Value& owner, PyObject* name, bool method,

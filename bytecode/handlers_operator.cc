@@ -168,9 +168,9 @@ bool Interp::CompareOp(int cmp, const Value& a, const Value& b, Value* out) {
   }
   PyObject* x = AsPyObject(a);
   PyObject* y = AsPyObject(b);
-  // Enum members compare as object identity (or int's or str's comparison): no code runs.
-  auto comparable = [](PyObject* o) { return IsPlainValue(o) || IsComparableEnumMember(o); };
-  if (!x || !y || !comparable(x) || !comparable(y)) {
+  // Enum members compare as object identity (or int's or str's comparison), dtypes as their
+  // enum values: no code runs.
+  if (!x || !y || !ComparesWithoutCode(x) || !ComparesWithoutCode(y)) {
     Fail(BreakCategory::kUnsupportedOperator, "comparison of values that are not known plain Python values");
     return false;
   }
@@ -259,7 +259,11 @@ bool Interp::Subscript(const Value& c, const Value& index, Value* out) {
   if (!FailIfMutated(c)) return false;
   if (c.kind == Value::kTensor) {
     PyOp op;
-    if (c.type != g_tensor_type) {
+    // A subclass (Parameter) that keeps Tensor's __getitem__ indexes as a tensor does.
+    auto subscript_of = [](PyTypeObject* t) {
+      return t->tp_as_mapping ? t->tp_as_mapping->mp_subscript : nullptr;
+    };
+    if (c.type != g_tensor_type && subscript_of(c.type) != subscript_of(g_tensor_type)) {
       Fail(BreakCategory::kUnsupportedOperator, absl::StrFormat("indexing a %s", c.type->tp_name));
       return false;
     }

@@ -186,6 +186,11 @@ class Interp;
 // object identity, int's or str's (no Python runs): handlers_descr.cc.
 bool IsEnumClass(PyObject* cls);
 bool IsComparableEnumMember(PyObject* o);
+// A value ==, != and `in` compare without running Python code: a plain value, such an Enum
+// member, or a pijit dtype (handlers_descr.cc).
+bool ComparesWithoutCode(PyObject* o);
+// A pijit dtype (pijit.float32, ...): immutable, one object per dtype.
+bool IsDTypeObject(PyObject* o);
 // A call of a Python builtin (len, isinstance, min, ...) folded at capture time
 // (handlers_builtins.cc): *handled says whether `fn` is one it folds; then the result says
 // whether folding succeeded (a failure is recorded on `in`).
@@ -247,6 +252,9 @@ class Interp {
   // Parts of LoadAttr (handlers_attr.cc).
   bool TensorAttr(Frame& f, const Value& owner, PyObject* name, bool method);
   bool InputMutatorMethod(Frame& f, const Value& owner, PyObject* name, bool method, bool* handled);
+  // An input dict (of at most 256 str or int keys) as a dict of the trace: its type and keys
+  // are guarded and its values read from their sources (handlers_attr.cc).
+  bool InputDictSnapshot(const Value& owner, Value* out);
   bool InputDictReadMethod(Frame& f, const Value& owner, PyObject* name, bool method, bool* handled);
   // Class attributes, staticmethod, classmethod and property (handlers_descr.cc); *handled
   // when it took the attribute (then false means capture failed).

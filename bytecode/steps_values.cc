@@ -365,6 +365,11 @@ bool Interp::StepMapping(StepState& s) {
       Value* d_at = StackAt(f, in.arg);
       if (!d_at) return false;
       Value& d = *d_at;
+      // `**kwargs` or `{**a}` of an input dict: its guarded snapshot (a read, no mutation).
+      if (a.kind == Value::kConst && a.source >= 0 && PyDict_CheckExact(a.obj) &&
+          !ShadowDict(a) && !InputDictSnapshot(a, &a)) {
+        return false;
+      }
       if (d.kind != Value::kDict || a.kind != Value::kDict) {
         Fail(BreakCategory::kUnsupportedBytecode, "merging a mapping unknown at capture time");
         return false;

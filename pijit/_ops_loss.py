@@ -9,15 +9,15 @@ before any op runs; the checks read only shapes, dtypes and Python values, which
 so a valid call is still captured as one graph."""
 from pijit import _C
 from pijit._numbers import plain
-from pijit._tensor import Tensor
+from pijit._tensor import (Tensor, bfloat16, float16, float32, float64, int8, int16, int32,
+                           int64, uint8)
 
 _ops = _C.ops
 
 _REDUCTIONS = ("mean", "sum", "none")
 _KL_REDUCTIONS = ("mean", "batchmean", "sum", "none")
-# dtype names (Tensor.dtype.name): capture knows a dtype's name, not how dtypes compare.
-_FLOAT_DTYPES = ("f16", "bf16", "f32", "f64")
-_INT_DTYPES = ("u8", "i8", "i16", "i32", "i64")
+_FLOAT_DTYPES = (float16, bfloat16, float32, float64)
+_INT_DTYPES = (uint8, int8, int16, int32, int64)
 # The floor of log(p) in binary_cross_entropy, as the reference frameworks clamp it, so that a
 # probability of exactly 0 or 1 gives a large finite loss rather than inf.
 _LOG_FLOOR = -100.0
@@ -36,12 +36,12 @@ def _check_tensor(fn, name, value):
 
 def _check_float_tensor(fn, name, value):
     _check_tensor(fn, name, value)
-    if value.dtype.name not in _FLOAT_DTYPES:
+    if value.dtype not in _FLOAT_DTYPES:
         raise TypeError(f"{fn}: {name} must have a floating-point dtype, got {value.dtype}")
 
 
 def _is_int_tensor(value):
-    return value.dtype.name in _INT_DTYPES
+    return value.dtype in _INT_DTYPES
 
 
 def _check_reduction(fn, reduction, allowed=_REDUCTIONS):
@@ -216,7 +216,7 @@ def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean
     ignore_index = _check_ignore_index(fn, ignore_index)
     label_smoothing = _check_label_smoothing(fn, label_smoothing)
     target_is_index = _is_int_tensor(target)
-    if not target_is_index and target.dtype.name not in _FLOAT_DTYPES:
+    if not target_is_index and target.dtype not in _FLOAT_DTYPES:
         raise TypeError(f"{fn}: target must hold class indices (an integer dtype) or class "
                         f"probabilities (a floating-point dtype), got {target.dtype}")
     if input.ndim == 0:

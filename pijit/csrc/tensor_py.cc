@@ -4,6 +4,8 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <vector>
+
 #include "absl/strings/str_format.h"
 #include "frame_eval/eval_frame.h"
 #include "interop/convert.h"
@@ -62,6 +64,15 @@ void BindTensor(py::module_& m) {
   dtype.def("to_numpy", [](DType d) { return NumpyDType(d, "to_numpy"); });
   g_dtype_type = dtype.ptr();
   Py_INCREF(g_dtype_type);
+  // One Python object per dtype, as in MindSpore (`t.dtype is pijit.float32`): pybind11 would
+  // make a new enum instance on each conversion. Leaked: they live as long as the module.
+  static auto* const dtype_objects = new std::vector<py::object>();
+#define PIJIT_DTYPE_OBJECT(e, t, n, s, c)                                            \
+  if (dtype_objects->size() <= static_cast<size_t>(DType::e))                      \
+    dtype_objects->resize(static_cast<size_t>(DType::e) + 1);                      \
+  (*dtype_objects)[static_cast<size_t>(DType::e)] = dtype.attr(s);
+  PIJIT_DTYPES(PIJIT_DTYPE_OBJECT)
+#undef PIJIT_DTYPE_OBJECT
 
   py::class_<Tensor> cls(m, "Tensor", py::dynamic_attr(), py::buffer_protocol());
   // The buffer protocol (memoryview(t), np.frombuffer): zero-copy, strides in bytes. The
@@ -82,7 +93,9 @@ void BindTensor(py::module_& m) {
         for (int64_t i = 0; i < t.ndim(); ++i) s[i] = t.shape()[i];
         return s;
       })
-      .def_property_readonly("dtype", &Tensor::dtype)
+      .def_property_readonly("dtype", [](const Tensor& t) {
+        return (*dtype_objects)[static_cast<size_t>(t.dtype())];
+      })
       .def_property_readonly("ndim", &Tensor::ndim)
       .def_property_readonly("size", &Tensor::numel)
       .def_property_readonly("strides", [](const Tensor& t) {

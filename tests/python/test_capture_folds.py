@@ -243,3 +243,48 @@ def test_tensors_in_nested_tuples_are_graph_inputs():
     other = ((t(2, 2) * 2, t(2, 2)), (t(2) + 1,))  # new tensors, same structure: no recompile
     np.testing.assert_array_equal(jf(other, t(2)).asnumpy(), f(other, t(2)).asnumpy())
     assert pijit.get_code_extra(jf)["compile_count"] == 1
+
+
+@pytest.mark.parametrize("dtype", [pijit.float32, pijit.float64, pijit.int32])
+def test_dtype_comparisons_and_attributes_fold(dtype):
+    def f(x):
+        if x.dtype == pijit.float32 or x.dtype in (pijit.float16, pijit.int32):
+            x = x + 1
+        if x.dtype != pijit.float64 and hasattr(x.dtype, "name"):
+            x = x * len(x.dtype.name)
+        return x
+
+    jf = pijit.jit(f, capture_mode="bytecode")
+    x = pijit.Tensor(np.arange(4, dtype=np.float32)).astype(dtype)
+    np.testing.assert_array_equal(jf(x).asnumpy(), f(x).asnumpy())
+    stats = pijit.get_code_extra(jf)
+    assert stats["break_count"] == 0 and stats["eager_count"] == 0, stats["reasons"]
+
+
+def test_a_tensors_dtype_is_the_one_dtype_object():
+    x = pijit.Tensor(np.ones(2, np.float32))
+    assert x.dtype is pijit.float32 and (x + 1).dtype is x.dtype
+    assert x.astype(pijit.float64).dtype is pijit.float64
+
+
+def test_float_of_a_string_and_slices_of_a_parameter_fold():
+    p = pijit.Parameter(pijit.Tensor(np.arange(6, dtype=np.float32).reshape(3, 2)), name="p")
+
+    def f(x):
+        return ops.maximum(x + p[1:], float("-inf")) + p[0, 1]
+
+    one_graph(f, t(2, 2))
+
+
+def test_keyword_arguments_from_a_dict_follow_its_contents():
+    kwargs = {"axis": 0}
+
+    def f(x):
+        return ops.sum(x, **kwargs) + ops.mean(x, **{**kwargs, "keepdims": False})
+
+    jf = one_graph(f, t(2, 3))
+    kwargs["axis"] = 1  # the dict's values are guarded: a change recompiles
+    np.testing.assert_array_equal(jf(t(2, 3)).asnumpy(), f(t(2, 3)).asnumpy())
+    kwargs["keepdims"] = True  # and so are its keys
+    np.testing.assert_array_equal(jf(t(2, 3)).asnumpy(), f(t(2, 3)).asnumpy())
+    assert pijit.get_code_extra(jf)["compile_count"] == 3

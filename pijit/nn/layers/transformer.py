@@ -15,7 +15,8 @@ import math
 
 from pijit import ops
 from pijit._numbers import plain
-from pijit._tensor import Parameter, Tensor, bool_, float32
+from pijit._tensor import (Parameter, Tensor, bfloat16, bool_, float16, float32, float64,
+                           uint8)
 from pijit.common.initializer import HeUniform, Normal, Uniform, XavierUniform, initializer
 from pijit.nn.cell import Cell, CellList
 from pijit.nn.layers.basic import Dense, Dropout
@@ -39,17 +40,15 @@ def _probability(layer, what, value):
     return float(value)
 
 
-# Dtypes are compared by name: capture folds the name of an input's dtype, but not `==`
-# between dtype objects.
-_FLOAT_NAMES = ("f16", "bf16", "f32", "f64")
+_FLOAT_DTYPES = (float16, bfloat16, float32, float64)
 
 
 def _is_float(tensor):
-    return tensor.dtype.name in _FLOAT_NAMES
+    return tensor.dtype in _FLOAT_DTYPES
 
 
 def _is_bool(tensor):
-    return tensor.dtype.name == "bool"
+    return tensor.dtype == bool_
 
 
 def _dense(in_channels, out_channels, has_bias, dtype):
@@ -69,7 +68,7 @@ def _additive_mask(mask, dtype):
     as it is (in the scores' dtype)."""
     if _is_bool(mask):
         return ops.where(mask, ops.full((), -math.inf, dtype=dtype), 0.0)
-    return mask if mask.dtype.name == dtype.name else ops.cast(mask, dtype)
+    return mask if mask.dtype == dtype else ops.cast(mask, dtype)
 
 
 def _append_zero_column(mask):
@@ -254,11 +253,11 @@ class MultiheadAttention(Cell):
             mask = ops.reshape(_additive_mask(key_padding_mask, dtype), (batch, 1, 1, src_len))
         if attn_mask is not None:
             if not isinstance(attn_mask, Tensor) or not (
-                    _is_bool(attn_mask) or attn_mask.dtype.name == "u8"
+                    _is_bool(attn_mask) or attn_mask.dtype == uint8
                     or _is_float(attn_mask)):
                 raise TypeError(f"{name}: attn_mask must be a bool, uint8 or floating-point "
                                 f"Tensor, got {getattr(attn_mask, 'dtype', None)}")
-            if attn_mask.dtype.name == "u8":
+            if attn_mask.dtype == uint8:
                 attn_mask = ops.cast(attn_mask, bool_)
             if attn_mask.ndim == 2:
                 expected, shape4 = (tgt_len, src_len), (1, 1, tgt_len, src_len)
