@@ -245,6 +245,21 @@ bool Interp::Truth(const Value& v, bool* out) {
   }
 }
 
+bool Interp::GetItemInPython(Frame& f, const Value& c, const Value& index, Value* out,
+                             bool* inlined) {
+  *inlined = false;
+  if (c.kind != Value::kConst || c.source < 0 || PyType_Check(c.obj)) return false;
+  static PyObject* const name = PyUnicode_InternFromString("__getitem__");
+  PyObject* fn = _PyType_Lookup(Py_TYPE(c.obj), name);
+  if (!fn || !PyFunction_Check(fn)) return false;
+  *inlined = true;
+  Value method;  // type(obj).__getitem__, guarded by identity: another class reads afresh
+  if (!FromSource(gp().AddSource(guards::Source::kTypeAttr, c.source, -1, name), fn, &method)) return false;
+  UseConst(method);
+  return Inline(f, reinterpret_cast<PyCodeObject*>(PyFunction_GET_CODE(fn)), fn, method.source,
+                nullptr, {c, index}, {}, out);
+}
+
 bool Interp::Subscript(const Value& c, const Value& index, Value* out) {
   if (const Value* model = ShadowDict(c)) {
     // An input dict the trace has mutated: its items as the trace left them.
@@ -350,7 +365,16 @@ bool Interp::Subscript(const Value& c, const Value& index, Value* out) {
       Fail(BreakCategory::kPythonError, "the subscript raises");
       return false;
     }
-    *out = Value::Const(Keep(r));
+    Keep(r);
+    if (c.source >= 0 && PyTuple_CheckExact(obj) && PyLong_CheckExact(key)) {
+      // An item of an input tuple keeps a source of its own: a Cell or function in it can
+      // be inlined, and its attributes read, as one reached by attribute can.
+      Py_ssize_t i = PyLong_AsSsize_t(key);
+      if (i < 0) i += PyTuple_GET_SIZE(obj);
+      return FromSource(gp().AddSource(guards::Source::kItem, c.source, static_cast<int32_t>(i)),
+                        r, out);
+    }
+    *out = Value::Const(r);
     return true;
   }
   Fail(BreakCategory::kUnsupportedOperator, "subscript of a value unknown at capture time");

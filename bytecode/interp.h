@@ -289,6 +289,10 @@ class Interp {
   bool CompareOp(int cmp, const Value& a, const Value& b, Value* out);
   bool Truth(const Value& v, bool* out);
   bool Subscript(const Value& container, const Value& index, Value* out);
+  // obj[index] where obj's class defines __getitem__ in Python (a SequentialCell, a user
+  // container): the method is inlined; *inlined says whether it applied (handlers_operator.cc).
+  bool GetItemInPython(Frame& f, const Value& container, const Value& index, Value* out,
+                       bool* inlined);
   // The iterator of `v` for a consumer that takes every item (tuple, list, sum, unpacking,
   // *args...): a fresh one over a container, or the items of an iterator, which is left
   // exhausted. GET_ITER keeps an iterator itself (iter(it) is it).

@@ -167,7 +167,10 @@ bool Interp::StepBinaryOperator(StepState& s) {
     }
     case Opc::BINARY_SUBSCR: {
       Value r;
-      if (!Pop(f, &b) || !Pop(f, &a) || !Subscript(a, b, &r)) return false;
+      if (!Pop(f, &b) || !Pop(f, &a)) return false;
+      bool inlined = false;
+      if (!GetItemInPython(f, a, b, &r, &inlined) && inlined) return false;
+      if (!inlined && !Subscript(a, b, &r)) return false;
       f.stack.push_back(std::move(r));
       break;
     }

@@ -288,3 +288,31 @@ def test_keyword_arguments_from_a_dict_follow_its_contents():
     kwargs["keepdims"] = True  # and so are its keys
     np.testing.assert_array_equal(jf(t(2, 3)).asnumpy(), f(t(2, 3)).asnumpy())
     assert pijit.get_code_extra(jf)["compile_count"] == 3
+
+
+class Lookup:
+    """A container whose __getitem__ is Python code (as a SequentialCell's is)."""
+
+    def __init__(self, scales):
+        self.scales = tuple(scales)
+
+    def __getitem__(self, i):
+        return self.scales[i] * 2
+
+
+def test_python_getitem_is_inlined_and_follows_the_object():
+    table = Lookup([1.0, 3.0])
+
+    def f(x):
+        return x * table[1] + table[-2]
+
+    jf = one_graph(f, t(3))
+    table.scales = (5.0, 7.0)  # read through guarded sources: a change recompiles
+    np.testing.assert_array_equal(jf(t(3)).asnumpy(), f(t(3)).asnumpy())
+
+
+def test_cells_of_a_sequential_cell_by_index_are_inlined():
+    from pijit import nn
+    pijit.set_seed(0)
+    seq = nn.SequentialCell([nn.Dense(3, 4), nn.ReLU(), nn.Dense(4, 2)])
+    one_graph(lambda x: seq[2](seq[1](seq[0](x))) + seq[-1](seq[1](seq[0](x))), t(2, 3))
