@@ -121,13 +121,21 @@ def _scalar_seeds(fn, outs):
     return seeds
 
 
-def _grad_result(gi, gw, single, weights, grad_position):
+def _grad_result(gi, gw, single, weights, grad_position, ids):
+    """MindSpore's structure: one input's gradient alone (an int grad_position), a tuple for a
+    tuple of positions; one Parameter's gradient alone, a tuple for several; (inputs',
+    weights') when both are asked for. ids: (position or parameter name, gradient) pairs."""
+    positions, one_weight, params = ids
+    if positions is not None:
+        gi = [(p, g) for p, g in zip(positions, gi)]
+        gw = [(w.name, g) for w, g in zip(params, gw)]
     gi = gi[0] if single else tuple(gi)
+    gw = gw[0] if one_weight else tuple(gw)
     if weights is None:
         return gi
     if grad_position is None:
-        return tuple(gw)
-    return gi, tuple(gw)
+        return gw
+    return gi, gw
 
 
 def vjp(fn, args, positions=(), weights=None, sens=None, has_aux=False, scalar=False):
@@ -163,15 +171,18 @@ def vjp(fn, args, positions=(), weights=None, sens=None, has_aux=False, scalar=F
 _C._register_vjp(vjp)
 
 
-def _make(fn, grad_position, weights, has_aux, with_value):
+def _make(fn, grad_position, weights, has_aux, with_value, return_ids):
     positions, single = _positions(grad_position)
+    one_weight = isinstance(weights, Parameter)
     weights = _weights(weights)
     if grad_position is None and weights is None:
         raise ValueError("grad: grad_position and weights cannot both be None")
+    ids = (positions if return_ids else None, one_weight, weights or ())
 
     def run(*args):
-        out, gi, gw = vjp(fn, args, positions, weights, None, has_aux, True)
-        grads = _grad_result(gi, gw, single, weights, grad_position)
+        # Outputs of more than one element are seeded with ones, as MindSpore does.
+        out, gi, gw = vjp(fn, args, positions, weights, None, has_aux, False)
+        grads = _grad_result(gi, gw, single, weights, grad_position, ids)
         if with_value:
             return out, grads
         return (grads, tuple(out[1:])) if has_aux else grads
@@ -179,18 +190,20 @@ def _make(fn, grad_position, weights, has_aux, with_value):
     return run
 
 
-def grad(fn, grad_position=0, weights=None, has_aux=False):
+def grad(fn, grad_position=0, weights=None, has_aux=False, return_ids=False):
     """The gradient function of `fn` (a function or a Cell) with respect to the inputs at
-    `grad_position` (an int: one gradient; a tuple: a tuple; None: none) and `weights`
-    (Parameters: a tuple of their gradients, after the inputs' when both are asked for).
-    `fn` must return a scalar (or a tuple of scalars, whose gradients add up); with has_aux,
-    only its first output is differentiated and the result is (gradients, other outputs)."""
-    return _make(fn, grad_position, weights, has_aux, with_value=False)
+    `grad_position` (an int: one gradient; a tuple: a tuple; None: none) and `weights` (one
+    Parameter: its gradient; several: a tuple, after the inputs' when both are asked for).
+    Each output is seeded with ones (a scalar's gradient, or the sum's for a larger output;
+    a tuple's gradients add up); with has_aux, only the first output is differentiated and
+    the result is (gradients, other outputs). return_ids pairs each gradient with its input's
+    position or its Parameter's name."""
+    return _make(fn, grad_position, weights, has_aux, False, return_ids)
 
 
-def value_and_grad(fn, grad_position=0, weights=None, has_aux=False):
+def value_and_grad(fn, grad_position=0, weights=None, has_aux=False, return_ids=False):
     """Like grad, but the function returns (fn's output, gradients)."""
-    return _make(fn, grad_position, weights, has_aux, with_value=True)
+    return _make(fn, grad_position, weights, has_aux, True, return_ids)
 
 
 class GradOperation:
