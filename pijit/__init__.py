@@ -43,3 +43,10 @@ __all__ = [
     "GraphBreakError", "ExplainOutput", "dtype_to_nptype", "dtype_to_pytype", "pytype_to_dtype",
     "set_seed", "get_seed", "from_dlpack", "grad", "value_and_grad", "graph_break",
 ]
+
+# mindspore.train's names are mindspore's too (Model, save_checkpoint, LossMonitor, ...).
+from pijit import dataset, train  # noqa: E402
+from pijit.train import *  # noqa: E402,F401,F403
+from pijit.train import __all__ as _train_names  # noqa: E402
+
+__all__ += ["dataset", "train", *_train_names]

@@ -20,4 +20,5 @@ fi
 # Debian's source package with -fPIC (recipe: third_party/asmjit.sh).
 bash "$here/third_party/asmjit.sh"
 
-"$PY" -m pip install -q --disable-pip-version-check setuptools wheel numpy pybind11 pytest hypothesis ml_dtypes
+"$PY" -m pip install -q --disable-pip-version-check setuptools wheel numpy pybind11 pytest hypothesis ml_dtypes \
+  protobuf

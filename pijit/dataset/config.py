@@ -1,0 +1,59 @@
+"""Dataset pipeline settings (MindSpore's mindspore.dataset.config): the seed of shuffles and
+random transforms, and the worker and prefetch settings (kept for scripts that set them; the
+pipeline here runs in the calling thread)."""
+import random
+
+import numpy as np
+
+__all__ = ["set_seed", "get_seed", "set_num_parallel_workers", "get_num_parallel_workers",
+           "set_prefetch_size", "get_prefetch_size"]
+
+_UINT32_MAX = 4294967295
+_DEFAULT_SEED = 5489  # std::mt19937's default seed, which MindSpore reports before set_seed
+
+_state = {"seed": None, "num_parallel_workers": 8, "prefetch_size": 16}
+
+
+def _check_int(function, name, value, low, high):
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{function}: '{name}' must be an int, got {type(value).__name__}")
+    if not low <= value <= high:
+        raise ValueError(f"{function}: '{name}' must be in [{low}, {high}], got {value}")
+    return value
+
+
+def set_seed(seed):
+    """Seeds the dataset pipeline's shuffles (and Python's random and numpy.random, as
+    MindSpore does): after set_seed, the same pipeline yields the same order on every run."""
+    _state["seed"] = _check_int("set_seed", "seed", seed, 0, _UINT32_MAX)
+    random.seed(seed)
+    np.random.seed(seed)
+
+
+def get_seed():
+    """The seed set by set_seed, or MindSpore's default 5489 when none was set."""
+    return _DEFAULT_SEED if _state["seed"] is None else _state["seed"]
+
+
+def pipeline_seed():
+    """The seed a new iterator's shuffles start from: the set seed, or a fresh random one (each
+    iterator then shuffles differently, as without a seed in MindSpore)."""
+    if _state["seed"] is None:
+        return int(np.random.SeedSequence().entropy % (_UINT32_MAX + 1))
+    return _state["seed"]
+
+
+def set_num_parallel_workers(num):
+    _state["num_parallel_workers"] = _check_int("set_num_parallel_workers", "num", num, 1, 65535)
+
+
+def get_num_parallel_workers():
+    return _state["num_parallel_workers"]
+
+
+def set_prefetch_size(size):
+    _state["prefetch_size"] = _check_int("set_prefetch_size", "size", size, 1, 2147483647)
+
+
+def get_prefetch_size():
+    return _state["prefetch_size"]

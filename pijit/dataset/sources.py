@@ -1,0 +1,207 @@
+"""The datasets that read Python data: NumpySlicesDataset (arrays, lists, tuples, dicts) and
+GeneratorDataset (a random-access object, an iterable or a generator function), with
+MindSpore's shuffle defaults: a random-access source is shuffled unless shuffle=False; an
+iterable one is read in order and cannot be shuffled (use .shuffle(buffer_size))."""
+import types
+
+import numpy as np
+
+from pijit.dataset.datasets import Dataset, rng_for
+
+__all__ = ["NumpySlicesDataset", "GeneratorDataset"]
+
+
+def _column_names(function, column_names):
+    if column_names is None:
+        return None
+    names = [column_names] if isinstance(column_names, str) else column_names
+    if not isinstance(names, (list, tuple)) or not names or \
+            not all(isinstance(n, str) and n for n in names):
+        raise TypeError(f"{function}: 'column_names' must be a str or a non-empty list of strs, "
+                        f"got {column_names!r}")
+    if len(set(names)) != len(names):
+        raise ValueError(f"{function}: 'column_names' names a column twice: {list(names)}")
+    return list(names)
+
+
+def _check_common(function, num_samples, shuffle, sampler, num_shards, shard_id):
+    if num_samples is not None and (isinstance(num_samples, bool)
+                                    or not isinstance(num_samples, int) or num_samples < 0):
+        raise ValueError(f"{function}: 'num_samples' must be None or an int >= 0, got "
+                         f"{num_samples!r}")
+    if shuffle is not None and not isinstance(shuffle, bool):
+        raise TypeError(f"{function}: 'shuffle' must be a bool or None, got "
+                        f"{type(shuffle).__name__}")
+    if sampler is not None or num_shards is not None or shard_id is not None:
+        raise NotImplementedError(f"{function}: samplers and sharding (sampler, num_shards, "
+                                  f"shard_id) are not supported")
+
+
+def _as_row(item, column_count, function):
+    """One source item as a row: a tuple or list is one value per column; anything else is the
+    one column's value."""
+    if isinstance(item, dict):
+        raise TypeError(f"{function}: the source yielded a dict; yield a tuple with one value "
+                        f"per column")
+    values = tuple(item) if isinstance(item, (tuple, list)) else (item,)
+    if len(values) != column_count:
+        raise RuntimeError(f"{function}: the source yielded {len(values)} columns, but "
+                           f"column_names names {column_count}")
+    return tuple(v.asnumpy() if hasattr(v, "asnumpy") else np.asarray(v) for v in values)
+
+
+class _IndexedSource(Dataset):
+    """A source read by index, in order or (shuffle) in a random permutation per pass."""
+
+    def __init__(self, length, shuffle, num_samples):
+        super().__init__()
+        self._length = length
+        self._shuffle = shuffle
+        self._num_samples = num_samples
+
+    def _item(self, index):
+        raise NotImplementedError
+
+    def _indices(self, key):
+        indices = rng_for(key, self._depth).permutation(self._length) if self._shuffle \
+            else np.arange(self._length)
+        return indices[:self._num_samples] if self._num_samples else indices
+
+    def _rows(self, key):
+        for index in self._indices(key):
+            yield self._item(int(index))
+
+    def _count(self):
+        return min(self._length, self._num_samples) if self._num_samples else self._length
+
+
+class NumpySlicesDataset(_IndexedSource):
+    """Rows sliced from Python data along its first axis: a list or NumPy array is one column;
+    a tuple holds one column per element; a dict maps column names to columns. Columns are
+    named `column_names`, the dict's keys, or column_0, column_1, .... Shuffled unless
+    shuffle=False."""
+
+    def __init__(self, data, column_names=None, num_samples=None, num_parallel_workers=1,
+                 shuffle=None, sampler=None, num_shards=None, shard_id=None):
+        _check_common("NumpySlicesDataset", num_samples, shuffle, sampler, num_shards, shard_id)
+        names = _column_names("NumpySlicesDataset", column_names)
+        if isinstance(data, dict):
+            if not data:
+                raise ValueError("NumpySlicesDataset: 'data' is an empty dict")
+            default_names = [str(k) for k in data]
+            columns = [np.asarray(list(v) if not isinstance(v, np.ndarray) else v)
+                       for v in data.values()]
+        elif isinstance(data, tuple):
+            columns = [np.asarray(c.asnumpy() if hasattr(c, "asnumpy") else c) for c in data]
+            default_names = None
+        elif isinstance(data, (list, np.ndarray)) or hasattr(data, "asnumpy"):
+            columns = [np.asarray(data.asnumpy() if hasattr(data, "asnumpy") else data)]
+            default_names = None
+        else:
+            raise TypeError(f"NumpySlicesDataset: 'data' must be a list, tuple, dict or NumPy "
+                            f"array, got {type(data).__name__}")
+        if any(c.ndim == 0 for c in columns):
+            raise ValueError("NumpySlicesDataset: each column must have a first axis to slice "
+                             "along; got a scalar")
+        lengths = [len(c) for c in columns]
+        if len(set(lengths)) > 1:
+            raise ValueError(f"NumpySlicesDataset: the columns have different lengths {lengths}")
+        if names is None:
+            names = default_names or [f"column_{i}" for i in range(len(columns))]
+        if len(names) != len(columns):
+            raise ValueError(f"NumpySlicesDataset: 'column_names' names {len(names)} columns, "
+                             f"but the data has {len(columns)}")
+        super().__init__(lengths[0], shuffle is not False, num_samples)
+        self._columns = columns
+        self._names = names
+
+    def get_col_names(self):
+        return list(self._names)
+
+    def _item(self, index):
+        return tuple(np.asarray(c[index]) for c in self._columns)
+
+
+class _ReplayedGenerator:
+    """A generator object, iterable again: the items of the first pass are kept and replayed,
+    as MindSpore does for a generator object given as source."""
+
+    def __init__(self, generator):
+        self._generator = generator
+        self._seen = []
+
+    def __iter__(self):
+        yield from self._seen
+        for item in self._generator:
+            self._seen.append(item)
+            yield item
+
+
+class GeneratorDataset(_IndexedSource):
+    """Rows from Python: `source` is random-access (__getitem__ and __len__: read by index,
+    shuffled unless shuffle=False), an iterable (read in order; iter(source) is taken for each
+    pass), or a callable returning an iterator (called for each pass). Each item is a tuple
+    with one value per column of `column_names` (a lone value for one column). `column_types`
+    (pijit dtypes) casts the columns."""
+
+    def __init__(self, source, column_names=None, column_types=None, schema=None,
+                 num_samples=None, num_parallel_workers=1, shuffle=None, sampler=None,
+                 num_shards=None, shard_id=None, python_multiprocessing=True, max_rowsize=None):
+        _check_common("GeneratorDataset", num_samples, shuffle, sampler, num_shards, shard_id)
+        names = _column_names("GeneratorDataset", column_names)
+        if names is None:
+            raise ValueError("GeneratorDataset: 'column_names' is required (schema is not "
+                             "supported)")
+        if isinstance(source, types.GeneratorType):
+            source = _ReplayedGenerator(source)
+        elif isinstance(source, zip):  # a zip is iterable once
+            source = list(source)
+        self._random_access = hasattr(source, "__getitem__") and hasattr(source, "__len__")
+        if not self._random_access:
+            if not (callable(source) or hasattr(source, "__iter__")):
+                raise TypeError(f"GeneratorDataset: 'source' must be random-access, iterable or "
+                                f"callable, got {type(source).__name__}")
+            if shuffle:
+                raise ValueError("GeneratorDataset: shuffle=True needs a random-access source "
+                                 "(with __getitem__ and __len__); use .shuffle(buffer_size)")
+        length = len(source) if self._random_access else None
+        super().__init__(length, self._random_access and shuffle is not False, num_samples)
+        self._source = source
+        self._names = names
+        self._types = self._column_numpy_types(column_types, len(names))
+
+    @staticmethod
+    def _column_numpy_types(column_types, count):
+        if column_types is None:
+            return None
+        if not isinstance(column_types, (list, tuple)) or len(column_types) != count:
+            raise ValueError(f"GeneratorDataset: 'column_types' must list one dtype per column "
+                             f"({count}), got {column_types!r}")
+        return [t.to_numpy() if hasattr(t, "to_numpy") else np.dtype(t) for t in column_types]
+
+    def get_col_names(self):
+        return list(self._names)
+
+    def _typed(self, row):
+        if self._types is None:
+            return row
+        return tuple(np.asarray(v).astype(t) for v, t in zip(row, self._types))
+
+    def _item(self, index):
+        return self._typed(_as_row(self._source[index], len(self._names), "GeneratorDataset"))
+
+    def _rows(self, key):
+        if self._random_access:
+            yield from super()._rows(key)
+            return
+        items = self._source() if callable(self._source) and \
+            not hasattr(self._source, "__iter__") else iter(self._source)
+        for count, item in enumerate(items):
+            if self._num_samples and count >= self._num_samples:
+                return
+            yield self._typed(_as_row(item, len(self._names), "GeneratorDataset"))
+
+    def _count(self):
+        if self._random_access:
+            return super()._count()
+        return sum(1 for _ in self._rows((0, 0)))  # an iterable's length is known by reading it

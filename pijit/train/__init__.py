@@ -1,0 +1,16 @@
+"""High-level training (MindSpore's mindspore.train): Model, callbacks, metrics and
+checkpoints in MindSpore's .ckpt format.
+
+    from pijit.train import Model, LossMonitor, ModelCheckpoint, CheckpointConfig
+    model = Model(net, loss_fn, optimizer, metrics={"accuracy"})
+    model.train(5, dataset, callbacks=[LossMonitor(), ModelCheckpoint("net", "ckpt")])
+"""
+from pijit.train import callback, metrics
+from pijit.train.callback import *  # noqa: F401,F403
+from pijit.train.metrics import *  # noqa: F401,F403
+from pijit.train.model import Model
+from pijit.train.serialization import load_checkpoint, load_param_into_net, save_checkpoint
+
+__all__ = ["Model", "save_checkpoint", "load_checkpoint", "load_param_into_net"]
+__all__.extend(callback.__all__)
+__all__.extend(metrics.__all__)

@@ -1,0 +1,77 @@
+"""MAE, MSE and Loss, as MindSpore computes them: MAE and MSE sum the errors of every element
+and divide by the number of samples (the first axis), not of elements."""
+import numpy as np
+
+from pijit.train.metrics.metric import Metric, rearrange_inputs
+
+__all__ = ["MAE", "MSE", "Loss"]
+
+
+class _ErrorSum(Metric):
+    def __init__(self):
+        super().__init__()
+        self.clear()
+
+    def clear(self):
+        self._error_sum = 0.0
+        self._samples_num = 0
+
+    def _errors(self, difference):
+        raise NotImplementedError
+
+    @rearrange_inputs
+    def update(self, *inputs):
+        self._check_input_count(inputs, 2)
+        y_pred, y = self._convert_data(inputs[0]), self._convert_data(inputs[1])
+        if y.size != y_pred.size:
+            raise ValueError(f"For '{type(self).__name__}.update', y_pred {y_pred.shape} and y "
+                             f"{y.shape} must have the same number of elements")
+        difference = y.reshape(y_pred.shape).astype(np.float64) - y_pred.astype(np.float64)
+        self._error_sum += float(self._errors(difference).sum())
+        self._samples_num += y.shape[0] if y.ndim else 1
+
+    def eval(self):
+        self._check_not_empty(self._samples_num == 0)
+        return np.float64(self._error_sum) / self._samples_num
+
+
+class MAE(_ErrorSum):
+    """Sum of |y_pred - y| over every element, divided by the number of samples."""
+
+    def _errors(self, difference):
+        return np.abs(difference)
+
+
+class MSE(_ErrorSum):
+    """Sum of (y_pred - y)^2 over every element, divided by the number of samples."""
+
+    def _errors(self, difference):
+        return difference ** 2
+
+
+class Loss(Metric):
+    """The mean, over update calls, of each call's loss (a scalar, or the mean of a 1-D loss)."""
+
+    def __init__(self):
+        super().__init__()
+        self.clear()
+
+    def clear(self):
+        self._sum_loss = 0.0
+        self._total_num = 0
+
+    @rearrange_inputs
+    def update(self, *inputs):
+        self._check_input_count(inputs, 1)
+        loss = self._convert_data(inputs[0])
+        if loss.ndim == 0:
+            loss = loss.reshape(1)
+        if loss.ndim != 1:
+            raise ValueError(f"For 'Loss.update', the loss must be a scalar or 1-D, got "
+                             f"{loss.ndim} dimensions")
+        self._sum_loss += float(loss.astype(np.float64).mean())
+        self._total_num += 1
+
+    def eval(self):
+        self._check_not_empty(self._total_num == 0)
+        return np.float64(self._sum_loss) / self._total_num
