@@ -302,6 +302,8 @@ bool Interp::Call(Frame& f, const Value& callable, ValueList args, Value* out) {
     bool handled = false;
     if (MakeNamedTuple(fn, args, names, out, &handled)) return true;
     if (handled) return false;
+    if (MakeLibraryObject(callable, args, names, out, &handled)) return true;
+    if (handled) return false;
     if (MakeObject(f, callable, args, names, out, &handled)) return true;
     if (handled) return false;
   }
@@ -325,13 +327,12 @@ bool Interp::Call(Frame& f, const Value& callable, ValueList args, Value* out) {
       return CallCellWithBprop(f, callable, args, out);
     }
   }
-  if (g_cell_call && call_attr == g_cell_call && callable.source >= 0) {
+  if (g_cell_call && call_attr == g_cell_call && HasMethodSource(callable)) {
     PyObject* cname = Keep(PyUnicode_InternFromString("construct"));
     PyObject* construct = _PyType_Lookup(Py_TYPE(fn), cname);
     if (construct && PyFunction_Check(construct)) {
       Value cv;
-      if (!FromSource(gp().AddSource(Source::kTypeAttr, callable.source, -1, cname), construct, &cv))
-        return false;
+      if (!FromSource(MethodSource(callable, cname), construct, &cv)) return false;
       UseConst(cv);
       args.insert(args.begin(), callable);
       return Inline(f, reinterpret_cast<PyCodeObject*>(PyFunction_GET_CODE(construct)), construct,
@@ -361,11 +362,11 @@ bool Interp::Call(Frame& f, const Value& callable, ValueList args, Value* out) {
   if (PyErr_Occurred()) PyErr_Clear();
   // An instance of a class whose __call__ is a Python function (GradOperation(...), user
   // callables): inline type(obj).__call__(obj, ...).
-  if (call_attr && PyFunction_Check(call_attr) && callable.source >= 0 && !PyType_Check(fn)) {
+  if (call_attr && PyFunction_Check(call_attr) && !PyType_Check(fn) &&
+      HasMethodSource(callable)) {
     PyObject* cname = Keep(PyUnicode_InternFromString("__call__"));
     Value cv;
-    if (!FromSource(gp().AddSource(Source::kTypeAttr, callable.source, -1, cname), call_attr, &cv))
-      return false;
+    if (!FromSource(MethodSource(callable, cname), call_attr, &cv)) return false;
     UseConst(cv);
     args.insert(args.begin(), callable);
     return Inline(f, reinterpret_cast<PyCodeObject*>(PyFunction_GET_CODE(call_attr)), call_attr,

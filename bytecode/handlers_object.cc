@@ -12,6 +12,7 @@
 #include "bytecode/interp.h"
 #include "guards/guards.h"
 #include "interop/convert.h"
+#include "interop/python_objects.h"
 
 namespace pijit::bytecode {
 
@@ -27,6 +28,79 @@ bool PlainClass(PyTypeObject* t) {
 }
 
 }  // namespace
+
+bool Interp::MakeLibraryObject(const Value& cls, const ValueList& args,
+                               const std::vector<std::string>& kwnames, Value* out,
+                               bool* handled) {
+  *handled = false;
+  if (cls.kind != Value::kConst || cls.source < 0 || !PyType_Check(cls.obj)) return false;
+  auto* type = reinterpret_cast<PyTypeObject*>(cls.obj);
+  PyObject* module = PyDict_GetItemString(type->tp_dict, "__module__");
+  if (!module || !PyUnicode_Check(module) ||
+      std::string_view(PyUnicode_AsUTF8(module)).rfind("pijit.", 0) != 0) {
+    return false;  // a user's class: its __init__ may do anything, it is inlined instead
+  }
+  static PyObject* const call_name = PyUnicode_InternFromString("__call__");
+  static PyObject* const op_name = PyUnicode_InternFromString("_pijit_op");
+  const bool cell = g_cell_call && _PyType_Lookup(type, call_name) == g_cell_call;
+  const bool primitive = _PyType_Lookup(type, op_name) != nullptr;
+  if (!cell && !primitive) return false;
+  *handled = true;
+  std::vector<PyObject*> argv;
+  for (const Value& a : args) {
+    PyObject* o = FixedAtCompileTime(a) ? AsPyObject(a) : nullptr;
+    if (!o) {
+      Fail(BreakCategory::kUnsupportedCall,
+           absl::StrCat(type->tp_name, " made in captured code from a value unknown at capture "
+                        "time"),
+           "build it in __init__, or from constants");
+      return false;
+    }
+    UseConst(a);
+    argv.push_back(o);
+  }
+  PyObject* names = nullptr;
+  if (!kwnames.empty()) {
+    names = PyTuple_New(static_cast<Py_ssize_t>(kwnames.size()));
+    for (size_t k = 0; k < kwnames.size(); ++k)
+      PyTuple_SET_ITEM(names, k, PyUnicode_FromString(kwnames[k].c_str()));
+  }
+  PyObject* obj = PyObject_Vectorcall(cls.obj, argv.data(), args.size() - kwnames.size(), names);
+  Py_XDECREF(names);
+  if (!obj) {
+    PyErr_Clear();
+    Fail(BreakCategory::kPythonError, absl::StrCat(type->tp_name, "(...) raises on these arguments"),
+         "the function runs eagerly and raises the error there");
+    return false;
+  }
+  Keep(obj);
+  if (cell) {
+    // A Cell with Parameters would get new weights on every eager call; one made once here
+    // would keep its first ones.
+    PyObject* params = PyObject_CallMethod(obj, "parameters_dict", nullptr);
+    const Py_ssize_t n = params ? PyObject_Length(params) : -1;
+    Py_XDECREF(params);
+    if (n != 0) {
+      PyErr_Clear();
+      Fail(BreakCategory::kUnsupportedCall,
+           absl::StrCat(type->tp_name, " made in captured code has Parameters (new ones on "
+                        "every call)"),
+           "create the layer in __init__ and call it in construct");
+      return false;
+    }
+  }
+  library_objects_[obj] = cls.source;
+  *out = Value::Const(obj);
+  return true;
+}
+
+int32_t Interp::MethodSource(const Value& callable, PyObject* name) {
+  if (callable.source >= 0) return gp().AddSource(Source::kTypeAttr, callable.source, -1, name);
+  auto it = callable.kind == Value::kConst ? library_objects_.find(callable.obj)
+                                           : library_objects_.end();
+  if (it == library_objects_.end()) return -1;
+  return gp().AddSource(Source::kClassAttr, it->second, -1, name);
+}
 
 bool Interp::MakeObject(Frame& f, const Value& cls, const ValueList& args,
                         const std::vector<std::string>& kwnames, Value* out, bool* handled) {

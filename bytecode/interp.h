@@ -329,6 +329,18 @@ class Interp {
   // handlers_object.cc: instances of plain classes made during capture.
   bool MakeObject(Frame& f, const Value& cls, const ValueList& args,
                   const std::vector<std::string>& kwnames, Value* out, bool* handled);
+  // Primitives and pijit's own parameterless Cells made in captured code (ops.MatMul(),
+  // nn.ReLU()): built now from constant arguments; *handled when `cls` is such a class.
+  bool MakeLibraryObject(const Value& cls, const ValueList& args,
+                         const std::vector<std::string>& kwnames, Value* out, bool* handled);
+  // The guard source of `callable`'s class attribute `name` (a method to inline): through
+  // the callable's own source, or the class's for an object MakeLibraryObject built; -1 when
+  // it has neither.
+  int32_t MethodSource(const Value& callable, PyObject* name);
+  bool HasMethodSource(const Value& callable) const {
+    return callable.source >= 0 ||
+           (callable.kind == Value::kConst && library_objects_.contains(callable.obj));
+  }
   bool ObjectAttr(Frame& f, const Value& owner, PyObject* name, bool method);
   bool StoreObjectAttr(const Value& owner, PyObject* name, const Value& value);
   bool CallObject(Frame& f, const Value& obj, ValueList args,
@@ -436,6 +448,8 @@ class Interp {
   absl::flat_hash_map<std::pair<int32_t, int>, graph::NodeId> param_of_number_;
   // Tensors read as graph inputs, by object: their node and first source.
   absl::flat_hash_map<PyObject*, std::pair<graph::NodeId, int32_t>> param_of_object_;
+  // Objects MakeLibraryObject built (kept alive by the trace) -> their class's source.
+  absl::flat_hash_map<PyObject*, int32_t> library_objects_;
   absl::flat_hash_map<graph::NodeId, int32_t> output_of_node_;
   std::vector<graph::NodeId> outputs_;
   absl::flat_hash_map<const ValueList*, int32_t> memo_of_items_;

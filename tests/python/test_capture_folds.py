@@ -316,3 +316,26 @@ def test_cells_of_a_sequential_cell_by_index_are_inlined():
     pijit.set_seed(0)
     seq = nn.SequentialCell([nn.Dense(3, 4), nn.ReLU(), nn.Dense(4, 2)])
     one_graph(lambda x: seq[2](seq[1](seq[0](x))) + seq[-1](seq[1](seq[0](x))), t(2, 3))
+
+
+def test_primitives_and_parameterless_cells_made_inside_are_captured():
+    from pijit import nn
+
+    def f(x):
+        y = ops.MatMul(transpose_b=True)(x, x)
+        y = nn.ReLU()(y - 10.0) + ops.ReduceSum(keep_dims=True)(x, 1)
+        return nn.Softmax(axis=0)(y) + nn.Flatten()(x)[:, :1]
+
+    one_graph(f, t(3, 3))
+
+
+def test_a_cell_with_parameters_made_inside_runs_eagerly():
+    from pijit import nn
+
+    def f(x):
+        return nn.Dense(3, 2)(x)
+
+    jf = pijit.jit(f, capture_mode="bytecode")
+    assert jf(t(2, 3)).shape == (2, 2)
+    reasons = [r["explanation"] for r in pijit.get_code_extra(jf)["all_reasons"]]
+    assert any("has Parameters" in r for r in reasons), reasons
