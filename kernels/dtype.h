@@ -1,4 +1,4 @@
-// Element types of the tensor runtime and NumPy's promotion rules between them.
+// Element types of the tensor runtime and MindSpore's promotion rules between them.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -43,8 +43,8 @@ inline bool IsInteger(DType d) {
 // float16 and bfloat16: stored in 16 bits, computed in float32.
 inline bool IsHalfFloat(DType d) { return d == DType::kFloat16 || d == DType::kBFloat16; }
 
-// NumPy's result_type for two arrays (bfloat16 as torch and ml_dtypes: with any integer or
-// bool it stays bfloat16, with float16 it gives float32). One table, in tensor.cc.
+// The result dtype of an op on two tensors, as MindSpore promotes them (the float wins over
+// integers whatever their widths: int32 + float32 -> float32). One table, in tensor.cc.
 DType PromoteTypes(DType a, DType b);
 
 // The kind of a Python scalar mixed with a tensor. Python scalars are "weak" (NEP 50):
@@ -52,12 +52,9 @@ DType PromoteTypes(DType a, DType b);
 enum class ScalarKind : uint8_t { kBool, kInt, kFloat };
 DType PromoteWithScalar(DType tensor, ScalarKind scalar);
 
-// The result dtype of exp, sqrt, softmax, ... : a floating input keeps its dtype, an integer
-// one gets the smallest float that holds all its values (NumPy: Int8 -> Float16,
-// Int16 -> Float32, Int32 -> Float64).
-inline DType FloatFunctionDType(DType d) {
-  return IsFloating(d) ? d : PromoteTypes(d, DType::kFloat16);
-}
+// The result dtype of exp, sqrt, softmax, true division, ... : a floating input keeps its
+// dtype, an integer or bool one computes in float32 (MindSpore's default float).
+inline DType FloatFunctionDType(DType d) { return IsFloating(d) ? d : DType::kFloat32; }
 
 // The range of an integer dtype (for range checks of Python integers).
 void IntegerRange(DType d, int64_t* lo, int64_t* hi);

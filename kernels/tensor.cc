@@ -48,21 +48,21 @@ namespace {
 constexpr DType b = DType::kBool, u8 = DType::kUInt8, i8 = DType::kInt8, i16 = DType::kInt16,
                 i32 = DType::kInt32, i64 = DType::kInt64, f16 = DType::kFloat16,
                 bf = DType::kBFloat16, f32 = DType::kFloat32, f64 = DType::kFloat64;
-// kPromote[a][b], rows and columns in enum order. The NumPy types follow np.result_type
-// (an integer meets a float wide enough to hold it exactly: int16 + float16 -> float32,
-// int32 + float32 -> float64); bfloat16 stays bfloat16 with bools and integers and meets
-// float16 at float32 (torch, ml_dtypes).
+// kPromote[a][b], rows and columns in enum order: MindSpore's rules (torch's too). Within a
+// category (bool < integers < floats) the wider type wins, uint8 meets int8 at int16; across
+// categories the higher category's type wins whatever its width (int32 + float32 -> float32,
+// int64 + float16 -> float16); float16 and bfloat16 meet at float32.
 constexpr DType kPromote[kNumDTypes][kNumDTypes] = {
     //         b    u8   i8   i16  i32  i64  f16  bf   f32  f64
     /* b   */ {b,   u8,  i8,  i16, i32, i64, f16, bf,  f32, f64},
     /* u8  */ {u8,  u8,  i16, i16, i32, i64, f16, bf,  f32, f64},
     /* i8  */ {i8,  i16, i8,  i16, i32, i64, f16, bf,  f32, f64},
-    /* i16 */ {i16, i16, i16, i16, i32, i64, f32, bf,  f32, f64},
-    /* i32 */ {i32, i32, i32, i32, i32, i64, f64, bf,  f64, f64},
-    /* i64 */ {i64, i64, i64, i64, i64, i64, f64, bf,  f64, f64},
-    /* f16 */ {f16, f16, f16, f32, f64, f64, f16, f32, f32, f64},
+    /* i16 */ {i16, i16, i16, i16, i32, i64, f16, bf,  f32, f64},
+    /* i32 */ {i32, i32, i32, i32, i32, i64, f16, bf,  f32, f64},
+    /* i64 */ {i64, i64, i64, i64, i64, i64, f16, bf,  f32, f64},
+    /* f16 */ {f16, f16, f16, f16, f16, f16, f16, f32, f32, f64},
     /* bf  */ {bf,  bf,  bf,  bf,  bf,  bf,  f32, bf,  f32, f64},
-    /* f32 */ {f32, f32, f32, f32, f64, f64, f32, f32, f32, f64},
+    /* f32 */ {f32, f32, f32, f32, f32, f32, f32, f32, f32, f64},
     /* f64 */ {f64, f64, f64, f64, f64, f64, f64, f64, f64, f64},
 };
 }  // namespace
@@ -75,7 +75,8 @@ DType PromoteWithScalar(DType tensor, ScalarKind scalar) {
   switch (scalar) {
     case ScalarKind::kBool: return tensor;
     case ScalarKind::kInt: return tensor == DType::kBool ? DType::kInt64 : tensor;
-    case ScalarKind::kFloat: return IsFloating(tensor) ? tensor : DType::kFloat64;
+    // An integer tensor with a Python float computes in float32 (MindSpore's default float).
+    case ScalarKind::kFloat: return IsFloating(tensor) ? tensor : DType::kFloat32;
   }
   return tensor;
 }

@@ -127,7 +127,7 @@ absl::StatusOr<DType> ComputeDType(BinaryOp op, DType a, DType b) {
       default: break;
     }
   }
-  if (op == BinaryOp::kDiv && !IsFloating(dt)) dt = DType::kFloat64;
+  if (op == BinaryOp::kDiv && !IsFloating(dt)) dt = FloatFunctionDType(dt);
   return dt;
 }
 

@@ -71,7 +71,7 @@ DType ReduceDType(ReduceOp op, DType in) {
   switch (op) {
     case ReduceOp::kSum: case ReduceOp::kProd: return IsFloating(in) ? in : DType::kInt64;
     case ReduceOp::kMean: case ReduceOp::kVar: case ReduceOp::kStd:
-      return IsFloating(in) ? in : DType::kFloat64;
+      return FloatFunctionDType(in);
     case ReduceOp::kAll: case ReduceOp::kAny: return DType::kBool;
     case ReduceOp::kMax: case ReduceOp::kMin: return in;
   }

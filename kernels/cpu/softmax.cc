@@ -104,8 +104,7 @@ absl::StatusOr<TensorMeta> InferSoftmax(bool log, const TensorMeta& a, int64_t a
         "%s: unsupported dtype Bool, expected an integer or floating dtype", name));
   }
   PIJIT_RETURN_IF_ERROR(NormalizeAxis(name, axis, static_cast<int64_t>(a.shape.size())).status());
-  // Integers compute in float64 (whatever their width), as before the small dtypes existed.
-  return TensorMeta{IsFloating(a.dtype) ? a.dtype : DType::kFloat64, a.shape};
+  return TensorMeta{FloatFunctionDType(a.dtype), a.shape};
 }
 
 absl::StatusOr<Tensor> Softmax(bool log, const Tensor& a, int64_t axis) {

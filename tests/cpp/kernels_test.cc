@@ -25,11 +25,11 @@ TEST(BroadcastTest, ShapesFollowNumPy) {
             "add: operands could not be broadcast together with shapes (3,) and (4,)");
 }
 
-TEST(PromotionTest, IntegerWithFloat32GivesFloat64) {
-  EXPECT_EQ(PromoteTypes(DType::kInt32, DType::kFloat32), DType::kFloat64);
+TEST(PromotionTest, IntegerWithFloat32GivesFloat32) {
+  EXPECT_EQ(PromoteTypes(DType::kInt32, DType::kFloat32), DType::kFloat32);
   EXPECT_EQ(PromoteTypes(DType::kBool, DType::kInt32), DType::kInt32);
   EXPECT_EQ(PromoteWithScalar(DType::kFloat32, ScalarKind::kFloat), DType::kFloat32);
-  EXPECT_EQ(PromoteWithScalar(DType::kInt32, ScalarKind::kFloat), DType::kFloat64);
+  EXPECT_EQ(PromoteWithScalar(DType::kInt32, ScalarKind::kFloat), DType::kFloat32);
 }
 
 TEST(BinaryTest, AddBroadcastsRowAgainstColumn) {
@@ -42,11 +42,11 @@ TEST(BinaryTest, AddBroadcastsRowAgainstColumn) {
     for (int j = 0; j < 4; ++j) EXPECT_EQ(c->data<float>()[i * 4 + j], float(i + j));
 }
 
-TEST(BinaryTest, IntegerDivisionIsTrueDivisionInFloat64) {
+TEST(BinaryTest, IntegerDivisionIsTrueDivisionInFloat32) {
   auto c = Binary(BinaryOp::kDiv, Arange({4}, DType::kInt32), Tensor::Scalar<int32_t>(2));
   ASSERT_TRUE(c.ok());
-  EXPECT_EQ(c->dtype(), DType::kFloat64);
-  EXPECT_DOUBLE_EQ(c->data<double>()[3], 1.5);
+  EXPECT_EQ(c->dtype(), DType::kFloat32);
+  EXPECT_FLOAT_EQ(c->data<float>()[3], 1.5f);
 }
 
 TEST(BinaryTest, BooleanSubtractIsATypeError) {
@@ -107,11 +107,11 @@ TEST(ReshapeTest, InfersMinusOneAndRejectsBadSize) {
   EXPECT_FALSE(Reshape(Arange({2, 6}), {5, -1}).ok());
 }
 
-TEST(UnaryTest, ExpOfIntegersIsFloat64) {
+TEST(UnaryTest, ExpOfIntegersIsFloat32) {
   auto e = Unary(UnaryOp::kExp, Arange({3}, DType::kInt32));
   ASSERT_TRUE(e.ok());
-  EXPECT_EQ(e->dtype(), DType::kFloat64);
-  EXPECT_DOUBLE_EQ(e->data<double>()[2], std::exp(2.0));
+  EXPECT_EQ(e->dtype(), DType::kFloat32);
+  EXPECT_FLOAT_EQ(e->data<float>()[2], std::exp(2.0f));
 }
 
 }  // namespace

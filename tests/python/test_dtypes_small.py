@@ -1,5 +1,5 @@
 """The small dtypes (float16, bfloat16, int8, int16, uint8): public dtype objects, NumPy,
-buffer and DLPack interop, promotion against np.result_type, NumPy's weak Python scalars and
+buffer and DLPack interop, MindSpore's promotion and weak Python scalars (ms_dtypes), NumPy's
 integer wraparound, casts, creation, random and the layer ops, and their errors.
 (The op-by-op checks of every dtype live in test_eager_ops*.py, which run over NP_DTYPES.)"""
 import sys
@@ -12,6 +12,7 @@ from hypothesis.extra import numpy as hnp
 import pijit as ms
 from pijit import ops
 import nn_reference as ref
+from ms_dtypes import computed_in, float_function_dtype, result_dtype, with_python_scalar
 from pijit_testutil import (INT_NP_DTYPES, MS_OF_NP, NP_DTYPES, assert_matches_numpy,
                             elements_for, np_dtype, random_array)
 
@@ -121,10 +122,10 @@ def test_dlpack_carries_bfloat16():
 
 @pytest.mark.parametrize("da", NP_DTYPES, ids=str)
 @pytest.mark.parametrize("db", NP_DTYPES, ids=str)
-def test_promotion_of_every_pair_is_numpy_result_type(da, db):
+def test_promotion_of_every_pair_follows_mindspore(da, db):
     a, b = np.ones(2, da), np.ones(2, db)
-    assert np_dtype(ops.maximum(T(a), T(b))) == np.result_type(da, db)
-    assert np_dtype(ops.where(T(np.array([True, False])), T(a), T(b))) == np.result_type(da, db)
+    assert np_dtype(ops.maximum(T(a), T(b))) == result_dtype(da, db)
+    assert np_dtype(ops.where(T(np.array([True, False])), T(a), T(b))) == result_dtype(da, db)
 
 
 @pytest.mark.parametrize("other, expected", [
@@ -139,23 +140,30 @@ def test_bfloat16_promotes_as_ml_frameworks_do(other, expected):
 
 @pytest.mark.parametrize("dtype", INT_NP_DTYPES + [np.dtype(np.float16)], ids=str)
 @pytest.mark.parametrize("scalar", [1, -1, 100, 300, 2.5, True])
-def test_python_scalars_are_weak_and_out_of_range_ints_raise_like_numpy(dtype, scalar):
+def test_python_scalars_are_weak_and_out_of_range_ints_raise(dtype, scalar):
     a = np.array([1, 2, 3], dtype)
     try:
-        expected = a + scalar
+        np.add(a, scalar)  # NumPy raises for the same out-of-range ints (300 with int8)
     except OverflowError:
         with pytest.raises(OverflowError, match="out of bounds"):
             T(a) + scalar
         return
+    rt = with_python_scalar(dtype, scalar)  # int8 + 2.5 -> float32 (NumPy: float64)
+    expected = computed_in(rt, np.add)(a, scalar)
+    assert expected.dtype == rt
     assert_matches_numpy(T(a) + scalar, expected)
 
 
 @pytest.mark.parametrize("dtype", INT_NP_DTYPES[:3], ids=str)
-def test_out_of_range_python_ints_compare_divide_and_clip_like_numpy(dtype):
+def test_out_of_range_python_ints_compare_divide_and_clip_without_raising(dtype):
+    # No OverflowError: comparisons and clip give NumPy's values in the tensor's dtype, and
+    # true division computes in float32 (float_function_dtype), where 1000 fits.
     a = np.array([0, 5, 100], dtype)
-    for fn in (lambda x: x < -1, lambda x: x == 300, lambda x: x != -1, lambda x: x / 1000,
+    for fn in (lambda x: x < -1, lambda x: x == 300, lambda x: x != -1,
                lambda x: ops.clip(x, -5, 300) if isinstance(x, T) else np.clip(x, -5, 300)):
         assert_matches_numpy(fn(T(a)), fn(a))
+    rt = float_function_dtype(with_python_scalar(dtype, 1000))
+    assert_matches_numpy(T(a) / 1000, a.astype(rt) / 1000)
 
 
 @given(data=st.data(), dtype=st.sampled_from(INT_NP_DTYPES[:3]),

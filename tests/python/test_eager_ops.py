@@ -1,5 +1,6 @@
 """Eager tensor operations compared against NumPy: every op, every way to call it, every dtype,
-NumPy's promotion rules, broadcasting, 0-d/empty/non-contiguous inputs and the errors."""
+MindSpore's promotion rules (result dtypes from ms_dtypes, values from NumPy computed in them),
+broadcasting, 0-d/empty/non-contiguous inputs and the errors."""
 import operator
 import sys
 
@@ -11,6 +12,8 @@ from hypothesis.extra import numpy as hnp
 
 import pijit as ms
 from pijit import ops
+from ms_dtypes import (computed_in, float_function_dtype, reduction_dtype, result_dtype,
+                       with_python_scalar)
 from pijit_testutil import (FLOAT_NP_DTYPES, NP_DTYPES, NUMERIC_NP_DTYPES, assert_matches_numpy,
                             elements_for, random_array, rtol_for)
 
@@ -36,6 +39,19 @@ def T(a):
 # ---- binary elementwise ops ----------------------------------------------------------------------
 
 NP_BINARY = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.true_divide}
+
+
+def binary_dtype(name, da, db):
+    """MindSpore's result dtype of `name` on two tensors: div is a float function of the
+    promoted dtype (int32 / int32 -> float32), the others give the promoted dtype."""
+    rt = result_dtype(da, db)
+    return float_function_dtype(rt) if name == "div" else rt
+
+
+def scalar_dtype(name, dtype, scalar):
+    """MindSpore's result dtype of `name` on a tensor of `dtype` and a Python scalar."""
+    rt = with_python_scalar(dtype, scalar)
+    return float_function_dtype(rt) if name == "div" else rt
 PRIMITIVE = {"add": ops.Add, "sub": ops.Sub, "mul": ops.Mul, "div": ops.Div}
 OPERATOR = {"add": operator.add, "sub": operator.sub, "mul": operator.mul, "div": operator.truediv}
 BINARY_STYLES = {
@@ -68,22 +84,26 @@ def test_binary_op_keyword_arguments(rng, name):
     (name, da, db) for name in NP_BINARY for da in NP_DTYPES for db in NP_DTYPES
     if not (name == "sub" and da == np.bool_ and db == np.bool_)],  # an error, tested below
     ids=str)
-def test_binary_op_dtype_promotion_matches_numpy(rng, name, da, db):
+def test_binary_op_dtype_promotion_follows_mindspore(rng, name, da, db):
     a = random_array(rng, (4, 3), da)
     b = random_array(rng, (4, 3), db)
-    assert_matches_numpy(getattr(ops, name)(T(a), T(b)), NP_BINARY[name](a, b))
+    rt = binary_dtype(name, da, db)
+    expected = computed_in(rt, NP_BINARY[name])(a, b)
+    assert expected.dtype == rt
+    assert_matches_numpy(getattr(ops, name)(T(a), T(b)), expected)
 
 
-def test_int32_plus_float32_is_float64():
+def test_int32_plus_float32_is_float32():
+    # NumPy widens to float64 to hold every int32; MindSpore keeps the float's dtype.
     out = T(np.array([1, 2], np.int32)) + T(np.array([0.5, 0.25], np.float32))
-    assert out.dtype == ms.float64
-    assert_matches_numpy(out, np.array([1, 2], np.int32) + np.array([0.5, 0.25], np.float32))
+    assert out.dtype == ms.float32
+    assert_matches_numpy(out, np.array([1.5, 2.25], np.float32))
 
 
-def test_python_float_plus_int32_tensor_is_float64():
+def test_python_float_plus_int32_tensor_is_float32():
     out = 1.5 + T(np.array([1, 2], np.int32))
-    assert out.dtype == ms.float64
-    np.testing.assert_array_equal(out.asnumpy(), np.array([2.5, 3.5]))
+    assert out.dtype == ms.float32
+    np.testing.assert_array_equal(out.asnumpy(), np.array([2.5, 3.5], np.float32))
 
 
 def test_python_int_plus_float32_tensor_is_float32():
@@ -99,16 +119,21 @@ SCALARS = [True, False, 2, -3, 0, 1.5, -0.25, 1e30]
 @pytest.mark.parametrize("dtype", NP_DTYPES, ids=str)
 @pytest.mark.parametrize("scalar", SCALARS, ids=repr)
 @pytest.mark.parametrize("reflected", [False, True], ids=["tensor_op_scalar", "scalar_op_tensor"])
-def test_python_scalar_operand_follows_numpy_weak_promotion(rng, name, dtype, scalar, reflected):
+def test_python_scalar_operand_is_weak(rng, name, dtype, scalar, reflected):
     a = random_array(rng, (5,), dtype)
     args_np = (scalar, a) if reflected else (a, scalar)
     args_ms = (scalar, T(a)) if reflected else (T(a), scalar)
     try:
-        expected = NP_BINARY[name](*args_np)
+        # NumPy raises where pijit must: bool subtraction, a Python int out of the range of
+        # the tensor's integer dtype (uint8 - 3).
+        NP_BINARY[name](*args_np)
     except (TypeError, OverflowError) as e:
         with pytest.raises(type(e)):
             OPERATOR[name](*args_ms)
         return
+    rt = scalar_dtype(name, dtype, scalar)
+    expected = computed_in(rt, NP_BINARY[name])(*args_np)
+    assert expected.dtype == rt
     out = OPERATOR[name](*args_ms)
     assert_matches_numpy(out, expected)
     assert_matches_numpy(getattr(ops, name)(*args_ms), expected)
@@ -135,10 +160,12 @@ def test_python_int_beyond_int64_with_float_tensor_is_converted_to_float():
     np.testing.assert_array_equal(out.asnumpy(), np.array([1.0]) + 2 ** 70)
 
 
-def test_int_true_division_gives_float64_with_inf_and_nan_like_numpy():
+def test_int_true_division_gives_float32_with_inf_and_nan_like_numpy():
     a = np.array([1, 0, -3], np.int32)
     b = np.array([0, 0, 2], np.int32)
-    assert_matches_numpy(T(a) / T(b), a / b)
+    out = T(a) / T(b)
+    assert_matches_numpy(out, a.astype(np.float32) / b.astype(np.float32))
+    np.testing.assert_array_equal(out.asnumpy(), np.array([np.inf, np.nan, -1.5], np.float32))
 
 
 def test_float_division_by_zero_keeps_sign_of_zero_like_numpy():
@@ -158,8 +185,10 @@ def test_binary_broadcasting_matches_numpy_hypothesis(data, shapes, name, da, db
 
     a = data.draw(hnp.arrays(da, shapes.input_shapes[0], elements=elements_for(da, 1000)), label="a")
     b = data.draw(hnp.arrays(db, shapes.input_shapes[1], elements=elements_for(db, 1000)), label="b")
+    rt = binary_dtype(name, da, db)
     with np.errstate(all="ignore"):
-        expected = NP_BINARY[name](a, b)
+        expected = computed_in(rt, NP_BINARY[name])(a, b)
+    assert expected.dtype == rt
     assert_matches_numpy(getattr(ops, name)(T(a), T(b)), expected)
     assert expected.shape == shapes.result_shape
 
@@ -173,11 +202,14 @@ def test_binary_with_python_scalar_matches_numpy_hypothesis(a, scalar, name, dty
     with np.errstate(all="ignore"):
         a = a.astype(dtype)
         try:
-            expected = NP_BINARY[name](a, scalar)
+            NP_BINARY[name](a, scalar)
         except OverflowError:  # a Python int out of the (small) integer dtype's range
             with pytest.raises(OverflowError, match="out of bounds"):
                 OPERATOR[name](T(a), scalar)
             return
+        rt = scalar_dtype(name, dtype, scalar)
+        expected = computed_in(rt, NP_BINARY[name])(a, scalar)
+    assert expected.dtype == rt
     assert_matches_numpy(OPERATOR[name](T(a), scalar), expected)
 
 
@@ -248,13 +280,19 @@ def unary_input(rng, name, dtype, shape=(3, 5)):
     return random_array(rng, shape, dtype, low=lo, high=6)
 
 
+# exp and log compute integers in float32; neg and relu keep the dtype.
+FLOAT_UNARY = {"exp", "log"}
+
+
 @pytest.mark.parametrize("style", UNARY_STYLES, ids=str)
 @pytest.mark.parametrize("name", NP_UNARY, ids=str)
 @pytest.mark.parametrize("dtype", NUMERIC_NP_DTYPES, ids=str)
 def test_unary_op_matches_numpy(rng, name, style, dtype):
     a = unary_input(rng, name, dtype)
     out = UNARY_STYLES[style](name, T(a))
-    expected = NP_UNARY[name](a)
+    rt = float_function_dtype(dtype) if name in FLOAT_UNARY else np.dtype(dtype)
+    expected = computed_in(rt, NP_UNARY[name])(a)
+    assert expected.dtype == rt
     assert_matches_numpy(out, expected, rtol=rtol_for(expected.dtype, transcendental=True))
 
 
@@ -325,7 +363,8 @@ def test_binary_on_0d_tensors(name):
 def test_binary_0d_broadcasts_against_matrix(name):
     a = np.array(2, np.int32)
     b = np.arange(1, 7, dtype=np.int64).reshape(2, 3)
-    assert_matches_numpy(getattr(ops, name)(T(a), T(b)), NP_BINARY[name](a, b))
+    expected = computed_in(binary_dtype(name, a.dtype, b.dtype), NP_BINARY[name])(a, b)
+    assert_matches_numpy(getattr(ops, name)(T(a), T(b)), expected)
 
 
 @pytest.mark.parametrize("name", NP_BINARY, ids=str)
@@ -428,10 +467,12 @@ def test_matmul_shapes_and_styles_match_numpy(rng, shapes, style):
 
 @pytest.mark.parametrize("da", NP_DTYPES, ids=str)
 @pytest.mark.parametrize("db", NP_DTYPES, ids=str)
-def test_matmul_dtype_promotion_matches_numpy(rng, da, db):
+def test_matmul_dtype_promotion_follows_mindspore(rng, da, db):
     a = random_array(rng, (3, 4), da)
     b = random_array(rng, (4, 2), db)
-    expected = a @ b
+    rt = result_dtype(da, db)
+    expected = a.astype(rt) @ b.astype(rt)
+    assert expected.dtype == rt
     assert_matches_numpy(ops.matmul(T(a), T(b)), expected, rtol=matmul_rtol(expected.dtype, 4),
                          atol=1e-5)
 
@@ -540,9 +581,11 @@ def test_reduction_axes_and_styles_match_numpy(rng, style, name, axis, keepdims)
 @pytest.mark.parametrize("name", NP_REDUCE, ids=str)
 @pytest.mark.parametrize("dtype", NP_DTYPES, ids=str)
 @pytest.mark.parametrize("axis", [None, 1, (0, 1)], ids=repr)
-def test_reduction_dtypes_match_numpy(rng, name, dtype, axis):
+def test_reduction_dtypes_follow_mindspore(rng, name, dtype, axis):
     a = random_array(rng, (5, 6), dtype)
-    expected = NP_REDUCE[name](a, axis=axis)
+    rt = reduction_dtype(name, dtype)  # sum: int64 for integers and bools; mean: float32
+    expected = NP_REDUCE[name](a, axis=axis, dtype=rt)
+    assert expected.dtype == rt
     assert_matches_numpy(ops.__dict__[name](T(a), axis), expected, rtol=1e-5)
 
 
@@ -588,7 +631,8 @@ def test_reduction_matches_numpy_hypothesis(a, dtype, data, name, keepdims):
         axis = axes[0]
     else:
         axis = tuple(axes)
-    expected = NP_REDUCE[name](a, axis=axis, keepdims=keepdims)
+    rt = reduction_dtype(name, dtype)  # mean of integers: float32
+    expected = NP_REDUCE[name](a, axis=axis, keepdims=keepdims, dtype=rt)
     if a.dtype == np.float16:
         # pijit accumulates float16 in float32 and rounds once; NumPy's float16 accumulation
         # drifts (100 x 31.0 sums to 3132 there), so the reference is the exact result rounded.

@@ -1,6 +1,7 @@
 """The eager op library against NumPy: elementwise (binary, unary, where, clip), reductions,
 softmax, shape ops, indexing, creation and random generation, Tensor conveniences and
-errors. Every dtype, broadcasting, empty, 0-d and non-contiguous inputs."""
+errors. Every dtype, broadcasting, empty, 0-d and non-contiguous inputs. Result dtypes follow
+MindSpore's rules (ms_dtypes); the NumPy references compute in those dtypes."""
 import warnings
 
 import numpy as np
@@ -10,6 +11,8 @@ from hypothesis.extra import numpy as hnp
 
 import pijit as ms
 from pijit import ops
+from ms_dtypes import (computed_in, float_function_dtype, reduction_dtype, result_dtype,
+                       true_division_dtype, with_python_scalar)
 from pijit_testutil import (FLOAT_NP_DTYPES, MS_OF_NP, NP_DTYPES, NUMERIC_NP_DTYPES,
                             assert_matches_numpy, random_array, rtol_for)
 
@@ -73,6 +76,14 @@ SHAPE_PAIRS = [((3, 4), (3, 4)), ((3, 1), (1, 4)), ((), (2, 3)), ((0, 3), (1, 3)
                ((2, 3, 4), (4,))]
 
 
+def binary_reference(name, da, db):
+    """NumPy's `name` computed in MindSpore's dtype for operands of dtypes da and db: the
+    promoted dtype (which comparisons and logical ops compute in too, then give bool), or
+    float32 for the true division of integers."""
+    rt = true_division_dtype(da, db) if name == "div" else result_dtype(da, db)
+    return computed_in(rt, BINARY[name])
+
+
 def binary_operands(rng, name, sa, sb, da, db):
     a = random_array(rng, sa, da)
     b = random_array(rng, sb, db)
@@ -84,9 +95,10 @@ def binary_operands(rng, name, sa, sb, da, db):
 @pytest.mark.parametrize("name", sorted(BINARY))
 @pytest.mark.parametrize("da", NP_DTYPES, ids=str)
 @pytest.mark.parametrize("db", NP_DTYPES, ids=str)
-def test_binary_matches_numpy_for_every_dtype_pair(rng, name, da, db):
+def test_binary_follows_mindspore_promotion_for_every_dtype_pair(rng, name, da, db):
     a, b = binary_operands(rng, name, (3, 4), (4,), da, db)
-    check(getattr(ops, name), BINARY[name], a, b, rtol=rtol_for(np.float32, True))
+    check(getattr(ops, name), binary_reference(name, da, db), a, b,
+          rtol=rtol_for(np.float32, True))
 
 
 @pytest.mark.parametrize("name", sorted(BINARY))
@@ -111,7 +123,7 @@ def test_binary_reads_non_contiguous_views(rng, name):
 @pytest.mark.parametrize("scalar", [2, 2.5, True])
 def test_binary_with_python_scalar_follows_weak_promotion(rng, name, dt, scalar):
     a = random_array(rng, (5,), dt)
-    fn, np_fn = getattr(ops, name), BINARY[name]
+    fn, np_fn = getattr(ops, name), computed_in(with_python_scalar(dt, scalar), BINARY[name])
     check(lambda t: fn(t, scalar), lambda x: np_fn(x, scalar), a, rtol=1e-5)
     check(lambda t: fn(scalar, t), lambda x: np_fn(scalar, x), a, rtol=1e-5)
 
@@ -128,7 +140,7 @@ def test_binary_hypothesis(data, name, dtype):
         elems = st.floats(-100, 100, width=32)
     a = data.draw(hnp.arrays(dtype, shapes.input_shapes[0], elements=elems))
     b = data.draw(hnp.arrays(dtype, shapes.input_shapes[1], elements=elems))
-    check(getattr(ops, name), BINARY[name], a, b, rtol=1e-5, atol=1e-30)
+    check(getattr(ops, name), binary_reference(name, dtype, dtype), a, b, rtol=1e-5, atol=1e-30)
 
 
 def test_integer_pow_with_negative_exponent_raises_value_error():
@@ -210,15 +222,12 @@ def _erf(x):
 
 
 def float_fn(f):
-    """NumPy's rule for float functions: integers give the smallest float that holds them
-    (int8/uint8 -> float16, int16 -> float32, int32/int64 -> float64); bool is unsupported
-    here."""
+    """MindSpore's rule for float functions: integers compute in float32 whatever their width
+    (float_function_dtype); bool is unsupported here."""
     def run(x):
         if x.dtype == np.bool_:
             raise TypeError("bool")
-        if x.dtype.kind in "iu":
-            x = x.astype(np.result_type(x.dtype, np.float16))
-        return f(x)
+        return f(x.astype(float_function_dtype(x.dtype)))
     return run
 
 
@@ -246,7 +255,7 @@ UNARY = {
 @pytest.mark.parametrize("shape", [(3, 4), (), (0, 2)], ids=str)
 def test_unary_matches_numpy(rng, name, dtype, shape):
     a = random_array(rng, shape, dtype)
-    half = np.result_type(dtype, np.float16) == np.float16
+    half = dtype == np.float16
     check(getattr(ops, name), UNARY[name], a,
           rtol=rtol_for(np.float16 if half else np.float32, True) * (1 if half else 4))
 
@@ -349,7 +358,8 @@ def test_where_promotes_and_broadcasts(rng, dx, dy):
     c = random_array(rng, (3, 1), np.bool_)
     x = random_array(rng, (4,), dx)
     y = random_array(rng, (3, 4), dy)
-    check(ops.where, np.where, c, x, y)
+    rt = result_dtype(dx, dy)
+    check(ops.where, lambda cc, xx, yy: np.where(cc, xx.astype(rt), yy.astype(rt)), c, x, y)
 
 
 def test_where_with_non_bool_condition_and_scalars(rng):
@@ -369,8 +379,13 @@ def test_where_with_non_bool_condition_and_scalars(rng):
 def test_clip_matches_numpy(rng, dtype, bounds):
     a = random_array(rng, (3, 4), dtype)
     lo, hi = bounds
-    check(lambda t: ops.clip(t, lo, hi), lambda x: np.clip(x, lo, hi), a)
-    check(lambda t: t.clamp(min=lo, max=hi), lambda x: np.clip(x, lo, hi), a)
+    rt = dtype  # each bound is a weak Python scalar: float bounds make integers float32
+    for bound in (lo, hi):
+        if bound is not None:
+            rt = with_python_scalar(rt, bound)
+    reference = computed_in(rt, lambda x: np.clip(x, lo, hi))
+    check(lambda t: ops.clip(t, lo, hi), reference, a)
+    check(lambda t: t.clamp(min=lo, max=hi), reference, a)
 
 
 def test_clip_with_tensor_bounds_broadcasts_and_propagates_nan(rng):
@@ -388,14 +403,14 @@ def np_reduce(name, ddof=0):
     fns = {"sum": np.sum, "mean": np.mean, "prod": np.prod, "max": np.max, "min": np.min,
            "all": np.all, "any": np.any}
     def run(x, axis, keepdims):
+        if name in ("sum", "prod", "mean", "var", "std"):
+            # MindSpore's result dtype, computed in: int64 sums, float32 means of integers.
+            x = x.astype(reduction_dtype(name, x.dtype))
         if name in ("var", "std"):
             return getattr(np, name)(x, axis=axis, ddof=ddof, keepdims=keepdims)
         if name in ("argmax", "argmin"):
             return getattr(np, name)(x, axis=axis, keepdims=keepdims)
-        out = fns[name](x, axis=axis, keepdims=keepdims)
-        if name in ("sum", "prod") and x.dtype.kind in "biu":
-            out = np.asarray(out).astype(np.int64)
-        return out
+        return fns[name](x, axis=axis, keepdims=keepdims)
     return run
 
 
@@ -502,7 +517,7 @@ def test_reduction_errors_name_op_and_shape():
 # ---- softmax -------------------------------------------------------------------------------------
 
 def np_softmax(x, axis, log=False):
-    x = x.astype(np.float64) if x.dtype.kind in "iu" else x
+    x = x.astype(float_function_dtype(x.dtype))  # integers compute in float32
     shifted = x - x.max(axis=axis, keepdims=True)
     e = np.exp(shifted)
     s = e.sum(axis=axis, keepdims=True)

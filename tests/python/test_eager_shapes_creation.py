@@ -5,6 +5,7 @@ import pytest
 
 import pijit as ms
 from pijit import ops
+from ms_dtypes import result_dtype
 from pijit_testutil import MS_OF_NP, NP_DTYPES, assert_matches_numpy, random_array
 
 
@@ -80,12 +81,13 @@ def test_flatten_primitive_keeps_batch_axis():
 # ---- concat / stack ------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("axis", [0, 1, -1])
-def test_concat_promotes_and_matches_numpy(rng, axis):
+def test_concat_promotes_like_mindspore_and_matches_numpy(rng, axis):
     a = random_array(rng, (2, 3), np.int32)
     b = random_array(rng, (2, 3), np.float32)
     c = random_array(rng, (2, 3), np.bool_)
     got = ops.concat([ms.Tensor(a), ms.Tensor(b), ms.Tensor(c)], axis)
-    assert_matches_numpy(got, np.concatenate([a, b, c], axis))
+    rt = result_dtype(result_dtype(a.dtype, b.dtype), c.dtype)  # float32 (NumPy: float64)
+    assert_matches_numpy(got, np.concatenate([a.astype(rt), b.astype(rt), c.astype(rt)], axis))
     assert_matches_numpy(ops.cat((ms.Tensor(a), ms.Tensor(a.T.copy().T)), axis=axis),
                          np.concatenate([a, a], axis))
 
