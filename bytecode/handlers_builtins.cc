@@ -459,6 +459,19 @@ std::optional<bool> FoldCall::Collection() {
     case Builtin::kList: {
       std::vector<ValueList> seqs;
       const bool lazy = b == Builtin::kZip || b == Builtin::kEnumerate;
+      // enumerate(seq, start): the count starts at a known int.
+      long long start = 0;
+      if (b == Builtin::kEnumerate && args.size() == 2) {
+        PyObject* s = in.AsPyObject(args[1]);
+        if (!s || !PyLong_CheckExact(s)) break;
+        in.UseConst(args[1]);
+        start = PyLong_AsLongLong(s);
+        if (start == -1 && PyErr_Occurred()) {
+          PyErr_Clear();
+          break;
+        }
+        args.pop_back();
+      }
       for (const Value& a : args) {
         if (lazy && a.kind == Value::kIter && !a.opaque) {
           // An iterator argument is taken from only as the zip or enumerate is (its link).
@@ -479,7 +492,10 @@ std::optional<bool> FoldCall::Collection() {
       if (b == Builtin::kEnumerate) {
         if (seqs.size() != 1) break;
         for (size_t i = 0; i < seqs[0].size(); ++i)
-          items.push_back(Value::Seq({Value::Const(in.Keep(PyLong_FromSize_t(i))), seqs[0][i]}, false));
+          items.push_back(Value::Seq(
+              {Value::Const(in.Keep(PyLong_FromLongLong(start + static_cast<long long>(i)))),
+               seqs[0][i]},
+              false));
       } else {
         size_t n = seqs.empty() ? 0 : SIZE_MAX;
         for (auto& s : seqs) n = std::min(n, s.size());

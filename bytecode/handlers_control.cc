@@ -31,7 +31,7 @@ bool Interp::GetIter(const Value& v, Value* out) {
     case Value::kSeq:
       return make(*v.items);
     case Value::kDict: {
-      viewed_items_.insert(v.items.get());  // no mutating method while the loop may run
+      ViewItems(v);  // no mutating method while the loop may run
       ValueList keys;
       for (PyObject* k : *v.keys) keys.push_back(Value::Const(k));
       return make(std::move(keys));
@@ -229,7 +229,7 @@ bool Interp::IterOf(Frame& f, const Value& a, Value* out) {
   // list may follow in the trace (Python's loop would see it), and a break hands Python the
   // list's own iterator.
   if (a.kind == Value::kSeq && a.is_list) {
-    viewed_items_.insert(a.items.get());
+    ViewItems(a);
     it.iter_list = a.items;
     it.iter_list_source = a.source;
     it.iter_total = static_cast<Py_ssize_t>(a.items->size());

@@ -145,7 +145,7 @@ bool Interp::DictMethod(const Value& self, std::string_view name, ValueList args
     // A view: live in Python, a snapshot here, so the trace records no later mutation of
     // an input dict once one is taken (viewed_dicts_).
     if (input) viewed_dicts_.insert(self.obj);
-    else viewed_items_.insert(self.items.get());
+    else ViewItems(self);
     out->kind = Value::kIter;
     out->items = std::make_shared<ValueList>(std::move(items));
     out->opaque = true;  // a dict view, not an iterator: it stays inside the trace

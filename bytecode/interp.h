@@ -476,6 +476,12 @@ class Interp {
   absl::flat_hash_set<PyObject*> viewed_dicts_;
   // The same for dicts built during capture, by their storage: no mutating method after.
   absl::flat_hash_set<const ValueList*> viewed_items_;
+  // The containers in viewed_items_, held so that none is freed during the capture: a list
+  // made later at a freed one's address would look iterated.
+  std::vector<std::shared_ptr<ValueList>> viewed_items_alive_;
+  void ViewItems(const Value& v) {
+    if (viewed_items_.insert(v.items.get()).second) viewed_items_alive_.push_back(v.items);
+  }
   ValueList* pending_yields_ = nullptr;  // handed to the next frame Inline sets up
   int gen_depth_ = 0;                    // generators being run (no effects are recorded)
   int grad_depth_ = 0;  // nesting of gradient transforms being captured (handlers_grad.cc)

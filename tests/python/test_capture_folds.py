@@ -339,3 +339,28 @@ def test_a_cell_with_parameters_made_inside_runs_eagerly():
     assert jf(t(2, 3)).shape == (2, 2)
     reasons = [r["explanation"] for r in pijit.get_code_extra(jf)["all_reasons"]]
     assert any("has Parameters" in r for r in reasons), reasons
+
+
+def test_enumerate_with_a_start_counts_from_it():
+    def f(xs):
+        total = xs[0] * 0
+        for i, x in enumerate(xs, 1):
+            total = total + x * i
+        return total
+
+    one_graph(f, (t(2), t(2) + 1, t(2) * 3))
+
+
+def test_a_container_built_after_an_iterated_list_is_freed_stays_mutable():
+    def f(x):
+        for k in range(6):
+            for p in [1, 2, 3][1:]:  # a list that a loop iterates, then frees
+                x = x + p
+            items = []  # new containers, possibly at the freed list's address
+            items.append(x)
+            d = {}
+            d[k] = items[0]
+            x = d[k]
+        return x
+
+    one_graph(f, t(3))
