@@ -1,5 +1,7 @@
 // CALL: pijit ops and primitives become graph nodes; user functions, methods and Cells are
 // inlined; builtins whose result is known at capture time are folded.
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "bytecode/interp.h"
@@ -213,6 +215,57 @@ bool IsConstexprFunction(PyObject* fn) {
 
 }  // namespace
 
+bool Interp::CallPartial(Frame& f, const Value& callable, ValueList args,
+                         const std::vector<std::string>& names, Value* out) {
+  // The partial is guarded by identity; its function, arguments and keywords (a dict that
+  // may change) are read through sources of their own.
+  PyObject* p = callable.obj;
+  auto part = [&](int i) { return gp().AddSource(Source::kPartialPart, callable.source, i); };
+  Value func, stored;
+  if (!FromSource(part(0), guards::PartialPart(p, 0), &func) ||
+      !FromSource(part(1), guards::PartialPart(p, 1), &stored)) {
+    return false;
+  }
+  ValueList merged;
+  if (stored.kind == Value::kSeq) {
+    merged = *stored.items;
+  } else {  // a tuple without tensors: constants of the guarded partial
+    UseConst(stored);
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(stored.obj); ++i)
+      merged.push_back(Value::Const(PyTuple_GET_ITEM(stored.obj, i)));
+  }
+  const size_t npos = args.size() - names.size();
+  merged.insert(merged.end(), args.begin(), args.begin() + static_cast<std::ptrdiff_t>(npos));
+  std::vector<std::string> merged_names;
+  PyObject* keywords = guards::PartialPart(p, 2);
+  if (keywords && PyDict_Check(keywords) && PyDict_GET_SIZE(keywords) > 0) {
+    Value kw;
+    if (!InputDictSnapshot(Value::Const(keywords, part(2)), &kw)) return false;
+    for (size_t i = 0; i < kw.keys->size(); ++i) {
+      PyObject* k = (*kw.keys)[i];
+      if (!PyUnicode_Check(k)) {
+        Fail(BreakCategory::kPythonError, "keywords must be strings");
+        return false;
+      }
+      const std::string name = PyUnicode_AsUTF8(k);
+      if (std::find(names.begin(), names.end(), name) != names.end()) continue;  // overridden
+      merged.push_back((*kw.items)[i]);
+      merged_names.push_back(name);
+    }
+  }
+  for (size_t i = 0; i < names.size(); ++i) {
+    merged.push_back(args[npos + i]);
+    merged_names.push_back(names[i]);
+  }
+  if (!merged_names.empty()) {
+    PyObject* t = PyTuple_New(static_cast<Py_ssize_t>(merged_names.size()));
+    for (size_t i = 0; i < merged_names.size(); ++i)
+      PyTuple_SET_ITEM(t, i, PyUnicode_FromString(merged_names[i].c_str()));
+    f.kwnames = Keep(t);
+  }
+  return Call(f, func, std::move(merged), out);
+}
+
 bool Interp::Call(Frame& f, const Value& callable, ValueList args, Value* out) {
   std::vector<std::string> names;
   if (f.kwnames) {
@@ -260,6 +313,8 @@ bool Interp::Call(Frame& f, const Value& callable, ValueList args, Value* out) {
   }
   PyOp op;
   if (PyOpOfBuiltin(fn, &op)) return CallOp(op, args, names, out);
+  if (callable.source >= 0 && guards::PartialPart(fn, 0))
+    return CallPartial(f, callable, std::move(args), names, out);
   if (fn == g_vjp_fn && g_vjp_fn) {
     if (!names.empty()) {
       Fail(BreakCategory::kUnsupportedCall, "pijit._autodiff.vjp called with keyword arguments");

@@ -9,6 +9,8 @@ namespace pijit::bytecode {
 using guards::Source;
 
 constexpr Py_ssize_t kMaxUnroll = 4096;
+// A loop over a tensor unrolls into one index node per row: beyond this many, it breaks.
+constexpr int64_t kMaxTensorRows = 256;
 
 bool Interp::GetIter(const Value& v, Value* out) {
   auto make = [&](ValueList items) {
@@ -40,9 +42,33 @@ bool Interp::GetIter(const Value& v, Value* out) {
       // Every consumer that reaches here takes all items (tuple, list, sum, sorted, *args,
       // unpacking, a `for` loop); the generator's items carry no effects (gen_depth_).
       return RunGenerator(v, false, out);
-    case Value::kTensor:
-      Fail(BreakCategory::kUnsupportedOperator, "iterating over a tensor is not captured yet");
-      return false;
+    case Value::kTensor: {
+      // Its rows along the first axis, unrolled: the axis's length is part of the shape the
+      // graph is specialised to.
+      NoteShapeRead();
+      const Shape shape = g().node(v.node).meta.shape;  // a copy: CallOp below adds nodes
+      if (shape.empty()) {
+        Fail(BreakCategory::kPythonError, "iteration over a 0-d tensor",
+             "the function runs eagerly and raises the TypeError there");
+        return false;
+      }
+      if (shape[0] > kMaxTensorRows) {
+        Fail(BreakCategory::kTooLong,
+             absl::StrFormat("a loop over the %d rows of a tensor is not unrolled", shape[0]),
+             "index the rows inside the loop body, or use a tensor op over the axis");
+        return false;
+      }
+      PyOp getitem;
+      if (!PyOpByName("__getitem__", &getitem)) return false;
+      ValueList rows;
+      for (int64_t i = 0; i < shape[0]; ++i) {
+        Value row;
+        if (!CallOp(getitem, {v, Value::Const(Keep(PyLong_FromLongLong(i)))}, {}, &row))
+          return false;
+        rows.push_back(std::move(row));
+      }
+      return make(std::move(rows));
+    }
     case Value::kConst:
       if (const Value* model = ShadowDict(v)) {
         // An input dict the trace mutates: its keys now. A mutation while the loop runs

@@ -269,6 +269,9 @@ class Interp {
                 std::vector<graph::NodeId>* seeds);  // handlers_grad.cc
   // Tensor.astype(dtype) on a captured tensor: a cast node (handlers_call.cc).
   bool CallTensorCast(const ValueList& args, const std::vector<std::string>& names, Value* out);
+  // functools.partial(func, *args, **keywords) called: func with the stored arguments first.
+  bool CallPartial(Frame& f, const Value& callable, ValueList args,
+                   const std::vector<std::string>& names, Value* out);
   // handlers_fallback.cc: whole-graph mode's JIT Fallback. FallbackCall sets *handled when
   // it took the call (then false means capture failed); print becomes an effect. With
   // constexpr_call (a function decorated with ops.constexpr) it calls in either mode.

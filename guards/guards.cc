@@ -267,6 +267,35 @@ PyObject* DescriptorFunction(PyObject* descr) {
   return fn;
 }
 
+PyTypeObject* PartialType() {
+  static PyTypeObject* const type = [] {
+    PyObject* functools = PyImport_ImportModule("functools");
+    PyObject* t = functools ? PyObject_GetAttrString(functools, "partial") : nullptr;
+    Py_XDECREF(functools);
+    if (!t || !PyType_Check(t)) {
+      Py_XDECREF(t);
+      PyErr_Clear();
+      return static_cast<PyTypeObject*>(nullptr);
+    }
+    return reinterpret_cast<PyTypeObject*>(t);  // kept: functools lives as long as Python
+  }();
+  return type;
+}
+
+PyObject* PartialPart(PyObject* partial, int index) {
+  static const char* const kParts[] = {"func", "args", "keywords"};
+  if (index < 0 || index > 2 || PartialType() == nullptr || Py_TYPE(partial) != PartialType())
+    return nullptr;
+  // Read-only members of the C type: no user code runs; the partial keeps them alive.
+  PyObject* v = PyObject_GetAttrString(partial, kParts[index]);
+  if (!v) {
+    PyErr_Clear();
+    return nullptr;
+  }
+  Py_DECREF(v);
+  return v;
+}
+
 PyObject* ResolveSource(const Source& s, PyObject* p, const Roots& roots) {
   PyObject* v = nullptr;
   switch (s.kind) {
@@ -318,6 +347,9 @@ PyObject* ResolveSource(const Source& s, PyObject* p, const Roots& roots) {
       break;
     case Source::kTypeOf:
       v = reinterpret_cast<PyObject*>(Py_TYPE(p));
+      break;
+    case Source::kPartialPart:
+      v = PartialPart(p, s.index);
       break;
   }
   if (!v && PyErr_Occurred()) PyErr_Clear();
@@ -482,6 +514,11 @@ std::string GuardProgram::SourceText(int32_t i) const {
     case Source::kClassAttr: return absl::StrCat(SourceText(s.parent), ".", name);
     case Source::kDescrFunc: return absl::StrCat(SourceText(s.parent), ".__func__");
     case Source::kTypeOf: return absl::StrCat("type(", SourceText(s.parent), ")");
+    case Source::kPartialPart: {
+      static const char* const kParts[] = {"func", "args", "keywords"};
+      return absl::StrCat(SourceText(s.parent), ".",
+                          s.index >= 0 && s.index <= 2 ? kParts[s.index] : "?");
+    }
     case Source::kDictItem: {
       PyObject* r = PyObject_Repr(s.name);
       std::string key = r ? PyUnicode_AsUTF8(r) : "?";

@@ -31,6 +31,7 @@ struct Source {
     kDescrFunc,     // the function of the staticmethod or classmethod at `parent`, or the
                     // getter of the property there
     kTypeOf,        // type(parent)
+    kPartialPart,   // of the functools.partial at `parent`: index 0 func, 1 args, 2 keywords
   };
   Kind kind;
   int32_t parent = -1;       // parent source, for the kinds that have one
@@ -92,6 +93,11 @@ bool IsPlainValue(PyObject* o);
 // Attribute lookup that runs no user code: module dicts, instance dicts and plain class
 // attributes; nullptr (no error set) for anything else. Borrowed reference.
 PyObject* SafeGetAttr(PyObject* obj, PyObject* name);
+// functools.partial (the C type), or nullptr where functools cannot be imported.
+PyTypeObject* PartialType();
+// Part `index` (0 func, 1 args, 2 keywords) of an exact functools.partial, borrowed from it;
+// nullptr for anything else.
+PyObject* PartialPart(PyObject* partial, int index);
 
 // The value of source `s` (its parent's value `parent`, for the kinds that have one), or
 // nullptr (no error set) when it does not resolve. Borrowed; runs no user code.

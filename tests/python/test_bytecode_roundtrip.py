@@ -22,7 +22,6 @@ import fractions
 import importlib
 import inspect
 import json
-import functools
 import re
 import shlex
 import statistics
@@ -178,10 +177,18 @@ def _scale_shift(t, scale=1.0, *, shift=0.0):
     return t * scale + shift
 
 
-# Callables whose __call__ is not Python code (functools.partial): capture cannot look
-# inside, so calling them breaks the graph.
-opaque = functools.partial(_half_plus_one)
-opaque_kw = functools.partial(_scale_shift)
+class _Opaque:
+    def half_plus_one(self, t):
+        return _half_plus_one(t)
+
+    def scale_shift(self, t, scale=1.0, *, shift=0.0):
+        return _scale_shift(t, scale, shift=shift)
+
+
+# Bound methods held as values: capture does not call into them, so calling them breaks the
+# graph.
+opaque = _Opaque().half_plus_one
+opaque_kw = _Opaque().scale_shift
 # print at a graph break: capture records a plain print as an effect (no break); print's bound
 # __call__ is a C callable it does not look into, so the graph breaks at its call.
 show = print.__call__

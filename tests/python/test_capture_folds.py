@@ -364,3 +364,41 @@ def test_a_container_built_after_an_iterated_list_is_freed_stays_mutable():
         return x
 
     one_graph(f, t(3))
+
+
+def test_iterating_a_tensor_unrolls_its_rows():
+    def f(x):
+        total = x[0] * 0
+        for i, row in enumerate(x):
+            total = total + row * (i + 1)
+        return total + sum(r.sum() for r in x)
+
+    jf = one_graph(f, t(4, 3))
+    np.testing.assert_array_equal(jf(t(2, 3)).asnumpy(), f(t(2, 3)).asnumpy())  # new length
+
+
+def test_iterating_a_long_or_0d_tensor_runs_eagerly():
+    def f(x):
+        return [r * 2 for r in x][0]
+
+    jf = pijit.jit(f, capture_mode="bytecode")
+    np.testing.assert_array_equal(jf(t(300)).asnumpy(), f(t(300)).asnumpy())
+    assert pijit.get_code_extra(jf)["total_break_count"] >= 1
+
+
+def test_functools_partial_calls_its_function_with_stored_arguments():
+    import functools
+
+    def scale_shift(x, scale, shift=0.0):
+        return x * scale + shift
+
+    by_op = functools.partial(ops.mul, 2.0)
+    by_fn = functools.partial(scale_shift, scale=3.0, shift=1.0)
+    with_tensor = functools.partial(scale_shift, t(3))
+
+    def f(x):
+        return by_op(x) + by_fn(x) + by_fn(x, shift=5.0) + with_tensor(x)
+
+    jf = one_graph(f, t(3))
+    by_fn.keywords["shift"] = -1.0  # the stored keywords are guarded: a change recompiles
+    np.testing.assert_array_equal(jf(t(3)).asnumpy(), f(t(3)).asnumpy())
