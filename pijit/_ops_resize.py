@@ -98,13 +98,16 @@ def adaptive_avg_pool1d(input, output_size):  # noqa: A002
     return _adaptive_avg(input, _sizes("adaptive_avg_pool1d", "output_size", output_size, 1))
 
 
-def _adaptive_avg(x, out):
+def _resized_axes(x, out):
+    """(axis, size in, size out) of the trailing axes whose size changes to `out`'s (a tuple,
+    not a generator: captured code does not run generator functions)."""
     first = len(x.shape) - len(out)
-    for k, n_out in enumerate(out):
-        axis = first + k
-        n_in = x.shape[axis]
-        if n_out is None or n_out == n_in:
-            continue
+    return tuple((first + k, x.shape[first + k], n_out) for k, n_out in enumerate(out)
+                 if n_out is not None and n_out != x.shape[first + k])
+
+
+def _adaptive_avg(x, out):
+    for axis, n_in, n_out in _resized_axes(x, out):
         if n_out == 1:
             x = _ops.mean(x, axis, keepdims=True)
         else:
@@ -126,12 +129,7 @@ def adaptive_max_pool1d(input, output_size):  # noqa: A002
 
 
 def _adaptive_max(x, out):
-    first = len(x.shape) - len(out)
-    for k, n_out in enumerate(out):
-        axis = first + k
-        n_in = x.shape[axis]
-        if n_out is None or n_out == n_in:
-            continue
+    for axis, n_in, n_out in _resized_axes(x, out):
         head = (slice(None),) * axis
         parts = [_ops.max(x[head + (slice(lo, hi),)], axis, keepdims=True)
                  for lo, hi in _windows(n_in, n_out)]

@@ -28,6 +28,17 @@ def _channel_view(v, ndim):
     return v.reshape((1, v.shape[0]) + (1,) * (ndim - 2))
 
 
+def _normalize_groups(x, groups, eps, gamma, beta):
+    """Each sample's channels normalised in `groups` groups (mean and biased variance over a
+    group's channels and positions), then scaled and shifted per channel. The statistics are
+    layer_norm's over the last axis of (N, groups, rest): one fused kernel with its own
+    backward, instead of a chain of reductions and elementwise passes."""
+    shape = x.shape
+    g = x.reshape((shape[0], groups, -1))
+    y = ops.layer_norm(g, (g.shape[2],), None, None, eps).reshape(shape)
+    return y * _channel_view(gamma, len(shape)) + _channel_view(beta, len(shape))
+
+
 class BatchNorm1d(BatchNorm2d):
     """Batch normalisation of (N, C) or (N, C, L) data per channel, as BatchNorm2d (the same
     statistics, moving averages and parameters)."""
@@ -66,12 +77,7 @@ class GroupNorm(Cell):
         if len(shape) < 2 or shape[1] != self.num_channels:
             raise ValueError(f"GroupNorm: expects (N, {self.num_channels}, ...) input, got shape "
                              f"{tuple(shape)}")
-        g = x.reshape((shape[0], self.num_groups, -1))
-        mean = ops.mean(g, 2, keepdims=True)
-        centered = g - mean
-        var = ops.mean(centered * centered, 2, keepdims=True)
-        y = (centered * ops.rsqrt(var + self.eps)).reshape(shape)
-        return y * _channel_view(self.gamma, len(shape)) + _channel_view(self.beta, len(shape))
+        return _normalize_groups(x, self.num_groups, self.eps, self.gamma, self.beta)
 
     def extend_repr(self):
         return f"num_groups={self.num_groups}, num_channels={self.num_channels}"
@@ -104,12 +110,7 @@ class _InstanceNorm(Cell):
         if len(x.shape) != rank or x.shape[1] != self.num_features:
             raise ValueError(f"{type(self).__name__}: expects a {rank}-D input (N, "
                              f"{self.num_features}, ...), got shape {tuple(x.shape)}")
-        axes = tuple(range(2, rank))
-        mean = ops.mean(x, axes, keepdims=True)
-        centered = x - mean
-        var = ops.mean(centered * centered, axes, keepdims=True)
-        y = centered * ops.rsqrt(var + self.eps)
-        return y * _channel_view(self.gamma, rank) + _channel_view(self.beta, rank)
+        return _normalize_groups(x, self.num_features, self.eps, self.gamma, self.beta)
 
     def extend_repr(self):
         return f"num_features={self.num_features}, eps={self.eps}, affine={self.affine}"
