@@ -88,13 +88,10 @@ absl::Status IfGiven(const char* op, const char* what, absl::Span<const ArgView>
   return read(v);
 }
 
-absl::Status ParseConv(const char* op, absl::Span<const ArgView> args,
-                       absl::Span<const std::string> kwnames, ParsedCall* call) {
-  absl::InlinedVector<int, 4> slot;
-  PIJIT_RETURN_IF_ERROR(Bind(op, args, kwnames,
-                             {kInput, {"weight"}, {"bias"}, {"stride"}, {"pad_mode"}, {"padding", "pad"},
-                              {"dilation"}, {"groups", "group"}},
-                             &slot, 2));
+// A convolution's operands: input (slot 0), weight (slot 1) and a bias (slot 2) unless it is
+// absent or None.
+absl::Status ConvOperands(const char* op, absl::Span<const ArgView> args,
+                          absl::Span<const int> slot, ParsedCall* call) {
   PIJIT_ASSIGN_OR_RETURN(Operand x, TensorOperand(op, args, slot[0], false));
   PIJIT_ASSIGN_OR_RETURN(Operand w, TensorOperand(op, args, slot[1], false));
   call->operands = {x, w};
@@ -102,6 +99,17 @@ absl::Status ParseConv(const char* op, absl::Span<const ArgView> args,
     PIJIT_ASSIGN_OR_RETURN(Operand b, TensorOperand(op, args, slot[2], false));
     call->operands.push_back(b);
   }
+  return absl::OkStatus();
+}
+
+absl::Status ParseConv(const char* op, absl::Span<const ArgView> args,
+                       absl::Span<const std::string> kwnames, ParsedCall* call) {
+  absl::InlinedVector<int, 4> slot;
+  PIJIT_RETURN_IF_ERROR(Bind(op, args, kwnames,
+                             {kInput, {"weight"}, {"bias"}, {"stride"}, {"pad_mode"}, {"padding", "pad"},
+                              {"dilation"}, {"groups", "group"}},
+                             &slot, 2));
+  PIJIT_RETURN_IF_ERROR(ConvOperands(op, args, slot, call));
   Window2D win;
   PIJIT_RETURN_IF_ERROR(IfGiven(op, "stride", args, slot[3], [&](PyObject* v) { return ReadHW(op, "stride", v, win.stride); }));
   PIJIT_RETURN_IF_ERROR(IfGiven(op, "padding", args, slot[5], [&](PyObject* v) { return ReadPadding(op, v, win.pad); }));
@@ -128,13 +136,7 @@ absl::Status ParseConvTranspose(const char* op, absl::Span<const ArgView> args,
                              {kInput, {"weight"}, {"bias"}, {"stride"}, {"padding", "pad"},
                               {"output_padding"}, {"groups", "group"}, {"dilation"}, {"pad_mode"}},
                              &slot, 2));
-  PIJIT_ASSIGN_OR_RETURN(Operand x, TensorOperand(op, args, slot[0], false));
-  PIJIT_ASSIGN_OR_RETURN(Operand w, TensorOperand(op, args, slot[1], false));
-  call->operands = {x, w};
-  if (slot[2] >= 0 && (args[slot[2]].is_tensor || args[slot[2]].object != Py_None)) {
-    PIJIT_ASSIGN_OR_RETURN(Operand b, TensorOperand(op, args, slot[2], false));
-    call->operands.push_back(b);
-  }
+  PIJIT_RETURN_IF_ERROR(ConvOperands(op, args, slot, call));
   Window2D win;
   win.same = false;
   int64_t out_pad[2] = {0, 0};
