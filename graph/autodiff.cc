@@ -331,6 +331,43 @@ absl::StatusOr<NodeId> AppendSumTo(Graph& g, NodeId x, absl::Span<const int64_t>
   return r;
 }
 
+// Contributions to one gradient that are index_grad nodes writing distinct rows (a single
+// integer on axis 0) of every row: the rows stacked, instead of one zero-filled tensor per
+// row added up (a loop over a sequence's steps makes one per step). The other contributions
+// follow; a partial set of rows is left as it is.
+namespace {
+
+std::vector<NodeId> StackRowGradients(const Graph& g, Builder& b, const TensorMeta& target,
+                                      std::vector<NodeId> parts) {
+  if (parts.size() < 2 || target.shape.empty()) return parts;
+  const int64_t rows = target.shape[0];
+  if (rows > static_cast<int64_t>(parts.size()) || rows > 4096) return parts;  // cannot cover
+  std::vector<NodeId> row_of(static_cast<size_t>(rows), kNil), rest;
+  int64_t found = 0;
+  for (NodeId p : parts) {
+    const Node& n = g.node(p);
+    const size_t rank = static_cast<size_t>(n.attr);
+    const bool one_int = n.op == Op::kIndexGrad && rank == target.shape.size() &&
+                         n.ints.size() == rank + 4 && n.ints[rank] == IndexItem::kInt;
+    int64_t r = one_int ? n.ints[rank + 1] : -1;
+    if (one_int && r < 0) r += rows;
+    if (!one_int || r < 0 || r >= rows || row_of[r] != kNil) {
+      rest.push_back(p);
+      continue;
+    }
+    row_of[r] = n.inputs[0];
+    ++found;
+  }
+  if (found != rows) return parts;
+  Attrs axis;
+  axis.attr = 0;
+  std::vector<NodeId> out{b.EmitN(Op::kStack, row_of, std::move(axis))};
+  out.insert(out.end(), rest.begin(), rest.end());
+  return out;
+}
+
+}  // namespace
+
 absl::StatusOr<std::vector<NodeId>> AppendBackward(Graph& g, absl::Span<const NodeId> outputs,
                                                    absl::Span<const NodeId> seeds,
                                                    absl::Span<const NodeId> wrt,
@@ -374,9 +411,19 @@ absl::StatusOr<std::vector<NodeId>> AppendBackward(Graph& g, absl::Span<const No
   }
   Builder b(g);
   std::vector<NodeId> grad(count, kNil);
+  // A node's gradient contributions are summed when the node is reached (every use comes
+  // later in the graph, so all have arrived): rows written by index_grad make one stack.
+  std::vector<std::vector<NodeId>> parts(count);
   auto accumulate = [&](NodeId target, NodeId contribution) {
-    NodeId c = b.Fit(contribution, g.node(target).meta);
-    grad[target] = grad[target] == kNil ? c : b.Add(grad[target], c);
+    parts[target].push_back(b.Fit(contribution, g.node(target).meta));
+  };
+  auto finalize = [&](NodeId id) {
+    std::vector<NodeId>& p = parts[id];
+    if (p.empty()) return;
+    p = StackRowGradients(g, b, g.node(id).meta, std::move(p));
+    grad[id] = p[0];
+    for (size_t i = 1; i < p.size(); ++i) grad[id] = b.Add(grad[id], p[i]);
+    p = {};
   };
   for (size_t i = 0; i < outputs.size(); ++i) {
     const TensorMeta& out = g.node(outputs[i]).meta;
@@ -392,6 +439,7 @@ absl::StatusOr<std::vector<NodeId>> AppendBackward(Graph& g, absl::Span<const No
 
   absl::InlinedVector<bool, 4> want;
   for (NodeId id = count - 1; id >= 0; --id) {
+    finalize(id);
     if (auto c = custom_of.find(id); c != custom_of.end()) {
       // As the eager tape does, the bprop runs whether or not the output got a gradient
       // (zeros then: the traced nodes themselves).

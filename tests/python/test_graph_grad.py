@@ -190,3 +190,29 @@ def test_a_replaced_parameter_recompiles_instead_of_training_the_old_one():
         np.testing.assert_allclose(pj.asnumpy(), pe.asnumpy(), rtol=1e-5, atol=1e-7)
     s = ms.get_code_extra(jstep)
     assert s["compile_count"] == 2 and s["break_count"] == 0 and s["eager_count"] == 0, s
+
+
+@pytest.mark.parametrize("rows", [(0, 1, 2, 3), (3, -3, 1, 0), (0, 1, 2)])
+def test_gradients_of_rows_taken_one_by_one_are_stacked_when_they_cover_the_axis(rows):
+    a = RNG.standard_normal((4, 3))
+
+    def loss(t):
+        total = 0.0
+        for k, i in enumerate(rows):
+            total = total + (ops.tanh(t[i]) * (k + 1)).sum()
+        return total
+
+    def f(x):
+        return ms.grad(loss)(x)
+
+    jf = ms.jit(f)
+    got = jf(T(a)).asnumpy()
+    want = np.zeros_like(a)
+    for k, i in enumerate(rows):
+        want[i] += (k + 1) * (1 - np.tanh(a[i]) ** 2)
+    np.testing.assert_allclose(got, want, rtol=1e-5)  # float32
+    np.testing.assert_allclose(f(T(a)).asnumpy(), want, rtol=1e-5)  # the eager tape too
+    graph = ms.get_code_extra(jf)["graphs"][0]
+    covered = sorted(i % 4 for i in rows) == [0, 1, 2, 3]
+    assert ("stack(" in graph) == covered, graph
+    assert ("index_grad" in graph) != covered, graph
