@@ -79,6 +79,30 @@ bool Interp::FixedAtCompileTime(const Value& v) {
   }
 }
 
+PyObject* Interp::CallWithConstants(PyObject* fn, const ValueList& args,
+                                     const std::vector<std::string>& names, bool* unknown) {
+  *unknown = false;
+  std::vector<PyObject*> argv;
+  for (const Value& a : args) {
+    PyObject* o = FixedAtCompileTime(a) ? AsPyObject(a) : nullptr;
+    if (!o) {
+      *unknown = true;
+      return nullptr;
+    }
+    argv.push_back(o);
+  }
+  for (const Value& a : args) UseConst(a);
+  PyObject* kwnames = nullptr;
+  if (!names.empty()) {
+    kwnames = PyTuple_New(static_cast<Py_ssize_t>(names.size()));
+    for (size_t k = 0; k < names.size(); ++k)
+      PyTuple_SET_ITEM(kwnames, k, PyUnicode_FromString(names[k].c_str()));
+  }
+  PyObject* r = PyObject_Vectorcall(fn, argv.data(), args.size() - names.size(), kwnames);
+  Py_XDECREF(kwnames);
+  return r;
+}
+
 bool Interp::FallbackCall(PyObject* fn, const ValueList& args,
                           const std::vector<std::string>& names, Value* out, bool* handled,
                           bool constexpr_call) {
@@ -96,29 +120,16 @@ bool Interp::FallbackCall(PyObject* fn, const ValueList& args,
     return false;
   const char* label = constexpr_call ? "constexpr function" : "JIT Fallback:";
   *handled = true;
-  const size_t npos = args.size() - names.size();
   if (PyType_Check(fn) && !MakesHoldable(reinterpret_cast<PyTypeObject*>(fn))) {
     *handled = false;  // an instance of a user class would be shared by every call
     return false;
   }
-  std::vector<PyObject*> argv;
-  for (const Value& a : args) {
-    PyObject* o = FixedAtCompileTime(a) ? AsPyObject(a) : nullptr;
-    if (!o) {
-      *handled = false;  // a tensor of this call, or a value that may change between calls
-      return false;
-    }
-    UseConst(a);
-    argv.push_back(o);
+  bool unknown = false;
+  PyObject* r = CallWithConstants(fn, args, names, &unknown);
+  if (unknown) {
+    *handled = false;  // a tensor of this call, or a value that may change between calls
+    return false;
   }
-  PyObject* kwnames = nullptr;
-  if (!names.empty()) {
-    kwnames = PyTuple_New(static_cast<Py_ssize_t>(names.size()));
-    for (size_t k = 0; k < names.size(); ++k)
-      PyTuple_SET_ITEM(kwnames, k, PyUnicode_FromString(names[k].c_str()));
-  }
-  PyObject* r = PyObject_Vectorcall(fn, argv.data(), npos, kwnames);
-  Py_XDECREF(kwnames);
   if (!r) {
     PyObject *type, *value, *tb;
     PyErr_Fetch(&type, &value, &tb);

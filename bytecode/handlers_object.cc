@@ -46,27 +46,15 @@ bool Interp::MakeLibraryObject(const Value& cls, const ValueList& args,
   const bool primitive = _PyType_Lookup(type, op_name) != nullptr;
   if (!cell && !primitive) return false;
   *handled = true;
-  std::vector<PyObject*> argv;
-  for (const Value& a : args) {
-    PyObject* o = FixedAtCompileTime(a) ? AsPyObject(a) : nullptr;
-    if (!o) {
-      Fail(BreakCategory::kUnsupportedCall,
-           absl::StrCat(type->tp_name, " made in captured code from a value unknown at capture "
-                        "time"),
-           "build it in __init__, or from constants");
-      return false;
-    }
-    UseConst(a);
-    argv.push_back(o);
+  bool unknown = false;
+  PyObject* obj = CallWithConstants(cls.obj, args, kwnames, &unknown);
+  if (unknown) {
+    Fail(BreakCategory::kUnsupportedCall,
+         absl::StrCat(type->tp_name, " made in captured code from a value unknown at capture "
+                      "time"),
+         "build it in __init__, or from constants");
+    return false;
   }
-  PyObject* names = nullptr;
-  if (!kwnames.empty()) {
-    names = PyTuple_New(static_cast<Py_ssize_t>(kwnames.size()));
-    for (size_t k = 0; k < kwnames.size(); ++k)
-      PyTuple_SET_ITEM(names, k, PyUnicode_FromString(kwnames[k].c_str()));
-  }
-  PyObject* obj = PyObject_Vectorcall(cls.obj, argv.data(), args.size() - kwnames.size(), names);
-  Py_XDECREF(names);
   if (!obj) {
     PyErr_Clear();
     Fail(BreakCategory::kPythonError, absl::StrCat(type->tp_name, "(...) raises on these arguments"),

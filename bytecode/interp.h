@@ -278,6 +278,11 @@ class Interp {
   bool FallbackCall(PyObject* fn, const ValueList& args, const std::vector<std::string>& names,
                     Value* out, bool* handled, bool constexpr_call = false);
   bool PrintEffect(const ValueList& args, const std::vector<std::string>& names, Value* out);
+  // fn called now with arguments fixed at compile time (guarded as constants): its result (a
+  // new reference), or nullptr with the Python error set; *unknown (and nullptr, no error)
+  // when an argument is not fixed at compile time.
+  PyObject* CallWithConstants(PyObject* fn, const ValueList& args,
+                              const std::vector<std::string>& names, bool* unknown);
   bool FallbackAttr(const Value& owner, PyObject* name, Value* out);
   // A value whose guards pin what a fallback call computes from it (not a tensor of the
   // call, not an outside object guarded by identity only, such as a list or an array).
