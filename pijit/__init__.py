@@ -46,7 +46,8 @@ __all__ = [
 
 # mindspore.train's names are mindspore's too (Model, save_checkpoint, LossMonitor, ...).
 from pijit import dataset, train  # noqa: E402
+from pijit import amp  # noqa: E402
 from pijit.train import *  # noqa: E402,F401,F403
 from pijit.train import __all__ as _train_names  # noqa: E402
 
-__all__ += ["dataset", "train", *_train_names]
+__all__ += ["dataset", "train", "amp", *_train_names]

@@ -1,5 +1,6 @@
-"""Data pipelines (MindSpore's mindspore.dataset): sources of Python data and the operations
-that batch, shuffle, transform and repeat them, iterated as pijit Tensors.
+"""Data pipelines (MindSpore's mindspore.dataset): sources of Python data and of MNIST and
+CIFAR-10 files, and the operations that batch, shuffle, transform, repeat and split them,
+iterated as pijit Tensors.
 
     import pijit.dataset as ds
     data = ds.NumpySlicesDataset({"x": images, "y": labels}, shuffle=True)
@@ -10,7 +11,8 @@ that batch, shuffle, transform and repeat them, iterated as pijit Tensors.
 from pijit.dataset import config, transforms, vision
 from pijit.dataset.datasets import Dataset
 from pijit.dataset.iterators import DictIterator, TupleIterator
+from pijit.dataset.readers import Cifar10Dataset, MnistDataset
 from pijit.dataset.sources import GeneratorDataset, NumpySlicesDataset
 
-__all__ = ["Dataset", "NumpySlicesDataset", "GeneratorDataset", "TupleIterator", "DictIterator",
-           "config", "transforms", "vision"]
+__all__ = ["Dataset", "NumpySlicesDataset", "GeneratorDataset", "MnistDataset",
+           "Cifar10Dataset", "TupleIterator", "DictIterator", "config", "transforms", "vision"]

@@ -1,6 +1,8 @@
 """Dataset pipeline settings (MindSpore's mindspore.dataset.config): the seed of shuffles and
-random transforms, and the worker and prefetch settings (kept for scripts that set them; the
-pipeline here runs in the calling thread)."""
+random transforms, and the worker and prefetch settings. The pipeline runs in the calling
+thread unless map or GeneratorDataset is given num_parallel_workers > 1 (the default number
+here is kept for scripts that read it); the prefetch size bounds how many rows worker
+threads compute ahead."""
 import random
 
 import numpy as np

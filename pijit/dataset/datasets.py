@@ -14,6 +14,9 @@ import itertools
 
 import numpy as np
 
+from pijit.dataset import _rng
+from pijit.dataset.parallel import check_workers, ordered_map
+
 __all__ = ["Dataset"]
 
 _INT32_MAX = 2147483647
@@ -134,8 +137,11 @@ class Dataset:
         `input_columns` of each row (default: the first column), each operation receiving the
         columns as NumPy arrays and returning an array or a tuple of arrays. The results become
         `output_columns` (default: the input columns), placed where the first input column
-        was."""
-        return MapDataset(self, operations, input_columns, output_columns)
+        was. With num_parallel_workers > 1, rows are mapped by that many threads ahead of the
+        consumer (in order; an error in a worker is raised here with its traceback). Random
+        transforms draw from a generator per row, so the results do not depend on the number
+        of workers."""
+        return MapDataset(self, operations, input_columns, output_columns, num_parallel_workers)
 
     def repeat(self, count=None):
         """The dataset `count` times over (None or -1: endlessly)."""
@@ -156,6 +162,88 @@ class Dataset:
     def rename(self, input_columns, output_columns):
         """The columns `input_columns` renamed to `output_columns`."""
         return RenameDataset(self, input_columns, output_columns)
+
+    def split(self, sizes, randomize=True):
+        """Splits the dataset into non-overlapping datasets of `sizes` rows: ints summing to
+        the dataset's size, or floats in (0, 1] summing to 1, each split then round(f * size)
+        rows (the rounding difference is added to the first split, or taken from the first
+        split large enough to keep a row). With `randomize`, the rows of each split are a
+        random subset, drawn once here from the pipeline seed, and a random-access source's
+        splits are read in a new random order each epoch; otherwise the splits are
+        consecutive runs of rows."""
+        from pijit.dataset.config import pipeline_seed
+        if not isinstance(randomize, bool):
+            raise TypeError(f"split: 'randomize' must be a bool, got {type(randomize).__name__}")
+        total = self.get_dataset_size()
+        if total < 0:
+            raise RuntimeError("split: the dataset is endless (repeat() without a count); "
+                               "split needs its size")
+        counts = _split_sizes(sizes, total)
+        order = np.random.default_rng(pipeline_seed()).permutation(total) if randomize \
+            else np.arange(total)
+        starts = np.cumsum([0] + counts)
+        return tuple(SplitDataset(self, np.sort(order[a:b]) if randomize else order[a:b],
+                                  randomize) for a, b in zip(starts[:-1], starts[1:]))
+
+
+def _split_sizes(sizes, total):
+    """split's `sizes` as row counts (see Dataset.split)."""
+    if not isinstance(sizes, (list, tuple)) or not sizes:
+        raise TypeError(f"split: 'sizes' must be a non-empty list of ints or of floats, got "
+                        f"{sizes!r}")
+    if all(isinstance(v, int) and not isinstance(v, bool) for v in sizes):
+        if any(v <= 0 for v in sizes):
+            raise ValueError(f"split: every size must be > 0, got {list(sizes)}")
+        if sum(sizes) != total:
+            raise RuntimeError(f"split: the sizes {list(sizes)} add up to {sum(sizes)}, but the "
+                               f"dataset has {total} rows")
+        return list(sizes)
+    if not all(isinstance(v, float) for v in sizes):
+        raise TypeError(f"split: 'sizes' must be all ints or all floats, got {list(sizes)}")
+    if not all(0.0 < v <= 1.0 for v in sizes) or abs(sum(sizes) - 1.0) > 1e-9:
+        raise ValueError(f"split: float sizes must be in (0, 1] and add up to 1, got "
+                         f"{list(sizes)}")
+    counts = [int(round(v * total)) for v in sizes]
+    if any(c == 0 for c in counts):
+        raise RuntimeError(f"split: the sizes {list(sizes)} of {total} rows give an empty split "
+                           f"{counts}")
+    difference = total - sum(counts)
+    if difference > 0:
+        counts[0] += difference
+    elif difference < 0:
+        large = next((i for i, c in enumerate(counts) if c + difference >= 1), None)
+        if large is None:
+            raise RuntimeError(f"split: cannot make the sizes {counts} add up to {total}")
+        counts[large] += difference
+    return counts
+
+
+class SplitDataset(Dataset):
+    """The rows of `child` at `positions` (positions within one pass). A random-access source
+    (read by index) is read at those indices, in a new random order each pass when
+    `reshuffle`; any other dataset is read whole and filtered, in its own order."""
+
+    def __init__(self, child, positions, reshuffle):
+        super().__init__([child])
+        self._positions = np.asarray(positions, np.int64)
+        self._reshuffle = reshuffle
+
+    def _count(self):
+        return len(self._positions)
+
+    def _rows(self, key):
+        child = self.children[0]
+        if getattr(child, "indexable", False):
+            positions = self._positions
+            if self._reshuffle:
+                positions = rng_for(key, self._depth).permutation(positions)
+            for position in positions:
+                yield child._item_at(int(position))
+            return
+        wanted = set(self._positions.tolist())
+        for position, row in enumerate(child._rows(key)):
+            if position in wanted:
+                yield row
 
 
 def _stack_column(values, name):
@@ -183,8 +271,12 @@ class BatchDataset(Dataset):
             raise NotImplementedError(f"batch: {unsupported} are not supported")
 
     def _rows(self, key):
+        child = self.children[0]
+        if getattr(child, "gathers_batches", False):
+            yield from child._batches(key, self.batch_size, self.drop_remainder)
+            return
         names = self.get_col_names()
-        rows = self.children[0]._rows(key)
+        rows = child._rows(key)
         while True:
             chunk = list(itertools.islice(rows, self.batch_size))
             if not chunk or (len(chunk) < self.batch_size and self.drop_remainder):
@@ -228,8 +320,10 @@ def _as_array(value):
 
 
 class MapDataset(Dataset):
-    def __init__(self, child, operations, input_columns, output_columns):
+    def __init__(self, child, operations, input_columns, output_columns,
+                 num_parallel_workers=None):
         super().__init__([child])
+        self.num_parallel_workers = check_workers("map", num_parallel_workers)
         operations = list(operations) if isinstance(operations, (list, tuple)) else [operations]
         if not operations or not all(callable(op) for op in operations):
             raise TypeError(f"map: 'operations' must be a callable or a non-empty list of "
@@ -254,7 +348,10 @@ class MapDataset(Dataset):
         before = [c for c in names[:first] if c in kept]
         self._names = before + self.output_columns + [c for c in kept if c not in before]
         self._input_positions = [names.index(c) for c in self.input_columns]
-        self._kept_positions = [names.index(c) for c in kept]
+        # Where each output column comes from: (True, j) the j-th result of the operations,
+        # (False, i) the i-th column of the input row.
+        self._sources = [(True, self.output_columns.index(c)) if c in self.output_columns
+                         else (False, names.index(c)) for c in self._names]
 
     def get_col_names(self):
         return list(self._names)
@@ -262,21 +359,30 @@ class MapDataset(Dataset):
     def _apply(self, values):
         for op in self.operations:
             result = op(*values)
-            values = tuple(result) if isinstance(result, tuple) else (result,)
-        values = tuple(_as_array(v) for v in values)
+            values = result if isinstance(result, tuple) else (result,)
+        values = [v if type(v) is np.ndarray else _as_array(v) for v in values]
         if len(values) != len(self.output_columns):
             raise RuntimeError(f"map: the operations return {len(values)} columns, but "
                                f"output_columns names {len(self.output_columns)}: "
                                f"{self.output_columns}")
         return values
 
+    def _map_row(self, key, position, row):
+        previous = _rng.enter_row(key + (position,), self._depth)
+        try:
+            outputs = self._apply([row[i] for i in self._input_positions])
+        finally:
+            _rng.leave_row(previous)
+        return tuple(outputs[i] if computed else row[i] for computed, i in self._sources)
+
     def _rows(self, key):
-        names = self.children[0].get_col_names()
-        for row in self.children[0]._rows(key):
-            outputs = dict(zip(self.output_columns,
-                               self._apply([row[i] for i in self._input_positions])))
-            kept = {names[i]: row[i] for i in self._kept_positions}
-            yield tuple(outputs[c] if c in outputs else kept[c] for c in self._names)
+        rows = enumerate(self.children[0]._rows(key))
+        if self.num_parallel_workers == 1:
+            for position, row in rows:
+                yield self._map_row(key, position, row)
+            return
+        yield from ordered_map(rows, lambda item: self._map_row(key, *item),
+                               self.num_parallel_workers, "map")
 
 
 class RepeatDataset(Dataset):

@@ -7,6 +7,7 @@ import types
 import numpy as np
 
 from pijit.dataset.datasets import Dataset, rng_for
+from pijit.dataset.parallel import check_workers, ordered_map, prefetched
 
 __all__ = ["NumpySlicesDataset", "GeneratorDataset"]
 
@@ -71,6 +72,15 @@ class _IndexedSource(Dataset):
         for index in self._indices(key):
             yield self._item(int(index))
 
+    @property
+    def indexable(self):
+        """Whether rows can be read by position (split then reads only its rows)."""
+        return True
+
+    def _item_at(self, position):
+        """The row at `position` of an unshuffled pass (what split reads by position)."""
+        return self._item(position)
+
     def _count(self):
         return min(self._length, self._num_samples) if self._num_samples else self._length
 
@@ -121,6 +131,23 @@ class NumpySlicesDataset(_IndexedSource):
     def _item(self, index):
         return tuple(np.asarray(c[index]) for c in self._columns)
 
+    @property
+    def gathers_batches(self):
+        """Whether batch may read a whole batch with one gather per column (the columns are
+        arrays of fixed-size elements)."""
+        return all(c.dtype != object for c in self._columns)
+
+    def _batches(self, key, batch_size, drop_remainder):
+        """The batches of one pass, each column gathered at the batch's indices at once: the
+        rows, order and values of batching this pass's rows one by one, at a fraction of the
+        cost."""
+        indices = self._indices(key)
+        for start in range(0, len(indices), batch_size):
+            chunk = indices[start:start + batch_size]
+            if len(chunk) < batch_size and drop_remainder:
+                return
+            yield tuple(c[chunk] for c in self._columns)
+
 
 class _ReplayedGenerator:
     """A generator object, iterable again: the items of the first pass are kept and replayed,
@@ -142,12 +169,19 @@ class GeneratorDataset(_IndexedSource):
     shuffled unless shuffle=False), an iterable (read in order; iter(source) is taken for each
     pass), or a callable returning an iterator (called for each pass). Each item is a tuple
     with one value per column of `column_names` (a lone value for one column). `column_types`
-    (pijit dtypes) casts the columns."""
+    (pijit dtypes) casts the columns.
+
+    With num_parallel_workers > 1 the source is read ahead in background threads: a
+    random-access source by that many threads each reading rows by index, an iterable one by
+    one thread (it must be read in order). Rows come in the same order as without workers;
+    an exception in the source is raised in the iterating thread with the source's
+    traceback. Threads are used, not processes (python_multiprocessing is ignored)."""
 
     def __init__(self, source, column_names=None, column_types=None, schema=None,
                  num_samples=None, num_parallel_workers=1, shuffle=None, sampler=None,
                  num_shards=None, shard_id=None, python_multiprocessing=True, max_rowsize=None):
         _check_common("GeneratorDataset", num_samples, shuffle, sampler, num_shards, shard_id)
+        self.num_parallel_workers = check_workers("GeneratorDataset", num_parallel_workers)
         names = _column_names("GeneratorDataset", column_names)
         if names is None:
             raise ValueError("GeneratorDataset: 'column_names' is required (schema is not "
@@ -190,10 +224,23 @@ class GeneratorDataset(_IndexedSource):
     def _item(self, index):
         return self._typed(_as_row(self._source[index], len(self._names), "GeneratorDataset"))
 
+    @property
+    def indexable(self):
+        return self._random_access
+
     def _rows(self, key):
+        workers = self.num_parallel_workers
         if self._random_access:
-            yield from super()._rows(key)
+            if workers == 1:
+                yield from super()._rows(key)
+            else:
+                yield from ordered_map((int(i) for i in self._indices(key)), self._item, workers,
+                                       "GeneratorDataset")
             return
+        rows = self._iterable_rows()
+        yield from (rows if workers == 1 else prefetched(rows, "GeneratorDataset"))
+
+    def _iterable_rows(self):
         items = self._source() if callable(self._source) and \
             not hasattr(self._source, "__iter__") else iter(self._source)
         for count, item in enumerate(items):
@@ -204,4 +251,4 @@ class GeneratorDataset(_IndexedSource):
     def _count(self):
         if self._random_access:
             return super()._count()
-        return sum(1 for _ in self._rows((0, 0)))  # an iterable's length is known by reading it
+        return sum(1 for _ in self._iterable_rows())  # an iterable's length is known by reading it

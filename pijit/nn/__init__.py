@@ -13,8 +13,18 @@ from pijit.nn.optim import SGD, Adam, Momentum, Optimizer
 from pijit.nn.learning_rate_schedule import *  # noqa: F401,F403
 from pijit.nn.learning_rate_schedule import __all__ as _schedules
 from pijit.nn.wrap import ForwardValueAndGrad, TrainOneStepCell, WithLossCell
+from pijit.nn.dynamic_lr import *  # noqa: F401,F403
+from pijit.nn.dynamic_lr import __all__ as _dynamic_lr
 
 __all__ = ["Cell", "CellList", "CellDict", "SequentialCell", "Parameter", "ParameterTuple", "LossBase",
            "MSELoss", "L1Loss", "SoftmaxCrossEntropyWithLogits", "Optimizer", "SGD", "Momentum",
            "Adam", "WithLossCell", "TrainOneStepCell", "ForwardValueAndGrad", *_layers, *_schedules,
-           *_losses_extra]
+           *_losses_extra, *_dynamic_lr]
+
+# MindSpore's loss-scaling training cells live in mindspore.nn; pijit keeps them with the
+# training workflow (they import pijit.nn themselves, hence last).
+from pijit.train.loss_scale_cells import (DynamicLossScaleUpdateCell,  # noqa: E402
+                                          FixedLossScaleUpdateCell, TrainOneStepWithLossScaleCell)
+
+__all__ += ["DynamicLossScaleUpdateCell", "FixedLossScaleUpdateCell",
+            "TrainOneStepWithLossScaleCell"]

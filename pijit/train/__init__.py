@@ -8,9 +8,12 @@ checkpoints in MindSpore's .ckpt format.
 from pijit.train import callback, metrics
 from pijit.train.callback import *  # noqa: F401,F403
 from pijit.train.metrics import *  # noqa: F401,F403
+from pijit.train.loss_scale_manager import (DynamicLossScaleManager, FixedLossScaleManager,
+                                            LossScaleManager)
 from pijit.train.model import Model
 from pijit.train.serialization import load_checkpoint, load_param_into_net, save_checkpoint
 
-__all__ = ["Model", "save_checkpoint", "load_checkpoint", "load_param_into_net"]
+__all__ = ["Model", "save_checkpoint", "load_checkpoint", "load_param_into_net",
+           "LossScaleManager", "FixedLossScaleManager", "DynamicLossScaleManager"]
 __all__.extend(callback.__all__)
 __all__.extend(metrics.__all__)

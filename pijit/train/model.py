@@ -14,13 +14,20 @@ and again only for new input shapes (a last, smaller batch). Each Model compiles
 functions, so models never share graphs; `train_step_function` (and `eval_step_function`,
 `predict_function`) is the compiled function, for pijit.get_code_extra.
 
+Mixed precision: amp_level "O1", "O2" or "O3" builds the training network with
+pijit.amp.build_train_network (O2: float16 with BatchNorm and the loss in float32 and a
+DynamicLossScaleManager by default; see pijit.amp), with the `loss_scale_manager` and
+`keep_batchnorm_fp32` keyword arguments overriding the level's. With O2 and O3 the evaluation
+network casts the outputs to float32 before the metrics.
+
 Datasets are pijit.dataset datasets (anything with create_tuple_iterator and
 get_dataset_size). Dataset sinking is a device feature: dataset_sink_mode=True runs as False,
 as MindSpore does on CPU."""
 import copy
 import types
 
-from pijit._tensor import Tensor
+from pijit import ops
+from pijit._tensor import Tensor, bfloat16, float16, float32
 from pijit.jit import jit
 from pijit.nn.cell import Cell
 from pijit.nn.wrap import TrainOneStepCell, WithLossCell
@@ -32,21 +39,27 @@ from pijit.train.metrics import Loss, get_metric_fn, get_metrics
 __all__ = ["Model"]
 
 _AMP_LEVELS = ("O0", "O1", "O2", "O3", "auto")
-_BOOST_LEVELS = ("O0", "O1", "O2")
+_LOW_FLOATS = (float16, bfloat16)
 _KWARGS = ("loss_scale_manager", "keep_batchnorm_fp32", "boost_config_dict", "acc_level")
 
 
 class _WithEvalCell(Cell):
     """(loss, outputs, label) of the network on (data, label): what Model's metrics read
-    (MindSpore's nn.WithEvalCell)."""
+    (MindSpore's nn.WithEvalCell). With add_cast_fp32, the outputs and the label are cast to
+    float32 first (a network in float16)."""
 
-    def __init__(self, network, loss_fn):
+    def __init__(self, network, loss_fn, add_cast_fp32=False):
         super().__init__(auto_prefix=False)
         self._network = network
         self._loss_fn = loss_fn
+        self.add_cast_fp32 = add_cast_fp32
 
     def construct(self, data, label):
         outputs = self._network(data)
+        if self.add_cast_fp32:
+            outputs = ops.cast(outputs, float32) if isinstance(outputs, Tensor) else outputs
+            if isinstance(label, Tensor) and label.dtype in _LOW_FLOATS:
+                label = ops.cast(label, float32)
         return self._loss_fn(outputs, label), outputs, label
 
 
@@ -113,7 +126,11 @@ class Model:
     eval_network   the Cell eval runs; by default (loss, outputs, label) of network and loss_fn.
     eval_indexes   with eval_network: the positions of loss, prediction and label in its
                    outputs (None: every metric gets all outputs).
-    amp_level      "O0" only: mixed precision is not supported.
+    amp_level      mixed precision: "O0" (none), "O1", "O2" or "O3" (see pijit.amp); needs an
+                   optimizer.
+    loss_scale_manager  (keyword) a LossScaleManager (FixedLossScaleManager,
+                   DynamicLossScaleManager) replacing the level's; needs an optimizer.
+    keep_batchnorm_fp32 (keyword) a bool replacing the level's.
     """
 
     def __init__(self, network, loss_fn=None, optimizer=None, metrics=None, eval_network=None,
@@ -134,6 +151,10 @@ class Model:
         self._loss_fn = loss_fn
         self._optimizer = optimizer
         self._amp_level = amp_level
+        self._boost_level = boost_level
+        # Only the amp settings given are passed on, so the level's defaults apply to the rest.
+        self._amp_kwargs = {key: kwargs[key] for key in ("loss_scale_manager",
+                                                         "keep_batchnorm_fp32") if key in kwargs}
         self._train_network = self._build_train_network()
         self._metric_fns = get_metrics(metrics)
         self._eval_network, self._eval_indexes = self._build_eval_network(eval_network,
@@ -146,25 +167,36 @@ class Model:
 
     @staticmethod
     def _check_amp(amp_level, boost_level, optimizer, kwargs):
+        from pijit.amp import check_level
+        from pijit.train.loss_scale_manager import LossScaleManager
         if amp_level not in _AMP_LEVELS:
             raise ValueError(f"For 'Model', 'amp_level' must be one of {_AMP_LEVELS}, got "
                              f"{amp_level!r}")
+        check_level("Model", amp_level, boost_level)
         if optimizer is None and amp_level != "O0":
             raise ValueError("For 'Model', mixed precision (amp_level other than 'O0') needs an "
                              "optimizer")
-        if amp_level != "O0":
-            raise NotImplementedError(f"Model: amp_level={amp_level!r} (mixed precision) is not "
-                                      f"supported; use 'O0'")
-        if boost_level not in _BOOST_LEVELS:
-            raise ValueError(f"For 'Model', 'boost_level' must be one of {_BOOST_LEVELS}, got "
-                             f"{boost_level!r}")
-        if kwargs.get("loss_scale_manager") is not None:
-            raise NotImplementedError("Model: loss_scale_manager (loss scaling for mixed "
-                                      "precision) is not supported")
+        manager = kwargs.get("loss_scale_manager")
+        if manager is not None:
+            if not isinstance(manager, LossScaleManager):
+                raise TypeError(f"For 'Model', 'loss_scale_manager' must be a LossScaleManager "
+                                f"(FixedLossScaleManager, DynamicLossScaleManager) or None, got "
+                                f"{type(manager).__name__}")
+            if optimizer is None:
+                raise ValueError("For 'Model', a 'loss_scale_manager' needs an optimizer")
+        if "keep_batchnorm_fp32" in kwargs and \
+                not isinstance(kwargs["keep_batchnorm_fp32"], bool):
+            raise TypeError(f"For 'Model', 'keep_batchnorm_fp32' must be a bool, got "
+                            f"{type(kwargs['keep_batchnorm_fp32']).__name__}")
 
     def _build_train_network(self):
         network = self._network
         if self._optimizer is not None:
+            if self._amp_level != "O0" or self._amp_kwargs:
+                from pijit.amp import build_train_network
+                return build_train_network(network, self._optimizer, self._loss_fn,
+                                           level=self._amp_level, boost_level=self._boost_level,
+                                           **self._amp_kwargs)
             if self._loss_fn is not None:
                 network = WithLossCell(network, self._loss_fn)
             return TrainOneStepCell(network, self._optimizer)
@@ -184,7 +216,8 @@ class Model:
         if self._loss_fn is None:
             raise ValueError("For 'Model', 'metrics' need an 'eval_network', or a 'loss_fn' to "
                              "build one from the network")
-        return _WithEvalCell(self._network, self._loss_fn), [0, 1, 2]
+        return _WithEvalCell(self._network, self._loss_fn,
+                             add_cast_fp32=self._amp_level in ("O2", "O3")), [0, 1, 2]
 
     # ---- compiled steps ----
 

@@ -10,6 +10,7 @@ import functools
 import logging
 import math
 import os
+import tempfile
 import threading
 from collections import OrderedDict
 
@@ -18,6 +19,7 @@ import numpy as np
 from pijit._tensor import Parameter, Tensor, bfloat16
 from pijit.nn.cell import Cell
 from pijit.train import _checkpoint_proto as _proto
+from pijit.train import _safetensors_format as _safetensors
 
 __all__ = ["save_checkpoint", "load_checkpoint", "load_param_into_net"]
 
@@ -44,6 +46,13 @@ _CRC_MARK = b"crc_num"
 _CRC_BYTES = 10
 
 _save_lock = threading.Lock()
+# The process's umask, read once at import (reading it means setting it), for the mode of new
+# checkpoint files: the one open() would give them.
+_UMASK = os.umask(0o022)
+os.umask(_UMASK)
+
+# The formats save_checkpoint writes, with their file name suffixes.
+_FORMATS = {"ckpt": ".ckpt", "safetensors": _safetensors.SUFFIX}
 
 
 @functools.lru_cache(maxsize=None)
@@ -54,7 +63,7 @@ def _codec():
 
 # ---- saving ----------------------------------------------------------------------------------
 
-def _checkpoint_path(ckpt_file_name, function):
+def _checkpoint_path(ckpt_file_name, function, suffix=".ckpt"):
     if not isinstance(ckpt_file_name, str):
         raise TypeError(f"For '{function}', 'ckpt_file_name' must be a str, got "
                         f"{type(ckpt_file_name).__name__}")
@@ -62,7 +71,7 @@ def _checkpoint_path(ckpt_file_name, function):
     if os.path.isdir(path):
         raise IsADirectoryError(f"For '{function}', 'ckpt_file_name' {ckpt_file_name!r} is a "
                                 f"directory; it must be a file name")
-    return path if path.endswith(".ckpt") else path + ".ckpt"
+    return path if path.endswith(suffix) else path + suffix
 
 
 def _named_items(save_obj, choice_func):
@@ -117,15 +126,21 @@ def _appended_items(append_dict):
     return items
 
 
+def _array_of(name, value):
+    """`value` (a Tensor or NumPy array) as a NumPy array of a dtype checkpoints store."""
+    array = value.asnumpy() if isinstance(value, Tensor) else np.asarray(value)
+    if array.dtype not in _NUMPY_TYPES.values():
+        raise TypeError(f"For 'save_checkpoint', parameter {name!r} has dtype {array.dtype}, "
+                        f"which a checkpoint cannot store")
+    return array
+
+
 def _entries_of(name, value):
     """The Entries (one, or one per slice) that store `value` under `name`."""
     if isinstance(value, str):
         return [_proto.Entry(name, [0], "str", np.array(value).tobytes())]
-    array = value.asnumpy() if isinstance(value, Tensor) else np.asarray(value)
-    tensor_type = next((t for t, np_type in _NUMPY_TYPES.items() if np_type == array.dtype), None)
-    if tensor_type is None:
-        raise TypeError(f"For 'save_checkpoint', parameter {name!r} has dtype {array.dtype}, "
-                        f"which a checkpoint cannot store")
+    array = _array_of(name, value)
+    tensor_type = next(t for t, np_type in _NUMPY_TYPES.items() if np_type == array.dtype)
     flat = np.ascontiguousarray(array).reshape(-1)
     dims = list(array.shape)
     pieces = max(1, math.ceil(flat.nbytes / _SLICE_BYTES))
@@ -133,31 +148,67 @@ def _entries_of(name, value):
     return [_proto.Entry(name, dims, tensor_type, piece.tobytes()) for piece in slices]
 
 
-def _write_file(path, entries, crc_check):
-    """Writes to a temporary file renamed into place, so a reader never sees half a file."""
-    tmp_path = path[:-len(".ckpt")] + ".tmp"
-    crc = 0
-    with _save_lock:
-        with open(tmp_path, "wb") as f:
-            for entry in entries:
-                data = _codec().encode(entry)
-                crc = binascii.crc32(data, crc)
-                f.write(data)
-            if crc_check:
-                f.write(_CRC_MARK + crc.to_bytes(_CRC_BYTES, "big"))
+def _fsync_directory(directory):
+    """Makes a rename in `directory` durable; some filesystems cannot open a directory, and
+    then the rename is as durable as they make it."""
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def write_atomically(path, write):
+    """Calls write(file) on a new temporary file in the folder of `path`, flushes it to disk
+    and renames it over `path`. A crash or a kill at any moment leaves either the previous
+    file or the complete new one at `path`, never a part of one (os.replace is atomic on one
+    filesystem, which the same folder guarantees). On an error the temporary file is
+    removed and `path` is untouched."""
+    directory, name = os.path.split(path)
+    fd, tmp_path = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=directory or ".")
+    try:
+        os.chmod(tmp_path, 0o666 & ~_UMASK)  # mkstemp's 0600 would make the file private
+        with os.fdopen(fd, "wb") as f:
+            write(f)
+            f.flush()
+            os.fsync(f.fileno())
         os.replace(tmp_path, path)
+    except BaseException:
+        try:
+            os.remove(tmp_path)
+        except OSError:
+            pass
+        raise
+    _fsync_directory(directory or ".")
 
 
-def save_checkpoint(save_obj, ckpt_file_name, integrated_save=True, async_save=False,
-                    append_dict=None, enc_key=None, enc_mode="AES-GCM", choice_func=None,
-                    crc_check=False, format="ckpt", **kwargs):
-    """Saves `save_obj` (a Cell's parameters; a list of Parameters or of {"name": str, "data":
-    Parameter or Tensor} dicts; or a dict name -> Parameter/Tensor, such as load_checkpoint
-    returns) to `ckpt_file_name` (".ckpt" is appended when missing), overwriting it.
-    `append_dict` adds entries (int, float, bool, str, Tensor); `choice_func(name)` picks the
-    parameters to save; `crc_check` appends a CRC-32 that load_checkpoint(crc_check=True)
-    verifies; `async_save` writes from a thread. Encryption (enc_key) and format="safetensors"
-    are not supported."""
+def _write_entries(f, entries, crc_check):
+    crc = 0
+    for entry in entries:
+        data = _codec().encode(entry)
+        crc = binascii.crc32(data, crc)
+        f.write(data)
+    if crc_check:
+        f.write(_CRC_MARK + crc.to_bytes(_CRC_BYTES, "big"))
+
+
+def _write_file(path, entries, crc_check):
+    with _save_lock:
+        write_atomically(path, lambda f: _write_entries(f, entries, crc_check))
+
+
+def _write_bytes(path, data):
+    with _save_lock:
+        write_atomically(path, lambda f: f.write(data))
+
+
+def _check_save_arguments(save_obj, integrated_save, async_save, format, enc_key, choice_func,
+                          crc_check):
     if not isinstance(save_obj, (Cell, list, dict)):
         raise TypeError(f"For 'save_checkpoint', 'save_obj' must be a Cell, a list or a dict, got "
                         f"{type(save_obj).__name__}")
@@ -169,26 +220,50 @@ def save_checkpoint(save_obj, ckpt_file_name, integrated_save=True, async_save=F
                                                                       "process"):
         raise ValueError(f"For 'save_checkpoint', 'async_save' must be a bool, 'thread' or "
                          f"'process', got {async_save!r}")
-    if format != "ckpt":
-        raise ValueError(f"For 'save_checkpoint', format must be 'ckpt' (safetensors is not "
-                         f"supported), got {format!r}")
+    if format not in _FORMATS:
+        raise ValueError(f"For 'save_checkpoint', format must be one of {list(_FORMATS)}, got "
+                         f"{format!r}")
+    if format == "safetensors" and crc_check:
+        raise ValueError("For 'save_checkpoint', crc_check is for format='ckpt'; a safetensors "
+                         "file has no CRC")
     if enc_key is not None:
         raise NotImplementedError("save_checkpoint: encrypted checkpoints (enc_key) are not "
                                   "supported")
     if choice_func is not None and not callable(choice_func):
         raise TypeError(f"For 'save_checkpoint', 'choice_func' must be callable, got "
                         f"{type(choice_func).__name__}")
-    path = _checkpoint_path(ckpt_file_name, "save_checkpoint")
+
+
+def save_checkpoint(save_obj, ckpt_file_name, integrated_save=True, async_save=False,
+                    append_dict=None, enc_key=None, enc_mode="AES-GCM", choice_func=None,
+                    crc_check=False, format="ckpt", **kwargs):
+    """Saves `save_obj` (a Cell's parameters; a list of Parameters or of {"name": str, "data":
+    Parameter or Tensor} dicts; or a dict name -> Parameter/Tensor, such as load_checkpoint
+    returns) to `ckpt_file_name`, overwriting it. The file is MindSpore's protobuf format with
+    format="ckpt" (".ckpt" is appended when missing) or safetensors with
+    format="safetensors" (".safetensors" appended). The file is written to a temporary file
+    beside it and renamed into place, so an interrupted save leaves the previous file whole.
+    `append_dict` adds entries (int, float, bool, str, Tensor); `choice_func(name)` picks the
+    parameters to save; `crc_check` appends a CRC-32 that load_checkpoint(crc_check=True)
+    verifies; `async_save` writes from a thread. Encryption (enc_key) is not supported."""
+    _check_save_arguments(save_obj, integrated_save, async_save, format, enc_key, choice_func,
+                          crc_check)
+    path = _checkpoint_path(ckpt_file_name, "save_checkpoint", _FORMATS[format])
     items = OrderedDict(_named_items(save_obj, choice_func))  # a later duplicate name wins
     items.update(_appended_items(append_dict))
     # Values are turned into bytes now, so an asynchronous save writes this moment's values.
-    entries = [entry for name, value in items.items() for entry in _entries_of(name, value)]
+    if format == "safetensors":
+        data = _safetensors.encode([(name, value if isinstance(value, str)
+                                     else _array_of(name, value))
+                                    for name, value in items.items()])
+        target, args = _write_bytes, (path, data)
+    else:
+        entries = [entry for name, value in items.items() for entry in _entries_of(name, value)]
+        target, args = _write_file, (path, entries, crc_check)
     if async_save:
-        thread = threading.Thread(target=_write_file, args=(path, entries, crc_check),
-                                  name="asyn_save_ckpt")
-        thread.start()
+        threading.Thread(target=target, args=args, name="asyn_save_ckpt").start()
         return
-    _write_file(path, entries, crc_check)
+    target(*args)
 
 
 # ---- loading ---------------------------------------------------------------------------------
@@ -267,22 +342,35 @@ def _value_of(tag, pieces, path):
     return Parameter(array, name=tag)
 
 
+def _read_items(path, crc_check, format):
+    """(name, Parameter or str) pairs of the checkpoint file at `path`."""
+    if format == "ckpt":
+        return [(tag, _value_of(tag, pieces, path))
+                for tag, pieces in _grouped(_read_entries(path, crc_check))]
+    with open(path, "rb") as f:
+        data = f.read()
+    return [(name, value if isinstance(value, str) else Parameter(value, name=name))
+            for name, value in _safetensors.decode(data, path)]
+
+
 def load_checkpoint(ckpt_file_name, net=None, strict_load=False, filter_prefix=None,
                     dec_key=None, dec_mode="AES-GCM", specify_prefix=None, choice_func=None,
                     crc_check=False, remove_redundancy=False, format="ckpt"):
-    """Reads a .ckpt file into a dict name -> Parameter (or str, for strings saved with
+    """Reads a checkpoint file (format="ckpt": MindSpore's .ckpt; "safetensors": a
+    .safetensors file) into a dict name -> Parameter (or str, for strings saved with
     append_dict). `specify_prefix` keeps only names starting with one of its prefixes,
     `filter_prefix` drops them; when neither is given, `choice_func(name)` picks. With `net`,
-    the parameters are also loaded into it (load_param_into_net)."""
+    the parameters are also loaded into it (load_param_into_net). A damaged file raises a
+    ValueError naming it, before anything is loaded into `net`."""
     if not isinstance(ckpt_file_name, str):
         raise TypeError(f"For 'load_checkpoint', 'ckpt_file_name' must be a str, got "
                         f"{type(ckpt_file_name).__name__}")
-    if format != "ckpt":
-        raise ValueError(f"For 'load_checkpoint', format must be 'ckpt' (safetensors is not "
-                         f"supported), got {format!r}")
-    if not ckpt_file_name.endswith(".ckpt"):
+    if format not in _FORMATS:
+        raise ValueError(f"For 'load_checkpoint', format must be one of {list(_FORMATS)}, got "
+                         f"{format!r}")
+    if not ckpt_file_name.endswith(_FORMATS[format]):
         raise ValueError(f"For 'load_checkpoint', the checkpoint file name must end with "
-                         f"'.ckpt', got {ckpt_file_name!r}")
+                         f"'{_FORMATS[format]}' for format={format!r}, got {ckpt_file_name!r}")
     if dec_key is not None:
         raise NotImplementedError("load_checkpoint: encrypted checkpoints (dec_key) are not "
                                   "supported")
@@ -307,8 +395,8 @@ def load_checkpoint(ckpt_file_name, net=None, strict_load=False, filter_prefix=N
             return bool(choice_func(tag))
         return True
 
-    parameter_dict = {tag: _value_of(tag, pieces, path)
-                      for tag, pieces in _grouped(_read_entries(path, crc_check)) if wanted(tag)}
+    parameter_dict = {tag: value for tag, value in _read_items(path, crc_check, format)
+                      if wanted(tag)}
     if not parameter_dict:
         raise ValueError(f"For 'load_checkpoint', no parameter was loaded from {path}: the file "
                          f"is empty, or 'filter_prefix', 'specify_prefix' or 'choice_func' left "
@@ -351,32 +439,28 @@ def _updated_array(param, new_value, strict_load):
     return array
 
 
-def _assign(param, new_value, strict_load):
-    array = _updated_array(param, new_value, strict_load)
-    param.set_data(Tensor(array if array.flags.c_contiguous else array.copy()))
-
-
-def _load_with_stripped_prefix(net, parameter_dict, param_not_load, ckpt_not_load, strict_load):
+def _plan_with_stripped_prefix(net, parameter_dict, param_not_load, ckpt_not_load, plan,
+                               strict_load):
     """Parameters still missing may be in the dict under a common prefix (a checkpoint of a
     wrapper network): finds that prefix from a name ending with a missing parameter's name, and
-    loads every missing parameter found under it; repeats while that loads something."""
+    plans every missing parameter found under it; repeats while that finds something."""
     while param_not_load:
         prefix = next((key[:-len(name)] for name in param_not_load for key in parameter_dict
                        if key != name and key.endswith(name)), None)
         if prefix is None:
             return
         logger.warning("load_param_into_net: loading parameters under the prefix %r", prefix)
-        loaded = 0
+        found = 0
         for _, param in net.parameters_and_names():
             key = prefix + param.name if param.name is not None else None
             if param.name in param_not_load and key in parameter_dict \
                     and isinstance(parameter_dict[key], Tensor):
-                _assign(param, parameter_dict[key], strict_load)
+                plan.append((param, _updated_array(param, parameter_dict[key], strict_load)))
                 param_not_load.remove(param.name)
                 if key in ckpt_not_load:
                     ckpt_not_load.remove(key)
-                loaded += 1
-        if not loaded:
+                found += 1
+        if not found:
             return
 
 
@@ -399,17 +483,21 @@ def load_param_into_net(net, parameter_dict, strict_load=False, remove_redundanc
     if not isinstance(strict_load, bool):
         raise TypeError(f"For 'load_param_into_net', 'strict_load' must be a bool, got "
                         f"{type(strict_load).__name__}")
-    param_not_load, ckpt_not_load = [], list(parameter_dict)
+    # Every value is checked (shape, dtype) before any parameter changes, so an error leaves
+    # the network as it was.
+    plan, param_not_load, ckpt_not_load = [], [], list(parameter_dict)
     for _, param in net.parameters_and_names():
         value = parameter_dict.get(param.name)
         if value is None:
             param_not_load.append(param.name)
         elif isinstance(value, Tensor):  # a str entry is information, not a parameter
-            _assign(param, value, strict_load)
+            plan.append((param, _updated_array(param, value, strict_load)))
             ckpt_not_load.remove(param.name)
     if param_not_load and not strict_load:
-        _load_with_stripped_prefix(net, parameter_dict, param_not_load, ckpt_not_load,
+        _plan_with_stripped_prefix(net, parameter_dict, param_not_load, ckpt_not_load, plan,
                                    strict_load)
+    for param, array in plan:
+        param.set_data(Tensor(array if array.flags.c_contiguous else array.copy()))
     if param_not_load:
         logger.warning("load_param_into_net: %d parameters of the network are not in the "
                        "parameter dict: %s", len(param_not_load), param_not_load)

@@ -234,8 +234,9 @@ def test_save_argument_errors(tmp_path):
         save_checkpoint([1, 2], str(tmp_path / "x.ckpt"))
     with pytest.raises(TypeError, match="save_checkpoint.*'append_dict' maps str keys"):
         save_checkpoint(SmallNet(), str(tmp_path / "x.ckpt"), append_dict={"a": [1]})
-    with pytest.raises(ValueError, match="save_checkpoint.*format must be 'ckpt'"):
-        save_checkpoint(SmallNet(), str(tmp_path / "x.ckpt"), format="safetensors")
+    with pytest.raises(ValueError, match="save_checkpoint.*format must be one of \\['ckpt', "
+                                         "'safetensors'\\], got 'npz'"):
+        save_checkpoint(SmallNet(), str(tmp_path / "x.ckpt"), format="npz")
     with pytest.raises(NotImplementedError, match="enc_key"):
         save_checkpoint(SmallNet(), str(tmp_path / "x.ckpt"), enc_key=b"0" * 16)
     assert not os.path.exists(tmp_path / "x.ckpt")
@@ -377,3 +378,168 @@ def test_a_checkpoint_of_a_training_network_holds_the_optimizer_state(tmp_path):
     not_loaded, unused = load_param_into_net(fresh, load_checkpoint(path))
     assert not_loaded == [] and "moments.weight" in unused
     np.testing.assert_array_equal(fresh.weight.asnumpy(), net.weight.asnumpy())
+
+
+# ---- files written by MindSpore itself -----------------------------------------------------------
+#
+# MindSpore runs in a separate interpreter: the one PIJIT_MINDSPORE_PYTHON names, else this one.
+# (MindSpore's wheels need numpy<2, so it often lives in an environment of its own.) The
+# networks match layer for layer, the outputs are computed on each side and compared.
+
+MINDSPORE_SIDE = '''
+import sys
+import numpy as np
+import mindspore as ms
+from mindspore import nn
+
+folder, fmt = sys.argv[1], sys.argv[2]
+suffix = ".ckpt" if fmt == "ckpt" else ".safetensors"
+
+
+class Net(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(1, 4, 3, pad_mode="valid", has_bias=True)
+        self.fc = nn.Dense(64, 3)
+
+    def construct(self, x):
+        return self.fc(self.conv(x).reshape(x.shape[0], -1))
+
+
+ms.set_seed(5)
+x = ms.Tensor(np.load(folder + "/x.npy"))
+net = Net()
+# MindSpore's safetensors writer stores numbers but not strings from append_dict.
+extra = {"epoch_num": 7, "note": "written by mindspore"} if fmt == "ckpt" else {"epoch_num": 7}
+ms.save_checkpoint(net, folder + "/from_mindspore" + suffix, format=fmt, append_dict=extra)
+np.save(folder + "/mindspore_out.npy", net(x).asnumpy())
+typed = [{"name": "half", "data": ms.Tensor(np.array([1.5, -2.25], np.float16))},
+         {"name": "count", "data": ms.Tensor(np.array([3, 4], np.int64))},
+         {"name": "flag", "data": ms.Tensor(np.array([True, False]))},
+         {"name": "bf16", "data": ms.Tensor(np.array([1.0, 2.5], np.float32), ms.bfloat16)}]
+ms.save_checkpoint(typed, folder + "/typed" + suffix, format=fmt)
+fresh = Net()
+not_loaded, _ = ms.load_param_into_net(
+    fresh, ms.load_checkpoint(folder + "/from_pijit" + suffix, format=fmt))
+assert not not_loaded, not_loaded
+np.save(folder + "/mindspore_from_pijit_out.npy", fresh(x).asnumpy())
+print("mindspore", ms.__version__)
+'''
+
+# Ops, not just the import: a mindspore built for numpy<2 imports under numpy 2, warns
+# "Numpy init failed" and fails at some ops (reshape, add) but not others.
+PROBE = ("import numpy, mindspore; from mindspore import nn; "
+         "x = mindspore.Tensor(numpy.ones((1, 2), numpy.float32)); "
+         "nn.Dense(2, 1)((x.reshape(2, 1) + 1).reshape(1, 2)).asnumpy()")
+
+
+def mindspore_python():
+    """(interpreter, None) for a Python whose mindspore works, or (None, why not)."""
+    import subprocess
+    import sys
+    candidates = [os.environ.get("PIJIT_MINDSPORE_PYTHON"), sys.executable]
+    reasons = []
+    for python in [c for c in candidates if c]:
+        try:
+            probe = subprocess.run([python, "-c", PROBE], capture_output=True, text=True,
+                                   timeout=180)
+        except (OSError, subprocess.TimeoutExpired) as e:
+            reasons.append(f"{python}: {e}")
+            continue
+        if probe.returncode == 0 and "Numpy init failed" not in probe.stderr:
+            return python, None
+        lines = [line for line in probe.stderr.strip().splitlines() if line.strip()]
+        numpy_clash = "compiled using NumPy 1.x" in probe.stderr
+        reasons.append(f"{python}: " + ("its mindspore needs numpy<2" if numpy_clash
+                                        else lines[-1] if lines else "failed"))
+    return None, ("mindspore cannot be imported and run (" + "; ".join(reasons) + "); set "
+                  "PIJIT_MINDSPORE_PYTHON to a Python with a working mindspore to run this test")
+
+
+class MindSporeNet(nn.Cell):
+    """The network of MINDSPORE_SIDE, in pijit."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(1, 4, 3, pad_mode="valid", has_bias=True)
+        self.fc = nn.Dense(64, 3)
+
+    def construct(self, x):
+        return self.fc(self.conv(x).reshape(x.shape[0], -1))
+
+
+@pytest.fixture(scope="module")
+def mindspore_interpreter():
+    python, why_not = mindspore_python()
+    if python is None:
+        pytest.skip(why_not)
+    return python
+
+
+@pytest.mark.parametrize("format", ["ckpt", "safetensors"])
+def test_checkpoints_move_between_mindspore_and_pijit_with_equal_outputs(
+        tmp_path, mindspore_interpreter, format):
+    import subprocess
+    suffix = ".ckpt" if format == "ckpt" else ".safetensors"
+    if format == "safetensors":
+        pytest.importorskip("safetensors", reason="format='safetensors' needs safetensors")
+    folder = str(tmp_path)
+    x = np.random.default_rng(0).standard_normal((2, 1, 6, 6)).astype(np.float32)
+    np.save(os.path.join(folder, "x.npy"), x)
+    ms.set_seed(9)
+    ours = MindSporeNet()
+    save_checkpoint(ours, os.path.join(folder, "from_pijit" + suffix), format=format)
+    result = subprocess.run([mindspore_interpreter, "-c", MINDSPORE_SIDE, folder, format],
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr
+    # MindSpore's file in pijit: every parameter loaded, the same outputs.
+    fresh = MindSporeNet()
+    loaded = load_checkpoint(os.path.join(folder, "from_mindspore" + suffix), format=format)
+    extra = ["epoch_num", "note"] if format == "ckpt" else ["epoch_num"]
+    assert load_param_into_net(fresh, loaded) == ([], extra)
+    assert int(loaded["epoch_num"].asnumpy()) == 7
+    assert format != "ckpt" or loaded["note"] == "written by mindspore"
+    np.testing.assert_allclose(fresh(ms.Tensor(x)).asnumpy(),
+                               np.load(os.path.join(folder, "mindspore_out.npy")),
+                               rtol=1e-5, atol=1e-6)
+    # pijit's file in MindSpore: the same outputs there.
+    np.testing.assert_allclose(np.load(os.path.join(folder, "mindspore_from_pijit_out.npy")),
+                               ours(ms.Tensor(x)).asnumpy(), rtol=1e-5, atol=1e-6)
+    typed = load_checkpoint(os.path.join(folder, "typed" + suffix), format=format)
+    np.testing.assert_array_equal(typed["half"].asnumpy(), np.array([1.5, -2.25], np.float16))
+    assert typed["count"].dtype == ms.int64 and typed["flag"].dtype == ms.bool_
+    np.testing.assert_array_equal(typed["count"].asnumpy(), [3, 4])
+    np.testing.assert_array_equal(typed["flag"].asnumpy(), [True, False])
+    assert typed["bf16"].dtype == ms.bfloat16
+    np.testing.assert_array_equal(typed["bf16"].astype(ms.float32).asnumpy(), [1.0, 2.5])
+
+
+NAMES_SIDE = '''
+from mindspore import nn
+
+
+class Net(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.bn = nn.BatchNorm2d(2)
+
+
+print(" ".join(p.name for p in Net().get_parameters()))
+'''
+
+
+class BatchNormNet(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.bn = nn.BatchNorm2d(2)
+
+
+@pytest.mark.xfail(strict=True, reason="pijit's BatchNorm names its moving statistics 'mean' and "
+                   "'variance', MindSpore 'moving_mean' and 'moving_variance', so MindSpore's "
+                   "batch-norm statistics are not loaded (pijit/nn/layers/normalization.py)")
+def test_batch_norm_parameter_names_match_mindspores(mindspore_interpreter):
+    import subprocess
+    result = subprocess.run([mindspore_interpreter, "-c", NAMES_SIDE], capture_output=True,
+                            text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert [p.name for p in BatchNormNet().get_parameters()] == result.stdout.split()

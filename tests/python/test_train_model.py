@@ -382,8 +382,14 @@ def test_model_argument_errors():
         Model(net, nn.MSELoss(), metrics=["accuracy"])
     with pytest.raises(ValueError, match="Model.*keyword arguments may be"):
         Model(net, speed="fast")
-    with pytest.raises(NotImplementedError, match="amp_level='O2'"):
-        Model(net, nn.MSELoss(), nn.SGD(net.trainable_params()), amp_level="O2")
+    with pytest.raises(ValueError, match="Model.*mixed precision .* needs an optimizer"):
+        Model(net, nn.MSELoss(), amp_level="O2")
+    with pytest.raises(ValueError, match="Model.*level 'auto' chooses by device"):
+        Model(net, nn.MSELoss(), nn.SGD(net.trainable_params()), amp_level="auto")
+    with pytest.raises(TypeError, match="Model.*'loss_scale_manager' must be a LossScaleManager"):
+        Model(net, nn.MSELoss(), nn.SGD(net.trainable_params()), loss_scale_manager=128.0)
+    with pytest.raises(ValueError, match="Model.*'loss_scale_manager' needs an optimizer"):
+        Model(net, nn.MSELoss(), loss_scale_manager=ms.FixedLossScaleManager())
     with pytest.raises(ValueError, match="Model.*'amp_level' must be one of"):
         Model(net, amp_level="O9")
     model = model_for(net)

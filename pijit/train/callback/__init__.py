@@ -6,7 +6,8 @@ from pijit.train.callback._callback import (  # noqa: F401
 from pijit.train.callback._checkpoint import CheckpointConfig, ModelCheckpoint
 from pijit.train.callback._monitors import (EarlyStopping, History, LambdaCallback,
                                             LearningRateScheduler, LossMonitor, TimeMonitor)
+from pijit.train.callback._progress import ProgressBar
 
 __all__ = ["Callback", "RunContext", "LossMonitor", "TimeMonitor", "ModelCheckpoint",
            "CheckpointConfig", "LearningRateScheduler", "History", "LambdaCallback",
-           "EarlyStopping"]
+           "EarlyStopping", "ProgressBar"]
