@@ -147,6 +147,17 @@ bool DropBroadcastInputs(Graph& g, NodeId id) {
 
 absl::StatusOr<bool> Run(Graph& g) {
   const size_t count = g.nodes().size();
+  // Variables written in place (assign's target, training batch norm's running statistics):
+  // a value computed from one (p * 1.0) must stay a value of its own, not become the variable,
+  // which would then read as the write left it.
+  std::vector<bool> written(count, false);
+  for (const Node& n : g.nodes()) {
+    if (n.op == Op::kAssign && !n.inputs.empty()) written[n.inputs[0]] = true;
+    if (n.op == Op::kBatchNormTrain && n.inputs.size() >= 3) {
+      written[n.inputs[1]] = true;
+      written[n.inputs[2]] = true;
+    }
+  }
   std::vector<NodeId> repl(count);
   bool changed = false;
   for (size_t i = 0; i < count; ++i) {
@@ -164,6 +175,7 @@ absl::StatusOr<bool> Run(Graph& g) {
       if (g.node(id).op != rule.op) continue;
       NodeId r = rule.apply(g, id);
       if (r == kNoMatch) continue;
+      if (r != id && written[r]) continue;
       if (r != id) {
         repl[i] = r;
         break;

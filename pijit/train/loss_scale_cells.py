@@ -140,12 +140,9 @@ class FixedLossScaleUpdateCell(Cell):
 
 
 def _snapshot(param):
-    """A copy of `param`'s value that a later ops.assign to it does not change. x + 0.0 is not
-    simplified to x for floats (it turns -0.0 into +0.0), so the copy is a value of its own;
-    x * 1 would be folded to the parameter itself and read after the assign."""
-    if param.dtype in _FLOAT_DTYPES:
-        return param + 0.0
-    return ops.maximum(param, param)
+    """A copy of `param`'s value that a later ops.assign to it does not change (the graph
+    simplifier keeps a value computed from a variable written in place a value of its own)."""
+    return param * 1
 
 
 class TrainOneStepWithLossScaleCell(TrainOneStepCell):

@@ -514,32 +514,62 @@ def test_checkpoints_move_between_mindspore_and_pijit_with_equal_outputs(
     np.testing.assert_array_equal(typed["bf16"].astype(ms.float32).asnumpy(), [1.0, 2.5])
 
 
-NAMES_SIDE = '''
-from mindspore import nn
+# The layers whose parameter names (checkpoint keys) and shapes must equal MindSpore's; the
+# same text builds them on either side.
+LAYERS_SOURCE = """
+layers = {
+    "Dense": lambda: nn.Dense(3, 4),
+    "Conv2d": lambda: nn.Conv2d(3, 4, 3, has_bias=True),
+    "Conv2dTranspose": lambda: nn.Conv2dTranspose(3, 4, 3, has_bias=True),
+    "BatchNorm2d": lambda: nn.BatchNorm2d(4),
+    "BatchNorm1d": lambda: nn.BatchNorm1d(4),
+    "LayerNorm": lambda: nn.LayerNorm((4,)),
+    "GroupNorm": lambda: nn.GroupNorm(2, 4),
+    "InstanceNorm2d": lambda: nn.InstanceNorm2d(4),
+    "Embedding": lambda: nn.Embedding(10, 4),
+    "PReLU": lambda: nn.PReLU(4),
+    "LSTM": lambda: nn.LSTM(3, 4, num_layers=2, bidirectional=True),
+    "GRU": lambda: nn.GRU(3, 4),
+    "RNN": lambda: nn.RNN(3, 4),
+    "LSTMCell": lambda: nn.LSTMCell(3, 4),
+    "GRUCell": lambda: nn.GRUCell(3, 4),
+    "MultiheadAttention": lambda: nn.MultiheadAttention(8, 2),
+    "TransformerEncoderLayer": lambda: nn.TransformerEncoderLayer(8, 2, 16),
+    "TransformerDecoderLayer": lambda: nn.TransformerDecoderLayer(8, 2, 16),
+}
 
 
-class Net(nn.Cell):
-    def __init__(self):
+class Holder(nn.Cell):
+    def __init__(self, layer):
         super().__init__()
-        self.bn = nn.BatchNorm2d(2)
+        self.layer = layer
 
 
-print(" ".join(p.name for p in Net().get_parameters()))
-'''
+def names():
+    return {name: sorted([p.name, list(p.shape)] for p in Holder(make()).get_parameters())
+            for name, make in layers.items()}
+"""
+NAMES_SIDE = "import json\nfrom mindspore import nn\n" + LAYERS_SOURCE + "print(json.dumps(names()))\n"
 
 
-class BatchNormNet(nn.Cell):
-    def __init__(self):
-        super().__init__()
-        self.bn = nn.BatchNorm2d(2)
-
-
-@pytest.mark.xfail(strict=True, reason="pijit's BatchNorm names its moving statistics 'mean' and "
-                   "'variance', MindSpore 'moving_mean' and 'moving_variance', so MindSpore's "
-                   "batch-norm statistics are not loaded (pijit/nn/layers/normalization.py)")
-def test_batch_norm_parameter_names_match_mindspores(mindspore_interpreter):
+def test_layer_parameter_names_and_shapes_match_mindspores(mindspore_interpreter):
+    import json
     import subprocess
     result = subprocess.run([mindspore_interpreter, "-c", NAMES_SIDE], capture_output=True,
                             text=True, timeout=300)
     assert result.returncode == 0, result.stderr
-    assert [p.name for p in BatchNormNet().get_parameters()] == result.stdout.split()
+    theirs = json.loads(result.stdout.strip().splitlines()[-1])
+    scope = {"nn": nn}
+    exec(LAYERS_SOURCE, scope)  # noqa: S102 - the same layer list MindSpore built
+    assert scope["names"]() == theirs
+
+
+def test_batch_norm_and_prelu_parameters_carry_mindspores_names():
+    class Net(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.bn = nn.BatchNorm2d(2)
+            self.act = nn.PReLU(2)
+
+    assert [p.name for p in Net().get_parameters()] == [
+        "bn.moving_mean", "bn.moving_variance", "bn.gamma", "bn.beta", "act.w"]

@@ -48,16 +48,16 @@ def test_nested_parameters_are_named_by_their_path():
                      "block.bn.moving_variance", "block.bn.gamma", "block.bn.beta",
                      "head.weight", "head.bias"]
     assert [p.name for p in net.get_parameters()] == [
-        "block.scale", "block.fc.weight", "block.fc.bias", "block.bn.mean", "block.bn.variance",
+        "block.scale", "block.fc.weight", "block.fc.bias", "block.bn.moving_mean", "block.bn.moving_variance",
         "block.bn.gamma", "block.bn.beta", "head.weight", "head.bias"]
 
 
 def test_trainable_params_leave_out_moving_statistics():
     net = Outer()
     trainable = [p.name for p in net.trainable_params()]
-    assert "block.bn.mean" not in trainable and "block.bn.gamma" in trainable
+    assert "block.bn.moving_mean" not in trainable and "block.bn.gamma" in trainable
     assert len(trainable) == 7
-    assert [p.name for p in net.untrainable_params()] == ["block.bn.mean", "block.bn.variance"]
+    assert [p.name for p in net.untrainable_params()] == ["block.bn.moving_mean", "block.bn.moving_variance"]
 
 
 def test_auto_prefix_false_keeps_child_names():

@@ -323,3 +323,32 @@ def test_captured_layer_op_errors_match_eager_errors():
     with pytest.raises(ValueError) as jitted:
         ms.jit(f, mode="PIJit")(x, w)
     assert str(eager.value) == str(jitted.value)
+
+
+@pytest.mark.parametrize("copy, is_view", [
+    (lambda p: p * 1.0, False), (lambda p: 1.0 * p, False), (lambda p: p / 1.0, False),
+    (lambda p: p + (-0.0), False), (lambda p: p.reshape(p.shape), True),
+    (lambda p: ops.transpose(ops.transpose(p, (1, 0)), (1, 0)), True),
+])
+def test_a_value_computed_from_a_variable_reads_as_eagerly_after_the_variable_is_assigned(
+        copy, is_view):
+    def run(jitted):
+        p = ms.Parameter(ms.Tensor(np.ones((2, 3), np.float32)), name="p")
+
+        def f(x):
+            before = copy(p)  # an identity the graph simplifier would fold to the variable
+            ops.assign(p, x)
+            return before
+
+        fn = f
+        if jitted:
+            fn = ms.jit(f)
+            ms.reset(fn)
+        got = fn(ms.Tensor(np.full((2, 3), 5.0, np.float32))).asnumpy()
+        np.testing.assert_array_equal(p.asnumpy(), np.full((2, 3), 5.0))
+        return got
+
+    eager = run(False)
+    # Arithmetic makes a new tensor; a reshape or transpose is a view of the variable.
+    np.testing.assert_array_equal(eager, np.full((2, 3), 5.0 if is_view else 1.0))
+    np.testing.assert_array_equal(run(True), eager)

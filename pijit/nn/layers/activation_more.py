@@ -74,7 +74,7 @@ class PReLU(Cell):
         else:
             raise TypeError(f"PReLU: w must be a number or a Tensor, got {type(w).__name__}")
         self.channel = channel
-        self.w = Parameter(w, name="a")
+        self.w = Parameter(w, name="w")
 
     def construct(self, x):
         return ops.prelu(x, self.w)

@@ -29,9 +29,9 @@ class BatchNorm2d(Cell):
         self.num_features, self.eps, self.momentum = num_features, float(eps), float(momentum)
         self.affine, self.use_batch_statistics = affine, use_batch_statistics
         c = (num_features,)
-        self.moving_mean = Parameter(initializer(moving_mean_init, c, dtype), name="mean",
+        self.moving_mean = Parameter(initializer(moving_mean_init, c, dtype), name="moving_mean",
                                      requires_grad=False)
-        self.moving_variance = Parameter(initializer(moving_var_init, c, dtype), name="variance",
+        self.moving_variance = Parameter(initializer(moving_var_init, c, dtype), name="moving_variance",
                                          requires_grad=False)
         self.gamma = Parameter(initializer(gamma_init, c, dtype), name="gamma", requires_grad=affine)
         self.beta = Parameter(initializer(beta_init, c, dtype), name="beta", requires_grad=affine)

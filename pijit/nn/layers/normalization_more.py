@@ -104,6 +104,13 @@ class _InstanceNorm(Cell):
                                requires_grad=self.affine)
         self.beta = Parameter(initializer(beta_init, c, dtype), name="beta",
                               requires_grad=self.affine)
+        # MindSpore's InstanceNorm carries running statistics too (its checkpoints hold them);
+        # the output always uses each instance's own statistics, so pijit keeps them for
+        # checkpoints only and does not update them.
+        self.moving_mean = Parameter(initializer("zeros", c, dtype), name="moving_mean",
+                                     requires_grad=False)
+        self.moving_variance = Parameter(initializer("ones", c, dtype), name="moving_variance",
+                                         requires_grad=False)
 
     def construct(self, x):
         rank = self._spatial + 2
