@@ -151,22 +151,33 @@ void ExpectClose(const std::vector<Tensor>& xs_out, const std::vector<Tensor>& y
   }
 }
 
+// Inputs for `g` drawn from `seed`: each run gets its own, equal ones (a graph may write its
+// inputs in place: assign, training batch norm).
+std::vector<Tensor> FreshInputs(const Graph& g, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::vector<Tensor> inputs;
+  for (NodeId p : g.params()) inputs.push_back(MakeInput(g.node(p).meta, rng));
+  return inputs;
+}
+
+std::vector<const Tensor*> Pointers(const std::vector<Tensor>& inputs) {
+  std::vector<const Tensor*> ptrs;
+  for (const Tensor& t : inputs) ptrs.push_back(&t);
+  return ptrs;
+}
+
 // Outputs of `before` and `after` on the same inputs agree.
 void ExpectSameValues(const Graph& before, const Graph& after) {
   ASSERT_EQ(before.params().size(), after.params().size());
-  std::mt19937 rng(1234);
-  std::vector<Tensor> inputs;
-  std::vector<const Tensor*> ptrs;
-  for (NodeId p : before.params()) inputs.push_back(MakeInput(before.node(p).meta, rng));
-  for (const Tensor& t : inputs) ptrs.push_back(&t);
+  const std::vector<Tensor> in_before = FreshInputs(before, 1234), in_after = FreshInputs(before, 1234);
   CompileOptions raw;
   raw.optimize = false;
   auto cb = CompiledGraph::Compile(before, raw);
   auto ca = CompiledGraph::Compile(after, raw);
   ASSERT_TRUE(cb.ok() && ca.ok());
   std::vector<Tensor> ob, oa;
-  ASSERT_TRUE(cb->Run(ptrs, &ob).ok());
-  ASSERT_TRUE(ca->Run(ptrs, &oa).ok());
+  ASSERT_TRUE(cb->Run(Pointers(in_before), &ob).ok());
+  ASSERT_TRUE(ca->Run(Pointers(in_after), &oa).ok());
   ASSERT_EQ(ob.size(), oa.size());
   // Relative tolerances; the epilogue's is absolute below 1 (gelu's tiny negative tail).
   ExpectClose(ob, oa, HasFusedExp(after) ? 4e-7 : 0,
@@ -179,11 +190,6 @@ void ExpectSameValues(const Graph& before, const Graph& after) {
 // sums that cancel).
 constexpr double kBackendTol = 1e-5;
 void ExpectBackendsAgree(const Graph& g) {
-  std::mt19937 rng(4321);
-  std::vector<Tensor> inputs;
-  std::vector<const Tensor*> ptrs;
-  for (NodeId p : g.params()) inputs.push_back(MakeInput(g.node(p).meta, rng));
-  for (const Tensor& t : inputs) ptrs.push_back(&t);
   std::vector<Tensor> outs[2];
   const Backend* backends[2] = {&CpuBackend(), &ReferenceBackend()};
   for (int k = 0; k < 2; ++k) {
@@ -193,7 +199,8 @@ void ExpectBackendsAgree(const Graph& g) {
     auto c = CompiledGraph::Compile(g, raw);
     ASSERT_TRUE(c.ok()) << c.status();
     ASSERT_EQ(&c->backend(), backends[k]);
-    ASSERT_TRUE(c->Run(ptrs, &outs[k]).ok());
+    const std::vector<Tensor> inputs = FreshInputs(g, 4321);
+    ASSERT_TRUE(c->Run(Pointers(inputs), &outs[k]).ok());
   }
   ExpectClose(outs[0], outs[1], 0, kBackendTol, "on cpu", "on reference");
 }
