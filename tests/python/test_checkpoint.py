@@ -521,6 +521,8 @@ layers = {
     "Dense": lambda: nn.Dense(3, 4),
     "Conv2d": lambda: nn.Conv2d(3, 4, 3, has_bias=True),
     "Conv2dTranspose": lambda: nn.Conv2dTranspose(3, 4, 3, has_bias=True),
+    "Conv1d": lambda: nn.Conv1d(3, 4, 3, has_bias=True),
+    "Conv1dTranspose": lambda: nn.Conv1dTranspose(3, 4, 3, has_bias=True),
     "BatchNorm2d": lambda: nn.BatchNorm2d(4),
     "BatchNorm1d": lambda: nn.BatchNorm1d(4),
     "LayerNorm": lambda: nn.LayerNorm((4,)),

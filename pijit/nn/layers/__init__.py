@@ -4,7 +4,7 @@ from pijit.nn.layers.activation import (GELU, HSigmoid, HSwish, LeakyReLU, LogSo
 from pijit.nn.layers.activation_more import *  # noqa: F401,F403
 from pijit.nn.layers.activation_more import __all__ as _more_activations
 from pijit.nn.layers.basic import Dense, Dropout, Embedding, Flatten, Identity, Pad
-from pijit.nn.layers.conv import Conv2d, Conv2dTranspose
+from pijit.nn.layers.conv import Conv1d, Conv1dTranspose, Conv2d, Conv2dTranspose
 from pijit.nn.layers.normalization import BatchNorm2d, LayerNorm
 from pijit.nn.layers.normalization_more import *  # noqa: F401,F403
 from pijit.nn.layers.normalization_more import __all__ as _more_norms
@@ -18,7 +18,7 @@ from pijit.nn.layers.rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell
 
 __all__ = ["GELU", "LogSoftmax", "ReLU", "Sigmoid", "Softmax", "Tanh", "get_activation", "Dense",
            "LeakyReLU", "ReLU6", "HSwish", "HSigmoid", "Identity", "Pad",
-           "Dropout", "Embedding", "Flatten", "Conv2d", "Conv2dTranspose", "BatchNorm2d", "LayerNorm", "AvgPool2d",
+           "Dropout", "Embedding", "Flatten", "Conv1d", "Conv1dTranspose", "Conv2d", "Conv2dTranspose", "BatchNorm2d", "LayerNorm", "AvgPool2d",
            "MaxPool2d", *_more_activations, *_more_norms, *_resize, "RNN", "GRU", "LSTM", "RNNCell", "GRUCell", "LSTMCell",
            "MultiheadAttention", "TransformerEncoderLayer", "TransformerEncoder",
            "TransformerDecoderLayer", "TransformerDecoder", "Transformer"]

@@ -1,4 +1,4 @@
-"""Conv2d and Conv2dTranspose."""
+"""Conv1d, Conv2d and their transposed forms."""
 import math
 
 from pijit import ops
@@ -140,3 +140,72 @@ class Conv2dTranspose(Cell):
                 f"pad_mode={self.pad_mode}, padding={self.padding}, "
                 f"output_padding={self.output_padding}, dilation={self.dilation}, "
                 f"group={self.group}, has_bias={self.has_bias}")
+
+
+def _length(name, what, v, minimum):
+    v = plain(v)
+    if isinstance(v, (tuple, list)) and len(v) == 1:
+        v = v[0]
+    if isinstance(v, bool) or not isinstance(v, int) or v < minimum:
+        raise ValueError(f"{name}: {what} must be an int >= {minimum}, got {v!r}")
+    return v
+
+
+class _Conv1dBase(Cell):
+    """1-D convolutions of (N, C, L) data, run as the 2-D ones over (N, C, 1, L) with a
+    (1, k) kernel. The weight is 4-D, (out, in / group, 1, k) for Conv1d and
+    (in, out / group, 1, k) for Conv1dTranspose, as MindSpore stores it."""
+    _transposed = False
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, pad_mode="same",
+                 padding=0, dilation=1, group=1, has_bias=False, weight_init=None,
+                 bias_init=None, dtype=float32):
+        super().__init__()
+        name = type(self).__name__
+        in_channels, out_channels, group = _channels(name, in_channels, out_channels, group)
+        self.in_channels, self.out_channels, self.group = in_channels, out_channels, group
+        self.kernel_size = _length(name, "kernel_size", kernel_size, 1)
+        self.stride = _length(name, "stride", stride, 1)
+        self.dilation = _length(name, "dilation", dilation, 1)
+        self.padding = _length(name, "padding", padding, 0)
+        self.pad_mode = _pad_mode(name, pad_mode, self.padding)
+        self.has_bias = has_bias
+        shape = ((in_channels, out_channels // group) if self._transposed
+                 else (out_channels, in_channels // group)) + (1, self.kernel_size)
+        # MindSpore 2.x's defaults when no init is given, as Conv2dTranspose's.
+        if weight_init is None:
+            weight_init = HeUniform(negative_slope=math.sqrt(5))
+        self.weight = Parameter(initializer(weight_init, shape, dtype), name="weight")
+        self.bias = None
+        if has_bias:
+            if bias_init is None:
+                bias_init = Uniform(1 / math.sqrt(max(1, _fans(shape)[0])))
+            self.bias = Parameter(initializer(bias_init, (out_channels,), dtype), name="bias")
+
+    def construct(self, x):
+        if len(x.shape) != 3:
+            raise ValueError(f"{type(self).__name__}: expects (N, C, L) input, got shape "
+                             f"{tuple(x.shape)}")
+        kwargs = dict(stride=(1, self.stride), padding=(0, 0, self.padding, self.padding),
+                      dilation=(1, self.dilation), pad_mode=self.pad_mode, groups=self.group)
+        x = ops.expand_dims(x, 2)
+        if self._transposed:
+            y = ops.conv_transpose2d(x, self.weight, self.bias, **kwargs)
+        else:
+            y = ops.conv2d(x, self.weight, self.bias, **kwargs)
+        return ops.squeeze(y, 2)
+
+    def extend_repr(self):
+        return (f"input_channels={self.in_channels}, output_channels={self.out_channels}, "
+                f"kernel_size={self.kernel_size}, stride={self.stride}, "
+                f"pad_mode={self.pad_mode}, padding={self.padding}, "
+                f"dilation={self.dilation}, group={self.group}, has_bias={self.has_bias}")
+
+
+class Conv1d(_Conv1dBase):
+    """1-D convolution of (N, C, L) data."""
+
+
+class Conv1dTranspose(_Conv1dBase):
+    """1-D transposed convolution of (N, C, L) data (Conv1d's input gradient)."""
+    _transposed = True
