@@ -215,6 +215,46 @@ bool IsConstexprFunction(PyObject* fn) {
 
 }  // namespace
 
+bool Interp::InlineMethod(Frame& f, const Value& self, PyObject* method, PyObject* name,
+                          ValueList args, const std::vector<std::string>& names, Value* out) {
+  Value mv;  // type(self).name, guarded by identity through the callable's class
+  if (!FromSource(MethodSource(self, name), method, &mv)) return false;
+  UseConst(mv);
+  args.insert(args.begin(), self);
+  return Inline(f, reinterpret_cast<PyCodeObject*>(PyFunction_GET_CODE(method)), method,
+                mv.source, nullptr, std::move(args), names, out);
+}
+
+bool Interp::CallPrimitive(PyObject* fn, ValueList args, std::vector<std::string> names,
+                           Value* out, bool* handled) {
+  // A primitive instance (ops.Add()): its class names the op it performs.
+  *handled = false;
+  PyObject* prim = PyObject_GetAttrString(reinterpret_cast<PyObject*>(Py_TYPE(fn)), "_pijit_op");
+  if (!prim) {
+    PyErr_Clear();
+    return false;
+  }
+  PyOp pop;
+  const bool known = PyOpOfBuiltin(prim, &pop);
+  Py_DECREF(prim);
+  PyObject* attrs = known ? PyObject_CallMethod(fn, "_pijit_kwargs", nullptr) : nullptr;
+  if (!attrs || !PyDict_Check(attrs)) {
+    Py_XDECREF(attrs);
+    PyErr_Clear();
+    return false;
+  }
+  *handled = true;
+  // Primitive attributes (keep_dims, ...) are keyword arguments of the op.
+  Keep(attrs);
+  PyObject *k, *v;
+  Py_ssize_t pos = 0;
+  while (PyDict_Next(attrs, &pos, &k, &v)) {
+    names.emplace_back(PyUnicode_AsUTF8(k));
+    args.push_back(Value::Const(v));
+  }
+  return CallOp(pop, args, names, out);
+}
+
 bool Interp::CallPartial(Frame& f, const Value& callable, ValueList args,
                          const std::vector<std::string>& names, Value* out) {
   // The partial is guarded by identity; its function, arguments and keywords (a dict that
@@ -385,47 +425,16 @@ bool Interp::Call(Frame& f, const Value& callable, ValueList args, Value* out) {
   if (g_cell_call && call_attr == g_cell_call && HasMethodSource(callable)) {
     PyObject* cname = Keep(PyUnicode_InternFromString("construct"));
     PyObject* construct = _PyType_Lookup(Py_TYPE(fn), cname);
-    if (construct && PyFunction_Check(construct)) {
-      Value cv;
-      if (!FromSource(MethodSource(callable, cname), construct, &cv)) return false;
-      UseConst(cv);
-      args.insert(args.begin(), callable);
-      return Inline(f, reinterpret_cast<PyCodeObject*>(PyFunction_GET_CODE(construct)), construct,
-                    cv.source, nullptr, std::move(args), names, out);
-    }
+    if (construct && PyFunction_Check(construct))
+      return InlineMethod(f, callable, construct, cname, std::move(args), names, out);
   }
-  // A primitive instance (ops.Add()): its class names the op it performs.
-  PyObject* prim = PyObject_GetAttrString(reinterpret_cast<PyObject*>(Py_TYPE(fn)), "_pijit_op");
-  if (prim) {
-    PyOp pop;
-    bool known = PyOpOfBuiltin(prim, &pop);
-    Py_DECREF(prim);
-    PyObject* attrs = known ? PyObject_CallMethod(fn, "_pijit_kwargs", nullptr) : nullptr;
-    if (attrs && PyDict_Check(attrs)) {
-      // Primitive attributes (keep_dims, ...) are keyword arguments of the op.
-      Keep(attrs);
-      PyObject *k, *v;
-      Py_ssize_t pos = 0;
-      while (PyDict_Next(attrs, &pos, &k, &v)) {
-        names.emplace_back(PyUnicode_AsUTF8(k));
-        args.push_back(Value::Const(v));
-      }
-      return CallOp(pop, args, names, out);
-    }
-    Py_XDECREF(attrs);
-  }
-  if (PyErr_Occurred()) PyErr_Clear();
+  if (bool handled = false, ok = CallPrimitive(fn, args, names, out, &handled); handled) return ok;
   // An instance of a class whose __call__ is a Python function (GradOperation(...), user
   // callables): inline type(obj).__call__(obj, ...).
   if (call_attr && PyFunction_Check(call_attr) && !PyType_Check(fn) &&
       HasMethodSource(callable)) {
     PyObject* cname = Keep(PyUnicode_InternFromString("__call__"));
-    Value cv;
-    if (!FromSource(MethodSource(callable, cname), call_attr, &cv)) return false;
-    UseConst(cv);
-    args.insert(args.begin(), callable);
-    return Inline(f, reinterpret_cast<PyCodeObject*>(PyFunction_GET_CODE(call_attr)), call_attr,
-                  cv.source, nullptr, std::move(args), names, out);
+    return InlineMethod(f, callable, call_attr, cname, std::move(args), names, out);
   }
   if (fn == g_graph_break_fn && fn != nullptr) {
     Fail(BreakCategory::kUnsupportedCall, "pijit.graph_break() breaks the graph here",

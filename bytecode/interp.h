@@ -269,6 +269,14 @@ class Interp {
                 std::vector<graph::NodeId>* seeds);  // handlers_grad.cc
   // Tensor.astype(dtype) on a captured tensor: a cast node (handlers_call.cc).
   bool CallTensorCast(const ValueList& args, const std::vector<std::string>& names, Value* out);
+  // type(self).<name> (`method`, a Python function) inlined with self first, its source
+  // through the callable's (MethodSource).
+  bool InlineMethod(Frame& f, const Value& self, PyObject* method, PyObject* name,
+                    ValueList args, const std::vector<std::string>& names, Value* out);
+  // A primitive instance called: the op its class names, its attributes as keywords;
+  // *handled when `fn` is one.
+  bool CallPrimitive(PyObject* fn, ValueList args, std::vector<std::string> names, Value* out,
+                     bool* handled);
   // functools.partial(func, *args, **keywords) called: func with the stored arguments first.
   bool CallPartial(Frame& f, const Value& callable, ValueList args,
                    const std::vector<std::string>& names, Value* out);
