@@ -32,6 +32,34 @@ def hardswish(input):  # noqa: A002
     return input * hardsigmoid(input)
 
 
+# ---- floating-point classes ------------------------------------------------------------------
+
+_FLOATING = (_C.dtype.f16, _C.dtype.bf16, _C.dtype.f32, _C.dtype.f64)
+
+
+def _is_floating(x):
+    return x.dtype in _FLOATING
+
+
+def isnan(input):  # noqa: A002 - MindSpore's name
+    """True where input is NaN (never for integers and bools)."""
+    return _ops.not_equal(input, input) if _is_floating(input) else _ops.zeros_like(input) != 0
+
+
+def isinf(input):  # noqa: A002
+    """True where input is +inf or -inf."""
+    if not _is_floating(input):
+        return _ops.zeros_like(input) != 0
+    return _ops.equal(_ops.abs(input), float("inf"))
+
+
+def isfinite(input):  # noqa: A002
+    """True where input is neither infinite nor NaN (x - x is 0 exactly then)."""
+    if not _is_floating(input):
+        return _ops.zeros_like(input) == 0
+    return _ops.equal(input - input, 0.0)
+
+
 # ---- shapes ----------------------------------------------------------------------------------
 
 def _axis(name, axis, ndim):

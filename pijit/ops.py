@@ -427,8 +427,9 @@ class Assign(Primitive):
 
 # ---- composed of the native ops (pijit/_ops_composed.py) ---------------------------------------
 from pijit._ops_composed import (addn, cast, contiguous, depend, fill, hardsigmoid,  # noqa: E402
-                                 hardswish, leaky_relu, pad, permute, relu6, shape, split,
-                                 strided_slice, swapaxes, tensor_slice, tile, unstack)
+                                 hardswish, isfinite, isinf, isnan, leaky_relu, pad, permute,
+                                 relu6, shape, split, strided_slice, swapaxes, tensor_slice, tile,
+                                 unstack)
 
 from pijit._ops_activation import (celu, elu, fast_gelu, glu, hardshrink, hardtanh,  # noqa: E402
                                    logsigmoid, mish, prelu, selu, silu, softmin, softshrink,
@@ -443,6 +444,9 @@ hard_swish = hardswish
 hard_sigmoid = hardsigmoid
 upsample = interpolate
 _C.Tensor.tile = tile
+_C.Tensor.isnan = isnan
+_C.Tensor.isinf = isinf
+_C.Tensor.isfinite = isfinite
 _C.Tensor.swapaxes = swapaxes
 _C.Tensor.permute = permute
 _C.Tensor.contiguous = contiguous
@@ -534,6 +538,9 @@ Depend = _composed("Depend", depend, "Depend()(value, expr): value.")
 ReLU6 = _composed("ReLU6", relu6, "min(max(x, 0), 6).")
 HSwish = _composed("HSwish", hardswish, "x * relu6(x + 3) / 6.")
 HSigmoid = _composed("HSigmoid", hardsigmoid, "relu6(x + 3) / 6.")
+IsNan = _composed("IsNan", isnan, "IsNan()(x): True where x is NaN.")
+IsInf = _composed("IsInf", isinf, "IsInf()(x): True where x is +inf or -inf.")
+IsFinite = _composed("IsFinite", isfinite, "IsFinite()(x): True where x is finite.")
 
 
 class Slice(Primitive):
