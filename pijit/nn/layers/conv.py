@@ -47,6 +47,20 @@ def _channels(name, in_channels, out_channels, group):
     return in_channels, out_channels, group
 
 
+def _weight_and_bias(shape, out_channels, has_bias, weight_init, bias_init, dtype):
+    """The weight of `shape` and the bias (None without has_bias) Parameters, with MindSpore
+    2.x's defaults when no init is given: HeUniform(sqrt(5)) for the weight and
+    U(-1/sqrt(fan_in), 1/sqrt(fan_in)) for the bias."""
+    if weight_init is None:
+        weight_init = HeUniform(negative_slope=math.sqrt(5))
+    weight = Parameter(initializer(weight_init, shape, dtype), name="weight")
+    if not has_bias:
+        return weight, None
+    if bias_init is None:
+        bias_init = Uniform(1 / math.sqrt(max(1, _fans(shape)[0])))
+    return weight, Parameter(initializer(bias_init, (out_channels,), dtype), name="bias")
+
+
 class Conv2d(Cell):
     """2-D convolution of NCHW data; weight (out_channels, in_channels / group, kh, kw)."""
 
@@ -117,16 +131,8 @@ class Conv2dTranspose(Cell):
         self.output_padding = pair
         self.group, self.has_bias = group, has_bias
         shape = (in_channels, out_channels // group) + self.kernel_size
-        # MindSpore 2.x's defaults when no init is given: HeUniform(sqrt(5)) for the weight and
-        # U(-1/sqrt(fan_in), 1/sqrt(fan_in)) for the bias.
-        if weight_init is None:
-            weight_init = HeUniform(negative_slope=math.sqrt(5))
-        self.weight = Parameter(initializer(weight_init, shape, dtype), name="weight")
-        self.bias = None
-        if has_bias:
-            if bias_init is None:
-                bias_init = Uniform(1 / math.sqrt(max(1, _fans(shape)[0])))
-            self.bias = Parameter(initializer(bias_init, (out_channels,), dtype), name="bias")
+        self.weight, self.bias = _weight_and_bias(shape, out_channels, has_bias, weight_init,
+                                                  bias_init, dtype)
 
     def construct(self, x):
         return ops.conv_transpose2d(x, self.weight, self.bias, stride=self.stride,
@@ -172,15 +178,8 @@ class _Conv1dBase(Cell):
         self.has_bias = has_bias
         shape = ((in_channels, out_channels // group) if self._transposed
                  else (out_channels, in_channels // group)) + (1, self.kernel_size)
-        # MindSpore 2.x's defaults when no init is given, as Conv2dTranspose's.
-        if weight_init is None:
-            weight_init = HeUniform(negative_slope=math.sqrt(5))
-        self.weight = Parameter(initializer(weight_init, shape, dtype), name="weight")
-        self.bias = None
-        if has_bias:
-            if bias_init is None:
-                bias_init = Uniform(1 / math.sqrt(max(1, _fans(shape)[0])))
-            self.bias = Parameter(initializer(bias_init, (out_channels,), dtype), name="bias")
+        self.weight, self.bias = _weight_and_bias(shape, out_channels, has_bias, weight_init,
+                                                  bias_init, dtype)
 
     def construct(self, x):
         if len(x.shape) != 3:
