@@ -8,7 +8,7 @@ import sys
 
 import numpy as np
 
-from pijit.train.metrics.metric import (EvaluationBase, Metric, is_one_hot, one_hot_rows,
+from pijit.train.metrics.metric import (EvaluationBase, Metric, one_hot_rows,
                                         rearrange_inputs)
 
 __all__ = ["Accuracy", "TopKCategoricalAccuracy", "Top1CategoricalAccuracy",
@@ -74,10 +74,7 @@ class TopKCategoricalAccuracy(Metric):
 
     @rearrange_inputs
     def update(self, *inputs):
-        self._check_input_count(inputs, 2)
-        y_pred, y = self._convert_data(inputs[0]), self._convert_data(inputs[1])
-        if y_pred.ndim == y.ndim and is_one_hot(y):
-            y = y.argmax(axis=1)
+        y_pred, y = self._scores_and_labels(inputs)
         top = np.argsort(-y_pred, axis=1, kind="stable")[:, :self.k]
         self._correct_num += int((top == y.reshape(-1, 1)).any(axis=1).sum())
         self._samples_num += top.shape[0]
@@ -184,15 +181,8 @@ class Fbeta(Metric):
 
     @rearrange_inputs
     def update(self, *inputs):
-        self._check_input_count(inputs, 2)
-        y_pred, y = self._convert_data(inputs[0]), self._convert_data(inputs[1])
-        if y_pred.ndim == y.ndim and is_one_hot(y):
-            y = y.argmax(axis=1)
-        if self._class_num == 0:
-            self._class_num = y_pred.shape[1]
-        elif y_pred.shape[1] != self._class_num:
-            raise ValueError(f"For 'Fbeta.update', class number not match: an earlier batch had "
-                             f"{self._class_num} classes, this one {y_pred.shape[1]}")
+        y_pred, y = self._scores_and_labels(inputs)
+        self._note_class_count(y_pred)
         y = one_hot_rows(y, self._class_num, type(self).__name__)
         y_pred = np.eye(self._class_num)[y_pred.argmax(axis=1).reshape(-1)]
         self._true_positives = self._true_positives + (y * y_pred).sum(axis=0)

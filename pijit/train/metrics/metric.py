@@ -79,6 +79,24 @@ class Metric(metaclass=ABCMeta):
             raise ValueError(f"For '{type(self).__name__}.update', it needs {what}, but got "
                              f"{len(inputs)}")
 
+    def _scores_and_labels(self, inputs, one_hot_labels=True):
+        """(y_pred, y) of a two-input update as arrays; with one_hot_labels, a one-hot y
+        ([N, C], as y_pred) becomes class indices."""
+        self._check_input_count(inputs, 2)
+        y_pred, y = self._convert_data(inputs[0]), self._convert_data(inputs[1])
+        if one_hot_labels and y_pred.ndim == y.ndim and is_one_hot(y):
+            y = y.argmax(axis=1)
+        return y_pred, y
+
+    def _note_class_count(self, y_pred):
+        """Sets self._class_num from the first batch's y_pred and checks it on the next ones."""
+        if self._class_num == 0:
+            self._class_num = y_pred.shape[1]
+        elif y_pred.shape[1] != self._class_num:
+            raise ValueError(f"For '{type(self).__name__}.update', class number not match: an "
+                             f"earlier batch had {self._class_num} classes, this one "
+                             f"{y_pred.shape[1]}")
+
     def _check_not_empty(self, empty):
         if empty:
             raise RuntimeError(f"The '{type(self).__name__}' can not be calculated, because the "
@@ -115,18 +133,10 @@ class EvaluationBase(Metric):
     def _prepared(self, inputs):
         """(y_pred, y) as arrays, a one-hot y turned to class indices, checked; the class count
         set on the first batch and checked on the next ones."""
-        self._check_input_count(inputs, 2)
-        y_pred, y = self._convert_data(inputs[0]), self._convert_data(inputs[1])
-        if self._type == "classification" and y_pred.ndim == y.ndim and is_one_hot(y):
-            y = y.argmax(axis=1)
+        y_pred, y = self._scores_and_labels(inputs, self._type == "classification")
         self._check_shape(y_pred, y)
         self._check_value(y_pred, y)
-        if self._class_num == 0:
-            self._class_num = y_pred.shape[1]
-        elif y_pred.shape[1] != self._class_num:
-            raise ValueError(f"For '{type(self).__name__}.update', class number not match: an "
-                             f"earlier batch had {self._class_num} classes, this one "
-                             f"{y_pred.shape[1]}")
+        self._note_class_count(y_pred)
         return y_pred, y
 
 

@@ -21,8 +21,7 @@ class _ErrorSum(Metric):
 
     @rearrange_inputs
     def update(self, *inputs):
-        self._check_input_count(inputs, 2)
-        y_pred, y = self._convert_data(inputs[0]), self._convert_data(inputs[1])
+        y_pred, y = self._scores_and_labels(inputs, one_hot_labels=False)
         if y.size != y_pred.size:
             raise ValueError(f"For '{type(self).__name__}.update', y_pred {y_pred.shape} and y "
                              f"{y.shape} must have the same number of elements")
