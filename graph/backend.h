@@ -4,6 +4,8 @@
 // the executor.
 //
 //   cpu        the CPU kernels (graph/node_ops.cc RunNode: oneDNN, BLAS, generated fused code)
+//   cuda       the GPU's kernels (kernels/cuda/: NVRTC-compiled elementwise, fused and reduction
+//              kernels, cuBLAS); builds with CUDA's headers only, loads the libraries at run time
 //   reference  the same nodes through portable code wherever the CPU backend uses generated or
 //              library code: fused elementwise programs through the fused-program interpreter,
 //              float32 matrix products through plain loops; every other node as on the CPU.
@@ -27,11 +29,18 @@ class Backend {
   virtual Device device() const = 0;
   // Runs node `n` (not a parameter or constant) on `inputs`, tensors of this backend's device.
   virtual absl::StatusOr<Tensor> RunNode(const Node& n, absl::Span<const Tensor* const> inputs) const = 0;
+  // A graph constant (a host tensor) where this backend's nodes read it; once, at compile time.
+  virtual absl::StatusOr<Tensor> Upload(const Tensor& host) const { return host; }
+  // A fresh contiguous copy of one of this backend's tensors (outputs that must not share).
+  virtual absl::StatusOr<Tensor> Copy(const Tensor& t) const;
 };
 
 const Backend& CpuBackend();
 const Backend& ReferenceBackend();
-// The backend named `name` ("cpu", "reference"), or nullptr.
+// The GPU's (graph/backend_cuda.cc), or nullptr in a build without CUDA. Compiling for it
+// does not need a GPU; running does (kernels/cuda/cuda_api.h says why one is unavailable).
+const Backend* CudaBackend();
+// The backend named `name` ("cpu", "reference", "cuda"), or nullptr.
 const Backend* BackendByName(std::string_view name);
 // PIJIT_BACKEND's backend, else the CPU one; an unknown name is an error.
 absl::StatusOr<const Backend*> DefaultBackend();

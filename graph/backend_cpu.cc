@@ -22,9 +22,20 @@ const Backend& CpuBackend() {
   return backend;
 }
 
+absl::StatusOr<Tensor> Backend::Copy(const Tensor& t) const {
+  Tensor fresh = Tensor::Empty(t.shape(), t.dtype());
+  CopyInto(t, fresh);
+  return fresh;
+}
+
+#ifndef PIJIT_WITH_CUDA
+const Backend* CudaBackend() { return nullptr; }
+#endif
+
 const Backend* BackendByName(std::string_view name) {
   if (name == "cpu") return &CpuBackend();
   if (name == "reference") return &ReferenceBackend();
+  if (name == "cuda") return CudaBackend();
   return nullptr;
 }
 
@@ -33,7 +44,8 @@ absl::StatusOr<const Backend*> DefaultBackend() {
   if (name.empty()) return &CpuBackend();
   if (const Backend* b = BackendByName(name)) return b;
   return absl::InvalidArgumentError(absl::StrFormat(
-      "PIJIT_BACKEND=%s: unknown backend (expected cpu or reference)", std::string(name)));
+      "PIJIT_BACKEND=%s: unknown backend (expected cpu, reference%s)", std::string(name),
+      CudaBackend() ? " or cuda" : "; this build has no CUDA backend"));
 }
 
 }  // namespace pijit::graph

@@ -198,8 +198,18 @@ absl::StatusOr<CompiledGraph> CompiledGraph::Compile(Graph g, const CompileOptio
   } else {
     PIJIT_ASSIGN_OR_RETURN(c.backend_, DefaultBackend());
   }
+  const bool on_host = c.backend_->device() == Device::kCPU;
+  PipelineOptions pipeline = options.pipeline;
+  pipeline.host_kernels = pipeline.host_kernels && on_host;
   const std::vector<bool> shared_before = SharedOutputs(g);
-  if (options.optimize) PIJIT_RETURN_IF_ERROR(RunPipeline(g, options.pipeline));
+  if (options.optimize) PIJIT_RETURN_IF_ERROR(RunPipeline(g, pipeline));
+  if (!on_host) {
+    for (size_t id = 0; id < g.nodes().size(); ++id) {
+      Node& n = g.mutable_node(static_cast<NodeId>(id));
+      if (n.op != Op::kConstant) continue;
+      PIJIT_ASSIGN_OR_RETURN(n.value, c.backend_->Upload(n.value));
+    }
+  }
   const std::vector<bool> shared_after = SharedOutputs(g);
   // A constant (or a view of one) is copied too: eager gives a fresh tensor on every call,
   // and the caller may write into the one it gets.
@@ -213,7 +223,8 @@ absl::StatusOr<CompiledGraph> CompiledGraph::Compile(Graph g, const CompileOptio
     for (NodeId i : nodes[id].inputs) c.last_use_[i] = static_cast<int32_t>(id);
   for (NodeId o : g.outputs()) c.last_use_[o] = static_cast<int32_t>(nodes.size());
   // Symbolic sizes: the metas hold one call's sizes, so slots would be the wrong size.
-  if (options.plan_memory && !options.pipeline.symbolic_sizes && MemoryPlanningEnabled()) {
+  // The plan's arena is host memory: device backends allocate their own.
+  if (on_host && options.plan_memory && !options.pipeline.symbolic_sizes && MemoryPlanningEnabled()) {
     MemoryPlan plan = PlanMemory(g);
     if (!plan.empty()) {
       c.plan_ = std::move(plan);
@@ -274,9 +285,14 @@ absl::Status CompiledGraph::Run(absl::Span<const Tensor* const> inputs,
       outputs->push_back(v);
       continue;
     }
-    Tensor fresh = Tensor::Empty(v.shape(), v.dtype());
-    CopyInto(v, fresh);
-    outputs->push_back(std::move(fresh));
+    if (v.device() == Device::kCPU) {
+      Tensor fresh = Tensor::Empty(v.shape(), v.dtype());
+      CopyInto(v, fresh);
+      outputs->push_back(std::move(fresh));
+    } else {
+      PIJIT_ASSIGN_OR_RETURN(Tensor fresh, backend_->Copy(v));
+      outputs->push_back(std::move(fresh));
+    }
   }
   return absl::OkStatus();
 }

@@ -119,5 +119,7 @@ absl::StatusOr<Tensor> RunNode(const Node& n, absl::Span<const Tensor* const> in
 // for any other op.
 bool AsBinary(Op op, BinaryOp* out);
 bool AsUnary(Op op, UnaryOp* out);
+// The reduction of sum, mean, prod, max, min, all, any, var and std; false for any other op.
+bool AsReduce(Op op, ReduceOp* out);
 
 }  // namespace pijit::graph

@@ -21,7 +21,6 @@ bool AsUnary(Op op, UnaryOp* out) {
     default: return false;
   }
 }
-namespace {
 bool AsReduce(Op op, ReduceOp* out) {
   switch (op) {
     case Op::kSum: *out = ReduceOp::kSum; return true;
@@ -36,6 +35,7 @@ bool AsReduce(Op op, ReduceOp* out) {
     default: return false;
   }
 }
+namespace {
 
 absl::StatusOr<DType> NodeDType(const Node& n) {
   if (!n.dtype) return absl::InternalError(absl::StrFormat("%s: node has no dtype", OpName(n.op)));

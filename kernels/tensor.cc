@@ -232,8 +232,10 @@ std::shared_ptr<Storage> Storage::Allocate(size_t nbytes) {
   return s;
 }
 
-std::shared_ptr<Storage> Storage::Wrap(void* data, size_t nbytes, std::function<void()> release) {
+std::shared_ptr<Storage> Storage::Wrap(void* data, size_t nbytes, std::function<void()> release,
+                                       Device device) {
   auto s = std::make_shared<Storage>(Private{});
+  s->device_ = device;
   s->data_ = data;
   s->nbytes_ = nbytes;
   s->release_ = std::move(release);

@@ -32,8 +32,10 @@ class Storage {
   // 64-byte aligned, uninitialised. Small buffers share one allocation with their Storage;
   // large ones come from the buffer cache (below) when it holds one of their size.
   static std::shared_ptr<Storage> Allocate(size_t nbytes);
-  // Borrow memory owned elsewhere (a NumPy array): `release` runs when the last view dies.
-  static std::shared_ptr<Storage> Wrap(void* data, size_t nbytes, std::function<void()> release);
+  // Borrow memory owned elsewhere (a NumPy array, a device allocation): `release` runs when
+  // the last view dies.
+  static std::shared_ptr<Storage> Wrap(void* data, size_t nbytes, std::function<void()> release,
+                                       Device device = Device::kCPU);
   ~Storage();
   Storage(const Storage&) = delete;
   Storage& operator=(const Storage&) = delete;

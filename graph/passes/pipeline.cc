@@ -75,7 +75,7 @@ absl::Status RunPipeline(Graph& g, const PipelineOptions& options) {
     // at any sizes too.
     if (!options.fuse) return absl::OkStatus();
     PIJIT_RETURN_IF_ERROR(RunPass("fusion", fusion::Run, g).status());
-    PIJIT_RETURN_IF_ERROR(RunPass("fused_reduce", fused_reduce::Run, g).status());
+    if (options.host_kernels) PIJIT_RETURN_IF_ERROR(RunPass("fused_reduce", fused_reduce::Run, g).status());
     return RunPass("dce", dce::Run, g).status();
   }
   // Cleanup to a fixed point: each pass exposes work for the others (folding creates
@@ -94,6 +94,10 @@ absl::Status RunPipeline(Graph& g, const PipelineOptions& options) {
   // ops into loops (the layer epilogue before the convolution one: a relu it folds into
   // conv2d keeps relu's gradient masks reading the convolution); reductions then absorb the
   // fused loops (and single elementwise ops) they read.
+  if (options.fuse && !options.host_kernels) {
+    PIJIT_RETURN_IF_ERROR(RunPass("fusion", fusion::Run, g).status());
+    return RunPass("dce", dce::Run, g).status();
+  }
   if (options.fuse) {
     PIJIT_RETURN_IF_ERROR(RunPass("epilogue", epilogue::Run, g).status());
     PIJIT_RETURN_IF_ERROR(RunPass("conv_epilogue", conv_epilogue::Run, g).status());

@@ -16,6 +16,9 @@ struct PipelineOptions {
   // false (jit_level "O0"): no pass but dead-code removal, for debugging a graph as captured.
   bool optimize = true;
   bool fuse = true;  // matmul epilogues and elementwise fusion (generates code)
+  // The fused nodes only the CPU backend runs (layer, convolution and matmul epilogues, fused
+  // reductions); false (other backends): elementwise fusion alone.
+  bool host_kernels = true;
   // The graph runs at other sizes than its metas say (dynamic-shape cache entries): only the
   // passes whose rewrites hold at any sizes run, elementwise fusion and dead code removal.
   bool symbolic_sizes = false;

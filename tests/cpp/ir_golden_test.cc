@@ -208,7 +208,9 @@ void ExpectBackendsAgree(const Graph& g) {
 TEST(BackendTest, NamesAndDefault) {
   EXPECT_EQ(BackendByName("cpu"), &CpuBackend());
   EXPECT_EQ(BackendByName("reference"), &ReferenceBackend());
-  EXPECT_EQ(BackendByName("cuda"), nullptr);
+  // "cuda" names the GPU backend in builds that have it (graph/backend_cuda.cc).
+  EXPECT_EQ(BackendByName("cuda"), CudaBackend());
+  EXPECT_EQ(BackendByName("tpu"), nullptr);
   EXPECT_STREQ(ReferenceBackend().name(), "reference");
 }
 

@@ -1,0 +1,109 @@
+// GPU kernel timings of the CUDA backend, printed one per line as `name value unit` for
+// benchmarks/gpu.py, which times the same work in torch on the same GPU and prints ratios.
+//   fused_chain_ms     relu(x * y + x) - y over 100M float32 elements: one fused NVRTC kernel
+//   copy_bound_ms      the time the device's own copy engine needs to move the same bytes
+//                      (cuMemcpyDtoD of the inputs and output: 3 x 400 MB read or written)
+//   matmul_ms          4096 x 4096 x 4096 float32 product (cuBLAS, full float32)
+//   call_us            one call of a compiled two-node graph on 4-element tensors, host to
+//                      host-visible completion (kernel launches, no CUDA graph)
+// Each is the median of several runs after a warm-up.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <vector>
+
+#include "graph/backend.h"
+#include "graph/executor.h"
+#include "graph/text_parser.h"
+#include "kernels/cuda/allocator.h"
+#include "kernels/cuda/cuda_api.h"
+#include "kernels/cuda/device_ops.h"
+
+namespace pijit::cuda {
+namespace {
+
+template <typename Fn>
+double MedianMs(const CudaApi& api, int runs, Fn&& fn) {
+  CUevent start, stop;
+  api.cuEventCreate(&start, 0);
+  api.cuEventCreate(&stop, 0);
+  fn();  // warm-up: compiles and allocates
+  api.cuCtxSynchronize();
+  std::vector<double> ms;
+  for (int i = 0; i < runs; ++i) {
+    api.cuEventRecord(start, nullptr);
+    fn();
+    api.cuEventRecord(stop, nullptr);
+    api.cuEventSynchronize(stop);
+    float t = 0;
+    api.cuEventElapsedTime(&t, start, stop);
+    ms.push_back(t);
+  }
+  api.cuEventDestroy(start);
+  api.cuEventDestroy(stop);
+  std::sort(ms.begin(), ms.end());
+  return ms[ms.size() / 2];
+}
+
+Tensor Filled(const Shape& shape, float v) {
+  Tensor t = Tensor::Empty(shape, DType::kFloat32);
+  std::fill(t.data<float>(), t.data<float>() + t.numel(), v);
+  return t;
+}
+
+int Run() {
+  auto api_or = CudaApi::Get();
+  if (!api_or.ok()) {
+    std::printf("error %s\n", std::string(api_or.status().message()).c_str());
+    return 1;
+  }
+  const CudaApi& api = **api_or;
+  std::printf("device %s\n", api.device_name.c_str());
+  constexpr int64_t kN = 100'000'000;
+  auto x = ToDevice(Filled({kN}, 1.5f)), y = ToDevice(Filled({kN}, -0.25f));
+  if (!x.ok() || !y.ok()) return 1;
+  auto program = FusedProgram::Parse("mul($0, $1); add(#0, $0); relu(#1); sub(#2, $1)", DType::kFloat32, 2);
+  const Tensor* in[] = {&*x, &*y};
+  const double fused = MedianMs(api, 9, [&] { (void)DeviceFused(*program, in, {DType::kFloat32, {kN}}); });
+  std::printf("fused_chain_ms %.4f\n", fused);
+  auto out = EmptyOnDevice({kN}, DType::kFloat32);
+  const size_t bytes = kN * sizeof(float);
+  const double copy = MedianMs(api, 9, [&] {
+    // Read 2 x 400 MB and write 400 MB, as the fused kernel does: 1.5 copies of 400 MB.
+    api.cuMemcpyDtoD(reinterpret_cast<CUdeviceptr>(out->raw_data()),
+                     reinterpret_cast<CUdeviceptr>(x->raw_data()), bytes);
+    api.cuMemcpyDtoD(reinterpret_cast<CUdeviceptr>(out->raw_data()),
+                     reinterpret_cast<CUdeviceptr>(y->raw_data()), bytes / 2);
+  });
+  std::printf("copy_bound_ms %.4f\n", copy);
+
+  constexpr int64_t kM = 4096;
+  auto a = ToDevice(Filled({kM, kM}, 0.5f)), b = ToDevice(Filled({kM, kM}, 0.25f));
+  const double mm = MedianMs(api, 7, [&] { (void)DeviceMatMul(*a, *b, {DType::kFloat32, {kM, kM}}); });
+  std::printf("matmul_ms %.4f\n", mm);
+
+  auto g = graph::Parse("graph(%0: f32[4], %1: f32[4]) {\n  %2: f32[4] = add(%0, %1)\n"
+                        "  %3: f32[4] = mul(%2, %0)\n  return (%3)\n}\n");
+  graph::CompileOptions options;
+  options.backend = graph::CudaBackend();
+  auto c = graph::CompiledGraph::Compile(*g, options);
+  auto s = ToDevice(Filled({4}, 1.0f)), t = ToDevice(Filled({4}, 2.0f));
+  if (!c.ok() || !s.ok() || !t.ok()) return 1;
+  const Tensor* args[] = {&*s, &*t};
+  std::vector<Tensor> outs;
+  std::vector<double> us;
+  for (int i = 0; i < 2000; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    (void)c->Run(args, &outs);
+    api.cuCtxSynchronize();
+    us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
+  }
+  std::sort(us.begin(), us.end());
+  std::printf("call_us %.3f\n", us[us.size() / 2]);
+  return 0;
+}
+
+}  // namespace
+}  // namespace pijit::cuda
+
+int main() { return pijit::cuda::Run(); }

@@ -1,0 +1,91 @@
+"""The CUDA backend against torch on the same GPU, in one run.
+
+Runs pijit's GPU kernel timings (the `pijit_cuda_bench` binary: benchmarks/cuda_kernels.cc)
+and times the same work with torch (eager, and torch.compile for the elementwise chain), then
+prints each pair and its ratio (pijit's time / torch's: below 1 is faster). Also prints the
+fused chain against the copy bound measured on the device.
+
+    python benchmarks/gpu.py path/to/pijit_cuda_bench
+
+Needs a GPU and torch with CUDA; scripts/gpu_check.sh runs it.
+"""
+import statistics
+import subprocess
+import sys
+
+import torch
+
+N = 100_000_000
+M = 4096
+
+
+def median_ms(fn, runs=9):
+    fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(runs):
+        start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        stop.record()
+        stop.synchronize()
+        times.append(start.elapsed_time(stop))
+    return statistics.median(times)
+
+
+def chain(x, y):
+    return torch.relu(x * y + x) - y
+
+
+def torch_timings():
+    x = torch.full((N,), 1.5, device="cuda")
+    y = torch.full((N,), -0.25, device="cuda")
+    eager = median_ms(lambda: chain(x, y))
+    compiled_chain = torch.compile(chain)
+    compiled = median_ms(lambda: compiled_chain(x, y))
+    # Full float32, as pijit's cuBLAS call (no TF32).
+    torch.backends.cuda.matmul.allow_tf32 = False
+    a = torch.full((M, M), 0.5, device="cuda")
+    b = torch.full((M, M), 0.25, device="cuda")
+    mm = median_ms(lambda: a @ b, runs=7)
+    s = torch.ones(4, device="cuda")
+    t = torch.full((4,), 2.0, device="cuda")
+    import time
+
+    calls = []
+    for _ in range(2000):
+        t0 = time.perf_counter()
+        (s + t) * s
+        torch.cuda.synchronize()
+        calls.append((time.perf_counter() - t0) * 1e6)
+    return {"fused_chain_ms": eager, "fused_chain_compiled_ms": compiled, "matmul_ms": mm,
+            "call_us": statistics.median(calls)}
+
+
+def main():
+    binary = sys.argv[1] if len(sys.argv) > 1 else "build/pijit_cuda_bench"
+    out = subprocess.run([binary], capture_output=True, text=True, check=True).stdout
+    pj = {}
+    for line in out.splitlines():
+        name, _, value = line.partition(" ")
+        pj[name] = value if name in ("device", "error") else float(value)
+    if "error" in pj:
+        sys.exit(f"pijit: {pj['error']}")
+    th = torch_timings()
+    print(f"device: {pj['device']} (torch {torch.__version__}: {torch.cuda.get_device_name()})")
+    gbytes = 3 * N * 4 / 1e9
+    print(f"fused chain, 100M float32: pijit {pj['fused_chain_ms']:.3f} ms "
+          f"({gbytes / pj['fused_chain_ms'] * 1e3:.0f} GB/s); copy bound {pj['copy_bound_ms']:.3f} ms "
+          f"-> {pj['fused_chain_ms'] / pj['copy_bound_ms']:.2f}x the bound")
+    print(f"  torch eager {th['fused_chain_ms']:.3f} ms -> ratio {pj['fused_chain_ms'] / th['fused_chain_ms']:.2f}")
+    print(f"  torch.compile {th['fused_chain_compiled_ms']:.3f} ms -> ratio "
+          f"{pj['fused_chain_ms'] / th['fused_chain_compiled_ms']:.2f}")
+    flops = 2 * M ** 3
+    print(f"matmul {M}^3 float32: pijit {pj['matmul_ms']:.3f} ms ({flops / pj['matmul_ms'] / 1e9:.1f} TFLOP/s), "
+          f"torch {th['matmul_ms']:.3f} ms -> ratio {pj['matmul_ms'] / th['matmul_ms']:.2f}")
+    print(f"two-op call on 4 elements, launch to completion: pijit {pj['call_us']:.1f} us, "
+          f"torch eager {th['call_us']:.1f} us -> ratio {pj['call_us'] / th['call_us']:.2f}")
+
+
+if __name__ == "__main__":
+    main()

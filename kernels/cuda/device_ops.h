@@ -1,0 +1,33 @@
+// Tensor operations on the GPU: elementwise (fused programs, graph ops, the float-function
+// table, casts, copies), reductions, softmax and matrix products (cuBLAS). Inputs are device
+// tensors of any strides; outputs are fresh contiguous device tensors of the caller's meta.
+// Errors name what the CUDA backend does not run yet (an op, a dtype) as Unimplemented.
+#pragma once
+#include "absl/status/statusor.h"
+#include "kernels/fused.h"
+#include "kernels/ops.h"
+#include "kernels/tensor.h"
+
+namespace pijit::cuda {
+
+// A contiguous copy of a device tensor (the tensor itself when it is contiguous).
+absl::StatusOr<Tensor> DeviceContiguous(const Tensor& t);
+absl::StatusOr<Tensor> DeviceCast(const Tensor& t, DType to);
+// Inputs broadcast to `out.shape`; `out.dtype` is the result's dtype.
+absl::StatusOr<Tensor> DeviceBinary(BinaryOp op, const Tensor& a, const Tensor& b,
+                                    const TensorMeta& out);
+absl::StatusOr<Tensor> DeviceUnary(UnaryOp op, const Tensor& a, const TensorMeta& out);
+absl::StatusOr<Tensor> DeviceWhere(const Tensor& cond, const Tensor& x, const Tensor& y,
+                                   const TensorMeta& out);
+// A fused program over inputs broadcast to `out.shape` (one kernel launch).
+absl::StatusOr<Tensor> DeviceFused(const FusedProgram& program,
+                                   absl::Span<const Tensor* const> inputs, const TensorMeta& out);
+// `axes` as the graph gives them (empty: every axis); `out` the reduction's meta.
+absl::StatusOr<Tensor> DeviceReduce(ReduceOp op, const Tensor& a, absl::Span<const int64_t> axes,
+                                    const TensorMeta& out);
+absl::StatusOr<Tensor> DeviceSoftmax(const Tensor& a, int64_t axis, bool log);
+// NumPy's matmul for float32/float64 operands of 1 to N dims whose batch shapes are equal or
+// absent on one side; `out` is the product's meta.
+absl::StatusOr<Tensor> DeviceMatMul(const Tensor& a, const Tensor& b, const TensorMeta& out);
+
+}  // namespace pijit::cuda

@@ -1,0 +1,284 @@
+// Rendering of CUDA C++ kernel sources (kernels/cuda/kernel_source.h).
+#include "kernels/cuda/kernel_source.h"
+
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_replace.h"
+#include "kernels/errors.h"
+
+namespace pijit::cuda {
+namespace {
+
+// Math for the float-function table's expressions: `std::` in them is renamed `pj::`, whose
+// overloads call CUDA's device math library for float and double.
+constexpr const char* kMathPreamble = R"(
+#define M_SQRT1_2 0.70710678118654752440
+#define M_2_SQRTPI 1.12837916709551257390
+#define M_LN2 0.69314718055994530942
+#define M_LN10 2.30258509299404568402
+namespace pj {
+#define PJ_UNARY(name, f32, f64) \
+  __device__ __forceinline__ float name(float x) { return ::f32(x); } \
+  __device__ __forceinline__ double name(double x) { return ::f64(x); }
+PJ_UNARY(exp, expf, exp) PJ_UNARY(log, logf, log) PJ_UNARY(sqrt, sqrtf, sqrt)
+PJ_UNARY(sin, sinf, sin) PJ_UNARY(cos, cosf, cos) PJ_UNARY(tan, tanf, tan)
+PJ_UNARY(tanh, tanhf, tanh) PJ_UNARY(erf, erff, erf) PJ_UNARY(erfc, erfcf, erfc)
+PJ_UNARY(log1p, log1pf, log1p) PJ_UNARY(expm1, expm1f, expm1) PJ_UNARY(log2, log2f, log2)
+PJ_UNARY(log10, log10f, log10) PJ_UNARY(exp2, exp2f, exp2) PJ_UNARY(asin, asinf, asin)
+PJ_UNARY(acos, acosf, acos) PJ_UNARY(atan, atanf, atan) PJ_UNARY(sinh, sinhf, sinh)
+PJ_UNARY(cosh, coshf, cosh) PJ_UNARY(asinh, asinhf, asinh) PJ_UNARY(acosh, acoshf, acosh)
+PJ_UNARY(atanh, atanhf, atanh) PJ_UNARY(floor, floorf, floor) PJ_UNARY(ceil, ceilf, ceil)
+PJ_UNARY(trunc, truncf, trunc) PJ_UNARY(nearbyint, nearbyintf, nearbyint)
+PJ_UNARY(abs, fabsf, fabs)
+#undef PJ_UNARY
+template <typename T> __device__ __forceinline__ T max(T a, T b) { return a < b ? b : a; }
+}  // namespace pj
+template <typename T> __device__ __forceinline__ T Sigmoid(T x) {
+  if (x >= T(0)) return T(1) / (T(1) + pj::exp(-x));
+  T e = pj::exp(x);
+  return e / (T(1) + e);
+}
+template <typename T> __device__ __forceinline__ T Maximum(T a, T b) {
+  return (a > b || a != a) ? a : b;
+}
+template <typename T> __device__ __forceinline__ T Minimum(T a, T b) {
+  return (a < b || a != a) ? a : b;
+}
+template <typename T> __device__ __forceinline__ T Relu(T x) {
+  return x > T(0) ? x : (x != x ? x : T(0));
+}
+)";
+
+constexpr const char* kArgs = R"(
+#define PJ_MAX_DIMS 8
+#define PJ_MAX_INPUTS 16
+struct ElementwiseArgs {
+  void* out;
+  const void* in[PJ_MAX_INPUTS];
+  long long n;
+  int ndim;
+  int pad;
+  long long shape[PJ_MAX_DIMS];
+  long long strides[PJ_MAX_INPUTS][PJ_MAX_DIMS];
+};
+struct ReduceArgs {
+  const void* in;
+  void* out;
+  long long n_out, n_red;
+  int kept_ndim, red_ndim;
+  long long kept_shape[PJ_MAX_DIMS], kept_stride[PJ_MAX_DIMS];
+  long long red_shape[PJ_MAX_DIMS], red_stride[PJ_MAX_DIMS];
+};
+struct SoftmaxArgs {
+  const void* in;
+  void* out;
+  long long rows, len;
+  long long in_axis_stride, out_axis_stride;
+  int kept_ndim;
+  int pad;
+  long long kept_shape[PJ_MAX_DIMS], in_kept_stride[PJ_MAX_DIMS], out_kept_stride[PJ_MAX_DIMS];
+};
+// The offset of linear index `i` of a row-major `shape` in a tensor of `stride`.
+__device__ __forceinline__ long long pj_offset(long long i, int ndim, const long long* shape,
+                                               const long long* stride) {
+  long long off = 0;
+  for (int d = ndim - 1; d >= 0; --d) {
+    const long long c = i % shape[d];
+    i /= shape[d];
+    off += c * stride[d];
+  }
+  return off;
+}
+)";
+
+const char* FusedOperator(FusedOpcode op) {
+  switch (op) {
+    case FusedOpcode::kAdd: return "+";
+    case FusedOpcode::kSub: return "-";
+    case FusedOpcode::kMul: return "*";
+    case FusedOpcode::kDiv: return "/";
+    case FusedOpcode::kGreater: return ">";
+    case FusedOpcode::kGreaterEqual: return ">=";
+    case FusedOpcode::kLess: return "<";
+    case FusedOpcode::kLessEqual: return "<=";
+    case FusedOpcode::kEqual: return "==";
+    case FusedOpcode::kNotEqual: return "!=";
+    default: return nullptr;
+  }
+}
+
+// A constant of the program's type: infinities and NaN have no C++ literal, so they are
+// written as bit patterns.
+std::string Literal(double v, const char* type) {
+  const bool f32 = std::string(type) == "float";
+  if (std::isnan(v)) return f32 ? "__int_as_float(0x7fc00000)" : "__longlong_as_double(0x7ff8000000000000LL)";
+  if (std::isinf(v)) {
+    const char* inf = f32 ? "__int_as_float(0x7f800000)" : "__longlong_as_double(0x7ff0000000000000LL)";
+    return v > 0 ? std::string(inf) : absl::StrCat("(-", inf, ")");
+  }
+  return absl::StrFormat("%s(%.17g)", type, v);
+}
+
+std::string Operand(const FusedOperand& o, const char* type) {
+  switch (o.kind) {
+    case FusedOperand::kInput: return absl::StrCat("x", o.index);
+    case FusedOperand::kTemp: return absl::StrCat("t", o.index);
+    case FusedOperand::kConst: return Literal(o.value, type);
+  }
+  return "";
+}
+
+// One fused instruction's right-hand side.
+std::string FusedExpression(const FusedInst& inst, const char* t) {
+  const std::string a = Operand(inst.a, t), b = Operand(inst.b, t), c = Operand(inst.c, t);
+  if (const char* op = FusedOperator(inst.op)) return absl::StrCat("(", a, " ", op, " ", b, ")");
+  switch (inst.op) {
+    case FusedOpcode::kNeg: return absl::StrCat("(-", a, ")");
+    case FusedOpcode::kRelu: return absl::StrCat("Relu(", a, ")");
+    case FusedOpcode::kMaximum: return absl::StrCat("Maximum(", a, ", ", b, ")");
+    case FusedOpcode::kMinimum: return absl::StrCat("Minimum(", a, ", ", b, ")");
+    case FusedOpcode::kWhere: return absl::StrCat("(", a, " ? ", b, " : ", c, ")");
+    case FusedOpcode::kExp: return absl::StrCat("pj::exp(", a, ")");
+    case FusedOpcode::kLog: return absl::StrCat("pj::log(", a, ")");
+    case FusedOpcode::kTanh: return absl::StrCat("pj::tanh(", a, ")");
+    case FusedOpcode::kErf: return absl::StrCat("pj::erf(", a, ")");
+    case FusedOpcode::kSqrt: return absl::StrCat("pj::sqrt(", a, ")");
+    case FusedOpcode::kRsqrt: return absl::StrCat("(", t, "(1) / pj::sqrt(", a, "))");
+    default: return "";
+  }
+}
+
+std::string ReadInput(int k, Access access, const std::string& type) {
+  const std::string ptr = absl::StrFormat("static_cast<const %s*>(a.in[%d])", type, k);
+  switch (access) {
+    case Access::kContiguous: return absl::StrCat(ptr, "[i]");
+    case Access::kScalar: return absl::StrCat(ptr, "[0]");
+    case Access::kStrided:
+      return absl::StrFormat("%s[pj_offset(i, a.ndim, a.shape, a.strides[%d])]", ptr, k);
+  }
+  return "";
+}
+
+}  // namespace
+
+const char* ArgsDeclarations() { return kArgs; }
+
+absl::StatusOr<std::string> DeviceType(DType d) {
+  switch (d) {
+    case DType::kBool: return std::string("bool");
+    case DType::kUInt8: return std::string("unsigned char");
+    case DType::kInt8: return std::string("signed char");
+    case DType::kInt16: return std::string("short");
+    case DType::kInt32: return std::string("int");
+    case DType::kInt64: return std::string("long long");
+    case DType::kFloat32: return std::string("float");
+    case DType::kFloat64: return std::string("double");
+    default:
+      return absl::UnimplementedError(absl::StrFormat(
+          "the CUDA backend does not run %s tensors yet (float32, float64, integers, bool)",
+          DTypeName(d)));
+  }
+}
+
+std::string RenderElementwise(const ElementwiseSpec& spec) {
+  const std::string out_type = *DeviceType(spec.out_dtype);
+  std::string src = absl::StrCat(kMathPreamble, kArgs);
+  absl::StrAppend(&src, "extern \"C\" __global__ void pijit_elementwise(ElementwiseArgs a) {\n",
+                  "  typedef ", spec.compute_type, " T;\n",
+                  "  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < a.n;\n",
+                  "       i += (long long)gridDim.x * blockDim.x) {\n");
+  for (size_t k = 0; k < spec.input_dtypes.size(); ++k) {
+    const std::string type = *DeviceType(spec.input_dtypes[k]);
+    absl::StrAppendFormat(&src, "    const %s x%d = %s;\n", type, k,
+                          ReadInput(static_cast<int>(k), spec.access[k], type));
+  }
+  absl::StrAppend(&src, "    T r;\n", spec.body, "\n    static_cast<", out_type,
+                  "*>(a.out)[i] = static_cast<", out_type, ">(r);\n  }\n}\n");
+  return src;
+}
+
+absl::StatusOr<std::string> FusedProgramBody(const FusedProgram& program) {
+  if (absl::Status s = program.Validate(); !s.ok()) return s;
+  const char* t = program.dtype == DType::kFloat64 ? "double" : "float";
+  std::string body;
+  for (size_t i = 0; i < program.insts.size(); ++i) {
+    const FusedInst& inst = program.insts[i];
+    const std::string rhs = FusedExpression(inst, t);
+    if (rhs.empty()) {
+      return absl::UnimplementedError(absl::StrFormat(
+          "fused opcode %s has no CUDA rendering", FusedOpcodeName(inst.op)));
+    }
+    absl::StrAppendFormat(&body, "    const %s t%d = %s;\n",
+                          FusedOpcodeIsCompare(inst.op) ? "bool" : t, i, rhs);
+  }
+  absl::StrAppendFormat(&body, "    r = t%d;", program.insts.size() - 1);
+  return body;
+}
+
+absl::StatusOr<std::string> BinaryBody(BinaryOp op, bool floating) {
+  switch (op) {
+    case BinaryOp::kAdd: return std::string("    r = T(x0) + T(x1);");
+    case BinaryOp::kSub: return std::string("    r = T(x0) - T(x1);");
+    case BinaryOp::kMul: return std::string("    r = T(x0) * T(x1);");
+    case BinaryOp::kDiv:
+      if (floating) return std::string("    r = T(x0) / T(x1);");
+      break;
+    case BinaryOp::kMaximum: return std::string("    r = Maximum(T(x0), T(x1));");
+    case BinaryOp::kMinimum: return std::string("    r = Minimum(T(x0), T(x1));");
+    case BinaryOp::kEqual: return std::string("    r = T(x0) == T(x1);");
+    case BinaryOp::kNotEqual: return std::string("    r = T(x0) != T(x1);");
+    case BinaryOp::kLess: return std::string("    r = T(x0) < T(x1);");
+    case BinaryOp::kLessEqual: return std::string("    r = T(x0) <= T(x1);");
+    case BinaryOp::kGreater: return std::string("    r = T(x0) > T(x1);");
+    case BinaryOp::kGreaterEqual: return std::string("    r = T(x0) >= T(x1);");
+    case BinaryOp::kLogicalAnd: return std::string("    r = (x0 != 0) && (x1 != 0);");
+    case BinaryOp::kLogicalOr: return std::string("    r = (x0 != 0) || (x1 != 0);");
+    case BinaryOp::kLogicalXor: return std::string("    r = (x0 != 0) != (x1 != 0);");
+    default: break;
+  }
+  return absl::UnimplementedError(absl::StrFormat(
+      "the CUDA backend has no kernel for %s%s yet", BinaryOpName(op),
+      floating ? "" : " of integers"));
+}
+
+const char* FloatFunctionExpression(UnaryOp op) {
+  switch (op) {
+#define PIJIT_FLOAT_EXPRESSION(e, name, surfaces, expr, ...) \
+  case UnaryOp::e: return #expr;
+    PIJIT_FLOAT_FUNCTIONS(PIJIT_FLOAT_EXPRESSION)
+#undef PIJIT_FLOAT_EXPRESSION
+    default: return nullptr;
+  }
+}
+
+absl::StatusOr<std::string> UnaryBody(UnaryOp op, bool floating) {
+  if (const char* expr = FloatFunctionExpression(op)) {
+    if (!floating) {
+      return absl::UnimplementedError(absl::StrFormat(
+          "%s of an integer tensor: cast it to a float dtype first on the GPU", UnaryOpName(op)));
+    }
+    // The row's expression reads `x` in the compute type `C`.
+    const std::string device_expr = absl::StrReplaceAll(expr, {{"std::", "pj::"}});
+    return absl::StrCat("    typedef T C;\n    const T x = T(x0);\n    r = ", device_expr, ";");
+  }
+  switch (op) {
+    case UnaryOp::kNeg: return std::string("    r = -T(x0);");
+    case UnaryOp::kRelu: return std::string("    r = Relu(T(x0));");
+    case UnaryOp::kAbs:
+      return std::string(floating ? "    r = pj::abs(T(x0));" : "    r = x0 < T(0) ? T(-x0) : T(x0);");
+    case UnaryOp::kSquare: return std::string("    r = T(x0) * T(x0);");
+    case UnaryOp::kSign:
+      return std::string("    r = x0 > T(0) ? T(1) : (x0 < T(0) ? T(-1) : T(x0));");
+    case UnaryOp::kSqrt:
+      if (floating) return std::string("    r = pj::sqrt(T(x0));");
+      break;
+    case UnaryOp::kLogicalNot: return std::string("    r = !(x0 != 0);");
+    default: break;
+  }
+  return absl::UnimplementedError(absl::StrFormat("the CUDA backend has no kernel for %s yet",
+                                                  UnaryOpName(op)));
+}
+
+}  // namespace pijit::cuda

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# The CUDA backend on a GPU machine, in one short run.
+#
+#   bash scripts/gpu_check.sh pack   here (no GPU needed): builds the C++ tests and the GPU
+#                                    benchmark binary and puts them, with the shared libraries
+#                                    they need that a GPU machine lacks (Abseil, oneDNN,
+#                                    OpenBLAS), into .gpu/ (git-ignored)
+#   bash scripts/gpu_check.sh run    on the GPU machine, from the repository root with .gpu/
+#                                    beside it: runs every CUDA test (each kernel family
+#                                    against the CPU, the golden IR graphs on both devices)
+#                                    and benchmarks/gpu.py (pijit against torch on that GPU)
+#
+# The GPU machines have Python 3.12, CUDA 13 and torch but no network and no Debian packages,
+# hence the carried binaries. NVRTC and cuBLAS are found there in torch's CUDA wheels.
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$here"
+case "${1:-}" in
+  pack)
+    PY="${PYTHON:-python3}"
+    build="build/cmake-$("$PY" -c 'import sysconfig; print(sysconfig.get_config_var("SOABI"))')"
+    cmake --build "$build" --target pijit_cpp_tests pijit_cuda_bench -j 2
+    rm -rf .gpu && mkdir -p .gpu/lib
+    cp "$build/pijit_cpp_tests" "$build/pijit_cuda_bench" .gpu/
+    # Every shared library the binaries load from /lib or /usr/lib except the C runtime's.
+    ldd .gpu/pijit_cpp_tests .gpu/pijit_cuda_bench | awk '/=> \// {print $3}' | sort -u |
+      grep -v -E '/(libc|libm|libdl|librt|libpthread|libstdc\+\+|libgcc_s)\.so' |
+      while read -r lib; do cp -L "$lib" .gpu/lib/; done
+    tar -C .gpu -cJf .gpu/lib.tar.xz lib && rm -rf .gpu/lib
+    grep -qx '/.gpu/' .git/info/exclude 2>/dev/null || echo '/.gpu/' >> .git/info/exclude
+    du -sh .gpu
+    ;;
+  run)
+    mkdir -p /tmp/pijit_gpu && tar -C /tmp/pijit_gpu -xJf .gpu/lib.tar.xz
+    export LD_LIBRARY_PATH="/tmp/pijit_gpu/lib:${LD_LIBRARY_PATH:-}"
+    dirs=$(find /usr/local /opt /usr/lib \( -name 'libnvrtc.so*' -o -name 'libcublas.so*' \) \
+           2>/dev/null | xargs -r -n1 dirname | sort -u | paste -sd: -)
+    export PIJIT_CUDA_LIB_DIRS="$dirs"
+    export PIJIT_IR_TEST_DIR="$here/tests/ir"
+    nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || true
+    echo "NVRTC/cuBLAS folders: $PIJIT_CUDA_LIB_DIRS"
+    status=0
+    .gpu/pijit_cpp_tests --gtest_filter='Cuda*' || status=$?
+    python3 benchmarks/gpu.py .gpu/pijit_cuda_bench || status=$?
+    exit $status
+    ;;
+  *)
+    echo "usage: bash scripts/gpu_check.sh pack|run" >&2
+    exit 2
+    ;;
+esac

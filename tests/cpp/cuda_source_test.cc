@@ -1,0 +1,175 @@
+// The CUDA backend's device-independent parts, on any machine: kernel source rendering, the
+// caching allocator's bookkeeping, and how a machine without a GPU is reported.
+#ifdef PIJIT_WITH_CUDA
+#include <cmath>
+#include <cstdlib>
+
+#include "graph/backend.h"
+#include "graph/executor.h"
+#include "graph/text_parser.h"
+#include "gtest/gtest.h"
+#include "kernels/cuda/allocator.h"
+#include "kernels/cuda/cuda_api.h"
+#include "kernels/cuda/kernel_source.h"
+
+namespace pijit::cuda {
+namespace {
+
+TEST(CudaKernelSource, FusedProgramBecomesOneKernelBody) {
+  auto program = FusedProgram::Parse("mul($0, $1); add(#0, 0.5); exp(#1); greater(#2, $0); where(#3, #2, $1)",
+                                     DType::kFloat32, 2);
+  ASSERT_TRUE(program.ok()) << program.status();
+  auto body = FusedProgramBody(*program);
+  ASSERT_TRUE(body.ok()) << body.status();
+  EXPECT_NE(body->find("const float t0 = (x0 * x1);"), std::string::npos) << *body;
+  EXPECT_NE(body->find("const float t1 = (t0 + float(0.5));"), std::string::npos) << *body;
+  EXPECT_NE(body->find("pj::exp(t1)"), std::string::npos) << *body;
+  EXPECT_NE(body->find("const bool t3 = (t2 > x0);"), std::string::npos) << *body;
+  EXPECT_NE(body->find("r = t4;"), std::string::npos) << *body;
+
+  ElementwiseSpec spec{{DType::kFloat32, DType::kFloat32},
+                       {Access::kContiguous, Access::kStrided}, DType::kFloat32, "float", *body};
+  const std::string src = RenderElementwise(spec);
+  EXPECT_NE(src.find("extern \"C\" __global__ void pijit_elementwise(ElementwiseArgs a)"), std::string::npos);
+  EXPECT_NE(src.find("static_cast<const float*>(a.in[0])[i]"), std::string::npos);
+  EXPECT_NE(src.find("pj_offset(i, a.ndim, a.shape, a.strides[1])"), std::string::npos);
+}
+
+TEST(CudaKernelSource, InfiniteAndNanConstantsAreWrittenAsBits) {
+  FusedProgram p;
+  p.dtype = DType::kFloat32;
+  p.num_inputs = 1;
+  FusedOperand x, neg_inf, nan;
+  neg_inf.kind = nan.kind = FusedOperand::kConst;
+  neg_inf.value = -INFINITY;
+  nan.value = NAN;
+  p.insts.push_back({FusedOpcode::kMaximum, x, neg_inf, {}});
+  FusedOperand t0;
+  t0.kind = FusedOperand::kTemp;
+  p.insts.push_back({FusedOpcode::kAdd, t0, nan, {}});
+  auto body = FusedProgramBody(p);
+  ASSERT_TRUE(body.ok()) << body.status();
+  EXPECT_NE(body->find("Maximum(x0, (-__int_as_float(0x7f800000)))"), std::string::npos) << *body;
+  EXPECT_NE(body->find("(t0 + __int_as_float(0x7fc00000))"), std::string::npos) << *body;
+  EXPECT_EQ(body->find("inf"), std::string::npos) << *body;
+}
+
+TEST(CudaKernelSource, EveryFloatFunctionRowRendersForTheDevice) {
+  int rows = 0;
+#define PIJIT_CHECK_ROW(e, name, ...)                                       \
+  {                                                                         \
+    ++rows;                                                                 \
+    auto body = UnaryBody(UnaryOp::e, /*floating=*/true);                   \
+    ASSERT_TRUE(body.ok()) << name << ": " << body.status();                \
+    EXPECT_EQ(body->find("std::"), std::string::npos) << name << *body;     \
+    EXPECT_FALSE(UnaryBody(UnaryOp::e, /*floating=*/false).ok()) << name;   \
+  }
+  PIJIT_FLOAT_FUNCTIONS(PIJIT_CHECK_ROW)
+#undef PIJIT_CHECK_ROW
+  EXPECT_GE(rows, 20);
+  EXPECT_NE(std::string(*UnaryBody(UnaryOp::kExp, true)).find("pj::exp(x)"), std::string::npos);
+}
+
+TEST(CudaKernelSource, UnsupportedOpsAndDtypesAreNamed) {
+  auto half = DeviceType(DType::kFloat16);
+  ASSERT_FALSE(half.ok());
+  EXPECT_NE(std::string(half.status().message()).find("Float16"), std::string::npos);
+  auto var = RenderReduce(ReduceOp::kVar, DType::kFloat32, DType::kFloat32);
+  ASSERT_FALSE(var.ok());
+  EXPECT_EQ(var.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_FALSE(BinaryBody(BinaryOp::kPow, true).ok());
+  EXPECT_FALSE(RenderSoftmax(DType::kInt32, false).ok());
+  auto sum = RenderReduce(ReduceOp::kSum, DType::kFloat32, DType::kFloat32);
+  ASSERT_TRUE(sum.ok());
+  EXPECT_NE(sum->find("pijit_reduce"), std::string::npos);
+  auto mean = RenderReduce(ReduceOp::kMean, DType::kFloat64, DType::kFloat64);
+  ASSERT_TRUE(mean.ok());
+  EXPECT_NE(mean->find("total = total / A(a.n_red);"), std::string::npos);
+}
+
+// Host memory stands in for the device: the bookkeeping is the same.
+struct FakeDevice {
+  int allocations = 0, frees = 0;
+  int fail_next = 0;  // this many requests report out of memory
+  RawAllocator raw() {
+    return RawAllocator{[this](size_t n) -> absl::StatusOr<uint64_t> {
+                          if (fail_next > 0) {
+                            --fail_next;
+                            return absl::ResourceExhaustedError("out of memory");
+                          }
+                          ++allocations;
+                          return reinterpret_cast<uint64_t>(std::malloc(n));
+                        },
+                        [this](uint64_t p) {
+                          ++frees;
+                          std::free(reinterpret_cast<void*>(p));
+                        }};
+  }
+};
+
+TEST(CudaAllocator, ReusesReleasedBlocksOfTheSameRoundedSize) {
+  FakeDevice dev;
+  {
+    CachingAllocator alloc(dev.raw());
+    EXPECT_EQ(CachingAllocator::RoundSize(1), 512u);
+    EXPECT_EQ(CachingAllocator::RoundSize(1000), 1024u);
+    EXPECT_EQ(CachingAllocator::RoundSize((1 << 20) + 1), size_t{2} << 20);
+    auto a = alloc.Allocate(1000);
+    ASSERT_TRUE(a.ok());
+    alloc.Release(*a, 1000);
+    EXPECT_EQ(alloc.stats().bytes_cached, 1024u);
+    auto b = alloc.Allocate(1020);  // the same rounded size: the same block
+    ASSERT_TRUE(b.ok());
+    EXPECT_EQ(*a, *b);
+    EXPECT_EQ(alloc.stats().cache_hits, 1u);
+    EXPECT_EQ(alloc.stats().raw_allocations, 1u);
+    auto c = alloc.Allocate(5000);  // another size: fresh memory
+    ASSERT_TRUE(c.ok());
+    EXPECT_NE(*c, *b);
+    EXPECT_EQ(alloc.stats().bytes_in_use, 1024u + 5120u);
+    alloc.Release(*b, 1020);
+    alloc.Release(*c, 5000);
+    EXPECT_EQ(alloc.stats().bytes_in_use, 0u);
+  }
+  EXPECT_EQ(dev.allocations, 2);
+  EXPECT_EQ(dev.frees, 2);  // the destructor returns what it cached
+}
+
+TEST(CudaAllocator, OutOfMemoryEmptiesTheCacheAndRetriesOnce) {
+  FakeDevice dev;
+  CachingAllocator alloc(dev.raw());
+  auto a = alloc.Allocate(4096);
+  ASSERT_TRUE(a.ok());
+  alloc.Release(*a, 4096);
+  dev.fail_next = 1;
+  auto b = alloc.Allocate(100000);
+  ASSERT_TRUE(b.ok()) << b.status();
+  EXPECT_EQ(dev.frees, 1);  // the cached 4 KiB block went back first
+  EXPECT_EQ(alloc.stats().bytes_cached, 0u);
+  dev.fail_next = 2;
+  auto c = alloc.Allocate(100000);
+  ASSERT_FALSE(c.ok());
+  EXPECT_TRUE(absl::IsResourceExhausted(c.status()));
+  alloc.Release(*b, 100000);
+}
+
+TEST(CudaAvailability, AMachineWithoutAGpuIsReportedNotCrashed) {
+  ASSERT_NE(graph::CudaBackend(), nullptr);
+  EXPECT_EQ(graph::BackendByName("cuda"), graph::CudaBackend());
+  if (Available()) GTEST_SKIP() << "this machine has a GPU: " << (*CudaApi::Get())->device_name;
+  const std::string why = UnavailableReason();
+  EXPECT_EQ(why.rfind("CUDA is not available: ", 0), 0u) << why;
+  // Compiling for the GPU uploads constants: that needs the device, and says so.
+  auto g = graph::Parse("graph(%0: f32[4]) {\n  %1: f32[] = constant(2)\n  %2: f32[4] = mul(%0, %1)\n  return (%2)\n}\n");
+  ASSERT_TRUE(g.ok()) << g.status();
+  graph::CompileOptions options;
+  options.backend = graph::CudaBackend();
+  auto c = graph::CompiledGraph::Compile(*g, options);
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().code(), absl::StatusCode::kFailedPrecondition) << c.status();
+  EXPECT_FALSE(ToDevice(Tensor::Scalar<float>(1)).ok());
+}
+
+}  // namespace
+}  // namespace pijit::cuda
+#endif  // PIJIT_WITH_CUDA
