@@ -14,6 +14,7 @@
 // The backend of a compile is CompileOptions::backend, else PIJIT_BACKEND (kernels/flags.h),
 // else cpu.
 #pragma once
+#include <string>
 #include <string_view>
 
 #include "absl/status/statusor.h"
@@ -33,6 +34,15 @@ class Backend {
   virtual absl::StatusOr<Tensor> Upload(const Tensor& host) const { return host; }
   // A fresh contiguous copy of one of this backend's tensors (outputs that must not share).
   virtual absl::StatusOr<Tensor> Copy(const Tensor& t) const;
+  // A host copy of one of this backend's tensors (outputs of a call whose inputs were all on
+  // the host).
+  virtual absl::StatusOr<Tensor> Download(const Tensor& t) const { return t; }
+  // Whether this backend runs node `n` whose inputs have `inputs` metas (Unimplemented with
+  // the reason if not). A graph compiled for the default backend (no explicit one) with a
+  // node its backend does not run is compiled for the CPU instead.
+  virtual absl::Status Supports(const Node& n, absl::Span<const TensorMeta* const> inputs) const {
+    return absl::OkStatus();
+  }
 };
 
 const Backend& CpuBackend();
@@ -42,7 +52,11 @@ const Backend& ReferenceBackend();
 const Backend* CudaBackend();
 // The backend named `name` ("cpu", "reference", "cuda"), or nullptr.
 const Backend* BackendByName(std::string_view name);
-// PIJIT_BACKEND's backend, else the CPU one; an unknown name is an error.
+// The backend of compiles that name none: the one SetDefaultBackend chose, else
+// PIJIT_BACKEND's, else the CPU's; an unknown name is an error.
 absl::StatusOr<const Backend*> DefaultBackend();
+// Sets the default by name ("" clears it; pijit.set_context(device_target=...) calls this).
+// Graphs compiled before keep their backend.
+absl::Status SetDefaultBackend(std::string_view name);
 
 }  // namespace pijit::graph

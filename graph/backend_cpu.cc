@@ -1,4 +1,7 @@
 // The CPU backend: the kernels graph::RunNode dispatches to (graph/node_ops.cc).
+#include <mutex>
+#include <string>
+
 #include "absl/strings/str_format.h"
 #include "graph/backend.h"
 #include "kernels/flags.h"
@@ -39,7 +42,27 @@ const Backend* BackendByName(std::string_view name) {
   return nullptr;
 }
 
+namespace {
+std::mutex g_default_mu;
+std::string* g_default_name = new std::string();  // outlives exit
+}  // namespace
+
+absl::Status SetDefaultBackend(std::string_view name) {
+  if (!name.empty() && BackendByName(name) == nullptr) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "unknown backend %s (expected cpu, reference%s)", std::string(name),
+        CudaBackend() ? " or cuda" : "; this build has no CUDA backend"));
+  }
+  std::lock_guard<std::mutex> lock(g_default_mu);
+  *g_default_name = std::string(name);
+  return absl::OkStatus();
+}
+
 absl::StatusOr<const Backend*> DefaultBackend() {
+  {
+    std::lock_guard<std::mutex> lock(g_default_mu);
+    if (!g_default_name->empty()) return BackendByName(*g_default_name);
+  }
   const std::string_view name = flags::Backend();
   if (name.empty()) return &CpuBackend();
   if (const Backend* b = BackendByName(name)) return b;

@@ -13,6 +13,7 @@
 #include "kernels/cuda/allocator.h"
 #include "kernels/cuda/cuda_api.h"
 #include "kernels/cuda/device_ops.h"
+#include "kernels/cuda/kernel_source.h"
 #include "kernels/errors.h"
 
 namespace pijit::graph {
@@ -41,6 +42,57 @@ absl::StatusOr<Tensor> RunView(const Node& n, const Tensor& in) {
     return absl::InternalError(absl::StrFormat("%s on the GPU made a copy on the host", OpName(n.op)));
   }
   return out;
+}
+
+absl::Status NoKernel(const Node& n, const char* why = "") {
+  return absl::UnimplementedError(absl::StrFormat("the CUDA backend has no kernel for %s%s yet",
+                                                  OpName(n.op), why));
+}
+
+// What RunNode would do with these inputs, decided from their metas: the same renderers and
+// the same dtype rules, so that a compile never accepts a graph a call would then refuse.
+absl::Status SupportsNode(const Node& n, absl::Span<const TensorMeta* const> in) {
+  for (const TensorMeta* m : in) PIJIT_RETURN_IF_ERROR(cuda::DeviceType(m->dtype).status());
+  PIJIT_RETURN_IF_ERROR(cuda::DeviceType(n.meta.dtype).status());
+  for (const TensorMeta* m : in) {
+    if (static_cast<int>(m->shape.size()) > cuda::kMaxDims) return NoKernel(n, " with more than 8 axes");
+  }
+  if (static_cast<int>(n.meta.shape.size()) > cuda::kMaxDims) return NoKernel(n, " with more than 8 axes");
+  BinaryOp bop;
+  UnaryOp uop;
+  ReduceOp rop;
+  if (n.op == Op::kFused && n.fused) {
+    if (in.size() > static_cast<size_t>(cuda::kMaxInputs)) return NoKernel(n, " of more than 16 inputs");
+    return cuda::FusedProgramBody(n.fused->program()).status();
+  }
+  if (AsBinary(n.op, &bop)) {
+    const DType compute = n.meta.dtype == DType::kBool ? PromoteTypes(in[0]->dtype, in[1]->dtype) : n.meta.dtype;
+    return cuda::BinaryBody(bop, IsFloating(compute)).status();
+  }
+  if (AsUnary(n.op, &uop)) {
+    const DType compute = n.meta.dtype == DType::kBool ? in[0]->dtype : n.meta.dtype;
+    return cuda::UnaryBody(uop, IsFloating(compute)).status();
+  }
+  if (AsReduce(n.op, &rop)) return cuda::RenderReduce(rop, in[0]->dtype, n.meta.dtype).status();
+  if (IsViewOp(n.op)) return absl::OkStatus();
+  switch (n.op) {
+    case Op::kCast: case Op::kWhere: return absl::OkStatus();
+    case Op::kSoftmax: case Op::kLogSoftmax: return cuda::RenderSoftmax(in[0]->dtype, false).status();
+    case Op::kMatMul: {
+      const DType d = n.meta.dtype;
+      if (in[0]->dtype != d || in[1]->dtype != d || (d != DType::kFloat32 && d != DType::kFloat64)) {
+        return NoKernel(n, " other than float32 or float64");
+      }
+      // Batched products: equal batch shapes, or one side without batch axes.
+      const size_t ra = in[0]->shape.size(), rb = in[1]->shape.size();
+      if (ra > 2 && rb > 2 && Shape(in[0]->shape.begin(), in[0]->shape.end() - 2) !=
+                                  Shape(in[1]->shape.begin(), in[1]->shape.end() - 2)) {
+        return NoKernel(n, " with broadcast batch axes");
+      }
+      return absl::OkStatus();
+    }
+    default: return NoKernel(n);
+  }
 }
 
 class CudaBackendImpl final : public Backend {
@@ -74,6 +126,15 @@ class CudaBackendImpl final : public Backend {
         return absl::UnimplementedError(absl::StrFormat(
             "the CUDA backend has no kernel for %s yet", OpName(n.op)));
     }
+  }
+
+  absl::Status Supports(const Node& n, absl::Span<const TensorMeta* const> in) const override {
+    return SupportsNode(n, in);
+  }
+
+  absl::StatusOr<Tensor> Download(const Tensor& t) const override {
+    if (t.device() != Device::kCUDA) return t;
+    return cuda::ToHost(t);
   }
 
   absl::StatusOr<Tensor> Upload(const Tensor& t) const override {

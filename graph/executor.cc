@@ -190,20 +190,43 @@ void KeepInPlan(const MemoryPlan& plan, const Arena& arena, NodeId id, Tensor& v
 
 }  // namespace
 
+// The first node of `g` that `backend` does not run, as an error naming it; OK if none.
+absl::Status CheckSupported(const Graph& g, const Backend& backend) {
+  absl::InlinedVector<const TensorMeta*, 4> metas;
+  for (const Node& n : g.nodes()) {
+    if (n.op == Op::kParam || n.op == Op::kConstant) continue;
+    metas.clear();
+    for (NodeId i : n.inputs) metas.push_back(&g.node(i).meta);
+    PIJIT_RETURN_IF_ERROR(backend.Supports(n, metas));
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<CompiledGraph> CompiledGraph::Compile(Graph g, const CompileOptions& options) {
   PIJIT_RETURN_IF_ERROR(g.Verify());
-  CompiledGraph c;
-  if (options.backend) {
-    c.backend_ = options.backend;
-  } else {
-    PIJIT_ASSIGN_OR_RETURN(c.backend_, DefaultBackend());
+  if (!options.backend) {
+    PIJIT_ASSIGN_OR_RETURN(const Backend* chosen, DefaultBackend());
+    CompileOptions resolved = options;
+    resolved.backend = chosen;
+    if (chosen->device() == Device::kCPU) return Compile(std::move(g), resolved);
+    // A graph the default device cannot run whole runs on the CPU: a default is a preference.
+    const Graph original = g;
+    absl::StatusOr<CompiledGraph> on_device = Compile(std::move(g), resolved);
+    if (on_device.ok() || !absl::IsUnimplemented(on_device.status())) return on_device;
+    resolved.backend = &CpuBackend();
+    absl::StatusOr<CompiledGraph> on_cpu = Compile(original, resolved);
+    if (on_cpu.ok()) on_cpu->backend_note_ = std::string(on_device.status().message());
+    return on_cpu;
   }
+  CompiledGraph c;
+  c.backend_ = options.backend;
   const bool on_host = c.backend_->device() == Device::kCPU;
   PipelineOptions pipeline = options.pipeline;
   pipeline.host_kernels = pipeline.host_kernels && on_host;
   const std::vector<bool> shared_before = SharedOutputs(g);
   if (options.optimize) PIJIT_RETURN_IF_ERROR(RunPipeline(g, pipeline));
   if (!on_host) {
+    PIJIT_RETURN_IF_ERROR(CheckSupported(g, *c.backend_));
     for (size_t id = 0; id < g.nodes().size(); ++id) {
       Node& n = g.mutable_node(static_cast<NodeId>(id));
       if (n.op != Op::kConstant) continue;
@@ -237,6 +260,32 @@ absl::StatusOr<CompiledGraph> CompiledGraph::Compile(Graph g, const CompileOptio
 
 absl::Status CompiledGraph::Run(absl::Span<const Tensor* const> inputs,
                                 std::vector<Tensor>* outputs) const {
+  const Device device = backend_->device();
+  if (device == Device::kCPU) return RunOnBackend(inputs, outputs);
+  // Host inputs go to the device for the call; when every input came from the host (a
+  // Python caller's tensors), so do the outputs.
+  std::vector<Tensor> moved(inputs.size());
+  absl::InlinedVector<const Tensor*, 8> on_device(inputs.begin(), inputs.end());
+  bool any_on_device = false;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (inputs[i]->device() == device) {
+      any_on_device = true;
+      continue;
+    }
+    PIJIT_ASSIGN_OR_RETURN(moved[i], backend_->Upload(*inputs[i]));
+    on_device[i] = &moved[i];
+  }
+  PIJIT_RETURN_IF_ERROR(RunOnBackend(on_device, outputs));
+  if (!any_on_device) {
+    for (Tensor& t : *outputs) {
+      PIJIT_ASSIGN_OR_RETURN(t, backend_->Download(t));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CompiledGraph::RunOnBackend(absl::Span<const Tensor* const> inputs,
+                                         std::vector<Tensor>* outputs) const {
   const auto& nodes = graph_.nodes();
   // A slot that an enclosing call on this thread has open is not this call's to take.
   PlannedSlot hide_enclosing_slot;

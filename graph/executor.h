@@ -18,6 +18,7 @@
 // per compile) run without a plan.
 #pragma once
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "graph/graph.h"
@@ -40,15 +41,21 @@ class ArenaPool;
 class CompiledGraph {
  public:
   static absl::StatusOr<CompiledGraph> Compile(Graph g, const CompileOptions& options = {});
-  // `inputs` in parameter order; returns the graph outputs in order.
+  // `inputs` in parameter order; returns the graph outputs in order. On a device backend,
+  // host inputs are copied to the device for the call, and the outputs come back to the
+  // host when no input was on the device.
   absl::Status Run(absl::Span<const Tensor* const> inputs, std::vector<Tensor>* outputs) const;
   const Graph& graph() const { return graph_; }
   const MemoryPlan& memory_plan() const { return plan_; }
   const Backend& backend() const { return *backend_; }
+  // Why the graph runs on the CPU although the default backend is another ("" if it does not).
+  const std::string& backend_note() const { return backend_note_; }
 
  private:
+  absl::Status RunOnBackend(absl::Span<const Tensor* const> inputs, std::vector<Tensor>* outputs) const;
   Graph graph_;
   const Backend* backend_ = nullptr;  // graph/backend.h
+  std::string backend_note_;
   std::vector<int32_t> last_use_;  // per node: index of the last node reading it
   std::vector<bool> copy_output_;  // per output: copy it (see the header comment)
   MemoryPlan plan_;                // empty: every value gets fresh memory

@@ -22,6 +22,7 @@ from pijit import dtype
 from pijit import ops
 from pijit import common
 from pijit import context
+from pijit import cuda
 from pijit._autodiff import grad, value_and_grad
 from pijit import nn
 from pijit.context import (GRAPH_MODE, PYNATIVE_MODE, get_context, set_context)

@@ -1,4 +1,5 @@
-"""set_context / get_context: the execution mode (PYNATIVE_MODE or GRAPH_MODE)."""
+"""set_context / get_context: the execution mode (PYNATIVE_MODE or GRAPH_MODE) and the device
+compiled graphs run on (device_target)."""
 import warnings
 
 GRAPH_MODE = 0
@@ -18,13 +19,27 @@ def set_context(**kwargs):
         elif key == "device_target":
             if value not in _DEVICES:
                 raise ValueError(f"set_context: device_target must be one of {_DEVICES}, got {value!r}")
-            if value != "CPU":
-                warnings.warn(f"pijit runs on the CPU; device_target={value!r} uses the CPU",
-                              RuntimeWarning, stacklevel=2)
+            value = _set_device_target(value)
         else:
             warnings.warn(f"set_context: {key!r} has no effect in pijit", RuntimeWarning,
                           stacklevel=2)
         _context[key] = value
+
+
+def _set_device_target(target):
+    """Points compiled graphs at the device; returns the device they will run on."""
+    from pijit import _C, cuda
+    if target == "GPU":
+        if cuda.is_available():
+            _C._set_default_backend("cuda")
+            return "GPU"
+        warnings.warn(f"device_target='GPU': {cuda.unavailable_reason()}; graphs run on the CPU",
+                      RuntimeWarning, stacklevel=3)
+    elif target != "CPU":
+        warnings.warn(f"pijit has no {target} backend; device_target={target!r} uses the CPU",
+                      RuntimeWarning, stacklevel=3)
+    _C._set_default_backend("")
+    return "CPU"
 
 
 def get_context(key):

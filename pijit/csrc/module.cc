@@ -7,4 +7,5 @@ PYBIND11_MODULE(_C, m) {
   pijit::BindJit(m);
   pijit::BindTape(m);
   pijit::BindPrimitive(m);
+  pijit::BindCuda(m);
 }

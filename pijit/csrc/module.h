@@ -9,6 +9,7 @@ void BindJit(pybind11::module_& m);
 void BindDLPack(pybind11::module_& m, pybind11::object tensor_class);
 void BindTape(pybind11::module_& m);
 void BindPrimitive(pybind11::module_& m);
+void BindCuda(pybind11::module_& m);
 // Replaces the generic number and comparison slots of pijit.Tensor with direct ones
 // (number_slots.cc).
 void InstallNumberSlots(PyTypeObject* type);

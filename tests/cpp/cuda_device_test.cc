@@ -269,6 +269,36 @@ TEST(CudaDevice, SteadyStateCallsAllocateNothingFromTheDriver) {
   EXPECT_GT(GetModuleCacheStats().memory_hits, 0);
 }
 
+TEST(CudaDevice, DefaultBackendTakesHostTensorsAndFallsBackForMissingKernels) {
+  SKIP_WITHOUT_REAL_GPU();
+  ASSERT_TRUE(graph::SetDefaultBackend("cuda").ok());
+  auto add = graph::Parse("graph(%0: f32[300], %1: f32[300]) {\n  %2: f32[300] = add(%0, %1)\n"
+                          "  %3: f32[300] = exp(%2)\n  return (%3)\n}\n");
+  auto pow = graph::Parse("graph(%0: f32[300], %1: f32[300]) {\n  %2: f32[300] = pow(%0, %1)\n"
+                          "  return (%2)\n}\n");
+  ASSERT_TRUE(add.ok() && pow.ok());
+  auto on_gpu = CompiledGraph::Compile(*add);
+  auto on_cpu = CompiledGraph::Compile(*pow);
+  ASSERT_TRUE(graph::SetDefaultBackend("").ok());
+  ASSERT_TRUE(on_gpu.ok()) << on_gpu.status();
+  ASSERT_TRUE(on_cpu.ok()) << on_cpu.status();
+  EXPECT_STREQ(on_gpu->backend().name(), "cuda");
+  EXPECT_STREQ(on_cpu->backend().name(), "cpu");
+  EXPECT_NE(on_cpu->backend_note().find("pow"), std::string::npos) << on_cpu->backend_note();
+  std::mt19937 rng(5);
+  const Tensor x = RandomTensor({DType::kFloat32, {300}}, rng), y = RandomTensor({DType::kFloat32, {300}}, rng);
+  const Tensor* in[] = {&x, &y};
+  std::vector<Tensor> got, want;
+  ASSERT_TRUE(on_gpu->Run(in, &got).ok());
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].device(), Device::kCPU);  // host inputs, host outputs
+  CompileOptions cpu;
+  cpu.backend = &graph::CpuBackend();
+  auto reference = CompiledGraph::Compile(*add, cpu);
+  ASSERT_TRUE(reference.ok() && reference->Run(in, &want).ok());
+  ExpectClose(Outputs{want, got}, 2e-6, "add-exp on host tensors");
+}
+
 // The golden IR files' input graphs (tests/ir), each on both devices. Graphs with a node the
 // CUDA backend has no kernel for yet are counted, not failed.
 TEST(CudaDevice, GoldenIrGraphsMatchTheCpu) {

@@ -170,6 +170,18 @@ TEST(CudaAvailability, AMachineWithoutAGpuIsReportedNotCrashed) {
   EXPECT_FALSE(ToDevice(Tensor::Scalar<float>(1)).ok());
 }
 
+TEST(DefaultBackend, IsSetByNameAndRejectsUnknownNames) {
+  auto bad = graph::SetDefaultBackend("tpu");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(std::string(bad.message()).find("unknown backend tpu"), std::string::npos);
+  ASSERT_TRUE(graph::SetDefaultBackend("reference").ok());
+  auto chosen = graph::DefaultBackend();
+  ASSERT_TRUE(graph::SetDefaultBackend("").ok());
+  ASSERT_TRUE(chosen.ok());
+  EXPECT_EQ(*chosen, &graph::ReferenceBackend());
+  EXPECT_EQ(*graph::DefaultBackend(), &graph::CpuBackend());
+}
+
 }  // namespace
 }  // namespace pijit::cuda
 #endif  // PIJIT_WITH_CUDA
