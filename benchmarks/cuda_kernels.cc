@@ -6,6 +6,8 @@
 //   matmul_ms          4096 x 4096 x 4096 float32 product (cuBLAS, full float32)
 //   call_us            one call of a compiled two-node graph on 4-element tensors, host to
 //                      host-visible completion (kernel launches, no CUDA graph)
+//   lenet_step_ms      one LeNet-5 training step at batch 128 (tests/cpp/lenet_step.h: forward,
+//                      backward, SGD), weights resident on the GPU
 // Each is the median of several runs after a warm-up.
 #include <algorithm>
 #include <chrono>
@@ -18,6 +20,7 @@
 #include "kernels/cuda/allocator.h"
 #include "kernels/cuda/cuda_api.h"
 #include "kernels/cuda/device_ops.h"
+#include "tests/cpp/lenet_step.h"
 
 namespace pijit::cuda {
 namespace {
@@ -49,6 +52,39 @@ Tensor Filled(const Shape& shape, float v) {
   Tensor t = Tensor::Empty(shape, DType::kFloat32);
   std::fill(t.data<float>(), t.data<float>() + t.numel(), v);
   return t;
+}
+
+int LeNet(const CudaApi& api) {
+  constexpr int64_t kBatch = 128;
+  auto g = graph::LeNetTrainingStep(kBatch);
+  if (!g.ok()) return 1;
+  std::vector<Tensor> inputs;
+  for (graph::NodeId p : g->params()) {
+    const TensorMeta& m = g->node(p).meta;
+    Tensor t = Tensor::Empty(m.shape, m.dtype);
+    for (int64_t i = 0; i < t.numel(); ++i) {
+      // Deterministic small weights, inputs in [0, 1), one-hot labels.
+      t.data<float>()[i] = p == 9 ? ((i % 10) == (i / 10) % 10 ? 1.f : 0.f)
+                         : p == 0 ? static_cast<float>((i * 7919) % 1000) / 1000.f
+                                  : 0.05f * (static_cast<float>((i * 104729) % 2001) / 1000.f - 1.f);
+    }
+    auto d = ToDevice(t);
+    if (!d.ok()) return 1;
+    inputs.push_back(*d);
+  }
+  graph::CompileOptions options;
+  options.backend = graph::CudaBackend();
+  auto c = graph::CompiledGraph::Compile(*g, options);
+  if (!c.ok()) {
+    std::printf("error %s\n", std::string(c.status().message()).c_str());
+    return 1;
+  }
+  std::vector<const Tensor*> args;
+  for (const Tensor& t : inputs) args.push_back(&t);
+  std::vector<Tensor> outs;
+  const double ms = MedianMs(api, 30, [&] { (void)c->Run(args, &outs); });
+  std::printf("lenet_step_ms %.4f\n", ms);
+  return 0;
 }
 
 int Run() {
@@ -100,7 +136,7 @@ int Run() {
   }
   std::sort(us.begin(), us.end());
   std::printf("call_us %.3f\n", us[us.size() / 2]);
-  return 0;
+  return LeNet(api);
 }
 
 }  // namespace

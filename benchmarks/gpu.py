@@ -58,8 +58,45 @@ def torch_timings():
         (s + t) * s
         torch.cuda.synchronize()
         calls.append((time.perf_counter() - t0) * 1e6)
+    lenet_eager, lenet_compiled = lenet_steps()
     return {"fused_chain_ms": eager, "fused_chain_compiled_ms": compiled, "matmul_ms": mm,
-            "call_us": statistics.median(calls)}
+            "call_us": statistics.median(calls), "lenet_ms": lenet_eager,
+            "lenet_compiled_ms": lenet_compiled}
+
+
+def lenet_steps(batch=128):
+    """LeNet-5 training steps as torch users write them: the model compiled, SGD outside."""
+    from torch import nn
+    import torch.nn.functional as F
+
+    class LeNet(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv1, self.conv2 = nn.Conv2d(1, 6, 5), nn.Conv2d(6, 16, 5)
+            self.fc1, self.fc2 = nn.Linear(256, 120), nn.Linear(120, 10)
+
+        def forward(self, x):
+            x = F.max_pool2d(F.relu(self.conv1(x)), 2)
+            x = F.max_pool2d(F.relu(self.conv2(x)), 2)
+            return self.fc2(F.relu(self.fc1(x.flatten(1))))
+
+    x = torch.rand(batch, 1, 28, 28, device="cuda")
+    y = torch.arange(batch, device="cuda") % 10
+    times = []
+    for compiled in (False, True):
+        model = LeNet().cuda()
+        run = torch.compile(model) if compiled else model
+        opt = torch.optim.SGD(model.parameters(), lr=0.05)
+
+        def step():
+            opt.zero_grad(set_to_none=True)
+            F.cross_entropy(run(x), y).backward()
+            opt.step()
+
+        for _ in range(3):
+            step()
+        times.append(median_ms(step, runs=30))
+    return times
 
 
 def main():
@@ -85,6 +122,11 @@ def main():
           f"torch {th['matmul_ms']:.3f} ms -> ratio {pj['matmul_ms'] / th['matmul_ms']:.2f}")
     print(f"two-op call on 4 elements, launch to completion: pijit {pj['call_us']:.1f} us, "
           f"torch eager {th['call_us']:.1f} us -> ratio {pj['call_us'] / th['call_us']:.2f}")
+    if "lenet_step_ms" in pj:
+        print(f"LeNet-5 training step, batch 128: pijit {pj['lenet_step_ms']:.3f} ms, torch eager "
+              f"{th['lenet_ms']:.3f} ms -> ratio {pj['lenet_step_ms'] / th['lenet_ms']:.2f}; "
+              f"torch.compile(model) {th['lenet_compiled_ms']:.3f} ms -> ratio "
+              f"{pj['lenet_step_ms'] / th['lenet_compiled_ms']:.2f}")
 
 
 if __name__ == "__main__":

@@ -2,7 +2,9 @@
 //
 // What it runs: fused elementwise programs (one NVRTC kernel each), the elementwise ops,
 // casts and where, sum/mean/prod/max/min reductions, softmax and log-softmax, matrix products
-// (cuBLAS) and the view ops (reshape, transpose, broadcast, squeeze, unsqueeze, flatten: no
+// (cuBLAS), conv2d and max/avg pooling with their gradients (direct kernels), assign,
+// index_grad, concat, stack, full, full_like and one_hot (graph/backend_cuda_data.cc) and the
+// view ops (reshape, transpose, broadcast, squeeze, unsqueeze, flatten: no
 // kernel, a new view of the same device memory). Any other node fails with Unimplemented
 // naming the op, so a graph the backend cannot run is reported, never run on the CPU's
 // kernels over device memory. Graphs compiled for it skip the CPU's epilogue passes
@@ -10,6 +12,7 @@
 // are copied to the device once, at compile time.
 #include "absl/strings/str_format.h"
 #include "graph/backend.h"
+#include "graph/backend_cuda_data.h"
 #include "kernels/cuda/allocator.h"
 #include "kernels/cuda/cuda_api.h"
 #include "kernels/cuda/device_ops.h"
@@ -22,7 +25,7 @@ namespace {
 bool IsViewOp(Op op) {
   switch (op) {
     case Op::kReshape: case Op::kTranspose: case Op::kBroadcastTo: case Op::kSqueeze:
-    case Op::kUnsqueeze: case Op::kFlatten:
+    case Op::kUnsqueeze: case Op::kFlatten: case Op::kIndex: case Op::kCustomGrad:
       return true;
     default:
       return false;
@@ -42,6 +45,51 @@ absl::StatusOr<Tensor> RunView(const Node& n, const Tensor& in) {
     return absl::InternalError(absl::StrFormat("%s on the GPU made a copy on the host", OpName(n.op)));
   }
   return out;
+}
+
+bool IsWindowOp(Op op) {
+  switch (op) {
+    case Op::kConv2D: case Op::kConv2DGradInput: case Op::kConv2DGradWeight:
+    case Op::kMaxPool2D: case Op::kAvgPool2D: case Op::kMaxPool2DGrad: case Op::kAvgPool2DGrad:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// The window and, for the convolution gradients, the shape after it (graph/node_ops.cc's
+// encoding).
+absl::StatusOr<Window2D> WindowOf(const Node& n, absl::Span<const int64_t>* shape) {
+  absl::Span<const int64_t> ints(n.ints);
+  if (n.op == Op::kConv2DGradInput || n.op == Op::kConv2DGradWeight) {
+    if (ints.size() != kWindowInts + 4) {
+      return absl::InternalError(absl::StrFormat("%s: expects a window and a 4-D shape", OpName(n.op)));
+    }
+    *shape = ints.subspan(kWindowInts);
+    ints = ints.subspan(0, kWindowInts);
+  }
+  return DecodeWindow(OpName(n.op), ints);
+}
+
+absl::StatusOr<Tensor> RunWindow(const Node& n, absl::Span<const Tensor* const> in) {
+  absl::Span<const int64_t> shape;
+  PIJIT_ASSIGN_OR_RETURN(const Window2D win, WindowOf(n, &shape));
+  switch (n.op) {
+    case Op::kConv2D:
+      return cuda::DeviceConv2D(*in[0], *in[1], in.size() > 2 ? in[2] : nullptr, win,
+                                n.attr == kConvReluEpilogue, n.meta);
+    case Op::kConv2DGradInput: return cuda::DeviceConv2DGradInput(*in[0], *in[1], shape, win, n.meta);
+    case Op::kConv2DGradWeight: return cuda::DeviceConv2DGradWeight(*in[0], *in[1], shape, win, n.meta);
+    case Op::kMaxPool2D: return cuda::DevicePool2D(PoolKind::kMax, *in[0], win, n.meta);
+    case Op::kAvgPool2D: return cuda::DevicePool2D(PoolKind::kAvg, *in[0], win, n.meta);
+    case Op::kMaxPool2DGrad:
+      return cuda::DevicePool2DGrad(PoolKind::kMax, *in[0], *in[1], win,
+                                    n.attr == kPoolGradPositiveOnly, n.meta);
+    case Op::kAvgPool2DGrad:
+      return cuda::DevicePool2DGrad(PoolKind::kAvg, *in[0], *in[1], win,
+                                    n.attr == kPoolGradPositiveOnly, n.meta);
+    default: return absl::InternalError("not a window op");
+  }
 }
 
 absl::Status NoKernel(const Node& n, const char* why = "") {
@@ -74,7 +122,14 @@ absl::Status SupportsNode(const Node& n, absl::Span<const TensorMeta* const> in)
     return cuda::UnaryBody(uop, IsFloating(compute)).status();
   }
   if (AsReduce(n.op, &rop)) return cuda::RenderReduce(rop, in[0]->dtype, n.meta.dtype).status();
-  if (IsViewOp(n.op)) return absl::OkStatus();
+  if (IsViewOp(n.op) || IsCudaDataOp(n.op)) return absl::OkStatus();
+  if (IsWindowOp(n.op)) {
+    if (n.meta.dtype != DType::kFloat32 && n.meta.dtype != DType::kFloat64) {
+      return NoKernel(n, " other than float32 or float64");
+    }
+    absl::Span<const int64_t> shape;
+    return WindowOf(n, &shape).status();
+  }
   switch (n.op) {
     case Op::kCast: case Op::kWhere: return absl::OkStatus();
     case Op::kSoftmax: case Op::kLogSoftmax: return cuda::RenderSoftmax(in[0]->dtype, false).status();
@@ -116,6 +171,8 @@ class CudaBackendImpl final : public Backend {
     if (AsUnary(n.op, &uop)) return cuda::DeviceUnary(uop, *in[0], n.meta);
     if (AsReduce(n.op, &rop)) return cuda::DeviceReduce(rop, *in[0], n.ints, n.meta);
     if (IsViewOp(n.op)) return RunView(n, *in[0]);
+    if (IsWindowOp(n.op)) return RunWindow(n, in);
+    if (IsCudaDataOp(n.op)) return RunCudaDataOp(n, in);
     switch (n.op) {
       case Op::kCast: return cuda::DeviceCast(*in[0], n.meta.dtype);
       case Op::kWhere: return cuda::DeviceWhere(*in[0], *in[1], *in[2], n.meta);

@@ -227,6 +227,12 @@ absl::StatusOr<CompiledGraph> CompiledGraph::Compile(Graph g, const CompileOptio
   if (options.optimize) PIJIT_RETURN_IF_ERROR(RunPipeline(g, pipeline));
   if (!on_host) {
     PIJIT_RETURN_IF_ERROR(CheckSupported(g, *c.backend_));
+    // Params the graph writes in place: a host caller's tensor gets the device copy back.
+    for (const Node& n : g.nodes()) {
+      if (n.op != Op::kAssign) continue;
+      const Node& base = g.node(BaseOf(g, n.inputs[0]));
+      if (base.op == Op::kParam) c.written_params_.push_back(base.param_index);
+    }
     for (size_t id = 0; id < g.nodes().size(); ++id) {
       Node& n = g.mutable_node(static_cast<NodeId>(id));
       if (n.op != Op::kConstant) continue;
@@ -276,6 +282,11 @@ absl::Status CompiledGraph::Run(absl::Span<const Tensor* const> inputs,
     on_device[i] = &moved[i];
   }
   PIJIT_RETURN_IF_ERROR(RunOnBackend(on_device, outputs));
+  for (int i : written_params_) {
+    if (!moved[i].defined()) continue;  // it was on the device: written there
+    PIJIT_ASSIGN_OR_RETURN(Tensor back, backend_->Download(moved[i]));
+    CopyInto(back, *inputs[i]);
+  }
   if (!any_on_device) {
     for (Tensor& t : *outputs) {
       PIJIT_ASSIGN_OR_RETURN(t, backend_->Download(t));

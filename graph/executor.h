@@ -42,8 +42,9 @@ class CompiledGraph {
  public:
   static absl::StatusOr<CompiledGraph> Compile(Graph g, const CompileOptions& options = {});
   // `inputs` in parameter order; returns the graph outputs in order. On a device backend,
-  // host inputs are copied to the device for the call, and the outputs come back to the
-  // host when no input was on the device.
+  // host inputs are copied to the device for the call (and back into the caller's tensor
+  // when the graph assigns to it), and the outputs come back to the host when no input was
+  // on the device.
   absl::Status Run(absl::Span<const Tensor* const> inputs, std::vector<Tensor>* outputs) const;
   const Graph& graph() const { return graph_; }
   const MemoryPlan& memory_plan() const { return plan_; }
@@ -56,6 +57,7 @@ class CompiledGraph {
   Graph graph_;
   const Backend* backend_ = nullptr;  // graph/backend.h
   std::string backend_note_;
+  std::vector<int> written_params_;  // device backends: params assign writes
   std::vector<int32_t> last_use_;  // per node: index of the last node reading it
   std::vector<bool> copy_output_;  // per output: copy it (see the header comment)
   MemoryPlan plan_;                // empty: every value gets fresh memory

@@ -1,5 +1,8 @@
 // Elementwise kernels on the GPU (kernels/cuda/device_ops.h): render, compile once, launch.
 #include <algorithm>
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
 
 #include "absl/strings/str_format.h"
 #include "kernels/cuda/allocator.h"
@@ -35,11 +38,15 @@ absl::StatusOr<Access> AccessOf(const Tensor& t, const Shape& shape, long long* 
   return Access::kStrided;
 }
 
+// Runs `spec` over `inputs` broadcast to `out_meta`, into a fresh tensor, or into `into` (a
+// tensor of that meta, any strides) when given.
 absl::StatusOr<Tensor> Launch(ElementwiseSpec spec, absl::Span<const Tensor* const> inputs,
-                              const TensorMeta& out_meta, const char* what) {
-  if (inputs.size() > static_cast<size_t>(kMaxInputs)) {
+                              const TensorMeta& out_meta, const char* what,
+                              const Tensor* into = nullptr) {
+  if (inputs.size() > static_cast<size_t>(kMaxInputs) || out_meta.shape.size() > static_cast<size_t>(kMaxDims)) {
     return absl::UnimplementedError(absl::StrFormat(
-        "%s: the CUDA backend runs elementwise kernels of at most %d inputs", what, kMaxInputs));
+        "%s: the CUDA backend runs elementwise kernels of at most %d inputs and %d axes", what,
+        kMaxInputs, kMaxDims));
   }
   PIJIT_ASSIGN_OR_RETURN(const CudaApi* api, CudaApi::Get());
   PIJIT_RETURN_IF_ERROR(DeviceType(out_meta.dtype).status());
@@ -59,7 +66,17 @@ absl::StatusOr<Tensor> Launch(ElementwiseSpec spec, absl::Span<const Tensor* con
     args.in[k] = inputs[k]->raw_data();
   }
   spec.out_dtype = out_meta.dtype;
-  PIJIT_ASSIGN_OR_RETURN(Tensor out, EmptyOnDevice(shape, out_meta.dtype));
+  Tensor out;
+  if (into) {
+    PIJIT_RETURN_IF_ERROR(CheckOnDevice(*into, what));
+    out = *into;
+    spec.strided_out = !into->is_contiguous();
+    for (size_t d = 0; d < shape.size() && d < static_cast<size_t>(kMaxDims); ++d) {
+      args.out_strides[d] = into->strides()[d];
+    }
+  } else {
+    PIJIT_ASSIGN_OR_RETURN(out, EmptyOnDevice(shape, out_meta.dtype));
+  }
   if (args.n == 0) return out;
   args.out = out.raw_data();
   PIJIT_ASSIGN_OR_RETURN(CUfunction fn, CompiledFunction(RenderElementwise(spec), "pijit_elementwise"));
@@ -119,6 +136,25 @@ absl::StatusOr<Tensor> DeviceWhere(const Tensor& cond, const Tensor& x, const Te
   PIJIT_RETURN_IF_ERROR(DeviceType(out.dtype).status());
   const Tensor* in[] = {&cond, &x, &y};
   return Launch(SpecOf(out.dtype, "    r = (x0 != 0) ? T(x1) : T(x2);"), in, out, "where");
+}
+
+absl::Status DeviceCopyInto(const Tensor& src, const Tensor& dst) {
+  PIJIT_RETURN_IF_ERROR(DeviceType(dst.dtype()).status());
+  const Tensor* in[] = {&src};
+  const char* body = dst.dtype() == DType::kBool ? "    r = (x0 != 0);" : "    r = T(x0);";
+  return Launch(SpecOf(dst.dtype(), body), in, MetaOf(dst), "copy", &dst).status();
+}
+
+absl::StatusOr<Tensor> DeviceFill(const TensorMeta& out, double value) {
+  PIJIT_ASSIGN_OR_RETURN(std::string type, DeviceType(out.dtype));
+  std::string literal;
+  if (std::isnan(value) || std::isinf(value)) {
+    if (!IsFloating(out.dtype)) return absl::InvalidArgumentError("fill: a non-finite integer");
+    literal = std::isnan(value) ? "(T(0) / T(0))" : (value > 0 ? "(T(1) / T(0))" : "(-T(1) / T(0))");
+  } else {
+    literal = absl::StrFormat("T(%.17g)", value);
+  }
+  return Launch(SpecOf(out.dtype, absl::StrCat("    r = ", literal, ";")), {}, out, "fill");
 }
 
 absl::StatusOr<Tensor> DeviceFused(const FusedProgram& program,

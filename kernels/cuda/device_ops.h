@@ -13,6 +13,11 @@ namespace pijit::cuda {
 // A contiguous copy of a device tensor (the tensor itself when it is contiguous).
 absl::StatusOr<Tensor> DeviceContiguous(const Tensor& t);
 absl::StatusOr<Tensor> DeviceCast(const Tensor& t, DType to);
+// Writes `src` (broadcast to dst's shape, converted to its dtype) into `dst`, a device tensor
+// of any strides. `src` must not overlap `dst` unless it is `dst` itself element for element.
+absl::Status DeviceCopyInto(const Tensor& src, const Tensor& dst);
+// A fresh tensor of `out`'s meta holding `value` everywhere.
+absl::StatusOr<Tensor> DeviceFill(const TensorMeta& out, double value);
 // Inputs broadcast to `out.shape`; `out.dtype` is the result's dtype.
 absl::StatusOr<Tensor> DeviceBinary(BinaryOp op, const Tensor& a, const Tensor& b,
                                     const TensorMeta& out);
@@ -29,5 +34,22 @@ absl::StatusOr<Tensor> DeviceSoftmax(const Tensor& a, int64_t axis, bool log);
 // NumPy's matmul for float32/float64 operands of 1 to N dims whose batch shapes are equal or
 // absent on one side; `out` is the product's meta.
 absl::StatusOr<Tensor> DeviceMatMul(const Tensor& a, const Tensor& b, const TensorMeta& out);
+
+// NCHW convolution and pooling, forward and backward (kernels/cuda/device_conv.cc), float32
+// and float64, the CPU's window semantics; `relu` applies relu to conv2d's result as it is
+// written, `positive_only` masks a pooling gradient with x > 0 (compiled graphs' epilogues).
+absl::StatusOr<Tensor> DeviceConv2D(const Tensor& x, const Tensor& w, const Tensor* bias,
+                                    const Window2D& win, bool relu, const TensorMeta& out);
+absl::StatusOr<Tensor> DeviceConv2DGradInput(const Tensor& dout, const Tensor& w,
+                                             absl::Span<const int64_t> x_shape,
+                                             const Window2D& win, const TensorMeta& out);
+absl::StatusOr<Tensor> DeviceConv2DGradWeight(const Tensor& x, const Tensor& dout,
+                                              absl::Span<const int64_t> w_shape,
+                                              const Window2D& win, const TensorMeta& out);
+absl::StatusOr<Tensor> DevicePool2D(PoolKind kind, const Tensor& x, const Window2D& win,
+                                    const TensorMeta& out);
+absl::StatusOr<Tensor> DevicePool2DGrad(PoolKind kind, const Tensor& x, const Tensor& dout,
+                                        const Window2D& win, bool positive_only,
+                                        const TensorMeta& out);
 
 }  // namespace pijit::cuda

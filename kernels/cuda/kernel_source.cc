@@ -62,6 +62,7 @@ struct ElementwiseArgs {
   int pad;
   long long shape[PJ_MAX_DIMS];
   long long strides[PJ_MAX_INPUTS][PJ_MAX_DIMS];
+  long long out_strides[PJ_MAX_DIMS];
 };
 struct ReduceArgs {
   const void* in;
@@ -194,8 +195,9 @@ std::string RenderElementwise(const ElementwiseSpec& spec) {
     absl::StrAppendFormat(&src, "    const %s x%d = %s;\n", type, k,
                           ReadInput(static_cast<int>(k), spec.access[k], type));
   }
-  absl::StrAppend(&src, "    T r;\n", spec.body, "\n    static_cast<", out_type,
-                  "*>(a.out)[i] = static_cast<", out_type, ">(r);\n  }\n}\n");
+  const char* where = spec.strided_out ? "[pj_offset(i, a.ndim, a.shape, a.out_strides)]" : "[i]";
+  absl::StrAppend(&src, "    T r;\n", spec.body, "\n    static_cast<", out_type, "*>(a.out)",
+                  where, " = static_cast<", out_type, ">(r);\n  }\n}\n");
   return src;
 }
 

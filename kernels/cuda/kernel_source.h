@@ -51,6 +51,7 @@ struct ElementwiseArgs {
   int pad;
   long long shape[kMaxDims];                // the output's
   long long strides[kMaxInputs][kMaxDims];  // each input's, in elements, 0 where broadcast
+  long long out_strides[kMaxDims];          // the output's, when it is written strided
 };
 struct ReduceArgs {
   const void* in;
@@ -77,6 +78,7 @@ struct ElementwiseSpec {
   DType out_dtype = DType::kFloat32;
   std::string compute_type;  // the C++ type the body computes in ("float")
   std::string body;          // statements assigning `r` from x0..x{n-1}
+  bool strided_out = false;  // write element i at out_strides (a view into another tensor)
 };
 
 // The device type of `d` ("float", "double", "int", "long long", "bool", ...); error for the

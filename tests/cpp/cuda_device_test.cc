@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "absl/strings/str_format.h"
+#include "graph/autodiff.h"
 #include "graph/backend.h"
 #include "graph/executor.h"
 #include "graph/text_parser.h"
@@ -19,6 +20,7 @@
 #include "kernels/cuda/device_ops.h"
 #include "kernels/cuda/module_cache.h"
 #include "kernels/errors.h"
+#include "tests/cpp/lenet_step.h"
 
 namespace pijit::cuda {
 namespace {
@@ -35,7 +37,12 @@ bool OnReference() {
   return on;
 }
 const Backend* Target() { return OnReference() ? &graph::ReferenceBackend() : graph::CudaBackend(); }
-absl::StatusOr<Tensor> Upload(const Tensor& t) { return OnReference() ? t : ToDevice(t); }
+absl::StatusOr<Tensor> Upload(const Tensor& t) {
+  if (!OnReference()) return ToDevice(t);
+  Tensor copy = Tensor::Empty(t.shape(), t.dtype());  // a device copy is a copy
+  CopyInto(t, copy);
+  return copy;
+}
 absl::StatusOr<Tensor> Download(const Tensor& t) { return OnReference() ? t.Contiguous() : ToHost(t); }
 Device TargetDevice() { return OnReference() ? Device::kCPU : Device::kCUDA; }
 
@@ -297,6 +304,131 @@ TEST(CudaDevice, DefaultBackendTakesHostTensorsAndFallsBackForMissingKernels) {
   auto reference = CompiledGraph::Compile(*add, cpu);
   ASSERT_TRUE(reference.ok() && reference->Run(in, &want).ok());
   ExpectClose(Outputs{want, got}, 2e-6, "add-exp on host tensors");
+}
+
+// conv2d and pooling windows: same, stride, padding, dilation, groups, ceil_mode.
+std::string Window(int same, int k, int s, int pad, int dil, int ceil, int groups) {
+  return absl::StrFormat("[%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,1,%d]", same, k, k, s, s, pad, pad,
+                         pad, pad, dil, dil, ceil, groups);
+}
+
+TEST(CudaDevice, ConvolutionsAndPoolingWithTheirGradientsMatch) {
+  SKIP_WITHOUT_GPU();
+  struct Case { int same, s, pad, dil, groups; };
+  for (const Case& c : {Case{0, 1, 0, 1, 1}, Case{0, 2, 1, 1, 1}, Case{1, 1, 0, 1, 2}, Case{0, 1, 2, 2, 1},
+                        Case{1, 2, 0, 1, 1}}) {
+    const int64_t eff = c.dil * 2 + 1;
+    const int64_t oh = c.same ? (11 + c.s - 1) / c.s : (11 + 2 * c.pad - eff) / c.s + 1;
+    const std::string win = Window(c.same, 3, c.s, c.pad, c.dil, 0, c.groups);
+    const std::string fwd = absl::StrFormat(
+        "graph(%%0: f32[2,4,11,11], %%1: f32[6,%d,3,3], %%2: f32[6]) {\n"
+        "  %%3: f32[2,6,%d,%d] = conv2d(%%0, %%1, %%2, window=%s)\n  return (%%3)\n}\n",
+        4 / c.groups, oh, oh, win);
+    ExpectGraphMatches(fwd, 1e-5);
+    ExpectGraphMatches(absl::StrFormat(
+        "graph(%%0: f32[2,6,%d,%d], %%1: f32[6,%d,3,3]) {\n"
+        "  %%2: f32[2,4,11,11] = conv2d_grad_input(%%0, %%1, window_shape=%s)\n  return (%%2)\n}\n",
+        oh, oh, 4 / c.groups, win.substr(0, win.size() - 1) + ",2,4,11,11]"), 1e-5);
+    ExpectGraphMatches(absl::StrFormat(
+        "graph(%%0: f32[2,4,11,11], %%1: f32[2,6,%d,%d]) {\n"
+        "  %%2: f32[6,%d,3,3] = conv2d_grad_weight(%%0, %%1, window_shape=%s)\n  return (%%2)\n}\n",
+        oh, oh, 4 / c.groups, win.substr(0, win.size() - 1) + absl::StrFormat(",6,%d,3,3]", 4 / c.groups)), 1e-5);
+  }
+  for (const char* op : {"max_pool2d", "avg_pool2d"}) {
+    for (int ceil : {0, 1}) {
+      const std::string win = Window(0, 3, 2, 1, 1, ceil, 1);
+      const int64_t oh = ceil ? 6 : 5;  // (10 + 2 - 3) / 2 + 1, rounded up with ceil_mode
+      ExpectGraphMatches(absl::StrFormat(
+          "graph(%%0: f32[2,3,10,10]) {\n  %%1: f32[2,3,%d,%d] = %s(%%0, window=%s)\n  return (%%1)\n}\n",
+          oh, oh, op, win), 1e-6);
+      ExpectGraphMatches(absl::StrFormat(
+          "graph(%%0: f32[2,3,10,10], %%1: f32[2,3,%d,%d]) {\n  %%2: f32[2,3,10,10] = %s_grad(%%0, %%1, window=%s)\n"
+          "  return (%%2)\n}\n", oh, oh, op, win), 1e-6);
+    }
+  }
+}
+
+TEST(CudaDevice, DataMovementNodesMatch) {
+  SKIP_WITHOUT_GPU();
+  ExpectGraphMatches("graph(%0: f32[3,4], %1: f32[3,2]) {\n  %2: f32[3,6] = concat(%0, %1, axis=1)\n  return (%2)\n}\n", 0);
+  ExpectGraphMatches("graph(%0: f32[3,4], %1: f32[3,4]) {\n  %2: f32[3,2,4] = stack(%0, %1, axis=1)\n  return (%2)\n}\n", 0);
+  // full_like and one_hot take attributes the text form does not parse: built directly.
+  Graph g;
+  const graph::NodeId x = g.AddParam({DType::kFloat32, {5, 4}});
+  const graph::NodeId labels = g.AddParam({DType::kInt32, {7}});
+  graph::Attrs fill;
+  fill.value = Tensor::Scalar<float>(2.5f);
+  auto filled = g.AddOp(graph::Op::kFullLike, {x}, fill);
+  ASSERT_TRUE(filled.ok()) << filled.status();
+  auto sum = g.AddOp(graph::Op::kAdd, {x, *filled});
+  graph::Attrs hot;
+  hot.ints = {10, -1};
+  hot.dtype = DType::kFloat32;
+  hot.value = Tensor::Empty({2}, DType::kFloat64);
+  hot.value.data<double>()[0] = 1;
+  hot.value.data<double>()[1] = -1;
+  auto onehot = g.AddOp(graph::Op::kOneHot, {labels}, hot);
+  ASSERT_TRUE(sum.ok() && onehot.ok()) << onehot.status();
+  g.SetOutputs({*sum, *onehot});
+  auto o = RunBoth(g, false);
+  ASSERT_TRUE(o.ok()) << o.status();
+  ExpectClose(*o, 0, "full_like and one_hot");
+}
+
+TEST(CudaDevice, LeNetTrainingStepsMatchTheCpu) {
+  SKIP_WITHOUT_GPU();
+  auto g = graph::LeNetTrainingStep(16);
+  ASSERT_TRUE(g.ok()) << g.status();
+  std::mt19937 rng(11);
+  std::vector<Tensor> cpu_in, gpu_in, host_in;
+  for (graph::NodeId p : g->params()) {
+    Tensor t = RandomTensor(g->node(p).meta, rng);
+    if (p >= 1 && p <= 8) {  // weights: small, as an initialiser would make them
+      for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] *= 0.05f;
+    }
+    if (p == 9) {  // one-hot labels
+      for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = (i % 10) == (i / 10) % 10 ? 1.f : 0.f;
+    }
+    cpu_in.push_back(t);
+    Tensor h = Tensor::Empty(t.shape(), t.dtype());
+    CopyInto(t, h);
+    host_in.push_back(h);
+    auto d = Upload(t);
+    ASSERT_TRUE(d.ok());
+    gpu_in.push_back(*d);
+  }
+  CompileOptions cpu_opts, gpu_opts;
+  cpu_opts.backend = &graph::CpuBackend();
+  gpu_opts.backend = Target();
+  auto cpu = CompiledGraph::Compile(*g, cpu_opts);
+  auto gpu = CompiledGraph::Compile(*g, gpu_opts);
+  ASSERT_TRUE(cpu.ok()) << cpu.status();
+  ASSERT_TRUE(gpu.ok()) << gpu.status();
+  std::vector<const Tensor*> cp, gp, hp;
+  for (size_t i = 0; i < cpu_in.size(); ++i) {
+    cp.push_back(&cpu_in[i]);
+    gp.push_back(&gpu_in[i]);
+    hp.push_back(&host_in[i]);
+  }
+  float first = 0, last = 0;
+  for (int step = 0; step < 5; ++step) {
+    std::vector<Tensor> oc, og, oh;
+    ASSERT_TRUE(cpu->Run(cp, &oc).ok());
+    ASSERT_TRUE(gpu->Run(gp, &og).ok());  // device-resident weights
+    ASSERT_TRUE(gpu->Run(hp, &oh).ok());  // host weights, written back after each call
+    auto lg = Download(og[0]);
+    ASSERT_TRUE(lg.ok());
+    const float lc = *oc[0].data<float>();
+    EXPECT_NEAR(*lg->data<float>(), lc, 1e-4 * std::max(1.f, std::abs(lc))) << "step " << step;
+    EXPECT_NEAR(*oh[0].data<float>(), lc, 1e-4 * std::max(1.f, std::abs(lc))) << "step " << step;
+    if (step == 0) first = lc;
+    last = lc;
+  }
+  EXPECT_LT(last, first);
+  auto w = Download(gpu_in[5]);
+  ASSERT_TRUE(w.ok());
+  ExpectClose(Outputs{{cpu_in[5]}, {*w}}, 1e-4, "trained fc1 weight (device)");
+  ExpectClose(Outputs{{cpu_in[5]}, {host_in[5]}}, 1e-4, "trained fc1 weight (host, written back)");
 }
 
 // The golden IR files' input graphs (tests/ir), each on both devices. Graphs with a node the
