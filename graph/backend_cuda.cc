@@ -3,8 +3,8 @@
 // What it runs: fused elementwise programs (one NVRTC kernel each), the elementwise ops,
 // casts and where, sum/mean/prod/max/min reductions, softmax and log-softmax, matrix products
 // (cuBLAS), conv2d and max/avg pooling with their gradients (direct kernels), assign,
-// index_grad, concat, stack, full, full_like and one_hot (graph/backend_cuda_data.cc) and the
-// view ops (reshape, transpose, broadcast, squeeze, unsqueeze, flatten: no
+// index_grad, concat, stack, full, full_like and one_hot (graph/backend_cuda_data.cc), batch
+// and layer normalisation (composed of reductions and elementwise kernels) and the view ops (reshape, transpose, broadcast, squeeze, unsqueeze, flatten: no
 // kernel, a new view of the same device memory). Any other node fails with Unimplemented
 // naming the op, so a graph the backend cannot run is reported, never run on the CPU's
 // kernels over device memory. Graphs compiled for it skip the CPU's epilogue passes
@@ -92,6 +92,34 @@ absl::StatusOr<Tensor> RunWindow(const Node& n, absl::Span<const Tensor* const> 
   }
 }
 
+bool IsNormOp(Op op) {
+  return op == Op::kBatchNorm || op == Op::kBatchNormTrain || op == Op::kLayerNorm;
+}
+
+// The node's Float64 parameter i (eps, momentum).
+absl::StatusOr<double> ValueAt(const Node& n, int64_t i) {
+  if (n.value.dtype() != DType::kFloat64 || n.value.numel() <= i || n.value.device() != Device::kCPU) {
+    return absl::InternalError(absl::StrFormat("%s: expects Float64 parameters in value", OpName(n.op)));
+  }
+  return n.value.data<double>()[i];
+}
+
+absl::StatusOr<Tensor> RunNorm(const Node& n, absl::Span<const Tensor* const> in) {
+  PIJIT_ASSIGN_OR_RETURN(const double eps, ValueAt(n, 0));
+  if (n.op == Op::kBatchNorm) return cuda::DeviceBatchNorm(*in[0], *in[1], *in[2], *in[3], *in[4], eps);
+  if (n.op == Op::kBatchNormTrain) {
+    PIJIT_ASSIGN_OR_RETURN(const double momentum, ValueAt(n, 1));
+    return cuda::DeviceBatchNormTrain(*in[0], *in[1], *in[2], *in[3], *in[4], eps, momentum);
+  }
+  // layer_norm: ints = {has_gamma, has_beta, normalized_shape...}; inputs x, [gamma], [beta].
+  if (n.ints.size() < 2 || in.size() != 1 + static_cast<size_t>(n.ints[0] != 0) + (n.ints[1] != 0)) {
+    return absl::InternalError("layer_norm: inputs do not match its attributes");
+  }
+  const Tensor* gamma = n.ints[0] ? in[1] : nullptr;
+  const Tensor* beta = n.ints[1] ? in[1 + (n.ints[0] != 0)] : nullptr;
+  return cuda::DeviceLayerNorm(*in[0], absl::MakeConstSpan(n.ints).subspan(2), gamma, beta, eps);
+}
+
 absl::Status NoKernel(const Node& n, const char* why = "") {
   return absl::UnimplementedError(absl::StrFormat("the CUDA backend has no kernel for %s%s yet",
                                                   OpName(n.op), why));
@@ -123,6 +151,12 @@ absl::Status SupportsNode(const Node& n, absl::Span<const TensorMeta* const> in)
   }
   if (AsReduce(n.op, &rop)) return cuda::RenderReduce(rop, in[0]->dtype, n.meta.dtype).status();
   if (IsViewOp(n.op) || IsCudaDataOp(n.op)) return absl::OkStatus();
+  if (IsWindowOp(n.op) || IsNormOp(n.op)) {
+    if (n.meta.dtype != DType::kFloat32 && n.meta.dtype != DType::kFloat64) {
+      return NoKernel(n, " other than float32 or float64");
+    }
+    if (IsNormOp(n.op)) return absl::OkStatus();
+  }
   if (IsWindowOp(n.op)) {
     if (n.meta.dtype != DType::kFloat32 && n.meta.dtype != DType::kFloat64) {
       return NoKernel(n, " other than float32 or float64");
@@ -173,6 +207,7 @@ class CudaBackendImpl final : public Backend {
     if (IsViewOp(n.op)) return RunView(n, *in[0]);
     if (IsWindowOp(n.op)) return RunWindow(n, in);
     if (IsCudaDataOp(n.op)) return RunCudaDataOp(n, in);
+    if (IsNormOp(n.op)) return RunNorm(n, in);
     switch (n.op) {
       case Op::kCast: return cuda::DeviceCast(*in[0], n.meta.dtype);
       case Op::kWhere: return cuda::DeviceWhere(*in[0], *in[1], *in[2], n.meta);

@@ -229,9 +229,14 @@ absl::StatusOr<CompiledGraph> CompiledGraph::Compile(Graph g, const CompileOptio
     PIJIT_RETURN_IF_ERROR(CheckSupported(g, *c.backend_));
     // Params the graph writes in place: a host caller's tensor gets the device copy back.
     for (const Node& n : g.nodes()) {
-      if (n.op != Op::kAssign) continue;
-      const Node& base = g.node(BaseOf(g, n.inputs[0]));
-      if (base.op == Op::kParam) c.written_params_.push_back(base.param_index);
+      // assign writes its variable; training batch norm its running mean and variance.
+      absl::InlinedVector<NodeId, 2> written;
+      if (n.op == Op::kAssign) written = {n.inputs[0]};
+      if (n.op == Op::kBatchNormTrain) written = {n.inputs[1], n.inputs[2]};
+      for (NodeId w : written) {
+        const Node& base = g.node(BaseOf(g, w));
+        if (base.op == Op::kParam) c.written_params_.push_back(base.param_index);
+      }
     }
     for (size_t id = 0; id < g.nodes().size(); ++id) {
       Node& n = g.mutable_node(static_cast<NodeId>(id));

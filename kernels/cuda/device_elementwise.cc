@@ -157,6 +157,13 @@ absl::StatusOr<Tensor> DeviceFill(const TensorMeta& out, double value) {
   return Launch(SpecOf(out.dtype, absl::StrCat("    r = ", literal, ";")), {}, out, "fill");
 }
 
+absl::StatusOr<Tensor> DeviceElementwise(const std::string& body, DType compute,
+                                         absl::Span<const Tensor* const> inputs,
+                                         const TensorMeta& out) {
+  PIJIT_RETURN_IF_ERROR(DeviceType(compute).status());
+  return Launch(SpecOf(compute, body), inputs, out, "elementwise");
+}
+
 absl::StatusOr<Tensor> DeviceFused(const FusedProgram& program,
                                    absl::Span<const Tensor* const> inputs, const TensorMeta& out) {
   PIJIT_ASSIGN_OR_RETURN(std::string body, FusedProgramBody(program));

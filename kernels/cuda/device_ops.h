@@ -16,6 +16,11 @@ absl::StatusOr<Tensor> DeviceCast(const Tensor& t, DType to);
 // Writes `src` (broadcast to dst's shape, converted to its dtype) into `dst`, a device tensor
 // of any strides. `src` must not overlap `dst` unless it is `dst` itself element for element.
 absl::Status DeviceCopyInto(const Tensor& src, const Tensor& dst);
+// An elementwise kernel of one's own: `body` assigns `r` (of type T, the C++ type of
+// `compute`) from x0..x{n-1}, the inputs broadcast to `out`'s shape (kernel_source.h).
+absl::StatusOr<Tensor> DeviceElementwise(const std::string& body, DType compute,
+                                         absl::Span<const Tensor* const> inputs,
+                                         const TensorMeta& out);
 // A fresh tensor of `out`'s meta holding `value` everywhere.
 absl::StatusOr<Tensor> DeviceFill(const TensorMeta& out, double value);
 // Inputs broadcast to `out.shape`; `out.dtype` is the result's dtype.
@@ -48,6 +53,15 @@ absl::StatusOr<Tensor> DeviceConv2DGradWeight(const Tensor& x, const Tensor& dou
                                               const Window2D& win, const TensorMeta& out);
 absl::StatusOr<Tensor> DevicePool2D(PoolKind kind, const Tensor& x, const Window2D& win,
                                     const TensorMeta& out);
+// Normalisation (kernels/cuda/device_norm.cc), as the CPU's BatchNorm, BatchNormTrain (which
+// updates `mean` and `var`, device tensors, in place) and LayerNorm.
+absl::StatusOr<Tensor> DeviceBatchNorm(const Tensor& x, const Tensor& mean, const Tensor& var,
+                                       const Tensor& gamma, const Tensor& beta, double eps);
+absl::StatusOr<Tensor> DeviceBatchNormTrain(const Tensor& x, const Tensor& mean, const Tensor& var,
+                                            const Tensor& gamma, const Tensor& beta, double eps,
+                                            double momentum);
+absl::StatusOr<Tensor> DeviceLayerNorm(const Tensor& x, absl::Span<const int64_t> normalized_shape,
+                                       const Tensor* gamma, const Tensor* beta, double eps);
 absl::StatusOr<Tensor> DevicePool2DGrad(PoolKind kind, const Tensor& x, const Tensor& dout,
                                         const Window2D& win, bool positive_only,
                                         const TensorMeta& out);
