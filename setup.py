@@ -30,7 +30,9 @@ class CMakeBuild(build_ext):
              f"-DPython_EXECUTABLE={sys.executable}",
              f"-DPIJIT_OUTPUT_DIR={out_dir}",
              f"-DCMAKE_BUILD_TYPE={os.environ.get('PIJIT_BUILD_TYPE', 'Release')}",
-             f"-DPIJIT_BUILD_TESTS={os.environ.get('PIJIT_BUILD_TESTS', 'ON')}"])
+             f"-DPIJIT_BUILD_TESTS={os.environ.get('PIJIT_BUILD_TESTS', 'ON')}",
+             # The CUDA backend builds wherever cuda.h is found; PIJIT_CUDA=OFF leaves it out.
+             *([f"-DPIJIT_CUDA={os.environ['PIJIT_CUDA']}"] if "PIJIT_CUDA" in os.environ else [])])
         subprocess.check_call(["cmake", "--build", build_dir, "--target", "_C",
                                "-j", os.environ.get("PIJIT_JOBS", "2")])
 

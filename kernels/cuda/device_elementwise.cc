@@ -79,7 +79,16 @@ absl::StatusOr<Tensor> Launch(ElementwiseSpec spec, absl::Span<const Tensor* con
   }
   if (args.n == 0) return out;
   args.out = out.raw_data();
-  PIJIT_ASSIGN_OR_RETURN(CUfunction fn, CompiledFunction(RenderElementwise(spec), "pijit_elementwise"));
+  // Everything the source depends on, short: the body and one letter per input and dtype.
+  std::string key = absl::StrCat(spec.compute_type, "|", static_cast<int>(spec.out_dtype), "|",
+                                 spec.strided_out ? "s|" : "c|");
+  for (size_t k = 0; k < spec.access.size(); ++k) {
+    key += static_cast<char>(spec.access[k]);
+    key += static_cast<char>('A' + static_cast<int>(spec.input_dtypes[k]));
+  }
+  key += spec.body;
+  PIJIT_ASSIGN_OR_RETURN(CUfunction fn, CompiledFunction(key, [&spec] { return RenderElementwise(spec); },
+                                                         "pijit_elementwise"));
   constexpr long long kThreads = 256, kMaxBlocks = 65536;
   const unsigned blocks = static_cast<unsigned>(std::min((args.n + kThreads - 1) / kThreads, kMaxBlocks));
   void* params[] = {&args};

@@ -115,14 +115,21 @@ std::string CompileOptionsText() {
 }
 
 absl::StatusOr<CUfunction> CompiledFunction(const std::string& source, const char* entry) {
+  return CompiledFunction(source, [&source] { return source; }, entry);
+}
+
+absl::StatusOr<CUfunction> CompiledFunction(const std::string& key_text,
+                                            const std::function<std::string()>& render,
+                                            const char* entry) {
   PIJIT_ASSIGN_OR_RETURN(const CudaApi* api, CudaApi::Get());
   static auto* functions = new absl::flat_hash_map<std::string, CUfunction>();
   std::lock_guard<std::mutex> lock(g_mu);
-  const std::string key = absl::StrCat(entry, "\n", source);
+  const std::string key = absl::StrCat(entry, "\n", key_text);
   if (auto it = functions->find(key); it != functions->end()) {
     ++g_stats.memory_hits;
     return it->second;
   }
+  const std::string source = render();
   std::string cubin;
   const std::filesystem::path folder = DiskCacheFolder();
   const std::filesystem::path file = folder.empty() ? folder : folder / DiskKey(*api, source);

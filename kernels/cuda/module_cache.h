@@ -5,6 +5,7 @@
 // $XDG_CACHE_HOME/pijit/cuda (else ~/.cache/pijit/cuda), keyed by a hash of the source, the
 // architecture and NVRTC's version, so a new process loads it without compiling.
 #pragma once
+#include <functional>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -15,6 +16,11 @@ namespace pijit::cuda {
 // The function `entry` of `source`, compiled for the current device. NVRTC's log is in the
 // error when compilation fails.
 absl::StatusOr<CUfunction> CompiledFunction(const std::string& source, const char* entry);
+// The same, looked up by `key` (which must determine the source): the source is rendered
+// only the first time, so a call pays for a short key, not for rendering kilobytes of text.
+absl::StatusOr<CUfunction> CompiledFunction(const std::string& key,
+                                            const std::function<std::string()>& render,
+                                            const char* entry);
 
 // NVRTC's options for this device ("--gpu-architecture=sm_90", "--fmad=false", ...).
 std::string CompileOptionsText();
