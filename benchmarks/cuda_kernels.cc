@@ -8,8 +8,11 @@
 //                      host-visible completion (kernel launches, no CUDA graph)
 //   lenet_step_ms      one LeNet-5 training step at batch 128 (tests/cpp/lenet_step.h: forward,
 //                      backward, SGD), weights resident on the GPU
+//   resnet18_step_ms   one CIFAR ResNet-18 training step at batch 128 (tests/cpp/resnet_step.h),
+//                      convolutions through cuDNN when it loads (the line says which)
 // Each is the median of several runs after a warm-up.
 #include <algorithm>
+#include <cmath>
 #include <chrono>
 #include <cstdio>
 #include <vector>
@@ -20,7 +23,9 @@
 #include "kernels/cuda/allocator.h"
 #include "kernels/cuda/cuda_api.h"
 #include "kernels/cuda/device_ops.h"
+#include "kernels/cuda/cudnn.h"
 #include "tests/cpp/lenet_step.h"
+#include "tests/cpp/resnet_step.h"
 
 namespace pijit::cuda {
 namespace {
@@ -54,6 +59,8 @@ Tensor Filled(const Shape& shape, float v) {
   return t;
 }
 
+int ResNet(const CudaApi& api);
+
 int LeNet(const CudaApi& api) {
   constexpr int64_t kBatch = 128;
   auto g = graph::LeNetTrainingStep(kBatch);
@@ -84,6 +91,45 @@ int LeNet(const CudaApi& api) {
   std::vector<Tensor> outs;
   const double ms = MedianMs(api, 30, [&] { (void)c->Run(args, &outs); });
   std::printf("lenet_step_ms %.4f\n", ms);
+  return ResNet(api);
+}
+
+int ResNet(const CudaApi& api) {
+  auto step = graph::ResNetBuilder().Build(128);
+  if (!step.ok()) return 1;
+  std::vector<Tensor> inputs;
+  for (size_t i = 0; i < step->graph.params().size(); ++i) {
+    const TensorMeta& m = step->graph.node(step->graph.params()[i]).meta;
+    Tensor t = Tensor::Empty(m.shape, m.dtype);
+    const float he = std::sqrt(2.0f / static_cast<float>(step->fan_in[i]));
+    for (int64_t k = 0; k < t.numel(); ++k) {
+      const float u = static_cast<float>((k * 7919 + i * 104729) % 2001) / 1000.f - 1.f;  // [-1, 1]
+      switch (step->init[i]) {
+        case graph::ParamInit::kInput: t.data<float>()[k] = 0.5f * (u + 1); break;
+        case graph::ParamInit::kLabels: t.data<float>()[k] = (k % 10) == (k / 10) % 10 ? 1.f : 0.f; break;
+        case graph::ParamInit::kHe: t.data<float>()[k] = he * u; break;
+        case graph::ParamInit::kOnes: t.data<float>()[k] = 1; break;
+        case graph::ParamInit::kZeros: t.data<float>()[k] = 0; break;
+      }
+    }
+    auto d = ToDevice(t);
+    if (!d.ok()) return 1;
+    inputs.push_back(*d);
+  }
+  graph::CompileOptions options;
+  options.backend = graph::CudaBackend();
+  auto c = graph::CompiledGraph::Compile(step->graph, options);
+  if (!c.ok()) {
+    std::printf("error %s\n", std::string(c.status().message()).c_str());
+    return 1;
+  }
+  std::vector<const Tensor*> args;
+  for (const Tensor& t : inputs) args.push_back(&t);
+  std::vector<Tensor> outs;
+  const double ms = MedianMs(api, 10, [&] { (void)c->Run(args, &outs); });
+  const std::string why = CudnnUnavailableReason();
+  std::printf("resnet18_step_ms %.4f\n", ms);
+  std::printf("resnet18_convolutions %s\n", why.empty() ? "cudnn" : ("direct (" + why + ")").c_str());
   return 0;
 }
 

@@ -59,9 +59,66 @@ def torch_timings():
         torch.cuda.synchronize()
         calls.append((time.perf_counter() - t0) * 1e6)
     lenet_eager, lenet_compiled = lenet_steps()
-    return {"fused_chain_ms": eager, "fused_chain_compiled_ms": compiled, "matmul_ms": mm,
+    resnet_eager, resnet_compiled = resnet_steps()
+    return {"resnet_ms": resnet_eager, "resnet_compiled_ms": resnet_compiled,"fused_chain_ms": eager, "fused_chain_compiled_ms": compiled, "matmul_ms": mm,
             "call_us": statistics.median(calls), "lenet_ms": lenet_eager,
             "lenet_compiled_ms": lenet_compiled}
+
+
+def resnet_steps(batch=128):
+    """CIFAR ResNet-18 training steps, full float32 (no TF32), as pijit's cuDNN calls run."""
+    from torch import nn
+    import torch.nn.functional as F
+    torch.backends.cudnn.allow_tf32 = False
+
+    class Block(nn.Module):
+        def __init__(self, cin, cout, stride):
+            super().__init__()
+            self.c1 = nn.Conv2d(cin, cout, 3, stride, 1, bias=False)
+            self.b1 = nn.BatchNorm2d(cout)
+            self.c2 = nn.Conv2d(cout, cout, 3, 1, 1, bias=False)
+            self.b2 = nn.BatchNorm2d(cout)
+            self.short = None
+            if stride != 1 or cin != cout:
+                self.short = nn.Sequential(nn.Conv2d(cin, cout, 1, stride, bias=False), nn.BatchNorm2d(cout))
+
+        def forward(self, x):
+            y = self.b2(self.c2(F.relu(self.b1(self.c1(x)))))
+            return F.relu(y + (self.short(x) if self.short is not None else x))
+
+    class ResNet18(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.stem = nn.Sequential(nn.Conv2d(3, 64, 3, 1, 1, bias=False), nn.BatchNorm2d(64), nn.ReLU())
+            blocks, cin = [], 64
+            for stage in range(4):
+                cout = 64 << stage
+                for b in range(2):
+                    blocks.append(Block(cin, cout, 2 if stage > 0 and b == 0 else 1))
+                    cin = cout
+            self.blocks = nn.Sequential(*blocks)
+            self.fc = nn.Linear(512, 10)
+
+        def forward(self, x):
+            return self.fc(self.blocks(self.stem(x)).mean((2, 3)))
+
+    x = torch.rand(batch, 3, 32, 32, device="cuda")
+    y = torch.arange(batch, device="cuda") % 10
+    times = []
+    for compiled in (False, True):
+        model = ResNet18().cuda()
+        run = torch.compile(model) if compiled else model
+        opt = torch.optim.SGD(model.parameters(), lr=0.05)
+
+        def step():
+            opt.zero_grad(set_to_none=True)
+            F.cross_entropy(run(x), y).backward()
+            opt.step()
+
+        for _ in range(3):
+            step()
+        times.append(median_ms(step, runs=10))
+    return times
 
 
 def lenet_steps(batch=128):
@@ -105,7 +162,7 @@ def main():
     pj = {}
     for line in out.splitlines():
         name, _, value = line.partition(" ")
-        pj[name] = value if name in ("device", "error") else float(value)
+        pj[name] = value if name in ("device", "error", "resnet18_convolutions") else float(value)
     if "error" in pj:
         sys.exit(f"pijit: {pj['error']}")
     th = torch_timings()
@@ -127,6 +184,11 @@ def main():
               f"{th['lenet_ms']:.3f} ms -> ratio {pj['lenet_step_ms'] / th['lenet_ms']:.2f}; "
               f"torch.compile(model) {th['lenet_compiled_ms']:.3f} ms -> ratio "
               f"{pj['lenet_step_ms'] / th['lenet_compiled_ms']:.2f}")
+    if "resnet18_step_ms" in pj:
+        print(f"ResNet-18 training step, batch 128, float32 (convolutions: {pj['resnet18_convolutions']}): "
+              f"pijit {pj['resnet18_step_ms']:.2f} ms, torch eager {th['resnet_ms']:.2f} ms -> ratio "
+              f"{pj['resnet18_step_ms'] / th['resnet_ms']:.2f}; torch.compile(model) "
+              f"{th['resnet_compiled_ms']:.2f} ms -> ratio {pj['resnet18_step_ms'] / th['resnet_compiled_ms']:.2f}")
 
 
 if __name__ == "__main__":

@@ -46,6 +46,16 @@ std::string_view Backend() {
   return v != nullptr ? v : "";
 }
 
+std::string_view CudaLibDirs() {
+  const char* v = Get("PIJIT_CUDA_LIB_DIRS");
+  return v != nullptr ? v : "";
+}
+
+bool UseCudnn() {
+  const char* v = Get("PIJIT_CUDNN");
+  return v == nullptr || std::strcmp(v, "0") != 0;
+}
+
 std::optional<size_t> BufferCacheBytes() {
   const char* v = Get("PIJIT_BUFFER_CACHE_MB");
   if (v == nullptr) return std::nullopt;

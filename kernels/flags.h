@@ -8,7 +8,9 @@
 //   PIJIT_FUSED_BACKEND=x  interpreter | avx2 | (auto) for fused elementwise code (per compile)
 //   PIJIT_BUFFER_CACHE_MB  bytes of released large buffers kept for reuse
 //   PIJIT_NUM_THREADS      worker threads of the kernel thread pool (with the caller's)
-//   PIJIT_BACKEND=x        cpu | reference: what compiled graphs run on (graph/backend.h; per compile)
+//   PIJIT_BACKEND=x        cpu | reference | cuda: what compiled graphs run on (graph/backend.h; per compile)
+//   PIJIT_CUDNN=0          the CUDA backend's convolutions use its own kernels, not cuDNN (per call)
+//   PIJIT_CUDA_LIB_DIRS    folders to look for libcuda, NVRTC, cuBLAS and cuDNN in (read once)
 #pragma once
 #include <cstddef>
 #include <optional>
@@ -26,8 +28,12 @@ bool MemoryPlanning();
 std::string_view FusedBackend();
 // PIJIT_BACKEND, or "" when unset. Read per call.
 std::string_view Backend();
+// PIJIT_CUDNN is not "0". Read per call.
+bool UseCudnn();
 // PIJIT_BUFFER_CACHE_MB in bytes, when set. Read per call (the cache reads it once).
 std::optional<size_t> BufferCacheBytes();
+// PIJIT_CUDA_LIB_DIRS, or "" when unset. Read per call (the loader reads it once).
+std::string_view CudaLibDirs();
 // PIJIT_NUM_THREADS when it is a number >= 1. Read per call (the pool reads it once).
 std::optional<int> NumThreads();
 

@@ -33,7 +33,7 @@ case "${1:-}" in
   run)
     mkdir -p /tmp/pijit_gpu && tar -C /tmp/pijit_gpu -xJf .gpu/lib.tar.xz
     export LD_LIBRARY_PATH="/tmp/pijit_gpu/lib:${LD_LIBRARY_PATH:-}"
-    dirs=$(find /usr/local /opt /usr/lib \( -name 'libnvrtc.so*' -o -name 'libcublas.so*' \) \
+    dirs=$(find /usr/local /opt /usr/lib \( -name 'libnvrtc.so*' -o -name 'libcublas.so*' -o -name 'libcudnn.so*' \) \
            2>/dev/null | xargs -r -n1 dirname | sort -u | paste -sd: -)
     export PIJIT_CUDA_LIB_DIRS="$dirs"
     export PIJIT_IR_TEST_DIR="$here/tests/ir"

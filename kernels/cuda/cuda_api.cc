@@ -9,33 +9,20 @@
 
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+#include "kernels/errors.h"
+#include "kernels/flags.h"
 
 namespace pijit::cuda {
 namespace {
 
 std::vector<std::string> SearchFolders() {
   std::vector<std::string> dirs;
-  if (const char* env = std::getenv("PIJIT_CUDA_LIB_DIRS")) {
-    for (absl::string_view d : absl::StrSplit(env, ':', absl::SkipEmpty())) dirs.emplace_back(d);
+  const std::string listed(flags::CudaLibDirs());
+  for (absl::string_view d : absl::StrSplit(listed, ':', absl::SkipEmpty())) {
+    dirs.emplace_back(d);
   }
   dirs.emplace_back("/usr/local/cuda/lib64");
   return dirs;
-}
-
-// The first of `sonames` that opens, by the loader's own search first, then in the folders.
-void* OpenLibrary(const std::vector<const char*>& sonames, std::string* tried) {
-  for (const char* name : sonames) {
-    if (void* h = dlopen(name, RTLD_NOW | RTLD_LOCAL)) return h;
-  }
-  for (const std::string& dir : SearchFolders()) {
-    for (const char* name : sonames) {
-      const std::string path = dir + "/" + name;
-      if (void* h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL)) return h;
-    }
-  }
-  *tried = absl::StrFormat("%s (searched the loader's path, PIJIT_CUDA_LIB_DIRS and "
-                           "/usr/local/cuda/lib64)", sonames.front());
-  return nullptr;
 }
 
 template <typename Fn>
@@ -111,7 +98,7 @@ absl::Status Unavailable(const std::string& why) {
 // Opens the three libraries, binds them and opens device 0.
 absl::Status Load(CudaApi* api) {
   std::string tried;
-  void* driver = OpenLibrary({"libcuda.so.1", "libcuda.so"}, &tried);
+  void* driver = OpenCudaLibrary({"libcuda.so.1", "libcuda.so"}, &tried);
   if (!driver) return Unavailable("no CUDA driver (" + tried + ")");
   if (absl::Status s = BindDriver(driver, api); !s.ok()) return Unavailable(std::string(s.message()));
   if (CUresult r = api->cuInit(0); r != CUDA_SUCCESS) {
@@ -135,12 +122,12 @@ absl::Status Load(CudaApi* api) {
   }
   api->cuCtxSetCurrent(api->context);
 
-  void* nvrtc = OpenLibrary({"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"}, &tried);
+  void* nvrtc = OpenCudaLibrary({"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"}, &tried);
   if (!nvrtc) return Unavailable("no NVRTC (" + tried + ")");
   if (absl::Status s = BindNvrtc(nvrtc, api); !s.ok()) return Unavailable(std::string(s.message()));
   api->nvrtcVersion(&api->nvrtc_major, &api->nvrtc_minor);
 
-  void* blas = OpenLibrary({"libcublas.so.13", "libcublas.so.12", "libcublas.so"}, &tried);
+  void* blas = OpenCudaLibrary({"libcublas.so.13", "libcublas.so.12", "libcublas.so"}, &tried);
   if (!blas) return Unavailable("no cuBLAS (" + tried + ")");
   if (absl::Status s = BindBlas(blas, api); !s.ok()) return Unavailable(std::string(s.message()));
   if (api->cublasCreate(&api->blas) != 0) return Unavailable("cublasCreate failed");
@@ -149,6 +136,22 @@ absl::Status Load(CudaApi* api) {
 }
 
 }  // namespace
+
+// The first of `sonames` that opens, by the loader's own search first, then in the folders.
+void* OpenCudaLibrary(const std::vector<const char*>& sonames, std::string* tried) {
+  for (const char* name : sonames) {
+    if (void* h = dlopen(name, RTLD_NOW | RTLD_LOCAL)) return h;
+  }
+  for (const std::string& dir : SearchFolders()) {
+    for (const char* name : sonames) {
+      const std::string path = dir + "/" + name;
+      if (void* h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL)) return h;
+    }
+  }
+  *tried = absl::StrFormat("%s (searched the loader's path, PIJIT_CUDA_LIB_DIRS and "
+                           "/usr/local/cuda/lib64)", sonames.front());
+  return nullptr;
+}
 
 absl::Status DriverStatus(const CudaApi& api, CUresult r, const char* what) {
   if (r == CUDA_SUCCESS) return absl::OkStatus();

@@ -16,6 +16,7 @@
 
 #include <cstddef>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -95,6 +96,10 @@ struct CudaApi {
   // missing (no libcuda, no device, no NVRTC, ...); the result is kept for the process.
   static absl::StatusOr<const CudaApi*> Get();
 };
+
+// The first of `sonames` that dlopen opens, by the loader's search and then in
+// PIJIT_CUDA_LIB_DIRS and /usr/local/cuda/lib64; nullptr, with what was tried in `tried`.
+void* OpenCudaLibrary(const std::vector<const char*>& sonames, std::string* tried);
 
 // Whether CUDA can be used here; the reason when it cannot (Get()'s error).
 bool Available();

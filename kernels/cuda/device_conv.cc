@@ -3,6 +3,8 @@
 // the CPU accepts (padding, 'same', stride, dilation, groups, ceil_mode); not tuned: a
 // library (cuDNN) is the way to peak speed, these are the fallback the issue allows.
 //
+// cuDNN runs the three convolution passes where it is loaded and takes the window
+// (kernels/cuda/cudnn.h); these kernels are the fallback and the PIJIT_CUDNN=0 path:
 //   conv2d             one thread per output element, summing its window
 //   conv2d_grad_input  one thread per input element, gathering the outputs whose windows
 //                      hold it (no atomics: deterministic)
@@ -18,6 +20,7 @@
 #include "kernels/cpu/window.h"
 #include "kernels/cuda/allocator.h"
 #include "kernels/cuda/cuda_api.h"
+#include "kernels/cuda/cudnn.h"
 #include "kernels/cuda/device_ops.h"
 #include "kernels/cuda/kernel_source.h"
 #include "kernels/cuda/module_cache.h"
@@ -270,6 +273,22 @@ absl::Status Launch(DType d, const char* body, const std::string& defines, const
                       "cuLaunchKernel");
 }
 
+// conv2d's bias (along the channels) and relu epilogue after cuDNN's convolution.
+absl::StatusOr<Tensor> BiasAndRelu(const Tensor& y, const Tensor* bias, bool relu) {
+  if (!bias && !relu) return y;
+  std::vector<const Tensor*> in = {&y};
+  Tensor along;
+  if (bias) {
+    along = Tensor::View(bias->storage(), bias->dtype(), y.shape(), {0, bias->strides()[0], 0, 0},
+                         bias->offset());
+    in.push_back(&along);
+  }
+  const std::string sum = bias ? "T(x0) + T(x1)" : "T(x0)";
+  const std::string body = relu ? absl::StrCat("    const T v = ", sum, ";\n    r = Relu(v);")
+                                : absl::StrCat("    r = ", sum, ";");
+  return DeviceElementwise(body, y.dtype(), in, MetaOf(y));
+}
+
 void FillGeometry(WindowArgs& a, const Shape& xs, const Window2D& win, const Geometry2D& g) {
   a.n = xs[0]; a.c = xs[1]; a.h = xs[2]; a.w = xs[3];
   a.oh = g.out[0]; a.ow = g.out[1];
@@ -294,6 +313,9 @@ absl::StatusOr<Tensor> DeviceConv2D(const Tensor& x_in, const Tensor& w_in, cons
   const int64_t kernel[2] = {w.shape()[2], w.shape()[3]};
   PIJIT_ASSIGN_OR_RETURN(Geometry2D g, ResolveWindow("conv2d", x.shape(), kernel, win, false));
   PIJIT_ASSIGN_OR_RETURN(Tensor result, EmptyOnDevice(out.shape, out.dtype));
+  PIJIT_ASSIGN_OR_RETURN(bool by_cudnn, CudnnConv2D(ConvPass::kForward, x, w, result, x.shape(),
+                                                     w.shape(), win, g.pad));
+  if (by_cudnn) return BiasAndRelu(result, bias ? &b : nullptr, relu);
   WindowArgs a{};
   FillGeometry(a, x.shape(), win, g);
   a.o = w.shape()[0]; a.kh = kernel[0]; a.kw = kernel[1];
@@ -315,6 +337,9 @@ absl::StatusOr<Tensor> DeviceConv2DGradInput(const Tensor& dout_in, const Tensor
   const int64_t kernel[2] = {w.shape()[2], w.shape()[3]};
   PIJIT_ASSIGN_OR_RETURN(Geometry2D g, ResolveWindow("conv2d", xs, kernel, win, false));
   PIJIT_ASSIGN_OR_RETURN(Tensor result, EmptyOnDevice(out.shape, out.dtype));
+  PIJIT_ASSIGN_OR_RETURN(bool by_cudnn, CudnnConv2D(ConvPass::kBackwardData, dout, w, result, xs,
+                                                     w.shape(), win, g.pad));
+  if (by_cudnn) return result;
   WindowArgs a{};
   FillGeometry(a, xs, win, g);
   a.o = w.shape()[0]; a.kh = kernel[0]; a.kw = kernel[1];
@@ -333,6 +358,10 @@ absl::StatusOr<Tensor> DeviceConv2DGradWeight(const Tensor& x_in, const Tensor& 
   const int64_t kernel[2] = {w_shape[2], w_shape[3]};
   PIJIT_ASSIGN_OR_RETURN(Geometry2D g, ResolveWindow("conv2d", x.shape(), kernel, win, false));
   PIJIT_ASSIGN_OR_RETURN(Tensor result, EmptyOnDevice(out.shape, out.dtype));
+  PIJIT_ASSIGN_OR_RETURN(bool by_cudnn, CudnnConv2D(ConvPass::kBackwardFilter, x, dout, result,
+                                                     x.shape(), Shape(w_shape.begin(), w_shape.end()),
+                                                     win, g.pad));
+  if (by_cudnn) return result;
   WindowArgs a{};
   FillGeometry(a, x.shape(), win, g);
   a.o = w_shape[0]; a.kh = kernel[0]; a.kw = kernel[1];

@@ -1,0 +1,250 @@
+// cuDNN convolutions (kernels/cuda/cudnn.h). cuDNN's C interface is declared here from its
+// documented legacy API (cudnn_cnn.h), whose headers the driver toolkit does not install.
+#include "kernels/cuda/cudnn.h"
+
+#include <dlfcn.h>
+
+#include <mutex>
+#include <tuple>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_format.h"
+#include "kernels/cuda/allocator.h"
+#include "kernels/cuda/cuda_api.h"
+#include "kernels/errors.h"
+#include "kernels/flags.h"
+
+namespace pijit::cuda {
+namespace {
+
+using Handle = struct cudnnContext*;
+using TensorDesc = struct cudnnTensorStruct*;
+using FilterDesc = struct cudnnFilterStruct*;
+using ConvDesc = struct cudnnConvolutionStruct*;
+using Status = int;  // 0: CUDNN_STATUS_SUCCESS
+constexpr int kNchw = 0, kFloat = 0, kDouble = 1, kCrossCorrelation = 1, kFmaMath = 3;
+
+// cudnnConvolution{Fwd,BwdData,BwdFilter}AlgoPerf_t: the same layout for the three passes.
+struct AlgoPerf {
+  int algo;
+  Status status;
+  float time;
+  size_t memory;
+  int determinism;
+  int math_type;
+  int reserved[3];
+};
+
+struct Cudnn {
+  Status (*Create)(Handle*);
+  const char* (*GetErrorString)(Status);
+  Status (*CreateTensorDescriptor)(TensorDesc*);
+  Status (*SetTensor4dDescriptor)(TensorDesc, int, int, int, int, int, int);
+  Status (*DestroyTensorDescriptor)(TensorDesc);
+  Status (*CreateFilterDescriptor)(FilterDesc*);
+  Status (*SetFilter4dDescriptor)(FilterDesc, int, int, int, int, int, int);
+  Status (*DestroyFilterDescriptor)(FilterDesc);
+  Status (*CreateConvolutionDescriptor)(ConvDesc*);
+  Status (*SetConvolution2dDescriptor)(ConvDesc, int, int, int, int, int, int, int, int);
+  Status (*SetConvolutionGroupCount)(ConvDesc, int);
+  Status (*SetConvolutionMathType)(ConvDesc, int);
+  Status (*DestroyConvolutionDescriptor)(ConvDesc);
+  Status (*FwdAlgo)(Handle, TensorDesc, FilterDesc, ConvDesc, TensorDesc, int, int*, AlgoPerf*);
+  Status (*FwdWorkspace)(Handle, TensorDesc, FilterDesc, ConvDesc, TensorDesc, int, size_t*);
+  Status (*Forward)(Handle, const void*, TensorDesc, const void*, FilterDesc, const void*, ConvDesc,
+                    int, void*, size_t, const void*, TensorDesc, void*);
+  Status (*BwdDataAlgo)(Handle, FilterDesc, TensorDesc, ConvDesc, TensorDesc, int, int*, AlgoPerf*);
+  Status (*BwdDataWorkspace)(Handle, FilterDesc, TensorDesc, ConvDesc, TensorDesc, int, size_t*);
+  Status (*BackwardData)(Handle, const void*, FilterDesc, const void*, TensorDesc, const void*,
+                         ConvDesc, int, void*, size_t, const void*, TensorDesc, void*);
+  Status (*BwdFilterAlgo)(Handle, TensorDesc, TensorDesc, ConvDesc, FilterDesc, int, int*, AlgoPerf*);
+  Status (*BwdFilterWorkspace)(Handle, TensorDesc, TensorDesc, ConvDesc, FilterDesc, int, size_t*);
+  Status (*BackwardFilter)(Handle, const void*, TensorDesc, const void*, TensorDesc, const void*,
+                           ConvDesc, int, void*, size_t, const void*, FilterDesc, void*);
+  Handle handle = nullptr;
+};
+
+template <typename Fn>
+bool Bind(void* lib, const char* name, Fn* slot) {
+  *slot = reinterpret_cast<Fn>(dlsym(lib, name));
+  return *slot != nullptr;
+}
+
+absl::Status Load(Cudnn* c) {
+  PIJIT_RETURN_IF_ERROR(CudaApi::Get().status());
+  std::string tried;
+  void* lib = OpenCudaLibrary({"libcudnn.so.9", "libcudnn.so.8", "libcudnn.so"}, &tried);
+  if (!lib) return absl::FailedPreconditionError("no cuDNN (" + tried + ")");
+  const bool ok =
+      Bind(lib, "cudnnCreate", &c->Create) && Bind(lib, "cudnnGetErrorString", &c->GetErrorString) &&
+      Bind(lib, "cudnnCreateTensorDescriptor", &c->CreateTensorDescriptor) &&
+      Bind(lib, "cudnnSetTensor4dDescriptor", &c->SetTensor4dDescriptor) &&
+      Bind(lib, "cudnnDestroyTensorDescriptor", &c->DestroyTensorDescriptor) &&
+      Bind(lib, "cudnnCreateFilterDescriptor", &c->CreateFilterDescriptor) &&
+      Bind(lib, "cudnnSetFilter4dDescriptor", &c->SetFilter4dDescriptor) &&
+      Bind(lib, "cudnnDestroyFilterDescriptor", &c->DestroyFilterDescriptor) &&
+      Bind(lib, "cudnnCreateConvolutionDescriptor", &c->CreateConvolutionDescriptor) &&
+      Bind(lib, "cudnnSetConvolution2dDescriptor", &c->SetConvolution2dDescriptor) &&
+      Bind(lib, "cudnnSetConvolutionGroupCount", &c->SetConvolutionGroupCount) &&
+      Bind(lib, "cudnnSetConvolutionMathType", &c->SetConvolutionMathType) &&
+      Bind(lib, "cudnnDestroyConvolutionDescriptor", &c->DestroyConvolutionDescriptor) &&
+      Bind(lib, "cudnnGetConvolutionForwardAlgorithm_v7", &c->FwdAlgo) &&
+      Bind(lib, "cudnnGetConvolutionForwardWorkspaceSize", &c->FwdWorkspace) &&
+      Bind(lib, "cudnnConvolutionForward", &c->Forward) &&
+      Bind(lib, "cudnnGetConvolutionBackwardDataAlgorithm_v7", &c->BwdDataAlgo) &&
+      Bind(lib, "cudnnGetConvolutionBackwardDataWorkspaceSize", &c->BwdDataWorkspace) &&
+      Bind(lib, "cudnnConvolutionBackwardData", &c->BackwardData) &&
+      Bind(lib, "cudnnGetConvolutionBackwardFilterAlgorithm_v7", &c->BwdFilterAlgo) &&
+      Bind(lib, "cudnnGetConvolutionBackwardFilterWorkspaceSize", &c->BwdFilterWorkspace) &&
+      Bind(lib, "cudnnConvolutionBackwardFilter", &c->BackwardFilter);
+  if (!ok) return absl::FailedPreconditionError("cuDNN lacks a convolution entry point");
+  if (c->Create(&c->handle) != 0) return absl::FailedPreconditionError("cudnnCreate failed");
+  // The handle's stream is the legacy default stream, as every other pijit kernel's.
+  return absl::OkStatus();
+}
+
+const absl::StatusOr<Cudnn*>& Library() {
+  static absl::StatusOr<Cudnn*>* lib = [] {
+    auto* c = new Cudnn();
+    absl::Status s = Load(c);
+    return new absl::StatusOr<Cudnn*>(s.ok() ? absl::StatusOr<Cudnn*>(c) : absl::StatusOr<Cudnn*>(s));
+  }();
+  return *lib;
+}
+
+absl::Status Check(const Cudnn& c, Status s, const char* what) {
+  if (s == 0) return absl::OkStatus();
+  return absl::InternalError(absl::StrFormat("%s: %s (cuDNN status %d)", what, c.GetErrorString(s), s));
+}
+
+// The descriptors of one problem, made once and kept with its algorithm.
+struct Problem {
+  TensorDesc x = nullptr, y = nullptr;
+  FilterDesc w = nullptr;
+  ConvDesc conv = nullptr;
+  int algo[3] = {-1, -1, -1};  // per ConvPass; -1: not chosen yet
+  size_t workspace[3] = {0, 0, 0};
+};
+
+using ProblemKey = std::tuple<int, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t,
+                              int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t>;
+
+absl::StatusOr<Problem*> ProblemFor(const Cudnn& c, DType dtype, const Shape& xs, const Shape& ws,
+                                    const Shape& ys, const Window2D& win, const int64_t pads[4]) {
+  static std::mutex mu;
+  static auto* problems = new absl::flat_hash_map<ProblemKey, Problem*>();
+  const ProblemKey key{static_cast<int>(dtype), xs[0], xs[1], xs[2], xs[3], ws[0], ws[2], ws[3],
+                       win.stride[0], win.stride[1], pads[0], pads[2], win.dilation[0],
+                       win.dilation[1], win.groups};
+  std::lock_guard<std::mutex> lock(mu);
+  if (auto it = problems->find(key); it != problems->end()) return it->second;
+  auto p = std::make_unique<Problem>();
+  const int dt = dtype == DType::kFloat64 ? kDouble : kFloat;
+  auto i = [](int64_t v) { return static_cast<int>(v); };
+  PIJIT_RETURN_IF_ERROR(Check(c, c.CreateTensorDescriptor(&p->x), "cudnnCreateTensorDescriptor"));
+  PIJIT_RETURN_IF_ERROR(Check(c, c.CreateTensorDescriptor(&p->y), "cudnnCreateTensorDescriptor"));
+  PIJIT_RETURN_IF_ERROR(Check(c, c.CreateFilterDescriptor(&p->w), "cudnnCreateFilterDescriptor"));
+  PIJIT_RETURN_IF_ERROR(Check(c, c.CreateConvolutionDescriptor(&p->conv), "cudnnCreateConvolutionDescriptor"));
+  PIJIT_RETURN_IF_ERROR(Check(c, c.SetTensor4dDescriptor(p->x, kNchw, dt, i(xs[0]), i(xs[1]), i(xs[2]), i(xs[3])),
+                              "cudnnSetTensor4dDescriptor"));
+  PIJIT_RETURN_IF_ERROR(Check(c, c.SetTensor4dDescriptor(p->y, kNchw, dt, i(ys[0]), i(ys[1]), i(ys[2]), i(ys[3])),
+                              "cudnnSetTensor4dDescriptor"));
+  PIJIT_RETURN_IF_ERROR(Check(c, c.SetFilter4dDescriptor(p->w, dt, kNchw, i(ws[0]), i(ws[1]), i(ws[2]), i(ws[3])),
+                              "cudnnSetFilter4dDescriptor"));
+  PIJIT_RETURN_IF_ERROR(Check(c, c.SetConvolution2dDescriptor(p->conv, i(pads[0]), i(pads[2]), i(win.stride[0]),
+                                                              i(win.stride[1]), i(win.dilation[0]),
+                                                              i(win.dilation[1]), kCrossCorrelation, dt),
+                              "cudnnSetConvolution2dDescriptor"));
+  PIJIT_RETURN_IF_ERROR(Check(c, c.SetConvolutionGroupCount(p->conv, i(win.groups)), "cudnnSetConvolutionGroupCount"));
+  PIJIT_RETURN_IF_ERROR(Check(c, c.SetConvolutionMathType(p->conv, kFmaMath), "cudnnSetConvolutionMathType"));
+  Problem* raw = p.release();  // kept for the process, as the handle is
+  problems->emplace(key, raw);
+  return raw;
+}
+
+// The heuristics' first algorithm for `pass` that succeeds, with its workspace size.
+absl::Status ChooseAlgorithm(const Cudnn& c, Problem& p, ConvPass pass) {
+  static std::mutex mu;  // a problem is shared by every graph that has it
+  std::lock_guard<std::mutex> lock(mu);
+  const int k = static_cast<int>(pass);
+  if (p.algo[k] >= 0) return absl::OkStatus();
+  AlgoPerf perf[16] = {};
+  int n = 0;
+  Status s;
+  switch (pass) {
+    case ConvPass::kForward: s = c.FwdAlgo(c.handle, p.x, p.w, p.conv, p.y, 16, &n, perf); break;
+    case ConvPass::kBackwardData: s = c.BwdDataAlgo(c.handle, p.w, p.y, p.conv, p.x, 16, &n, perf); break;
+    case ConvPass::kBackwardFilter: s = c.BwdFilterAlgo(c.handle, p.x, p.y, p.conv, p.w, 16, &n, perf); break;
+  }
+  PIJIT_RETURN_IF_ERROR(Check(c, s, "cudnnGetConvolution*Algorithm_v7"));
+  constexpr size_t kMaxWorkspace = size_t{1} << 30;
+  for (int i = 0; i < n; ++i) {
+    if (perf[i].status != 0) continue;
+    size_t bytes = 0;
+    switch (pass) {
+      case ConvPass::kForward: s = c.FwdWorkspace(c.handle, p.x, p.w, p.conv, p.y, perf[i].algo, &bytes); break;
+      case ConvPass::kBackwardData: s = c.BwdDataWorkspace(c.handle, p.w, p.y, p.conv, p.x, perf[i].algo, &bytes); break;
+      case ConvPass::kBackwardFilter: s = c.BwdFilterWorkspace(c.handle, p.x, p.y, p.conv, p.w, perf[i].algo, &bytes); break;
+    }
+    if (s != 0 || bytes > kMaxWorkspace) continue;
+    p.algo[k] = perf[i].algo;
+    p.workspace[k] = bytes;
+    return absl::OkStatus();
+  }
+  return absl::UnimplementedError("cuDNN offers no algorithm for this convolution");
+}
+
+}  // namespace
+
+std::string CudnnUnavailableReason() {
+  const auto& lib = Library();
+  return lib.ok() ? std::string() : std::string(lib.status().message());
+}
+
+absl::StatusOr<bool> CudnnConv2D(ConvPass pass, const Tensor& a, const Tensor& b, const Tensor& out,
+                                 const Shape& xs, const Shape& ws, const Window2D& win,
+                                 const int64_t pads[4]) {
+  if (!flags::UseCudnn()) return false;
+  const auto& lib = Library();
+  if (!lib.ok()) return false;
+  // cuDNN pads both sides of an axis alike; 'same' with an odd total pads one more at the end.
+  if (pads[0] != pads[1] || pads[2] != pads[3]) return false;
+  if (!a.is_contiguous() || !b.is_contiguous() || !out.is_contiguous()) return false;
+  const Cudnn& c = **lib;
+  const Shape& ys = pass == ConvPass::kForward ? out.shape()
+                    : pass == ConvPass::kBackwardData ? a.shape() : b.shape();
+  PIJIT_ASSIGN_OR_RETURN(Problem * p, ProblemFor(c, out.dtype(), xs, ws, ys, win, pads));
+  absl::Status chosen = ChooseAlgorithm(c, *p, pass);
+  if (absl::IsUnimplemented(chosen)) return false;
+  PIJIT_RETURN_IF_ERROR(chosen);
+  const int k = static_cast<int>(pass);
+  Tensor workspace;
+  if (p->workspace[k] > 0) {
+    PIJIT_ASSIGN_OR_RETURN(workspace, EmptyOnDevice({static_cast<int64_t>(p->workspace[k])}, DType::kUInt8));
+  }
+  void* ws_ptr = workspace.defined() ? workspace.raw_data() : nullptr;
+  const double one_d = 1, zero_d = 0;
+  const float one_f = 1, zero_f = 0;
+  const bool f64 = out.dtype() == DType::kFloat64;
+  const void* one = f64 ? static_cast<const void*>(&one_d) : &one_f;
+  const void* zero = f64 ? static_cast<const void*>(&zero_d) : &zero_f;
+  Status s = 0;
+  switch (pass) {
+    case ConvPass::kForward:
+      s = c.Forward(c.handle, one, p->x, a.raw_data(), p->w, b.raw_data(), p->conv, p->algo[k], ws_ptr,
+                    p->workspace[k], zero, p->y, out.raw_data());
+      break;
+    case ConvPass::kBackwardData:
+      s = c.BackwardData(c.handle, one, p->w, b.raw_data(), p->y, a.raw_data(), p->conv, p->algo[k],
+                         ws_ptr, p->workspace[k], zero, p->x, out.raw_data());
+      break;
+    case ConvPass::kBackwardFilter:
+      s = c.BackwardFilter(c.handle, one, p->x, a.raw_data(), p->y, b.raw_data(), p->conv, p->algo[k],
+                           ws_ptr, p->workspace[k], zero, p->w, out.raw_data());
+      break;
+  }
+  PIJIT_RETURN_IF_ERROR(Check(c, s, "cudnnConvolution"));
+  return true;
+}
+
+}  // namespace pijit::cuda
