@@ -68,8 +68,40 @@ absl::StatusOr<Tensor> DeviceReduce(ReduceOp op, const Tensor& a, absl::Span<con
   PIJIT_ASSIGN_OR_RETURN(Tensor result, EmptyOnDevice(out.shape, out.dtype));
   if (args.n_out == 0) return result;
   args.in = a.raw_data();
-  args.out = result.raw_data();
+  args.chunks = 1;
+  args.chunk_len = args.n_red;
+  args.divisor = args.n_red;
   PIJIT_ASSIGN_OR_RETURN(CUfunction fn, CompiledFunction(src, "pijit_reduce"));
+  // Few outputs over many elements (batch statistics: 64 channels of 131,072 values) would
+  // leave most of the GPU idle with a block per output: split each output's elements over
+  // blocks, then reduce the partial results.
+  constexpr long long kFewOutputs = 1024, kManyElements = 32768, kPerBlock = 8192;
+  if (args.n_out < kFewOutputs && args.n_red >= kManyElements) {
+    args.chunks = std::min((args.n_red + kPerBlock - 1) / kPerBlock, std::max(2LL, 4096 / args.n_out));
+    args.chunk_len = (args.n_red + args.chunks - 1) / args.chunks;
+    args.divisor = 0;
+    PIJIT_ASSIGN_OR_RETURN(Tensor partial, EmptyOnDevice({args.n_out, args.chunks}, out.dtype));
+    args.out = partial.raw_data();
+    PIJIT_RETURN_IF_ERROR(LaunchBlocks(*api, fn, args.n_out * args.chunks, &args));
+    ReduceArgs fin{};
+    fin.in = partial.raw_data();
+    fin.out = result.raw_data();
+    fin.n_out = args.n_out;
+    fin.n_red = args.chunks;
+    fin.kept_ndim = fin.red_ndim = 1;
+    fin.kept_shape[0] = args.n_out;
+    fin.kept_stride[0] = args.chunks;
+    fin.red_shape[0] = args.chunks;
+    fin.red_stride[0] = 1;
+    fin.chunks = 1;
+    fin.chunk_len = args.chunks;
+    fin.divisor = args.n_red;
+    PIJIT_ASSIGN_OR_RETURN(std::string fin_src, RenderReduce(op, out.dtype, out.dtype));
+    PIJIT_ASSIGN_OR_RETURN(CUfunction fin_fn, CompiledFunction(fin_src, "pijit_reduce"));
+    PIJIT_RETURN_IF_ERROR(LaunchBlocks(*api, fin_fn, fin.n_out, &fin));
+    return result;
+  }
+  args.out = result.raw_data();
   PIJIT_RETURN_IF_ERROR(LaunchBlocks(*api, fn, args.n_out, &args));
   return result;
 }

@@ -71,6 +71,7 @@ struct ReduceArgs {
   int kept_ndim, red_ndim;
   long long kept_shape[PJ_MAX_DIMS], kept_stride[PJ_MAX_DIMS];
   long long red_shape[PJ_MAX_DIMS], red_stride[PJ_MAX_DIMS];
+  long long chunks, chunk_len, divisor;
 };
 struct SoftmaxArgs {
   const void* in;

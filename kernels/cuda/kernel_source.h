@@ -60,6 +60,10 @@ struct ReduceArgs {
   int kept_ndim, red_ndim;
   long long kept_shape[kMaxDims], kept_stride[kMaxDims];  // input strides of the kept axes
   long long red_shape[kMaxDims], red_stride[kMaxDims];    // and of the reduced ones
+  // Each output's reduced elements split over `chunks` blocks of `chunk_len` (1 and n_red:
+  // one block per output), writing out[o * chunks + c]; mean divides by `divisor` when it is
+  // not 0 (the whole count, on the pass that finishes).
+  long long chunks, chunk_len, divisor;
 };
 struct SoftmaxArgs {
   const void* in;

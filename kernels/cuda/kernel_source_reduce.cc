@@ -58,10 +58,12 @@ extern "C" __global__ void pijit_reduce(ReduceArgs a) {
   typedef %s A;
   __shared__ A part[%d];
   const %s* in = static_cast<const %s*>(a.in);
-  for (long long o = blockIdx.x; o < a.n_out; o += gridDim.x) {
+  for (long long b = blockIdx.x; b < a.n_out * a.chunks; b += gridDim.x) {
+    const long long o = b / a.chunks, first = (b %% a.chunks) * a.chunk_len;
+    const long long last = min(first + a.chunk_len, a.n_red);
     const long long base = pj_offset(o, a.kept_ndim, a.kept_shape, a.kept_stride);
     A acc = %s;
-    for (long long r = threadIdx.x; r < a.n_red; r += blockDim.x) {
+    for (long long r = first + threadIdx.x; r < last; r += blockDim.x) {
       const A v = A(in[base + pj_offset(r, a.red_ndim, a.red_shape, a.red_stride)]);
       acc = %s;
     }
@@ -78,13 +80,14 @@ extern "C" __global__ void pijit_reduce(ReduceArgs a) {
     if (threadIdx.x == 0) {
       A total = part[0];
       %s
-      static_cast<%s*>(a.out)[o] = total;
+      static_cast<%s*>(a.out)[b] = total;
     }
     __syncthreads();
   }
 }
 )", out_type, kBlock, in_type, in_type, c.init, c.combine, c.combine,
-                        op == ReduceOp::kMean ? "total = total / A(a.n_red);" : "", out_type);
+                        op == ReduceOp::kMean ? "if (a.divisor != 0) total = total / A(a.divisor);" : "",
+                        out_type);
   return src;
 }
 

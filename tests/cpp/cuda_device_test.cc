@@ -215,6 +215,13 @@ TEST(CudaDevice, ReductionsAndSoftmaxMatch) {
     ExpectGraphMatches(absl::StrFormat("graph(%%0: f64[6,50,7]) {\n  %%1: f64[6,1,7] = %s(%%0, axes=[1], keepdims=true)\n"
                                        "  return (%%1)\n}\n", op), 1e-13);
   }
+  // Few outputs over many elements: split over blocks, then combined (batch statistics).
+  for (const char* op : {"sum", "mean", "max", "min"}) {
+    ExpectGraphMatches(absl::StrFormat("graph(%%0: f32[64,8,32,32]) {\n  %%1: f32[8] = %s(%%0, axes=[0,2,3], keepdims=false)\n"
+                                       "  return (%%1)\n}\n", op), 1e-5);
+    ExpectGraphMatches(absl::StrFormat("graph(%%0: f64[300000]) {\n  %%1: f64[] = %s(%%0, axes=[], keepdims=false)\n"
+                                       "  return (%%1)\n}\n", op), 1e-12);
+  }
   for (const char* op : {"softmax", "log_softmax"}) {
     for (int axis : {-1, 0}) {
       ExpectGraphMatches(absl::StrFormat("graph(%%0: f32[19,300]) {\n  %%1: f32[19,300] = %s(%%0, axis=%d)\n"

@@ -84,7 +84,7 @@ TEST(CudaKernelSource, UnsupportedOpsAndDtypesAreNamed) {
   EXPECT_NE(sum->find("pijit_reduce"), std::string::npos);
   auto mean = RenderReduce(ReduceOp::kMean, DType::kFloat64, DType::kFloat64);
   ASSERT_TRUE(mean.ok());
-  EXPECT_NE(mean->find("total = total / A(a.n_red);"), std::string::npos);
+  EXPECT_NE(mean->find("total = total / A(a.divisor);"), std::string::npos);
 }
 
 // Host memory stands in for the device: the bookkeeping is the same.
