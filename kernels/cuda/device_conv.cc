@@ -300,6 +300,11 @@ void FillGeometry(WindowArgs& a, const Shape& xs, const Window2D& win, const Geo
 
 }  // namespace
 
+std::vector<std::string> WindowKernelSources(DType d) {
+  return {Source(d, kConvSource, ""), Source(d, kPoolSource, "#define IS_MAX 1\n"),
+          Source(d, kPoolSource, "#define IS_MAX 0\n")};
+}
+
 absl::StatusOr<Tensor> DeviceConv2D(const Tensor& x_in, const Tensor& w_in, const Tensor* bias,
                                     const Window2D& win, bool relu, const TensorMeta& out) {
   PIJIT_RETURN_IF_ERROR(CheckFloat(x_in, "conv2d"));

@@ -3,6 +3,9 @@
 // tensors of any strides; outputs are fresh contiguous device tensors of the caller's meta.
 // Errors name what the CUDA backend does not run yet (an op, a dtype) as Unimplemented.
 #pragma once
+#include <string>
+#include <vector>
+
 #include "absl/status/statusor.h"
 #include "kernels/fused.h"
 #include "kernels/ops.h"
@@ -53,6 +56,9 @@ absl::StatusOr<Tensor> DeviceConv2DGradWeight(const Tensor& x, const Tensor& dou
                                               const Window2D& win, const TensorMeta& out);
 absl::StatusOr<Tensor> DevicePool2D(PoolKind kind, const Tensor& x, const Window2D& win,
                                     const TensorMeta& out);
+// The sources of the convolution and pooling kernels for `d` (tests compile them with nvcc).
+std::vector<std::string> WindowKernelSources(DType d);
+
 // Normalisation (kernels/cuda/device_norm.cc), as the CPU's BatchNorm, BatchNormTrain (which
 // updates `mean` and `var`, device tensors, in place) and LayerNorm.
 absl::StatusOr<Tensor> DeviceBatchNorm(const Tensor& x, const Tensor& mean, const Tensor& var,

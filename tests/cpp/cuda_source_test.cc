@@ -2,7 +2,12 @@
 // caching allocator's bookkeeping, and how a machine without a GPU is reported.
 #ifdef PIJIT_WITH_CUDA
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "absl/strings/str_format.h"
 
 #include "graph/backend.h"
 #include "graph/executor.h"
@@ -10,6 +15,7 @@
 #include "gtest/gtest.h"
 #include "kernels/cuda/allocator.h"
 #include "kernels/cuda/cuda_api.h"
+#include "kernels/cuda/device_ops.h"
 #include "kernels/cuda/kernel_source.h"
 
 namespace pijit::cuda {
@@ -168,6 +174,76 @@ TEST(CudaAvailability, AMachineWithoutAGpuIsReportedNotCrashed) {
   ASSERT_FALSE(c.ok());
   EXPECT_EQ(c.status().code(), absl::StatusCode::kFailedPrecondition) << c.status();
   EXPECT_FALSE(ToDevice(Tensor::Scalar<float>(1)).ok());
+}
+
+// Every kind of rendered source, as NVRTC would get it, through nvcc (found on machines that
+// build CUDA code, GPU or not): a source that does not compile fails here, not on a GPU.
+std::vector<std::string> SampleSources() {
+  std::vector<std::string> out;
+  ElementwiseSpec spec{{DType::kFloat32, DType::kFloat64, DType::kInt32},
+                       {Access::kContiguous, Access::kStrided, Access::kScalar},
+                       DType::kFloat32, "float", "    r = T(x0) + T(x1) * T(x2);"};
+  out.push_back(RenderElementwise(spec));
+  spec.strided_out = true;
+  out.push_back(RenderElementwise(spec));
+  auto program = FusedProgram::Parse(
+      "mul($0, $1); add(#0, 0.5); exp(#1); greater(#2, $0); where(#3, #2, $1); rsqrt(#4); "
+      "log(#5); tanh(#6); erf(#7); relu(#8); maximum(#9, $1); minimum(#10, $0); sqrt(#11); neg(#12)",
+      DType::kFloat64, 2);
+  EXPECT_TRUE(program.ok()) << program.status();
+  if (program.ok()) {
+    spec = {{DType::kFloat64, DType::kFloat64}, {Access::kContiguous, Access::kScalar},
+            DType::kFloat64, "double", *FusedProgramBody(*program)};
+    out.push_back(RenderElementwise(spec));
+  }
+  for (DType d : {DType::kFloat32, DType::kFloat64}) {
+    const std::string t = *DeviceType(d);
+    // Every float-function row, and every binary and unary op with a body, in one kernel each.
+#define PIJIT_ROW(e, name, ...) \
+    out.push_back(RenderElementwise({{d}, {Access::kContiguous}, d, t, *UnaryBody(UnaryOp::e, true)}));
+    PIJIT_FLOAT_FUNCTIONS(PIJIT_ROW)
+#undef PIJIT_ROW
+    for (UnaryOp u : {UnaryOp::kNeg, UnaryOp::kRelu, UnaryOp::kAbs, UnaryOp::kSign, UnaryOp::kSquare,
+                      UnaryOp::kSqrt, UnaryOp::kLogicalNot}) {
+      out.push_back(RenderElementwise({{d}, {Access::kStrided}, DType::kBool, t, *UnaryBody(u, true)}));
+    }
+    for (int b = 0; b < 21; ++b) {
+      auto body = BinaryBody(static_cast<BinaryOp>(b), true);
+      if (body.ok()) out.push_back(RenderElementwise({{d, DType::kInt64}, {Access::kStrided, Access::kContiguous}, d, t, *body}));
+    }
+    for (ReduceOp r : {ReduceOp::kSum, ReduceOp::kMean, ReduceOp::kProd, ReduceOp::kMax, ReduceOp::kMin}) {
+      out.push_back(*RenderReduce(r, d, d));
+    }
+    out.push_back(*RenderSoftmax(d, false));
+    out.push_back(*RenderSoftmax(d, true));
+    for (const std::string& w : WindowKernelSources(d)) out.push_back(w);
+  }
+  out.push_back(*RenderReduce(ReduceOp::kSum, DType::kInt32, DType::kInt64));
+  out.push_back(*RenderReduce(ReduceOp::kMax, DType::kInt64, DType::kInt64));
+  return out;
+}
+
+TEST(CudaKernelSource, EveryRenderedSourceCompilesWithNvcc) {
+  if (std::system("nvcc --version > /dev/null 2>&1") != 0) GTEST_SKIP() << "no nvcc on this machine";
+  const std::vector<std::string> sources = SampleSources();
+  ASSERT_GE(sources.size(), 60u);
+  const std::string dir = ::testing::TempDir() + "pijit_cuda_sources";
+  std::filesystem::create_directories(dir);
+  for (size_t i = 0; i < sources.size(); ++i) {
+    std::ofstream(absl::StrFormat("%s/k%03d.cu", dir, i)) << sources[i];
+  }
+  // The options NVRTC gets (kernels/cuda/module_cache.cc), for the GPUs pijit targets.
+  const std::string cmd = absl::StrFormat(
+      "cd %s && ls k*.cu | xargs -P 2 -I{} sh -c 'nvcc -arch=sm_90 -cubin -std=c++17 --fmad=false "
+      "--prec-div=true --prec-sqrt=true -o /dev/null {} > {}.log 2>&1 || (echo FAILED {}; cat {}.log)' "
+      "> result.txt; cat result.txt", dir);
+  std::FILE* pipe = popen(cmd.c_str(), "r");
+  ASSERT_NE(pipe, nullptr);
+  std::string output;
+  char buf[4096];
+  while (size_t n = std::fread(buf, 1, sizeof(buf), pipe)) output.append(buf, n);
+  pclose(pipe);
+  EXPECT_EQ(output.find("FAILED"), std::string::npos) << output;
 }
 
 TEST(DefaultBackend, IsSetByNameAndRejectsUnknownNames) {
