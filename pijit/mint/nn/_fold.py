@@ -86,13 +86,16 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):  # n
     picks = _ops.reshape(_ops.eye(k, dtype=input.dtype), (k, 1) + kernel)
     weight = _ops.reshape(_ops.broadcast_to(_ops.unsqueeze(picks, 0), (channels,) + (k, 1) +
                                             kernel), (ck, 1) + kernel)
-    full = tuple((s - 1) * st - 2 * p + d * (kk - 1) + 1
-                 for s, st, p, d, kk in zip((oh, ow), stride, padding, dilation, kernel))
-    extra = (out_h - full[0], out_w - full[1])  # rows and columns no window reaches
+    # The transposed convolution without padding covers image rows -padding .. up to the
+    # last window's end; keep the image's rows and zero-fill any no window reaches.
     out = _ops.conv_transpose2d(_ops.reshape(input, (n, ck, oh, ow)), weight, stride=stride,
-                                padding=padding, dilation=dilation, groups=channels)
-    if extra[0] or extra[1]:
-        out = _ops_composed.pad(out, ((0, 0), (0, 0), (0, extra[0]), (0, extra[1])))
+                                dilation=dilation, groups=channels)
+    kept = tuple(min(covered, p + size) - p for covered, p, size in
+                 zip(out.shape[-2:], padding, (out_h, out_w)))
+    out = out[..., padding[0]:padding[0] + kept[0], padding[1]:padding[1] + kept[1]]
+    if kept != (out_h, out_w):
+        out = _ops_composed.pad(out, ((0, 0), (0, 0), (0, out_h - kept[0]),
+                                      (0, out_w - kept[1])))
     return out
 
 
