@@ -597,3 +597,7 @@ def _assign_value(self, value):
 
 _C.Tensor.assign_value = _assign_value
 
+
+# Last: these build on pijit.mint, whose layers import pijit.nn, which needs the names above.
+from pijit._ops_math_extra import *  # noqa: E402,F401,F403 - addmm, lerp, logsumexp, det, ...
+from pijit._ops_array_extra import *  # noqa: E402,F401,F403 - roll, topk, masked_fill, ...

@@ -1,5 +1,5 @@
 """mint.linalg: the matrix inverse, by Gauss-Jordan elimination with partial pivoting written
-in pijit ops. The elimination loop runs over the (static) matrix size, so pijit.jit unrolls
+in pijit ops (and the determinant, by the same elimination, for ops.det). The elimination loop runs over the (static) matrix size, so pijit.jit unrolls
 it into one graph, and the gradient comes from the ops' rules (the pivot choice is locally
 constant, so it equals -inv(A)^T @ g @ inv(A)^T)."""
 from pijit import _C
@@ -19,6 +19,17 @@ def _eliminate(augmented, k, n):
     """One Gauss-Jordan step on column k of the (..., n, 2n) augmented matrix: swap the row
     with the largest |entry| at or below k into row k, scale it to a unit pivot and clear
     column k from every other row."""
+    e_k = _column(n, k, augmented.dtype)                           # (n, 1)
+    augmented, _ = _row_swap(augmented, k, n)
+    row = augmented[..., k:k + 1, :] / augmented[..., k:k + 1, k:k + 1]
+    factors = augmented[..., :, k:k + 1] * (1.0 - e_k)             # 0 in row k
+    augmented = augmented - factors * row
+    return augmented * (1.0 - e_k) + e_k * row
+
+
+def _row_swap(augmented, k, n):
+    """The augmented matrix with the row of largest |entry| in column k at or below row k
+    swapped into row k, and whether a swap happened (0 or 1, per matrix)."""
     dtype = augmented.dtype
     e_k = _column(n, k, dtype)                                     # (n, 1)
     below = _ops.greater_equal(_ops.arange(n), k)
@@ -29,11 +40,30 @@ def _eliminate(augmented, k, n):
     swap = (_ops.eye(n, dtype=dtype) - e_k * _ops.transpose(e_k, (1, 0))
             - e_p * _ops.unsqueeze(pivot, -2) + e_k * _ops.unsqueeze(pivot, -2)
             + e_p * _ops.transpose(e_k, (1, 0)))
-    augmented = _ops.matmul(swap, augmented)
-    row = augmented[..., k:k + 1, :] / augmented[..., k:k + 1, k:k + 1]
-    factors = augmented[..., :, k:k + 1] * (1.0 - e_k)             # 0 in row k
-    augmented = augmented - factors * row
-    return augmented * (1.0 - e_k) + e_k * row
+    return _ops.matmul(swap, augmented), 1.0 - pivot[..., k]
+
+
+def det(A):  # noqa: N803
+    """The determinant of each square matrix in the last two axes of A (a float Tensor): the
+    product of the pivots of Gaussian elimination, negated once per row swap."""
+    check_tensor("det", "A", A)
+    if A.ndim < 2 or A.shape[-1] != A.shape[-2]:
+        raise_error(ValueError, f"det: A must be square in its last two axes, got {A.shape}")
+    if not is_float(A):
+        raise_error(TypeError, f"det: A must be a float Tensor, got {A.dtype}")
+    n = A.shape[-1]
+    product = _ops.ones(A.shape[:-2], dtype=A.dtype)
+    rows = _ops.reshape(_ops.arange(n), (n, 1))
+    for k in range(n):
+        A, swapped = _row_swap(A, k, n)  # noqa: N806
+        pivot = A[..., k, k]
+        product = product * pivot * (1.0 - 2.0 * swapped)
+        # Clear column k below the pivot (a zero pivot leaves the product 0 already).
+        safe = _ops.unsqueeze(_ops.unsqueeze(_ops.where(_ops.equal(pivot, 0.0), 1.0, pivot),
+                                             -1), -1)
+        below = _ops.greater(rows, k).astype(A.dtype)
+        A = A - (A[..., :, k:k + 1] / safe) * below * A[..., k:k + 1, :]  # noqa: N806
+    return product
 
 
 def inv(A):  # noqa: N803 - mint's name
