@@ -329,13 +329,13 @@ class _RowUpdate(Primitive):
         super().__init__(indices=indices)
 
 
-def _rows(prim, x, v):
+def place_rows(fname, indices, x, v):
     """(v's rows placed at rows `indices` of an x-shaped tensor, how many rows of v landed on
     each row of x), for InplaceAdd / InplaceSub / InplaceUpdate(indices)(x, v), which
     return a new tensor as MindSpore's do."""
-    indices = (prim.indices,) if isinstance(prim.indices, int) else tuple(prim.indices)
+    indices = (indices,) if isinstance(indices, int) else tuple(indices)
     if v.ndim != x.ndim or v.shape[0] != len(indices) or v.shape[1:] != x.shape[1:]:
-        raise_error(ValueError, f"{type(prim).__name__}: v must have shape "
+        raise_error(ValueError, f"{fname}: v must have shape "
                                 f"{(len(indices),) + tuple(x.shape[1:])}, got {v.shape}")
     # (n, k): where row i of v lands in x; the rows combine by a matrix product.
     picks = _ops.one_hot(_C.Tensor(indices).astype(int64), x.shape[0], 1.0, 0.0)
@@ -350,14 +350,14 @@ class InplaceAdd(_RowUpdate):
     """InplaceAdd(indices)(x, v): x with v's rows added to rows `indices`."""
 
     def __call__(self, x, v):
-        return x + _rows(self, x, v)[0]
+        return x + place_rows("InplaceAdd", self.indices, x, v)[0]
 
 
 class InplaceSub(_RowUpdate):
     """InplaceSub(indices)(x, v): x with v's rows subtracted from rows `indices`."""
 
     def __call__(self, x, v):
-        return x - _rows(self, x, v)[0]
+        return x - place_rows("InplaceSub", self.indices, x, v)[0]
 
 
 class InplaceUpdate(_RowUpdate):
@@ -365,7 +365,7 @@ class InplaceUpdate(_RowUpdate):
     indices)."""
 
     def __call__(self, x, v):
-        moved, covered = _rows(self, x, v)
+        moved, covered = place_rows("InplaceUpdate", self.indices, x, v)
         return _ops.where(_ops.greater(covered, 0), moved, x)
 
 
