@@ -7,7 +7,7 @@ from pijit import _C
 from pijit import _ops_activation
 from pijit import _ops_composed
 from pijit._primitives_extra import place_rows
-from pijit._tensor import Tensor, bool_, dtype_to_pytype, float32, float64, int64
+from pijit._tensor import Parameter, Tensor, bool_, dtype_to_pytype, float32, float64, int64
 from pijit.mint import linalg as _mint_linalg
 from pijit.mint._checks import check_dims, check_int, check_tensor, is_float, raise_error
 from pijit.numpy import linalg as _np_linalg
@@ -297,6 +297,24 @@ def inplace_update(x, v, indices):
     return _ops.where(_ops.greater(covered, 0), moved, x)
 
 
+def index_add(x, indices, y, axis, use_lock=True, check_index_bound=True):
+    """x with the slices of y added along `axis` at the positions of the 1-D `indices`
+    (repeats accumulate); written into x in place when x is a Parameter."""
+    check_tensor("index_add", "x", x)
+    axis = axis % x.ndim
+    size = x.shape[axis]
+    # (len(indices), size): which slice of y lands on which slice of x.
+    picks = _ops.one_hot(_ops.reshape(indices, (-1,)).astype(int64), size, 1.0, 0.0) \
+        .astype(x.dtype)
+    moved_y = _ops_composed.swapaxes(y.astype(x.dtype), axis, -1)
+    added = _ops_composed.swapaxes(_ops.matmul(moved_y, picks), axis, -1)
+    out = x + added
+    if isinstance(x, Parameter):
+        _ops.assign(x, out)
+        return x
+    return out
+
+
 def clip_by_global_norm(x, clip_norm=1.0, use_norm=None):
     """The tensors of x scaled by clip_norm / max(their global L2 norm, clip_norm)."""
     tensors = tuple(x)
@@ -308,7 +326,7 @@ def clip_by_global_norm(x, clip_norm=1.0, use_norm=None):
 
 __all__ = ["accumulate_n", "angle", "assign_add", "assign_sub", "block_diag", "cartesian_prod",
            "cholesky", "cholesky_inverse", "clip_by_global_norm", "conj", "dyn_shape",
-           "inplace_add", "inplace_sub", "inplace_update", "log_matrix_determinant", "logdet",
+           "index_add", "inplace_add", "inplace_sub", "inplace_update", "log_matrix_determinant", "logdet",
            "logspace", "matrix_band_part", "matrix_solve", "norm", "print_", "real",
            "renorm", "reverse_sequence", "scalar_cast", "scalar_to_tensor", "slogdet",
            "soft_shrink", "tensor_dot", "trapz", "tuple_to_array"]

@@ -7,6 +7,9 @@ from pijit import _ops_activation
 from pijit import _ops_composed
 from pijit import _ops_array_extra as _array
 from pijit import _ops_math_extra as _math
+from pijit import _ops_misc_extra as _misc
+from pijit import _ops_nd as _nd
+from pijit import _ops_sample as _sample
 from pijit._primitives_extra import place_rows
 from pijit._tensor import bool_, float16, float32, int16, int32, int64, uint8
 from pijit.mint import _reduce as _mint_reduce
@@ -49,6 +52,13 @@ _SAME_NAME = {
     "unsorted_segment_min": _array.unsorted_segment_min,
     "unsorted_segment_prod": _array.unsorted_segment_prod, "unfold": _array.unfold,
     "fold": _array.fold, "choose": _np_indexing.choose,
+    "scatter_add": _nd.tensor_scatter_add, "scatter_sub": _nd.tensor_scatter_sub,
+    "scatter_mul": _nd.tensor_scatter_mul, "scatter_div": _nd.tensor_scatter_div,
+    "scatter_max": _nd.tensor_scatter_max, "scatter_min": _nd.tensor_scatter_min,
+    "gather_nd": _nd.gather_nd, "norm": _misc.norm, "renorm": _misc.renorm,
+    "cholesky": _misc.cholesky, "cholesky_inverse": _misc.cholesky_inverse, "i0": _sample.i0,
+    "reverse_sequence": _misc.reverse_sequence, "angle": _misc.angle,
+    "random_categorical": _sample.random_categorical, "index_add": _misc.index_add,
 }
 
 
@@ -149,6 +159,11 @@ def inplace_update(self, v, indices):
     return _ops.where(_ops.greater(covered, 0), moved, self)
 
 
+def init_data(self, slice_index=None, shape=None, opt_shape=None):
+    """self: pijit computes an initializer's values when the tensor is made."""
+    return self
+
+
 def numel(self):
     return self.size
 
@@ -171,7 +186,7 @@ _OWN = {
     "split": split, "repeat": repeat, "ptp": ptp, "argmax_with_value": argmax_with_value,
     "argmin_with_value": argmin_with_value, "top_k": top_k, "searchsorted": searchsorted,
     "approximate_equal": approximate_equal, "is_signed": is_signed, "fill": fill,
-    "copy": copy, "conj": conj, "inplace_update": inplace_update, "numel": numel, "nelement": numel, "ndimension": ndimension,
+    "copy": copy, "conj": conj, "init_data": init_data, "inplace_update": inplace_update, "numel": numel, "nelement": numel, "ndimension": ndimension,
     "bool": _cast_to(bool_, "bool"), "float": _cast_to(float32, "float"),
     "half": _cast_to(float16, "half"), "int": _cast_to(int32, "int"),
     "long": _cast_to(int64, "long"), "short": _cast_to(int16, "short"),
@@ -189,5 +204,7 @@ def install():
     if not hasattr(Tensor, "itemsize"):
         Tensor.itemsize = property(lambda self: self.dtype.to_numpy().itemsize)
         Tensor.nbytes = property(lambda self: self.dtype.to_numpy().itemsize * self.size)
+    if not hasattr(Tensor, "has_init"):
+        Tensor.has_init = property(lambda self: False)  # values exist from construction on
     if not hasattr(Tensor, "from_numpy"):
         Tensor.from_numpy = staticmethod(lambda array: Tensor(array))

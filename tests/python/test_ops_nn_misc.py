@@ -193,6 +193,9 @@ def test_creation_and_small_forms():
     ops.assign_add(p, T(np.array([0.5, 0.5])))
     ops.assign_sub(p, T(np.array([1.0, 0.0])))
     same(p, np.array([0.5, 2.5]))
+    table = ms.Parameter(np.zeros((3, 2)), name="table")
+    assert ops.index_add(table, T(np.array([2, 0, 2])), T(np.ones((3, 2))), 0) is table
+    same(table, np.array([[1.0, 1.0], [0.0, 0.0], [2.0, 2.0]]))
     clipped = ops.clip_by_global_norm((T(np.array([3.0])), T(np.array([4.0]))), 1.0)
     same(clipped, (np.array([0.6]), np.array([0.8])))
     with pytest.raises(ValueError, match="singular values"):

@@ -20,6 +20,8 @@ P = R.uniform(0.1, 0.9, size=(3, 4))
 SQ = R.normal(size=(2, 3, 3)) + 3 * np.eye(3)
 V = R.normal(size=(4,))
 INTS = R.integers(1, 20, size=(3, 4)).astype(np.int32)
+SPD = (lambda m: m @ m.T + 3 * np.eye(3))(R.normal(size=(3, 3)))
+ROWS = T(np.array([[1], [2]]))
 
 def _pijit_matches(fn, *args):
     """fn under jit(mode="PIJit") gives fn's eager result; a graph break is only the one
@@ -132,6 +134,24 @@ CASES = [
      lambda x: np.stack([np.maximum(x[0], x[2]), x[1]]), [A], True),
     ("inplace_update", lambda x, y: x.inplace_update(y[:1], (2,)),
      lambda x, y: np.concatenate([x[:2], y[:1]]), [A, B], True),
+    ("scatter_add", lambda x: x.scatter_add(ROWS, T(np.ones((2, 4)))),
+     lambda x: x + np.array([[0.0], [1.0], [1.0]]), [A[:3]], True),
+    ("scatter_max", lambda x: x.scatter_max(ROWS, T(np.zeros((2, 4)))),
+     lambda x: np.concatenate([x[:1], np.maximum(x[1:], 0)]), [A[:3]], False),
+    ("gather_nd", lambda x: x.gather_nd(T(np.array([[2, 1], [0, 3]]))),
+     lambda x: np.array([x[2, 1], x[0, 3]]), [A], True),
+    ("norm", lambda x: x.norm(), np.linalg.norm, [A], True),
+    ("renorm", lambda x: x.renorm(1, 0, 1.0), lambda x: x * np.minimum(
+        1.0, 1.0 / (np.abs(x).sum(1, keepdims=True) + 1e-7)), [A], True),
+    ("cholesky", lambda x: x.cholesky(), np.linalg.cholesky, [SPD], True),
+    ("i0", lambda x: x.i0(), special.i0, [A], True),
+    ("angle", lambda x: x.angle(), np.angle, [A], False),
+    ("reverse_sequence", lambda x: x.reverse_sequence(T(np.array([2, 3, 1])), 1),
+     lambda x: np.stack([np.concatenate([r[:n][::-1], r[n:]]) for r, n in zip(x, [2, 3, 1])]),
+     [A], True),
+    ("index_add", lambda x, y: x.index_add(T(np.array([0, 2, 0])), y[:, :3], 1),
+     lambda x, y: x + np.stack([y[:, 0] + y[:, 2], np.zeros(3), y[:, 1], np.zeros(3)], 1),
+     [A, B], True),
     ("float", lambda x: x.float(), lambda x: x.astype(np.float32), [INTS], False),
     ("half", lambda x: x.half(), lambda x: x.astype(np.float16), [INTS], False),
     ("long", lambda x: x.long(), lambda x: x.astype(np.int64), [INTS], False),
@@ -173,6 +193,7 @@ def test_methods_with_several_results():
 def test_sizes_predicates_and_constructors():
     x = T(A.astype(np.float32))
     assert x.numel() == x.nelement() == 12 and x.ndimension() == 2
+    assert x.has_init is False and x.init_data() is x
     assert x.itemsize == 4 and x.nbytes == 48
     assert x.is_floating_point() and not T(INTS).is_floating_point()
     assert x.is_signed() and T(INTS).is_signed() and not T(INTS.astype(np.uint8)).is_signed()
