@@ -6,8 +6,10 @@ input and the updates and pijit.jit captures them."""
 import math
 
 from pijit import _C
+from pijit._ops_composed import pad as _ops_composed_pad
 from pijit._tensor import int64
 from pijit.mint._checks import check_tensor, is_int, raise_error
+from pijit.mint._shape import scatter_add as _mint_scatter_add
 from pijit.ops import constexpr
 
 _ops = _C.ops
@@ -277,6 +279,139 @@ def scatter_nd(indices, updates, shape):
     return tensor_scatter_add(_ops.zeros(tuple(shape), dtype=updates.dtype), indices, updates)
 
 
-__all__ = ["einsum", "gather_nd", "scatter_nd", "tensor_scatter_add", "tensor_scatter_div",
+def tensor_scatter_elements(input_x, indices, updates, axis=0, reduction="none"):
+    """input_x with updates[i][j] placed at [indices[i][j]][j] for axis 0 (likewise for other
+    axes): replacing the element (reduction 'none', distinct targets) or added to it
+    ('add')."""
+    if reduction not in ("none", "add"):
+        raise_error(ValueError, f"tensor_scatter_elements: reduction must be 'none' or 'add', "
+                                f"got {reduction!r}")
+    if reduction == "add":
+        return _mint_scatter_add(input_x, axis, indices, updates)
+    zeros = _ops.zeros_like(input_x)
+    placed = _mint_scatter_add(zeros, axis, indices, updates)
+    counts = _mint_scatter_add(zeros, axis, indices, _ops.ones_like(updates, dtype=input_x.dtype))
+    return _ops.where(_ops.greater(counts, 0), placed, input_x)
+
+
+def _unpool(fname, x, indices, spatial):
+    """Each value of x (N, C, *L) at its flat index into the spatial output size."""
+    check_tensor(fname, "x", x)
+    check_tensor(fname, "indices", indices)
+    total = 1
+    for n in spatial:
+        total *= n
+    lead = tuple(x.shape[:x.ndim - len(spatial)])
+    flat_x = _ops.reshape(x, lead + (-1, 1))
+    hits = _ops.one_hot(_ops.reshape(indices.astype(int64), lead + (-1,)), total, 1.0, 0.0)
+    out = _ops.sum(hits.astype(x.dtype) * flat_x, -2)
+    return _ops.reshape(out, lead + tuple(spatial))
+
+
+def _unpool_size(size, kernel, stride, padding):
+    return (size - 1) * stride - 2 * padding + kernel
+
+
+def max_unpool2d(x, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """The inverse of max_pool2d with indices: each value at its flat (h * W + w) index of
+    a zero (N, C, H, W) output."""
+    k = (kernel_size,) * 2 if isinstance(kernel_size, int) else tuple(kernel_size)
+    st = k if stride is None else ((stride,) * 2 if isinstance(stride, int) else tuple(stride))
+    pad = (padding,) * 2 if isinstance(padding, int) else tuple(padding)
+    if output_size is None:
+        spatial = tuple(_unpool_size(n, kk, s, p) for n, kk, s, p in
+                        zip(x.shape[-2:], k, st, pad))
+    else:
+        spatial = tuple(output_size)[-2:]
+    return _unpool("max_unpool2d", x, indices, spatial)
+
+
+def max_unpool1d(x, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """The inverse of a 1-D max pool with indices: each value at its index of a zero
+    (N, C, L) output."""
+    stride = kernel_size if stride is None else stride
+    spatial = (_unpool_size(x.shape[-1], kernel_size, stride, padding),) \
+        if output_size is None else (tuple(output_size)[-1],)
+    return _unpool("max_unpool1d", x, indices, spatial)
+
+
+def _pair(value):
+    return (value, value) if isinstance(value, int) else tuple(value)
+
+
+def space_to_batch_nd(input_x, block_size, paddings):
+    """(N, C, H, W) padded by paddings ((top, bottom), (left, right)) and cut into b0 x b1
+    blocks moved into the batch: (b0 * b1 * N, C, H' / b0, W' / b1), block position major."""
+    check_tensor("space_to_batch_nd", "input_x", input_x)
+    b0, b1 = _pair(block_size)
+    padded = _ops_composed_pad(input_x, ((0, 0), (0, 0)) + tuple(tuple(p) for p in paddings))
+    n, c, h, w = padded.shape
+    if h % b0 or w % b1:
+        raise_error(ValueError, f"space_to_batch_nd: the padded size {(h, w)} is not a "
+                                f"multiple of the block {(b0, b1)}")
+    split = _ops.reshape(padded, (n, c, h // b0, b0, w // b1, b1))
+    moved = _ops.transpose(split, (3, 5, 0, 1, 2, 4))
+    return _ops.reshape(moved, (b0 * b1 * n, c, h // b0, w // b1))
+
+
+def batch_to_space_nd(input_x, block_shape, crops):
+    """The inverse of space_to_batch_nd: (b0 * b1 * N, C, H, W) -> (N, C, H * b0, W * b1)
+    cropped by crops ((top, bottom), (left, right))."""
+    check_tensor("batch_to_space_nd", "input_x", input_x)
+    b0, b1 = _pair(block_shape)
+    nb, c, h, w = input_x.shape
+    if nb % (b0 * b1):
+        raise_error(ValueError, f"batch_to_space_nd: the batch {nb} is not a multiple of the "
+                                f"block size {b0 * b1}")
+    n = nb // (b0 * b1)
+    split = _ops.reshape(input_x, (b0, b1, n, c, h, w))
+    moved = _ops.reshape(_ops.transpose(split, (2, 3, 4, 0, 5, 1)), (n, c, h * b0, w * b1))
+    (top, bottom), (left, right) = tuple(tuple(p) for p in crops)
+    return moved[:, :, top:h * b0 - bottom, left:w * b1 - right]
+
+
+def _check_main_diagonal(fname, k, align):
+    if k != 0:
+        raise_error(ValueError, f"{fname}: only the main diagonal (k=0) is supported, got {k}")
+
+
+def matrix_diag(x, k=0, num_rows=-1, num_cols=-1, padding_value=0, align="RIGHT_LEFT"):
+    """(..., n) -> (..., n, n) (or num_rows x num_cols) with x on the main diagonal and
+    padding_value elsewhere."""
+    _check_main_diagonal("matrix_diag", k, align)
+    n = x.shape[-1]
+    rows = n if num_rows == -1 else num_rows
+    cols = n if num_cols == -1 else num_cols
+    eye = _ops.eye(rows, cols, dtype=x.dtype)
+    values = _ops.unsqueeze(x, -1) if rows == n else None
+    if values is None or cols < n:
+        raise_error(ValueError, f"matrix_diag: {rows} x {cols} matrices cannot hold a diagonal "
+                                f"of {n}")
+    on = _ops.greater(eye, 0)
+    return _ops.where(on, values * eye, padding_value)
+
+
+def matrix_diag_part(x, k=0, padding_value=0, align="RIGHT_LEFT"):
+    """The main diagonal of each matrix in the last two axes: (..., min(M, N))."""
+    _check_main_diagonal("matrix_diag_part", k, align)
+    n = min(x.shape[-2], x.shape[-1])
+    square = x[..., :n, :n]
+    return _ops.sum(square * _ops.eye(n, dtype=x.dtype), -1)
+
+
+def matrix_set_diag(x, diagonal, k=0, align="RIGHT_LEFT"):
+    """x with the main diagonal of each matrix replaced by `diagonal`."""
+    _check_main_diagonal("matrix_set_diag", k, align)
+    rows, cols = x.shape[-2], x.shape[-1]
+    n = min(rows, cols)
+    on = _ops.greater(_ops.eye(rows, cols), 0)
+    padded = _ops_composed_pad(_ops.unsqueeze(diagonal, -1),
+                               ((0, 0),) * (diagonal.ndim - 1) + ((0, rows - n), (0, 0)))
+    return _ops.where(on, padded, x)
+
+
+__all__ = ["batch_to_space_nd", "max_unpool1d", "max_unpool2d", "matrix_diag",
+           "matrix_diag_part", "matrix_set_diag", "space_to_batch_nd",
+           "tensor_scatter_elements", "einsum", "gather_nd", "scatter_nd", "tensor_scatter_add", "tensor_scatter_div",
            "tensor_scatter_max", "tensor_scatter_min", "tensor_scatter_mul",
            "tensor_scatter_sub", "tensor_scatter_update"]

@@ -1,12 +1,21 @@
 """Primitives over the ops functions of pijit/_ops_sample.py, _ops_nn_more.py and
 _ops_misc_extra.py, and a few more composed here (bucketing, histograms, diagonals, splits,
 norms, mirror padding, embedding lookup, the NLL and sparse cross-entropy losses)."""
+import math
+
 from pijit import _C
 from pijit import _ops_composed
 from pijit import _ops_misc_extra as _misc
 from pijit import _ops_nn_more as _nn
 from pijit import _ops_sample as _sample
-from pijit._tensor import Tensor, float32, int32, int64
+from pijit import _ops_special as _special
+from pijit import _ops_nd as _nd
+from pijit import _ops_math_extra as _math
+from pijit import _ops_array_extra as _array
+from pijit import _ops_resize
+from pijit import _primitives_extra as _prims
+from pijit.numpy import creation as _np_creation
+from pijit._tensor import Tensor, float32, float64, int32, int64
 from pijit.mint import _sort as _mint_sort
 from pijit.mint._checks import check_tensor, raise_error
 from pijit.mint.nn import _grid_sample
@@ -329,6 +338,180 @@ InvertPermutation = _primitive(
     "InvertPermutation", {},
     lambda self, x: tuple(sorted(range(len(x)), key=lambda i: x[i])),
     "InvertPermutation()(x): the inverse of the permutation tuple x.")
+
+
+# ---- more primitives over the ops functions --------------------------------------------------------
+
+StopGradient = _primitive("StopGradient", {}, lambda self, x: _special.stop_gradient(x),
+                          "StopGradient()(x): x, through which no gradient flows back.")
+Real = _primitive("Real", {}, lambda self, x: _misc.real(x), "Real()(x): x (real dtypes).")
+Conj = _primitive("Conj", {}, lambda self, x: _misc.conj(x), "Conj()(x): x (real dtypes).")
+ScalarCast = _primitive("ScalarCast", {}, lambda self, x, t: _misc.scalar_cast(x, t),
+                        "ScalarCast()(input_x, input_y): the number as dtype input_y's type.")
+ScalarToTensor = _primitive("ScalarToTensor", {},
+                            lambda self, x, dtype=float32: _misc.scalar_to_tensor(x, dtype),
+                            "ScalarToTensor()(input_x, dtype=float32).")
+TupleToArray = _primitive("TupleToArray", {}, lambda self, x: _misc.tuple_to_array(x),
+                          "TupleToArray()(input_x): the numbers as a 1-D tensor.")
+LeftShift = _primitive("LeftShift", {}, lambda self, x, y: _special.bitwise_left_shift(x, y),
+                       "LeftShift()(x1, x2): x1 * 2 ** x2 for integers.")
+RightShift = _primitive("RightShift", {},
+                        lambda self, x, y: _special.bitwise_right_shift(x, y),
+                        "RightShift()(x1, x2): x1 // 2 ** x2 for integers.")
+IndexAdd = _primitive("IndexAdd", {"axis": 0, "use_lock": True, "check_index_bound": True},
+                      lambda self, x, indices, y: _misc.index_add(x, indices, y, self.axis),
+                      "IndexAdd(axis)(x, indices, y): y's slices added at indices along axis.")
+IndexFill = _primitive("IndexFill", {},
+                       lambda self, x, dim, index, value: _array.index_fill(x, dim, index,
+                                                                            value),
+                       "IndexFill()(x, dim, index, value).")
+Renorm = _primitive("Renorm", {"p": 2, "dim": 0, "maxnorm": 1.0},
+                    lambda self, x: _misc.renorm(x, self.p, self.dim, self.maxnorm),
+                    "Renorm(p, dim, maxnorm)(input_x).")
+Cross = _primitive("Cross", {"dim": -65530},
+                   lambda self, x1, x2: _math.cross(x1, x2, None if self.dim == -65530
+                                                    else self.dim),
+                   "Cross(dim)(x1, x2): the cross product of 3-vectors.")
+Ger = _primitive("Ger", {}, lambda self, x1, x2: _math.ger(x1, x2), "Ger()(x1, x2): outer.")
+BesselI0e = _primitive("BesselI0e", {}, lambda self, x: _special.bessel_i0e(x),
+                       "exp(-|x|) i0(x).")
+BesselI1e = _primitive("BesselI1e", {}, lambda self, x: _special.bessel_i1e(x),
+                       "exp(-|x|) i1(x).")
+ConjugateTranspose = _primitive("ConjugateTranspose", {},
+                                lambda self, x, perm: _ops.transpose(x, tuple(perm)),
+                                "ConjugateTranspose()(x, perm): x transposed (real dtypes).")
+EqualCount = _primitive("EqualCount", {},
+                        lambda self, x, y: _ops.reshape(_ops.sum(_ops.equal(x, y)), (1,))
+                        .astype(x.dtype),
+                        "EqualCount()(x, y): the number of equal elements, as a (1,) tensor.")
+LogSpace = _primitive("LogSpace", {"steps": 10, "base": 10, "dtype": float32},
+                      lambda self, start, end: _misc.logspace(
+                          _number(start), _number(end), self.steps, self.base,
+                          dtype=self.dtype),
+                      "LogSpace(steps=10, base=10, dtype=float32)(start, end).")
+StandardLaplace = _primitive("StandardLaplace", {"seed": 0, "seed2": 0},
+                             lambda self, shape: _sample.standard_laplace(shape, self.seed),
+                             "StandardLaplace(seed=0, seed2=0)(shape).")
+UniformInt = _primitive(
+    "UniformInt", {"seed": 0, "seed2": 0},
+    lambda self, shape, minval, maxval: _array.randint(_number(minval), _number(maxval), shape,
+                                                       self.seed, dtype=int32),
+    "UniformInt(seed=0, seed2=0)(shape, minval, maxval): Int32 draws from [minval, maxval).")
+SpaceToBatchND = _primitive(
+    "SpaceToBatchND", {"block_shape": 1, "paddings": ((0, 0), (0, 0))},
+    lambda self, x: _nd.space_to_batch_nd(x, self.block_shape, self.paddings),
+    "SpaceToBatchND(block_shape, paddings)(input_x).")
+BatchToSpaceND = _primitive(
+    "BatchToSpaceND", {"block_shape": 1, "crops": ((0, 0), (0, 0))},
+    lambda self, x: _nd.batch_to_space_nd(x, self.block_shape, self.crops),
+    "BatchToSpaceND(block_shape, crops)(input_x).")
+MaxUnpool2D = _primitive(
+    "MaxUnpool2D", {"ksize": 1, "strides": 0, "pads": 0, "output_shape": (),
+                    "data_format": "NCHW"},
+    lambda self, x, argmax: _nd.max_unpool2d(x, argmax, self.ksize, self.strides or None,
+                                             self.pads, self.output_shape or None),
+    "MaxUnpool2D(ksize, strides=0, pads=0, output_shape=())(x, argmax).")
+ResizeNearestNeighbor = _primitive(
+    "ResizeNearestNeighbor", {"size": (1, 1), "align_corners": False},
+    lambda self, x: _resize_nearest(self, x),
+    "ResizeNearestNeighbor(size, align_corners=False)(input_x).")
+
+
+def _number(value):
+    return value.asnumpy().item() if isinstance(value, Tensor) else value
+
+
+def _resize_nearest(self, x):
+    if self.align_corners:
+        raise_error(ValueError, "ResizeNearestNeighbor: align_corners=True is not supported")
+    return _ops_resize.interpolate(x, size=tuple(self.size), mode="nearest")
+
+
+def _truncated_normal(self, shape):
+    """N(0, 1) samples truncated to [-2, 2], by the inverse CDF of uniform draws."""
+    shape = tuple(_number(v) for v in (shape.asnumpy().tolist() if isinstance(shape, Tensor)
+                                      else shape))
+    low = 0.5 * (1.0 + math.erf(-2.0 / math.sqrt(2.0)))
+    u = _ops.uniform(shape, low, 1.0 - low, dtype=float64,
+                     **({"seed": self.seed} if self.seed else {}))
+    return (math.sqrt(2.0) * _math.erfinv(2.0 * u - 1.0)).astype(self.dtype)
+
+
+TruncatedNormal = _primitive("TruncatedNormal", {"seed": 0, "seed2": 0, "dtype": float32},
+                             _truncated_normal,
+                             "TruncatedNormal(seed=0, seed2=0, dtype=float32)(shape): N(0, 1) "
+                             "samples within two standard deviations.")
+
+
+def _matrix_power(self, x):
+    n = self.n
+    base = _math.inverse(x) if n < 0 else x
+    out = _ops.broadcast_to(_ops.eye(x.shape[-1], dtype=x.dtype), x.shape)
+    for _ in range(abs(n)):
+        out = _ops.matmul(out, base)
+    return out
+
+
+MatrixPower = _primitive("MatrixPower", {"n": 1}, _matrix_power,
+                         "MatrixPower(n)(x): x multiplied by itself n times (the inverse's "
+                         "powers for negative n).")
+
+
+def _cumulative_logsumexp(self, x, axis):
+    """log(cumsum(exp(x))) along axis, shifted by the axis maximum to stay finite."""
+    axis = _number(axis) % x.ndim
+    top = _ops.max(x, axis, keepdims=True)
+    scan = _prims.CumSum(exclusive=self.exclusive, reverse=self.reverse)
+    return _ops.log(scan(_ops.exp(x - top), axis)) + top
+
+
+CumulativeLogsumexp = _primitive("CumulativeLogsumexp", {"exclusive": False, "reverse": False},
+                                 _cumulative_logsumexp,
+                                 "CumulativeLogsumexp(exclusive=False, reverse=False)(x, axis).")
+
+
+def _fill_diagonal(self, x):
+    """x with its diagonal (flat positions 0, cols + 1, ...; restarting below a tall
+    matrix's square when wrap) set to fill_value."""
+    rows, cols = x.shape[-2], x.shape[-1]
+    flat = _ops.reshape(_ops.arange(rows * cols), (rows, cols))
+    on = _ops.equal(_ops.remainder(flat, cols + 1), 0)
+    if not self.wrap:
+        on = _ops.logical_and(on, _ops.less(flat, min(rows, cols) * cols))
+    return _ops.where(on, float(self.fill_value), x)
+
+
+FillDiagonal = _primitive("FillDiagonal", {"fill_value": 0.0, "wrap": False}, _fill_diagonal,
+                          "FillDiagonal(fill_value, wrap=False)(input_x).")
+
+
+def _in_top_k(self, x1, x2):
+    """Whether each row's target class x2[i] is among the k largest of x1[i] (fewer than k
+    elements larger than it)."""
+    classes = x1.shape[-1]
+    picked = _ops.one_hot(x2.astype(int64), classes, 1.0, 0.0).astype(x1.dtype)
+    target = _ops.sum(picked * x1, -1, keepdims=True)
+    return _ops.less(_ops.sum(_ops.greater(x1, target), -1), self.k)
+
+
+InTopK = _primitive("InTopK", {"k": 1}, _in_top_k, "InTopK(k)(x1, x2): Bool per row.")
+
+
+def _tri_indices(lower):
+    def call(self):
+        indices_of = _np_creation.tril_indices if lower else _np_creation.triu_indices
+        rows, cols = indices_of(self.row, self.offset, self.col)
+        return _ops.stack((rows, cols), 0).astype(self.dtype)
+
+    return call
+
+
+TrilIndices = _primitive("TrilIndices", {"row": 1, "col": 1, "offset": 0, "dtype": int32},
+                         _tri_indices(True), "TrilIndices(row, col, offset=0, dtype=int32)(): "
+                                             "(2, N) indices of the lower triangle.")
+TriuIndices = _primitive("TriuIndices", {"row": 1, "col": 1, "offset": 0, "dtype": int32},
+                         _tri_indices(False), "TriuIndices(row, col, offset=0, dtype=int32)(): "
+                                              "(2, N) indices of the upper triangle.")
 
 __all__ = sorted(name for name, value in dict(globals()).items()
                  if isinstance(value, type) and issubclass(value, Primitive)

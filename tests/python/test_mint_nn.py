@@ -100,6 +100,19 @@ def test_linear_embedding_one_hot_dropout(rng):
     table = rng.normal(size=(3, 5))
     same(F.embedding(T(ids), T(table)), table[ids])
     jitted_matches(lambda i, t: F.embedding(i, t) * 2, T(ids), T(table))
+    # The padding row (2, also given as -1) is read but takes no gradient; the others take
+    # one per use.
+    uses = np.zeros((3, 5))
+    for i in ids.ravel():
+        uses[i] += 1
+    uses[2] = 0
+    for padding_idx in (2, -1):
+        grad = ms.grad(lambda t: F.embedding(T(ids), t, padding_idx=padding_idx).sum())(T(table))
+        same(grad, uses)
+    same(F.embedding(T(ids), T(table), padding_idx=2), table[ids])
+    jitted_matches(lambda i, t: F.embedding(i, t, padding_idx=2) * 2, T(ids), T(table))
+    with pytest.raises(ValueError, match="padding_idx"):
+        F.embedding(T(ids), T(table), padding_idx=3)
     with pytest.raises(ValueError, match="max_norm"):
         F.embedding(T(ids), T(table), max_norm=1.0)
     with pytest.raises(TypeError, match="integer"):

@@ -3,6 +3,7 @@ against NumPy references written here, jitted against eager as one graph where t
 capturable, and gradients against central differences."""
 import numpy as np
 import pytest
+from scipy import special
 from scipy.signal import windows
 
 import pijit as ms
@@ -14,6 +15,7 @@ A = R.normal(size=(4, 3))
 SPD = (lambda m: m @ np.swapaxes(m, -1, -2) + 3 * np.eye(3))(R.normal(size=(2, 3, 3)))
 LABELS = np.array([2, 0, 1, 2])
 LABELS_T, WEIGHT_T = T(LABELS), T(np.array([0.5, 1.0, 2.0]))
+INDEX_T, COLUMNS_T = T(np.array([3, 0])), T(np.array([2, 0]))
 
 
 def _log_softmax(x):
@@ -97,6 +99,43 @@ CASES = [
     ("ScatterNd", lambda u: ops.ScatterNd()(T(np.array([[1], [3]])), u, (5, 3)),
      lambda u: np.concatenate([np.zeros((1, 3)), u[:1], np.zeros((1, 3)), u[1:2], np.zeros((1, 3))]),
      [A[:2]], True),
+    ("StopGradient", lambda x: ops.StopGradient()(x) * x, lambda x: x * x, [A], False),
+    ("Real", ops.Real(), np.real, [A], True),
+    ("Conj", ops.Conj(), np.conj, [A], True),
+    ("LeftShift", ops.LeftShift(), np.left_shift, [np.array([3, -2], np.int32),
+                                                   np.array([2, 1], np.int32)], False),
+    ("RightShift", ops.RightShift(), np.right_shift, [np.array([13, -9], np.int32),
+                                                      np.array([2, 1], np.int32)], False),
+    ("IndexAdd", lambda x, y: ops.IndexAdd(axis=0)(x, INDEX_T, y[:2]),
+     lambda x, y: x + np.stack([y[1], np.zeros(3), np.zeros(3), y[0]]), [A, A * 2], True),
+    ("IndexFill", lambda x: ops.IndexFill()(x, 1, COLUMNS_T, -3.0),
+     lambda x: np.where(np.isin(np.arange(3), [2, 0]), -3.0, x), [A], True),
+    ("Renorm", ops.Renorm(p=2, dim=0, maxnorm=0.5),
+     lambda x: x * np.minimum(1, 0.5 / (np.linalg.norm(x, axis=1, keepdims=True) + 1e-7)),
+     [A], True),
+    ("Cross", ops.Cross(), lambda a, b: np.cross(a, b, axis=1), [A, A[::-1]], True),
+    ("Ger", ops.Ger(), np.outer, [A[:, 0], A[0]], True),
+    ("BesselI0e", ops.BesselI0e(), lambda x: np.exp(-np.abs(x)) * np.i0(x), [A], True),
+    ("ConjugateTranspose", lambda x: ops.ConjugateTranspose()(x, (1, 0)), np.transpose, [A],
+     True),
+    ("EqualCount", ops.EqualCount(), lambda x, y: np.array([(x == y).sum()], np.int32),
+     [np.array([1, 2, 3], np.int32), np.array([1, 0, 3], np.int32)], False),
+    ("SpaceToBatchND", ops.SpaceToBatchND(2, ((0, 0), (0, 0))), lambda x: np.stack(
+        [x[n, :, i::2, j::2] for i in range(2) for j in range(2) for n in range(1)]),
+     [R.normal(size=(1, 2, 4, 4))], True),
+    ("MatrixPower", ops.MatrixPower(3), lambda x: np.linalg.matrix_power(x, 3), [SPD], True),
+    ("MatrixPower_negative", ops.MatrixPower(-1), np.linalg.inv, [SPD], True),
+    ("CumulativeLogsumexp", lambda x: ops.CumulativeLogsumexp()(x, 1),
+     lambda x: np.logaddexp.accumulate(x, 1), [A], True),
+    ("CumulativeLogsumexp_reverse", lambda x: ops.CumulativeLogsumexp(reverse=True)(x, 0),
+     lambda x: np.flip(np.logaddexp.accumulate(np.flip(x, 0), 0), 0), [A], True),
+    ("FillDiagonal", ops.FillDiagonal(2.5), lambda x: np.where(np.eye(4, 3) > 0, 2.5, x), [A],
+     True),
+    ("InTopK", lambda x: ops.InTopK(2)(x, LABELS_T),
+     lambda x: (x > x[np.arange(4), LABELS][:, None]).sum(1) < 2, [A], False),
+    ("ResizeNearestNeighbor", ops.ResizeNearestNeighbor((4, 6)),
+     lambda x: x[:, :, [0, 0, 1, 1]][:, :, :, [0, 0, 1, 1, 2, 2]], [R.normal(size=(1, 2, 2, 3))],
+     True),
     ("Einsum", lambda x, y: ops.Einsum("ij,kj->ik")((x, y)), lambda x, y: x @ y.T, [A, A[:2]],
      True),
 ]
@@ -136,6 +175,30 @@ def test_sampling_and_window_primitives():
     assert ops.InvertPermutation()((2, 0, 3, 1)) == (1, 3, 0, 2)
     same(ops.Range()(0, 10, 3), np.arange(0, 10, 3))
     same(ops.IdentityN()((T(A),))[0], A)
+    draws = ops.TruncatedNormal(dtype=ms.float64)((20000,)).asnumpy()
+    # N(0, 1) truncated to [-2, 2]: variance 1 - 2 * 2 * pdf(2) / (cdf(2) - cdf(-2))
+    pdf2 = np.exp(-2.0) / np.sqrt(2 * np.pi)
+    mass = 0.5 * (special.erf(2 / np.sqrt(2)) - special.erf(-2 / np.sqrt(2)))
+    assert np.abs(draws).max() <= 2.0 and abs(draws.var() - (1 - 4 * pdf2 / mass)) < 0.03
+    ints = ops.UniformInt()((4000,), T(np.array(2)), T(np.array(5))).asnumpy()
+    assert ints.dtype == np.int32 and set(np.unique(ints)) == {2, 3, 4}
+    laplace = ops.StandardLaplace()((20000,)).asnumpy()
+    assert abs(np.abs(laplace).mean() - 1.0) < 0.05
+    same(ops.LogSpace(steps=3, base=2)(T(np.array(0.0)), T(np.array(2.0))),
+         np.array([1.0, 2.0, 4.0], np.float32))
+    rows, cols = np.tril_indices(3, 0, 4)
+    same(ops.TrilIndices(3, 4)(), np.stack([rows, cols]).astype(np.int32))
+    rows, cols = np.triu_indices(3, 1, 4)
+    same(ops.TriuIndices(3, 4, 1, ms.int64)(), np.stack([rows, cols]))
+    assert ops.ScalarCast()(2.9, ms.int32) == 2
+    same(ops.ScalarToTensor()(1.5), np.array(1.5, np.float32))
+    same(ops.TupleToArray()((1, 2)), np.array([1, 2]))
+    x = R.normal(size=(1, 1, 2, 4))
+    values, indices = ms.mint.nn.functional.max_pool2d(T(x), 2, return_indices=True)
+    same(ops.MaxUnpool2D(ksize=2, strides=2)(values, indices),
+         ops.max_unpool2d(values, indices, 2).asnumpy())
+    batch = ops.SpaceToBatchND(2, ((0, 0), (0, 0)))(T(x))
+    same(ops.BatchToSpaceND(2, ((0, 0), (0, 0)))(batch), x)
 
 
 def test_affine_grid_primitive_feeds_grid_sampler():

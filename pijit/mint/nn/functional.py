@@ -8,6 +8,7 @@ from pijit import _ops_activation
 from pijit import _ops_composed
 from pijit import _ops_loss
 from pijit import ops as _pijit_ops
+from pijit._ops_special import stop_gradient
 from pijit.mint._checks import (check_bool, check_choice, check_dim, check_int, check_tensor,
                                 is_int, raise_error)
 from pijit.mint.nn._fold import fold, max_pool_indices, pair, unfold  # noqa: F401
@@ -144,7 +145,8 @@ def dropout(input, p=0.5, training=True, inplace=False):  # noqa: A002
 
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,  # noqa: A002
               scale_grad_by_freq=False):
-    """The rows of `weight` at the integer ids of `input`: input.shape + (embedding size,)."""
+    """The rows of `weight` at the integer ids of `input`: input.shape + (embedding size,).
+    The row at padding_idx gets no gradient."""
     check_tensor("embedding", "input", input)
     check_tensor("embedding", "weight", weight)
     if not is_int(input):
@@ -152,9 +154,16 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,  # 
     if max_norm is not None or scale_grad_by_freq:
         # Both change the weight or its gradient in ways pijit's ops do not express.
         raise_error(ValueError, "embedding: max_norm and scale_grad_by_freq are not supported")
-    if padding_idx is not None:
-        check_int("embedding", "padding_idx", padding_idx)
-    return _ops.gather(weight, input, 0)
+    rows = _ops.gather(weight, input, 0)
+    if padding_idx is None:
+        return rows
+    padding_idx = check_int("embedding", "padding_idx", padding_idx)
+    if not -weight.shape[0] <= padding_idx < weight.shape[0]:
+        raise_error(ValueError, f"embedding: padding_idx {padding_idx} is outside the "
+                                f"{weight.shape[0]} rows of weight")
+    # The padding row is read like any other but takes no gradient.
+    padded = _ops.unsqueeze(_ops.equal(input, padding_idx % weight.shape[0]), -1)
+    return _ops.where(padded, stop_gradient(rows), rows)
 
 
 def one_hot(tensor, num_classes=-1):
