@@ -5,9 +5,10 @@ ApplyRMSProp, ...). Weight decay is added to the gradient first (Optimizer.decay
 except in AdamWeightDecay, which decays the weights in its update."""
 from pijit import ops
 from pijit.common.initializer import Constant
-from pijit.nn.optim import Optimizer, _check_number
+from pijit.nn.optim import Adam, Optimizer, _check_number
 
-__all__ = ["AdamWeightDecay", "Adagrad", "RMSProp", "AdaMax", "Adadelta", "ProximalAdagrad"]
+__all__ = ["AdamWeightDecay", "Adagrad", "RMSProp", "AdaMax", "Adadelta", "ProximalAdagrad",
+           "FTRL", "LazyAdam"]
 
 
 def _beta(cls, name, value):
@@ -167,3 +168,34 @@ class ProximalAdagrad(Optimizer):
         for p, g, acc, lr in zip(self.parameters, gradients, self.accum, self._lrs()):
             self._apply(p, acc, lr, self.l1, self.l2, g)
         return True
+
+
+class FTRL(Optimizer):
+    """Follow-the-regularized-leader (the ApplyFtrl update), with accumulators starting at
+    initial_accum and linear terms at zero. The learning rate is one fixed number."""
+
+    def __init__(self, params, initial_accum=0.1, learning_rate=0.001, lr_power=-0.5, l1=0.0,
+                 l2=0.0, use_locking=False, loss_scale=1.0, weight_decay=0.0):
+        if not isinstance(learning_rate, (int, float)) or isinstance(learning_rate, bool):
+            raise TypeError("FTRL: learning_rate must be a number (schedules are not "
+                            "supported, as in MindSpore)")
+        super().__init__(learning_rate, params, weight_decay, loss_scale)
+        self.initial_accum = _check_number("FTRL", "initial_accum", initial_accum, low=0.0)
+        self.lr_power = _check_number("FTRL", "lr_power", lr_power, high=0.0)
+        self.l1 = _check_number("FTRL", "l1", l1, low=0.0)
+        self.l2 = _check_number("FTRL", "l2", l2, low=0.0)
+        self._state("moments", Constant(self.initial_accum))
+        self._state("linear")
+        self._apply = ops.ApplyFtrl()
+
+    def _update(self, gradients):
+        gradients = self.scale_grad(self.decay_weight(self._gradients(gradients)))
+        for p, g, acc, lin, lr in zip(self.parameters, gradients, self.moments, self.linear,
+                                      self._lrs()):
+            self._apply(p, acc, lin, g, lr, self.l1, self.l2, self.lr_power)
+        return True
+
+
+class LazyAdam(Adam):
+    """Adam, as nn.Adam computes it: with dense gradients, which are all pijit has, the lazy
+    update (only the rows a sparse gradient touches) is the full one."""

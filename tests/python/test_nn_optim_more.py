@@ -55,7 +55,27 @@ def _proximal_adagrad(p, g, s, lr=LR, l1=0.01, l2=0.1):
     return np.sign(v) * np.maximum(np.abs(v) - lr * l1, 0) / (1 + lr * l2)
 
 
+def _ftrl(p, g, s, lr=LR, power=-0.5, l1=0.01, l2=0.02):
+    accum = s.get("a", 0.1)
+    new_accum = accum + g * g
+    s["lin"] = s.get("lin", 0) + g - (new_accum ** -power - accum ** -power) / lr * p
+    s["a"] = new_accum
+    quadratic = new_accum ** -power / lr + 2 * l2
+    return np.where(np.abs(s["lin"]) > l1, (np.sign(s["lin"]) * l1 - s["lin"]) / quadratic, 0.0)
+
+
+def _adam(p, g, s, lr=LR, b1=0.9, b2=0.999, eps=1e-8):
+    s["t"] = s.get("t", 0) + 1
+    s["m"] = b1 * s.get("m", 0) + (1 - b1) * g
+    s["v"] = b2 * s.get("v", 0) + (1 - b2) * g * g
+    return p - lr * np.sqrt(1 - b2 ** s["t"]) / (1 - b1 ** s["t"]) * s["m"] / (
+        np.sqrt(s["v"]) + eps)
+
+
 CASES = {
+    "FTRL": (lambda ps: nn.FTRL(ps, learning_rate=0.01, l1=0.01, l2=0.02), _ftrl,
+             ["moments", "linear"]),
+    "LazyAdam": (lambda ps: nn.LazyAdam(ps, 0.01), _adam, ["moment1", "moment2"]),
     "AdamWeightDecay": (lambda ps: nn.AdamWeightDecay(ps, 0.01, weight_decay=0.1),
                         _adam_weight_decay, ["adam_m", "adam_v"]),
     "Adagrad": (lambda ps: nn.Adagrad(ps, learning_rate=0.01, weight_decay=0.1), _adagrad,
