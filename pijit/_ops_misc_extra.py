@@ -12,6 +12,7 @@ from pijit.mint import linalg as _mint_linalg
 from pijit.mint._checks import check_dims, check_int, check_tensor, is_float, raise_error
 from pijit.numpy import linalg as _np_linalg
 from pijit.numpy import reductions as _np_reductions
+from pijit.numpy import statistics as _np_statistics
 from pijit.numpy.indexing import take_along_axis as _np_take_along_axis
 
 _ops = _C.ops
@@ -315,6 +316,31 @@ def index_add(x, indices, y, axis, use_lock=True, check_index_bound=True):
     return out
 
 
+def cov(input, *, correction=1, fweights=None, aweights=None):  # noqa: A002
+    """The covariance matrix of the variables in the rows of input (observations in the
+    columns), dividing by the (weighted) count minus `correction`."""
+    check_tensor("cov", "input", input)
+    return _np_statistics.cov(input, rowvar=True, ddof=correction, fweights=fweights,
+                              aweights=aweights)
+
+
+def intopk(x1, x2, k):
+    """Bool (N,): whether each row's target class x2[i] is among the k largest of x1[i]
+    (fewer than k elements larger than it)."""
+    check_tensor("intopk", "x1", x1)
+    picked = _ops.one_hot(x2.astype(int64), x1.shape[-1], 1.0, 0.0).astype(x1.dtype)
+    target = _ops.sum(picked * x1, -1, keepdims=True)
+    return _ops.less(_ops.sum(_ops.greater(x1, target), -1), k)
+
+
+def padding(x, pad_dim_size=8):
+    """x's size-1 last axis padded with zeros to pad_dim_size."""
+    check_tensor("padding", "x", x)
+    if x.shape[-1] != 1:
+        raise_error(ValueError, f"padding: x's last axis must have size 1, got {x.shape}")
+    return _ops_composed.pad(x, ((0, 0),) * (x.ndim - 1) + ((0, pad_dim_size - 1),))
+
+
 def clip_by_global_norm(x, clip_norm=1.0, use_norm=None):
     """The tensors of x scaled by clip_norm / max(their global L2 norm, clip_norm)."""
     tensors = tuple(x)
@@ -325,8 +351,8 @@ def clip_by_global_norm(x, clip_norm=1.0, use_norm=None):
 
 
 __all__ = ["accumulate_n", "angle", "assign_add", "assign_sub", "block_diag", "cartesian_prod",
-           "cholesky", "cholesky_inverse", "clip_by_global_norm", "conj", "dyn_shape",
-           "index_add", "inplace_add", "inplace_sub", "inplace_update", "log_matrix_determinant", "logdet",
-           "logspace", "matrix_band_part", "matrix_solve", "norm", "print_", "real",
+           "cholesky", "cholesky_inverse", "clip_by_global_norm", "conj", "cov", "dyn_shape",
+           "index_add", "intopk", "inplace_add", "inplace_sub", "inplace_update", "log_matrix_determinant", "logdet",
+           "logspace", "matrix_band_part", "matrix_solve", "norm", "padding", "print_", "real",
            "renorm", "reverse_sequence", "scalar_cast", "scalar_to_tensor", "slogdet",
            "soft_shrink", "tensor_dot", "trapz", "tuple_to_array"]

@@ -135,6 +135,13 @@ CASES = [
      lambda x, v: x - np.stack([v[0], np.zeros(3), np.zeros(3), np.zeros(3)]), [A, B], True),
     ("inplace_update", lambda x, v: ops.inplace_update(x, v[:1], (2,)),
      lambda x, v: np.concatenate([x[:2], v[:1], x[3:]]), [A, B], True),
+    ("cov", lambda x: ops.cov(x), np.cov, [A.T], True),
+    ("cov_correction", lambda x: ops.cov(x, correction=0), lambda x: np.cov(x, bias=True), [A.T],
+     True),
+    ("intopk", lambda x: ops.intopk(x, TARGETS, 2),
+     lambda x: (x > x[np.arange(4), [0, 2, 1, 0]][:, None]).sum(1) < 2, [A], False),
+    ("padding", lambda x: ops.padding(x, 4), lambda x: np.pad(x, ((0, 0), (0, 3))), [A[:, :1]],
+     True),
     ("accumulate_n", lambda a, b: ops.accumulate_n([a, b, a]), lambda a, b: 2 * a + b, [A, B],
      True),
 ]
