@@ -9,6 +9,7 @@ from pijit import _ops_misc_extra as _misc
 from pijit import _ops_nn_more as _nn
 from pijit import _ops_sample as _sample
 from pijit import _ops_special as _special
+from pijit import _ops_conv3d as _conv3d
 from pijit import _ops_nd as _nd
 from pijit import _ops_math_extra as _math
 from pijit import _ops_array_extra as _array
@@ -415,6 +416,13 @@ ResizeNearestNeighbor = _primitive(
     "ResizeNearestNeighbor", {"size": (1, 1), "align_corners": False},
     lambda self, x: _resize_nearest(self, x),
     "ResizeNearestNeighbor(size, align_corners=False)(input_x).")
+Conv3D = _primitive(
+    "Conv3D", {"out_channel": 1, "kernel_size": 1, "mode": 1, "pad_mode": "valid", "pad": 0,
+               "stride": 1, "dilation": 1, "group": 1, "data_format": "NCDHW"},
+    lambda self, x, weight: _conv3d.conv3d(x, weight, None, self.stride, self.pad_mode,
+                                           self.pad, self.dilation, self.group),
+    "Conv3D(out_channel, kernel_size, pad_mode='valid', pad=0, stride=1, dilation=1, "
+    "group=1)(x, weight): 3-D convolution of NCDHW data.")
 
 
 def _number(value):

@@ -7,9 +7,10 @@ from pijit._numbers import plain
 from pijit._tensor import Parameter, float32
 from pijit.common.initializer import Uniform, initializer
 from pijit.nn.cell import Cell
+from pijit.nn.layers.conv import _channels, _pad_mode, _weight_and_bias
 from pijit.nn.layers.normalization import BatchNorm2d
 
-__all__ = ["BatchNorm3d", "BiDense", "EmbeddingLookup", "ParameterUpdate", "PSNR"]
+__all__ = ["BatchNorm3d", "BiDense", "Conv3d", "EmbeddingLookup", "ParameterUpdate", "PSNR"]
 
 
 class BatchNorm3d(BatchNorm2d):
@@ -31,6 +32,35 @@ class BatchNorm3d(BatchNorm2d):
         n, c, d, h, w = x.shape
         flat = ops.reshape(x, (n, c, d * h, w))
         return ops.reshape(super().construct(flat), (n, c, d, h, w))
+
+
+class Conv3d(Cell):
+    """3-D convolution of (N, C, D, H, W) data (ops.conv3d); weight (out_channels,
+    in_channels / group, kd, kh, kw) with MindSpore 2.x's default initialisers."""
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, pad_mode="same",
+                 padding=0, dilation=1, group=1, has_bias=False, weight_init=None,
+                 bias_init=None, data_format="NCDHW", dtype=float32):
+        super().__init__()
+        if data_format != "NCDHW":
+            raise ValueError(f"Conv3d: only data_format='NCDHW' is supported, got "
+                             f"{data_format!r}")
+        in_channels, out_channels, group = _channels("Conv3d", in_channels, out_channels, group)
+        self.in_channels, self.out_channels, self.group = in_channels, out_channels, group
+        kernel_size = plain(kernel_size)
+        self.kernel_size = (kernel_size,) * 3 if isinstance(kernel_size, int) \
+            else tuple(kernel_size)
+        self.stride, self.dilation = stride, dilation
+        self.pad_mode = _pad_mode("Conv3d", pad_mode, padding)
+        self.padding = plain(padding)
+        self.has_bias = has_bias
+        shape = (out_channels, in_channels // group) + self.kernel_size
+        self.weight, self.bias = _weight_and_bias(shape, out_channels, has_bias, weight_init,
+                                                  bias_init, dtype)
+
+    def construct(self, x):
+        return ops.conv3d(x, self.weight, self.bias, self.stride, self.pad_mode, self.padding,
+                          self.dilation, self.group)
 
 
 class BiDense(Cell):
