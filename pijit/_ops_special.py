@@ -1,9 +1,11 @@
 """stop_gradient (an identity Cell whose bprop gives zeros, so the tape and captured graphs
 both cut the gradient there), what builds on it (gumbel_softmax's straight-through form),
-the modified Bessel functions of orders 0 and 1 by their power series, bit shifts of
-integers, and approximate_equal."""
+the modified Bessel functions of orders 0 and 1 by their power series, lgamma, digamma and
+mvlgamma, bit shifts of integers, and approximate_equal."""
+import math
+
 from pijit import _C
-from pijit._tensor import float32
+from pijit._tensor import float32, float64
 from pijit.mint._checks import check_tensor, is_float, is_int, raise_error
 from pijit.nn.cell import Cell
 
@@ -89,6 +91,73 @@ def bessel_i1e(x):
     return _ops.exp(-_ops.abs(x)) * _bessel_series(x, 1)
 
 
+# ---- the gamma family ------------------------------------------------------------------------
+# lgamma by the Lanczos approximation with g = 7 and nine coefficients (the published set,
+# relative error near 1e-15), reflected below 1/2; digamma by its recurrence up to 10 and
+# its asymptotic series there, reflected below 1/2.
+
+_LANCZOS_G = 7.0
+_LANCZOS = (0.99999999999980993, 676.5203681218851, -1259.1392167224028, 771.32342877765313,
+            -176.61502916214059, 12.507343278686905, -0.13857109526572012,
+            9.9843695780195716e-6, 1.5056327351493116e-7)
+
+
+def _lgamma_right(x):
+    """lgamma for x >= 1/2."""
+    z = x - 1.0
+    series = _ops.full_like(z, _LANCZOS[0])
+    for i in range(1, len(_LANCZOS)):
+        series = series + _LANCZOS[i] / (z + float(i))
+    t = z + _LANCZOS_G + 0.5
+    return 0.5 * math.log(2.0 * math.pi) + (z + 0.5) * _ops.log(t) - t + _ops.log(series)
+
+
+def _in_float64(fname, input):  # noqa: A002
+    """(input as a float64 tensor, the float dtype to give the result): the series cancel
+    large terms, which float32 would round away."""
+    x = _as_float(fname, input)
+    return x.astype(float64), x.dtype
+
+
+def lgamma(input):  # noqa: A002 - MindSpore's names
+    """log |Gamma(x)| (inf at 0 and the negative integers)."""
+    x, dtype = _in_float64("lgamma", input)
+    left = _ops.less(x, 0.5)
+    right_x = _ops.where(left, 1.0 - x, x)  # both branches evaluated at x >= 1/2
+    right = _lgamma_right(right_x)
+    sine = _ops.abs(_ops.sin(math.pi * x))
+    reflected = math.log(math.pi) - _ops.log(sine) - right
+    return _ops.where(left, reflected, right).astype(dtype)
+
+
+def digamma(input):  # noqa: A002
+    """The derivative of lgamma, psi(x)."""
+    x, dtype = _in_float64("digamma", input)
+    left = _ops.less(x, 0.5)
+    y = _ops.where(left, 1.0 - x, x)
+    shift = _ops.zeros_like(y)
+    for k in range(10):
+        shift = shift + 1.0 / (y + float(k))
+    y = y + 10.0
+    inv2 = 1.0 / (y * y)
+    series = _ops.log(y) - 0.5 / y - inv2 * (1.0 / 12 - inv2 * (1.0 / 120 - inv2 * (
+        1.0 / 252 - inv2 * (1.0 / 240 - inv2 * (1.0 / 132)))))
+    right = series - shift
+    return _ops.where(left, right - math.pi / _ops.tan(math.pi * x), right).astype(dtype)
+
+
+def mvlgamma(input, p):  # noqa: A002
+    """The log of the multivariate gamma function of dimension p:
+    p (p - 1) / 4 log(pi) + sum_j lgamma(x - j / 2), j = 0 .. p - 1 (x > (p - 1) / 2)."""
+    x = _as_float("mvlgamma", input)
+    if isinstance(p, bool) or not isinstance(p, int) or p < 1:
+        raise_error(ValueError, f"mvlgamma: p must be a positive int, got {p!r}")
+    total = _ops.full_like(x, p * (p - 1) / 4.0 * math.log(math.pi))
+    for j in range(p):
+        total = total + lgamma(x - j / 2.0)
+    return total
+
+
 # ---- integers and comparisons ------------------------------------------------------------------
 
 def _check_ints(fname, input, other):  # noqa: A002
@@ -120,4 +189,5 @@ def approximate_equal(x, y, tolerance=1e-5):
 
 
 __all__ = ["approximate_equal", "bessel_i0", "bessel_i0e", "bessel_i1", "bessel_i1e",
-           "bitwise_left_shift", "bitwise_right_shift", "gumbel_softmax", "stop_gradient"]
+           "bitwise_left_shift", "bitwise_right_shift", "digamma", "gumbel_softmax", "lgamma",
+           "mvlgamma", "stop_gradient"]

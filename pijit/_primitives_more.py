@@ -374,6 +374,11 @@ Cross = _primitive("Cross", {"dim": -65530},
                                                     else self.dim),
                    "Cross(dim)(x1, x2): the cross product of 3-vectors.")
 Ger = _primitive("Ger", {}, lambda self, x1, x2: _math.ger(x1, x2), "Ger()(x1, x2): outer.")
+Lgamma = _primitive("Lgamma", {}, lambda self, x: _special.lgamma(x), "log |Gamma(x)|.")
+Digamma = _primitive("Digamma", {}, lambda self, x: _special.digamma(x),
+                     "psi(x), the derivative of lgamma.")
+Mvlgamma = _primitive("Mvlgamma", {"p": 1}, lambda self, x: _special.mvlgamma(x, self.p),
+                      "Mvlgamma(p)(x): the log of the multivariate gamma function.")
 BesselI0e = _primitive("BesselI0e", {}, lambda self, x: _special.bessel_i0e(x),
                        "exp(-|x|) i0(x).")
 BesselI1e = _primitive("BesselI1e", {}, lambda self, x: _special.bessel_i1e(x),

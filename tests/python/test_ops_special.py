@@ -70,6 +70,31 @@ def test_bessel_functions(name, reference):
     grad_matches(fn, np.array([-3.0, -0.5, 0.7, 4.0]), rtol=1e-5)
 
 
+@pytest.mark.parametrize("name, reference", [
+    ("lgamma", special.gammaln), ("digamma", special.digamma)])
+def test_gamma_family(name, reference):
+    x = np.concatenate([np.linspace(-4.7, -0.1, 9), np.linspace(0.05, 40.0, 15)])
+    fn = getattr(ops, name)
+    got = fn(T(x)).asnumpy()
+    np.testing.assert_allclose(got, reference(x), rtol=1e-13,
+                               atol=1e-13 * np.abs(reference(x)).max())
+    same(fn(T(np.array([1, 3], np.int32))), reference(np.array([1.0, 3.0])).astype(np.float32),
+         rtol=1e-6, atol=1e-7)
+    jitted_matches(fn, T(x))
+    same(getattr(ops, name.capitalize())()(T(x)), got)
+    grad_matches(fn, np.array([-2.5, 0.3, 1.7, 6.0]), rtol=1e-5)
+    if name == "lgamma":  # its derivative is digamma
+        same(ms.grad(lambda t: ops.lgamma(t).sum())(T(x)), special.digamma(x), rtol=1e-9)
+
+
+def test_mvlgamma():
+    x = np.array([1.6, 2.5, 7.0])
+    same(ops.mvlgamma(T(x), 3), special.multigammaln(x, 3), rtol=1e-13)
+    same(ops.Mvlgamma(p=2)(T(x)), special.multigammaln(x, 2), rtol=1e-13)
+    with pytest.raises(ValueError, match="p must be"):
+        ops.mvlgamma(T(x), 0)
+
+
 def test_shifts_and_approximate_equal():
     a = np.array([5, -7, 12, -1], np.int32)
     s = np.array([0, 1, 2, 3], np.int32)
