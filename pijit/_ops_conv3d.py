@@ -4,6 +4,7 @@ them; max and average pooling are separable, so the depth window is reduced over
 slices and the (H, W) window by the 2-D pool. Gradients come from the 2-D ops' rules."""
 from pijit import _C
 from pijit import _ops_composed
+from pijit import _ops_resize
 from pijit.mint._checks import check_tensor, raise_error
 
 _ops = _C.ops
@@ -145,4 +146,40 @@ def avg_pool3d(input_x, kernel_size=1, stride=1, padding=0, ceil_mode=False,
     return out
 
 
-__all__ = ["avg_pool3d", "conv3d", "max_pool3d"]
+def _depth_bins(depth, out):
+    """Adaptive pooling's bins along depth: [floor(i * D / out), ceil((i + 1) * D / out))."""
+    return [(i * depth // out, -(-(i + 1) * depth // out)) for i in range(out)]
+
+
+def _adaptive3d(fname, input, output_size, reduce_depth, pool2d):  # noqa: A002
+    """Adaptive pooling of (N, C, D, H, W): each output cell's box is a product of one bin
+    per axis, so the depth bins are reduced first and the (H, W) bins by the 2-D op."""
+    check_tensor(fname, "input", input)
+    if input.ndim != 5:
+        raise_error(ValueError, f"{fname}: expects (N, C, D, H, W) input, got {input.ndim}-D")
+    sizes = (output_size,) * 3 if isinstance(output_size, int) else tuple(output_size)
+    if len(sizes) != 3:
+        raise_error(ValueError, f"{fname}: output_size must be an int or 3 of them, got "
+                                f"{output_size!r}")
+    sizes = tuple(input.shape[2 + i] if s is None else s for i, s in enumerate(sizes))
+    pieces = [reduce_depth(input[:, :, lo:hi], 2, keepdims=True)
+              for lo, hi in _depth_bins(input.shape[2], sizes[0])]
+    depth = _ops.concat(tuple(pieces), 2)
+    n, c, d = depth.shape[0], depth.shape[1], depth.shape[2]
+    flat = pool2d(_ops.reshape(depth, (n, c * d) + tuple(depth.shape[3:])), sizes[1:])
+    return _ops.reshape(flat, (n, c, d) + tuple(flat.shape[2:]))
+
+
+def adaptive_avg_pool3d(input, output_size):  # noqa: A002
+    """The mean over windows splitting D, H and W into output_size parts."""
+    return _adaptive3d("adaptive_avg_pool3d", input, output_size, _ops.mean,
+                       _ops_resize.adaptive_avg_pool2d)
+
+
+def adaptive_max_pool3d(input, output_size):  # noqa: A002
+    """The maximum over windows splitting D, H and W into output_size parts."""
+    return _adaptive3d("adaptive_max_pool3d", input, output_size, _ops.max,
+                       _ops_resize.adaptive_max_pool2d)
+
+
+__all__ = ["adaptive_avg_pool3d", "adaptive_max_pool3d", "avg_pool3d", "conv3d", "max_pool3d"]

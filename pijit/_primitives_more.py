@@ -428,6 +428,16 @@ Conv3D = _primitive(
                                            self.pad, self.dilation, self.group),
     "Conv3D(out_channel, kernel_size, pad_mode='valid', pad=0, stride=1, dilation=1, "
     "group=1)(x, weight): 3-D convolution of NCDHW data.")
+AdaptiveAvgPool3D = _primitive("AdaptiveAvgPool3D", {"output_size": 1},
+                               lambda self, x: _conv3d.adaptive_avg_pool3d(x, self.output_size),
+                               "AdaptiveAvgPool3D(output_size)(x).")
+AdaptiveMaxPool3D = _primitive(
+    "AdaptiveMaxPool3D", {},
+    lambda self, x, output_size: _conv3d.adaptive_max_pool3d(
+        x, tuple(output_size.asnumpy().tolist()) if isinstance(output_size, Tensor)
+        else output_size),
+    "AdaptiveMaxPool3D()(x, output_size): the maxima of adaptive windows (without their "
+    "indices).")
 
 
 def _number(value):

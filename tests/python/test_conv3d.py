@@ -98,3 +98,30 @@ def test_pool3d(k, s, p):
     grad_matches(lambda a: ops.max_pool3d(a, k, s, p), x[:1, :1])
     with pytest.raises(ValueError, match="ceil_mode"):
         ops.max_pool3d(T(x), 2, ceil_mode=True)
+
+
+def _adaptive_reference(x, out, reduce):
+    bins = [[(i * n // o, -(-(i + 1) * n // o)) for i in range(o)]
+            for n, o in zip(x.shape[2:], out)]
+    result = np.zeros(x.shape[:2] + tuple(out))
+    for i, (d0, d1) in enumerate(bins[0]):
+        for j, (h0, h1) in enumerate(bins[1]):
+            for k, (w0, w1) in enumerate(bins[2]):
+                box = x[:, :, d0:d1, h0:h1, w0:w1].reshape(*x.shape[:2], -1)
+                result[:, :, i, j, k] = reduce(box, -1)
+    return result
+
+
+@pytest.mark.parametrize("out", [(2, 3, 2), (3, 4, 5), (1, 1, 1)])
+def test_adaptive_pool3d(out):
+    x = R.normal(size=(2, 3, 5, 7, 5))
+    same(ops.adaptive_avg_pool3d(T(x), out), _adaptive_reference(x, out, np.mean), rtol=1e-12)
+    same(ops.adaptive_max_pool3d(T(x), out), _adaptive_reference(x, out, np.max))
+    same(nn.AdaptiveAvgPool3d(out)(T(x)), _adaptive_reference(x, out, np.mean), rtol=1e-12)
+    same(ops.AdaptiveAvgPool3D(out)(T(x)), _adaptive_reference(x, out, np.mean), rtol=1e-12)
+    same(ops.AdaptiveMaxPool3D()(T(x), out), _adaptive_reference(x, out, np.max))
+    jitted_matches(lambda a: ops.adaptive_avg_pool3d(a, out), T(x))
+    grad_matches(lambda a: ops.adaptive_avg_pool3d(a, out), x[:1, :1])
+    grad_matches(lambda a: ops.adaptive_max_pool3d(a, out), x[:1, :1])
+    same(ops.adaptive_avg_pool3d(T(x), (None, 2, None)),
+         _adaptive_reference(x, (5, 2, 5), np.mean), rtol=1e-12)

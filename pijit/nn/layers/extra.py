@@ -10,7 +10,22 @@ from pijit.nn.cell import Cell
 from pijit.nn.layers.conv import _channels, _pad_mode, _weight_and_bias
 from pijit.nn.layers.normalization import BatchNorm2d
 
-__all__ = ["BatchNorm3d", "BiDense", "Conv3d", "EmbeddingLookup", "ParameterUpdate", "PSNR"]
+__all__ = ["AdaptiveAvgPool3d", "BatchNorm3d", "BiDense", "Conv3d", "EmbeddingLookup", "ParameterUpdate", "PSNR"]
+
+
+class AdaptiveAvgPool3d(Cell):
+    """The mean over windows splitting D, H and W of (N, C, D, H, W) data into output_size
+    parts (an int, or 3 of them; None keeps an axis)."""
+
+    def __init__(self, output_size):
+        super().__init__()
+        self.output_size = plain(output_size)
+
+    def construct(self, x):
+        return ops.adaptive_avg_pool3d(x, self.output_size)
+
+    def extend_repr(self):
+        return f"output_size={self.output_size}"
 
 
 class BatchNorm3d(BatchNorm2d):
