@@ -29,8 +29,16 @@ from pijit.context import (GRAPH_MODE, PYNATIVE_MODE, get_context, set_context)
 from pijit.jit import GraphBreakError, capture, disable, enable, jit, jit_class, mutable
 from pijit.introspect import ExplainOutput, explain, get_code_extra, reset
 
+from pijit._transforms import jacfwd, jacrev, vjp, vmap  # noqa: E402
+from pijit import mint  # noqa: E402
+
 ms_function = jit
+ms_class = jit_class  # MindSpore's older name
+constexpr = ops.constexpr
 tensor = Tensor  # MindSpore's function form of the constructor
+# MindSpore's second names of the dtypes (C's and NumPy's spellings).
+byte, ubyte, short, intc, intp = int8, uint8, int16, int32, int64
+half, single, double = float16, float32, float64
 set_seed = _C.set_seed
 from_dlpack = _C.from_dlpack
 graph_break = _C.graph_break
@@ -43,6 +51,8 @@ __all__ = [
     "get_code_extra", "reset", "set_context", "get_context", "GRAPH_MODE", "PYNATIVE_MODE",
     "GraphBreakError", "ExplainOutput", "dtype_to_nptype", "dtype_to_pytype", "pytype_to_dtype",
     "set_seed", "get_seed", "from_dlpack", "grad", "value_and_grad", "graph_break",
+    "mint", "vjp", "jacrev", "jacfwd", "vmap", "ms_class", "constexpr", "byte", "ubyte",
+    "short", "intc", "intp", "half", "single", "double",
 ]
 
 # mindspore.train's names are mindspore's too (Model, save_checkpoint, LossMonitor, ...).

@@ -4,6 +4,9 @@ recognises; a primitive names the builtin it calls with its attributes as keywor
 from pijit import _C
 from pijit._autodiff import GradOperation, grad, value_and_grad  # noqa: F401
 
+# ops.range (set at the end) is MindSpore's; this module's own loops use the builtin.
+_builtin_range = range
+
 # Every function declared in interop/pyops.def, as the native builtin capture recognises.
 _FUNCTIONS = {name: fn for name, fn in vars(_C.ops).items() if callable(fn)}
 globals().update(_FUNCTIONS)
@@ -135,7 +138,7 @@ class MatMul(Primitive):
 
 
 def _swap_last(ndim):
-    return tuple(range(ndim - 2)) + (ndim - 1, ndim - 2)
+    return tuple(_builtin_range(ndim - 2)) + (ndim - 1, ndim - 2)
 
 
 class _Reduce(Primitive):
@@ -597,3 +600,21 @@ def _assign_value(self, value):
 
 _C.Tensor.assign_value = _assign_value
 
+
+# Last: these build on pijit.mint, whose layers import pijit.nn, which needs the names above.
+from pijit._ops_math_extra import *  # noqa: E402,F401,F403 - addmm, lerp, logsumexp, det, ...
+from pijit._ops_array_extra import *  # noqa: E402,F401,F403 - roll, topk, masked_fill, ...
+from pijit._ops_nd import *  # noqa: E402,F401,F403 - einsum, gather_nd, tensor_scatter_add, ...
+from pijit._ops_sample import *  # noqa: E402,F401,F403 - multinomial, shuffle, hann_window, ...
+from pijit._ops_nn_more import *  # noqa: E402,F401,F403 - triplet_margin_loss, lrn, iou, ...
+from pijit._ops_misc_extra import *  # noqa: E402,F401,F403 - slogdet, cholesky, norm, ...
+from pijit._ops_conv3d import *  # noqa: E402,F401,F403 - conv3d, max_pool3d, avg_pool3d
+from pijit._ops_special import *  # noqa: E402,F401,F403 - stop_gradient, gumbel_softmax, ...
+from pijit._ops_misc_extra import range_of as range  # noqa: E402,A001 - MindSpore's name
+from pijit._primitives_extra import *  # noqa: E402,F401,F403 - Floor, CumSum, Median, ...
+from pijit._primitives_more import *  # noqa: E402,F401,F403 - Multinomial, LRN, NLLLoss, ...
+from pijit._primitives_optim import *  # noqa: E402,F401,F403 - ApplyMomentum, Adam, ...
+from pijit._ops_scatter import *  # noqa: E402,F401,F403 - scatter_add, ScatterNdAdd, Einsum, ...
+from pijit import _tensor_methods_extra  # noqa: E402
+
+_tensor_methods_extra.install()  # x.addmm(...), x.cumsum(...), x.float(), ...

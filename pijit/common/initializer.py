@@ -162,11 +162,141 @@ class HeNormal(Initializer):
         return _C.ops.normal(shape, 0.0, _he_std(shape, *self.args, "HeNormal"), dtype=dtype)
 
 
+class XavierNormal(Initializer):
+    """N(0, std ** 2) with std = gain * sqrt(2 / (fan_in + fan_out)) (Glorot)."""
+
+    def __init__(self, gain=1):
+        super().__init__(gain=gain)
+        self.gain = plain(gain)
+
+    def _fill(self, shape, dtype):
+        fan_in, fan_out = _fans(shape)
+        std = self.gain * math.sqrt(2.0 / max(1, fan_in + fan_out))
+        return _C.ops.normal(shape, 0.0, std, dtype=dtype)
+
+
+# The standard deviation of a standard normal truncated to [-2, 2]: VarianceScaling divides
+# by it so that its truncated draws keep the asked-for variance.
+_TRUNCATED_STD = 0.87962566103423978
+
+
+class VarianceScaling(Initializer):
+    """Draws with variance scale / n, n the fan in, the fan out or their mean (mode): a
+    normal truncated to two standard deviations, an untruncated normal, or a uniform."""
+
+    def __init__(self, scale=1.0, mode="fan_in", distribution="truncated_normal"):
+        super().__init__(scale=scale, mode=mode, distribution=distribution)
+        self.scale = float(plain(scale))
+        if self.scale <= 0:
+            raise ValueError(f"VarianceScaling: scale must be positive, got {scale!r}")
+        if mode not in ("fan_in", "fan_out", "fan_avg"):
+            raise ValueError(f"VarianceScaling: mode must be 'fan_in', 'fan_out' or 'fan_avg', "
+                             f"got {mode!r}")
+        if distribution not in ("truncated_normal", "untruncated_normal", "uniform"):
+            raise ValueError(f"VarianceScaling: distribution must be 'truncated_normal', "
+                             f"'untruncated_normal' or 'uniform', got {distribution!r}")
+        self.mode, self.distribution = mode, distribution
+
+    def _fill(self, shape, dtype):
+        fan_in, fan_out = _fans(shape)
+        n = {"fan_in": fan_in, "fan_out": fan_out, "fan_avg": (fan_in + fan_out) / 2}[self.mode]
+        variance = self.scale / max(1.0, n)
+        if self.distribution == "uniform":
+            limit = math.sqrt(3.0 * variance)
+            return _C.ops.uniform(shape, -limit, limit, dtype=dtype)
+        std = math.sqrt(variance)
+        if self.distribution == "untruncated_normal":
+            return _C.ops.normal(shape, 0.0, std, dtype=dtype)
+        std /= _TRUNCATED_STD
+        return TruncatedNormal(std, 0.0, -2.0 * std, 2.0 * std)(shape, dtype)
+
+
+class Orthogonal(Initializer):
+    """gain times a random orthogonal matrix (of the shape flattened to (shape[0], rest)):
+    the Q of a QR decomposition of normal draws, its columns' signs fixed by R's diagonal."""
+
+    def __init__(self, gain=1.0):
+        super().__init__(gain=gain)
+        self.gain = float(plain(gain))
+
+    def _fill(self, shape, dtype):
+        if len(shape) < 2:
+            raise ValueError(f"Orthogonal: the shape must have at least 2 dimensions, got "
+                             f"{shape}")
+        rows, cols = shape[0], math.prod(shape[1:])
+        tall = (max(rows, cols), min(rows, cols))
+        draws = _C.ops.normal(tall, 0.0, 1.0, dtype=float64).asnumpy()
+        q, r = np.linalg.qr(draws)
+        q = q * np.sign(np.diag(r))
+        if rows < cols:
+            q = q.T
+        return Tensor((self.gain * q).reshape(shape), dtype)
+
+
+class Identity(Initializer):
+    """The identity matrix (a 2-D shape; ones on the main diagonal of a rectangle)."""
+
+    def _fill(self, shape, dtype):
+        if len(shape) != 2:
+            raise ValueError(f"Identity: the shape must be 2-D, got {shape}")
+        return _C.ops.eye(shape[0], shape[1], dtype=dtype)
+
+
+class Dirac(Initializer):
+    """Convolution weights (out, in, *kernel) that pass channels through: in each of
+    `groups` groups, output channel d takes input channel d at the kernel's centre."""
+
+    def __init__(self, groups=1):
+        super().__init__(groups=groups)
+        self.groups = int(plain(groups))
+
+    def _fill(self, shape, dtype):
+        if len(shape) not in (3, 4, 5):
+            raise ValueError(f"Dirac: the shape must be 3-D, 4-D or 5-D, got {shape}")
+        if self.groups < 1 or shape[0] % self.groups:
+            raise ValueError(f"Dirac: {shape[0]} output channels do not divide into "
+                             f"{self.groups} groups")
+        out = np.zeros(shape)
+        per_group = shape[0] // self.groups
+        centre = tuple(k // 2 for k in shape[2:])
+        for g in range(self.groups):
+            for d in range(min(per_group, shape[1])):
+                out[(g * per_group + d, d) + centre] = 1.0
+        return Tensor(out, dtype)
+
+
+class Sparse(Initializer):
+    """A 2-D matrix of N(0, sigma ** 2) draws with ceil(sparsity * rows) zeros at random rows
+    of each column."""
+
+    def __init__(self, sparsity, sigma=0.01):
+        super().__init__(sparsity=sparsity, sigma=sigma)
+        self.sparsity, self.sigma = float(plain(sparsity)), float(plain(sigma))
+        if not 0.0 <= self.sparsity <= 1.0:
+            raise ValueError(f"Sparse: sparsity must be in [0, 1], got {sparsity!r}")
+
+    def _fill(self, shape, dtype):
+        if len(shape) != 2:
+            raise ValueError(f"Sparse: the shape must be 2-D, got {shape}")
+        rows, cols = shape
+        out = _C.ops.normal(shape, 0.0, self.sigma, dtype=float64).asnumpy().copy()
+        zeros = int(math.ceil(self.sparsity * rows))
+        # Each column's zero rows: the first `zeros` of a random order (from pijit's
+        # generator, so pijit.set_seed decides them).
+        keys = _C.ops.uniform((rows, cols), 0.0, 1.0, dtype=float64).asnumpy()
+        order = np.argsort(keys, axis=0)[:zeros]
+        out[order, np.arange(cols)] = 0.0
+        return Tensor(out, dtype)
+
+
 _BY_NAME = {
     "zeros": Zero, "zero": Zero, "ones": One, "one": One, "normal": Normal, "uniform": Uniform,
     "xavier_uniform": XavierUniform, "xavieruniform": XavierUniform, "he_uniform": HeUniform,
     "heuniform": HeUniform, "he_normal": HeNormal, "henormal": HeNormal,
     "truncatednormal": TruncatedNormal, "truncated_normal": TruncatedNormal,
+    "xavier_normal": XavierNormal, "xaviernormal": XavierNormal, "orthogonal": Orthogonal,
+    "identity": Identity, "dirac": Dirac, "variancescaling": VarianceScaling,
+    "variance_scaling": VarianceScaling,
 }
 
 
@@ -197,4 +327,5 @@ def initializer(init, shape=None, dtype=float32):
 
 
 __all__ = ["Initializer", "Constant", "Zero", "One", "Normal", "TruncatedNormal", "Uniform",
-           "XavierUniform", "HeUniform", "HeNormal", "initializer"]
+           "XavierUniform", "XavierNormal", "HeUniform", "HeNormal", "VarianceScaling",
+           "Orthogonal", "Identity", "Dirac", "Sparse", "initializer"]

@@ -10,16 +10,20 @@ from pijit.nn.loss import L1Loss, LossBase, MSELoss, SoftmaxCrossEntropyWithLogi
 from pijit.nn.losses_extra import *  # noqa: F401,F403
 from pijit.nn.losses_extra import __all__ as _losses_extra
 from pijit.nn.optim import SGD, Adam, Momentum, Optimizer
+from pijit.nn.optim_more import *  # noqa: F401,F403
+from pijit.nn.optim_more import __all__ as _optim_more
 from pijit.nn.learning_rate_schedule import *  # noqa: F401,F403
 from pijit.nn.learning_rate_schedule import __all__ as _schedules
-from pijit.nn.wrap import ForwardValueAndGrad, TrainOneStepCell, WithLossCell
+from pijit.nn.wrap import (ForwardValueAndGrad, TrainOneStepCell, WithEvalCell, WithGradCell,
+                           WithLossCell)
 from pijit.nn.dynamic_lr import *  # noqa: F401,F403
 from pijit.nn.dynamic_lr import __all__ as _dynamic_lr
 
 __all__ = ["Cell", "CellList", "CellDict", "SequentialCell", "Parameter", "ParameterTuple", "LossBase",
            "MSELoss", "L1Loss", "SoftmaxCrossEntropyWithLogits", "Optimizer", "SGD", "Momentum",
-           "Adam", "WithLossCell", "TrainOneStepCell", "ForwardValueAndGrad", *_layers, *_schedules,
-           *_losses_extra, *_dynamic_lr]
+           "Adam", "WithLossCell", "TrainOneStepCell", "ForwardValueAndGrad", "WithEvalCell",
+           "WithGradCell", *_layers, *_schedules,
+           *_losses_extra, *_dynamic_lr, *_optim_more]
 
 # MindSpore's loss-scaling training cells live in mindspore.nn; pijit keeps them with the
 # training workflow (they import pijit.nn themselves, hence last).
@@ -28,3 +32,13 @@ from pijit.train.loss_scale_cells import (DynamicLossScaleUpdateCell,  # noqa: E
 
 __all__ += ["DynamicLossScaleUpdateCell", "FixedLossScaleUpdateCell",
             "TrainOneStepWithLossScaleCell"]
+
+# MindSpore's nn also offers the metrics, which pijit keeps with the training workflow.
+from pijit.train.metrics import (F1, MAE, MSE, Accuracy, Fbeta, Loss, Metric,  # noqa: E402
+                                 Precision, Recall, Top1CategoricalAccuracy,
+                                 Top5CategoricalAccuracy, TopKCategoricalAccuracy,
+                                 get_metric_fn, names, rearrange_inputs)
+
+__all__ += ["Accuracy", "F1", "Fbeta", "Loss", "MAE", "MSE", "Metric", "Precision", "Recall",
+            "Top1CategoricalAccuracy", "Top5CategoricalAccuracy", "TopKCategoricalAccuracy",
+            "get_metric_fn", "names", "rearrange_inputs"]

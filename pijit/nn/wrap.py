@@ -5,10 +5,11 @@ Gradients are taken on pijit's eager tape (pijit/_autodiff.py): the forward runs
 and the same run gives both the loss and the gradients."""
 from pijit import _autodiff
 from pijit import ops
-from pijit._tensor import ParameterTuple, Tensor
+from pijit._tensor import ParameterTuple, Tensor, float32
 from pijit.nn.cell import Cell
 
-__all__ = ["WithLossCell", "TrainOneStepCell", "ForwardValueAndGrad"]
+__all__ = ["WithLossCell", "TrainOneStepCell", "ForwardValueAndGrad", "WithEvalCell",
+           "WithGradCell"]
 
 
 class WithLossCell(Cell):
@@ -95,3 +96,41 @@ class ForwardValueAndGrad(Cell):
             return out, gw
         gi = gi if self.get_all else gi[0]
         return out, ((gi, gw) if self.get_by_list else gi)
+
+
+class WithEvalCell(Cell):
+    """(loss_fn(network(data), label), network(data), label): an evaluation step's loss and
+    outputs. add_cast_fp32 computes the loss from the outputs and label cast to float32."""
+
+    def __init__(self, network, loss_fn, add_cast_fp32=False):
+        super().__init__(auto_prefix=False)
+        if not isinstance(network, Cell):
+            raise TypeError(f"WithEvalCell: network must be a Cell, got {type(network).__name__}")
+        self._network = network
+        self._loss_fn = loss_fn
+        self.add_cast_fp32 = bool(add_cast_fp32)
+
+    def construct(self, data, label):
+        outputs = self._network(data)
+        if self.add_cast_fp32:
+            label = ops.cast(label, float32)
+            outputs = ops.cast(outputs, float32)
+        return self._loss_fn(outputs, label), outputs, label
+
+
+class WithGradCell(Cell):
+    """The gradients, with respect to network's trainable parameters, of network's output (of
+    loss_fn on it when given: WithLossCell(network, loss_fn)), seeded with `sens` (ones when
+    None)."""
+
+    def __init__(self, network, loss_fn=None, sens=None):
+        super().__init__(auto_prefix=False)
+        if not isinstance(network, Cell):
+            raise TypeError(f"WithGradCell: network must be a Cell, got {type(network).__name__}")
+        self.network = network if loss_fn is None else WithLossCell(network, loss_fn)
+        self.__dict__["weights"] = ParameterTuple(network.trainable_params())
+        self.sens = sens
+
+    def construct(self, *inputs):
+        _, _, grads = _autodiff.vjp(self.network, inputs, (), self.weights, self.sens)
+        return grads

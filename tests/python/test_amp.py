@@ -262,7 +262,7 @@ def test_custom_lists():
     black = amp.custom_mixed_precision(conv_net(), black_list=[nn.Dense])
     text = graph_text(ms.jit(lambda x: black(x)), x)
     assert op_dtypes(text, "conv2d") == ["f16"] and op_dtypes(text, "matmul") == ["f32", "f16"]
-    assert amp.get_black_list() == [nn.BatchNorm1d, nn.BatchNorm2d, nn.LayerNorm]
+    assert amp.get_black_list() == [nn.BatchNorm1d, nn.BatchNorm2d, nn.BatchNorm3d, nn.LayerNorm]
     assert nn.Dense in amp.get_white_list() and ops.MatMul in amp.get_white_list()
 
 

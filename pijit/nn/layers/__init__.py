@@ -15,10 +15,14 @@ from pijit.nn.layers.transformer import (MultiheadAttention, Transformer, Transf
                                          TransformerDecoderLayer, TransformerEncoder,
                                          TransformerEncoderLayer)
 from pijit.nn.layers.rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell
+from pijit.nn.layers.utility import *  # noqa: F401,F403
+from pijit.nn.layers.utility import __all__ as _utility
+from pijit.nn.layers.extra import *  # noqa: F401,F403
+from pijit.nn.layers.extra import __all__ as _extra
 
 __all__ = ["GELU", "LogSoftmax", "ReLU", "Sigmoid", "Softmax", "Tanh", "get_activation", "Dense",
            "LeakyReLU", "ReLU6", "HSwish", "HSigmoid", "Identity", "Pad",
            "Dropout", "Embedding", "Flatten", "Conv1d", "Conv1dTranspose", "Conv2d", "Conv2dTranspose", "BatchNorm2d", "LayerNorm", "AvgPool2d",
            "MaxPool2d", *_more_activations, *_more_norms, *_resize, "RNN", "GRU", "LSTM", "RNNCell", "GRUCell", "LSTMCell",
            "MultiheadAttention", "TransformerEncoderLayer", "TransformerEncoder",
-           "TransformerDecoderLayer", "TransformerDecoder", "Transformer"]
+           "TransformerDecoderLayer", "TransformerDecoder", "Transformer", *_utility, *_extra]

@@ -1,0 +1,210 @@
+"""More of MindSpore's Tensor methods, each the ops function of its name with the tensor as
+its first argument (x.addmm(a, b) is ops.addmm(x, a, b)), plus the dtype casts (x.float(),
+x.long(), ...) and sizes (x.numel(), x.nbytes). Being Python over pijit's ops, captured code
+inlines them like the functions."""
+from pijit import _C
+from pijit import _ops_activation
+from pijit import _ops_composed
+from pijit import _ops_array_extra as _array
+from pijit import _ops_math_extra as _math
+from pijit import _ops_misc_extra as _misc
+from pijit import _ops_nd as _nd
+from pijit import _ops_sample as _sample
+from pijit._primitives_extra import place_rows
+from pijit._tensor import bool_, float16, float32, int16, int32, int64, uint8
+from pijit.mint import _reduce as _mint_reduce
+from pijit.mint import _sort as _mint_sort
+from pijit.numpy import indexing as _np_indexing
+from pijit.numpy import reductions as _np_reductions
+from pijit.numpy import shapes as _np_shapes
+
+Tensor = _C.Tensor
+_ops = _C.ops
+
+# Methods that are the ops function of the same name, the tensor first.
+_SAME_NAME = {
+    "absolute": _math.absolute, "arccos": _math.arccos, "arccosh": _math.arccosh,
+    "arcsin": _math.arcsin, "arcsinh": _math.arcsinh, "arctan": _math.arctan,
+    "arctanh": _math.arctanh, "arctan2": _math.arctan2, "atan2": _math.atan2,
+    "addbmm": _math.addbmm, "addcdiv": _math.addcdiv, "addcmul": _math.addcmul,
+    "addmm": _math.addmm, "addmv": _math.addmv, "addr": _math.addr, "adjoint": _math.adjoint,
+    "baddbmm": _math.baddbmm, "bmm": _math.bmm, "copysign": _math.copysign,
+    "cross": _math.cross, "cummax": _array.cummax, "cummin": _array.cummin,
+    "cumprod": _math.cumprod, "deg2rad": _math.deg2rad, "rad2deg": _math.rad2deg,
+    "det": _math.det, "diag": _array.diag, "diagonal": _array.diagonal,
+    "divide": _math.divide, "erfc": _math.erfc, "erfinv": _math.erfinv,
+    "expand": _array.expand, "flip": _array.flip, "fliplr": _array.fliplr,
+    "flipud": _array.flipud, "gather_elements": _array.gather_elements, "ger": _math.ger,
+    "heaviside": _math.heaviside, "hypot": _math.hypot, "index_fill": _array.index_fill,
+    "inv": _math.inv, "invert": _math.invert, "isclose": _math.isclose, "lcm": _math.lcm,
+    "ldexp": _math.ldexp, "lerp": _math.lerp, "logaddexp": _math.logaddexp,
+    "logaddexp2": _math.logaddexp2, "logit": _math.logit, "logsumexp": _math.logsumexp,
+    "masked_fill": _array.masked_fill, "median": _array.median, "multiply": _math.multiply,
+    "narrow": _array.narrow, "positive": _math.positive, "ravel": _array.ravel,
+    "repeat_interleave": _array.repeat_interleave, "roll": _array.roll, "rot90": _array.rot90,
+    "subtract": _math.subtract, "trace": _math.trace, "triu": _array.triu,
+    "true_divide": _math.true_divide, "unbind": _array.unbind, "xdivy": _math.xdivy,
+    "xlogy": _math.xlogy, "is_floating_point": _math.is_floating_point,
+    "hardshrink": _ops_activation.hardshrink, "soft_shrink": _ops_activation.softshrink,
+    "ge": _ops.greater_equal, "gt": _ops.greater, "le": _ops.less_equal,
+    "negative": _ops.neg, "bernoulli": _array.bernoulli, "reverse": _array.reverse,
+    "unsorted_segment_max": _array.unsorted_segment_max,
+    "unsorted_segment_min": _array.unsorted_segment_min,
+    "unsorted_segment_prod": _array.unsorted_segment_prod, "unfold": _array.unfold,
+    "fold": _array.fold, "choose": _np_indexing.choose,
+    "scatter_add": _nd.tensor_scatter_add, "scatter_sub": _nd.tensor_scatter_sub,
+    "scatter_mul": _nd.tensor_scatter_mul, "scatter_div": _nd.tensor_scatter_div,
+    "scatter_max": _nd.tensor_scatter_max, "scatter_min": _nd.tensor_scatter_min,
+    "gather_nd": _nd.gather_nd, "norm": _misc.norm, "renorm": _misc.renorm,
+    "cholesky": _misc.cholesky, "cholesky_inverse": _misc.cholesky_inverse, "i0": _sample.i0,
+    "reverse_sequence": _misc.reverse_sequence, "angle": _misc.angle,
+    "random_categorical": _sample.random_categorical, "index_add": _misc.index_add,
+}
+
+
+def _method(fn):
+    # A Python function (not the builtin itself), so it binds the tensor as `self`.
+    def method(self, *args, **kwargs):
+        return fn(self, *args, **kwargs)
+
+    method.__name__ = getattr(fn, "__name__", "method")
+    method.__doc__ = fn.__doc__
+    return method
+
+
+def cumsum(self, axis=None, dtype=None):
+    """Running sums along axis (of the flattened tensor when None)."""
+    x = self if dtype is None else self.astype(dtype)
+    return _np_reductions.cumsum(x, axis)
+
+
+def expand_as(self, other):
+    """self broadcast to other's shape."""
+    return _ops.broadcast_to(self, other.shape)
+
+
+def reshape_as(self, other):
+    return _ops.reshape(self, other.shape)
+
+
+def select(self, condition, y):
+    """self where condition holds, else y."""
+    return _ops.where(condition, self, y)
+
+
+def split(self, split_size_or_sections, axis=0):
+    """Pieces of split_size_or_sections elements (an int) or of the listed sizes."""
+    return _ops_composed.split(self, split_size_or_sections, axis)
+
+
+def repeat(self, repeats, axis=None):
+    """Each element repeated `repeats` times along axis (of the flattened tensor when None)."""
+    return _np_shapes.repeat(self, repeats, axis)
+
+
+def ptp(self, axis=None, keepdims=False):
+    """max - min over axis."""
+    return _ops.max(self, axis, keepdims=keepdims) - _ops.min(self, axis, keepdims=keepdims)
+
+
+def argmax_with_value(self, axis=0, keep_dims=False):
+    """(Int64 index, value) of the maxima along axis."""
+    values, index = _mint_reduce.max(self, axis, keep_dims)
+    return index, values
+
+
+def argmin_with_value(self, axis=0, keep_dims=False):
+    """(Int64 index, value) of the minima along axis."""
+    values, index = _mint_reduce.min(self, axis, keep_dims)
+    return index, values
+
+
+def top_k(self, k, sorted=True):  # noqa: A002 - MindSpore's name
+    """(values, Int64 indices) of the k largest along the last axis."""
+    return _mint_sort.topk(self, k, -1, True, sorted)
+
+
+def searchsorted(self, v, side="left", sorter=None):
+    """Where each of v would be inserted into this sorted 1-D tensor."""
+    return _mint_sort.searchsorted(self, v, side=side, sorter=sorter)
+
+
+def approximate_equal(self, other, tolerance=1e-5):
+    return _ops.less(_ops.abs(self - other), tolerance)
+
+
+def is_signed(self):
+    """True for the signed dtypes (every float and integer but UInt8 and Bool)."""
+    return self.dtype not in (uint8, bool_)
+
+
+def fill(self, value):
+    """A tensor of self's shape and dtype filled with value."""
+    return _ops.full_like(self, value)
+
+
+def copy(self):
+    """A new tensor with self's values."""
+    return self + _ops.zeros_like(self) if self.dtype != bool_ else _ops.logical_or(self, self)
+
+
+def conj(self):
+    """self: pijit's dtypes are real."""
+    return self
+
+
+def inplace_update(self, v, indices):
+    """self with rows `indices` replaced by v's rows (a new tensor)."""
+    moved, covered = place_rows("inplace_update", indices, self, v)
+    return _ops.where(_ops.greater(covered, 0), moved, self)
+
+
+def init_data(self, slice_index=None, shape=None, opt_shape=None):
+    """self: pijit computes an initializer's values when the tensor is made."""
+    return self
+
+
+def numel(self):
+    return self.size
+
+
+def ndimension(self):
+    return self.ndim
+
+
+def _cast_to(dtype, name):
+    def cast(self):
+        return self.astype(dtype)
+
+    cast.__name__ = name
+    cast.__doc__ = f"self as {dtype}."
+    return cast
+
+
+_OWN = {
+    "cumsum": cumsum, "expand_as": expand_as, "reshape_as": reshape_as, "select": select,
+    "split": split, "repeat": repeat, "ptp": ptp, "argmax_with_value": argmax_with_value,
+    "argmin_with_value": argmin_with_value, "top_k": top_k, "searchsorted": searchsorted,
+    "approximate_equal": approximate_equal, "is_signed": is_signed, "fill": fill,
+    "copy": copy, "conj": conj, "init_data": init_data, "inplace_update": inplace_update, "numel": numel, "nelement": numel, "ndimension": ndimension,
+    "bool": _cast_to(bool_, "bool"), "float": _cast_to(float32, "float"),
+    "half": _cast_to(float16, "half"), "int": _cast_to(int32, "int"),
+    "long": _cast_to(int64, "long"), "short": _cast_to(int16, "short"),
+}
+
+
+def install():
+    """Sets the methods on pijit.Tensor, leaving any the extension already defines."""
+    for name, fn in _SAME_NAME.items():
+        if not hasattr(Tensor, name):
+            setattr(Tensor, name, _method(fn))
+    for name, fn in _OWN.items():
+        if not hasattr(Tensor, name):
+            setattr(Tensor, name, fn)
+    if not hasattr(Tensor, "itemsize"):
+        Tensor.itemsize = property(lambda self: self.dtype.to_numpy().itemsize)
+        Tensor.nbytes = property(lambda self: self.dtype.to_numpy().itemsize * self.size)
+    if not hasattr(Tensor, "has_init"):
+        Tensor.has_init = property(lambda self: False)  # values exist from construction on
+    if not hasattr(Tensor, "from_numpy"):
+        Tensor.from_numpy = staticmethod(lambda array: Tensor(array))
