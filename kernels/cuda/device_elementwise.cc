@@ -54,14 +54,18 @@ absl::StatusOr<Tensor> Launch(ElementwiseSpec spec, absl::Span<const Tensor* con
   const Shape& shape = out_meta.shape;
   args.n = NumElements(shape);
   args.ndim = static_cast<int>(shape.size());
+  args.shape[0] = 1;  // a 0-d output decomposes over one axis of size 1
   for (size_t d = 0; d < shape.size() && d < static_cast<size_t>(kMaxDims); ++d) args.shape[d] = shape[d];
   spec.input_dtypes.clear();
   spec.access.clear();
+  spec.ndim = std::max<int>(1, args.ndim);
+  spec.wide_index = args.n >= (int64_t{1} << 31) || (into && NeedsWideIndex(*into));
   for (size_t k = 0; k < inputs.size(); ++k) {
     PIJIT_RETURN_IF_ERROR(CheckOnDevice(*inputs[k], what));
     PIJIT_RETURN_IF_ERROR(DeviceType(inputs[k]->dtype()).status());
     PIJIT_ASSIGN_OR_RETURN(const Access access, AccessOf(*inputs[k], shape, args.strides[k]));
     spec.input_dtypes.push_back(inputs[k]->dtype());
+    spec.wide_index |= NeedsWideIndex(*inputs[k]);
     spec.access.push_back(access);
     args.in[k] = inputs[k]->raw_data();
   }
@@ -81,7 +85,7 @@ absl::StatusOr<Tensor> Launch(ElementwiseSpec spec, absl::Span<const Tensor* con
   args.out = out.raw_data();
   // Everything the source depends on, short: the body and one letter per input and dtype.
   std::string key = absl::StrCat(spec.compute_type, "|", static_cast<int>(spec.out_dtype), "|",
-                                 spec.strided_out ? "s|" : "c|");
+                                 spec.strided_out ? "s|" : "c|", spec.ndim, spec.wide_index ? "w|" : "n|");
   for (size_t k = 0; k < spec.access.size(); ++k) {
     key += static_cast<char>(spec.access[k]);
     key += static_cast<char>('A' + static_cast<int>(spec.input_dtypes[k]));

@@ -64,7 +64,8 @@ absl::StatusOr<Tensor> DeviceReduce(ReduceOp op, const Tensor& a, absl::Span<con
           "%s of an empty axis has no identity", ReduceOpName(op)));
     }
   }
-  PIJIT_ASSIGN_OR_RETURN(std::string src, RenderReduce(op, a.dtype(), out.dtype));
+  const bool wide = NeedsWideIndex(a);
+  PIJIT_ASSIGN_OR_RETURN(std::string src, RenderReduce(op, a.dtype(), out.dtype, wide));
   PIJIT_ASSIGN_OR_RETURN(Tensor result, EmptyOnDevice(out.shape, out.dtype));
   if (args.n_out == 0) return result;
   args.in = a.raw_data();
@@ -96,7 +97,7 @@ absl::StatusOr<Tensor> DeviceReduce(ReduceOp op, const Tensor& a, absl::Span<con
     fin.chunks = 1;
     fin.chunk_len = args.chunks;
     fin.divisor = args.n_red;
-    PIJIT_ASSIGN_OR_RETURN(std::string fin_src, RenderReduce(op, out.dtype, out.dtype));
+    PIJIT_ASSIGN_OR_RETURN(std::string fin_src, RenderReduce(op, out.dtype, out.dtype, wide));
     PIJIT_ASSIGN_OR_RETURN(CUfunction fin_fn, CompiledFunction(fin_src, "pijit_reduce"));
     PIJIT_RETURN_IF_ERROR(LaunchBlocks(*api, fin_fn, fin.n_out, &fin));
     return result;
@@ -116,7 +117,7 @@ absl::StatusOr<Tensor> DeviceSoftmax(const Tensor& a, int64_t axis, bool log) {
   if (ax < 0 || ax >= nd) {
     return absl::InvalidArgumentError(absl::StrFormat("%s: axis %d out of range", what, axis));
   }
-  PIJIT_ASSIGN_OR_RETURN(std::string src, RenderSoftmax(a.dtype(), log));
+  PIJIT_ASSIGN_OR_RETURN(std::string src, RenderSoftmax(a.dtype(), log, NeedsWideIndex(a)));
   PIJIT_ASSIGN_OR_RETURN(Tensor result, EmptyOnDevice(a.shape(), a.dtype()));
   SoftmaxArgs args{};
   args.rows = 1;

@@ -1,6 +1,7 @@
 // Rendering of CUDA C++ kernel sources (kernels/cuda/kernel_source.h).
 #include "kernels/cuda/kernel_source.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
@@ -82,16 +83,19 @@ struct SoftmaxArgs {
   int pad;
   long long kept_shape[PJ_MAX_DIMS], in_kept_stride[PJ_MAX_DIMS], out_kept_stride[PJ_MAX_DIMS];
 };
-// The offset of linear index `i` of a row-major `shape` in a tensor of `stride`.
+// The offset of linear index `i` of a row-major `shape` in a tensor of `stride`, in index
+// type I: unsigned 32-bit where every index and offset fits (its division is several times
+// cheaper than 64-bit's; a negative stride wraps and the sum comes out right modulo 2^32).
+template <typename I>
 __device__ __forceinline__ long long pj_offset(long long i, int ndim, const long long* shape,
                                                const long long* stride) {
-  long long off = 0;
+  I rem = (I)i, off = 0;
   for (int d = ndim - 1; d >= 0; --d) {
-    const long long c = i % shape[d];
-    i /= shape[d];
-    off += c * stride[d];
+    const I c = rem % (I)shape[d];
+    rem /= (I)shape[d];
+    off += c * (I)stride[d];
   }
-  return off;
+  return (long long)off;
 }
 )";
 
@@ -157,8 +161,8 @@ std::string ReadInput(int k, Access access, const std::string& type) {
   switch (access) {
     case Access::kContiguous: return absl::StrCat(ptr, "[i]");
     case Access::kScalar: return absl::StrCat(ptr, "[0]");
-    case Access::kStrided:
-      return absl::StrFormat("%s[pj_offset(i, a.ndim, a.shape, a.strides[%d])]", ptr, k);
+    case Access::kStrided:  // the output's coordinates, computed once, dotted with the strides
+      return absl::StrFormat("%s[pj_dot%d(co, a.strides[%d])]", ptr, k, k);
   }
   return "";
 }
@@ -187,16 +191,42 @@ absl::StatusOr<std::string> DeviceType(DType d) {
 std::string RenderElementwise(const ElementwiseSpec& spec) {
   const std::string out_type = *DeviceType(spec.out_dtype);
   std::string src = absl::StrCat(kMathPreamble, kArgs);
+  bool strided = spec.strided_out;
+  for (Access a : spec.access) strided |= a == Access::kStrided;
+  const int nd = std::max(spec.ndim, 1);
+  const char* idx = spec.wide_index ? "long long" : "unsigned int";
+  if (strided) {
+    // The number of axes is fixed in the source, so the coordinates stay in registers.
+    absl::StrAppendFormat(&src, "typedef %s IDX;\n#define PJ_ND %d\n", idx, nd);
+    for (size_t k = 0; k < spec.access.size(); ++k) {
+      absl::StrAppendFormat(&src,
+                            "__device__ __forceinline__ IDX pj_dot%d(const IDX* co, const long long* s) {\n"
+                            "  IDX off = 0;\n#pragma unroll\n  for (int d = 0; d < PJ_ND; ++d) off += co[d] * (IDX)s[d];\n"
+                            "  return off;\n}\n", k);
+    }
+  }
   absl::StrAppend(&src, "extern \"C\" __global__ void pijit_elementwise(ElementwiseArgs a) {\n",
                   "  typedef ", spec.compute_type, " T;\n",
                   "  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < a.n;\n",
                   "       i += (long long)gridDim.x * blockDim.x) {\n");
+  if (strided) {
+    absl::StrAppend(&src, "    IDX co[PJ_ND];\n    {\n      IDX rem = (IDX)i;\n#pragma unroll\n",
+                    "      for (int d = PJ_ND - 1; d >= 0; --d) {\n",
+                    "        co[d] = rem % (IDX)a.shape[d];\n        rem /= (IDX)a.shape[d];\n      }\n    }\n");
+  }
   for (size_t k = 0; k < spec.input_dtypes.size(); ++k) {
     const std::string type = *DeviceType(spec.input_dtypes[k]);
     absl::StrAppendFormat(&src, "    const %s x%d = %s;\n", type, k,
                           ReadInput(static_cast<int>(k), spec.access[k], type));
   }
-  const char* where = spec.strided_out ? "[pj_offset(i, a.ndim, a.shape, a.out_strides)]" : "[i]";
+  const char* where = spec.strided_out ? "[pj_dot_out(co, a.out_strides)]" : "[i]";
+  if (spec.strided_out) {
+    // Defined after use would not compile: insert the output's dot product before the kernel.
+    const size_t at = src.find("extern \"C\" __global__ void pijit_elementwise");
+    src.insert(at, "__device__ __forceinline__ IDX pj_dot_out(const IDX* co, const long long* s) {\n"
+                   "  IDX off = 0;\n#pragma unroll\n  for (int d = 0; d < PJ_ND; ++d) off += co[d] * (IDX)s[d];\n"
+                   "  return off;\n}\n");
+  }
   absl::StrAppend(&src, "    T r;\n", spec.body, "\n    static_cast<", out_type, "*>(a.out)",
                   where, " = static_cast<", out_type, ">(r);\n  }\n}\n");
   return src;

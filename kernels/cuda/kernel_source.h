@@ -83,6 +83,8 @@ struct ElementwiseSpec {
   std::string compute_type;  // the C++ type the body computes in ("float")
   std::string body;          // statements assigning `r` from x0..x{n-1}
   bool strided_out = false;  // write element i at out_strides (a view into another tensor)
+  int ndim = 1;              // the output's axes (strided reads and writes decompose i over them)
+  bool wide_index = false;   // 64-bit index arithmetic (an index or offset reaches 2^31)
 };
 
 // The device type of `d` ("float", "double", "int", "long long", "bool", ...); error for the
@@ -101,9 +103,12 @@ const char* FloatFunctionExpression(UnaryOp op);
 
 // The source of `pijit_reduce`: `op` over the reduced elements of each output element, input
 // of dtype `in`, output of dtype `out` (mean divides by the count; max/min propagate NaN).
-absl::StatusOr<std::string> RenderReduce(ReduceOp op, DType in, DType out);
+// `wide_index`: 64-bit index arithmetic (some index or offset reaches 2^31).
+absl::StatusOr<std::string> RenderReduce(ReduceOp op, DType in, DType out, bool wide_index = false);
 
 // The source of `pijit_softmax` (log: log_softmax) for one floating dtype.
-absl::StatusOr<std::string> RenderSoftmax(DType dtype, bool log);
+absl::StatusOr<std::string> RenderSoftmax(DType dtype, bool log, bool wide_index = false);
+// Whether a tensor's indices or offsets need 64 bits (its storage holds 2^31 elements or more).
+bool NeedsWideIndex(const Tensor& t);
 
 }  // namespace pijit::cuda

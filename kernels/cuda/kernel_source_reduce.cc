@@ -1,4 +1,6 @@
 // Rendering of the CUDA reduction and softmax kernels (kernels/cuda/kernel_source.h).
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "kernels/cuda/kernel_source.h"
@@ -43,7 +45,13 @@ template <> __device__ __forceinline__ int pj_highest<int>() { return 2147483647
 
 }  // namespace
 
-absl::StatusOr<std::string> RenderReduce(ReduceOp op, DType in, DType out) {
+bool NeedsWideIndex(const Tensor& t) {
+  constexpr int64_t kLimit = int64_t{1} << 31;
+  if (t.numel() >= kLimit) return true;
+  return t.storage() && static_cast<int64_t>(t.storage()->nbytes() / std::max<size_t>(1, t.itemsize())) >= kLimit;
+}
+
+absl::StatusOr<std::string> RenderReduce(ReduceOp op, DType in, DType out, bool wide_index) {
   PIJIT_ASSIGN_OR_RETURN(const Combine c, CombineOf(op));
   PIJIT_ASSIGN_OR_RETURN(const std::string in_type, DeviceType(in));
   PIJIT_ASSIGN_OR_RETURN(const std::string out_type, DeviceType(out));
@@ -52,7 +60,8 @@ absl::StatusOr<std::string> RenderReduce(ReduceOp op, DType in, DType out) {
         "the CUDA backend has no %s reduction of %s tensors yet", ReduceOpName(op), DTypeName(in)));
   }
   // Accumulate in the output's type (int32 sums widen to int64 as on the CPU).
-  std::string src = absl::StrCat(ArgsDeclarations(), kLimits);
+  std::string src = absl::StrCat(ArgsDeclarations(), kLimits, "typedef ",
+                                 wide_index ? "long long" : "unsigned int", " IDX;\n");
   absl::StrAppendFormat(&src, R"(
 extern "C" __global__ void pijit_reduce(ReduceArgs a) {
   typedef %s A;
@@ -61,10 +70,10 @@ extern "C" __global__ void pijit_reduce(ReduceArgs a) {
   for (long long b = blockIdx.x; b < a.n_out * a.chunks; b += gridDim.x) {
     const long long o = b / a.chunks, first = (b %% a.chunks) * a.chunk_len;
     const long long last = min(first + a.chunk_len, a.n_red);
-    const long long base = pj_offset(o, a.kept_ndim, a.kept_shape, a.kept_stride);
+    const long long base = pj_offset<IDX>(o, a.kept_ndim, a.kept_shape, a.kept_stride);
     A acc = %s;
     for (long long r = first + threadIdx.x; r < last; r += blockDim.x) {
-      const A v = A(in[base + pj_offset(r, a.red_ndim, a.red_shape, a.red_stride)]);
+      const A v = A(in[base + pj_offset<IDX>(r, a.red_ndim, a.red_shape, a.red_stride)]);
       acc = %s;
     }
     part[threadIdx.x] = acc;
@@ -91,7 +100,7 @@ extern "C" __global__ void pijit_reduce(ReduceArgs a) {
   return src;
 }
 
-absl::StatusOr<std::string> RenderSoftmax(DType dtype, bool log) {
+absl::StatusOr<std::string> RenderSoftmax(DType dtype, bool log, bool wide_index) {
   if (dtype != DType::kFloat32 && dtype != DType::kFloat64) {
     return absl::UnimplementedError(absl::StrFormat(
         "the CUDA backend runs softmax on float32 and float64 only, not %s", DTypeName(dtype)));
@@ -99,7 +108,8 @@ absl::StatusOr<std::string> RenderSoftmax(DType dtype, bool log) {
   const char* t = dtype == DType::kFloat64 ? "double" : "float";
   const char* exp = dtype == DType::kFloat64 ? "exp" : "expf";
   const char* lg = dtype == DType::kFloat64 ? "log" : "logf";
-  std::string src = absl::StrCat(ArgsDeclarations(), kLimits);
+  std::string src = absl::StrCat(ArgsDeclarations(), kLimits, "typedef ",
+                                 wide_index ? "long long" : "unsigned int", " IDX;\n");
   // Three passes over the row: its max, the sum of exp(x - max), then the outputs. A NaN in
   // the row makes the row NaN, as on the CPU.
   absl::StrAppendFormat(&src, R"(
@@ -109,8 +119,8 @@ extern "C" __global__ void pijit_softmax(SoftmaxArgs a) {
   const T* in = static_cast<const T*>(a.in);
   T* out = static_cast<T*>(a.out);
   for (long long row = blockIdx.x; row < a.rows; row += gridDim.x) {
-    const long long ib = pj_offset(row, a.kept_ndim, a.kept_shape, a.in_kept_stride);
-    const long long ob = pj_offset(row, a.kept_ndim, a.kept_shape, a.out_kept_stride);
+    const long long ib = pj_offset<IDX>(row, a.kept_ndim, a.kept_shape, a.in_kept_stride);
+    const long long ob = pj_offset<IDX>(row, a.kept_ndim, a.kept_shape, a.out_kept_stride);
     T m = pj_lowest<T>();
     for (long long j = threadIdx.x; j < a.len; j += blockDim.x) {
       const T v = in[ib + j * a.in_axis_stride];

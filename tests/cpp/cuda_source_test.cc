@@ -38,7 +38,8 @@ TEST(CudaKernelSource, FusedProgramBecomesOneKernelBody) {
   const std::string src = RenderElementwise(spec);
   EXPECT_NE(src.find("extern \"C\" __global__ void pijit_elementwise(ElementwiseArgs a)"), std::string::npos);
   EXPECT_NE(src.find("static_cast<const float*>(a.in[0])[i]"), std::string::npos);
-  EXPECT_NE(src.find("pj_offset(i, a.ndim, a.shape, a.strides[1])"), std::string::npos);
+  EXPECT_NE(src.find("pj_dot1(co, a.strides[1])"), std::string::npos);
+  EXPECT_NE(src.find("co[d] = rem % (IDX)a.shape[d];"), std::string::npos);
 }
 
 TEST(CudaKernelSource, InfiniteAndNanConstantsAreWrittenAsBits) {
