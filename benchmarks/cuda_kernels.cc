@@ -28,6 +28,7 @@
 #include "tests/cpp/resnet_step.h"
 
 namespace pijit::cuda {
+int ResNet(const CudaApi& api);
 namespace {
 
 template <typename Fn>
@@ -58,8 +59,6 @@ Tensor Filled(const Shape& shape, float v) {
   std::fill(t.data<float>(), t.data<float>() + t.numel(), v);
   return t;
 }
-
-int ResNet(const CudaApi& api);
 
 int LeNet(const CudaApi& api) {
   constexpr int64_t kBatch = 128;
@@ -93,6 +92,8 @@ int LeNet(const CudaApi& api) {
   std::printf("lenet_step_ms %.4f\n", ms);
   return ResNet(api);
 }
+
+}  // namespace
 
 int ResNet(const CudaApi& api) {
   auto step = graph::ResNetBuilder().Build(128);
@@ -132,6 +133,8 @@ int ResNet(const CudaApi& api) {
   std::printf("resnet18_convolutions %s\n", why.empty() ? "cudnn" : ("direct (" + why + ")").c_str());
   return 0;
 }
+
+namespace {
 
 int Run() {
   auto api_or = CudaApi::Get();
@@ -188,4 +191,12 @@ int Run() {
 }  // namespace
 }  // namespace pijit::cuda
 
-int main() { return pijit::cuda::Run(); }
+// `pijit_cuda_bench resnet` runs only the ResNet-18 step (with PIJIT_PROFILE=1: its time per
+// kind of node, printed at exit).
+int main(int argc, char** argv) {
+  if (argc > 1 && std::string(argv[1]) == "resnet") {
+    auto api = pijit::cuda::CudaApi::Get();
+    return api.ok() ? pijit::cuda::ResNet(**api) : 1;
+  }
+  return pijit::cuda::Run();
+}

@@ -42,6 +42,8 @@ case "${1:-}" in
     status=0
     .gpu/pijit_cpp_tests --gtest_filter='Cuda*' || status=$?
     python3 benchmarks/gpu.py .gpu/pijit_cuda_bench || status=$?
+    # Where a ResNet-18 step's time goes, kind of node by kind of node (the largest first).
+    PIJIT_PROFILE=1 .gpu/pijit_cuda_bench resnet 2>&1 | head -30 || true
     exit $status
     ;;
   *)
