@@ -65,6 +65,7 @@ std::vector<std::vector<bool>> BridgeOutcomes(const BridgeSpec& s) {
     case Opc::DELETE_GLOBAL:
     case Opc::STORE_ATTR:
     case Opc::DELETE_SUBSCR:
+    case Opc::STORE_SLICE:
     case Opc::STORE_SUBSCR: break;
     case Opc::CALL:
     case Opc::LOAD_ATTR:
@@ -75,6 +76,7 @@ std::vector<std::vector<bool>> BridgeOutcomes(const BridgeSpec& s) {
     case Opc::GET_ITER:
     case Opc::FOR_ITER:  // (iterator, next item)
     case Opc::BINARY_SUBSCR:
+    case Opc::BINARY_SLICE:
     case Opc::BINARY_OP:
     case Opc::COMPARE_OP:
     case Opc::IS_OP:
@@ -87,7 +89,8 @@ std::vector<std::vector<bool>> BridgeOutcomes(const BridgeSpec& s) {
   int effect;
   if (s.op == Opc::CALL) {
     // 3.11 splits a call's stack effect between PRECALL (-argc) and CALL (-1); the bridge
-    // runs both: the callable or NULL, self or the callable, and the arguments.
+    // runs both (3.12's CALL alone): the callable or NULL, self or the callable, and the
+    // arguments.
     pops = s.arg + 2;
   } else if (OpcStackEffect(s.op, /*jump=*/false, &effect)) {
     pops = static_cast<int>(pushes.size()) - effect;
@@ -173,8 +176,20 @@ absl::StatusOr<PyObject*> MakeBridgeCode(PyCodeObject* code, const BridgeSpec& s
     ep.Emit(Opc::BUILD_TUPLE, nitems);
     ep.Emit(Opc::RETURN_VALUE);
   }
+  // An exhausted FOR_ITER lands on the second epilogue, which then starts as the version
+  // requires of a FOR_ITER target.
+  if (spec.op == Opc::FOR_ITER && epilogues.size() == 2) {
+    Emitter exit;
+    exit.EmitForIterExit();
+    exit.Append(epilogues[1]);
+    epilogues[1] = std::move(exit);
+  }
   if (jump_unit >= 0) e.Emit(ForwardJump(spec.op), epilogues[0].units());
   for (const Emitter& ep : epilogues) e.Append(ep);
+  if (!e.ok()) {
+    return absl::UnimplementedError(
+        absl::StrFormat("no bridge for %s on this Python version", OpcName(spec.op)));
+  }
 
   PyObject* varnames = PyTuple_New(nlocals_total);
   for (int i = 0; i < nlocals; ++i) {

@@ -1,5 +1,6 @@
-// Small bytecode emitter shared by resume functions and graph-break bridges (3.11 format:
-// two-byte code units, EXTENDED_ARG prefixes, zeroed inline CACHE entries).
+// Small bytecode emitter shared by resume functions and graph-break bridges: two-byte code
+// units, EXTENDED_ARG prefixes, zeroed inline CACHE entries. It takes version-neutral
+// instructions (instructions.h) and writes the running interpreter's encoding of them.
 #pragma once
 #include <Python.h>
 
@@ -12,15 +13,25 @@ namespace pijit::bytecode {
 
 class Emitter {
  public:
-  // Appends `op arg` (with EXTENDED_ARG prefixes) followed by the op's CACHE entries.
-  void Emit(Opc op, int arg = 0);
+  // Appends `op arg` (with EXTENDED_ARG prefixes) followed by the op's CACHE entries, as
+  // the running interpreter encodes it (nothing for 3.11's PRECALL on 3.12). False, and ok()
+  // false from then on, when the interpreter has no such instruction.
+  bool Emit(Opc op, int arg = 0);
+  // What an exhausted FOR_ITER jumps to: on 3.12 the jump target must be an END_FOR (the
+  // interpreter skips it; a generator's return lands on it), on 3.11 nothing.
+  void EmitForIterExit();
+  bool ok() const { return ok_; }
   int units() const { return static_cast<int>(code_.size() / 2); }
   const std::string& code() const { return code_; }
   // Appends another emitter's code (relative jumps inside it stay valid).
-  void Append(const Emitter& other) { code_ += other.code_; }
+  void Append(const Emitter& other) {
+    code_ += other.code_;
+    ok_ = ok_ && other.ok_;
+  }
 
  private:
   std::string code_;
+  bool ok_ = true;
 };
 
 // A location table that gives every code unit of a `units`-long code the line `line`

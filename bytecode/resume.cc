@@ -98,6 +98,7 @@ absl::StatusOr<PyObject*> MakeResumeCode(PyCodeObject* code, const ResumeSpec& s
     else e.Emit(Opc::LOAD_FAST, value_slot++);
   }
   e.Emit(Opc::JUMP_FORWARD, spec.offset);
+  if (!e.ok()) return absl::InternalError("resume prologue: an instruction this Python lacks");
   const std::string& prologue = e.code();
   const int prologue_units = static_cast<int>(prologue.size() / 2);
 
