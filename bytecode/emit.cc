@@ -1,5 +1,6 @@
 #include "bytecode/emit.h"
 
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -123,6 +124,26 @@ std::string NoLocation(int units) {
     out.push_back(static_cast<char>(0x80 | (15 << 3) | (n - 1)));
   }
   return out;
+}
+
+absl::Status CheckLoadsOf(std::string* code, const std::vector<int>& slots) {
+#if PY_VERSION_HEX >= 0x030C0000
+  if (slots.empty()) return absl::OkStatus();
+  auto decoded = Decode(reinterpret_cast<const uint8_t*>(code->data()), code->size());
+  if (!decoded.ok()) return decoded.status();
+  const int load = RowNamed("LOAD_FAST")->number, checked = RowNamed("LOAD_FAST_CHECK")->number;
+  for (const Instr& in : *decoded) {
+    if (in.op != Opc::LOAD_FAST) continue;
+    if (std::find(slots.begin(), slots.end(), in.arg) == slots.end()) continue;
+    // Neither form has inline caches: the opcode is the instruction's last code unit.
+    char& opcode = (*code)[2 * (in.next_offset - 1)];
+    if (static_cast<uint8_t>(opcode) == load) opcode = static_cast<char>(checked);
+  }
+#else
+  (void)code;
+  (void)slots;
+#endif
+  return absl::OkStatus();
 }
 
 absl::StatusOr<PyObject*> ReplaceCode(PyCodeObject* code, PyObject* fields) {

@@ -5,6 +5,7 @@
 #include <Python.h>
 
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "bytecode/instructions.h"
@@ -39,6 +40,11 @@ class Emitter {
 std::string LineTableForOneLine(int units, int line, int firstlineno);
 // "No location" entries (code 15) covering `units` code units.
 std::string NoLocation(int units);
+
+// Makes every load of the local `slots` in `code` (the running interpreter's bytecode) check
+// that the local is bound. 3.12's LOAD_FAST trusts the compiler's proof that it is, which a
+// resume function that unbinds locals must not rely on; 3.11's LOAD_FAST always checks.
+absl::Status CheckLoadsOf(std::string* code, const std::vector<int>& slots);
 
 // code.replace(**kwargs) for the fields given; takes ownership of the values in `fields`.
 absl::StatusOr<PyObject*> ReplaceCode(PyCodeObject* code, PyObject* fields);
