@@ -82,12 +82,17 @@ std::vector<std::vector<bool>> BridgeOutcomes(const BridgeSpec& s) {
     case Opc::IS_OP:
     case Opc::CONTAINS_OP: pushes = {false}; break;
     case Opc::LOAD_METHOD: pushes = {true, false}; break;  // as LOAD_ATTR: (NULL, attr)
+    // 3.12's super().name: argument bit 0 asks for a method, run as an attribute load too.
+    case Opc::LOAD_SUPER_ATTR: pushes = (s.arg & 1) ? std::vector<bool>{true, false}
+                                                    : std::vector<bool>{false}; break;
     case Opc::BEFORE_WITH: pushes = {false, false}; break;  // (__exit__, __enter__())
     default: return {};
   }
   int pops;
   int effect;
-  if (s.op == Opc::CALL) {
+  if (s.op == Opc::LOAD_SUPER_ATTR) {
+    pops = 3;  // the global `super`, the class and the instance
+  } else if (s.op == Opc::CALL) {
     // 3.11 splits a call's stack effect between PRECALL (-argc) and CALL (-1); the bridge
     // runs both (3.12's CALL alone): the callable or NULL, self or the callable, and the
     // arguments.
@@ -149,6 +154,13 @@ absl::StatusOr<PyObject*> MakeBridgeCode(PyCodeObject* code, const BridgeSpec& s
       e.Emit(Opc::LOAD_ATTR, spec.arg);
       e.Emit(Opc::PUSH_NULL);
       e.Emit(Opc::SWAP, 2);
+      break;
+    case Opc::LOAD_SUPER_ATTR:  // (NULL, attribute) whether or not the attribute is a method
+      e.Emit(Opc::LOAD_SUPER_ATTR, spec.arg & ~1);
+      if (spec.arg & 1) {
+        e.Emit(Opc::PUSH_NULL);
+        e.Emit(Opc::SWAP, 2);
+      }
       break;
     default:
       if (IsConditionalJump(spec.op)) {

@@ -25,7 +25,7 @@ namespace pijit::bytecode {
   X(LOAD_FAST_AND_CLEAR, 33, 1)      /* push a local (NULL if unbound), unbind it */ \
   X(END_FOR, 0, -2)                                                                \
   X(END_SEND, 0, -1)                                                               \
-  X(LOAD_SUPER_ATTR, 17, PIJIT_EFFECT_VARIES)                                      \
+  X(LOAD_SUPER_ATTR, 17, PIJIT_EFFECT_VARIES) /* argument as 3.12 encodes it */   \
   X(CALL_INTRINSIC_1, 1, 0)          /* the intrinsics 3.11 has no opcode for */   \
   X(CALL_INTRINSIC_2, 1, -1)                                                       \
   X(CLEANUP_THROW, 0, -1)                                                          \
