@@ -84,9 +84,10 @@ static PyObject* run_watched(PyThreadState* tstate, _PyInterpreterFrame* frame,
 /* Releases what a fresh, never-run frame holds and pops it off the thread's data stack, as the
  * 3.12 evaluator does when a frame returns. CPython's own functions for this are internal and
  * not exported. The frame was never linked into the thread's frame chain, so nothing can have
- * made a frame object for it; should one exist, it is given up only when nothing else holds it
- * (another holder keeps a frame object pointing at this memory, so it is left alone rather than
- * freed: a leak, not a crash). */
+ * made a frame object for it (the hook only offers frames without one to the callback);
+ * should one appear while the callback runs, it is given up only when nothing else holds it:
+ * another holder would keep a frame object pointing into this memory, so the frame is then
+ * left in place (a leak) rather than released. */
 static void finish_unrun_frame(PyThreadState* tstate, _PyInterpreterFrame* frame) {
   PyObject* frame_obj = (PyObject*)frame->frame_obj;
   if (frame_obj != NULL && Py_REFCNT(frame_obj) > 1) return;
@@ -128,7 +129,7 @@ static PyObject* pijit_eval_frame(PyThreadState* tstate, _PyInterpreterFrame* fr
    * the frame after we return; on 3.12 the evaluator does it as the frame exits, so a frame
    * the callback answers is cleared and popped here (finish_unrun_frame). */
   if (throwflag || g_callback == NULL || frame->owner != FRAME_OWNED_BY_THREAD ||
-      frame->prev_instr != _PyCode_CODE(code) - 1 ||
+      frame->prev_instr != _PyCode_CODE(code) - 1 || frame->frame_obj != NULL ||
       (code->co_flags & (CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR))) {
     return _PyEval_EvalFrameDefault(tstate, frame, throwflag);
   }
