@@ -24,7 +24,7 @@ Interp::StepHandler Interp::HandlerOf(Opc op) {
         {&Interp::StepNop, {Opc::RESUME, Opc::NOP, Opc::PRECALL, Opc::COPY_FREE_VARS}},
         {&Interp::StepLocal, {Opc::MAKE_CELL, Opc::LOAD_FAST, Opc::LOAD_FAST_AND_CLEAR, Opc::STORE_FAST, Opc::DELETE_FAST, Opc::LOAD_CONST, Opc::LOAD_DEREF, Opc::LOAD_CLASSDEREF, Opc::STORE_DEREF, Opc::LOAD_CLOSURE}},
         {&Interp::StepGlobal, {Opc::LOAD_GLOBAL, Opc::STORE_GLOBAL, Opc::DELETE_GLOBAL}},
-        {&Interp::StepAttr, {Opc::LOAD_ATTR, Opc::LOAD_METHOD, Opc::STORE_ATTR, Opc::DELETE_ATTR}},
+        {&Interp::StepAttr, {Opc::LOAD_ATTR, Opc::LOAD_METHOD, Opc::LOAD_SUPER_ATTR, Opc::STORE_ATTR, Opc::DELETE_ATTR}},
         {&Interp::StepStack, {Opc::PUSH_NULL, Opc::POP_TOP, Opc::END_FOR, Opc::COPY, Opc::SWAP}},
         {&Interp::StepCall, {Opc::KW_NAMES, Opc::CALL, Opc::CALL_FUNCTION_EX}},
         {&Interp::StepMakeFunction, {Opc::MAKE_FUNCTION}},
@@ -193,6 +193,10 @@ bool Interp::StepAttr(StepState& s) {
     case Opc::DELETE_ATTR:
       if (!Pop(f, &a) || !DeleteAttr(a, PyTuple_GET_ITEM(f.code->co_names, in.arg))) return false;
       break;
+    case Opc::LOAD_SUPER_ATTR:  // 3.12's super().name (3.11 calls super() first)
+      Fail(BreakCategory::kUnsupportedCall, "super() attribute lookups run in Python",
+           "the graph breaks there; the code around it is still captured");
+      return false;
     default:
       break;
   }
