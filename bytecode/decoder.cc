@@ -56,12 +56,6 @@ constexpr OpcInfo kVersion[] = {
 };
 constexpr int kNumVersion = sizeof(kVersion) / sizeof(kVersion[0]);
 
-Opc NeutralByName(const char* name) {
-  for (int i = 0; i < kNumNeutral; ++i)
-    if (std::strcmp(kNeutral[i].name, name) == 0) return static_cast<Opc>(i);
-  return Opc::kInvalid;
-}
-
 // The running version's opcode numbers: their table row and the neutral opcode of the same
 // name (kInvalid where the neutral set names it differently: the normaliser maps those).
 struct NumberTable {
@@ -71,7 +65,7 @@ struct NumberTable {
     for (auto& o : same_name) o = Opc::kInvalid;
     for (int i = 0; i < kNumVersion; ++i) {
       info[kVersion[i].number] = &kVersion[i];
-      same_name[kVersion[i].number] = NeutralByName(kVersion[i].name);
+      same_name[kVersion[i].number] = OpcByName(kVersion[i].name);
     }
   }
 };
@@ -107,6 +101,7 @@ Opc Normalise312(const RawInstr& raw, int32_t* arg) {
   if (name == "POP_JUMP_IF_NOT_NONE") return Opc::POP_JUMP_FORWARD_IF_NOT_NONE;
   if (name == "CALL_INTRINSIC_1") {  // the two intrinsics that were opcodes in 3.11
     constexpr int kUnaryPositive = 5, kListToTuple = 6;
+    if (raw.arg == kUnaryPositive || raw.arg == kListToTuple) *arg = 0;  // no argument in 3.11
     if (raw.arg == kUnaryPositive) return Opc::UNARY_POSITIVE;
     if (raw.arg == kListToTuple) return Opc::LIST_TO_TUPLE;
     return Opc::CALL_INTRINSIC_1;
@@ -161,6 +156,12 @@ absl::StatusOr<std::vector<RawInstr>> ReadRaw(const uint8_t* code, size_t nbytes
 }
 
 }  // namespace
+
+Opc OpcByName(const char* name) {
+  for (int i = 0; i < kNumNeutral; ++i)
+    if (std::strcmp(kNeutral[i].name, name) == 0) return static_cast<Opc>(i);
+  return Opc::kInvalid;
+}
 
 const char* OpcName(Opc op) {
   return op == Opc::kInvalid ? "<invalid>" : kNeutral[static_cast<int>(op)].name;

@@ -51,6 +51,8 @@ enum OpFlag : uint8_t {
 };
 
 const char* OpcName(Opc op);
+// The neutral opcode named `name`, kInvalid for none.
+Opc OpcByName(const char* name);
 uint8_t OpcFlags(Opc op);
 // The net stack effect of the version-neutral `op` (jump: when it jumps), as 3.11's
 // dis.stack_effect gives it (3.12's for the later instructions); false where it depends on
