@@ -100,10 +100,9 @@ Opc Normalise312(const RawInstr& raw, int32_t* arg) {
   if (name == "POP_JUMP_IF_NONE") return Opc::POP_JUMP_FORWARD_IF_NONE;
   if (name == "POP_JUMP_IF_NOT_NONE") return Opc::POP_JUMP_FORWARD_IF_NOT_NONE;
   if (name == "CALL_INTRINSIC_1") {  // the two intrinsics that were opcodes in 3.11
-    constexpr int kUnaryPositive = 5, kListToTuple = 6;
-    if (raw.arg == kUnaryPositive || raw.arg == kListToTuple) *arg = 0;  // no argument in 3.11
-    if (raw.arg == kUnaryPositive) return Opc::UNARY_POSITIVE;
-    if (raw.arg == kListToTuple) return Opc::LIST_TO_TUPLE;
+    if (raw.arg == kIntrinsicUnaryPositive || raw.arg == kIntrinsicListToTuple) *arg = 0;
+    if (raw.arg == kIntrinsicUnaryPositive) return Opc::UNARY_POSITIVE;
+    if (raw.arg == kIntrinsicListToTuple) return Opc::LIST_TO_TUPLE;
     return Opc::CALL_INTRINSIC_1;
   }
   return Numbers().same_name[raw.info->number];
@@ -139,7 +138,8 @@ absl::StatusOr<std::vector<RawInstr>> ReadRaw(const uint8_t* code, size_t nbytes
     const int32_t arg = code[2 * u + 1] | ext;
     const OpcInfo* info = Numbers().info[number];
     if (info == nullptr) {
-      return absl::InvalidArgumentError(absl::StrFormat("unknown opcode %d at offset %d", number, 2 * u));
+      return absl::InvalidArgumentError(
+          absl::StrFormat("unknown opcode %d at offset %d", number, 2 * u));
     }
     if (start < 0) start = u;
     const int32_t next = u + 1 + info->caches;
@@ -149,7 +149,8 @@ absl::StatusOr<std::vector<RawInstr>> ReadRaw(const uint8_t* code, size_t nbytes
       continue;
     }
     ext = 0;
-    if (number != 0) out.push_back({info, (info->flags & kHasArg) ? arg : 0, start, next});  // 0: CACHE
+    constexpr int kCache = 0;  // an inline cache entry outside an instruction's count
+    if (number != kCache) out.push_back({info, (info->flags & kHasArg) ? arg : 0, start, next});
     start = -1;
   }
   return out;
@@ -186,7 +187,8 @@ absl::StatusOr<std::vector<Instr>> Decode(const uint8_t* code, size_t nbytes) {
     const Opc op = Normalise(r, &arg);
     if (op == Opc::kInvalid) {
       return absl::InvalidArgumentError(
-          absl::StrFormat("%s at offset %d has no version-neutral form", r.info->name, 2 * r.offset));
+          absl::StrFormat("%s at offset %d has no version-neutral form", r.info->name,
+                          2 * r.offset));
     }
     index_of_offset[r.offset] = static_cast<int32_t>(out.size());
     out.push_back({op, arg, r.offset, r.next_offset});

@@ -51,8 +51,8 @@ std::vector<Encoded> EncodeForVersion(Opc op, int arg) {
     case Opc::LOAD_METHOD: return {{"LOAD_ATTR", (arg << 1) | 1}};
     case Opc::COMPARE_OP:
       return {{"COMPARE_OP", (arg << 4) | (arg >= 0 && arg < 6 ? kCompareMask[arg] : 0)}};
-    case Opc::UNARY_POSITIVE: return {{"CALL_INTRINSIC_1", 5}};
-    case Opc::LIST_TO_TUPLE: return {{"CALL_INTRINSIC_1", 6}};
+    case Opc::UNARY_POSITIVE: return {{"CALL_INTRINSIC_1", kIntrinsicUnaryPositive}};
+    case Opc::LIST_TO_TUPLE: return {{"CALL_INTRINSIC_1", kIntrinsicListToTuple}};
     // 3.12's conditional jumps are forward only and named without the direction.
     case Opc::POP_JUMP_FORWARD_IF_TRUE: return {{"POP_JUMP_IF_TRUE", arg}};
     case Opc::POP_JUMP_FORWARD_IF_FALSE: return {{"POP_JUMP_IF_FALSE", arg}};

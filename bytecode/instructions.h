@@ -35,6 +35,9 @@ namespace pijit::bytecode {
   X(INTERPRETER_EXIT, 0, -1)                                                       \
   X(RESERVED, 0, 0)
 
+// 3.12's CALL_INTRINSIC_1 arguments for what 3.11 has opcodes for.
+constexpr int kIntrinsicUnaryPositive = 5, kIntrinsicListToTuple = 6;
+
 enum class Opc : uint16_t {
 #define PIJIT_OPCODE(name, num, caches, flags, ...) name,
 #include "bytecode/opcodes_py311.def"
