@@ -65,6 +65,7 @@ std::vector<std::vector<bool>> BridgeOutcomes(const BridgeSpec& s) {
     case Opc::DELETE_GLOBAL:
     case Opc::STORE_ATTR:
     case Opc::DELETE_SUBSCR:
+    case Opc::STORE_SLICE:
     case Opc::STORE_SUBSCR: break;
     case Opc::CALL:
     case Opc::LOAD_ATTR:
@@ -75,19 +76,26 @@ std::vector<std::vector<bool>> BridgeOutcomes(const BridgeSpec& s) {
     case Opc::GET_ITER:
     case Opc::FOR_ITER:  // (iterator, next item)
     case Opc::BINARY_SUBSCR:
+    case Opc::BINARY_SLICE:
     case Opc::BINARY_OP:
     case Opc::COMPARE_OP:
     case Opc::IS_OP:
     case Opc::CONTAINS_OP: pushes = {false}; break;
     case Opc::LOAD_METHOD: pushes = {true, false}; break;  // as LOAD_ATTR: (NULL, attr)
+    // 3.12's super().name: argument bit 0 asks for a method, run as an attribute load too.
+    case Opc::LOAD_SUPER_ATTR: pushes = (s.arg & 1) ? std::vector<bool>{true, false}
+                                                    : std::vector<bool>{false}; break;
     case Opc::BEFORE_WITH: pushes = {false, false}; break;  // (__exit__, __enter__())
     default: return {};
   }
   int pops;
   int effect;
-  if (s.op == Opc::CALL) {
+  if (s.op == Opc::LOAD_SUPER_ATTR) {
+    pops = 3;  // the global `super`, the class and the instance
+  } else if (s.op == Opc::CALL) {
     // 3.11 splits a call's stack effect between PRECALL (-argc) and CALL (-1); the bridge
-    // runs both: the callable or NULL, self or the callable, and the arguments.
+    // runs both (3.12's CALL alone): the callable or NULL, self or the callable, and the
+    // arguments.
     pops = s.arg + 2;
   } else if (OpcStackEffect(s.op, /*jump=*/false, &effect)) {
     pops = static_cast<int>(pushes.size()) - effect;
@@ -147,6 +155,13 @@ absl::StatusOr<PyObject*> MakeBridgeCode(PyCodeObject* code, const BridgeSpec& s
       e.Emit(Opc::PUSH_NULL);
       e.Emit(Opc::SWAP, 2);
       break;
+    case Opc::LOAD_SUPER_ATTR:  // (NULL, attribute) whether or not the attribute is a method
+      e.Emit(Opc::LOAD_SUPER_ATTR, spec.arg & ~1);
+      if (spec.arg & 1) {
+        e.Emit(Opc::PUSH_NULL);
+        e.Emit(Opc::SWAP, 2);
+      }
+      break;
     default:
       if (IsConditionalJump(spec.op)) {
         jump_unit = e.units();  // emitted once the first epilogue's length is known
@@ -173,8 +188,20 @@ absl::StatusOr<PyObject*> MakeBridgeCode(PyCodeObject* code, const BridgeSpec& s
     ep.Emit(Opc::BUILD_TUPLE, nitems);
     ep.Emit(Opc::RETURN_VALUE);
   }
+  // An exhausted FOR_ITER lands on the second epilogue, which then starts as the version
+  // requires of a FOR_ITER target.
+  if (spec.op == Opc::FOR_ITER && epilogues.size() == 2) {
+    Emitter exit;
+    exit.EmitForIterExit();
+    exit.Append(epilogues[1]);
+    epilogues[1] = std::move(exit);
+  }
   if (jump_unit >= 0) e.Emit(ForwardJump(spec.op), epilogues[0].units());
   for (const Emitter& ep : epilogues) e.Append(ep);
+  if (!e.ok()) {
+    return absl::UnimplementedError(
+        absl::StrFormat("no bridge for %s on this Python version", OpcName(spec.op)));
+  }
 
   PyObject* varnames = PyTuple_New(nlocals_total);
   for (int i = 0; i < nlocals; ++i) {

@@ -1,23 +1,67 @@
 #include "bytecode/emit.h"
 
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
 #include "absl/strings/str_format.h"
 
 namespace pijit::bytecode {
 namespace {
 
-struct OpcodeFacts {
-  int number[static_cast<int>(Opc::kInvalid) + 1];
-  int caches[static_cast<int>(Opc::kInvalid) + 1];
-  OpcodeFacts() {
-    int i = 0;
-#define PIJIT_OPCODE(name, num, ncache, flags, ...) number[i] = num, caches[i] = ncache, ++i;
-#include "bytecode/opcodes_py311.def"
-#undef PIJIT_OPCODE
-  }
+// The running interpreter's opcode table: number and inline cache entries by name.
+struct VersionRow {
+  const char* name;
+  int number, caches;
 };
-const OpcodeFacts& Facts() {
-  static const OpcodeFacts f;
-  return f;
+constexpr VersionRow kVersionRows[] = {
+#define PIJIT_OPCODE(name, num, ncache, flags, ...) {#name, num, ncache},
+#if PY_VERSION_HEX >= 0x030C0000
+#include "bytecode/opcodes_py312.def"
+#else
+#include "bytecode/opcodes_py311.def"
+#endif
+#undef PIJIT_OPCODE
+};
+
+const VersionRow* RowNamed(const char* name) {
+  for (const VersionRow& r : kVersionRows)
+    if (std::strcmp(r.name, name) == 0) return &r;
+  return nullptr;
+}
+
+// One instruction as the running interpreter spells it.
+struct Encoded {
+  const char* name;
+  int arg;
+};
+
+#if PY_VERSION_HEX >= 0x030C0000
+// COMPARE_OP's low four bits on 3.12: which orderings make the comparison true (CPython's
+// specialised comparisons read them), for <, <=, ==, !=, >, >=.
+constexpr int kCompareMask[] = {2, 2 | 8, 8, 1 | 2 | 4, 4, 4 | 8};
+#endif
+
+// The neutral `op arg` as zero, one or more instructions of the running interpreter.
+std::vector<Encoded> EncodeForVersion(Opc op, int arg) {
+#if PY_VERSION_HEX >= 0x030C0000
+  switch (op) {
+    case Opc::PRECALL: return {};  // 3.12's CALL does both
+    case Opc::LOAD_ATTR: return {{"LOAD_ATTR", arg << 1}};
+    case Opc::LOAD_METHOD: return {{"LOAD_ATTR", (arg << 1) | 1}};
+    case Opc::COMPARE_OP:
+      return {{"COMPARE_OP", (arg << 4) | (arg >= 0 && arg < 6 ? kCompareMask[arg] : 0)}};
+    case Opc::UNARY_POSITIVE: return {{"CALL_INTRINSIC_1", kIntrinsicUnaryPositive}};
+    case Opc::LIST_TO_TUPLE: return {{"CALL_INTRINSIC_1", kIntrinsicListToTuple}};
+    // 3.12's conditional jumps are forward only and named without the direction.
+    case Opc::POP_JUMP_FORWARD_IF_TRUE: return {{"POP_JUMP_IF_TRUE", arg}};
+    case Opc::POP_JUMP_FORWARD_IF_FALSE: return {{"POP_JUMP_IF_FALSE", arg}};
+    case Opc::POP_JUMP_FORWARD_IF_NONE: return {{"POP_JUMP_IF_NONE", arg}};
+    case Opc::POP_JUMP_FORWARD_IF_NOT_NONE: return {{"POP_JUMP_IF_NOT_NONE", arg}};
+    default: break;
+  }
+#endif
+  return {{OpcName(op), arg}};
 }
 
 // Signed varint of the location table: zig-zag sign bit, 6-bit chunks, least significant
@@ -33,18 +77,32 @@ void WriteSignedVarint(std::string* out, int v) {
 
 }  // namespace
 
-void Emitter::Emit(Opc op, int arg) {
-  const int number = Facts().number[static_cast<int>(op)];
-  const int ext = Facts().number[static_cast<int>(Opc::EXTENDED_ARG)];
-  for (int shift = 24; shift >= 8; shift -= 8) {
-    if (arg >> shift) {
-      code_.push_back(static_cast<char>(ext));
-      code_.push_back(static_cast<char>((arg >> shift) & 0xFF));
+bool Emitter::Emit(Opc op, int arg) {
+  const int ext = RowNamed("EXTENDED_ARG")->number;
+  for (const Encoded& in : EncodeForVersion(op, arg)) {
+    const VersionRow* row = RowNamed(in.name);
+    if (row == nullptr) {
+      ok_ = false;  // not an instruction of this interpreter: the code object is refused
+      continue;
     }
+    const int number = row->number;
+    for (int shift = 24; shift >= 8; shift -= 8) {
+      if (in.arg >> shift) {
+        code_.push_back(static_cast<char>(ext));
+        code_.push_back(static_cast<char>((in.arg >> shift) & 0xFF));
+      }
+    }
+    code_.push_back(static_cast<char>(number));
+    code_.push_back(static_cast<char>(in.arg & 0xFF));
+    for (int i = 0; i < row->caches; ++i) code_.append(2, '\0');
   }
-  code_.push_back(static_cast<char>(number));
-  code_.push_back(static_cast<char>(arg & 0xFF));
-  for (int i = 0; i < Facts().caches[static_cast<int>(op)]; ++i) code_.append(2, '\0');
+  return ok_;
+}
+
+void Emitter::EmitForIterExit() {
+#if PY_VERSION_HEX >= 0x030C0000
+  Emit(Opc::END_FOR);
+#endif
 }
 
 std::string LineTableForOneLine(int units, int line, int firstlineno) {
@@ -66,6 +124,26 @@ std::string NoLocation(int units) {
     out.push_back(static_cast<char>(0x80 | (15 << 3) | (n - 1)));
   }
   return out;
+}
+
+absl::Status CheckLoadsOf(std::string* code, const std::vector<int>& slots) {
+#if PY_VERSION_HEX >= 0x030C0000
+  if (slots.empty()) return absl::OkStatus();
+  auto decoded = Decode(reinterpret_cast<const uint8_t*>(code->data()), code->size());
+  if (!decoded.ok()) return decoded.status();
+  const int load = RowNamed("LOAD_FAST")->number, checked = RowNamed("LOAD_FAST_CHECK")->number;
+  for (const Instr& in : *decoded) {
+    if (in.op != Opc::LOAD_FAST) continue;
+    if (std::find(slots.begin(), slots.end(), in.arg) == slots.end()) continue;
+    // Neither form has inline caches: the opcode is the instruction's last code unit.
+    char& opcode = (*code)[2 * (in.next_offset - 1)];
+    if (static_cast<uint8_t>(opcode) == load) opcode = static_cast<char>(checked);
+  }
+#else
+  (void)code;
+  (void)slots;
+#endif
+  return absl::OkStatus();
 }
 
 absl::StatusOr<PyObject*> ReplaceCode(PyCodeObject* code, PyObject* fields) {

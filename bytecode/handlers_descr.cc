@@ -4,6 +4,7 @@
 // getter is inlined). Each function is reached through guarded sources (kClassAttr,
 // kTypeAttr, kDescrFunc), so a class that is changed later recompiles.
 #include "bytecode/interp.h"
+#include "bytecode/version.h"
 #include "guards/guards.h"
 #include "interop/python_objects.h"
 
@@ -20,7 +21,7 @@ bool IsDescriptorOf(PyObject* descr, PyTypeObject* type) { return PyObject_TypeC
 // _member_map_ (no code runs: EnumType's attribute lookup is Python).
 PyObject* EnumMember(PyObject* cls, PyObject* name) {
   if (!IsEnumClass(cls)) return nullptr;
-  PyObject* dict = reinterpret_cast<PyTypeObject*>(cls)->tp_dict;
+  PyObject* dict = TypeDict(reinterpret_cast<PyTypeObject*>(cls));
   PyObject* members = dict ? PyDict_GetItemString(dict, "_member_map_") : nullptr;
   return members && PyDict_CheckExact(members) ? PyDict_GetItem(members, name) : nullptr;
 }

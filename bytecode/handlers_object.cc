@@ -10,6 +10,7 @@
 // an instance dict, and a Python __init__ (or none).
 #include "absl/strings/str_cat.h"
 #include "bytecode/interp.h"
+#include "bytecode/version.h"
 #include "guards/guards.h"
 #include "interop/convert.h"
 #include "interop/python_objects.h"
@@ -35,7 +36,8 @@ bool Interp::MakeLibraryObject(const Value& cls, const ValueList& args,
   *handled = false;
   if (cls.kind != Value::kConst || cls.source < 0 || !PyType_Check(cls.obj)) return false;
   auto* type = reinterpret_cast<PyTypeObject*>(cls.obj);
-  PyObject* module = PyDict_GetItemString(type->tp_dict, "__module__");
+  PyObject* dict = TypeDict(type);
+  PyObject* module = dict ? PyDict_GetItemString(dict, "__module__") : nullptr;
   if (!module || !PyUnicode_Check(module) ||
       std::string_view(PyUnicode_AsUTF8(module)).rfind("pijit.", 0) != 0) {
     return false;  // a user's class: its __init__ may do anything, it is inlined instead

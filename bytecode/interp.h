@@ -305,6 +305,10 @@ class Interp {
   bool CompareOp(int cmp, const Value& a, const Value& b, Value* out);
   bool Truth(const Value& v, bool* out);
   bool Subscript(const Value& container, const Value& index, Value* out);
+  // A slice of bounds known at capture time (BUILD_SLICE, 3.12's BINARY_SLICE/STORE_SLICE).
+  bool MakeSlice(const ValueList& parts, Value* out);
+  // container[index] as BINARY_SUBSCR does it, with __getitem__ inlined where it is Python.
+  bool SubscriptStep(Frame& f, const Value& container, const Value& index, Value* out);
   // obj[index] where obj's class defines __getitem__ in Python (a SequentialCell, a user
   // container): the method is inlined; *inlined says whether it applied (handlers_operator.cc).
   bool GetItemInPython(Frame& f, const Value& container, const Value& index, Value* out,

@@ -98,6 +98,7 @@ absl::StatusOr<PyObject*> MakeResumeCode(PyCodeObject* code, const ResumeSpec& s
     else e.Emit(Opc::LOAD_FAST, value_slot++);
   }
   e.Emit(Opc::JUMP_FORWARD, spec.offset);
+  if (!e.ok()) return absl::InternalError("resume prologue: an instruction this Python lacks");
   const std::string& prologue = e.code();
   const int prologue_units = static_cast<int>(prologue.size() / 2);
 
@@ -107,6 +108,7 @@ absl::StatusOr<PyObject*> MakeResumeCode(PyCodeObject* code, const ResumeSpec& s
   if (!orig) return absl::InternalError("cannot read bytecode");
   std::string body(PyBytes_AS_STRING(orig), PyBytes_GET_SIZE(orig));
   Py_DECREF(orig);
+  if (absl::Status st = CheckLoadsOf(&body, spec.unbound); !st.ok()) return st;
   if (nvalues > 0 && nfree > 0) {
     auto decoded = Decode(reinterpret_cast<const uint8_t*>(body.data()), body.size());
     if (!decoded.ok()) return decoded.status();

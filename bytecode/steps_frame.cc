@@ -22,13 +22,13 @@ Interp::StepHandler Interp::HandlerOf(Opc op) {
     };
     const Family families[] = {
         {&Interp::StepNop, {Opc::RESUME, Opc::NOP, Opc::PRECALL, Opc::COPY_FREE_VARS}},
-        {&Interp::StepLocal, {Opc::MAKE_CELL, Opc::LOAD_FAST, Opc::STORE_FAST, Opc::DELETE_FAST, Opc::LOAD_CONST, Opc::LOAD_DEREF, Opc::LOAD_CLASSDEREF, Opc::STORE_DEREF, Opc::LOAD_CLOSURE}},
+        {&Interp::StepLocal, {Opc::MAKE_CELL, Opc::LOAD_FAST, Opc::LOAD_FAST_AND_CLEAR, Opc::STORE_FAST, Opc::DELETE_FAST, Opc::LOAD_CONST, Opc::LOAD_DEREF, Opc::LOAD_CLASSDEREF, Opc::STORE_DEREF, Opc::LOAD_CLOSURE}},
         {&Interp::StepGlobal, {Opc::LOAD_GLOBAL, Opc::STORE_GLOBAL, Opc::DELETE_GLOBAL}},
-        {&Interp::StepAttr, {Opc::LOAD_ATTR, Opc::LOAD_METHOD, Opc::STORE_ATTR, Opc::DELETE_ATTR}},
-        {&Interp::StepStack, {Opc::PUSH_NULL, Opc::POP_TOP, Opc::COPY, Opc::SWAP}},
+        {&Interp::StepAttr, {Opc::LOAD_ATTR, Opc::LOAD_METHOD, Opc::LOAD_SUPER_ATTR, Opc::STORE_ATTR, Opc::DELETE_ATTR}},
+        {&Interp::StepStack, {Opc::PUSH_NULL, Opc::POP_TOP, Opc::END_FOR, Opc::COPY, Opc::SWAP}},
         {&Interp::StepCall, {Opc::KW_NAMES, Opc::CALL, Opc::CALL_FUNCTION_EX}},
         {&Interp::StepMakeFunction, {Opc::MAKE_FUNCTION}},
-        {&Interp::StepBinaryOperator, {Opc::BINARY_OP, Opc::COMPARE_OP, Opc::IS_OP, Opc::CONTAINS_OP, Opc::BINARY_SUBSCR}},
+        {&Interp::StepBinaryOperator, {Opc::BINARY_OP, Opc::COMPARE_OP, Opc::IS_OP, Opc::CONTAINS_OP, Opc::BINARY_SUBSCR, Opc::BINARY_SLICE}},
         {&Interp::StepUnaryOperator, {Opc::UNARY_NEGATIVE, Opc::UNARY_NOT, Opc::UNARY_POSITIVE, Opc::UNARY_INVERT}},
         {&Interp::StepSequence, {Opc::BUILD_TUPLE, Opc::BUILD_LIST, Opc::LIST_APPEND, Opc::LIST_EXTEND, Opc::LIST_TO_TUPLE, Opc::UNPACK_SEQUENCE, Opc::BUILD_SLICE}},
         {&Interp::StepMapping, {Opc::BUILD_MAP, Opc::BUILD_CONST_KEY_MAP, Opc::MAP_ADD, Opc::DICT_UPDATE, Opc::DICT_MERGE}},
@@ -36,9 +36,9 @@ Interp::StepHandler Interp::HandlerOf(Opc op) {
         {&Interp::StepString, {Opc::FORMAT_VALUE, Opc::BUILD_STRING}},
         {&Interp::StepIterate, {Opc::GET_ITER, Opc::FOR_ITER}},
         {&Interp::StepJump, {Opc::JUMP_FORWARD, Opc::JUMP_BACKWARD, Opc::JUMP_BACKWARD_NO_INTERRUPT, Opc::POP_JUMP_FORWARD_IF_TRUE, Opc::POP_JUMP_BACKWARD_IF_TRUE, Opc::POP_JUMP_FORWARD_IF_FALSE, Opc::POP_JUMP_BACKWARD_IF_FALSE, Opc::POP_JUMP_FORWARD_IF_NONE, Opc::POP_JUMP_BACKWARD_IF_NONE, Opc::POP_JUMP_FORWARD_IF_NOT_NONE, Opc::POP_JUMP_BACKWARD_IF_NOT_NONE, Opc::JUMP_IF_TRUE_OR_POP, Opc::JUMP_IF_FALSE_OR_POP}},
-        {&Interp::StepStoreSubscript, {Opc::DELETE_SUBSCR, Opc::STORE_SUBSCR}},
+        {&Interp::StepStoreSubscript, {Opc::DELETE_SUBSCR, Opc::STORE_SUBSCR, Opc::STORE_SLICE}},
         {&Interp::StepGenerator, {Opc::RETURN_GENERATOR, Opc::YIELD_VALUE}},
-        {&Interp::StepReturn, {Opc::RETURN_VALUE}},
+        {&Interp::StepReturn, {Opc::RETURN_VALUE, Opc::RETURN_CONST}},
         {&Interp::StepWith, {Opc::BEFORE_WITH}},
     };
     for (const auto& [handler, ops] : families)
@@ -93,9 +93,14 @@ bool Interp::StepLocal(StepState& s) {
       f.stack.push_back(v);
       break;
     }
+    case Opc::LOAD_FAST_AND_CLEAR:  // 3.12's inlined comprehensions save a local this way
+      f.stack.push_back(f.locals[in.arg].kind == Value::kUndef ? Value::Null() : f.locals[in.arg]);
+      f.locals[in.arg] = Value();
+      break;
     case Opc::STORE_FAST:
       if (!Pop(f, &a)) return false;
-      f.locals[in.arg] = std::move(a);
+      // Storing a NULL (a comprehension restoring a local that was unbound) unbinds it.
+      f.locals[in.arg] = a.kind == Value::kNull ? Value() : std::move(a);
       break;
     case Opc::DELETE_FAST:
       if (f.locals[in.arg].kind == Value::kUndef) {
@@ -188,6 +193,10 @@ bool Interp::StepAttr(StepState& s) {
     case Opc::DELETE_ATTR:
       if (!Pop(f, &a) || !DeleteAttr(a, PyTuple_GET_ITEM(f.code->co_names, in.arg))) return false;
       break;
+    case Opc::LOAD_SUPER_ATTR:  // 3.12's super().name (3.11 calls super() first)
+      Fail(BreakCategory::kUnsupportedCall, "super() attribute lookups run in Python",
+           "the graph breaks there; the code around it is still captured");
+      return false;
     default:
       break;
   }
@@ -206,6 +215,9 @@ bool Interp::StepStack(StepState& s) {
       break;
     case Opc::POP_TOP:
       if (!Pop(f, &a)) return false;
+      break;
+    case Opc::END_FOR:  // 3.12: the iterator and a finished generator's return value
+      if (!Pop(f, &a) || !Pop(f, &a)) return false;
       break;
     case Opc::COPY: {
       if (in.arg < 1 || static_cast<size_t>(in.arg) > f.stack.size()) {
@@ -321,6 +333,14 @@ bool Interp::StepStoreSubscript(StepState& s) {
     case Opc::STORE_SUBSCR:
       if (!StoreSubscr(f)) return false;  // handlers_effects.cc
       break;
+    case Opc::STORE_SLICE: {  // 3.12: container[start:stop] = value, as STORE_SUBSCR of a slice
+      ValueList bounds;
+      Value slice;
+      if (!PopN(f, 2, &bounds) || !MakeSlice(bounds, &slice)) return false;
+      f.stack.push_back(std::move(slice));
+      if (!StoreSubscr(f)) return false;
+      break;
+    }
     default:
       break;
   }
@@ -364,6 +384,10 @@ bool Interp::StepReturn(StepState& s) {
   switch (in.op) {
     case Opc::RETURN_VALUE:
       if (!Pop(f, s.result)) return false;
+      s.returned = true;
+      break;
+    case Opc::RETURN_CONST:  // 3.12
+      *s.result = Value::Const(PyTuple_GET_ITEM(f.code->co_consts, in.arg));
       s.returned = true;
       break;
     default:

@@ -167,10 +167,17 @@ bool Interp::StepBinaryOperator(StepState& s) {
     }
     case Opc::BINARY_SUBSCR: {
       Value r;
-      if (!Pop(f, &b) || !Pop(f, &a)) return false;
-      bool inlined = false;
-      if (!GetItemInPython(f, a, b, &r, &inlined) && inlined) return false;
-      if (!inlined && !Subscript(a, b, &r)) return false;
+      if (!Pop(f, &b) || !Pop(f, &a) || !SubscriptStep(f, a, b, &r)) return false;
+      f.stack.push_back(std::move(r));
+      break;
+    }
+    case Opc::BINARY_SLICE: {  // 3.12: container[start:stop]
+      ValueList bounds;
+      Value r;
+      if (!PopN(f, 2, &bounds) || !Pop(f, &a) || !MakeSlice(bounds, &b) ||
+          !SubscriptStep(f, a, b, &r)) {
+        return false;
+      }
       f.stack.push_back(std::move(r));
       break;
     }
@@ -299,17 +306,9 @@ bool Interp::StepSequence(StepState& s) {
     }
     case Opc::BUILD_SLICE: {
       ValueList parts;
-      if (!PopN(f, in.arg, &parts)) return false;
-      PyObject* p[3] = {Py_None, Py_None, Py_None};
-      for (size_t i = 0; i < parts.size(); ++i) {
-        p[i] = AsPyObject(parts[i]);
-        if (!p[i]) {
-          Fail(BreakCategory::kUnsupportedOperator, "a slice with bounds unknown at capture time");
-          return false;
-        }
-        UseConst(parts[i]);
-      }
-      f.stack.push_back(Value::Const(Keep(PySlice_New(p[0], p[1], p[2]))));
+      Value slice;
+      if (!PopN(f, in.arg, &parts) || !MakeSlice(parts, &slice)) return false;
+      f.stack.push_back(std::move(slice));
       break;
     }
     default:
@@ -478,5 +477,25 @@ bool Interp::StepString(StepState& s) {
   return true;
 }
 
+
+bool Interp::MakeSlice(const ValueList& parts, Value* out) {
+  PyObject* p[3] = {Py_None, Py_None, Py_None};
+  for (size_t i = 0; i < parts.size() && i < 3; ++i) {
+    p[i] = AsPyObject(parts[i]);
+    if (!p[i]) {
+      Fail(BreakCategory::kUnsupportedOperator, "a slice with bounds unknown at capture time");
+      return false;
+    }
+    UseConst(parts[i]);
+  }
+  *out = Value::Const(Keep(PySlice_New(p[0], p[1], p[2])));
+  return true;
+}
+
+bool Interp::SubscriptStep(Frame& f, const Value& container, const Value& index, Value* out) {
+  bool inlined = false;
+  if (!GetItemInPython(f, container, index, out, &inlined) && inlined) return false;
+  return inlined || Subscript(container, index, out);
+}
 
 }  // namespace pijit::bytecode

@@ -1,5 +1,5 @@
-/* PEP 523 eval-frame hook for CPython 3.11. Internal CPython headers do not compile as
- * C++, so everything that touches _PyInterpreterFrame lives here, in C. */
+/* PEP 523 eval-frame hook for CPython 3.11 and 3.12. Internal CPython headers do not compile
+ * as C++, so everything that touches _PyInterpreterFrame lives here, in C. */
 #define Py_BUILD_CORE
 #include <Python.h>
 #include <internal/pycore_frame.h>
@@ -8,8 +8,15 @@
 
 #include "frame_eval/eval_frame.h"
 
-#if PY_VERSION_HEX < 0x030B0000 || PY_VERSION_HEX >= 0x030C0000
-#error "frame_eval/eval_frame.c supports CPython 3.11 (3.12 owns the frame in the hook)"
+#if PY_VERSION_HEX < 0x030B0000 || PY_VERSION_HEX >= 0x030D0000
+#error "frame_eval/eval_frame.c supports CPython 3.11 and 3.12"
+#endif
+
+/* The frame's function: 3.12 renamed the field. */
+#if PY_VERSION_HEX >= 0x030C0000
+#define PIJIT_FRAME_FUNC(frame) ((frame)->f_funcobj)
+#else
+#define PIJIT_FRAME_FUNC(frame) ((frame)->f_func)
 #endif
 
 static pijit_frame_callback g_callback = NULL;
@@ -73,14 +80,56 @@ static PyObject* run_watched(PyThreadState* tstate, _PyInterpreterFrame* frame,
   return r;
 }
 
+#if PY_VERSION_HEX >= 0x030C0000
+/* Releases what a fresh, never-run frame holds and pops it off the thread's data stack, as the
+ * 3.12 evaluator does when a frame returns. CPython's own functions for this are internal and
+ * not exported. The frame was never linked into the thread's frame chain, so nothing can have
+ * made a frame object for it (the hook only offers frames without one to the callback);
+ * should one appear while the callback runs, it is given up only when nothing else holds it:
+ * another holder would keep a frame object pointing into this memory, so the frame is then
+ * left in place (a leak) rather than released. */
+static void finish_unrun_frame(PyThreadState* tstate, _PyInterpreterFrame* frame) {
+  PyObject* frame_obj = (PyObject*)frame->frame_obj;
+  if (frame_obj != NULL && Py_REFCNT(frame_obj) > 1) return;
+  frame->frame_obj = NULL;
+  Py_XDECREF(frame_obj);
+  for (int i = 0; i < frame->stacktop; ++i) Py_CLEAR(frame->localsplus[i]);
+  Py_CLEAR(frame->f_locals);
+  Py_CLEAR(frame->f_funcobj);
+  Py_CLEAR(frame->f_code);
+  /* Pop: the frame is the data stack's top. A frame at the start of a chunk had the chunk made
+   * for it, so the chunk goes back to the arena allocator it came from. */
+  PyObject** base = (PyObject**)frame;
+  _PyStackChunk* chunk = tstate->datastack_chunk;
+  if (base == &chunk->data[0] && chunk->previous != NULL) {
+    _PyStackChunk* previous = chunk->previous;
+    tstate->datastack_chunk = previous;
+    tstate->datastack_top = &previous->data[previous->top];
+    tstate->datastack_limit = (PyObject**)((char*)previous + previous->size);
+    PyObjectArenaAllocator arena;
+    PyObject_GetArenaAllocator(&arena);
+    arena.free(arena.ctx, chunk, chunk->size);
+  } else {
+    tstate->datastack_top = base;
+  }
+}
+#else
+/* 3.11: the caller clears and pops the frame. */
+static void finish_unrun_frame(PyThreadState* tstate, _PyInterpreterFrame* frame) {
+  (void)tstate;
+  (void)frame;
+}
+#endif
+
 static PyObject* pijit_eval_frame(PyThreadState* tstate, _PyInterpreterFrame* frame,
                                   int throwflag) {
   PyCodeObject* code = frame->f_code;
   ++g_stats.frames;
-  /* Only fresh frames of ordinary calls: on 3.11 the caller (_PyEval_Vector) clears and pops
-   * the frame after we return, so returning a result without evaluating it is allowed. */
+  /* Only fresh frames of ordinary calls. On 3.11 the caller (_PyEval_Vector) clears and pops
+   * the frame after we return; on 3.12 the evaluator does it as the frame exits, so a frame
+   * the callback answers is cleared and popped here (finish_unrun_frame). */
   if (throwflag || g_callback == NULL || frame->owner != FRAME_OWNED_BY_THREAD ||
-      frame->prev_instr != _PyCode_CODE(code) - 1 ||
+      frame->prev_instr != _PyCode_CODE(code) - 1 || frame->frame_obj != NULL ||
       (code->co_flags & (CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR))) {
     return _PyEval_EvalFrameDefault(tstate, frame, throwflag);
   }
@@ -89,9 +138,10 @@ static PyObject* pijit_eval_frame(PyThreadState* tstate, _PyInterpreterFrame* fr
               ((code->co_flags & CO_VARARGS) != 0) + ((code->co_flags & CO_VARKEYWORDS) != 0);
   PyObject* result = NULL;
   pijit_skip_info* info = NULL;
-  switch (g_callback(code, (PyObject*)frame->f_func, (PyObject* const*)frame->localsplus, nargs,
+  switch (g_callback(code, PIJIT_FRAME_FUNC(frame), (PyObject* const*)frame->localsplus, nargs,
                      &result, &info)) {
     case PIJIT_FRAME_RESULT:
+      finish_unrun_frame(tstate, frame);
       return result;
     case PIJIT_FRAME_SKIP:
       return run_watched(tstate, frame, info);

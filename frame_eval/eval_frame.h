@@ -4,9 +4,9 @@
  * generator or coroutine). For each, it asks the callback; the callback either produces the
  * frame's result (a cached graph ran) or declines, and the frame runs normally.
  *
- * Skipped subtrees. While a PEP 523 hook is installed, CPython 3.11 stops running Python-to-
- * Python calls inside one interpreter loop: every call takes the C path into the hook, which
- * makes call-heavy pure-Python code up to twice as slow. So the hook keeps, per thread, a
+ * Skipped subtrees. While a PEP 523 hook is installed, CPython 3.11 and 3.12 stop running
+ * Python-to-Python calls inside one interpreter loop: every call takes the C path into the
+ * hook, which makes call-heavy pure-Python code up to twice as slow. So the hook keeps, per thread, a
  * stack of the skipped frames it is running (code with no tensor work) and notes when a frame
  * that pijit captures or compiles starts below one of them. A skipped code object whose runs
  * completed with nothing captured below them, PIJIT_SUBTREE_CLEAN_RUNS times (a run with many

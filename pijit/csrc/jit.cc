@@ -7,6 +7,8 @@
 #include <vector>
 
 #include "bytecode/capture.h"
+#include "bytecode/emit.h"
+#include "bytecode/instructions.h"
 #include "bytecode/resume.h"
 #include "frame_eval/eval_frame.h"
 #include "interop/convert.h"
@@ -361,6 +363,32 @@ void BindJit(py::module_& m) {
     auto made = bytecode::MakeResumeCode(reinterpret_cast<PyCodeObject*>(code.ptr()), spec);
     if (!made.ok()) throw py::value_error(std::string(made.status().message()));
     return py::reinterpret_steal<py::object>(*made);
+  });
+  // For tests of the decoder: `code`'s instructions as the step handlers see them, as
+  // (byte offset, neutral opcode name, argument, byte offset of the jump target or -1).
+  m.def("_decode_bytecode", [](py::handle code) {
+    if (!PyCode_Check(code.ptr())) throw py::type_error("_decode_bytecode expects a code object");
+    py::bytes raw = py::reinterpret_steal<py::bytes>(
+        PyCode_GetCode(reinterpret_cast<PyCodeObject*>(code.ptr())));
+    const std::string bytes = raw;
+    auto decoded = bytecode::Decode(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
+    if (!decoded.ok()) throw py::value_error(std::string(decoded.status().message()));
+    py::list out;
+    for (const bytecode::Instr& in : *decoded) {
+      const int target = in.target >= 0 ? 2 * (*decoded)[in.target].offset : -1;
+      out.append(py::make_tuple(2 * in.offset, bytecode::OpcName(in.op), in.arg, target));
+    }
+    return out;
+  });
+  // For tests of the emitter: neutral (name, argument) pairs encoded for this interpreter.
+  m.def("_encode_instructions", [](const std::vector<std::pair<std::string, int>>& instrs) {
+    bytecode::Emitter e;
+    for (const auto& [name, arg] : instrs) {
+      const bytecode::Opc op = bytecode::OpcByName(name.c_str());
+      if (op == bytecode::Opc::kInvalid || !e.Emit(op, arg))
+        throw py::value_error("no encoding for " + name + " on this Python");
+    }
+    return py::bytes(e.code());
   });
   m.def("_reset_code", [](py::handle fn) { runtime::ResetCodeState(CodeOf(fn)); });
   m.def("_reset_all", [] { runtime::ResetAll(); });
