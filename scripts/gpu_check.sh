@@ -27,6 +27,13 @@ case "${1:-}" in
       grep -v -E '/(libc|libm|libdl|librt|libpthread|libstdc\+\+|libgcc_s)\.so' |
       while read -r lib; do cp -L "$lib" .gpu/lib/; done
     tar -C .gpu -cJf .gpu/lib.tar.xz lib && rm -rf .gpu/lib
+    # The extension for the GPU machines' Python (3.12), when this checkout builds one.
+    py312="${PY312:-$(command -v python3.12 || ls /root/.pyenv/versions/3.12.*/bin/python3.12 2>/dev/null | head -1)}"
+    if [ -n "$py312" ] && "$py312" setup.py build_ext --inplace > .gpu/build312.log 2>&1; then
+      cp pijit/_C.cpython-312-*.so .gpu/
+    else
+      echo "no CPython 3.12 extension packed (see .gpu/build312.log)"
+    fi
     grep -qx '/.gpu/' .git/info/exclude 2>/dev/null || echo '/.gpu/' >> .git/info/exclude
     du -sh .gpu
     ;;
@@ -41,6 +48,12 @@ case "${1:-}" in
     echo "NVRTC/cuBLAS folders: $PIJIT_CUDA_LIB_DIRS"
     status=0
     .gpu/pijit_cpp_tests --gtest_filter='Cuda*' || status=$?
+    if ls .gpu/_C.cpython-312-*.so > /dev/null 2>&1; then
+      # pijit itself on the GPU machine's Python: device_target="GPU" against eager results.
+      cp .gpu/_C.cpython-312-*.so pijit/
+      PYTHONPATH="$here" python3 -m pytest -q -p no:cacheprovider tests/python/test_cuda.py \
+        tests/python/test_seeds.py || status=$?
+    fi
     python3 benchmarks/gpu.py .gpu/pijit_cuda_bench || status=$?
     # Where a ResNet-18 step's time goes, kind of node by kind of node (the largest first).
     PIJIT_PROFILE=1 .gpu/pijit_cuda_bench resnet 2>&1 | head -30 || true
