@@ -28,7 +28,7 @@ case "${1:-}" in
       while read -r lib; do cp -L "$lib" .gpu/lib/; done
     tar -C .gpu -cJf .gpu/lib.tar.xz lib && rm -rf .gpu/lib
     # The extension for the GPU machines' Python (3.12), when this checkout builds one.
-    py312="${PY312:-$(command -v python3.12 || ls /root/.pyenv/versions/3.12.*/bin/python3.12 2>/dev/null | head -1)}"
+    py312="$(bash scripts/find_python.sh 3.12 || true)"
     if [ -n "$py312" ] && "$py312" setup.py build_ext --inplace > .gpu/build312.log 2>&1; then
       cp pijit/_C.cpython-312-*.so .gpu/
     else
