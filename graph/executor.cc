@@ -238,10 +238,13 @@ absl::StatusOr<CompiledGraph> CompiledGraph::Compile(Graph g, const CompileOptio
         if (base.op == Op::kParam) c.written_params_.push_back(base.param_index);
       }
     }
+    // The graph keeps its host constants (its text, explain and the tape read them); the
+    // nodes read these device copies.
+    c.device_constants_.resize(g.nodes().size());
     for (size_t id = 0; id < g.nodes().size(); ++id) {
-      Node& n = g.mutable_node(static_cast<NodeId>(id));
+      const Node& n = g.node(static_cast<NodeId>(id));
       if (n.op != Op::kConstant) continue;
-      PIJIT_ASSIGN_OR_RETURN(n.value, c.backend_->Upload(n.value));
+      PIJIT_ASSIGN_OR_RETURN(c.device_constants_[id], c.backend_->Upload(n.value));
     }
   }
   const std::vector<bool> shared_after = SharedOutputs(g);
@@ -319,7 +322,7 @@ absl::Status CompiledGraph::RunOnBackend(absl::Span<const Tensor* const> inputs,
       continue;
     }
     if (n.op == Op::kConstant) {
-      value_of[id] = &n.value;
+      value_of[id] = device_constants_.empty() ? &n.value : &device_constants_[id];
       continue;
     }
     value_of[id] = &values[id];

@@ -58,6 +58,7 @@ class CompiledGraph {
   const Backend* backend_ = nullptr;  // graph/backend.h
   std::string backend_note_;
   std::vector<int> written_params_;  // device backends: params assign writes
+  std::vector<Tensor> device_constants_;  // device backends: per node, its constant's copy
   std::vector<int32_t> last_use_;  // per node: index of the last node reading it
   std::vector<bool> copy_output_;  // per output: copy it (see the header comment)
   MemoryPlan plan_;                // empty: every value gets fresh memory

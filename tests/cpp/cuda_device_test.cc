@@ -294,7 +294,8 @@ TEST(CudaDevice, DefaultBackendTakesHostTensorsAndFallsBackForMissingKernels) {
   SKIP_WITHOUT_REAL_GPU();
   ASSERT_TRUE(graph::SetDefaultBackend("cuda").ok());
   auto add = graph::Parse("graph(%0: f32[300], %1: f32[300]) {\n  %2: f32[300] = add(%0, %1)\n"
-                          "  %3: f32[300] = exp(%2)\n  return (%3)\n}\n");
+                          "  %3: f32[300] = exp(%2)\n  %4: f32[300] = constant(2)\n"
+                          "  %5: f32[300] = mul(%3, %4)\n  return (%5, %4)\n}\n");
   auto pow = graph::Parse("graph(%0: f32[300], %1: f32[300]) {\n  %2: f32[300] = pow(%0, %1)\n"
                           "  return (%2)\n}\n");
   ASSERT_TRUE(add.ok() && pow.ok());
@@ -304,6 +305,16 @@ TEST(CudaDevice, DefaultBackendTakesHostTensorsAndFallsBackForMissingKernels) {
   ASSERT_TRUE(on_gpu.ok()) << on_gpu.status();
   ASSERT_TRUE(on_cpu.ok()) << on_cpu.status();
   EXPECT_STREQ(on_gpu->backend().name(), "cuda");
+  // The compiled graph keeps host constants (its text and explain read them); the device
+  // has its own copies.
+  int constants = 0;
+  for (const graph::Node& n : on_gpu->graph().nodes()) {
+    if (n.op != graph::Op::kConstant) continue;
+    ++constants;
+    EXPECT_EQ(n.value.device(), Device::kCPU);
+  }
+  EXPECT_GE(constants, 1);
+  EXPECT_FALSE(on_gpu->graph().ToText().empty());
   EXPECT_STREQ(on_cpu->backend().name(), "cpu");
   EXPECT_NE(on_cpu->backend_note().find("pow"), std::string::npos) << on_cpu->backend_note();
   std::mt19937 rng(5);
@@ -311,8 +322,9 @@ TEST(CudaDevice, DefaultBackendTakesHostTensorsAndFallsBackForMissingKernels) {
   const Tensor* in[] = {&x, &y};
   std::vector<Tensor> got, want;
   ASSERT_TRUE(on_gpu->Run(in, &got).ok());
-  ASSERT_EQ(got.size(), 1u);
+  ASSERT_EQ(got.size(), 2u);
   EXPECT_EQ(got[0].device(), Device::kCPU);  // host inputs, host outputs
+  EXPECT_EQ(got[1].device(), Device::kCPU);
   CompileOptions cpu;
   cpu.backend = &graph::CpuBackend();
   auto reference = CompiledGraph::Compile(*add, cpu);
