@@ -5,7 +5,8 @@
 #                                    benchmark binary and puts them, with the shared libraries
 #                                    they need that a GPU machine lacks (Abseil, oneDNN,
 #                                    OpenBLAS), into .gpu/ (git-ignored)
-#   bash scripts/gpu_check.sh run    on the GPU machine, from the repository root with .gpu/
+#   bash scripts/gpu_check.sh run [--tests-only]
+#                                    on the GPU machine, from the repository root with .gpu/
 #                                    beside it: runs every CUDA test (each kernel family
 #                                    against the CPU, the golden IR graphs on both devices)
 #                                    and benchmarks/gpu.py (pijit against torch on that GPU)
@@ -54,6 +55,7 @@ case "${1:-}" in
       PYTHONPATH="$here" python3 -m pytest -q -p no:cacheprovider tests/python/test_cuda.py \
         tests/python/test_seeds.py || status=$?
     fi
+    if [ "${2:-}" = "--tests-only" ]; then exit $status; fi
     python3 benchmarks/gpu.py .gpu/pijit_cuda_bench || status=$?
     # Where a ResNet-18 step's time goes, kind of node by kind of node (the largest first).
     PIJIT_PROFILE=1 .gpu/pijit_cuda_bench resnet 2>&1 | head -30 || true
