@@ -31,7 +31,7 @@ from pijit._tensor import Tensor, bfloat16, float16, float32
 from pijit.jit import jit
 from pijit.nn.cell import Cell
 from pijit.nn.wrap import TrainOneStepCell, WithLossCell
-from pijit.train.callback import Callback, RunContext, TimeMonitor
+from pijit.train.callback import Callback, ProgressBar, RunContext, TimeMonitor
 from pijit.train.callback import _CallbackManager, _InternalCallbackParam
 from pijit.train.callback import __all__ as _internal_callback_names
 from pijit.train.metrics import Loss, get_metric_fn, get_metrics
@@ -114,6 +114,15 @@ def _callback_list(callbacks):
         return list(callbacks)
     raise TypeError(f"callbacks must be a Callback or a list of Callbacks, got "
                     f"{type(callbacks).__name__}")
+
+
+def _with_default_progress_bar(callbacks):
+    """Training shows a progress bar by default: on a terminal it draws (steps, loss, steps/s,
+    ETA); when stdout is not a terminal (a log file, a pipe, CI) it writes nothing. A
+    ProgressBar among the callbacks replaces the default one."""
+    if any(isinstance(cb, ProgressBar) for cb in callbacks):
+        return callbacks
+    return callbacks + [ProgressBar()]
 
 
 class Model:
@@ -314,7 +323,7 @@ class Model:
         cb_params.parallel_mode = "stand_alone"
         cb_params.device_number = 1
         cb_params.train_dataset = train_dataset
-        cb_params.list_callback = _callback_list(callbacks)
+        cb_params.list_callback = _with_default_progress_bar(_callback_list(callbacks))
         cb_params.train_dataset_element = None
         cb_params.network = self._network
         cb_params.last_save_ckpt_step = None
@@ -397,7 +406,7 @@ class Model:
         cb_params.batch_num = valid_dataset.get_dataset_size()
         cb_params.mode = "eval"
         cb_params.cur_step_num = 0
-        cb_params.list_callback = _callback_list(callbacks)
+        cb_params.list_callback = _with_default_progress_bar(_callback_list(callbacks))
         cb_params.network = self._network
         cb_params.net_outputs = None
         self._clear_metrics()

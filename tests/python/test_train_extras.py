@@ -223,6 +223,24 @@ def test_the_progress_bar_writes_nothing_when_stdout_is_not_a_terminal(monkeypat
     assert len(text.splitlines()) == 2  # LossMonitor's lines only
 
 
+def test_training_shows_a_progress_bar_by_default_on_a_terminal_only(monkeypatch):
+    terminal = Terminal()
+    monkeypatch.setattr(sys, "stdout", terminal)
+    train_with(None, epochs=1)
+    last = terminal.getvalue().split("\r")[-1]
+    assert last.startswith("epoch 1/1 [") and "5/5 loss: " in last, terminal.getvalue()
+    pipe = Pipe()
+    monkeypatch.setattr(sys, "stdout", pipe)
+    train_with([LossMonitor(5)], epochs=1)
+    assert "\r" not in pipe.getvalue() and "steps/s" not in pipe.getvalue()
+    # A ProgressBar of one's own replaces the default: one bar, drawn with its width.
+    terminal = Terminal()
+    monkeypatch.setattr(sys, "stdout", terminal)
+    train_with([ProgressBar(width=4, refresh=0.0)], epochs=1)
+    frames = terminal.getvalue().split("\r")[1:]
+    assert len(frames) == 5 and all("[" in f and f.index("]") - f.index("[") == 5 for f in frames)
+
+
 def test_the_progress_bar_refresh_limits_the_redraws():
     terminal = Terminal()
     train_with([ProgressBar(refresh=60.0, stream=terminal)], epochs=1)
