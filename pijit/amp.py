@@ -513,8 +513,9 @@ class _WithLossCellFloat32(Cell):
 
 
 def check_level(function, level, boost_level="O0"):
-    """The level to use: 'auto' picks by device, and pijit runs on the CPU, where MindSpore
-    has no automatic choice either."""
+    """The level to use: 'auto' picks by device as MindSpore does, O2 where graphs run on the
+    GPU (set_context(device_target="GPU")); on the CPU MindSpore has no automatic choice, nor
+    has pijit."""
     if not isinstance(level, str) or level not in _LEVELS:
         raise ValueError(f"For '{function}', the amp level must be one of {list(_LEVELS)}, got "
                          f"{level!r}")
@@ -522,8 +523,11 @@ def check_level(function, level, boost_level="O0"):
         raise ValueError(f"For '{function}', 'boost_level' must be 'O0', 'O1' or 'O2', got "
                          f"{boost_level!r}")
     if level == "auto":
+        from pijit.context import get_context
+        if get_context("device_target") == "GPU":
+            return "O2"
         raise ValueError(f"For '{function}', level 'auto' chooses by device (O2 on GPU, O3 on "
-                         f"Ascend) and pijit runs on the CPU: give 'O0', 'O1', 'O2' or 'O3'")
+                         f"Ascend) and graphs run on the CPU here: give 'O0', 'O1', 'O2' or 'O3'")
     return level
 
 

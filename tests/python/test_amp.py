@@ -463,3 +463,12 @@ def test_model_trains_and_evaluates_with_mixed_precision(level, capsys):
         assert float(model.train_network.scale_sense.asnumpy()) >= 1.0
     prediction = model.predict(ms.Tensor(points[:4]))
     assert prediction.dtype == (ms.float32 if level == "O1" else ms.float16)
+
+
+def test_auto_level_is_o2_where_graphs_run_on_the_gpu(monkeypatch):
+    from pijit import amp, context
+    with pytest.raises(ValueError, match="level 'auto' chooses by device"):
+        amp.check_level("build_train_network", "auto")
+    # As set_context(device_target="GPU") leaves it on a machine with a usable GPU.
+    monkeypatch.setitem(context._context, "device_target", "GPU")
+    assert amp.check_level("build_train_network", "auto") == "O2"
