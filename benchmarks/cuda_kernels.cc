@@ -29,7 +29,6 @@
 
 namespace pijit::cuda {
 int ResNet(const CudaApi& api);
-namespace {
 
 template <typename Fn>
 double MedianMs(const CudaApi& api, int runs, Fn&& fn) {
@@ -60,6 +59,22 @@ Tensor Filled(const Shape& shape, float v) {
   return t;
 }
 
+// The median ms of `runs` calls of `g` compiled for the GPU on device `inputs`; -1 (with the
+// error printed) when it does not compile.
+double StepMs(const CudaApi& api, const graph::Graph& g, const std::vector<Tensor>& inputs, int runs) {
+  graph::CompileOptions options;
+  options.backend = graph::CudaBackend();
+  auto c = graph::CompiledGraph::Compile(g, options);
+  if (!c.ok()) {
+    std::printf("error %s\n", std::string(c.status().message()).c_str());
+    return -1;
+  }
+  std::vector<const Tensor*> args;
+  for (const Tensor& t : inputs) args.push_back(&t);
+  std::vector<Tensor> outs;
+  return MedianMs(api, runs, [&] { (void)c->Run(args, &outs); });
+}
+
 int LeNet(const CudaApi& api) {
   constexpr int64_t kBatch = 128;
   auto g = graph::LeNetTrainingStep(kBatch);
@@ -78,22 +93,11 @@ int LeNet(const CudaApi& api) {
     if (!d.ok()) return 1;
     inputs.push_back(*d);
   }
-  graph::CompileOptions options;
-  options.backend = graph::CudaBackend();
-  auto c = graph::CompiledGraph::Compile(*g, options);
-  if (!c.ok()) {
-    std::printf("error %s\n", std::string(c.status().message()).c_str());
-    return 1;
-  }
-  std::vector<const Tensor*> args;
-  for (const Tensor& t : inputs) args.push_back(&t);
-  std::vector<Tensor> outs;
-  const double ms = MedianMs(api, 30, [&] { (void)c->Run(args, &outs); });
+  const double ms = StepMs(api, *g, inputs, 30);
+  if (ms < 0) return 1;
   std::printf("lenet_step_ms %.4f\n", ms);
   return ResNet(api);
 }
-
-}  // namespace
 
 int ResNet(const CudaApi& api) {
   auto step = graph::ResNetBuilder().Build(128);
@@ -117,24 +121,14 @@ int ResNet(const CudaApi& api) {
     if (!d.ok()) return 1;
     inputs.push_back(*d);
   }
-  graph::CompileOptions options;
-  options.backend = graph::CudaBackend();
-  auto c = graph::CompiledGraph::Compile(step->graph, options);
-  if (!c.ok()) {
-    std::printf("error %s\n", std::string(c.status().message()).c_str());
-    return 1;
-  }
-  std::vector<const Tensor*> args;
-  for (const Tensor& t : inputs) args.push_back(&t);
-  std::vector<Tensor> outs;
-  const double ms = MedianMs(api, 10, [&] { (void)c->Run(args, &outs); });
+  const double ms = StepMs(api, step->graph, inputs, 10);
+  if (ms < 0) return 1;
   const std::string why = CudnnUnavailableReason();
   std::printf("resnet18_step_ms %.4f\n", ms);
   std::printf("resnet18_convolutions %s\n", why.empty() ? "cudnn" : ("direct (" + why + ")").c_str());
   return 0;
 }
 
-namespace {
 
 int Run() {
   auto api_or = CudaApi::Get();
@@ -188,7 +182,6 @@ int Run() {
   return LeNet(api);
 }
 
-}  // namespace
 }  // namespace pijit::cuda
 
 // `pijit_cuda_bench resnet` runs only the ResNet-18 step (with PIJIT_PROFILE=1: its time per

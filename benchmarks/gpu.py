@@ -65,6 +65,26 @@ def torch_timings():
             "lenet_compiled_ms": lenet_compiled}
 
 
+def training_step_ms(model_class, x, y, runs):
+    """Median ms of a training step, eager and with torch.compile(model), SGD outside."""
+    import torch.nn.functional as F
+    times = []
+    for compiled in (False, True):
+        model = model_class().cuda()
+        run = torch.compile(model) if compiled else model
+        opt = torch.optim.SGD(model.parameters(), lr=0.05)
+
+        def step():
+            opt.zero_grad(set_to_none=True)
+            F.cross_entropy(run(x), y).backward()
+            opt.step()
+
+        for _ in range(3):
+            step()
+        times.append(median_ms(step, runs=runs))
+    return times
+
+
 def resnet_steps(batch=128):
     """CIFAR ResNet-18 training steps, full float32 (no TF32), as pijit's cuDNN calls run."""
     from torch import nn
@@ -104,21 +124,7 @@ def resnet_steps(batch=128):
 
     x = torch.rand(batch, 3, 32, 32, device="cuda")
     y = torch.arange(batch, device="cuda") % 10
-    times = []
-    for compiled in (False, True):
-        model = ResNet18().cuda()
-        run = torch.compile(model) if compiled else model
-        opt = torch.optim.SGD(model.parameters(), lr=0.05)
-
-        def step():
-            opt.zero_grad(set_to_none=True)
-            F.cross_entropy(run(x), y).backward()
-            opt.step()
-
-        for _ in range(3):
-            step()
-        times.append(median_ms(step, runs=10))
-    return times
+    return training_step_ms(ResNet18, x, y, runs=10)
 
 
 def lenet_steps(batch=128):
@@ -139,21 +145,7 @@ def lenet_steps(batch=128):
 
     x = torch.rand(batch, 1, 28, 28, device="cuda")
     y = torch.arange(batch, device="cuda") % 10
-    times = []
-    for compiled in (False, True):
-        model = LeNet().cuda()
-        run = torch.compile(model) if compiled else model
-        opt = torch.optim.SGD(model.parameters(), lr=0.05)
-
-        def step():
-            opt.zero_grad(set_to_none=True)
-            F.cross_entropy(run(x), y).backward()
-            opt.step()
-
-        for _ in range(3):
-            step()
-        times.append(median_ms(step, runs=30))
-    return times
+    return training_step_ms(LeNet, x, y, runs=30)
 
 
 def main():

@@ -305,94 +305,96 @@ std::vector<std::string> WindowKernelSources(DType d) {
           Source(d, kPoolSource, "#define IS_MAX 0\n")};
 }
 
-absl::StatusOr<Tensor> DeviceConv2D(const Tensor& x_in, const Tensor& w_in, const Tensor* bias,
-                                    const Window2D& win, bool relu, const TensorMeta& out) {
-  PIJIT_RETURN_IF_ERROR(CheckFloat(x_in, "conv2d"));
-  PIJIT_RETURN_IF_ERROR(CheckFloat(w_in, "conv2d"));
-  PIJIT_ASSIGN_OR_RETURN(const Tensor x, DeviceContiguous(x_in));
-  PIJIT_ASSIGN_OR_RETURN(const Tensor w, DeviceContiguous(w_in));
-  Tensor b;
-  if (bias) {
-    PIJIT_ASSIGN_OR_RETURN(b, DeviceContiguous(*bias));
-  }
-  const int64_t kernel[2] = {w.shape()[2], w.shape()[3]};
-  PIJIT_ASSIGN_OR_RETURN(Geometry2D g, ResolveWindow("conv2d", x.shape(), kernel, win, false));
-  PIJIT_ASSIGN_OR_RETURN(Tensor result, EmptyOnDevice(out.shape, out.dtype));
-  PIJIT_ASSIGN_OR_RETURN(bool by_cudnn, CudnnConv2D(ConvPass::kForward, x, w, result, x.shape(),
-                                                     w.shape(), win, g.pad));
-  if (by_cudnn) return BiasAndRelu(result, bias ? &b : nullptr, relu);
-  WindowArgs a{};
-  FillGeometry(a, x.shape(), win, g);
-  a.o = w.shape()[0]; a.kh = kernel[0]; a.kw = kernel[1];
-  a.a = x.raw_data(); a.b = w.raw_data(); a.bias = bias ? b.raw_data() : nullptr;
-  a.out = result.raw_data();
-  a.total = result.numel();
-  a.positive_only = relu;
-  PIJIT_RETURN_IF_ERROR(Launch(x.dtype(), kConvSource, "", "pijit_conv2d", a, false));
-  return result;
-}
+namespace {
 
-absl::StatusOr<Tensor> DeviceConv2DGradInput(const Tensor& dout_in, const Tensor& w_in,
-                                             absl::Span<const int64_t> x_shape,
-                                             const Window2D& win, const TensorMeta& out) {
-  PIJIT_RETURN_IF_ERROR(CheckFloat(dout_in, "conv2d_grad_input"));
-  PIJIT_ASSIGN_OR_RETURN(const Tensor dout, DeviceContiguous(dout_in));
-  PIJIT_ASSIGN_OR_RETURN(const Tensor w, DeviceContiguous(w_in));
-  const Shape xs(x_shape.begin(), x_shape.end());
-  const int64_t kernel[2] = {w.shape()[2], w.shape()[3]};
+// One convolution pass (forward: a = x, b = w; backward data: a = dout, b = w; backward
+// filter: a = x, b = dout) through cuDNN, or the direct kernel when cuDNN does not take it.
+absl::StatusOr<Tensor> ConvPassOnDevice(ConvPass pass, const Tensor& a_in, const Tensor& b_in,
+                                        const Shape& xs, const Shape& ws, const Window2D& win,
+                                        const TensorMeta& out, const Tensor* bias, bool relu) {
+  static constexpr const char* kOps[] = {"conv2d", "conv2d_grad_input", "conv2d_grad_weight"};
+  static constexpr const char* kEntries[] = {"pijit_conv2d", "pijit_conv2d_grad_input",
+                                             "pijit_conv2d_grad_weight"};
+  const int k = static_cast<int>(pass);
+  PIJIT_RETURN_IF_ERROR(CheckFloat(a_in, kOps[k]));
+  PIJIT_RETURN_IF_ERROR(CheckFloat(b_in, kOps[k]));
+  PIJIT_ASSIGN_OR_RETURN(const Tensor a, DeviceContiguous(a_in));
+  PIJIT_ASSIGN_OR_RETURN(const Tensor b, DeviceContiguous(b_in));
+  Tensor bias_c;
+  if (bias) {
+    PIJIT_ASSIGN_OR_RETURN(bias_c, DeviceContiguous(*bias));
+  }
+  const int64_t kernel[2] = {ws[2], ws[3]};
   PIJIT_ASSIGN_OR_RETURN(Geometry2D g, ResolveWindow("conv2d", xs, kernel, win, false));
   PIJIT_ASSIGN_OR_RETURN(Tensor result, EmptyOnDevice(out.shape, out.dtype));
-  PIJIT_ASSIGN_OR_RETURN(bool by_cudnn, CudnnConv2D(ConvPass::kBackwardData, dout, w, result, xs,
-                                                     w.shape(), win, g.pad));
-  if (by_cudnn) return result;
-  WindowArgs a{};
-  FillGeometry(a, xs, win, g);
-  a.o = w.shape()[0]; a.kh = kernel[0]; a.kw = kernel[1];
-  a.a = dout.raw_data(); a.b = w.raw_data(); a.out = result.raw_data();
-  a.total = result.numel();
-  PIJIT_RETURN_IF_ERROR(Launch(dout.dtype(), kConvSource, "", "pijit_conv2d_grad_input", a, false));
+  PIJIT_ASSIGN_OR_RETURN(bool by_cudnn, CudnnConv2D(pass, a, b, result, xs, ws, win, g.pad));
+  if (by_cudnn) return BiasAndRelu(result, bias ? &bias_c : nullptr, relu);
+  WindowArgs args{};
+  FillGeometry(args, xs, win, g);
+  args.o = ws[0];
+  args.kh = kernel[0];
+  args.kw = kernel[1];
+  args.a = a.raw_data();
+  args.b = b.raw_data();
+  args.bias = bias ? bias_c.raw_data() : nullptr;
+  args.out = result.raw_data();
+  args.total = result.numel();
+  args.positive_only = relu;
+  // The weight gradient sums N x OH x OW products per element: a block each.
+  PIJIT_RETURN_IF_ERROR(Launch(a.dtype(), kConvSource, "", kEntries[k], args,
+                               pass == ConvPass::kBackwardFilter));
   return result;
 }
 
-absl::StatusOr<Tensor> DeviceConv2DGradWeight(const Tensor& x_in, const Tensor& dout_in,
-                                              absl::Span<const int64_t> w_shape,
-                                              const Window2D& win, const TensorMeta& out) {
-  PIJIT_RETURN_IF_ERROR(CheckFloat(x_in, "conv2d_grad_weight"));
-  PIJIT_ASSIGN_OR_RETURN(const Tensor x, DeviceContiguous(x_in));
-  PIJIT_ASSIGN_OR_RETURN(const Tensor dout, DeviceContiguous(dout_in));
-  const int64_t kernel[2] = {w_shape[2], w_shape[3]};
-  PIJIT_ASSIGN_OR_RETURN(Geometry2D g, ResolveWindow("conv2d", x.shape(), kernel, win, false));
-  PIJIT_ASSIGN_OR_RETURN(Tensor result, EmptyOnDevice(out.shape, out.dtype));
-  PIJIT_ASSIGN_OR_RETURN(bool by_cudnn, CudnnConv2D(ConvPass::kBackwardFilter, x, dout, result,
-                                                     x.shape(), Shape(w_shape.begin(), w_shape.end()),
-                                                     win, g.pad));
-  if (by_cudnn) return result;
+// Pooling's arguments for input x (contiguous) and its resolved window.
+absl::StatusOr<WindowArgs> PoolArgs(const Tensor& x, const Window2D& win) {
+  PIJIT_ASSIGN_OR_RETURN(Geometry2D g, ResolveWindow("pool2d", x.shape(), win.kernel, win, true));
   WindowArgs a{};
   FillGeometry(a, x.shape(), win, g);
-  a.o = w_shape[0]; a.kh = kernel[0]; a.kw = kernel[1];
-  a.a = x.raw_data(); a.b = dout.raw_data(); a.out = result.raw_data();
-  a.total = result.numel();
-  PIJIT_RETURN_IF_ERROR(Launch(x.dtype(), kConvSource, "", "pijit_conv2d_grad_weight", a, true));
-  return result;
+  a.kh = win.kernel[0];
+  a.kw = win.kernel[1];
+  a.a = x.raw_data();
+  // As on the CPU: 'same' average pooling leaves the padding out of the divisor.
+  a.include_pad = win.count_include_pad && !win.same;
+  a.bottom_limit = a.h + g.pad_given[1];
+  a.right_limit = a.w + g.pad_given[3];
+  return a;
+}
+
+std::string PoolDefines(PoolKind kind) {
+  return absl::StrFormat("#define IS_MAX %d\n", kind == PoolKind::kMax);
+}
+
+}  // namespace
+
+absl::StatusOr<Tensor> DeviceConv2D(const Tensor& x, const Tensor& w, const Tensor* bias,
+                                    const Window2D& win, bool relu, const TensorMeta& out) {
+  return ConvPassOnDevice(ConvPass::kForward, x, w, x.shape(), w.shape(), win, out, bias, relu);
+}
+
+absl::StatusOr<Tensor> DeviceConv2DGradInput(const Tensor& dout, const Tensor& w,
+                                             absl::Span<const int64_t> x_shape,
+                                             const Window2D& win, const TensorMeta& out) {
+  return ConvPassOnDevice(ConvPass::kBackwardData, dout, w, Shape(x_shape.begin(), x_shape.end()),
+                          w.shape(), win, out, nullptr, false);
+}
+
+absl::StatusOr<Tensor> DeviceConv2DGradWeight(const Tensor& x, const Tensor& dout,
+                                              absl::Span<const int64_t> w_shape,
+                                              const Window2D& win, const TensorMeta& out) {
+  return ConvPassOnDevice(ConvPass::kBackwardFilter, x, dout, x.shape(),
+                          Shape(w_shape.begin(), w_shape.end()), win, out, nullptr, false);
 }
 
 absl::StatusOr<Tensor> DevicePool2D(PoolKind kind, const Tensor& x_in, const Window2D& win,
                                     const TensorMeta& out) {
   PIJIT_RETURN_IF_ERROR(CheckFloat(x_in, kind == PoolKind::kMax ? "max_pool2d" : "avg_pool2d"));
   PIJIT_ASSIGN_OR_RETURN(const Tensor x, DeviceContiguous(x_in));
-  PIJIT_ASSIGN_OR_RETURN(Geometry2D g, ResolveWindow("pool2d", x.shape(), win.kernel, win, true));
+  PIJIT_ASSIGN_OR_RETURN(WindowArgs a, PoolArgs(x, win));
   PIJIT_ASSIGN_OR_RETURN(Tensor result, EmptyOnDevice(out.shape, out.dtype));
-  WindowArgs a{};
-  FillGeometry(a, x.shape(), win, g);
-  a.kh = win.kernel[0]; a.kw = win.kernel[1];
-  a.a = x.raw_data(); a.out = result.raw_data();
+  a.out = result.raw_data();
   a.total = result.numel();
-  // As on the CPU: 'same' average pooling leaves the padding out of the divisor.
-  a.include_pad = win.count_include_pad && !win.same;
-  a.bottom_limit = a.h + g.pad_given[1];
-  a.right_limit = a.w + g.pad_given[3];
-  const std::string defines = absl::StrFormat("#define IS_MAX %d\n", kind == PoolKind::kMax);
-  PIJIT_RETURN_IF_ERROR(Launch(x.dtype(), kPoolSource, defines, "pijit_pool2d", a, false));
+  PIJIT_RETURN_IF_ERROR(Launch(x.dtype(), kPoolSource, PoolDefines(kind), "pijit_pool2d", a, false));
   return result;
 }
 
@@ -403,22 +405,17 @@ absl::StatusOr<Tensor> DevicePool2DGrad(PoolKind kind, const Tensor& x_in, const
   PIJIT_ASSIGN_OR_RETURN(const CudaApi* api, CudaApi::Get());
   PIJIT_ASSIGN_OR_RETURN(const Tensor x, DeviceContiguous(x_in));
   PIJIT_ASSIGN_OR_RETURN(const Tensor dout, DeviceContiguous(dout_in));
-  PIJIT_ASSIGN_OR_RETURN(Geometry2D g, ResolveWindow("pool2d", x.shape(), win.kernel, win, true));
+  PIJIT_ASSIGN_OR_RETURN(WindowArgs a, PoolArgs(x, win));
+  // Windows scatter into the gradient with atomicAdd: it starts at zero.
   PIJIT_ASSIGN_OR_RETURN(Tensor result, EmptyOnDevice(out.shape, out.dtype));
   PIJIT_RETURN_IF_ERROR(DriverStatus(
       *api, api->cuMemsetD8(reinterpret_cast<CUdeviceptr>(result.raw_data()), 0,
                             result.numel() * result.itemsize()), "cuMemsetD8"));
-  WindowArgs a{};
-  FillGeometry(a, x.shape(), win, g);
-  a.kh = win.kernel[0]; a.kw = win.kernel[1];
-  a.a = x.raw_data(); a.b = dout.raw_data(); a.out = result.raw_data();
+  a.b = dout.raw_data();
+  a.out = result.raw_data();
   a.total = dout.numel();
-  a.include_pad = win.count_include_pad && !win.same;
-  a.bottom_limit = a.h + g.pad_given[1];
-  a.right_limit = a.w + g.pad_given[3];
   a.positive_only = positive_only;
-  const std::string defines = absl::StrFormat("#define IS_MAX %d\n", kind == PoolKind::kMax);
-  PIJIT_RETURN_IF_ERROR(Launch(x.dtype(), kPoolSource, defines, "pijit_pool2d_grad", a, false));
+  PIJIT_RETURN_IF_ERROR(Launch(x.dtype(), kPoolSource, PoolDefines(kind), "pijit_pool2d_grad", a, false));
   return result;
 }
 
