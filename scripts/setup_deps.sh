@@ -21,4 +21,4 @@ fi
 bash "$here/third_party/asmjit.sh"
 
 "$PY" -m pip install -q --disable-pip-version-check setuptools wheel numpy pybind11 pytest hypothesis ml_dtypes \
-  protobuf safetensors
+  protobuf safetensors scipy  # scipy: reference values in the tests (special functions)
