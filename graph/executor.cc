@@ -203,8 +203,7 @@ absl::Status CheckSupported(const Graph& g, const Backend& backend) {
 }
 
 absl::StatusOr<CompiledGraph> CompiledGraph::Compile(Graph g, const CompileOptions& options) {
-  PIJIT_RETURN_IF_ERROR(g.Verify());
-  if (!options.backend) {
+  if (!options.backend) {  // resolved first; the compile with a backend verifies the graph
     PIJIT_ASSIGN_OR_RETURN(const Backend* chosen, DefaultBackend());
     CompileOptions resolved = options;
     resolved.backend = chosen;
@@ -218,6 +217,7 @@ absl::StatusOr<CompiledGraph> CompiledGraph::Compile(Graph g, const CompileOptio
     if (on_cpu.ok()) on_cpu->backend_note_ = std::string(on_device.status().message());
     return on_cpu;
   }
+  PIJIT_RETURN_IF_ERROR(g.Verify());
   CompiledGraph c;
   c.backend_ = options.backend;
   const bool on_host = c.backend_->device() == Device::kCPU;
@@ -225,28 +225,7 @@ absl::StatusOr<CompiledGraph> CompiledGraph::Compile(Graph g, const CompileOptio
   pipeline.host_kernels = pipeline.host_kernels && on_host;
   const std::vector<bool> shared_before = SharedOutputs(g);
   if (options.optimize) PIJIT_RETURN_IF_ERROR(RunPipeline(g, pipeline));
-  if (!on_host) {
-    PIJIT_RETURN_IF_ERROR(CheckSupported(g, *c.backend_));
-    // Params the graph writes in place: a host caller's tensor gets the device copy back.
-    for (const Node& n : g.nodes()) {
-      // assign writes its variable; training batch norm its running mean and variance.
-      absl::InlinedVector<NodeId, 2> written;
-      if (n.op == Op::kAssign) written = {n.inputs[0]};
-      if (n.op == Op::kBatchNormTrain) written = {n.inputs[1], n.inputs[2]};
-      for (NodeId w : written) {
-        const Node& base = g.node(BaseOf(g, w));
-        if (base.op == Op::kParam) c.written_params_.push_back(base.param_index);
-      }
-    }
-    // The graph keeps its host constants (its text, explain and the tape read them); the
-    // nodes read these device copies.
-    c.device_constants_.resize(g.nodes().size());
-    for (size_t id = 0; id < g.nodes().size(); ++id) {
-      const Node& n = g.node(static_cast<NodeId>(id));
-      if (n.op != Op::kConstant) continue;
-      PIJIT_ASSIGN_OR_RETURN(c.device_constants_[id], c.backend_->Upload(n.value));
-    }
-  }
+  if (!on_host) PIJIT_RETURN_IF_ERROR(c.PrepareForDevice(g));
   const std::vector<bool> shared_after = SharedOutputs(g);
   // A constant (or a view of one) is copied too: eager gives a fresh tensor on every call,
   // and the caller may write into the one it gets.
@@ -270,6 +249,30 @@ absl::StatusOr<CompiledGraph> CompiledGraph::Compile(Graph g, const CompileOptio
   }
   c.graph_ = std::move(g);
   return c;
+}
+
+absl::Status CompiledGraph::PrepareForDevice(const Graph& g) {
+  PIJIT_RETURN_IF_ERROR(CheckSupported(g, *backend_));
+  // Params the graph writes in place: a host caller's tensor gets the device copy back.
+  for (const Node& n : g.nodes()) {
+    // assign writes its variable; training batch norm its running mean and variance.
+    absl::InlinedVector<NodeId, 2> written;
+    if (n.op == Op::kAssign) written = {n.inputs[0]};
+    if (n.op == Op::kBatchNormTrain) written = {n.inputs[1], n.inputs[2]};
+    for (NodeId w : written) {
+      const Node& base = g.node(BaseOf(g, w));
+      if (base.op == Op::kParam) written_params_.push_back(base.param_index);
+    }
+  }
+  // The graph keeps its host constants (its text, explain and the tape read them); the nodes
+  // read these device copies.
+  device_constants_.resize(g.nodes().size());
+  for (size_t id = 0; id < g.nodes().size(); ++id) {
+    const Node& n = g.node(static_cast<NodeId>(id));
+    if (n.op != Op::kConstant) continue;
+    PIJIT_ASSIGN_OR_RETURN(device_constants_[id], backend_->Upload(n.value));
+  }
+  return absl::OkStatus();
 }
 
 absl::Status CompiledGraph::Run(absl::Span<const Tensor* const> inputs,

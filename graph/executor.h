@@ -54,6 +54,9 @@ class CompiledGraph {
 
  private:
   absl::Status RunOnBackend(absl::Span<const Tensor* const> inputs, std::vector<Tensor>* outputs) const;
+  // For a device backend: checks every node runs there, notes the params the graph writes,
+  // and copies the constants to the device.
+  absl::Status PrepareForDevice(const Graph& g);
   Graph graph_;
   const Backend* backend_ = nullptr;  // graph/backend.h
   std::string backend_note_;
