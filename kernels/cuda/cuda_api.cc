@@ -170,7 +170,11 @@ absl::StatusOr<const CudaApi*> CudaApi::Get() {
   std::call_once(once, [] {
     auto* loaded = new CudaApi();  // lives for the process, as the libraries do
     status = Load(loaded);
-    if (status.ok()) api = loaded;
+    if (status.ok()) {
+      api = loaded;
+    } else {
+      delete loaded;
+    }
   });
   if (!status.ok()) return status;
   // The primary context is per device, current per thread: make it current here.

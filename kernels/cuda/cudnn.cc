@@ -105,9 +105,11 @@ absl::Status Load(Cudnn* c) {
 
 const absl::StatusOr<Cudnn*>& Library() {
   static absl::StatusOr<Cudnn*>* lib = [] {
-    auto* c = new Cudnn();
+    auto* c = new Cudnn();  // kept for the process when it loads, as the library is
     absl::Status s = Load(c);
-    return new absl::StatusOr<Cudnn*>(s.ok() ? absl::StatusOr<Cudnn*>(c) : absl::StatusOr<Cudnn*>(s));
+    if (s.ok()) return new absl::StatusOr<Cudnn*>(c);
+    delete c;
+    return new absl::StatusOr<Cudnn*>(s);
   }();
   return *lib;
 }
