@@ -2,14 +2,15 @@
 //
 // What it runs: fused elementwise programs (one NVRTC kernel each), the elementwise ops,
 // casts and where, sum/mean/prod/max/min reductions, softmax and log-softmax, matrix products
-// (cuBLAS), conv2d and max/avg pooling with their gradients (direct kernels), assign,
-// index_grad, concat, stack, full, full_like and one_hot (graph/backend_cuda_data.cc), batch
-// and layer normalisation (composed of reductions and elementwise kernels) and the view ops (reshape, transpose, broadcast, squeeze, unsqueeze, flatten: no
-// kernel, a new view of the same device memory). Any other node fails with Unimplemented
-// naming the op, so a graph the backend cannot run is reported, never run on the CPU's
-// kernels over device memory. Graphs compiled for it skip the CPU's epilogue passes
-// (PipelineOptions::host_kernels) and run without the host memory plan; their constants
-// are copied to the device once, at compile time.
+// (cuBLAS), conv2d (cuDNN, else direct kernels) and max/avg pooling with their gradients,
+// assign, index_grad, concat, stack, full, full_like and one_hot (graph/backend_cuda_data.cc),
+// batch and layer normalisation (reductions and elementwise kernels) and the view ops
+// (reshape, transpose, broadcast, squeeze, unsqueeze, flatten, basic indexing: no kernel, a
+// new view of the same device memory). Any other node fails with Unimplemented naming the
+// op (Supports says so at compile time), so a graph the backend cannot run is reported,
+// never run on the CPU's kernels over device memory. Graphs compiled for it skip the CPU's
+// epilogue passes (PipelineOptions::host_kernels) and run without the host memory plan;
+// their constants are copied to the device once, at compile time.
 #include "absl/strings/str_format.h"
 #include "graph/backend.h"
 #include "graph/backend_cuda_data.h"
