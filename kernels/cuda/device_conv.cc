@@ -149,6 +149,27 @@ constexpr const char* kPoolSource = R"(
 __device__ __forceinline__ bool pj_takes(T v, T best) {
   return (v > best || v != v) && best == best;
 }
+// The offset in `plane` of the window's first maximum (a NaN, once taken, stays: the CPU's
+// choice), or -1 when the window holds no element of the input.
+__device__ __forceinline__ long long pj_max_at(const WindowArgs& a, const T* plane, long long y0,
+                                               long long x0) {
+  T best = -PJ_INF;
+  long long at = -1;
+  for (long long ky = 0; ky < a.kh; ++ky) {
+    const long long iy = y0 + ky * a.dil_h;
+    if (iy < 0 || iy >= a.h) continue;
+    for (long long kx = 0; kx < a.kw; ++kx) {
+      const long long ix = x0 + kx * a.dil_w;
+      if (ix < 0 || ix >= a.w) continue;
+      const T v = plane[iy * a.w + ix];
+      if (at < 0 || pj_takes(v, best)) {
+        best = v;
+        at = iy * a.w + ix;
+      }
+    }
+  }
+  return at;
+}
 __device__ __forceinline__ long long pj_divisor(const WindowArgs& a, long long y0, long long x0,
                                                 long long count) {
   if (!a.include_pad) return count;
@@ -163,7 +184,12 @@ extern "C" __global__ void pijit_pool2d(WindowArgs a) {
     const long long ox = i % a.ow, oy = (i / a.ow) % a.oh, p = i / (a.ow * a.oh);
     const T* plane = x + p * a.h * a.w;
     const long long y0 = oy * a.stride_h - a.pad_top, x0 = ox * a.stride_w - a.pad_left;
-    T acc = IS_MAX ? -PJ_INF : T(0);
+    if (IS_MAX) {
+      const long long at = pj_max_at(a, plane, y0, x0);
+      out[i] = at >= 0 ? plane[at] : -PJ_INF;
+      continue;
+    }
+    T acc = T(0);
     long long count = 0;
     for (long long ky = 0; ky < a.kh; ++ky) {
       const long long iy = y0 + ky * a.dil_h;
@@ -171,17 +197,12 @@ extern "C" __global__ void pijit_pool2d(WindowArgs a) {
       for (long long kx = 0; kx < a.kw; ++kx) {
         const long long ix = x0 + kx * a.dil_w;
         if (ix < 0 || ix >= a.w) continue;
-        const T v = plane[iy * a.w + ix];
-        if (IS_MAX) acc = pj_takes(v, acc) ? v : acc;
-        else acc += v;
+        acc += plane[iy * a.w + ix];
         ++count;
       }
     }
-    if (!IS_MAX) {
-      const long long d = pj_divisor(a, y0, x0, count);
-      acc = d > 0 ? acc / T(d) : T(0);
-    }
-    out[i] = acc;
+    const long long d = pj_divisor(a, y0, x0, count);
+    out[i] = d > 0 ? acc / T(d) : T(0);
   }
 }
 extern "C" __global__ void pijit_pool2d_grad(WindowArgs a) {
@@ -196,21 +217,7 @@ extern "C" __global__ void pijit_pool2d_grad(WindowArgs a) {
     const long long y0 = oy * a.stride_h - a.pad_top, x0 = ox * a.stride_w - a.pad_left;
     const T g = dout[i];
     if (IS_MAX) {
-      T best = -PJ_INF;
-      long long at = -1;
-      for (long long ky = 0; ky < a.kh; ++ky) {
-        const long long iy = y0 + ky * a.dil_h;
-        if (iy < 0 || iy >= a.h) continue;
-        for (long long kx = 0; kx < a.kw; ++kx) {
-          const long long ix = x0 + kx * a.dil_w;
-          if (ix < 0 || ix >= a.w) continue;
-          const T v = plane[iy * a.w + ix];
-          if (at < 0 || pj_takes(v, best)) {
-            best = v;
-            at = iy * a.w + ix;
-          }
-        }
-      }
+      const long long at = pj_max_at(a, plane, y0, x0);
       if (at >= 0 && !(a.positive_only && !(plane[at] > T(0)))) atomicAdd(dplane + at, g);
     } else {
       long long count = 0;
@@ -262,7 +269,11 @@ absl::Status Launch(DType d, const char* body, const std::string& defines, const
                     WindowArgs& args, bool block_per_element) {
   PIJIT_ASSIGN_OR_RETURN(const CudaApi* api, CudaApi::Get());
   if (args.total == 0) return absl::OkStatus();
-  PIJIT_ASSIGN_OR_RETURN(CUfunction fn, CompiledFunction(Source(d, body, defines), entry));
+  // The key names the source: the entry (each source's entries are distinct), dtype, defines.
+  PIJIT_ASSIGN_OR_RETURN(
+      CUfunction fn,
+      CompiledFunction(absl::StrFormat("%s|%d|%s", entry, static_cast<int>(d), defines),
+                       [&]() -> absl::StatusOr<std::string> { return Source(d, body, defines); }, entry));
   const long long threads = block_per_element ? kReduceBlock : 256;
   const long long blocks = block_per_element ? std::min(args.total, 1LL << 20)
                                              : std::min((args.total + 255) / 256, 65536LL);

@@ -91,8 +91,10 @@ absl::StatusOr<Tensor> Launch(ElementwiseSpec spec, absl::Span<const Tensor* con
     key += static_cast<char>('A' + static_cast<int>(spec.input_dtypes[k]));
   }
   key += spec.body;
-  PIJIT_ASSIGN_OR_RETURN(CUfunction fn, CompiledFunction(key, [&spec] { return RenderElementwise(spec); },
-                                                         "pijit_elementwise"));
+  PIJIT_ASSIGN_OR_RETURN(
+      CUfunction fn,
+      CompiledFunction(key, [&spec]() -> absl::StatusOr<std::string> { return RenderElementwise(spec); },
+                       "pijit_elementwise"));
   constexpr long long kThreads = 256, kMaxBlocks = 65536;
   const unsigned blocks = static_cast<unsigned>(std::min((args.n + kThreads - 1) / kThreads, kMaxBlocks));
   void* params[] = {&args};

@@ -21,6 +21,14 @@ absl::Status LaunchBlocks(const CudaApi& api, CUfunction fn, long long work, voi
                       "cuLaunchKernel");
 }
 
+// The reduction kernel of `op` from `in` to `out`, rendered only when first needed.
+absl::StatusOr<CUfunction> ReduceFunction(ReduceOp op, DType in, DType out, bool wide) {
+  return CompiledFunction(
+      absl::StrFormat("reduce|%d|%d|%d|%d", static_cast<int>(op), static_cast<int>(in),
+                      static_cast<int>(out), wide),
+      [=] { return RenderReduce(op, in, out, wide); }, "pijit_reduce");
+}
+
 absl::Status CheckRank(const Tensor& a, const char* what) {
   if (a.device() != Device::kCUDA) {
     return absl::InvalidArgumentError(absl::StrFormat("%s: the input is not on the GPU", what));
@@ -65,14 +73,14 @@ absl::StatusOr<Tensor> DeviceReduce(ReduceOp op, const Tensor& a, absl::Span<con
     }
   }
   const bool wide = NeedsWideIndex(a);
-  PIJIT_ASSIGN_OR_RETURN(std::string src, RenderReduce(op, a.dtype(), out.dtype, wide));
+  // Looked up before anything is allocated: an op or dtype without a kernel fails first.
+  PIJIT_ASSIGN_OR_RETURN(CUfunction fn, ReduceFunction(op, a.dtype(), out.dtype, wide));
   PIJIT_ASSIGN_OR_RETURN(Tensor result, EmptyOnDevice(out.shape, out.dtype));
   if (args.n_out == 0) return result;
   args.in = a.raw_data();
   args.chunks = 1;
   args.chunk_len = args.n_red;
   args.divisor = args.n_red;
-  PIJIT_ASSIGN_OR_RETURN(CUfunction fn, CompiledFunction(src, "pijit_reduce"));
   // Few outputs over many elements (batch statistics: 64 channels of 131,072 values) would
   // leave most of the GPU idle with a block per output: split each output's elements over
   // blocks, then reduce the partial results.
@@ -97,8 +105,7 @@ absl::StatusOr<Tensor> DeviceReduce(ReduceOp op, const Tensor& a, absl::Span<con
     fin.chunks = 1;
     fin.chunk_len = args.chunks;
     fin.divisor = args.n_red;
-    PIJIT_ASSIGN_OR_RETURN(std::string fin_src, RenderReduce(op, out.dtype, out.dtype, wide));
-    PIJIT_ASSIGN_OR_RETURN(CUfunction fin_fn, CompiledFunction(fin_src, "pijit_reduce"));
+    PIJIT_ASSIGN_OR_RETURN(CUfunction fin_fn, ReduceFunction(op, out.dtype, out.dtype, wide));
     PIJIT_RETURN_IF_ERROR(LaunchBlocks(*api, fin_fn, fin.n_out, &fin));
     return result;
   }
@@ -117,7 +124,11 @@ absl::StatusOr<Tensor> DeviceSoftmax(const Tensor& a, int64_t axis, bool log) {
   if (ax < 0 || ax >= nd) {
     return absl::InvalidArgumentError(absl::StrFormat("%s: axis %d out of range", what, axis));
   }
-  PIJIT_ASSIGN_OR_RETURN(std::string src, RenderSoftmax(a.dtype(), log, NeedsWideIndex(a)));
+  const bool wide = NeedsWideIndex(a);
+  PIJIT_ASSIGN_OR_RETURN(
+      CUfunction fn,
+      CompiledFunction(absl::StrFormat("softmax|%d|%d|%d", static_cast<int>(a.dtype()), log, wide),
+                       [&] { return RenderSoftmax(a.dtype(), log, wide); }, "pijit_softmax"));
   PIJIT_ASSIGN_OR_RETURN(Tensor result, EmptyOnDevice(a.shape(), a.dtype()));
   SoftmaxArgs args{};
   args.rows = 1;
@@ -134,7 +145,6 @@ absl::StatusOr<Tensor> DeviceSoftmax(const Tensor& a, int64_t axis, bool log) {
   if (args.rows == 0 || args.len == 0) return result;
   args.in = a.raw_data();
   args.out = result.raw_data();
-  PIJIT_ASSIGN_OR_RETURN(CUfunction fn, CompiledFunction(src, "pijit_softmax"));
   PIJIT_RETURN_IF_ERROR(LaunchBlocks(*api, fn, args.rows, &args));
   return result;
 }

@@ -114,12 +114,8 @@ std::string CompileOptionsText() {
   return text;
 }
 
-absl::StatusOr<CUfunction> CompiledFunction(const std::string& source, const char* entry) {
-  return CompiledFunction(source, [&source] { return source; }, entry);
-}
-
 absl::StatusOr<CUfunction> CompiledFunction(const std::string& key_text,
-                                            const std::function<std::string()>& render,
+                                            const std::function<absl::StatusOr<std::string>()>& render,
                                             const char* entry) {
   PIJIT_ASSIGN_OR_RETURN(const CudaApi* api, CudaApi::Get());
   static auto* functions = new absl::flat_hash_map<std::string, CUfunction>();
@@ -129,7 +125,7 @@ absl::StatusOr<CUfunction> CompiledFunction(const std::string& key_text,
     ++g_stats.memory_hits;
     return it->second;
   }
-  const std::string source = render();
+  PIJIT_ASSIGN_OR_RETURN(const std::string source, render());
   std::string cubin;
   const std::filesystem::path folder = DiskCacheFolder();
   const std::filesystem::path file = folder.empty() ? folder : folder / DiskKey(*api, source);

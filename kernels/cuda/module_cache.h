@@ -13,13 +13,12 @@
 
 namespace pijit::cuda {
 
-// The function `entry` of `source`, compiled for the current device. NVRTC's log is in the
-// error when compilation fails.
-absl::StatusOr<CUfunction> CompiledFunction(const std::string& source, const char* entry);
-// The same, looked up by `key` (which must determine the source): the source is rendered
-// only the first time, so a call pays for a short key, not for rendering kilobytes of text.
+// The function `entry` of the source `render` makes, compiled for the current device and
+// looked up by `key` (which must determine the source): the source is rendered only the
+// first time, so a call pays for a short key, not for rendering kilobytes of text. A render
+// error, or NVRTC's log when compilation fails, is the error.
 absl::StatusOr<CUfunction> CompiledFunction(const std::string& key,
-                                            const std::function<std::string()>& render,
+                                            const std::function<absl::StatusOr<std::string>()>& render,
                                             const char* entry);
 
 // NVRTC's options for this device ("--gpu-architecture=sm_90", "--fmad=false", ...).
