@@ -1,14 +1,14 @@
 // A LeNet-5 training step as one graph, for the CUDA tests and benchmarks/cuda_kernels.cc:
 // the forward (two 5x5 convolutions with relu and 2x2 max pooling, three dense layers,
 // log-softmax cross-entropy against one-hot labels, averaged over the batch), its backward
-// by AppendBackward, and SGD updates (lr 0.05) written into the weights with assign.
+// and SGD updates (lr 0.05) written into the weights (sgd_step.h).
 // Params: x [B,1,28,28], conv1 w/b, conv2 w/b, fc1 w [256,120]/b, fc2 w [120,10]/b, labels
 // [B,10]; the output is the loss before the update.
 #pragma once
 #include "absl/strings/str_format.h"
-#include "graph/autodiff.h"
 #include "graph/text_parser.h"
 #include "kernels/errors.h"
+#include "tests/cpp/sgd_step.h"
 
 namespace pijit::graph {
 
@@ -41,17 +41,7 @@ inline absl::StatusOr<Graph> LeNetTrainingStep(int64_t b) {
       "  return (%%26)\n}\n",
       b, b, b, w5, b, b, p2, b, w5, b, b, p2, b, b, b, b, b, b, b, b, b, -1.0 / b)));
   const NodeId loss = 26;
-  const NodeId seed = g.AddConstant(Tensor::Scalar<float>(1.0f));
-  const std::vector<NodeId> params = {1, 2, 3, 4, 5, 6, 7, 8};
-  PIJIT_ASSIGN_OR_RETURN(std::vector<NodeId> grads, AppendBackward(g, {loss}, {seed}, params));
-  const NodeId lr = g.AddConstant(Tensor::Scalar<float>(0.05f));
-  for (size_t i = 0; i < params.size(); ++i) {
-    PIJIT_ASSIGN_OR_RETURN(NodeId step, g.AddOp(Op::kMul, {grads[i], lr}));
-    PIJIT_ASSIGN_OR_RETURN(NodeId updated, g.AddOp(Op::kSub, {params[i], step}));
-    // Stateful: dead-code removal keeps it although no output reads it.
-    PIJIT_RETURN_IF_ERROR(g.AddOp(Op::kAssign, {params[i], updated}).status());
-  }
-  g.SetOutputs({loss});
+  PIJIT_RETURN_IF_ERROR(AppendSgdStep(g, loss, {1, 2, 3, 4, 5, 6, 7, 8}, 0.05f));
   return g;
 }
 

@@ -2,17 +2,17 @@
 // benchmarks/cuda_kernels.cc: a 3x3 stem (64 channels), four stages of two BasicBlocks (64,
 // 128, 256, 512 channels, strides 1, 2, 2, 2; 1x1 convolution shortcuts where the shape
 // changes), training batch norm after every convolution, global average pooling, a dense
-// layer to 10 classes, log-softmax cross-entropy against one-hot labels, its backward by
-// AppendBackward and SGD (lr 0.05) written into the weights with assign.
+// layer to 10 classes, log-softmax cross-entropy against one-hot labels, its backward
+// and SGD (lr 0.05) written into the weights (sgd_step.h).
 // Params, in order: x [B,3,32,32], labels [B,10], then per layer its params; `init` says how
 // each param starts (the harness fills them).
 #pragma once
 #include <cmath>
 #include <vector>
 
-#include "graph/autodiff.h"
 #include "graph/graph.h"
 #include "kernels/errors.h"
+#include "tests/cpp/sgd_step.h"
 
 namespace pijit::graph {
 
@@ -53,15 +53,7 @@ class ResNetBuilder {
     PIJIT_ASSIGN_OR_RETURN(NodeId total, g_.AddOp(Op::kSum, {picked}, Shape{}, false));
     const NodeId scale = g_.AddConstant(Tensor::Scalar<float>(-1.0f / static_cast<float>(batch)));
     PIJIT_ASSIGN_OR_RETURN(NodeId loss, g_.AddOp(Op::kMul, {total, scale}));
-    const NodeId seed = g_.AddConstant(Tensor::Scalar<float>(1.0f));
-    PIJIT_ASSIGN_OR_RETURN(std::vector<NodeId> grads, AppendBackward(g_, {loss}, {seed}, trainable_));
-    const NodeId lr = g_.AddConstant(Tensor::Scalar<float>(0.05f));
-    for (size_t i = 0; i < trainable_.size(); ++i) {
-      PIJIT_ASSIGN_OR_RETURN(NodeId step, g_.AddOp(Op::kMul, {grads[i], lr}));
-      PIJIT_ASSIGN_OR_RETURN(NodeId updated, g_.AddOp(Op::kSub, {trainable_[i], step}));
-      PIJIT_RETURN_IF_ERROR(g_.AddOp(Op::kAssign, {trainable_[i], updated}).status());
-    }
-    g_.SetOutputs({loss});
+    PIJIT_RETURN_IF_ERROR(AppendSgdStep(g_, loss, trainable_, 0.05f));
     return ResNetStep{std::move(g_), std::move(init_), std::move(fan_in_)};
   }
 
