@@ -22,6 +22,7 @@
 #include "kernels/cuda/module_cache.h"
 #include "kernels/errors.h"
 #include "tests/cpp/lenet_step.h"
+#include "tests/cpp/random_tensor.h"
 #include "tests/cpp/resnet_step.h"
 
 namespace pijit::cuda {
@@ -55,25 +56,32 @@ Device TargetDevice() { return OnReference() ? Device::kCPU : Device::kCUDA; }
 #define SKIP_WITHOUT_REAL_GPU() \
   if (!Available()) GTEST_SKIP() << UnavailableReason()
 
-Tensor RandomTensor(const TensorMeta& m, std::mt19937& rng) {
-  Tensor t = Tensor::Empty(m.shape, m.dtype);
-  std::uniform_real_distribution<double> u(-3, 3);
-  std::uniform_int_distribution<int> pick(0, 11);
-  DispatchDType(m.dtype, [&](auto tag) {
-    using T = decltype(tag);
-    for (int64_t i = 0; i < t.numel(); ++i) {
-      const int p = pick(rng);
-      const double v = p == 0 ? -0.0 : p == 1 ? 0.0 : p == 2 ? 1.0 : u(rng);
-      if constexpr (std::is_same_v<T, bool>) t.data<T>()[i] = v > 0;
-      else t.data<T>()[i] = static_cast<T>(v);
-    }
-  });
-  return t;
-}
+// Values in [-3, 3] with -0.0, 0 and 1 mixed in (tests/cpp/random_tensor.h).
+Tensor RandomTensor(const TensorMeta& m, std::mt19937& rng) { return pijit::RandomTensor(m, rng, 3, 12); }
 
 struct Outputs {
   std::vector<Tensor> cpu, gpu;
 };
+
+// `g` compiled for the CPU backend and for the backend under test.
+struct Compiled {
+  CompiledGraph cpu, target;
+};
+absl::StatusOr<Compiled> CompileForBoth(const Graph& g, bool optimize = true) {
+  CompileOptions options;
+  options.optimize = optimize;
+  options.backend = &graph::CpuBackend();
+  PIJIT_ASSIGN_OR_RETURN(CompiledGraph cpu, CompiledGraph::Compile(g, options));
+  options.backend = Target();
+  PIJIT_ASSIGN_OR_RETURN(CompiledGraph target, CompiledGraph::Compile(g, options));
+  return Compiled{std::move(cpu), std::move(target)};
+}
+
+std::vector<const Tensor*> Pointers(const std::vector<Tensor>& tensors) {
+  std::vector<const Tensor*> out;
+  for (const Tensor& t : tensors) out.push_back(&t);
+  return out;
+}
 
 // `g` compiled for the CPU and for the GPU, run on the same inputs; the GPU's outputs come
 // back to the host.
@@ -86,19 +94,11 @@ absl::StatusOr<Outputs> RunBoth(const Graph& g, bool optimize, unsigned seed = 7
     PIJIT_ASSIGN_OR_RETURN(Tensor d, Upload(RandomTensor(g.node(p).meta, same_rng)));
     device.push_back(d);
   }
-  std::vector<const Tensor*> hp, dp;
-  for (const Tensor& t : host) hp.push_back(&t);
-  for (const Tensor& t : device) dp.push_back(&t);
   Outputs out;
-  CompileOptions options;
-  options.optimize = optimize;
-  options.backend = &graph::CpuBackend();
-  PIJIT_ASSIGN_OR_RETURN(CompiledGraph cpu, CompiledGraph::Compile(g, options));
-  PIJIT_RETURN_IF_ERROR(cpu.Run(hp, &out.cpu));
-  options.backend = Target();
-  PIJIT_ASSIGN_OR_RETURN(CompiledGraph gpu, CompiledGraph::Compile(g, options));
+  PIJIT_ASSIGN_OR_RETURN(Compiled c, CompileForBoth(g, optimize));
+  PIJIT_RETURN_IF_ERROR(c.cpu.Run(Pointers(host), &out.cpu));
   std::vector<Tensor> on_device;
-  PIJIT_RETURN_IF_ERROR(gpu.Run(dp, &on_device));
+  PIJIT_RETURN_IF_ERROR(c.target.Run(Pointers(device), &on_device));
   for (const Tensor& t : on_device) {
     // A graph without inputs returns host tensors (CompiledGraph::Run), as for a host caller.
     if (t.device() != TargetDevice() && !g.params().empty()) {
@@ -460,18 +460,11 @@ TEST(CudaDevice, NormalisationForwardBackwardAndRunningStatisticsMatch) {
     ASSERT_TRUE(d.ok());
     dev_in.push_back(*d);
   }
-  CompileOptions co, go;
-  co.backend = &graph::CpuBackend();
-  go.backend = Target();
-  auto cc = CompiledGraph::Compile(g, co);
-  auto gc = CompiledGraph::Compile(g, go);
-  ASSERT_TRUE(cc.ok()) << cc.status();
-  ASSERT_TRUE(gc.ok()) << gc.status();
-  std::vector<const Tensor*> cp, gp;
-  for (size_t i = 0; i < cpu_in.size(); ++i) cp.push_back(&cpu_in[i]), gp.push_back(&dev_in[i]);
+  auto compiled = CompileForBoth(g);
+  ASSERT_TRUE(compiled.ok()) << compiled.status();
   std::vector<Tensor> oc, od;
-  ASSERT_TRUE(cc->Run(cp, &oc).ok());
-  auto st = gc->Run(gp, &od);
+  ASSERT_TRUE(compiled->cpu.Run(Pointers(cpu_in), &oc).ok());
+  auto st = compiled->target.Run(Pointers(dev_in), &od);
   ASSERT_TRUE(st.ok()) << st;
   Outputs o{oc, {}};
   for (const Tensor& t : od) o.gpu.push_back(*Download(t));
@@ -503,25 +496,15 @@ TEST(CudaDevice, LeNetTrainingStepsMatchTheCpu) {
     ASSERT_TRUE(d.ok());
     gpu_in.push_back(*d);
   }
-  CompileOptions cpu_opts, gpu_opts;
-  cpu_opts.backend = &graph::CpuBackend();
-  gpu_opts.backend = Target();
-  auto cpu = CompiledGraph::Compile(*g, cpu_opts);
-  auto gpu = CompiledGraph::Compile(*g, gpu_opts);
-  ASSERT_TRUE(cpu.ok()) << cpu.status();
-  ASSERT_TRUE(gpu.ok()) << gpu.status();
-  std::vector<const Tensor*> cp, gp, hp;
-  for (size_t i = 0; i < cpu_in.size(); ++i) {
-    cp.push_back(&cpu_in[i]);
-    gp.push_back(&gpu_in[i]);
-    hp.push_back(&host_in[i]);
-  }
+  auto c = CompileForBoth(*g);
+  ASSERT_TRUE(c.ok()) << c.status();
+  const std::vector<const Tensor*> cp = Pointers(cpu_in), gp = Pointers(gpu_in), hp = Pointers(host_in);
   float first = 0, last = 0;
   for (int step = 0; step < 5; ++step) {
     std::vector<Tensor> oc, og, oh;
-    ASSERT_TRUE(cpu->Run(cp, &oc).ok());
-    ASSERT_TRUE(gpu->Run(gp, &og).ok());  // device-resident weights
-    ASSERT_TRUE(gpu->Run(hp, &oh).ok());  // host weights, written back after each call
+    ASSERT_TRUE(c->cpu.Run(cp, &oc).ok());
+    ASSERT_TRUE(c->target.Run(gp, &og).ok());  // device-resident weights
+    ASSERT_TRUE(c->target.Run(hp, &oh).ok());  // host weights, written back after each call
     auto lg = Download(og[0]);
     ASSERT_TRUE(lg.ok());
     const float lc = *oc[0].data<float>();
@@ -568,19 +551,13 @@ TEST(CudaDevice, ResNet18TrainingStepsMatchTheCpu) {
   ASSERT_TRUE(step.ok()) << step.status();
   std::vector<Tensor> cpu_in = ResNetInputs(*step, 3), dev_in;
   for (const Tensor& t : ResNetInputs(*step, 3)) dev_in.push_back(*Upload(t));
-  CompileOptions co, go;
-  co.backend = &graph::CpuBackend();
-  go.backend = Target();
-  auto cc = CompiledGraph::Compile(step->graph, co);
-  auto gc = CompiledGraph::Compile(step->graph, go);
-  ASSERT_TRUE(cc.ok()) << cc.status();
-  ASSERT_TRUE(gc.ok()) << gc.status();
-  std::vector<const Tensor*> cp, gp;
-  for (size_t i = 0; i < cpu_in.size(); ++i) cp.push_back(&cpu_in[i]), gp.push_back(&dev_in[i]);
+  auto c = CompileForBoth(step->graph);
+  ASSERT_TRUE(c.ok()) << c.status();
+  const std::vector<const Tensor*> cp = Pointers(cpu_in), gp = Pointers(dev_in);
   for (int s = 0; s < 3; ++s) {
     std::vector<Tensor> oc, od;
-    ASSERT_TRUE(cc->Run(cp, &oc).ok());
-    auto st = gc->Run(gp, &od);
+    ASSERT_TRUE(c->cpu.Run(cp, &oc).ok());
+    auto st = c->target.Run(gp, &od);
     ASSERT_TRUE(st.ok()) << st;
     const float lc = *oc[0].data<float>(), lg = *Download(od[0])->data<float>();
     // 20 layers of sums in other orders: agreement to about 1e-3 of the loss.

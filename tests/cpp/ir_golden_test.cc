@@ -29,6 +29,7 @@
 #include "graph/passes/pipeline.h"
 #include "graph/text_parser.h"
 #include "gtest/gtest.h"
+#include "tests/cpp/random_tensor.h"
 
 namespace pijit::graph {
 namespace {
@@ -88,21 +89,7 @@ absl::StatusOr<Sections> Split(const std::string& text, const std::string& defau
 }
 
 // Deterministic inputs: mostly values in [-4, 4], with exact -0.0, 0 and 1 mixed in.
-Tensor MakeInput(const TensorMeta& m, std::mt19937& rng) {
-  Tensor t = Tensor::Empty(m.shape, m.dtype);
-  std::uniform_real_distribution<double> u(-4, 4);
-  std::uniform_int_distribution<int> pick(0, 9);
-  DispatchDType(m.dtype, [&](auto tag) {
-    using T = decltype(tag);
-    for (int64_t i = 0; i < t.numel(); ++i) {
-      int p = pick(rng);
-      double v = p == 0 ? -0.0 : p == 1 ? 0.0 : p == 2 ? 1.0 : u(rng);
-      if constexpr (std::is_same_v<T, bool>) t.data<T>()[i] = v > 0;
-      else t.data<T>()[i] = static_cast<T>(v);
-    }
-  });
-  return t;
-}
+Tensor MakeInput(const TensorMeta& m, std::mt19937& rng) { return RandomTensor(m, rng, 4, 10); }
 
 // Whether a fused_matmul or fused_conv2d applies an activation that oneDNN approximates
 // (gelu, tanh, sigmoid).
