@@ -44,7 +44,7 @@ setup(
     packages=find_packages(include=["pijit", "pijit.*"]),
     ext_modules=[CMakeExtension("pijit._C")],
     cmdclass={"build_ext": CMakeBuild},
-    python_requires=">=3.11,<3.13",
+    python_requires=">=3.11,<3.14",
     install_requires=["numpy"],
     zip_safe=False,
 )

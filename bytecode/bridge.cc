@@ -3,6 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "bytecode/emit.h"
+#include "bytecode/version.h"
 
 namespace pijit::bytecode {
 
@@ -31,6 +32,30 @@ bool IsConditionalJump(Opc op) {
     default:
       return false;
   }
+}
+
+bool TestsTruth(Opc op) {
+  switch (op) {
+    case Opc::POP_JUMP_FORWARD_IF_TRUE:
+    case Opc::POP_JUMP_BACKWARD_IF_TRUE:
+    case Opc::POP_JUMP_FORWARD_IF_FALSE:
+    case Opc::POP_JUMP_BACKWARD_IF_FALSE:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// The NULL-ness of an attribute loaded for a call with the NULL that says it is no bound
+// method, in the version's order (kNullAfterCallable).
+std::vector<bool> AttributeThenNull() {
+  return kNullAfterCallable ? std::vector<bool>{false, true} : std::vector<bool>{true, false};
+}
+
+// An attribute on the stack becomes (NULL, attribute) before 3.13, (attribute, NULL) on it.
+void EmitNullBesideAttribute(Emitter& e) {
+  e.Emit(Opc::PUSH_NULL);
+  if (!kNullAfterCallable) e.Emit(Opc::SWAP, 2);
 }
 
 // The bridge always jumps forward, to the second epilogue.
@@ -81,9 +106,11 @@ std::vector<std::vector<bool>> BridgeOutcomes(const BridgeSpec& s) {
     case Opc::COMPARE_OP:
     case Opc::IS_OP:
     case Opc::CONTAINS_OP: pushes = {false}; break;
-    case Opc::LOAD_METHOD: pushes = {true, false}; break;  // as LOAD_ATTR: (NULL, attr)
+    case Opc::CALL_KW: pushes = {false}; break;
+    // Run as LOAD_ATTR with a NULL beside the attribute, where the version puts it.
+    case Opc::LOAD_METHOD: pushes = AttributeThenNull(); break;
     // 3.12's super().name: argument bit 0 asks for a method, run as an attribute load too.
-    case Opc::LOAD_SUPER_ATTR: pushes = (s.arg & 1) ? std::vector<bool>{true, false}
+    case Opc::LOAD_SUPER_ATTR: pushes = (s.arg & 1) ? AttributeThenNull()
                                                     : std::vector<bool>{false}; break;
     case Opc::BEFORE_WITH: pushes = {false, false}; break;  // (__exit__, __enter__())
     default: return {};
@@ -92,11 +119,11 @@ std::vector<std::vector<bool>> BridgeOutcomes(const BridgeSpec& s) {
   int effect;
   if (s.op == Opc::LOAD_SUPER_ATTR) {
     pops = 3;  // the global `super`, the class and the instance
-  } else if (s.op == Opc::CALL) {
+  } else if (s.op == Opc::CALL || s.op == Opc::CALL_KW) {
     // 3.11 splits a call's stack effect between PRECALL (-argc) and CALL (-1); the bridge
-    // runs both (3.12's CALL alone): the callable or NULL, self or the callable, and the
-    // arguments.
-    pops = s.arg + 2;
+    // runs both (3.12's CALL alone): the callable or NULL, self or the callable (NULL on
+    // 3.13), the arguments and, for 3.13's CALL_KW, the keyword names.
+    pops = s.arg + 2 + (s.op == Opc::CALL_KW);
   } else if (OpcStackEffect(s.op, /*jump=*/false, &effect)) {
     pops = static_cast<int>(pushes.size()) - effect;
   } else {
@@ -152,15 +179,15 @@ absl::StatusOr<PyObject*> MakeBridgeCode(PyCodeObject* code, const BridgeSpec& s
       break;
     case Opc::LOAD_METHOD:
       e.Emit(Opc::LOAD_ATTR, spec.arg);
-      e.Emit(Opc::PUSH_NULL);
-      e.Emit(Opc::SWAP, 2);
+      EmitNullBesideAttribute(e);
       break;
-    case Opc::LOAD_SUPER_ATTR:  // (NULL, attribute) whether or not the attribute is a method
+    case Opc::LOAD_SUPER_ATTR:  // attribute and NULL whether or not the attribute is a method
       e.Emit(Opc::LOAD_SUPER_ATTR, spec.arg & ~1);
-      if (spec.arg & 1) {
-        e.Emit(Opc::PUSH_NULL);
-        e.Emit(Opc::SWAP, 2);
-      }
+      if (spec.arg & 1) EmitNullBesideAttribute(e);
+      break;
+    case Opc::UNARY_NOT:
+      if (kJumpsTakeBool) e.Emit(Opc::TO_BOOL);
+      e.Emit(spec.op, spec.arg);
       break;
     default:
       if (IsConditionalJump(spec.op)) {
@@ -196,7 +223,11 @@ absl::StatusOr<PyObject*> MakeBridgeCode(PyCodeObject* code, const BridgeSpec& s
     exit.Append(epilogues[1]);
     epilogues[1] = std::move(exit);
   }
-  if (jump_unit >= 0) e.Emit(ForwardJump(spec.op), epilogues[0].units());
+  if (jump_unit >= 0) {
+    // 3.13's jumps on truth take a bool: the TO_BOOL the abstract interpreter left out.
+    if (kJumpsTakeBool && TestsTruth(spec.op)) e.Emit(Opc::TO_BOOL);
+    e.Emit(ForwardJump(spec.op), epilogues[0].units());
+  }
   for (const Emitter& ep : epilogues) e.Append(ep);
   if (!e.ok()) {
     return absl::UnimplementedError(

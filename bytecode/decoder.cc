@@ -2,7 +2,7 @@
 // (instructions.h). Per-version facts (numbers, inline caches, jump kinds) come from the
 // generated opcode table of the version (opcodes_pyXY.def); what an instruction means in the
 // neutral set comes from 3.11's table plus the later instructions' list. The per-version
-// rewriting of an instruction lives in one function per version (Normalise311/312).
+// rewriting of an instruction lives in one function per version (Normalise312/313).
 #include <Python.h>
 
 #include <cstring>
@@ -12,9 +12,10 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_format.h"
 #include "bytecode/instructions.h"
+#include "bytecode/version.h"
 
-#if PY_VERSION_HEX < 0x030B0000 || PY_VERSION_HEX >= 0x030D0000
-#error "pijit's bytecode decoder supports CPython 3.11 and 3.12"
+#if PY_VERSION_HEX < 0x030B0000 || PY_VERSION_HEX >= 0x030E0000
+#error "pijit's bytecode decoder supports CPython 3.11, 3.12 and 3.13"
 #endif
 
 namespace pijit::bytecode {
@@ -47,7 +48,9 @@ static_assert(kNumNeutral == static_cast<int>(Opc::kInvalid), "one row per neutr
 constexpr OpcInfo kVersion[] = {
 #define PIJIT_OPCODE(name, num, caches, flags, effect, effect_jump) \
   {#name, num, caches, flags, effect, effect_jump},
-#if PY_VERSION_HEX >= 0x030C0000
+#if PY_VERSION_HEX >= 0x030D0000
+#include "bytecode/opcodes_py313.def"
+#elif PY_VERSION_HEX >= 0x030C0000
 #include "bytecode/opcodes_py312.def"
 #else
 #include "bytecode/opcodes_py311.def"
@@ -81,8 +84,8 @@ struct RawInstr {
 };
 
 #if PY_VERSION_HEX >= 0x030C0000
-// 3.12: the neutral (3.11) instruction and argument of `raw`; kInvalid when 3.12's opcode has
-// no neutral counterpart at all.
+// 3.12 and 3.13: the neutral (3.11) instruction and argument of `raw`; kInvalid when the
+// opcode has no neutral counterpart at all.
 Opc Normalise312(const RawInstr& raw, int32_t* arg) {
   const std::string_view name = raw.info->name;
   *arg = raw.arg;
@@ -91,7 +94,11 @@ Opc Normalise312(const RawInstr& raw, int32_t* arg) {
     return (raw.arg & 1) ? Opc::LOAD_METHOD : Opc::LOAD_ATTR;
   }
   if (name == "COMPARE_OP") {  // the low four bits are a mask for the specialised forms
-    *arg = raw.arg >> 4;
+    // 3.13 moves the operator up one more bit, for the flag that asks for a bool result.
+    *arg = raw.arg >> kCompareOpShift;
+#if PY_VERSION_HEX >= 0x030D0000
+    if (raw.arg & kCompareToBool) *arg |= kCompareToBool;
+#endif
     return Opc::COMPARE_OP;
   }
   if (name == "LOAD_FAST_CHECK") return Opc::LOAD_FAST;  // the handler checks boundness anyway
@@ -104,6 +111,12 @@ Opc Normalise312(const RawInstr& raw, int32_t* arg) {
     if (raw.arg == kIntrinsicUnaryPositive) return Opc::UNARY_POSITIVE;
     if (raw.arg == kIntrinsicListToTuple) return Opc::LIST_TO_TUPLE;
     return Opc::CALL_INTRINSIC_1;
+  }
+  // 3.13's f-strings: CONVERT_VALUE (a neutral instruction of its own), then the formatting
+  // without (3.11's FORMAT_VALUE 0) or with (FORMAT_VALUE 4) a format spec.
+  if (name == "FORMAT_SIMPLE" || name == "FORMAT_WITH_SPEC") {
+    *arg = name == "FORMAT_SIMPLE" ? 0 : kFormatHasSpec;
+    return Opc::FORMAT_VALUE;
   }
   return Numbers().same_name[raw.info->number];
 }
@@ -118,12 +131,13 @@ Opc Normalise(const RawInstr& raw, int32_t* arg) {
 #endif
 }
 
-// Where a jump of the interpreter goes, in the neutral meaning. On 3.12 an exhausted FOR_ITER
-// jumps over the END_FOR at its target (3.11's FOR_ITER jumps past the loop).
+// Where a jump of the interpreter goes, in the neutral meaning. From 3.12 on an exhausted
+// FOR_ITER jumps over the END_FOR at its target (and 3.13 over the POP_TOP after it as well);
+// 3.11's FOR_ITER jumps past the loop.
 int32_t NeutralJumpTarget(const std::vector<Instr>& out, Opc op, int32_t index) {
   if (op == Opc::FOR_ITER && out[index].op == Opc::END_FOR &&
-      static_cast<size_t>(index + 1) < out.size()) {
-    return index + 1;
+      static_cast<size_t>(index + kForIterExitLength) < out.size()) {
+    return index + kForIterExitLength;
   }
   return index;
 }

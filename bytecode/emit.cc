@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "absl/strings/str_format.h"
+#include "bytecode/version.h"
 
 namespace pijit::bytecode {
 namespace {
@@ -16,7 +17,9 @@ struct VersionRow {
 };
 constexpr VersionRow kVersionRows[] = {
 #define PIJIT_OPCODE(name, num, ncache, flags, ...) {#name, num, ncache},
-#if PY_VERSION_HEX >= 0x030C0000
+#if PY_VERSION_HEX >= 0x030D0000
+#include "bytecode/opcodes_py313.def"
+#elif PY_VERSION_HEX >= 0x030C0000
 #include "bytecode/opcodes_py312.def"
 #else
 #include "bytecode/opcodes_py311.def"
@@ -37,20 +40,43 @@ struct Encoded {
 };
 
 #if PY_VERSION_HEX >= 0x030C0000
-// COMPARE_OP's low four bits on 3.12: which orderings make the comparison true (CPython's
-// specialised comparisons read them), for <, <=, ==, !=, >, >=.
+// COMPARE_OP's low four bits from 3.12 on: which orderings make the comparison true
+// (CPython's specialised comparisons read them), for <, <=, ==, !=, >, >=.
 constexpr int kCompareMask[] = {2, 2 | 8, 8, 1 | 2 | 4, 4, 4 | 8};
 #endif
 
 // The neutral `op arg` as zero, one or more instructions of the running interpreter.
-std::vector<Encoded> EncodeForVersion(Opc op, int arg) {
+// `kw_names` carries a KW_NAMES over to the CALL after it (3.13 has CALL_KW instead).
+std::vector<Encoded> EncodeForVersion(Opc op, int arg, int* kw_names) {
+#if PY_VERSION_HEX >= 0x030D0000
+  switch (op) {
+    case Opc::KW_NAMES:  // the names go on the stack, CALL becomes CALL_KW
+      *kw_names = arg;
+      return {{"LOAD_CONST", arg}};
+    case Opc::CALL:
+      if (*kw_names >= 0) {
+        *kw_names = -1;
+        return {{"CALL_KW", arg}};
+      }
+      break;
+    case Opc::FORMAT_VALUE:  // a conversion (arg & 3) is a CONVERT_VALUE of its own
+      if (arg & 3) return {{"CONVERT_VALUE", arg & 3}, {(arg & kFormatHasSpec) ? "FORMAT_WITH_SPEC" : "FORMAT_SIMPLE", 0}};
+      return {{(arg & kFormatHasSpec) ? "FORMAT_WITH_SPEC" : "FORMAT_SIMPLE", 0}};
+    default: break;
+  }
+#else
+  (void)kw_names;
+#endif
 #if PY_VERSION_HEX >= 0x030C0000
   switch (op) {
     case Opc::PRECALL: return {};  // 3.12's CALL does both
     case Opc::LOAD_ATTR: return {{"LOAD_ATTR", arg << 1}};
     case Opc::LOAD_METHOD: return {{"LOAD_ATTR", (arg << 1) | 1}};
-    case Opc::COMPARE_OP:
-      return {{"COMPARE_OP", (arg << 4) | (arg >= 0 && arg < 6 ? kCompareMask[arg] : 0)}};
+    case Opc::COMPARE_OP: {
+      const int op_index = arg & ~kCompareToBool;
+      return {{"COMPARE_OP", (op_index << kCompareOpShift) | (arg & kCompareToBool) |
+                                 (op_index >= 0 && op_index < 6 ? kCompareMask[op_index] : 0)}};
+    }
     case Opc::UNARY_POSITIVE: return {{"CALL_INTRINSIC_1", kIntrinsicUnaryPositive}};
     case Opc::LIST_TO_TUPLE: return {{"CALL_INTRINSIC_1", kIntrinsicListToTuple}};
     // 3.12's conditional jumps are forward only and named without the direction.
@@ -79,7 +105,7 @@ void WriteSignedVarint(std::string* out, int v) {
 
 bool Emitter::Emit(Opc op, int arg) {
   const int ext = RowNamed("EXTENDED_ARG")->number;
-  for (const Encoded& in : EncodeForVersion(op, arg)) {
+  for (const Encoded& in : EncodeForVersion(op, arg, &pending_kw_names_)) {
     const VersionRow* row = RowNamed(in.name);
     if (row == nullptr) {
       ok_ = false;  // not an instruction of this interpreter: the code object is refused
@@ -102,6 +128,7 @@ bool Emitter::Emit(Opc op, int arg) {
 void Emitter::EmitForIterExit() {
 #if PY_VERSION_HEX >= 0x030C0000
   Emit(Opc::END_FOR);
+  if (kForIterExitLength > 1) Emit(Opc::POP_TOP);
 #endif
 }
 

@@ -19,7 +19,8 @@ class Emitter {
   // false from then on, when the interpreter has no such instruction.
   bool Emit(Opc op, int arg = 0);
   // What an exhausted FOR_ITER jumps to: on 3.12 the jump target must be an END_FOR (the
-  // interpreter skips it; a generator's return lands on it), on 3.11 nothing.
+  // interpreter skips it; a generator's return lands on it), on 3.13 END_FOR and POP_TOP, on
+  // 3.11 nothing.
   void EmitForIterExit();
   bool ok() const { return ok_; }
   int units() const { return static_cast<int>(code_.size() / 2); }
@@ -33,6 +34,7 @@ class Emitter {
  private:
   std::string code_;
   bool ok_ = true;
+  int pending_kw_names_ = -1;  // 3.13: a KW_NAMES emitted, its CALL not yet
 };
 
 // A location table that gives every code unit of a `units`-long code the line `line`
@@ -44,6 +46,10 @@ std::string NoLocation(int units);
 // Makes every load of the local `slots` in `code` (the running interpreter's bytecode) check
 // that the local is bound. 3.12's LOAD_FAST trusts the compiler's proof that it is, which a
 // resume function that unbinds locals must not rely on; 3.11's LOAD_FAST always checks.
+// 3.13's paired loads (LOAD_FAST_LOAD_FAST, STORE_FAST_LOAD_FAST) have no checking form and
+// stay: the compiler pairs only loads it proved bound on every path from the function's
+// entry, and a resume function's unbound locals are those the original frame has unbound at
+// the break, so every path on from there binds them before such a load too.
 absl::Status CheckLoadsOf(std::string* code, const std::vector<int>& slots);
 
 // code.replace(**kwargs) for the fields given; takes ownership of the values in `fields`.

@@ -140,8 +140,7 @@ bool Interp::TensorAttr(Frame& f, const Value& owner, PyObject* name, bool metho
       _PyType_Lookup(owner.type, name) == _PyType_Lookup(g_tensor_type, name)) {
     Value t;  // Tensor.T: the axes reversed, as transpose() with no axes
     if (!CallOp(PyOp::kTranspose, {owner}, {}, &t)) return false;
-    if (method) f.stack.push_back(Value::Null());
-    f.stack.push_back(std::move(t));
+    PushLoaded(f, std::move(t), method);
     return true;
   }
   if (std::string_view(n) == "shape" || std::string_view(n) == "size") NoteShapeRead();
@@ -152,8 +151,7 @@ bool Interp::TensorAttr(Frame& f, const Value& owner, PyObject* name, bool metho
          "use pijit.ops functions or the supported Tensor methods");
     return false;
   }
-  if (method) f.stack.push_back(Value::Null());
-  f.stack.push_back(Value::Const(Keep(v)));
+  PushLoaded(f, Value::Const(Keep(v)), method);
   return true;
 }
 
@@ -177,8 +175,7 @@ bool Interp::InputMutatorMethod(Frame& f, const Value& owner, PyObject* name, bo
     m.kind = Value::kBuiltinMethod;
     m.obj = name;
     m.cell = std::make_shared<Value>(owner);
-    if (method) f.stack.push_back(Value::Null());
-    f.stack.push_back(m);
+    PushLoaded(f, m, method);
     return true;
   }
   if (method && PyDict_CheckExact(owner.obj) && owner.source >= 0) {
@@ -194,8 +191,7 @@ bool Interp::InputMutatorMethod(Frame& f, const Value& owner, PyObject* name, bo
       bm.kind = Value::kBuiltinMethod;
       bm.obj = name;
       bm.cell = std::make_shared<Value>(owner);
-      f.stack.push_back(Value::Null());
-      f.stack.push_back(std::move(bm));
+      PushLoaded(f, std::move(bm), /*method=*/true);
       return true;
     }
   }
@@ -265,8 +261,7 @@ bool Interp::LoadAttr(Frame& f, const Value& owner, PyObject* name, bool method)
   if (owner.kind == Value::kTensor) return TensorAttr(f, owner, name, method);
   if (owner.kind == Value::kObject) return ObjectAttr(f, owner, name, method);
   if (Value field; owner.kind == Value::kSeq && NamedTupleField(owner, name, &field)) {
-    if (method) f.stack.push_back(Value::Null());
-    f.stack.push_back(std::move(field));
+    PushLoaded(f, std::move(field), method);
     return true;
   }
   if (owner.kind == Value::kDict || (owner.kind == Value::kSeq && owner.is_list && owner.source < 0)) {
@@ -299,8 +294,7 @@ bool Interp::LoadAttr(Frame& f, const Value& owner, PyObject* name, bool method)
            "the graph breaks here; Python reads the attribute (of the class, or raises)");
       return false;
     }
-    if (method) f.stack.push_back(Value::Null());
-    f.stack.push_back(*p);
+    PushLoaded(f, *p, method);
     return true;
   }
   if (bool handled = false, ok = InputMutatorMethod(f, owner, name, method, &handled); handled)
@@ -349,8 +343,7 @@ bool Interp::LoadAttr(Frame& f, const Value& owner, PyObject* name, bool method)
     } else {
       result = Value::Const(v);
     }
-    if (method) f.stack.push_back(Value::Null());
-    f.stack.push_back(std::move(result));
+    PushLoaded(f, std::move(result), method);
     return true;
   }
   if (PyErr_Occurred()) PyErr_Clear();
@@ -385,8 +378,7 @@ bool Interp::LoadAttr(Frame& f, const Value& owner, PyObject* name, bool method)
   if (LoadDescriptorAttr(f, owner, name, method, &handled)) return true;
   if (handled) return false;
   if (Value fallback; FallbackAttr(owner, name, &fallback)) {
-    if (method) f.stack.push_back(Value::Null());
-    f.stack.push_back(std::move(fallback));
+    PushLoaded(f, std::move(fallback), method);
     return true;
   }
   Fail(BreakCategory::kUnsupportedAttribute,

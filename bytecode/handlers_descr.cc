@@ -73,8 +73,7 @@ bool Interp::LoadDescriptorAttr(Frame& f, const Value& owner, PyObject* name, bo
     if (v) {
       *handled = true;
       UseConst(owner);  // the member, by identity: what it stores never changes
-      if (method) f.stack.push_back(Value::Null());
-      f.stack.push_back(Value::Const(v));
+      PushLoaded(f, Value::Const(v), method);
       return true;
     }
   }
@@ -82,8 +81,7 @@ bool Interp::LoadDescriptorAttr(Frame& f, const Value& owner, PyObject* name, bo
   if (PyObject* member = EnumMember(obj, name)) {
     *handled = true;
     UseConst(owner);  // the class, by identity
-    if (method) f.stack.push_back(Value::Null());
-    f.stack.push_back(Value::Const(member));
+    PushLoaded(f, Value::Const(member), method);
     return true;
   }
   const bool is_class = PyType_Check(obj);
@@ -112,8 +110,7 @@ bool Interp::LoadDescriptorAttr(Frame& f, const Value& owner, PyObject* name, bo
       return false;
     }
     *handled = true;
-    if (method) f.stack.push_back(Value::Null());
-    f.stack.push_back(std::move(v));
+    PushLoaded(f, std::move(v), method);
     return true;
   }
   if (!staticm && !classm && !prop) return false;
@@ -134,13 +131,11 @@ bool Interp::LoadDescriptorAttr(Frame& f, const Value& owner, PyObject* name, bo
     // The getter runs now, inlined, on the instance.
     Value result;
     if (!Call(f, fn_value, {owner}, &result)) return false;
-    if (method) f.stack.push_back(Value::Null());
-    f.stack.push_back(std::move(result));
+    PushLoaded(f, std::move(result), method);
     return true;
   }
   if (staticm) {
-    if (method) f.stack.push_back(Value::Null());
-    f.stack.push_back(std::move(fn_value));
+    PushLoaded(f, std::move(fn_value), method);
     return true;
   }
   // A classmethod: bound to the class (an instance's type is guarded above).

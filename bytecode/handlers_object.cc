@@ -144,8 +144,7 @@ bool Interp::ObjectAttr(Frame& f, const Value& owner, PyObject* name, bool metho
   }
   for (size_t i = 0; i < owner.keys->size(); ++i) {
     if (PyUnicode_Compare((*owner.keys)[i], name) != 0) continue;
-    if (method) f.stack.push_back(Value::Null());
-    f.stack.push_back((*owner.items)[i]);
+    PushLoaded(f, (*owner.items)[i], method);
     return true;
   }
   if (!descr) {
@@ -177,8 +176,7 @@ bool Interp::ObjectAttr(Frame& f, const Value& owner, PyObject* name, bool metho
     if (!FromSource(gp().AddSource(Source::kDescrFunc, v.source, -1), fn, &fn_value)) return false;
     UseConst(fn_value);
     if (staticm) {
-      if (method) f.stack.push_back(Value::Null());
-      f.stack.push_back(std::move(fn_value));
+      PushLoaded(f, std::move(fn_value), method);
       return true;
     }
     if (!method) {
@@ -196,8 +194,7 @@ bool Interp::ObjectAttr(Frame& f, const Value& owner, PyObject* name, bool metho
                                                "' of an object made in the trace is computed"));
     return false;
   }
-  if (method) f.stack.push_back(Value::Null());
-  f.stack.push_back(std::move(v));  // a plain class attribute
+  PushLoaded(f, std::move(v), method);  // a plain class attribute
   return true;
 }
 

@@ -15,6 +15,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "bytecode/capture.h"
 #include "bytecode/instructions.h"
+#include "bytecode/version.h"
 #include "graph/autodiff.h"
 #include "interop/pyops.h"
 
@@ -249,6 +250,18 @@ class Interp {
   // ---- handlers ----
   bool LoadGlobal(Frame& f, PyObject* name, Value* out);         // handlers_attr.cc
   bool LoadAttr(Frame& f, const Value& owner, PyObject* name, bool method);
+  // Pushes a loaded callable or attribute; with `method` (LOAD_METHOD, LOAD_GLOBAL's NULL
+  // bit), also the NULL that says it is not a bound method, where the version puts it
+  // (kNullAfterCallable).
+  bool SplitCallee(Value lower, Value upper, Value* callable, ValueList* args);
+  bool SetFunctionAttribute(Value& fn, int flag, const Value& a);
+  bool LoadLocal(Frame& f, int slot);
+  bool StoreLocal(Frame& f, int slot);
+  static void PushLoaded(Frame& f, Value v, bool method) {
+    if (method && !kNullAfterCallable) f.stack.push_back(Value::Null());
+    f.stack.push_back(std::move(v));
+    if (method && kNullAfterCallable) f.stack.push_back(Value::Null());
+  }
   // Parts of LoadAttr (handlers_attr.cc).
   bool TensorAttr(Frame& f, const Value& owner, PyObject* name, bool method);
   bool InputMutatorMethod(Frame& f, const Value& owner, PyObject* name, bool method, bool* handled);

@@ -21,19 +21,19 @@ Interp::StepHandler Interp::HandlerOf(Opc op) {
       std::vector<Opc> ops;  // (an initializer_list member of std::pair would dangle)
     };
     const Family families[] = {
-        {&Interp::StepNop, {Opc::RESUME, Opc::NOP, Opc::PRECALL, Opc::COPY_FREE_VARS}},
-        {&Interp::StepLocal, {Opc::MAKE_CELL, Opc::LOAD_FAST, Opc::LOAD_FAST_AND_CLEAR, Opc::STORE_FAST, Opc::DELETE_FAST, Opc::LOAD_CONST, Opc::LOAD_DEREF, Opc::LOAD_CLASSDEREF, Opc::STORE_DEREF, Opc::LOAD_CLOSURE}},
+        {&Interp::StepNop, {Opc::RESUME, Opc::NOP, Opc::PRECALL, Opc::COPY_FREE_VARS, Opc::TO_BOOL}},
+        {&Interp::StepLocal, {Opc::MAKE_CELL, Opc::LOAD_FAST, Opc::LOAD_FAST_AND_CLEAR, Opc::STORE_FAST, Opc::DELETE_FAST, Opc::LOAD_FAST_LOAD_FAST, Opc::STORE_FAST_LOAD_FAST, Opc::STORE_FAST_STORE_FAST, Opc::LOAD_CONST, Opc::LOAD_DEREF, Opc::LOAD_CLASSDEREF, Opc::STORE_DEREF, Opc::LOAD_CLOSURE}},
         {&Interp::StepGlobal, {Opc::LOAD_GLOBAL, Opc::STORE_GLOBAL, Opc::DELETE_GLOBAL}},
         {&Interp::StepAttr, {Opc::LOAD_ATTR, Opc::LOAD_METHOD, Opc::LOAD_SUPER_ATTR, Opc::STORE_ATTR, Opc::DELETE_ATTR}},
         {&Interp::StepStack, {Opc::PUSH_NULL, Opc::POP_TOP, Opc::END_FOR, Opc::COPY, Opc::SWAP}},
-        {&Interp::StepCall, {Opc::KW_NAMES, Opc::CALL, Opc::CALL_FUNCTION_EX}},
-        {&Interp::StepMakeFunction, {Opc::MAKE_FUNCTION}},
+        {&Interp::StepCall, {Opc::KW_NAMES, Opc::CALL, Opc::CALL_KW, Opc::CALL_FUNCTION_EX}},
+        {&Interp::StepMakeFunction, {Opc::MAKE_FUNCTION, Opc::SET_FUNCTION_ATTRIBUTE}},
         {&Interp::StepBinaryOperator, {Opc::BINARY_OP, Opc::COMPARE_OP, Opc::IS_OP, Opc::CONTAINS_OP, Opc::BINARY_SUBSCR, Opc::BINARY_SLICE}},
         {&Interp::StepUnaryOperator, {Opc::UNARY_NEGATIVE, Opc::UNARY_NOT, Opc::UNARY_POSITIVE, Opc::UNARY_INVERT}},
         {&Interp::StepSequence, {Opc::BUILD_TUPLE, Opc::BUILD_LIST, Opc::LIST_APPEND, Opc::LIST_EXTEND, Opc::LIST_TO_TUPLE, Opc::UNPACK_SEQUENCE, Opc::BUILD_SLICE}},
         {&Interp::StepMapping, {Opc::BUILD_MAP, Opc::BUILD_CONST_KEY_MAP, Opc::MAP_ADD, Opc::DICT_UPDATE, Opc::DICT_MERGE}},
         {&Interp::StepSet, {Opc::BUILD_SET, Opc::SET_ADD, Opc::SET_UPDATE}},
-        {&Interp::StepString, {Opc::FORMAT_VALUE, Opc::BUILD_STRING}},
+        {&Interp::StepString, {Opc::FORMAT_VALUE, Opc::CONVERT_VALUE, Opc::BUILD_STRING}},
         {&Interp::StepIterate, {Opc::GET_ITER, Opc::FOR_ITER}},
         {&Interp::StepJump, {Opc::JUMP_FORWARD, Opc::JUMP_BACKWARD, Opc::JUMP_BACKWARD_NO_INTERRUPT, Opc::POP_JUMP_FORWARD_IF_TRUE, Opc::POP_JUMP_BACKWARD_IF_TRUE, Opc::POP_JUMP_FORWARD_IF_FALSE, Opc::POP_JUMP_BACKWARD_IF_FALSE, Opc::POP_JUMP_FORWARD_IF_NONE, Opc::POP_JUMP_BACKWARD_IF_NONE, Opc::POP_JUMP_FORWARD_IF_NOT_NONE, Opc::POP_JUMP_BACKWARD_IF_NOT_NONE, Opc::JUMP_IF_TRUE_OR_POP, Opc::JUMP_IF_FALSE_OR_POP}},
         {&Interp::StepStoreSubscript, {Opc::DELETE_SUBSCR, Opc::STORE_SUBSCR, Opc::STORE_SLICE}},
@@ -64,12 +64,52 @@ bool Interp::StepNop(StepState& s) {
       break;
     case Opc::COPY_FREE_VARS:
       break;  // free-variable slots are filled when the frame is set up
+    case Opc::TO_BOOL:
+      // 3.13's bool() before a conditional jump or `not`, the only instructions that read its
+      // result: they test the truth of the value themselves, as on 3.11, so it stays as it is
+      // (a bridge that runs such a jump puts the TO_BOOL back).
+      break;
     default:
       break;
   }
   return true;
 }
 
+
+// Pushes local `slot`. On 3.13 closures are built from LOAD_FAST of a cell's slot (3.11's
+// LOAD_CLOSURE), which pushes the cell itself.
+bool Interp::LoadLocal(Frame& f, int slot) {
+  if (slot < 0 || static_cast<size_t>(slot) >= f.locals.size()) {
+    Fail(BreakCategory::kInternal, "a local slot beyond the frame");
+    return false;
+  }
+  const Value& v = f.locals[slot];
+  // A free variable's slot of a frame pijit set up without its cells (kUndef at the root,
+  // read through LoadDeref's closure source when inlined): LOAD_CLOSURE's failure on 3.11.
+  if (v.kind == Value::kNull || (v.kind == Value::kUndef && slot >= f.code->co_nlocals)) {
+    Fail(BreakCategory::kUnsupportedBytecode, "closure over a variable pijit does not track");
+    return false;
+  }
+  if (v.kind == Value::kUndef) {
+    Fail(BreakCategory::kPythonError, "local variable referenced before assignment");
+    return false;
+  }
+  f.stack.push_back(v);
+  return true;
+}
+
+// Pops into local `slot`. Storing a NULL (a comprehension restoring a local that was unbound)
+// unbinds it.
+bool Interp::StoreLocal(Frame& f, int slot) {
+  Value a;
+  if (!Pop(f, &a)) return false;
+  if (slot < 0 || static_cast<size_t>(slot) >= f.locals.size()) {
+    Fail(BreakCategory::kInternal, "a local slot beyond the frame");
+    return false;
+  }
+  f.locals[slot] = a.kind == Value::kNull ? Value() : std::move(a);
+  return true;
+}
 
 // Local, cell and constant slots.
 bool Interp::StepLocal(StepState& s) {
@@ -84,23 +124,25 @@ bool Interp::StepLocal(StepState& s) {
       f.locals[in.arg] = std::move(cell);
       break;
     }
-    case Opc::LOAD_FAST: {
-      const Value& v = f.locals[in.arg];
-      if (v.kind == Value::kUndef) {
-        Fail(BreakCategory::kPythonError, "local variable referenced before assignment");
-        return false;
-      }
-      f.stack.push_back(v);
+    case Opc::LOAD_FAST:
+      if (!LoadLocal(f, in.arg)) return false;
       break;
-    }
     case Opc::LOAD_FAST_AND_CLEAR:  // 3.12's inlined comprehensions save a local this way
       f.stack.push_back(f.locals[in.arg].kind == Value::kUndef ? Value::Null() : f.locals[in.arg]);
       f.locals[in.arg] = Value();
       break;
     case Opc::STORE_FAST:
-      if (!Pop(f, &a)) return false;
-      // Storing a NULL (a comprehension restoring a local that was unbound) unbinds it.
-      f.locals[in.arg] = a.kind == Value::kNull ? Value() : std::move(a);
+      if (!StoreLocal(f, in.arg)) return false;
+      break;
+    // 3.13's pairs: slots `arg >> 4` first, then `arg & 15`.
+    case Opc::LOAD_FAST_LOAD_FAST:
+      if (!LoadLocal(f, in.arg >> 4) || !LoadLocal(f, in.arg & 15)) return false;
+      break;
+    case Opc::STORE_FAST_LOAD_FAST:
+      if (!StoreLocal(f, in.arg >> 4) || !LoadLocal(f, in.arg & 15)) return false;
+      break;
+    case Opc::STORE_FAST_STORE_FAST:
+      if (!StoreLocal(f, in.arg >> 4) || !StoreLocal(f, in.arg & 15)) return false;
       break;
     case Opc::DELETE_FAST:
       if (f.locals[in.arg].kind == Value::kUndef) {
@@ -154,10 +196,9 @@ bool Interp::StepGlobal(StepState& s) {
   switch (in.op) {
     case Opc::LOAD_GLOBAL: {
       PyObject* name = PyTuple_GET_ITEM(f.code->co_names, in.arg >> 1);
-      if (in.arg & 1) f.stack.push_back(Value::Null());
       Value v;
       if (!LoadGlobal(f, name, &v)) return false;
-      f.stack.push_back(std::move(v));
+      PushLoaded(f, std::move(v), /*method=*/in.arg & 1);
       break;
     }
     case Opc::STORE_GLOBAL:
@@ -216,8 +257,9 @@ bool Interp::StepStack(StepState& s) {
     case Opc::POP_TOP:
       if (!Pop(f, &a)) return false;
       break;
-    case Opc::END_FOR:  // 3.12: the iterator and a finished generator's return value
-      if (!Pop(f, &a) || !Pop(f, &a)) return false;
+    case Opc::END_FOR:  // 3.12: the iterator and a finished generator's value; 3.13: the value
+      for (int i = 0; i < kEndForPops; ++i)
+        if (!Pop(f, &a)) return false;
       break;
     case Opc::COPY: {
       if (in.arg < 1 || static_cast<size_t>(in.arg) > f.stack.size()) {

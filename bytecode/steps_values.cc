@@ -8,36 +8,63 @@ namespace pijit::bytecode {
 
 using guards::Source;
 
+// The callable of a call from the two stack slots below its arguments: [NULL, callable] (3.11,
+// 3.12), [callable, NULL] (3.13) or [method, self], where self becomes the first argument.
+bool Interp::SplitCallee(Value lower, Value upper, Value* callable, ValueList* args) {
+  if (lower.kind == Value::kNull) {
+    *callable = std::move(upper);
+  } else if (upper.kind == Value::kNull) {
+    *callable = std::move(lower);
+  } else {
+    *callable = std::move(lower);
+    args->insert(args->begin(), std::move(upper));
+  }
+  if (callable->kind == Value::kNull) {
+    Fail(BreakCategory::kInternal, "a call without a callable");
+    return false;
+  }
+  return true;
+}
+
 // Calls and their keyword names.
 bool Interp::StepCall(StepState& s) {
   Frame& f = s.f;
   const Instr& in = s.in;
+  Value kw;
   switch (in.op) {
     case Opc::KW_NAMES:
       f.kwnames = PyTuple_GET_ITEM(f.code->co_consts, in.arg);
       break;
+    case Opc::CALL_KW:  // 3.13: the keyword names are on the stack, above the arguments
+      if (!Pop(f, &kw) || kw.kind != Value::kConst || !PyTuple_Check(kw.obj)) {
+        if (!failed()) Fail(BreakCategory::kInternal, "CALL_KW without a tuple of names");
+        return false;
+      }
+      f.kwnames = kw.obj;
+      [[fallthrough]];
     case Opc::CALL: {
       ValueList args;
       if (!PopN(f, in.arg, &args)) return false;
       Value second, first;
       if (!Pop(f, &second) || !Pop(f, &first)) return false;
-      Value callable = second;
-      if (first.kind != Value::kNull) {  // method call: `second` is self
-        callable = first;
-        args.insert(args.begin(), second);
-      }
+      Value callable;
+      if (!SplitCallee(std::move(first), std::move(second), &callable, &args)) return false;
       Value r;
       if (!Call(f, callable, std::move(args), &r)) return false;
       f.stack.push_back(std::move(r));
       break;
     }
     case Opc::CALL_FUNCTION_EX: {
-      Value kwargs, callargs, fn, null;
+      Value kwargs, callargs, fn;
       if ((in.arg & 1) && !Pop(f, &kwargs)) return false;
-      if (!Pop(f, &callargs) || !Pop(f, &fn) || !Pop(f, &null)) return false;
+      Value below_args, lowest;
+      if (!Pop(f, &callargs) || !Pop(f, &below_args) || !Pop(f, &lowest)) return false;
+      ValueList no_self;  // (the compilers put a NULL there: no bound method's self)
+      if (!SplitCallee(std::move(lowest), std::move(below_args), &fn, &no_self)) return false;
       Value it;
       if (!GetIter(callargs, &it)) return false;
       ValueList args = *it.items;
+      args.insert(args.begin(), no_self.begin(), no_self.end());
       if (in.arg & 1) {
         if (kwargs.kind != Value::kDict) {
           Fail(BreakCategory::kUnsupportedCall, "**kwargs unknown at capture time");
@@ -68,6 +95,33 @@ bool Interp::StepCall(StepState& s) {
 }
 
 
+// Sets one attribute of a function made by the captured code: MAKE_FUNCTION's flags on 3.11
+// and 3.12, SET_FUNCTION_ATTRIBUTE on 3.13 (closure 0x08, annotations 0x04, keyword defaults
+// 0x02, defaults 0x01).
+bool Interp::SetFunctionAttribute(Value& fn, int flag, const Value& a) {
+  if (flag == 0x08) {
+    if (a.kind != Value::kSeq) {
+      if (!failed()) Fail(BreakCategory::kInternal, "a function's closure that is not a tuple");
+      return false;
+    }
+    fn.items = a.items;
+    return true;
+  }
+  if (flag == 0x01) {
+    if (a.kind == Value::kSeq) {
+      fn.defaults = a.items;
+    } else if (a.kind == Value::kConst && PyTuple_Check(a.obj)) {
+      fn.defaults = std::make_shared<ValueList>();
+      for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(a.obj); ++i)
+        fn.defaults->push_back(Value::Const(PyTuple_GET_ITEM(a.obj, i)));
+    }
+    return true;
+  }
+  Fail(BreakCategory::kUnsupportedBytecode,
+       "functions with annotations or keyword defaults defined in captured code");
+  return false;
+}
+
 // Function objects made by the captured code.
 bool Interp::StepMakeFunction(StepState& s) {
   Frame& f = s.f;
@@ -77,37 +131,31 @@ bool Interp::StepMakeFunction(StepState& s) {
     case Opc::MAKE_FUNCTION: {
       Value code;
       if (!Pop(f, &code)) return false;
+      if (!code.obj || !PyCode_Check(code.obj)) {
+        Fail(BreakCategory::kInternal, "MAKE_FUNCTION of a value that is not a code object");
+        return false;
+      }
       Value fn;
       fn.kind = Value::kFunction;
       fn.obj = code.obj;
       fn.globals_source = f.func_source;
       fn.globals_func = f.func ? f.func : f.globals_func;
-      if (in.arg & 0x08) {
-        if (!Pop(f, &a) || a.kind != Value::kSeq) {
-          if (!failed()) Fail(BreakCategory::kInternal, "MAKE_FUNCTION without a closure tuple");
-          return false;
-        }
-        fn.items = a.items;
+      // 3.11 and 3.12: the attributes the flags name are below the code, closure first.
+      for (int flag : {0x08, 0x04, 0x02, 0x01}) {
+        if (!(in.arg & flag)) continue;
+        if (!Pop(f, &a) || !SetFunctionAttribute(fn, flag, a)) return false;
       }
-      if (in.arg & 0x04 || in.arg & 0x02) {
-        Fail(BreakCategory::kUnsupportedBytecode, "functions with annotations or keyword defaults defined in "
-             "captured code");
+      f.stack.push_back(std::move(fn));
+      break;
+    }
+    case Opc::SET_FUNCTION_ATTRIBUTE: {  // 3.13: (attribute, function) -> function
+      Value fn;
+      if (!Pop(f, &fn) || !Pop(f, &a)) return false;
+      if (fn.kind != Value::kFunction) {
+        Fail(BreakCategory::kInternal, "SET_FUNCTION_ATTRIBUTE of a value that is not a function");
         return false;
       }
-      if (in.arg & 0x01) {
-        if (!Pop(f, &a)) return false;
-        if (a.kind == Value::kSeq) {
-          fn.defaults = a.items;
-        } else if (a.kind == Value::kConst && PyTuple_Check(a.obj)) {
-          fn.defaults = std::make_shared<ValueList>();
-          for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(a.obj); ++i)
-            fn.defaults->push_back(Value::Const(PyTuple_GET_ITEM(a.obj, i)));
-        }
-      }
-      if (!code.obj || !PyCode_Check(code.obj)) {
-        Fail(BreakCategory::kInternal, "MAKE_FUNCTION of a value that is not a code object");
-        return false;
-      }
+      if (!SetFunctionAttribute(fn, in.arg, a)) return false;
       f.stack.push_back(std::move(fn));
       break;
     }
@@ -132,7 +180,9 @@ bool Interp::StepBinaryOperator(StepState& s) {
     }
     case Opc::COMPARE_OP: {
       Value r;
-      if (!Pop(f, &b) || !Pop(f, &a) || !CompareOp(in.arg, a, b, &r)) return false;
+      // 3.13's bool flag (kCompareToBool) is left to the jump that reads the result, which
+      // tests its truth as on 3.11 (a comparison with the flag always feeds a jump).
+      if (!Pop(f, &b) || !Pop(f, &a) || !CompareOp(in.arg & ~kCompareToBool, a, b, &r)) return false;
       f.stack.push_back(std::move(r));
       break;
     }
@@ -449,9 +499,15 @@ bool Interp::StepString(StepState& s) {
   switch (in.op) {
     case Opc::FORMAT_VALUE: {
       Value spec, r;
-      const bool has_spec = in.arg & 0x04;
+      const bool has_spec = in.arg & kFormatHasSpec;
       if (has_spec && !Pop(f, &spec)) return false;
       if (!Pop(f, &a) || !FormatValue(a, in.arg, has_spec ? &spec : nullptr, &r)) return false;
+      f.stack.push_back(std::move(r));
+      break;
+    }
+    case Opc::CONVERT_VALUE: {  // 3.13: str(), repr() or ascii() (1, 2, 3), formatted later
+      Value r;
+      if (!Pop(f, &a) || !FormatValue(a, in.arg & 3, nullptr, &r)) return false;
       f.stack.push_back(std::move(r));
       break;
     }

@@ -1,4 +1,4 @@
-/* PEP 523 eval-frame hook for CPython 3.11 and 3.12. Internal CPython headers do not compile
+/* PEP 523 eval-frame hook for CPython 3.11, 3.12 and 3.13. Internal CPython headers do not compile
  * as C++, so everything that touches _PyInterpreterFrame lives here, in C. */
 #define Py_BUILD_CORE
 #include <Python.h>
@@ -8,8 +8,8 @@
 
 #include "frame_eval/eval_frame.h"
 
-#if PY_VERSION_HEX < 0x030B0000 || PY_VERSION_HEX >= 0x030D0000
-#error "frame_eval/eval_frame.c supports CPython 3.11 and 3.12"
+#if PY_VERSION_HEX < 0x030B0000 || PY_VERSION_HEX >= 0x030E0000
+#error "frame_eval/eval_frame.c supports CPython 3.11, 3.12 and 3.13"
 #endif
 
 /* The frame's function: 3.12 renamed the field. */
@@ -17,6 +17,17 @@
 #define PIJIT_FRAME_FUNC(frame) ((frame)->f_funcobj)
 #else
 #define PIJIT_FRAME_FUNC(frame) ((frame)->f_func)
+#endif
+
+/* The frame's code object, and whether the frame has not started: 3.13 holds the code as
+ * f_executable and points instr_ptr at the next instruction (3.11 and 3.12 keep prev_instr,
+ * one before it). */
+#if PY_VERSION_HEX >= 0x030D0000
+#define PIJIT_FRAME_CODE(frame) ((PyCodeObject*)(frame)->f_executable)
+#define PIJIT_FRAME_FRESH(frame, code) ((frame)->instr_ptr == _PyCode_CODE(code))
+#else
+#define PIJIT_FRAME_CODE(frame) ((frame)->f_code)
+#define PIJIT_FRAME_FRESH(frame, code) ((frame)->prev_instr == _PyCode_CODE(code) - 1)
 #endif
 
 static pijit_frame_callback g_callback = NULL;
@@ -82,7 +93,7 @@ static PyObject* run_watched(PyThreadState* tstate, _PyInterpreterFrame* frame,
 
 #if PY_VERSION_HEX >= 0x030C0000
 /* Releases what a fresh, never-run frame holds and pops it off the thread's data stack, as the
- * 3.12 evaluator does when a frame returns. CPython's own functions for this are internal and
+ * 3.12 and 3.13 evaluators do when a frame returns. CPython's own functions for this are internal and
  * not exported. The frame was never linked into the thread's frame chain, so nothing can have
  * made a frame object for it (the hook only offers frames without one to the callback);
  * should one appear while the callback runs, it is given up only when nothing else holds it:
@@ -96,7 +107,11 @@ static void finish_unrun_frame(PyThreadState* tstate, _PyInterpreterFrame* frame
   for (int i = 0; i < frame->stacktop; ++i) Py_CLEAR(frame->localsplus[i]);
   Py_CLEAR(frame->f_locals);
   Py_CLEAR(frame->f_funcobj);
+#if PY_VERSION_HEX >= 0x030D0000
+  Py_CLEAR(frame->f_executable);
+#else
   Py_CLEAR(frame->f_code);
+#endif
   /* Pop: the frame is the data stack's top. A frame at the start of a chunk had the chunk made
    * for it, so the chunk goes back to the arena allocator it came from. */
   PyObject** base = (PyObject**)frame;
@@ -123,13 +138,13 @@ static void finish_unrun_frame(PyThreadState* tstate, _PyInterpreterFrame* frame
 
 static PyObject* pijit_eval_frame(PyThreadState* tstate, _PyInterpreterFrame* frame,
                                   int throwflag) {
-  PyCodeObject* code = frame->f_code;
+  PyCodeObject* code = PIJIT_FRAME_CODE(frame);
   ++g_stats.frames;
   /* Only fresh frames of ordinary calls. On 3.11 the caller (_PyEval_Vector) clears and pops
-   * the frame after we return; on 3.12 the evaluator does it as the frame exits, so a frame
+   * the frame after we return; from 3.12 on the evaluator does it as the frame exits, so a frame
    * the callback answers is cleared and popped here (finish_unrun_frame). */
   if (throwflag || g_callback == NULL || frame->owner != FRAME_OWNED_BY_THREAD ||
-      frame->prev_instr != _PyCode_CODE(code) - 1 || frame->frame_obj != NULL ||
+      !PIJIT_FRAME_FRESH(frame, code) || frame->frame_obj != NULL ||
       (code->co_flags & (CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR))) {
     return _PyEval_EvalFrameDefault(tstate, frame, throwflag);
   }
