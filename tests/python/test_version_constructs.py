@@ -3,12 +3,16 @@
 Each function runs on every interpreter pijit supports; the comments say what 3.12 emits for
 it where that differs from 3.11 (comprehensions inlined into their function, BINARY_SLICE and
 STORE_SLICE, RETURN_CONST, LOAD_SUPER_ATTR, COMPARE_OP with a branch mask, END_FOR after
-FOR_ITER, CALL_INTRINSIC_1 for unary + and list-to-tuple). Graph breaks (pijit.graph_break)
+FOR_ITER, CALL_INTRINSIC_1 for unary + and list-to-tuple) and what 3.13 emits (TO_BOOL before
+jumps and `not`, COMPARE_OP with a bool flag, CALL_KW, the NULL after the callable, paired
+local loads and stores, CONVERT_VALUE and FORMAT_SIMPLE/FORMAT_WITH_SPEC,
+SET_FUNCTION_ATTRIBUTE, END_FOR + POP_TOP after a loop). Graph breaks (pijit.graph_break)
 put the construct into a bridge or a resume function, which re-encode it for the running
 interpreter. The hook's frame handling is checked through reference counts and deep
 recursion (3.12's hook releases the frames it answers itself).
 """
 import sys
+import textwrap
 
 import numpy as np
 import pytest
@@ -168,6 +172,93 @@ def method_and_keyword_calls(x, lst):
     return x.sum() + len(s), s, dict(a=1, b=2)
 
 
+def truth_tests_across_breaks(x, a, flag):
+    gb()
+    y = x + 1 if not flag else x - 1      # TO_BOOL + UNARY_NOT (3.13), in a resume function
+    z = a and flag                        # COPY, TO_BOOL, POP_JUMP_IF_FALSE
+    while a > 0:                          # COMPARE_OP with the bool flag (3.13)
+        a -= 1
+        gb()
+    return y, z, a
+
+
+def tensor_truth_in_bridges(x):
+    y = x * 2.0
+    if y.sum() > 0:  # the jump runs in a bridge: 3.13's needs the TO_BOOL put back
+        y = y + 1.0
+    n = not (y.sum() > 100)  # UNARY_NOT of a tensor, in a bridge
+    if y.max() > 0 and n:
+        y = y * 3.0
+    return y, n
+
+
+def truth_of_comparisons_in_bridges(x, w):
+    hits = []
+    if w < 3:  # Ordered.__lt__ runs in a bridge; 3.13 makes its tuple a bool right there
+        hits.append("lt")
+    if not w >= 3:
+        hits.append("not ge")
+    return x + 1, hits
+
+
+def keyword_calls_in_bridges(x, text):
+    short = textwrap.shorten(text, width=12, placeholder="..")  # CALL_KW (3.13)
+    parts = sorted(text.split(), key=len, reverse=True)
+    return x * len(short), short, parts
+
+
+class CallableAttributes:
+    def __init__(self):
+        self.scale = lambda v: v * 3.0  # an instance attribute: (callable, NULL) on 3.13
+
+    @property
+    def shift(self):
+        # A getter capture cannot inline: the method-form load runs in a bridge.
+        k = sum(map(float, [2.5]))
+        return lambda v: v + k
+
+
+def callable_attributes(x, obj):
+    gb()
+    return obj.scale(x), obj.shift(x), len([x])
+
+
+def star_calls_across_breaks(x, args, kw):
+    gb()
+    r = max(*args, **kw)  # CALL_FUNCTION_EX: 3.13 has the NULL above the callable
+    return x + r, dict(**kw)
+
+
+def paired_locals(x):
+    a, b = x, x * 2.0   # STORE_FAST_STORE_FAST (3.13)
+    gb()
+    c = a + b           # LOAD_FAST_LOAD_FAST
+    gb()
+    d = c * 2.0
+    w = d + c           # loads of locals unbound at the first break, paired
+    e = w; f = e + a    # noqa: E702 - STORE_FAST_LOAD_FAST
+    return f + w
+
+
+def formatted_strings(x, a, b):
+    gb()
+    s = f"{a!r:>8}|{b!s}|{a:.2f}|{b!a}|{a}"  # CONVERT_VALUE, FORMAT_WITH_SPEC, FORMAT_SIMPLE
+    return x + len(s), s
+
+
+def functions_with_defaults(x, k):
+    gb()
+    scale = lambda v, m=2.0: v * m  # noqa: E731 - MAKE_FUNCTION, SET_FUNCTION_ATTRIBUTE
+    shift = lambda v, d=k: v + d  # noqa: E731
+    return scale(x), shift(x), scale(x, 0.5)
+
+
+def closures_with_defaults(x, k):
+    def inner(v, m=k):  # closure and defaults: two SET_FUNCTION_ATTRIBUTEs (3.13)
+        return v * m + x
+    return inner(x), inner(x, 3.0)
+
+
 CASES = {
     "comprehension_with_break": (comprehension_with_break, lambda: (T(2), [1, 2, 3])),
     "comprehension_filter_with_break": (comprehension_filter_with_break, lambda: (T(2), [1, 2])),
@@ -185,7 +276,36 @@ CASES = {
     "super_attribute_at_root": (Child.g, lambda: (Child(), T(3))),
     "super_inlined": (lambda x: (Child().f(x), Child().g(x)), lambda: (T(3),)),
     "method_and_keyword_calls": (method_and_keyword_calls, lambda: (T(2), [1])),
+    "truth_tests_across_breaks": (truth_tests_across_breaks, lambda: (T(2), 2, True)),
+    "truth_tests_across_breaks_false": (truth_tests_across_breaks, lambda: (T(2), 0, False)),
+    "tensor_truth_in_bridges": (tensor_truth_in_bridges, lambda: (T(3),)),
+    "tensor_truth_in_bridges_negative": (tensor_truth_in_bridges, lambda: (T(3) - 9.0,)),
+    "truth_of_comparisons_in_bridges": (truth_of_comparisons_in_bridges,
+                                        lambda: (T(2), Ordered(2))),
+    "keyword_calls_in_bridges": (keyword_calls_in_bridges,
+                                 lambda: (T(2), "pijit captures bytecode")),
+    "callable_attributes": (callable_attributes, lambda: (T(2), CallableAttributes())),
+    "star_calls_across_breaks": (star_calls_across_breaks,
+                                 lambda: (T(2), (3, -4, 2), {"key": abs})),
+    "paired_locals": (paired_locals, lambda: (T(3),)),
+    "formatted_strings": (formatted_strings, lambda: (T(2), 1.5, "é")),
+    "functions_with_defaults": (functions_with_defaults, lambda: (T(2), 4.0)),
+    "closures_with_defaults": (closures_with_defaults, lambda: (T(2), 2.0)),
 }
+
+
+# Cases whose breaks must run in bridges and resume functions, never the whole function eagerly.
+RESUMED = ["truth_tests_across_breaks", "tensor_truth_in_bridges", "truth_of_comparisons_in_bridges",
+           "keyword_calls_in_bridges", "callable_attributes", "star_calls_across_breaks",
+           "paired_locals", "formatted_strings", "functions_with_defaults"]
+
+
+@pytest.mark.parametrize("name", RESUMED)
+def test_breaks_resume_instead_of_running_eagerly(name):
+    fn, make_args = CASES[name]
+    _, _, stats = run_both(fn, make_args)
+    assert stats["eager_count"] == 0, stats["all_reasons"]
+    assert stats["total_break_count"] >= 1
 
 
 @pytest.mark.parametrize("name", CASES)
