@@ -165,6 +165,7 @@ absl::StatusOr<PyObject*> MakeBridgeCode(PyCodeObject* code, const BridgeSpec& s
   Emitter e;
   if (code->co_nfreevars > 0) e.Emit(Opc::COPY_FREE_VARS, code->co_nfreevars);
   e.Emit(Opc::RESUME, 0);
+  const int entry_units = e.units();
   int slot = nlocals;
   for (bool n : spec.stack_null) {
     if (n) e.Emit(Opc::PUSH_NULL);
@@ -246,7 +247,10 @@ absl::StatusOr<PyObject*> MakeBridgeCode(PyCodeObject* code, const BridgeSpec& s
   for (size_t i = 0; i < ntmp; ++i)
     PyTuple_SET_ITEM(varnames, tmp_slot + i, PyUnicode_FromFormat("___tmp%d", static_cast<int>(i)));
 
-  const std::string lines = LineTableForOneLine(e.units(), spec.line, code->co_firstlineno);
+  // The entry has no line, so that the first instruction after RESUME starts the break's line:
+  // 3.13 reports a LINE event (sys.monitoring, coverage) only where the line changes.
+  const std::string lines = NoLocation(entry_units) +
+                            LineTableForOneLine(e.units() - entry_units, spec.line, code->co_firstlineno);
   PyObject* fields = PyDict_New();
   auto set = [&](const char* key, PyObject* value) {
     if (value) PyDict_SetItemString(fields, key, value);
