@@ -36,6 +36,13 @@ class NodeProfile {
     ++e.count;
   }
   ~NodeProfile() = default;
+  std::vector<NodeTime> Snapshot() {
+    std::lock_guard<std::mutex> lock(mu_);
+    std::vector<NodeTime> rows;
+    for (const auto& [name, e] : entries_) rows.push_back({name, e.seconds * 1e3, e.count});
+    std::sort(rows.begin(), rows.end(), [](const NodeTime& a, const NodeTime& b) { return a.ms > b.ms; });
+    return rows;
+  }
 
  private:
   struct Entry {
@@ -58,6 +65,15 @@ class NodeProfile {
   std::mutex mu_;
   absl::flat_hash_map<std::string, Entry> entries_;
 };
+
+}  // namespace
+
+std::vector<NodeTime> NodeProfileSnapshot() {
+  NodeProfile* p = NodeProfile::Get();
+  return p ? p->Snapshot() : std::vector<NodeTime>{};
+}
+
+namespace {
 
 // Per output: whether its storage may be shared with a param, a constant or an earlier
 // output. Views (reshape, transpose) share their input's storage, so they are looked through.

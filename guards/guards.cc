@@ -195,11 +195,6 @@ static bool SameKindOfTensor(const Guard& g, PyObject* v) {
   return t->dtype() == g.dtype && t->device() == g.device && t->shape().size() == g.shape.size();
 }
 
-// A tensor guard's device in its text: only when it is not the CPU (the common case).
-static std::string DeviceText(const Guard& g) {
-  return g.device == Device::kCPU ? "" : absl::StrCat(" device=", DeviceName(g.device));
-}
-
 static bool SameDims(const Shape& a, const Shape& b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(a[0])) == 0;
 }
@@ -491,101 +486,6 @@ bool GuardProgram::NumberOnlyMismatch(const Roots& roots, PyObject** values,
     any = true;
   }
   return any;
-}
-
-std::string GuardProgram::SourceText(int32_t i) const {
-  const Source& s = sources_[i];
-  const char* name = s.name ? PyUnicode_AsUTF8(s.name) : "";
-  switch (s.kind) {
-    case Source::kArg: return absl::StrCat("args[", s.index, "]");
-    case Source::kGlobal: return absl::StrCat("G['", name, "']");
-    case Source::kBuiltin: return absl::StrCat("B['", name, "']");
-    case Source::kAttr: return absl::StrCat(SourceText(s.parent), ".", name);
-    case Source::kClosure: return absl::StrCat("closure[", s.index, "]");
-    case Source::kFuncGlobal: return absl::StrCat(SourceText(s.parent), ".__globals__['", name, "']");
-    case Source::kFuncBuiltin: return absl::StrCat(SourceText(s.parent), ".__builtins__['", name, "']");
-    case Source::kFuncClosure:
-      return absl::StrCat(SourceText(s.parent), ".__closure__[", s.index, "]");
-    case Source::kFuncDefaults: return absl::StrCat(SourceText(s.parent), ".__defaults__");
-    case Source::kTypeAttr: return absl::StrCat("type(", SourceText(s.parent), ").", name);
-    case Source::kItem: return absl::StrCat(SourceText(s.parent), "[", s.index, "]");
-    case Source::kFuncKwDefaults: return absl::StrCat(SourceText(s.parent), ".__kwdefaults__");
-    case Source::kJitWrapped: return absl::StrCat(SourceText(s.parent), ".__wrapped__");
-    case Source::kClassAttr: return absl::StrCat(SourceText(s.parent), ".", name);
-    case Source::kDescrFunc: return absl::StrCat(SourceText(s.parent), ".__func__");
-    case Source::kTypeOf: return absl::StrCat("type(", SourceText(s.parent), ")");
-    case Source::kPartialPart: {
-      static const char* const kParts[] = {"func", "args", "keywords"};
-      return absl::StrCat(SourceText(s.parent), ".",
-                          s.index >= 0 && s.index <= 2 ? kParts[s.index] : "?");
-    }
-    case Source::kDictItem: {
-      PyObject* r = PyObject_Repr(s.name);
-      std::string key = r ? PyUnicode_AsUTF8(r) : "?";
-      Py_XDECREF(r);
-      PyErr_Clear();
-      return absl::StrCat(SourceText(s.parent), "[", key, "]");
-    }
-  }
-  return "?";
-}
-
-std::string GuardProgram::ToText() const {
-  std::string out;
-  for (const Guard& g : guards_) {
-    const std::string src = SourceText(g.source);
-    switch (g.kind) {
-      case Guard::kTensorMatch:
-        if (g.dynamic) {
-          std::string dims = "(";
-          for (size_t d = 0; d < g.shape.size(); ++d) {
-            absl::StrAppend(&dims, d ? ", " : "",
-                            (g.dynamic >> d & 1) ? "*" : absl::StrCat(g.shape[d]));
-          }
-          absl::StrAppend(&out, "TENSOR_MATCH(", src, "): ", g.type->tp_name, " ",
-                          DTypeName(g.dtype), dims, g.shape.size() == 1 ? ",)" : ")",
-                          g.contiguous ? " contiguous" : " strided", DeviceText(g), "\n");
-          break;
-        }
-        absl::StrAppend(&out, "TENSOR_MATCH(", src, "): ", g.type->tp_name, " ",
-                        DTypeName(g.dtype), ShapeToString(g.shape),
-                        " strides=", ShapeToString(g.strides), DeviceText(g), "\n");
-        break;
-      case Guard::kIdMatch:
-        absl::StrAppend(&out, "ID_MATCH(", src, "): ", g.type->tp_name, " at ",
-                        absl::StrFormat("%p", static_cast<void*>(
-                                                  g.weak ? PyWeakref_GET_OBJECT(g.value) : g.value)),
-                        g.weak ? " (weak)" : "", "\n");
-        break;
-      case Guard::kSameAs:
-        absl::StrAppend(&out, "SAME_AS(", src, "): ", SourceText(g.other), "\n");
-        break;
-      case Guard::kDictKeys: {
-        PyObject* r = PyObject_Repr(g.value);
-        absl::StrAppend(&out, "DICT_KEYS(", src, "): ", r ? PyUnicode_AsUTF8(r) : "?", "\n");
-        Py_XDECREF(r);
-        if (!r) PyErr_Clear();
-        break;
-      }
-      case Guard::kIntBound:
-        absl::StrAppend(&out, "INT_BOUND(", src, "): |int| < 2**", g.length, "\n");
-        break;
-      case Guard::kTypeMatch:
-        absl::StrAppend(&out, "TYPE_MATCH(", src, "): ", g.type->tp_name);
-        if (g.length >= 0) absl::StrAppend(&out, " len=", g.length);
-        absl::StrAppend(&out, "\n");
-        break;
-      case Guard::kEqualsMatch: {
-        PyObject* r = PyObject_Repr(g.value);
-        absl::StrAppend(&out, "EQUALS_MATCH(", src, "): ", g.type->tp_name, " == ",
-                        r ? PyUnicode_AsUTF8(r) : "?", "\n");
-        Py_XDECREF(r);
-        if (!r) PyErr_Clear();
-        break;
-      }
-    }
-  }
-  return out;
 }
 
 }  // namespace pijit::guards

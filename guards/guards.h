@@ -149,7 +149,11 @@ class GuardProgram {
   // An ID_MATCH whose object has died: the entry can never match again.
   bool HasDeadReferent() const;
   std::string SourceText(int32_t source) const;
+  std::string GuardText(const Guard& g) const;  // one guard, as ToText prints it
   std::string ToText() const;
+  // The first guard that rejects the call of `roots` (its text) and what the value is now;
+  // false when every guard passes (guard_text.cc).
+  bool FirstFailure(const Roots& roots, std::string* guard, std::string* now) const;
 
  private:
   // Resolves every source into `values` (borrowed); false when one does not resolve.

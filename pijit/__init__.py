@@ -28,6 +28,7 @@ from pijit import nn
 from pijit.context import (GRAPH_MODE, PYNATIVE_MODE, get_context, set_context)
 from pijit.jit import GraphBreakError, capture, disable, enable, jit, jit_class, mutable
 from pijit.introspect import ExplainOutput, explain, get_code_extra, reset
+from pijit._trace import read_trace, trace
 
 from pijit._transforms import jacfwd, jacrev, vjp, vmap  # noqa: E402
 from pijit import mint  # noqa: E402
@@ -50,7 +51,7 @@ __all__ = [
     "ops", "nn", "jit", "jit_class", "mutable", "ms_function", "tensor", "capture", "enable", "disable", "explain",
     "get_code_extra", "reset", "set_context", "get_context", "GRAPH_MODE", "PYNATIVE_MODE",
     "GraphBreakError", "ExplainOutput", "dtype_to_nptype", "dtype_to_pytype", "pytype_to_dtype",
-    "set_seed", "get_seed", "from_dlpack", "grad", "value_and_grad", "graph_break",
+    "set_seed", "get_seed", "from_dlpack", "grad", "value_and_grad", "graph_break", "trace", "read_trace",
     "mint", "vjp", "jacrev", "jacfwd", "vmap", "ms_class", "constexpr", "byte", "ubyte",
     "short", "intc", "intp", "half", "single", "double",
 ]
@@ -62,3 +63,5 @@ from pijit.train import *  # noqa: E402,F401,F403
 from pijit.train import __all__ as _train_names  # noqa: E402
 
 __all__ += ["dataset", "train", "amp", *_train_names]
+
+_trace._start_from_environment()  # PIJIT_TRACE=dir traces the whole process

@@ -136,6 +136,7 @@ struct CodeState {
   int64_t eager_count = 0;
   int64_t graph_break_count = 0;  // captures that ended in a recorded reason
   bool limit_warned = false;
+  bool limit_traced = false;  // the trace has its recompile_limit event
   bool saw_tensor_work = false;  // some capture found tensors or ops
   bool skip = false;             // capture-all mode: no tensor work, never look again
   pijit_skip_info skip_info{};   // skipped code: whether its runs may take the hook off

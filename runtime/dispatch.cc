@@ -2,6 +2,7 @@
 #include "runtime/dispatch.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -12,6 +13,8 @@
 #include "interop/convert.h"
 #include "interop/python_objects.h"
 #include "runtime/continuation.h"
+#include "runtime/dispatch_trace.h"
+#include "runtime/trace.h"
 #include "runtime/tape.h"
 
 namespace pijit {
@@ -233,6 +236,11 @@ PyObject* RunEntry(CodeState* st, PyCodeObject* code, PyObject* func, const Cach
     absl::Status st = e.graph->Run(inputs, &outs);
     if (!st.ok()) {
       if (e.dynamic) {
+        if (runtime::TraceOn()) {
+          runtime::TraceEagerFallback(code, {bytecode::BreakCategory::kInternal,
+                                             PyUnicode_AsUTF8(code->co_filename), code->co_firstlineno,
+                                             std::string(st.message()), "symbolic sizes"});
+        }
         *run_eager = true;
         return nullptr;
       }
@@ -299,6 +307,10 @@ PyObject* RunEager(CodeState* st, PyCodeObject* code, const CacheEntry& e,
 // specialised per loop iteration say, falls back quietly: running the rest of the call
 // eagerly is what it is for).
 PyObject* LimitReached(CodeState* st, PyCodeObject* code, bool* run_eager) {
+  if (!st->limit_traced) {
+    st->limit_traced = true;
+    runtime::TraceRecompileLimit(*st, code, runtime::CacheLimit());
+  }
   if (!st->limit_warned && !st->origin.get()) {
     st->limit_warned = true;
     std::string msg = absl::StrCat("pijit: ", CodeName(code), " hit the recompile limit (",
@@ -466,12 +478,25 @@ PyObject* Dispatch(CodeState* st, PyCodeObject* code, PyObject* func, PyObject* 
     PySys_WriteStderr("[pijit] recompiling %s: no cache entry matched (%zu entries)\n",
                       CodeName(code).c_str(), st->entries.size());
   }
+  if (st->compile_count > 0) runtime::TraceRecompile(*st, code, roots);
   st->PromoteOnMiss(roots, &values);
   AddRequestedDynamicDims(st, options, args, nargs);
+  // Phase times for the trace only: a compile costs milliseconds, a clock read nanoseconds.
+  using Clock = std::chrono::steady_clock;
+  const bool timed = runtime::TraceOn();
+  auto ms_since = [](Clock::time_point t) {
+    return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
+  };
+  runtime::CompilePhases phases;
+  Clock::time_point t = timed ? Clock::now() : Clock::time_point{};
   bytecode::CaptureResult cr = CaptureCall(st, code, func, args, nargs, options);
+  if (timed) phases.capture_ms = ms_since(t), t = Clock::now();
   std::unique_ptr<CacheEntry> entry = CompileEntry(code, cr, options);
+  if (timed) phases.compile_ms = ms_since(t), t = Clock::now();
   SettleEntry(st, code, cr, *entry);
+  if (timed) phases.settle_ms = ms_since(t);
   CacheEntry& e = st->Install(std::move(entry));
+  runtime::TraceCapture(*st, code, e, phases);
   if (e.eager) return RunEager(st, code, e, options, run_eager);
   values.resize(e.guards->num_sources());
   if (!e.guards->Check(roots, values.data())) {
@@ -479,6 +504,7 @@ PyObject* Dispatch(CodeState* st, PyCodeObject* code, PyObject* func, PyObject* 
     e.eager = true;
     e.reason = {bytecode::BreakCategory::kInternal, PyUnicode_AsUTF8(code->co_filename),
                 code->co_firstlineno, "guards reject the inputs they were built from", ""};
+    runtime::TraceEagerFallback(code, e.reason);
     *run_eager = true;
     return nullptr;
   }

@@ -13,6 +13,8 @@
 #include "frame_eval/eval_frame.h"
 #include "interop/convert.h"
 #include "runtime/dispatch.h"
+#include "graph/executor.h"
+#include "runtime/trace.h"
 #include "runtime/continuation.h"
 #include "interop/python_objects.h"
 #include "pijit/csrc/module.h"
@@ -394,6 +396,16 @@ void BindJit(py::module_& m) {
   m.def("_reset_all", [] { runtime::ResetAll(); });
   m.def("_set_cache_limit", [](size_t n) { runtime::SetCacheLimit(n); });
   m.def("_cache_limit", [] { return runtime::CacheLimit(); });
+  m.def("_set_trace_sink", [](py::object sink) { runtime::SetTraceSink(sink.ptr()); },
+        "Installs the structured trace's sink (a callable taking one dict per event; None "
+        "removes it): pijit.trace() and PIJIT_TRACE use it.");
+  m.def("_trace_on", [] { return runtime::TraceOn(); });
+  m.def("_node_profile", [] {
+    py::list rows;
+    for (const graph::NodeTime& t : graph::NodeProfileSnapshot())
+      rows.append(py::make_tuple(t.node, t.ms, t.count));
+    return rows;
+  }, "PIJIT_PROFILE's (node kind, milliseconds, runs) so far, largest first.");
   m.def("_note_mutable", [] { g_mutable_made = true; },
         "pijit.mutable made a value: jitted calls look for such arguments from now on.");
   m.def("_capture_enter", [] {
