@@ -195,8 +195,8 @@ bool Interp::Truth(const Value& v, bool* out) {
   switch (v.kind) {
     case Value::kTensor:
       Fail(BreakCategory::kDataDependent, "the truth value of a tensor depends on its data",
-           "branching on tensor values splits the graph once graph breaks are supported; "
-           "for now the function runs eagerly");
+           "the graph breaks here and each way continues in its own resume function; "
+           "ops.where or ops.select keeps both ways in one graph");
       return false;
     case Value::kSeq:
     case Value::kDict:

@@ -53,6 +53,7 @@ class _Writer:
         self.written = 0
         self.seq = 0
         self.truncated = False
+        self.functions = set()  # (function, file, line) of the events written
         self.t0 = time.perf_counter()
         self.lock = threading.Lock()
         self._write({"event": "trace_start", "schema": SCHEMA_VERSION, "pid": os.getpid(),
@@ -81,11 +82,18 @@ class _Writer:
     def __call__(self, record):
         with self.lock:
             if not self.file.closed:
+                if "function" in record:
+                    self.functions.add((record["function"], record["file"], record["line"]))
                 self._write(record)
 
     def close(self):
         with self.lock:
             if not self.file.closed:
+                seen = self.functions
+                stats = [d for d in _C._traced_function_stats()
+                         if (d["function"], d["file"], d["line"]) in seen]
+                stats.sort(key=lambda d: (d["file"], d["line"], d["function"]))
+                self._write({"event": "function_stats", "functions": stats})
                 rows = _C._node_profile()  # empty unless PIJIT_PROFILE is set
                 if rows:
                     self._write({"event": "node_profile", "note": "process totals so far",

@@ -61,10 +61,36 @@ class ExplainOutput:
         return "\n".join(lines)
 
 
-def explain(fn, *args, **kwargs):
+def explain(fn, *args, html=None, **kwargs):
     """Captures `fn(*args, **kwargs)` without running or caching it and reports the result:
     the graph (of the part before the first graph break, if there is one), the guards, and
-    the reason capture stopped."""
+    the reason capture stopped. With `html=path`, also writes that as the HTML report's page
+    for this one function (`explain` keeps the keyword `html` for itself)."""
+    out = _explain(fn, *args, **kwargs)
+    if html is not None:
+        _write_explain_html(fn, out, html)
+    return out
+
+
+def _write_explain_html(fn, out, path):
+    from pijit import _report
+    code = _function_of(fn).__code__
+    where = {"function": code.co_qualname, "file": code.co_filename, "line": code.co_firstlineno}
+    reason = out.break_reasons[0] if out.break_reasons else None
+    if reason is not None:
+        reason = {k: reason[k] for k in ("category", "file", "line", "explanation", "hint")}
+    outcome = "graph" if reason is None else "break" if out.breaks_graph else "eager"
+    capture = {"seq": 1, "t": 0.0, "event": "capture", **where, "outcome": outcome,
+               "compile_index": 1, "cache_entries": 1, "dynamic": False,
+               "graph": out.graphs[0] if out.graphs else None, "num_ops": out.ops_count,
+               "guards": out.guards, "reason": reason,
+               "phases_ms": {"capture_ms": 0.0, "compile_ms": 0.0, "settle_ms": 0.0}}
+    page = _report.build_report([capture], title=f"pijit.explain: {code.co_qualname}")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(page)
+
+
+def _explain(fn, *args, **kwargs):
     func = _function_of(fn)
     if inspect.ismethod(fn):
         args = (fn.__self__,) + args

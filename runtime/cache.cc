@@ -4,14 +4,15 @@
 #include <string>
 #include <vector>
 
-#include "absl/container/flat_hash_set.h"
+#include "absl/container/flat_hash_map.h"
 
 namespace pijit::runtime {
 namespace {
 Py_ssize_t g_extra_index = -1;
 size_t g_cache_limit = kDefaultCacheLimit;
-absl::flat_hash_set<CodeState*>& Live() {
-  static auto* live = new absl::flat_hash_set<CodeState*>();
+// Every live state and its code object (borrowed; the state is freed with the code).
+absl::flat_hash_map<CodeState*, PyCodeObject*>& Live() {
+  static auto* live = new absl::flat_hash_map<CodeState*, PyCodeObject*>();
   return *live;
 }
 
@@ -40,8 +41,17 @@ CodeState* GetCodeState(PyCodeObject* code, bool create) {
     delete state;
     return nullptr;
   }
-  Live().insert(state);
+  Live().emplace(state, code);
   return state;
+}
+
+void ForEachCodeState(const std::function<void(PyCodeObject*, const CodeState&)>& fn) {
+  // `fn` may run Python (a collection can free code objects and their states): hold every
+  // code object first and walk a copy.
+  std::vector<std::pair<CodeState*, PyCodeObject*>> states(Live().begin(), Live().end());
+  for (auto& [state, code] : states) Py_INCREF(code);
+  for (auto& [state, code] : states) fn(code, *state);
+  for (auto& [state, code] : states) Py_DECREF(code);
 }
 
 // Resetting moves each state's contents out first and drops them only when no state is being
@@ -50,7 +60,7 @@ CodeState* GetCodeState(PyCodeObject* code, bool create) {
 void ResetAll() {
   std::vector<CodeState> dropped;
   dropped.reserve(Live().size());
-  for (CodeState* s : Live()) {
+  for (const auto& [s, code] : Live()) {
     dropped.push_back(std::move(*s));
     *s = CodeState();
   }

@@ -9,6 +9,7 @@
 #include <Python.h>
 
 #include <algorithm>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -151,10 +152,15 @@ struct CodeState {
   bool capture_always = false;  // resume functions: captured wherever the hook sees them
   bool static_only = false;      // the trace reads sizes: every entry is specialised
   std::vector<bytecode::BreakReason> reasons;
+  // While a structured trace is on (runtime/trace.h): milliseconds in this code's compiles
+  // and in its graph runs (inclusive of the resume functions a break continues in).
+  double traced_compile_ms = 0, traced_run_ms = 0;
 };
 
 // The state of `code`, created on first use when `create`; nullptr otherwise.
 CodeState* GetCodeState(PyCodeObject* code, bool create);
+// Every live state with its code object (borrowed: a state lives exactly as long as its code).
+void ForEachCodeState(const std::function<void(PyCodeObject*, const CodeState&)>& fn);
 // Drops every cache entry of `code` (pijit.reset of one function).
 void ResetCodeState(PyCodeObject* code);
 // Drops every cache entry of every code object (pijit.reset()).

@@ -8,7 +8,10 @@ if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
 PY="${PYTHON:-python3}"
 
 need_pkgs=()
-for p in libdnnl-dev libabsl-dev libgtest-dev libopenblas-dev libdlpack-dev dpkg-dev ccache; do
+# graphviz lays out the report's graphs (python -m pijit report); chromium renders the report in
+# its tests (headless).
+for p in libdnnl-dev libabsl-dev libgtest-dev libopenblas-dev libdlpack-dev dpkg-dev ccache graphviz \
+         chromium; do
   dpkg -s "$p" >/dev/null 2>&1 || need_pkgs+=("$p")
 done
 if [ ${#need_pkgs[@]} -gt 0 ]; then

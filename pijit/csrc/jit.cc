@@ -400,6 +400,26 @@ void BindJit(py::module_& m) {
         "Installs the structured trace's sink (a callable taking one dict per event; None "
         "removes it): pijit.trace() and PIJIT_TRACE use it.");
   m.def("_trace_on", [] { return runtime::TraceOn(); });
+  m.def("_traced_function_stats", [] {
+    py::list out;
+    runtime::ForEachCodeState([&out](PyCodeObject* code, const runtime::CodeState& st) {
+      if (st.compile_count == 0) return;
+      py::dict d;
+      d["function"] = py::reinterpret_borrow<py::object>(code->co_qualname);
+      d["file"] = py::reinterpret_borrow<py::object>(code->co_filename);
+      d["line"] = code->co_firstlineno;
+      d["calls"] = st.call_count;
+      d["cache_hits"] = st.hit_count;
+      d["compiles"] = st.compile_count;
+      d["breaks"] = st.graph_break_count;
+      d["eager_calls"] = st.eager_count;
+      d["cache_entries"] = st.entries.size();
+      d["compile_ms"] = st.traced_compile_ms;
+      d["run_ms"] = st.traced_run_ms;
+      out.append(d);
+    });
+    return out;
+  }, "Counters of every function compiled so far, for the structured trace's summary.");
   m.def("_node_profile", [] {
     py::list rows;
     for (const graph::NodeTime& t : graph::NodeProfileSnapshot())

@@ -18,6 +18,8 @@ from pijit import _C
 COMMON = {"seq": int, "t": float, "event": str}
 WHERE = {"function": str, "file": str, "line": int}
 REASON = {"category": str, "file": str, "line": int, "explanation": str, "hint": str}
+STATS = {**WHERE, "calls": int, "cache_hits": int, "compiles": int, "breaks": int,
+         "eager_calls": int, "cache_entries": int, "compile_ms": float, "run_ms": float}
 SCHEMA = {
     "trace_start": {"schema": int, "pid": int, "python": str, "argv": list, "unix_time": float},
     "capture": {**WHERE, "outcome": str, "compile_index": int, "cache_entries": int,
@@ -26,6 +28,7 @@ SCHEMA = {
     "recompile": {**WHERE, "cache_entries": int, "failed_guard": str, "value_now": str},
     "recompile_limit": {**WHERE, "limit": int, "compile_count": int},
     "eager_fallback": {**WHERE, "reason": dict},
+    "function_stats": {"functions": list},
     "node_profile": {"note": str, "nodes": list},
     "trace_truncated": {"max_bytes": int, "note": str},
     "trace_end": {},
@@ -66,6 +69,11 @@ def check_schema(records):
             assert set(r["reason"]) == set(REASON)
             for key, kinds in REASON.items():
                 assert is_a(r["reason"][key], kinds)
+        if r["event"] == "function_stats":
+            for d in r["functions"]:
+                assert set(d) == set(STATS), sorted(set(d) ^ set(STATS))
+                for key, kinds in STATS.items():
+                    assert is_a(d[key], kinds), (key, d[key])
     ts = [r["t"] for r in records]
     assert ts == sorted(ts)
 
@@ -176,7 +184,10 @@ def test_cache_hits_write_nothing_and_no_trace_means_no_sink(tmp_path):
             jf(T(3))
     assert not _C._trace_on()
     events = [r["event"] for r in pijit.read_trace(path)]
-    assert events == ["trace_start", "capture", "trace_end"]
+    assert events == ["trace_start", "capture", "function_stats", "trace_end"]
+    stats = pijit.read_trace(path)[2]["functions"]
+    assert len(stats) == 1 and stats[0]["calls"] == 50 and stats[0]["cache_hits"] == 49
+    assert stats[0]["compiles"] == 1 and stats[0]["run_ms"] > 0
 
 
 def test_nested_blocks_and_the_size_cap(tmp_path):
