@@ -150,6 +150,9 @@ struct CaptureResult {
   int32_t num_memo = 0;     // memo slots the output (or the break state) uses
   bool dynamic = false;     // some tensor dimension is symbolic (guards do not check it)
   bool read_shape = false;  // the trace read a tensor's shape as a Python value
+  // The functions inlined into the capture, "qualname (file:line)", each once, in the order
+  // they were first called (the structured trace reports them).
+  std::vector<std::string> inlined;
 };
 
 inline constexpr int8_t kNoNumber = -1;

@@ -1,12 +1,25 @@
 // Inlining: a call of a user function becomes a simulated frame in the caller's graph, with
 // the arguments bound to parameters as CPython binds them (positional, keywords, defaults,
 // keyword-only defaults, *args, **kwargs) and free variables read through guarded sources.
+#include <algorithm>
+#include <string>
+
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "bytecode/interp.h"
 
 namespace pijit::bytecode {
 
 using guards::Source;
+
+void Interp::NoteInlined(PyCodeObject* code) {
+  std::string name = absl::StrCat(PyUnicode_AsUTF8(code->co_qualname), " (",
+                                  PyUnicode_AsUTF8(code->co_filename), ":", code->co_firstlineno, ")");
+  PyErr_Clear();
+  std::vector<std::string>& seen = out_->inlined;
+  if (seen.size() < 256 && std::find(seen.begin(), seen.end(), name) == seen.end())
+    seen.push_back(std::move(name));
+}
 
 bool Interp::Inline(Frame& caller, PyCodeObject* code, PyObject* func, int32_t func_source,
                     const Value* fn_value, ValueList args, const std::vector<std::string>& kwnames,
@@ -21,6 +34,7 @@ bool Interp::Inline(Frame& caller, PyCodeObject* code, PyObject* func, int32_t f
   f.yields = pending_yields_;
   pending_yields_ = nullptr;
   if (!PrepareFrame(*this, code, f, f.yields != nullptr)) return false;
+  NoteInlined(code);
   f.func = func;
   f.func_source = fn_value ? fn_value->globals_source : func_source;
   if (fn_value) f.globals_func = fn_value->globals_func;

@@ -256,6 +256,7 @@ class Interp {
   bool SplitCallee(Value lower, Value upper, Value* callable, ValueList* args);
   bool SetFunctionAttribute(Value& fn, int flag, const Value& a);
   bool LoadLocal(Frame& f, int slot);
+  void NoteInlined(PyCodeObject* code);  // for CaptureResult::inlined
   bool StoreLocal(Frame& f, int slot);
   static void PushLoaded(Frame& f, Value v, bool method) {
     if (method && !kNullAfterCallable) f.stack.push_back(Value::Null());

@@ -221,6 +221,8 @@ def _function_html(i, fn, use_dot):
             out.append(f'<p>stopped at line {r["line"]}: <b>{html.escape(r["category"])}</b> '
                        f'{html.escape(r["explanation"])} <span class="muted">'
                        f'{html.escape(r["hint"])}</span></p>')
+        if c.get("inlined"):
+            out.append(f'<p class="muted">inlined: {html.escape(", ".join(c["inlined"]))}</p>')
         if c.get("graph"):
             svg, note = _report_graph.graph_svg(c["graph"], use_dot=use_dot)
             out.append(f'<div class="graph">{svg}</div>')

@@ -12,6 +12,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "bytecode/capture.h"
@@ -78,6 +79,7 @@ struct CacheEntry {
   std::optional<PreparedBreak> prepared;      // brk's code objects
   std::vector<bytecode::Effect> effects;      // replayed after the graph, in order
   int64_t hits = 0;
+  std::vector<std::string> inlined;           // functions the capture inlined (the trace's)
 };
 
 // Code objects generated from this one for graph breaks, by what they were made for.

@@ -376,6 +376,7 @@ std::unique_ptr<CacheEntry> CompileEntry(PyCodeObject* code, bytecode::CaptureRe
   entry->output = std::move(cr.output);
   entry->effects = std::move(cr.effects);
   entry->dynamic = cr.dynamic;
+  entry->inlined = std::move(cr.inlined);
   bool stateful = false;
   for (const auto& n : cr.graph.nodes()) stateful |= graph::HasTrait(n.op, graph::kStateful);
   if ((cr.ok || cr.brk) && cr.graph.num_ops() + cr.graph.params().size() > 0 &&

@@ -49,6 +49,13 @@ void TraceCapture(const CodeState& st, PyCodeObject* code, const CacheEntry& ent
     e.None("graph").Int("num_ops", 0);
   }
   e.Str("guards", entry.guards->ToText());
+  PyObject* inlined = PyList_New(0);
+  for (const std::string& name : entry.inlined) {
+    PyObject* n = PyUnicode_DecodeUTF8(name.data(), static_cast<Py_ssize_t>(name.size()), "replace");
+    if (n) PyList_Append(inlined, n);
+    Py_XDECREF(n);
+  }
+  e.Steal("inlined", inlined);
   if (entry.brk || entry.eager) e.Steal("reason", ReasonDict(entry.reason));
   else e.None("reason");
   PyObject* times = Py_BuildValue("{s:d,s:d,s:d}", "capture_ms", phases.capture_ms, "compile_ms",

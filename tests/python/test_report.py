@@ -143,8 +143,10 @@ def chromium():
 
 @pytest.mark.skipif(chromium() is None,
                     reason="no headless Chromium (scripts/setup_deps.sh installs Debian's chromium)")
-def test_the_report_renders_in_headless_chromium(tmp_path):
-    trace_dir = traced_program(tmp_path / "trace")
+@pytest.mark.parametrize("program", ["several_breaks", "lenet"])
+def test_the_report_renders_in_headless_chromium(tmp_path, program):
+    make = traced_program if program == "several_breaks" else lenet_trace
+    trace_dir = make(tmp_path / "trace")
     page_path = tmp_path / "report.html"
     _report.write_report(str(trace_dir), str(page_path))
     common = [chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
@@ -153,7 +155,11 @@ def test_the_report_renders_in_headless_chromium(tmp_path):
                          text=True, timeout=120)
     assert dom.returncode == 0, dom.stderr[-2000:]
     rendered = Page(dom.stdout)
-    assert rendered.sections == ["several_breaks"] and rendered.break_lines and rendered.svgs >= 1
+    assert rendered.sections and rendered.svgs >= 1 and rendered.tables == 1
+    if program == "several_breaks":  # its break lines are marked; LeNet's step has no break
+        assert rendered.sections == ["several_breaks"] and rendered.break_lines
+    else:
+        assert any("train_step" in name for name in rendered.sections)
     shot = tmp_path / "report.png"
     r = subprocess.run(common + [f"--screenshot={shot}", page_path.as_uri()],
                        capture_output=True, text=True, timeout=120)

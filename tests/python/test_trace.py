@@ -23,7 +23,7 @@ STATS = {**WHERE, "calls": int, "cache_hits": int, "compiles": int, "breaks": in
 SCHEMA = {
     "trace_start": {"schema": int, "pid": int, "python": str, "argv": list, "unix_time": float},
     "capture": {**WHERE, "outcome": str, "compile_index": int, "cache_entries": int,
-                "dynamic": bool, "graph": (str, None), "num_ops": int, "guards": str,
+                "dynamic": bool, "graph": (str, None), "num_ops": int, "guards": str, "inlined": list,
                 "reason": (dict, None), "phases_ms": dict},
     "recompile": {**WHERE, "cache_entries": int, "failed_guard": str, "value_now": str},
     "recompile_limit": {**WHERE, "limit": int, "compile_count": int},
@@ -82,8 +82,12 @@ def T(*shape):
     return pijit.Tensor(np.arange(np.prod(shape), dtype=np.float32).reshape(shape) * 0.5 - 1.0)
 
 
+def helper(v):
+    return v * 2.0
+
+
 def with_break(x, n):
-    y = x * 2.0 + n
+    y = helper(x) + n
     pijit.graph_break()
     if y.sum() > 0:  # a tensor branch too: a bridge and two resume functions
         y = y - 1.0
@@ -112,6 +116,7 @@ def test_breaks_and_recompiles_follow_the_schema_and_change_no_result(tmp_path):
     assert roots[0]["reason"]["category"] == "unsupported_call"
     assert roots[0]["reason"]["line"] == with_break.__code__.co_firstlineno + 2
     assert "TENSOR_MATCH(args[0])" in roots[0]["guards"] and roots[0]["num_ops"] >= 1
+    assert roots[0]["inlined"] == [f"helper ({__file__}:{helper.__code__.co_firstlineno})"]
     assert resumes, "the resume functions' captures are traced too"
     assert any(r["reason"] and r["reason"]["category"] == "data_dependent" for r in resumes)
     # A new size recompiles: the event names the tensor guard and the size the call has now.
