@@ -22,7 +22,7 @@ case "${1:-}" in
     build="build/cmake-$("$PY" -c 'import sysconfig; print(sysconfig.get_config_var("SOABI"))')"
     cmake --build "$build" --target pijit_cpp_tests pijit_cuda_bench -j 2
     rm -rf .gpu && mkdir -p .gpu/lib
-    cp "$build/pijit_cpp_tests" "$build/pijit_cuda_bench" .gpu/
+    cp "$build/core/pijit_cpp_tests" "$build/core/pijit_cuda_bench" .gpu/  # the shared core build
     # Every shared library the binaries load from /lib or /usr/lib except the C runtime's.
     ldd .gpu/pijit_cpp_tests .gpu/pijit_cuda_bench | awk '/=> \// {print $3}' | sort -u |
       grep -v -E '/(libc|libm|libdl|librt|libpthread|libstdc\+\+|libgcc_s)\.so' |
