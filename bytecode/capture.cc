@@ -182,12 +182,8 @@ bool Interp::Step(Frame& f, size_t& pc, bool* returned, Value* result) {
 }
 
 void Interp::Run() {
-  const int flags = root_code_->co_flags;
-  // *args is one more parameter slot, a tuple (its items are sources of their own).
-  if (flags & CO_VARKEYWORDS) {
-    Fail(BreakCategory::kUnsupportedFunction, "functions with **kwargs are not captured yet");
-    return;
-  }
+  // *args and **kwargs are one more parameter slot each, a tuple and a dict (their items are
+  // sources of their own, the dict's keys guarded in order).
   Frame f;
   if (!PrepareFrame(*this, root_code_, f)) return;
   root_frame_ = &f;

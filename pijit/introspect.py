@@ -97,16 +97,15 @@ def _explain(fn, *args, **kwargs):
     bound = inspect.signature(func).bind(*args, **kwargs)
     bound.apply_defaults()
     code = func.__code__
-    names = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
-    values = [bound.arguments[n] for n in names if n in bound.arguments]
-    if len(values) != len(names) or code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS):
-        out = ExplainOutput(break_reasons=[{
-            "category": "unsupported_function", "file": code.co_filename,
-            "line": code.co_firstlineno, "explanation": "functions with *args or **kwargs are "
-            "not captured yet", "hint": "",
-            "text": f"unsupported_function at {code.co_filename}:{code.co_firstlineno}: "
-                    "functions with *args or **kwargs are not captured yet"}])
-        return out
+    # The frame's parameter slots: positional and keyword-only, then the *args tuple and the
+    # **kwargs dict (as the interpreter fills them).
+    nparams = code.co_argcount + code.co_kwonlyargcount
+    names = list(code.co_varnames[:nparams])
+    if code.co_flags & inspect.CO_VARARGS:
+        names.append(code.co_varnames[nparams])
+    if code.co_flags & inspect.CO_VARKEYWORDS:
+        names.append(code.co_varnames[nparams + bool(code.co_flags & inspect.CO_VARARGS)])
+    values = [bound.arguments[n] for n in names]
     info = _C._capture(func, values)
     out = ExplainOutput(guards=info["guards"], ops_count=info["num_ops"],
                         instructions=info["instructions"],
