@@ -153,4 +153,55 @@ bool Interp::LoadDescriptorAttr(Frame& f, const Value& owner, PyObject* name, bo
   return true;
 }
 
+// The property `name` of an object pijit knows the class of: made in the trace (kObject, its
+// class at `type_source`) or an input whose attributes are looked up and set the generic way
+// (its type guarded), with the source it is read through. False when there is none.
+bool Interp::PropertyOf(const Value& owner, PyObject* name, PyObject** descr, int32_t* descr_source) {
+  PyTypeObject* type = nullptr;
+  if (owner.kind == Value::kObject) {
+    type = reinterpret_cast<PyTypeObject*>(owner.seq_type);
+  } else if (owner.kind == Value::kConst && owner.source >= 0 && !PyType_Check(owner.obj) &&
+             !PyModule_Check(owner.obj) &&
+             Py_TYPE(owner.obj)->tp_setattro == PyObject_GenericSetAttr &&
+             Py_TYPE(owner.obj)->tp_getattro == PyObject_GenericGetAttr) {
+    type = Py_TYPE(owner.obj);
+  }
+  PyObject* d = type ? _PyType_Lookup(type, name) : nullptr;
+  if (!d || !IsDescriptorOf(d, &PyProperty_Type)) return false;
+  // Sources only for a property that is there: every source must resolve on later calls.
+  if (owner.kind == Value::kObject) {
+    *descr_source = gp().AddSource(Source::kClassAttr, owner.type_source, -1, name);
+  } else {
+    gp().GuardType(owner.source, owner.obj);
+    *descr_source = gp().AddSource(Source::kTypeAttr, owner.source, -1, name);
+  }
+  *descr = d;
+  return true;
+}
+
+// `owner.name` through a property whose getter (or, with `value`, setter) is a Python
+// function: the accessor is inlined on the owner, as Python would call it.
+bool Interp::CallPropertyAccessor(Frame& f, const Value& owner, PyObject* name, const Value* value,
+                                  Value* out, bool* handled) {
+  *handled = false;
+  PyObject* descr = nullptr;
+  int32_t descr_source = -1;
+  if (!PropertyOf(owner, name, &descr, &descr_source)) return false;
+  PyObject* fn = guards::DescriptorFunction(descr, /*setter=*/value != nullptr);
+  if (!fn || !PyFunction_Check(fn)) return false;
+  *handled = true;
+  Value descr_value, fn_value;
+  if (!FromSource(descr_source, descr, &descr_value) ||
+      !FromSource(gp().AddSource(Source::kDescrFunc, descr_source,
+                                 value ? guards::kPropertySetter : -1),
+                  fn, &fn_value)) {
+    return false;
+  }
+  UseConst(descr_value);
+  UseConst(fn_value);
+  ValueList args{owner};
+  if (value) args.push_back(*value);
+  return Call(f, fn_value, std::move(args), out);
+}
+
 }  // namespace pijit::bytecode

@@ -137,6 +137,15 @@ bool Interp::MakeObject(Frame& f, const Value& cls, const ValueList& args,
 bool Interp::ObjectAttr(Frame& f, const Value& owner, PyObject* name, bool method) {
   auto* type = reinterpret_cast<PyTypeObject*>(owner.seq_type);
   PyObject* descr = _PyType_Lookup(type, name);
+  if (descr && PyObject_TypeCheck(descr, &PyProperty_Type)) {  // a getter, inlined
+    Value result;
+    bool handled = false;
+    if (CallPropertyAccessor(f, owner, name, nullptr, &result, &handled)) {
+      PushLoaded(f, std::move(result), method);
+      return true;
+    }
+    if (handled) return false;
+  }
   if (descr && Py_TYPE(descr)->tp_descr_set) {
     Fail(BreakCategory::kUnsupportedAttribute, absl::StrCat("attribute '", PyUnicode_AsUTF8(name),
                                                "' of an object made in the trace is a descriptor"));

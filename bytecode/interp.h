@@ -257,6 +257,9 @@ class Interp {
   bool SetFunctionAttribute(Value& fn, int flag, const Value& a);
   bool LoadLocal(Frame& f, int slot);
   void NoteInlined(PyCodeObject* code);  // for CaptureResult::inlined
+  bool PropertyOf(const Value& owner, PyObject* name, PyObject** descr, int32_t* descr_source);
+  bool CallPropertyAccessor(Frame& f, const Value& owner, PyObject* name, const Value* value,
+                            Value* out, bool* handled);
   bool StoreLocal(Frame& f, int slot);
   static void PushLoaded(Frame& f, Value v, bool method) {
     if (method && !kNullAfterCallable) f.stack.push_back(Value::Null());

@@ -226,11 +226,16 @@ bool Interp::StepAttr(StepState& s) {
       if (!LoadAttr(f, a, PyTuple_GET_ITEM(f.code->co_names, in.arg), in.op == Opc::LOAD_METHOD))
         return false;
       break;
-    case Opc::STORE_ATTR:
+    case Opc::STORE_ATTR: {
       // owner.name = value, with value at TOS1 and owner at TOS.
-      if (!Pop(f, &a) || !Pop(f, &b) || !StoreAttr(a, PyTuple_GET_ITEM(f.code->co_names, in.arg), b))
-        return false;
+      if (!Pop(f, &a) || !Pop(f, &b)) return false;
+      PyObject* name = PyTuple_GET_ITEM(f.code->co_names, in.arg);
+      Value ignored;
+      bool handled = false;  // a property's setter written in Python runs inlined
+      if (CallPropertyAccessor(f, a, name, &b, &ignored, &handled)) break;
+      if (handled || !StoreAttr(a, name, b)) return false;
       break;
+    }
     case Opc::DELETE_ATTR:
       if (!Pop(f, &a) || !DeleteAttr(a, PyTuple_GET_ITEM(f.code->co_names, in.arg))) return false;
       break;

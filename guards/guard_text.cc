@@ -58,7 +58,8 @@ std::string GuardProgram::SourceText(int32_t i) const {
     case Source::kFuncKwDefaults: return absl::StrCat(SourceText(s.parent), ".__kwdefaults__");
     case Source::kJitWrapped: return absl::StrCat(SourceText(s.parent), ".__wrapped__");
     case Source::kClassAttr: return absl::StrCat(SourceText(s.parent), ".", name);
-    case Source::kDescrFunc: return absl::StrCat(SourceText(s.parent), ".__func__");
+    case Source::kDescrFunc:
+      return absl::StrCat(SourceText(s.parent), s.index == kPropertySetter ? ".fset" : ".__func__");
     case Source::kTypeOf: return absl::StrCat("type(", SourceText(s.parent), ")");
     case Source::kPartialPart: {
       static const char* const kParts[] = {"func", "args", "keywords"};

@@ -246,12 +246,14 @@ void GuardProgram::GuardValue(int32_t source, PyObject* obj) {
 
 PyObject* (*g_jit_wrapped_function)(PyObject* obj) = nullptr;
 
-PyObject* DescriptorFunction(PyObject* descr) {
-  const char* attr = PyObject_TypeCheck(descr, &PyStaticMethod_Type) ||
+PyObject* DescriptorFunction(PyObject* descr, bool setter) {
+  const bool prop = PyObject_TypeCheck(descr, &PyProperty_Type);
+  const char* attr = setter ? (prop ? "fset" : nullptr)
+                     : PyObject_TypeCheck(descr, &PyStaticMethod_Type) ||
                              PyObject_TypeCheck(descr, &PyClassMethod_Type)
                          ? "__func__"
-                     : PyObject_TypeCheck(descr, &PyProperty_Type) ? "fget"
-                                                                    : nullptr;
+                     : prop ? "fget"
+                            : nullptr;
   if (!attr) return nullptr;
   PyObject* fn = PyObject_GetAttrString(descr, attr);
   if (!fn) {
@@ -338,7 +340,7 @@ PyObject* ResolveSource(const Source& s, PyObject* p, const Roots& roots) {
       if (PyType_Check(p)) v = _PyType_Lookup(reinterpret_cast<PyTypeObject*>(p), s.name);
       break;
     case Source::kDescrFunc:
-      v = DescriptorFunction(p);
+      v = DescriptorFunction(p, s.index == kPropertySetter);
       break;
     case Source::kTypeOf:
       v = reinterpret_cast<PyObject*>(Py_TYPE(p));

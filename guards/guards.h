@@ -29,7 +29,7 @@ struct Source {
     kJitWrapped,    // the Python function that the pijit.jit callable at `parent` compiles
     kClassAttr,     // `name` looked up in the MRO of the class at `parent` (no metaclass)
     kDescrFunc,     // the function of the staticmethod or classmethod at `parent`, or the
-                    // getter of the property there
+                    // getter of the property there (its setter with `index` kPropertySetter)
     kTypeOf,        // type(parent)
     kPartialPart,   // of the functools.partial at `parent`: index 0 func, 1 args, 2 keywords
   };
@@ -69,7 +69,9 @@ struct Guard {
 extern PyObject* (*g_jit_wrapped_function)(PyObject* obj);
 // The function a staticmethod or classmethod wraps, or a property's getter (borrowed), or
 // nullptr for anything else.
-PyObject* DescriptorFunction(PyObject* descr);
+PyObject* DescriptorFunction(PyObject* descr, bool setter = false);
+// Source::kDescrFunc's index for a property's setter.
+inline constexpr int32_t kPropertySetter = 1;
 
 // A tensor dimension that varies between calls: (source description, dimension).
 using DynamicDim = std::pair<std::string, int>;

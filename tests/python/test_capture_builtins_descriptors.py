@@ -342,3 +342,59 @@ def logs_a_namedtuple_after_a_break(x):
 def test_a_namedtuple_in_a_replayed_effect_keeps_its_class(capsys):
     # compare() checks the log of every run, capture mode's included, against eager's.
     compare(logs_a_namedtuple_after_a_break, capsys=capsys)
+
+
+# ---- properties: getters on objects made in the function, setters inlined --------------------
+
+class Tracked:
+    def __init__(self, k=2.0):
+        self.k = k
+
+    @property
+    def doubled(self):
+        return self.k * 2.0
+
+    @doubled.setter
+    def doubled(self, v):
+        self.k = v / 2.0 + 1.0
+
+    @property
+    def fixed(self):
+        return 7.0
+
+
+def getter_of_an_object_made_inside(x):
+    t = Tracked(3.0)
+    return x * t.doubled + t.fixed
+
+
+def setter_of_an_object_made_inside(x):
+    t = Tracked()
+    t.doubled = 8.0  # the setter runs inlined: k becomes 5
+    return x * t.k + t.doubled
+
+
+def setter_of_an_input(x, t):
+    t.doubled = 4.0  # replayed on the caller's object after the graph
+    return x * t.doubled
+
+
+@pytest.mark.parametrize("fn, make_args", [
+    (getter_of_an_object_made_inside, lambda: (X(),)),
+    (setter_of_an_object_made_inside, lambda: (X(),)),
+    (setter_of_an_input, lambda: (X(), Tracked())),
+], ids=["getter_made_inside", "setter_made_inside", "setter_of_input"])
+def test_property_accessors_stay_in_the_graph(fn, make_args, capsys):
+    stats, _, _ = compare(fn, make_args, capsys=capsys,
+                          state=lambda args: [vars(a) for a in args[1:]])
+    assert stats["total_break_count"] == 0, stats["all_reasons"]
+
+
+def test_a_property_without_a_setter_raises_as_eagerly():
+    def store_read_only(x, t):
+        t.fixed = 1.0
+        return x
+
+    jf = ms.jit(store_read_only, capture_mode="bytecode")
+    with pytest.raises(AttributeError, match="fixed"):
+        jf(X(), Tracked())
