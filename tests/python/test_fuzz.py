@@ -85,18 +85,22 @@ EFFECTS_REGRESSION_SEEDS = [1481, 1489, 1491]
 EFFECTS_SEEDS = list(range(0, 300)) + EFFECTS_REGRESSION_SEEDS
 
 
-@pytest.fixture(scope="module")
-def effects_campaign():
+def campaign_with(features, seeds):
     # Workers generate the programs: the feature reaches them through the environment.
     saved = os.environ.get("PIJIT_FUZZ_FEATURES")
-    os.environ["PIJIT_FUZZ_FEATURES"] = "effects"
+    os.environ["PIJIT_FUZZ_FEATURES"] = features
     try:
-        return gen.run_parallel(EFFECTS_SEEDS, jobs=2, batch=50, timeout=300)
+        return gen.run_parallel(seeds, jobs=2, batch=50, timeout=300)
     finally:
         if saved is None:
             del os.environ["PIJIT_FUZZ_FEATURES"]
         else:
             os.environ["PIJIT_FUZZ_FEATURES"] = saved
+
+
+@pytest.fixture(scope="module")
+def effects_campaign():
+    return campaign_with("effects", EFFECTS_SEEDS)
 
 
 def test_fuzz_programs_with_deletions_cells_and_dict_mutations_match_eager(effects_campaign):
@@ -148,3 +152,15 @@ def test_worker_crash_is_recorded_for_its_program(tmp_path):
         gen.__file__ = saved
     status = {r["seed"]: r["status"] for r in records}
     assert status == {1: "ok", 2: "ok", 3: "crash", 4: "ok", 5: "ok"}
+
+
+KWARGS_SEEDS = list(range(0, 150))
+
+
+def test_fuzz_programs_taking_kwargs_match_eager():
+    # Every program's function takes **kw and reads a number and a tensor from it.
+    records = campaign_with("kwargs", KWARGS_SEEDS)
+    bad = [r for r in records if r["status"] != "ok"]
+    assert not bad, describe(bad)
+    assert len(records) == len(KWARGS_SEEDS)
+    assert gen.summarize(records)["with_breaks"] > 0.8 * len(KWARGS_SEEDS)

@@ -22,6 +22,7 @@ class Gen(Statements):
             self.budget = self.r.randint(3, 14)
         self.uses_global = False
         self.iterating = set()
+        self.kw = ", **kw" if "kwargs" in FEATURES else ""
 
     # -- names
     def fresh(self, prefix):
@@ -142,6 +143,12 @@ class Gen(Statements):
                 self.emit(1, f"w{i} = {i}")
         self.emit(1, "v0 = x + y" if self.shape != "closure" else "v0 = x + y * c0")
         sc["t"].add("v0")
+        if "kwargs" in FEATURES:  # the **kw slot: a number and a tensor, read in either order
+            reads = [("kz", 's', 'kw["z"]'), ("kt", 't', 'kw.get("w", x)')]
+            r.shuffle(reads)
+            for name, kind, expr in reads:
+                self.emit(1, f"{name} = {expr}")
+                sc[kind].add(name)
         self.block(sc, 1, self.budget)
         outs = sorted(sc["t"])
         r.shuffle(outs)
@@ -157,22 +164,22 @@ class Gen(Statements):
         cells = self.shape == "closure" and "effects" in FEATURES
         dtype = r.choice(["float32", "float64"])
         if self.shape == "plain":
-            src = ["def prog(x, y, o, k):"] + body
+            src = [f"def prog(x, y, o, k{self.kw}):"] + body
         elif self.shape == "closure" and cells:
             # The harness resets and reads the counter around each run (reset_cells,
             # read_cells), since runs share the closure.
-            src = ["def make(c0):", INDENT + "cnt = 0", INDENT + "def prog(x, y, o, k):",
+            src = ["def make(c0):", INDENT + "cnt = 0", INDENT + f"def prog(x, y, o, k{self.kw}):",
                    INDENT * 2 + "nonlocal cnt"]
             src += [INDENT + line for line in body]
             src += [INDENT + "def reset_cells():", INDENT * 2 + "nonlocal cnt",
                     INDENT * 2 + "cnt = 0", INDENT + "return prog, reset_cells, lambda: cnt",
                     "", "", "prog, reset_cells, read_cells = make(1.5)"]
         elif self.shape == "closure":
-            src = ["def make(c0):", INDENT + "def prog(x, y, o, k):"]
+            src = ["def make(c0):", INDENT + f"def prog(x, y, o, k{self.kw}):"]
             src += [INDENT + line for line in body]
             src += [INDENT + "return prog", "", "", "prog = make(1.5)"]
         else:
-            src = ["class P(Base):", INDENT + "def prog(self, x, y, o, k):"]
+            src = ["class P(Base):", INDENT + f"def prog(self, x, y, o, k{self.kw}):"]
             src += [INDENT + line for line in body]
             src += ["", "", "prog = P().prog"]
         return Program(seed, "\n".join(src) + "\n", dtype, r.randint(0, 4))

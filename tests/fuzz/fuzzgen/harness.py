@@ -45,14 +45,15 @@ def execute(fn, ns, prog, wrap=None, input_seed=None, k=None):
     x, y = make_inputs(prog.seed if input_seed is None else input_seed, prog.dtype)
     if "random" in FEATURES:
         ns["ms"].set_seed(1234)
+    kw = {"z": 0.5 + k, "w": y * 0.5} if "kwargs" in FEATURES else {}
     buf = io.StringIO()
     with contextlib.redirect_stdout(buf):
         try:
             if wrap is not None:
                 with wrap():
-                    out = ("ok", fn(x, y, o, k))
+                    out = ("ok", fn(x, y, o, k, **kw))
             else:
-                out = ("ok", fn(x, y, o, k))
+                out = ("ok", fn(x, y, o, k, **kw))
         except Exception as e:  # noqa: BLE001 - comparing whatever is raised
             out = ("raise", type(e).__name__, str(e))
     rec = {"result": out, "stdout": buf.getvalue(), "log": list(ns["LOG"]),

@@ -13,6 +13,7 @@ INDENT = "    "
 #           with nonlocal (a counter of the enclosing function, counters of nested
 #           functions), STATE's views and mutating methods (pop, popitem, setdefault,
 #           update, clear) after stores
+#   kwargs  the function takes **kw (called with a number z and a tensor w) and reads them
 FEATURES = frozenset(f for f in os.environ.get("PIJIT_FUZZ_FEATURES", "").split(",") if f)
 
 
