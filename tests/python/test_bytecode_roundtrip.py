@@ -461,11 +461,11 @@ def test_stdlib_modules_have_plain_functions():
 def test_stdlib_function_decodes_like_dis(qualname, fn):
     code = fn.__code__
     nargs = code.co_argcount + code.co_kwonlyargcount
-    info = _C._capture(fn, [None] * nargs)
-    if code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS):
-        assert info["instructions"] == 0
-        assert info["reason"]["category"] == "unsupported_function"
-        return
+    # The parameter slots: None for each named parameter, then an empty *args tuple and an
+    # empty **kwargs dict where the function has them.
+    slots = [None] * nargs + [()] * bool(code.co_flags & inspect.CO_VARARGS) + \
+        [{}] * bool(code.co_flags & inspect.CO_VARKEYWORDS)
+    info = _C._capture(fn, slots)
     want = [i for i in dis.get_instructions(code) if i.opname != "EXTENDED_ARG"]
     assert info["instructions"] == len(want)
     if info["reason"] is not None:

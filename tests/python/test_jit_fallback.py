@@ -344,13 +344,13 @@ def test_varargs_function_is_captured_and_guards_the_tuple_length():
     assert stats(jf)["compile_count"] == 2
 
 
-def test_kwargs_function_runs_eagerly_with_a_reason():
+def test_kwargs_function_is_one_graph():
     def kwargs_fn(a, **kw):
         return a + kw["b"]
     jf = pijit(kwargs_fn)
     x = T(np.ones(2))
     assert_same_tensor(jf(x, b=x), kwargs_fn(x, b=x))
-    assert stats(jf)["reasons"][0]["category"] == "unsupported_function"
+    assert stats(jf)["reasons"] == [] and stats(jf)["graph_count"] == 1
 
 
 def test_try_block_body_without_breaks_is_one_graph():
