@@ -151,8 +151,11 @@ def test_the_report_renders_in_headless_chromium(tmp_path, program):
     _report.write_report(str(trace_dir), str(page_path))
     common = [chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
               "--window-size=1300,1800"]
+    # The browser is not ours: no sanitizer runtime preloaded into it (scripts/test_asan.sh
+    # preloads one into the interpreter running these tests).
+    env = {k: v for k, v in os.environ.items() if k not in ("LD_PRELOAD", "ASAN_OPTIONS")}
     dom = subprocess.run(common + ["--dump-dom", page_path.as_uri()], capture_output=True,
-                         text=True, timeout=120)
+                         text=True, timeout=120, env=env)
     assert dom.returncode == 0, dom.stderr[-2000:]
     rendered = Page(dom.stdout)
     assert rendered.sections and rendered.svgs >= 1 and rendered.tables == 1
@@ -162,7 +165,7 @@ def test_the_report_renders_in_headless_chromium(tmp_path, program):
         assert any("train_step" in name for name in rendered.sections)
     shot = tmp_path / "report.png"
     r = subprocess.run(common + [f"--screenshot={shot}", page_path.as_uri()],
-                       capture_output=True, text=True, timeout=120)
+                       capture_output=True, text=True, timeout=120, env=env)
     assert r.returncode == 0 and shot.exists(), r.stderr[-2000:]
     png = shot.read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 20000  # a page, not a blank frame
