@@ -153,6 +153,11 @@ struct CaptureResult {
   // The functions inlined into the capture, "qualname (file:line)", each once, in the order
   // they were first called (the structured trace reports them).
   std::vector<std::string> inlined;
+  // What runs outside the graph in the graph's stead, for explain(): each print replayed after
+  // the graph ("file:line"), and the classes of the objects made in the function that the
+  // call's result rebuilds (namedtuples, dataclasses, plain objects).
+  std::vector<std::string> reordered_prints;
+  std::vector<std::string> rebuilt_objects;
 };
 
 inline constexpr int8_t kNoNumber = -1;

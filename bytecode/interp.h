@@ -257,6 +257,8 @@ class Interp {
   bool SetFunctionAttribute(Value& fn, int flag, const Value& a);
   bool LoadLocal(Frame& f, int slot);
   void NoteInlined(PyCodeObject* code);  // for CaptureResult::inlined
+  std::string CurrentLocation() const;  // "file:line" of the instruction being simulated
+  void NoteRebuilt(PyObject* cls);      // for CaptureResult::rebuilt_objects
   bool PropertyOf(const Value& owner, PyObject* name, PyObject** descr, int32_t* descr_source);
   bool CallPropertyAccessor(Frame& f, const Value& owner, PyObject* name, const Value* value,
                             Value* out, bool* handled);

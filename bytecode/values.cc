@@ -1,5 +1,9 @@
 // Values and outputs: tensors and Python objects loaded from guard sources, guarding the
 // values a trace depends on, and how a result becomes Python objects on each call.
+#include <algorithm>
+#include <string>
+
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "bytecode/interp.h"
 #include "interop/convert.h"
@@ -288,6 +292,19 @@ bool Interp::MemoRef(const Value& v, OutputSpec* spec) {
   return false;
 }
 
+std::string Interp::CurrentLocation() const {
+  if (!cur_code_) return "?";
+  return absl::StrCat(PyUnicode_AsUTF8(cur_code_->co_filename), ":",
+                      PyCode_Addr2Line(cur_code_, cur_offset_ * 2));
+}
+
+void Interp::NoteRebuilt(PyObject* cls) {
+  std::vector<std::string>& seen = out_->rebuilt_objects;
+  std::string what = reinterpret_cast<PyTypeObject*>(cls)->tp_name;
+  if (seen.size() < 64 && std::find(seen.begin(), seen.end(), what) == seen.end())
+    seen.push_back(std::move(what));
+}
+
 bool Interp::MakeOutput(const Value& v, OutputSpec* spec) {
   switch (v.kind) {
     case Value::kTensor: {
@@ -352,6 +369,7 @@ bool Interp::MakeOutput(const Value& v, OutputSpec* spec) {
       if (v.seq_type) {  // a namedtuple: rebuilt as its class
         spec->constant = v.seq_type;
         Py_INCREF(v.seq_type);
+        NoteRebuilt(v.seq_type);
       }
       for (const Value& item : *v.items) {
         spec->items.emplace_back();
@@ -367,6 +385,7 @@ bool Interp::MakeOutput(const Value& v, OutputSpec* spec) {
         spec->items.back().kind = OutputSpec::kConstant;
         spec->items.back().constant = v.seq_type;
         Py_INCREF(v.seq_type);
+        NoteRebuilt(v.seq_type);
       }
       PyObject* keys = PyTuple_New(static_cast<Py_ssize_t>(v.keys->size()));
       for (size_t i = 0; i < v.keys->size(); ++i) {

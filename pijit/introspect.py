@@ -39,6 +39,8 @@ class ExplainOutput:
     ops_count: int = 0
     breaks_graph: bool = False  # the first reason is a graph break, not an eager fallback
     instructions: int = 0
+    reordered_prints: list = field(default_factory=list)  # "file:line" of prints run after the graph
+    rebuilt_objects: list = field(default_factory=list)   # classes the result is rebuilt with
 
     @property
     def graph_count(self):
@@ -57,6 +59,10 @@ class ExplainOutput:
             lines.append("Graph breaks (the rest continues in a resume function)" if self.breaks_graph
                          else "Reasons it runs eagerly:")
             lines += [f"  {r['text']}" for r in self.break_reasons]
+        if self.reordered_prints:
+            lines.append("Prints run after the graph, in order: " + ", ".join(self.reordered_prints))
+        if self.rebuilt_objects:
+            lines.append("Objects rebuilt from the graph's values: " + ", ".join(self.rebuilt_objects))
         lines += ["Guards:", self.guards.rstrip() or "  (none)"]
         return "\n".join(lines)
 
@@ -109,7 +115,9 @@ def _explain(fn, *args, **kwargs):
     info = _C._capture(func, values)
     out = ExplainOutput(guards=info["guards"], ops_count=info["num_ops"],
                         instructions=info["instructions"],
-                        breaks_graph=info["graph_break"])
+                        breaks_graph=info["graph_break"],
+                        reordered_prints=list(info["reordered_prints"]),
+                        rebuilt_objects=list(info["rebuilt_objects"]))
     if info["graph"]:
         out.graphs.append(info["graph"])
     if info["reason"] is not None:

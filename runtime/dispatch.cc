@@ -8,6 +8,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "frame_eval/eval_frame.h"
 #include "interop/convert.h"
@@ -405,6 +406,10 @@ std::unique_ptr<CacheEntry> CompileEntry(PyCodeObject* code, bytecode::CaptureRe
 // made now), run eagerly, or run its graph; records the reason and writes the PIJIT_LOG
 // output.
 void SettleEntry(CodeState* st, PyCodeObject* code, bytecode::CaptureResult& cr, CacheEntry& entry) {
+  if (flags::LogEnabled("graph_breaks") && !cr.reordered_prints.empty()) {
+    PySys_WriteStderr("[pijit] %s: print calls run after the graph, in order: %s\n",
+                      CodeName(code).c_str(), absl::StrJoin(cr.reordered_prints, ", ").c_str());
+  }
   if (cr.brk) {
     // A graph break: the prefix runs as a graph, the rest continues in a resume function.
     entry.reason = cr.brk->reason;

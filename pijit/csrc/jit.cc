@@ -304,6 +304,8 @@ void BindJit(py::module_& m) {
     d["guards"] = cr.guards->ToText();
     d["reason"] = cr.ok ? py::object(py::none()) : py::object(ReasonDict(cr.reason));
     d["instructions"] = cr.num_instructions;
+    d["reordered_prints"] = cr.reordered_prints;
+    d["rebuilt_objects"] = cr.rebuilt_objects;
     return d;
   });
   m.def("_code_stats", [](py::handle fn) {
