@@ -2,7 +2,8 @@
 // (instructions.h). Per-version facts (numbers, inline caches, jump kinds) come from the
 // generated opcode table of the version (opcodes_pyXY.def); what an instruction means in the
 // neutral set comes from 3.11's table plus the later instructions' list. The per-version
-// rewriting of an instruction lives in one function per version (Normalise312/313).
+// rewriting of an instruction lives in one function (Normalise312, which 3.13 shares with
+// 3.12 and extends).
 #include <Python.h>
 
 #include <cstring>

@@ -140,6 +140,11 @@ static PyObject* pijit_eval_frame(PyThreadState* tstate, _PyInterpreterFrame* fr
                                   int throwflag) {
   PyCodeObject* code = PIJIT_FRAME_CODE(frame);
   ++g_stats.frames;
+#if PY_VERSION_HEX >= 0x030D0000
+  /* 3.13's f_executable may be something other than a code object (None in frames CPython
+   * makes for itself): such a frame is not a Python function's call. */
+  if (!PyCode_Check((PyObject*)code)) return _PyEval_EvalFrameDefault(tstate, frame, throwflag);
+#endif
   /* Only fresh frames of ordinary calls. On 3.11 the caller (_PyEval_Vector) clears and pops
    * the frame after we return; from 3.12 on the evaluator does it as the frame exits, so a frame
    * the callback answers is cleared and popped here (finish_unrun_frame). */
