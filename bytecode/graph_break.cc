@@ -46,7 +46,9 @@ bool Interp::MakeBreakSpec(const Value& v, OutputSpec* spec) {
         spec->kind = OutputSpec::kSource;
         spec->index = v.source;
       } else {
-        if (PySet_CheckExact(v.obj) && MemoRef(SetMemoKey(v), spec)) return true;
+        // A set, or a NumPy array a constructor made at compile time: one object wherever it
+        // appears, copied once per call.
+        if ((PySet_CheckExact(v.obj) || IsNumpyArray(v.obj)) && MemoRef(SetMemoKey(v), spec)) return true;
         spec->kind = OutputSpec::kConstant;  // a set is copied on each call (BuildValue)
         spec->constant = v.obj;
         Py_INCREF(v.obj);

@@ -373,6 +373,11 @@ bool Interp::Call(Frame& f, const Value& callable, ValueList args, Value* out) {
                   gp().AddSource(Source::kJitWrapped, callable.source, -1), nullptr,
                   std::move(args), names, out);
   }
+  if (IsNumpyConstructor(fn)) {  // some are Python functions: called, not inlined
+    bool handled = false;
+    if (FallbackCall(fn, args, names, out, &handled)) return true;
+    if (handled) return false;
+  }
   if (PyFunction_Check(fn) && IsConstexprFunction(fn)) {
     // ops.constexpr: called now with the constants it is given; its result is a constant.
     bool handled = false;

@@ -8,7 +8,10 @@
 //    node. Attributes of such results are read now too.
 // Bytecode mode breaks the graph at those calls instead, which runs them on every call, but
 // for pijit.Tensor(...) of constants: a graph constant in either mode.
+#include <algorithm>
 #include <string_view>
+#include <vector>
+
 
 #include "absl/strings/str_cat.h"
 #include "bytecode/interp.h"
@@ -51,6 +54,28 @@ bool MakesHoldable(PyTypeObject* t) {
 }
 
 }  // namespace
+
+// NumPy's functions that make a new array from their arguments alone (no input array is
+// changed, no randomness): np.array(...), np.ones(...), np.arange(...), ...
+bool IsNumpyConstructor(PyObject* fn) {
+  static const std::vector<PyObject*>* const constructors = [] {
+    auto* fns = new std::vector<PyObject*>();
+    PyObject* np = PyImport_ImportModule("numpy");
+    if (!np) {
+      PyErr_Clear();
+      return fns;
+    }
+    for (const char* name : {"array", "asarray", "ones", "zeros", "full", "arange", "eye",
+                             "identity", "linspace", "ones_like", "zeros_like", "full_like"}) {
+      PyObject* f = PyObject_GetAttrString(np, name);
+      if (f) fns->push_back(f);  // kept for the process, as numpy itself is
+      else PyErr_Clear();
+    }
+    Py_DECREF(np);
+    return fns;
+  }();
+  return std::find(constructors->begin(), constructors->end(), fn) != constructors->end();
+}
 
 std::string ReprOf(PyObject* o) {
   PyObject* r = PyObject_Repr(o);
@@ -114,10 +139,13 @@ bool Interp::FallbackCall(PyObject* fn, const ValueList& args,
     return PrintEffect(args, names, out);
   }
   // Bytecode mode breaks the graph at the other calls instead, except Tensor(...) of values
-  // fixed at compile time: a constant of the graph (its result cannot be changed in place
-  // behind the graph's back, unlike a NumPy array's).
-  if (allow_break_ && fn != reinterpret_cast<PyObject*>(g_tensor_type) && !constexpr_call)
+  // fixed at compile time (a constant of the graph) and NumPy's array constructors of such
+  // values (their array is copied wherever it leaves the graph, a break's state included, so
+  // each call sees a new one as eager code does).
+  if (allow_break_ && fn != reinterpret_cast<PyObject*>(g_tensor_type) && !constexpr_call &&
+      !IsNumpyConstructor(fn)) {
     return false;
+  }
   const char* label = constexpr_call ? "constexpr function" : "JIT Fallback:";
   *handled = true;
   if (PyType_Check(fn) && !MakesHoldable(reinterpret_cast<PyTypeObject*>(fn))) {

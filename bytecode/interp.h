@@ -186,6 +186,9 @@ class Interp;
 // An Enum class (its metaclass is enum.EnumType), and a member of one whose comparison is
 // object identity, int's or str's (no Python runs): handlers_descr.cc.
 bool IsEnumClass(PyObject* cls);
+// NumPy's array constructors (np.array, np.ones, np.arange, ...): called at compile time with
+// constant arguments in either mode (handlers_fallback.cc).
+bool IsNumpyConstructor(PyObject* fn);
 bool IsComparableEnumMember(PyObject* o);
 // A value ==, != and `in` compare without running Python code: a plain value, such an Enum
 // member, or a pijit dtype (handlers_descr.cc).

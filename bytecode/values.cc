@@ -353,7 +353,9 @@ bool Interp::MakeOutput(const Value& v, OutputSpec* spec) {
         spec->index = v.source;
         return true;
       }
-      if (PySet_CheckExact(v.obj) && MemoRef(SetMemoKey(v), spec)) return true;
+      // A set, or a NumPy array a constructor made at compile time: one object wherever it
+      // appears, copied once per call.
+      if ((PySet_CheckExact(v.obj) || IsNumpyArray(v.obj)) && MemoRef(SetMemoKey(v), spec)) return true;
       spec->kind = OutputSpec::kConstant;  // a set is copied on each call (BuildValue)
       spec->constant = v.obj;
       Py_INCREF(v.obj);

@@ -175,7 +175,11 @@ PyObject* BuildValue(const OutputSpec& spec, BuildContext& cx) {
     case OutputSpec::kConstant: {
       // A NumPy array whole-graph mode computed at compile time (JIT Fallback): a copy on
       // each call, as eager code makes a new array each time.
-      if (IsNumpyArray(spec.constant)) return PyObject_CallMethod(spec.constant, "copy", nullptr);
+      if (IsNumpyArray(spec.constant)) {
+        PyObject* copy = PyObject_CallMethod(spec.constant, "copy", nullptr);
+        if (copy) cx.Remember(spec.memo, copy);  // one copy wherever the array appears
+        return copy;
+      }
       if (!PySet_CheckExact(spec.constant)) {
         Py_INCREF(spec.constant);
         return spec.constant;
