@@ -86,7 +86,9 @@ def _group(records):
             continue
         for d in r["functions"]:
             fn = functions.get(_root_key(d))
-            if fn is not None:
+            # The function's own counters: its resume functions' calls are parts of its calls
+            # (and its run time includes theirs).
+            if fn is not None and d["function"] == fn.name:
                 fn.stats.append(d)
     return sorted(functions.values(), key=lambda f: (f.file, f.line, f.name))
 

@@ -4,6 +4,7 @@ recompiles and where the time went; in headless Chromium (Debian's `chromium`, i
 scripts/setup_deps.sh) the rendered DOM has them too."""
 import html.parser
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -85,6 +86,9 @@ def test_a_program_with_breaks_and_recompiles(tmp_path):
     assert "data_dependent" in page_text and "pijit.graph_break() breaks the graph here" in page_text
     assert page.svgs >= 1 and page.tables == 1
     assert "Recompiles" in page_text and "TENSOR_MATCH(args[0])" in page_text
+    # The summary counts the function's own calls (5), not its resume functions' as well.
+    cells = re.findall(r'<td class="n">([^<]*)</td>', page_text)
+    assert cells[0] == "5", cells[:9]
     assert "EQUALS_MATCH" in page_text or "TYPE_MATCH(args[1])" in page_text  # the list's length
 
 
