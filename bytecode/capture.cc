@@ -38,6 +38,28 @@ std::string BreakReason::ToText() const {
   return s;
 }
 
+PyObject* BreakReason::ToDict(bool with_text) const {
+  PyObject* d = PyDict_New();
+  if (!d) return nullptr;
+  // Text from the program (file names, reprs in explanations) may not be valid UTF-8: keep
+  // what decodes.
+  auto put = [d](const char* key, PyObject* v) {
+    if (v) PyDict_SetItemString(d, key, v);
+    Py_XDECREF(v);
+  };
+  auto text = [](const std::string& t) {
+    return PyUnicode_DecodeUTF8(t.data(), static_cast<Py_ssize_t>(t.size()), "replace");
+  };
+  put("category", PyUnicode_FromString(BreakCategoryName(category)));
+  put("file", text(file));
+  put("line", PyLong_FromLong(line));
+  put("explanation", text(explanation));
+  put("hint", text(hint));
+  if (with_text) put("text", text(ToText()));
+  PyErr_Clear();
+  return d;
+}
+
 OutputSpec& OutputSpec::operator=(OutputSpec&& o) noexcept {
   if (this != &o) {
     Py_XDECREF(constant);

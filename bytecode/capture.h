@@ -54,6 +54,9 @@ struct BreakReason {
   std::string explanation;
   std::string hint;
   std::string ToText() const;
+  // As a new dict {category, file, line, explanation, hint} (and `text`, ToText's, with
+  // `with_text`): explain(), get_code_extra() and the structured trace report it this way.
+  PyObject* ToDict(bool with_text) const;
 };
 
 // How to build the Python return value from the graph's outputs and the call's inputs.

@@ -95,9 +95,14 @@ bool Interp::LoadDescriptorAttr(Frame& f, const Value& owner, PyObject* name, bo
   PyTypeObject* where = is_class ? reinterpret_cast<PyTypeObject*>(obj) : Py_TYPE(obj);
   PyObject* descr = _PyType_Lookup(where, name);
   if (!descr) return false;
+  if (!is_class && IsDescriptorOf(descr, &PyProperty_Type)) {  // the getter, inlined
+    Value result;
+    if (!CallPropertyAccessor(f, owner, name, nullptr, &result, handled)) return false;
+    PushLoaded(f, std::move(result), method);
+    return true;
+  }
   const bool staticm = IsDescriptorOf(descr, &PyStaticMethod_Type);
   const bool classm = IsDescriptorOf(descr, &PyClassMethod_Type);
-  const bool prop = !is_class && IsDescriptorOf(descr, &PyProperty_Type);
   const int32_t descr_source = gp().AddSource(is_class ? Source::kClassAttr : Source::kTypeAttr,
                                               owner.source, -1, name);
   if (!is_class) gp().GuardType(owner.source, obj);
@@ -113,10 +118,10 @@ bool Interp::LoadDescriptorAttr(Frame& f, const Value& owner, PyObject* name, bo
     PushLoaded(f, std::move(v), method);
     return true;
   }
-  if (!staticm && !classm && !prop) return false;
+  if (!staticm && !classm) return false;
   PyObject* fn = guards::DescriptorFunction(descr);
   // A staticmethod may hold any callable (a builtin op): it is called as it is. Classmethods
-  // and property getters are inlined, so they must be Python functions.
+  // are inlined, so they must be Python functions.
   if (!fn || (!staticm && !PyFunction_Check(fn))) return false;
   *handled = true;
   Value descr_value;
@@ -127,13 +132,6 @@ bool Interp::LoadDescriptorAttr(Frame& f, const Value& owner, PyObject* name, bo
   }
   UseConst(descr_value);
   UseConst(fn_value);
-  if (prop) {
-    // The getter runs now, inlined, on the instance.
-    Value result;
-    if (!Call(f, fn_value, {owner}, &result)) return false;
-    PushLoaded(f, std::move(result), method);
-    return true;
-  }
   if (staticm) {
     PushLoaded(f, std::move(fn_value), method);
     return true;
@@ -154,16 +152,18 @@ bool Interp::LoadDescriptorAttr(Frame& f, const Value& owner, PyObject* name, bo
 }
 
 // The property `name` of an object pijit knows the class of: made in the trace (kObject, its
-// class at `type_source`) or an input whose attributes are looked up and set the generic way
-// (its type guarded), with the source it is read through. False when there is none.
-bool Interp::PropertyOf(const Value& owner, PyObject* name, PyObject** descr, int32_t* descr_source) {
+// class at `type_source`) or an input whose attributes are looked up (`setter`: set) the
+// generic way, its type guarded, with the source it is read through. False when there is
+// none.
+bool Interp::PropertyOf(const Value& owner, PyObject* name, bool setter, PyObject** descr,
+                        int32_t* descr_source) {
   PyTypeObject* type = nullptr;
   if (owner.kind == Value::kObject) {
     type = reinterpret_cast<PyTypeObject*>(owner.seq_type);
   } else if (owner.kind == Value::kConst && owner.source >= 0 && !PyType_Check(owner.obj) &&
              !PyModule_Check(owner.obj) &&
-             Py_TYPE(owner.obj)->tp_setattro == PyObject_GenericSetAttr &&
-             Py_TYPE(owner.obj)->tp_getattro == PyObject_GenericGetAttr) {
+             (setter ? Py_TYPE(owner.obj)->tp_setattro == PyObject_GenericSetAttr
+                     : Py_TYPE(owner.obj)->tp_getattro == PyObject_GenericGetAttr)) {
     type = Py_TYPE(owner.obj);
   }
   PyObject* d = type ? _PyType_Lookup(type, name) : nullptr;
@@ -186,7 +186,7 @@ bool Interp::CallPropertyAccessor(Frame& f, const Value& owner, PyObject* name, 
   *handled = false;
   PyObject* descr = nullptr;
   int32_t descr_source = -1;
-  if (!PropertyOf(owner, name, &descr, &descr_source)) return false;
+  if (!PropertyOf(owner, name, /*setter=*/value != nullptr, &descr, &descr_source)) return false;
   PyObject* fn = guards::DescriptorFunction(descr, /*setter=*/value != nullptr);
   if (!fn || !PyFunction_Check(fn)) return false;
   *handled = true;

@@ -262,7 +262,8 @@ class Interp {
   void NoteInlined(PyCodeObject* code);  // for CaptureResult::inlined
   std::string CurrentLocation() const;  // "file:line" of the instruction being simulated
   void NoteRebuilt(PyObject* cls);      // for CaptureResult::rebuilt_objects
-  bool PropertyOf(const Value& owner, PyObject* name, PyObject** descr, int32_t* descr_source);
+  bool PropertyOf(const Value& owner, PyObject* name, bool setter, PyObject** descr,
+                  int32_t* descr_source);
   bool CallPropertyAccessor(Frame& f, const Value& owner, PyObject* name, const Value* value,
                             Value* out, bool* handled);
   bool StoreLocal(Frame& f, int slot);

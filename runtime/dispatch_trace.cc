@@ -14,23 +14,6 @@ TraceEvent& Where(TraceEvent& e, PyCodeObject* code) {
       .Int("line", code->co_firstlineno);
 }
 
-PyObject* ReasonDict(const bytecode::BreakReason& r) {
-  PyObject* d = PyDict_New();
-  if (!d) return nullptr;
-  auto put = [d](const char* key, PyObject* v) {
-    if (v) PyDict_SetItemString(d, key, v);
-    Py_XDECREF(v);
-  };
-  put("category", PyUnicode_FromString(bytecode::BreakCategoryName(r.category)));
-  put("file", PyUnicode_DecodeUTF8(r.file.data(), static_cast<Py_ssize_t>(r.file.size()), "replace"));
-  put("line", PyLong_FromLong(r.line));
-  put("explanation", PyUnicode_DecodeUTF8(r.explanation.data(),
-                                          static_cast<Py_ssize_t>(r.explanation.size()), "replace"));
-  put("hint", PyUnicode_DecodeUTF8(r.hint.data(), static_cast<Py_ssize_t>(r.hint.size()), "replace"));
-  PyErr_Clear();
-  return d;
-}
-
 }  // namespace
 
 void TraceCapture(const CodeState& st, PyCodeObject* code, const CacheEntry& entry,
@@ -56,7 +39,7 @@ void TraceCapture(const CodeState& st, PyCodeObject* code, const CacheEntry& ent
     Py_XDECREF(n);
   }
   e.Steal("inlined", inlined);
-  if (entry.brk || entry.eager) e.Steal("reason", ReasonDict(entry.reason));
+  if (entry.brk || entry.eager) e.Steal("reason", entry.reason.ToDict(/*with_text=*/false));
   else e.None("reason");
   PyObject* times = Py_BuildValue("{s:d,s:d,s:d}", "capture_ms", phases.capture_ms, "compile_ms",
                                   phases.compile_ms, "settle_ms", phases.settle_ms);
@@ -88,7 +71,7 @@ void TraceEagerFallback(PyCodeObject* code, const bytecode::BreakReason& reason)
   if (!TraceOn()) return;
   TraceEvent e("eager_fallback");
   Where(e, code);
-  e.Steal("reason", ReasonDict(reason)).Emit();
+  e.Steal("reason", reason.ToDict(/*with_text=*/false)).Emit();
 }
 
 }  // namespace pijit::runtime

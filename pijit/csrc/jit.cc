@@ -254,14 +254,9 @@ PyCodeObject* CodeOf(py::handle fn) {
 }
 
 py::dict ReasonDict(const bytecode::BreakReason& r) {
-  py::dict d;
-  d["category"] = bytecode::BreakCategoryName(r.category);
-  d["file"] = r.file;
-  d["line"] = r.line;
-  d["explanation"] = r.explanation;
-  d["hint"] = r.hint;
-  d["text"] = r.ToText();
-  return d;
+  PyObject* d = r.ToDict(/*with_text=*/true);
+  if (!d) throw py::error_already_set();
+  return py::reinterpret_steal<py::dict>(d);
 }
 
 }  // namespace
