@@ -5,12 +5,16 @@
 //                      (cuMemcpyDtoD of the inputs and output: 3 x 400 MB read or written)
 //   matmul_ms          4096 x 4096 x 4096 float32 product (cuBLAS, full float32)
 //   call_us            one call of a compiled two-node graph on 4-element tensors, host to
-//                      host-visible completion (kernel launches, no CUDA graph)
+//                      host-visible completion, replayed as a CUDA graph (graph/device_replay.h)
+//   call_launches_us   the same with PIJIT_CUDA_GRAPHS=0: one kernel launch per node
 //   lenet_step_ms      one LeNet-5 training step at batch 128 (tests/cpp/lenet_step.h: forward,
-//                      backward, SGD), weights resident on the GPU
+//                      backward, SGD), weights resident on the GPU, replayed as a CUDA graph
+//                      (lenet_step_launches_ms: kernel by kernel)
 //   resnet18_step_ms   one CIFAR ResNet-18 training step at batch 128 (tests/cpp/resnet_step.h),
-//                      convolutions through cuDNN when it loads (the line says which)
-// Each is the median of several runs after a warm-up.
+//                      convolutions through cuDNN when it loads (the line says which); also
+//                      resnet18_step_launches_ms
+// Each is the median of several runs after two warm-up calls (the second records the graph).
+#include <cstdlib>
 #include <algorithm>
 #include <cmath>
 #include <chrono>
@@ -18,6 +22,7 @@
 #include <vector>
 
 #include "graph/backend.h"
+#include "graph/device_replay.h"
 #include "graph/executor.h"
 #include "graph/text_parser.h"
 #include "kernels/cuda/allocator.h"
@@ -36,12 +41,13 @@ double MedianMs(const CudaApi& api, int runs, Fn&& fn) {
   api.cuEventCreate(&start, 0);
   api.cuEventCreate(&stop, 0);
   fn();  // warm-up: compiles and allocates
+  fn();  // and records the CUDA graph of a compiled graph
   api.cuCtxSynchronize();
   std::vector<double> ms;
   for (int i = 0; i < runs; ++i) {
-    api.cuEventRecord(start, nullptr);
+    api.cuEventRecord(start, api.stream);
     fn();
-    api.cuEventRecord(stop, nullptr);
+    api.cuEventRecord(stop, api.stream);
     api.cuEventSynchronize(stop);
     float t = 0;
     api.cuEventElapsedTime(&t, start, stop);
@@ -59,12 +65,21 @@ Tensor Filled(const Shape& shape, float v) {
   return t;
 }
 
-// The median ms of `runs` calls of `g` compiled for the GPU on device `inputs`; -1 (with the
-// error printed) when it does not compile.
-double StepMs(const CudaApi& api, const graph::Graph& g, const std::vector<Tensor>& inputs, int runs) {
+// Compiles `g` for the GPU, replaying whole calls as CUDA graphs or launching kernel by kernel.
+absl::StatusOr<graph::CompiledGraph> CompileForGpu(const graph::Graph& g, bool cuda_graphs) {
   graph::CompileOptions options;
   options.backend = graph::CudaBackend();
+  if (!cuda_graphs) setenv("PIJIT_CUDA_GRAPHS", "0", 1);  // read per compile
   auto c = graph::CompiledGraph::Compile(g, options);
+  unsetenv("PIJIT_CUDA_GRAPHS");
+  return c;
+}
+
+// The median ms of `runs` calls of `g` compiled for the GPU on device `inputs`; -1 (with the
+// error printed) when it does not compile.
+double StepMs(const CudaApi& api, const graph::Graph& g, const std::vector<Tensor>& inputs, int runs,
+              bool cuda_graphs = true) {
+  auto c = CompileForGpu(g, cuda_graphs);
   if (!c.ok()) {
     std::printf("error %s\n", std::string(c.status().message()).c_str());
     return -1;
@@ -72,7 +87,13 @@ double StepMs(const CudaApi& api, const graph::Graph& g, const std::vector<Tenso
   std::vector<const Tensor*> args;
   for (const Tensor& t : inputs) args.push_back(&t);
   std::vector<Tensor> outs;
-  return MedianMs(api, runs, [&] { (void)c->Run(args, &outs); });
+  const double ms = MedianMs(api, runs, [&] { (void)c->Run(args, &outs); });
+  if (const graph::DeviceReplay* r = c->replay()) {
+    std::printf("step_replay replays %lld, %lld launches per replay%s%s\n", static_cast<long long>(r->replays()),
+                static_cast<long long>(r->launches()), r->failure().empty() ? "" : "; not recorded: ",
+                r->failure().c_str());
+  }
+  return ms;
 }
 
 int LeNet(const CudaApi& api) {
@@ -96,6 +117,7 @@ int LeNet(const CudaApi& api) {
   const double ms = StepMs(api, *g, inputs, 30);
   if (ms < 0) return 1;
   std::printf("lenet_step_ms %.4f\n", ms);
+  std::printf("lenet_step_launches_ms %.4f\n", StepMs(api, *g, inputs, 30, false));
   return ResNet(api);
 }
 
@@ -125,6 +147,7 @@ int ResNet(const CudaApi& api) {
   if (ms < 0) return 1;
   const std::string why = CudnnUnavailableReason();
   std::printf("resnet18_step_ms %.4f\n", ms);
+  std::printf("resnet18_step_launches_ms %.4f\n", StepMs(api, step->graph, inputs, 10, false));
   std::printf("resnet18_convolutions %s\n", why.empty() ? "cudnn" : ("direct (" + why + ")").c_str());
   return 0;
 }
@@ -163,22 +186,28 @@ int Run() {
 
   auto g = graph::Parse("graph(%0: f32[4], %1: f32[4]) {\n  %2: f32[4] = add(%0, %1)\n"
                         "  %3: f32[4] = mul(%2, %0)\n  return (%3)\n}\n");
-  graph::CompileOptions options;
-  options.backend = graph::CudaBackend();
-  auto c = graph::CompiledGraph::Compile(*g, options);
   auto s = ToDevice(Filled({4}, 1.0f)), t = ToDevice(Filled({4}, 2.0f));
-  if (!c.ok() || !s.ok() || !t.ok()) return 1;
-  const Tensor* args[] = {&*s, &*t};
-  std::vector<Tensor> outs;
-  std::vector<double> us;
-  for (int i = 0; i < 2000; ++i) {
-    const auto t0 = std::chrono::steady_clock::now();
-    (void)c->Run(args, &outs);
-    api.cuCtxSynchronize();
-    us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
+  if (!s.ok() || !t.ok()) return 1;
+  for (const bool cuda_graphs : {true, false}) {
+    auto c = CompileForGpu(*g, cuda_graphs);
+    if (!c.ok()) return 1;
+    const Tensor* args[] = {&*s, &*t};
+    std::vector<Tensor> outs;
+    std::vector<double> us;
+    for (int i = 0; i < 2000; ++i) {
+      const auto t0 = std::chrono::steady_clock::now();
+      (void)c->Run(args, &outs);
+      api.cuStreamSynchronize(api.stream);
+      us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
+    }
+    std::sort(us.begin(), us.end());
+    std::printf("%s %.3f\n", cuda_graphs ? "call_us" : "call_launches_us", us[us.size() / 2]);
+    if (cuda_graphs && c->replay()) {
+      std::printf("call_graph_replays %lld launches %lld%s%s\n", static_cast<long long>(c->replay()->replays()),
+                  static_cast<long long>(c->replay()->launches()), c->replay()->failure().empty() ? "" : " failed: ",
+                  c->replay()->failure().c_str());
+    }
   }
-  std::sort(us.begin(), us.end());
-  std::printf("call_us %.3f\n", us[us.size() / 2]);
   return LeNet(api);
 }
 

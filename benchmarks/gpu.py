@@ -154,7 +154,10 @@ def main():
     pj = {}
     for line in out.splitlines():
         name, _, value = line.partition(" ")
-        pj[name] = value if name in ("device", "error", "resnet18_convolutions") else float(value)
+        try:
+            pj[name] = float(value)
+        except ValueError:  # the device, an error, what ran the convolutions, replay details
+            pj[name] = value
     if "error" in pj:
         sys.exit(f"pijit: {pj['error']}")
     th = torch_timings()
@@ -170,17 +173,23 @@ def main():
     print(f"matmul {M}^3 float32: pijit {pj['matmul_ms']:.3f} ms ({flops / pj['matmul_ms'] / 1e9:.1f} TFLOP/s), "
           f"torch {th['matmul_ms']:.3f} ms -> ratio {pj['matmul_ms'] / th['matmul_ms']:.2f}")
     print(f"two-op call on 4 elements, launch to completion: pijit {pj['call_us']:.1f} us, "
-          f"torch eager {th['call_us']:.1f} us -> ratio {pj['call_us'] / th['call_us']:.2f}")
+          f"torch eager {th['call_us']:.1f} us -> ratio {pj['call_us'] / th['call_us']:.2f} "
+          f"(CUDA graph replay; kernel by kernel {pj['call_launches_us']:.1f} us; {pj.get('call_graph_replays', '')})")
     if "lenet_step_ms" in pj:
         print(f"LeNet-5 training step, batch 128: pijit {pj['lenet_step_ms']:.3f} ms, torch eager "
               f"{th['lenet_ms']:.3f} ms -> ratio {pj['lenet_step_ms'] / th['lenet_ms']:.2f}; "
               f"torch.compile(model) {th['lenet_compiled_ms']:.3f} ms -> ratio "
-              f"{pj['lenet_step_ms'] / th['lenet_compiled_ms']:.2f}")
+              f"{pj['lenet_step_ms'] / th['lenet_compiled_ms']:.2f} "
+              f"(kernel by kernel {pj['lenet_step_launches_ms']:.3f} ms)")
     if "resnet18_step_ms" in pj:
         print(f"ResNet-18 training step, batch 128, float32 (convolutions: {pj['resnet18_convolutions']}): "
               f"pijit {pj['resnet18_step_ms']:.2f} ms, torch eager {th['resnet_ms']:.2f} ms -> ratio "
               f"{pj['resnet18_step_ms'] / th['resnet_ms']:.2f}; torch.compile(model) "
-              f"{th['resnet_compiled_ms']:.2f} ms -> ratio {pj['resnet18_step_ms'] / th['resnet_compiled_ms']:.2f}")
+              f"{th['resnet_compiled_ms']:.2f} ms -> ratio {pj['resnet18_step_ms'] / th['resnet_compiled_ms']:.2f} "
+              f"(kernel by kernel {pj['resnet18_step_launches_ms']:.2f} ms)")
+    print("pijit_cuda_bench printed:")
+    for line in out.splitlines():
+        print("  " + line)
 
 
 if __name__ == "__main__":

@@ -14,6 +14,8 @@
 // The backend of a compile is CompileOptions::backend, else PIJIT_BACKEND (kernels/flags.h),
 // else cpu.
 #pragma once
+#include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -21,6 +23,14 @@
 #include "graph/graph.h"
 
 namespace pijit::graph {
+
+// Work recorded once and issued again as a whole (Backend::Record).
+class RecordedCall {
+ public:
+  virtual ~RecordedCall() = default;
+  virtual absl::Status Replay() const = 0;  // asynchronous on the backend's device
+  virtual int64_t launches() const = 0;     // what one Replay issues (kernels, copies)
+};
 
 class Backend {
  public:
@@ -43,6 +53,15 @@ class Backend {
   virtual absl::Status Supports(const Node& n, absl::Span<const TensorMeta* const> inputs) const {
     return absl::OkStatus();
   }
+  // Copies `src` (on the host or this device, any strides) into `dst`, a contiguous tensor of
+  // this device with src's shape and dtype.
+  virtual absl::Status CopyInto(const Tensor& src, const Tensor& dst) const;
+  // Whether Record can work here (a device with graphs of work: CUDA graphs).
+  virtual bool CanRecord() const { return false; }
+  // Runs `run` in recording mode: nothing executes; what it issues is kept, with the memory it
+  // allocated, so that Replay issues the same work on the same addresses again. Fails (and
+  // keeps nothing) where `run` does something that cannot be recorded.
+  virtual absl::StatusOr<std::unique_ptr<RecordedCall>> Record(const std::function<absl::Status()>& run) const;
 };
 
 const Backend& CpuBackend();

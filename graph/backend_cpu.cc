@@ -27,8 +27,20 @@ const Backend& CpuBackend() {
 
 absl::StatusOr<Tensor> Backend::Copy(const Tensor& t) const {
   Tensor fresh = Tensor::Empty(t.shape(), t.dtype());
-  CopyInto(t, fresh);
+  pijit::CopyInto(t, fresh);
   return fresh;
+}
+
+absl::Status Backend::CopyInto(const Tensor& src, const Tensor& dst) const {
+  if (src.device() != Device::kCPU || dst.device() != Device::kCPU) {
+    return absl::UnimplementedError(absl::StrFormat("the %s backend copies host tensors only", name()));
+  }
+  pijit::CopyInto(src, dst);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::unique_ptr<RecordedCall>> Backend::Record(const std::function<absl::Status()>&) const {
+  return absl::UnimplementedError(absl::StrFormat("the %s backend does not record work", name()));
 }
 
 #ifndef PIJIT_WITH_CUDA

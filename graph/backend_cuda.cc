@@ -17,6 +17,7 @@
 #include "kernels/cuda/allocator.h"
 #include "kernels/cuda/cuda_api.h"
 #include "kernels/cuda/device_ops.h"
+#include "kernels/cuda/graph_capture.h"
 #include "kernels/cuda/kernel_source.h"
 #include "kernels/errors.h"
 #include "kernels/flags.h"
@@ -121,6 +122,17 @@ absl::StatusOr<Tensor> RunNorm(const Node& n, absl::Span<const Tensor* const> in
   const Tensor* beta = n.ints[1] ? in[1 + (n.ints[0] != 0)] : nullptr;
   return cuda::DeviceLayerNorm(*in[0], absl::MakeConstSpan(n.ints).subspan(2), gamma, beta, eps);
 }
+
+// A CUDA graph recorded by the backend (Backend::Record).
+class CudaRecordedCall final : public RecordedCall {
+ public:
+  explicit CudaRecordedCall(std::unique_ptr<cuda::RecordedWork> work) : work_(std::move(work)) {}
+  absl::Status Replay() const override { return work_->Replay(); }
+  int64_t launches() const override { return work_->nodes(); }
+
+ private:
+  std::unique_ptr<cuda::RecordedWork> work_;
+};
 
 absl::Status NoKernel(const Node& n, const char* why = "") {
   return absl::UnimplementedError(absl::StrFormat("the CUDA backend has no kernel for %s%s yet",
@@ -249,6 +261,18 @@ class CudaBackendImpl final : public Backend {
   absl::StatusOr<Tensor> Copy(const Tensor& t) const override {
     // A contiguous input would come back as itself: copy through a cast to its own dtype.
     return cuda::DeviceCast(t, t.dtype());
+  }
+
+  absl::Status CopyInto(const Tensor& src, const Tensor& dst) const override {
+    return cuda::CopyIntoDevice(src, dst);
+  }
+
+  // PIJIT_PROFILE waits for each node, which a recording cannot hold.
+  bool CanRecord() const override { return !flags::ProfileNodes(); }
+
+  absl::StatusOr<std::unique_ptr<RecordedCall>> Record(const std::function<absl::Status()>& run) const override {
+    PIJIT_ASSIGN_OR_RETURN(std::unique_ptr<cuda::RecordedWork> work, cuda::RecordedWork::Record(run));
+    return std::unique_ptr<RecordedCall>(new CudaRecordedCall(std::move(work)));
   }
 };
 

@@ -4,6 +4,9 @@
 // functions (which compute shapes and strides only).
 #include "graph/backend_cuda_data.h"
 
+#include <mutex>
+
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_format.h"
 #include "kernels/cuda/allocator.h"
 #include "kernels/cuda/device_ops.h"
@@ -72,6 +75,20 @@ absl::StatusOr<Tensor> ConcatOnDevice(const Node& n, absl::Span<const Tensor* co
   return out;
 }
 
+// 0, 1, ..., n-1 as int64 on the device, uploaded once per n and kept: a copy from the host
+// could not be recorded into a CUDA graph (graph/device_replay.h), a kept tensor can.
+absl::StatusOr<Tensor> DeviceRange(int64_t n) {
+  static std::mutex mu;
+  static auto* kept = new absl::flat_hash_map<int64_t, Tensor>();  // for the process
+  std::lock_guard<std::mutex> lock(mu);
+  if (auto it = kept->find(n); it != kept->end()) return it->second;
+  Tensor range = Tensor::Empty({n}, DType::kInt64);
+  for (int64_t i = 0; i < n; ++i) range.data<int64_t>()[i] = i;
+  PIJIT_ASSIGN_OR_RETURN(Tensor on_device, cuda::ToDevice(range));
+  kept->emplace(n, on_device);
+  return on_device;
+}
+
 // one_hot as where(indices == arange(depth), on, off), the two broadcast along the new axis.
 absl::StatusOr<Tensor> OneHotOnDevice(const Node& n, const Tensor& indices) {
   if (n.ints.size() != 2 || n.value.dtype() != DType::kFloat64 || n.value.numel() < 2) {
@@ -80,9 +97,7 @@ absl::StatusOr<Tensor> OneHotOnDevice(const Node& n, const Tensor& indices) {
   const int64_t depth = n.ints[0], nd = static_cast<int64_t>(n.meta.shape.size());
   const int64_t ax = n.ints[1] < 0 ? n.ints[1] + nd : n.ints[1];
   if (ax < 0 || ax >= nd) return absl::InvalidArgumentError("one_hot: axis out of range");
-  Tensor range = Tensor::Empty({depth}, DType::kInt64);
-  for (int64_t i = 0; i < depth; ++i) range.data<int64_t>()[i] = i;
-  PIJIT_ASSIGN_OR_RETURN(Tensor range_d, cuda::ToDevice(range));
+  PIJIT_ASSIGN_OR_RETURN(Tensor range_d, DeviceRange(depth));
   Shape range_shape(nd, 1), range_strides(nd, 0);
   range_shape[ax] = depth;
   range_strides[ax] = 1;

@@ -15,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "kernels/errors.h"
 #include "graph/backend.h"
+#include "graph/device_replay.h"
 #include "kernels/flags.h"
 
 namespace pijit::graph {
@@ -242,6 +243,10 @@ absl::StatusOr<CompiledGraph> CompiledGraph::Compile(Graph g, const CompileOptio
   const std::vector<bool> shared_before = SharedOutputs(g);
   if (options.optimize) PIJIT_RETURN_IF_ERROR(RunPipeline(g, pipeline));
   if (!on_host) PIJIT_RETURN_IF_ERROR(c.PrepareForDevice(g));
+  // Symbolic sizes: a recording holds one call's sizes.
+  if (!on_host && c.backend_->CanRecord() && !options.pipeline.symbolic_sizes && flags::CudaGraphs()) {
+    c.replay_ = std::make_shared<DeviceReplay>();
+  }
   const std::vector<bool> shared_after = SharedOutputs(g);
   // A constant (or a view of one) is copied too: eager gives a fresh tensor on every call,
   // and the caller may write into the one it gets.
@@ -295,6 +300,10 @@ absl::Status CompiledGraph::Run(absl::Span<const Tensor* const> inputs,
                                 std::vector<Tensor>* outputs) const {
   const Device device = backend_->device();
   if (device == Device::kCPU) return RunOnBackend(inputs, outputs);
+  if (replay_) {
+    PIJIT_ASSIGN_OR_RETURN(const bool replayed, replay_->TryRun(*this, inputs, outputs));
+    if (replayed) return absl::OkStatus();
+  }
   // Host inputs go to the device for the call; when every input came from the host (a
   // Python caller's tensors), so do the outputs.
   std::vector<Tensor> moved(inputs.size());

@@ -47,6 +47,7 @@ struct CompileOptions {
 };
 
 class ArenaPool;
+class DeviceReplay;
 
 class CompiledGraph {
  public:
@@ -61,8 +62,11 @@ class CompiledGraph {
   const Backend& backend() const { return *backend_; }
   // Why the graph runs on the CPU although the default backend is another ("" if it does not).
   const std::string& backend_note() const { return backend_note_; }
+  // Device graphs replayed as a whole (graph/device_replay.h); nullptr where none is made.
+  const DeviceReplay* replay() const { return replay_.get(); }
 
  private:
+  friend class DeviceReplay;
   absl::Status RunOnBackend(absl::Span<const Tensor* const> inputs, std::vector<Tensor>* outputs) const;
   // For a device backend: checks every node runs there, notes the params the graph writes,
   // and copies the constants to the device.
@@ -76,6 +80,7 @@ class CompiledGraph {
   std::vector<bool> copy_output_;  // per output: copy it (see the header comment)
   MemoryPlan plan_;                // empty: every value gets fresh memory
   std::shared_ptr<ArenaPool> arenas_;  // with a plan: arenas idle between calls
+  std::shared_ptr<DeviceReplay> replay_;  // device backends that record whole calls
 };
 
 }  // namespace pijit::graph

@@ -36,6 +36,11 @@ bool MemoryPlanning() {
   return v == nullptr || std::strcmp(v, "0") != 0;
 }
 
+bool CudaGraphs() {
+  const char* v = Get("PIJIT_CUDA_GRAPHS");
+  return v == nullptr || std::strcmp(v, "0") != 0;
+}
+
 std::string_view FusedBackend() {
   const char* v = Get("PIJIT_FUSED_BACKEND");
   return v != nullptr ? v : "";

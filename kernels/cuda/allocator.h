@@ -8,6 +8,13 @@
 // The bookkeeping is separate from the driver (RawAllocator), so the CPU tests run it over
 // host memory. When the driver reports out of memory, the cache is emptied and the request
 // tried once more.
+//
+// Pools (for CUDA graphs, kernels/cuda/graph_capture.h): a recorded graph replays into the
+// addresses it was recorded with, so the blocks it used must never go to other work while it
+// lives. While a pool is open, every block handed out belongs to it, and a block of a pool
+// released goes back to that pool's free list, not to the shared cache; within the recording
+// the pool reuses its own blocks in stream order, as the cache does. When the graph goes, the
+// pool is retired: its free blocks return to the cache at once, the others when released.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -47,13 +54,33 @@ class CachingAllocator {
   absl::StatusOr<uint64_t> Allocate(size_t nbytes);
   // `ptr` came from Allocate(nbytes).
   void Release(uint64_t ptr, size_t nbytes);
-  void EmptyCache();
+  void EmptyCache();  // the shared cache's blocks (pools keep theirs)
   AllocatorStats stats() const;
 
+  using PoolId = uint64_t;
+  // Opens a new pool: Allocate draws for it until ClosePool. One pool is open at a time.
+  PoolId OpenPool();
+  void ClosePool();
+  void RetirePool(PoolId pool);
+  // Blocks a pool holds: handed out and free (tests).
+  size_t PoolBlocks(PoolId pool) const;
+
  private:
+  using FreeLists = absl::flat_hash_map<size_t, std::vector<uint64_t>>;  // rounded size -> blocks
+  struct Pool {
+    FreeLists free;
+    size_t blocks = 0;  // handed out or free
+    bool retired = false;
+  };
+  static bool TakeFrom(FreeLists& lists, size_t size, uint64_t* ptr);
+
   RawAllocator raw_;
   mutable std::mutex mu_;
-  absl::flat_hash_map<size_t, std::vector<uint64_t>> free_;  // rounded size -> blocks
+  FreeLists free_;
+  absl::flat_hash_map<PoolId, Pool> pools_;
+  absl::flat_hash_map<uint64_t, PoolId> pool_of_;  // the blocks that belong to a pool
+  PoolId open_pool_ = 0;                            // 0: none
+  PoolId next_pool_ = 1;
   AllocatorStats stats_;
 };
 
@@ -67,5 +94,11 @@ absl::StatusOr<Tensor> EmptyOnDevice(absl::Span<const int64_t> shape, DType dtyp
 absl::StatusOr<Tensor> ToDevice(const Tensor& host);
 // A host copy of a device tensor; a strided one is made contiguous on the device first.
 absl::StatusOr<Tensor> ToHost(const Tensor& device);
+// Copies `src` (host or device, any strides) into `dst`, a contiguous device tensor of the same
+// shape and dtype, in stream order (from the host: the call returns once `src` may change).
+absl::Status CopyIntoDevice(const Tensor& src, const Tensor& dst);
+// Copies the device tensor `src` (any strides) into the host tensor `dst` (any strides), same
+// shape and dtype; returns when done.
+absl::Status CopyIntoHost(const Tensor& src, const Tensor& dst);
 
 }  // namespace pijit::cuda

@@ -55,6 +55,19 @@ absl::Status BindDriver(void* lib, CudaApi* api) {
   PIJIT_BIND(lib, cuMemcpyDtoH, "cuMemcpyDtoH_v2");
   PIJIT_BIND(lib, cuMemcpyDtoD, "cuMemcpyDtoD_v2");
   PIJIT_BIND(lib, cuMemsetD8, "cuMemsetD8_v2");
+  PIJIT_BIND(lib, cuMemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2");
+  PIJIT_BIND(lib, cuMemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2");
+  PIJIT_BIND(lib, cuMemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2");
+  PIJIT_BIND(lib, cuMemsetD8Async, "cuMemsetD8Async");
+  PIJIT_BIND(lib, cuStreamCreate, "cuStreamCreate");
+  PIJIT_BIND(lib, cuStreamSynchronize, "cuStreamSynchronize");
+  PIJIT_BIND(lib, cuStreamBeginCapture, "cuStreamBeginCapture_v2");
+  PIJIT_BIND(lib, cuStreamEndCapture, "cuStreamEndCapture");
+  PIJIT_BIND(lib, cuGraphInstantiateWithFlags, "cuGraphInstantiateWithFlags");
+  PIJIT_BIND(lib, cuGraphLaunch, "cuGraphLaunch");
+  PIJIT_BIND(lib, cuGraphGetNodes, "cuGraphGetNodes");
+  PIJIT_BIND(lib, cuGraphExecDestroy, "cuGraphExecDestroy");
+  PIJIT_BIND(lib, cuGraphDestroy, "cuGraphDestroy");
   PIJIT_BIND(lib, cuModuleLoadData, "cuModuleLoadData");
   PIJIT_BIND(lib, cuModuleGetFunction, "cuModuleGetFunction");
   PIJIT_BIND(lib, cuLaunchKernel, "cuLaunchKernel");
@@ -87,6 +100,8 @@ absl::Status BindBlas(void* lib, CudaApi* api) {
   PIJIT_BIND(lib, cublasCreate, "cublasCreate_v2");
   PIJIT_BIND(lib, cublasSgemmStridedBatched, "cublasSgemmStridedBatched");
   PIJIT_BIND(lib, cublasDgemmStridedBatched, "cublasDgemmStridedBatched");
+  PIJIT_BIND(lib, cublasSetStream, "cublasSetStream_v2");
+  Bind(lib, "cublasSetWorkspace_v2", &api->cublasSetWorkspace).IgnoreError();  // optional
   return absl::OkStatus();
 }
 #undef PIJIT_BIND
@@ -121,6 +136,9 @@ absl::Status Load(CudaApi* api) {
     return Unavailable(std::string(DriverStatus(*api, r, "cuDevicePrimaryCtxRetain").message()));
   }
   api->cuCtxSetCurrent(api->context);
+  if (CUresult r = api->cuStreamCreate(&api->stream, CU_STREAM_DEFAULT); r != CUDA_SUCCESS) {
+    return Unavailable(std::string(DriverStatus(*api, r, "cuStreamCreate").message()));
+  }
 
   void* nvrtc = OpenCudaLibrary({"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"}, &tried);
   if (!nvrtc) return Unavailable("no NVRTC (" + tried + ")");
@@ -131,6 +149,7 @@ absl::Status Load(CudaApi* api) {
   if (!blas) return Unavailable("no cuBLAS (" + tried + ")");
   if (absl::Status s = BindBlas(blas, api); !s.ok()) return Unavailable(std::string(s.message()));
   if (api->cublasCreate(&api->blas) != 0) return Unavailable("cublasCreate failed");
+  if (api->cublasSetStream(api->blas, api->stream) != 0) return Unavailable("cublasSetStream failed");
   // The libraries stay loaded for the process: their handles are never closed.
   return absl::OkStatus();
 }
@@ -184,6 +203,11 @@ absl::StatusOr<const CudaApi*> CudaApi::Get() {
     current = true;
   }
   return api;
+}
+
+absl::Status Synchronize() {
+  PIJIT_ASSIGN_OR_RETURN(const CudaApi* api, CudaApi::Get());
+  return DriverStatus(*api, api->cuStreamSynchronize(api->stream), "cuStreamSynchronize");
 }
 
 bool Available() { return CudaApi::Get().ok(); }

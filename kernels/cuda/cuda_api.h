@@ -8,9 +8,12 @@
 // the driver toolkit's minimal packages.
 //
 // Libraries are looked up by soname in the loader's search path, then in PIJIT_CUDA_LIB_DIRS
-// (colon-separated folders), then in /usr/local/cuda/lib64. All work runs on the legacy
-// default stream of the device's primary context, so kernels, copies and frees are ordered
-// without events (kernels/cuda/allocator.h relies on it).
+// (colon-separated folders), then in /usr/local/cuda/lib64. All work runs on one stream of the
+// device's primary context (CudaApi::stream), so kernels, copies and frees are ordered without
+// events (kernels/cuda/allocator.h relies on it). It is a created stream, not the legacy
+// default one, because only a created stream can be recorded into a CUDA graph
+// (kernels/cuda/graph_capture.h); it is a blocking one, so work that other code queues on the
+// legacy stream (a library sharing the primary context) stays ordered with it.
 #pragma once
 #include <cuda.h>
 
@@ -49,6 +52,20 @@ struct CudaApi {
   CUresult (*cuMemcpyDtoH)(void*, CUdeviceptr, size_t);
   CUresult (*cuMemcpyDtoD)(CUdeviceptr, CUdeviceptr, size_t);
   CUresult (*cuMemsetD8)(CUdeviceptr, unsigned char, size_t);
+  CUresult (*cuMemcpyHtoDAsync)(CUdeviceptr, const void*, size_t, CUstream);
+  CUresult (*cuMemcpyDtoHAsync)(void*, CUdeviceptr, size_t, CUstream);
+  CUresult (*cuMemcpyDtoDAsync)(CUdeviceptr, CUdeviceptr, size_t, CUstream);
+  CUresult (*cuMemsetD8Async)(CUdeviceptr, unsigned char, size_t, CUstream);
+  CUresult (*cuStreamCreate)(CUstream*, unsigned);
+  CUresult (*cuStreamSynchronize)(CUstream);
+  // CUDA graphs (kernels/cuda/graph_capture.h).
+  CUresult (*cuStreamBeginCapture)(CUstream, CUstreamCaptureMode);
+  CUresult (*cuStreamEndCapture)(CUstream, CUgraph*);
+  CUresult (*cuGraphInstantiateWithFlags)(CUgraphExec*, CUgraph, unsigned long long);
+  CUresult (*cuGraphLaunch)(CUgraphExec, CUstream);
+  CUresult (*cuGraphGetNodes)(CUgraph, CUgraphNode*, size_t*);
+  CUresult (*cuGraphExecDestroy)(CUgraphExec);
+  CUresult (*cuGraphDestroy)(CUgraph);
   CUresult (*cuModuleLoadData)(CUmodule*, const void*);
   CUresult (*cuModuleGetFunction)(CUfunction*, CUmodule, const char*);
   CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
@@ -82,6 +99,10 @@ struct CudaApi {
                                               const double*, int, long long, const double*, int,
                                               long long, const double*, double*, int, long long,
                                               int);
+  cublasStatus_t (*cublasSetStream)(cublasHandle_t, CUstream);
+  // Optional (nullptr when absent): a workspace of pijit's, so that cuBLAS allocates nothing
+  // of its own while a call is being recorded.
+  cublasStatus_t (*cublasSetWorkspace)(cublasHandle_t, void*, size_t) = nullptr;
 
   // What Get() found: the device, its compute capability and the library versions.
   CUdevice device = 0;
@@ -90,6 +111,7 @@ struct CudaApi {
   int driver_version = 0, nvrtc_major = 0, nvrtc_minor = 0;
   std::string device_name;
   cublasHandle_t blas = nullptr;
+  CUstream stream = nullptr;  // every kernel, copy and library call of pijit's
 
   // Loads the libraries and opens device 0's primary context on first use (thread-safe),
   // making it current on the calling thread. Fails with FailedPrecondition naming what is
@@ -104,6 +126,9 @@ void* OpenCudaLibrary(const std::vector<const char*>& sonames, std::string* trie
 // Whether CUDA can be used here; the reason when it cannot (Get()'s error).
 bool Available();
 std::string UnavailableReason();
+
+// Waits for everything queued on pijit's stream.
+absl::Status Synchronize();
 
 // A driver result as a status: "cuMemAlloc: out of memory (CUDA_ERROR_OUT_OF_MEMORY)".
 absl::Status DriverStatus(const CudaApi& api, CUresult r, const char* what);

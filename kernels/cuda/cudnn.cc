@@ -37,6 +37,7 @@ struct AlgoPerf {
 
 struct Cudnn {
   Status (*Create)(Handle*);
+  Status (*SetStream)(Handle, CUstream);
   const char* (*GetErrorString)(Status);
   Status (*CreateTensorDescriptor)(TensorDesc*);
   Status (*SetTensor4dDescriptor)(TensorDesc, int, int, int, int, int, int);
@@ -76,7 +77,7 @@ absl::Status Load(Cudnn* c) {
   void* lib = OpenCudaLibrary({"libcudnn.so.9", "libcudnn.so.8", "libcudnn.so"}, &tried);
   if (!lib) return absl::FailedPreconditionError("no cuDNN (" + tried + ")");
   const bool ok =
-      Bind(lib, "cudnnCreate", &c->Create) && Bind(lib, "cudnnGetErrorString", &c->GetErrorString) &&
+      Bind(lib, "cudnnCreate", &c->Create) && Bind(lib, "cudnnSetStream", &c->SetStream) && Bind(lib, "cudnnGetErrorString", &c->GetErrorString) &&
       Bind(lib, "cudnnCreateTensorDescriptor", &c->CreateTensorDescriptor) &&
       Bind(lib, "cudnnSetTensor4dDescriptor", &c->SetTensor4dDescriptor) &&
       Bind(lib, "cudnnDestroyTensorDescriptor", &c->DestroyTensorDescriptor) &&
@@ -99,7 +100,9 @@ absl::Status Load(Cudnn* c) {
       Bind(lib, "cudnnConvolutionBackwardFilter", &c->BackwardFilter);
   if (!ok) return absl::FailedPreconditionError("cuDNN lacks a convolution entry point");
   if (c->Create(&c->handle) != 0) return absl::FailedPreconditionError("cudnnCreate failed");
-  // The handle's stream is the legacy default stream, as every other pijit kernel's.
+  // cuDNN's work goes on pijit's stream, with every other kernel's (kernels/cuda/cuda_api.h).
+  PIJIT_ASSIGN_OR_RETURN(const CudaApi* api, CudaApi::Get());
+  if (c->SetStream(c->handle, api->stream) != 0) return absl::FailedPreconditionError("cudnnSetStream failed");
   return absl::OkStatus();
 }
 

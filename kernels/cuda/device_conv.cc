@@ -279,7 +279,7 @@ absl::Status Launch(DType d, const char* body, const std::string& defines, const
                                              : std::min((args.total + 255) / 256, 65536LL);
   void* params[] = {&args};
   return DriverStatus(*api, api->cuLaunchKernel(fn, static_cast<unsigned>(blocks), 1, 1,
-                                                static_cast<unsigned>(threads), 1, 1, 0, nullptr,
+                                                static_cast<unsigned>(threads), 1, 1, 0, api->stream,
                                                 params, nullptr),
                       "cuLaunchKernel");
 }
@@ -420,8 +420,8 @@ absl::StatusOr<Tensor> DevicePool2DGrad(PoolKind kind, const Tensor& x_in, const
   // Windows scatter into the gradient with atomicAdd: it starts at zero.
   PIJIT_ASSIGN_OR_RETURN(Tensor result, EmptyOnDevice(out.shape, out.dtype));
   PIJIT_RETURN_IF_ERROR(DriverStatus(
-      *api, api->cuMemsetD8(reinterpret_cast<CUdeviceptr>(result.raw_data()), 0,
-                            result.numel() * result.itemsize()), "cuMemsetD8"));
+      *api, api->cuMemsetD8Async(reinterpret_cast<CUdeviceptr>(result.raw_data()), 0,
+                                 result.numel() * result.itemsize(), api->stream), "cuMemsetD8Async"));
   a.b = dout.raw_data();
   a.out = result.raw_data();
   a.total = dout.numel();

@@ -99,7 +99,7 @@ absl::StatusOr<Tensor> Launch(ElementwiseSpec spec, absl::Span<const Tensor* con
   const unsigned blocks = static_cast<unsigned>(std::min((args.n + kThreads - 1) / kThreads, kMaxBlocks));
   void* params[] = {&args};
   PIJIT_RETURN_IF_ERROR(DriverStatus(
-      *api, api->cuLaunchKernel(fn, blocks, 1, 1, kThreads, 1, 1, 0, nullptr, params, nullptr),
+      *api, api->cuLaunchKernel(fn, blocks, 1, 1, kThreads, 1, 1, 0, api->stream, params, nullptr),
       "cuLaunchKernel"));
   return out;
 }

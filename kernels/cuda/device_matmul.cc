@@ -63,6 +63,23 @@ Tensor AsMatrix(const Tensor& t, bool left) {
               : Tensor::View(t.storage(), t.dtype(), {k, 1}, {s, 1}, t.offset());
 }
 
+// cuBLAS's workspace, pijit's memory set once: cuBLAS then allocates nothing itself while a
+// call is recorded into a CUDA graph (kernels/cuda/graph_capture.h), and the recording keeps
+// pointing at memory that lives as long as the process.
+absl::Status EnsureBlasWorkspace(const CudaApi& api) {
+  static const absl::Status status = [&api]() -> absl::Status {
+    if (!api.cublasSetWorkspace) return absl::OkStatus();  // older cuBLAS: its own workspace
+    constexpr int64_t kBytes = int64_t{32} << 20;
+    PIJIT_ASSIGN_OR_RETURN(Tensor ws, EmptyOnDevice({kBytes}, DType::kUInt8));
+    static Tensor* kept = new Tensor(ws);  // for the process, as the handle
+    if (api.cublasSetWorkspace(api.blas, kept->raw_data(), kBytes) != 0) {
+      return absl::InternalError("cublasSetWorkspace failed");
+    }
+    return absl::OkStatus();
+  }();
+  return status;
+}
+
 }  // namespace
 
 absl::StatusOr<Tensor> DeviceMatMul(const Tensor& a_in, const Tensor& b_in, const TensorMeta& out) {
@@ -96,10 +113,12 @@ absl::StatusOr<Tensor> DeviceMatMul(const Tensor& a_in, const Tensor& b_in, cons
   PIJIT_ASSIGN_OR_RETURN(Tensor c, EmptyOnDevice(out.shape, out.dtype));
   if (c.numel() == 0) return c;
   if (k == 0) {
-    PIJIT_RETURN_IF_ERROR(DriverStatus(*api, api->cuMemsetD8(reinterpret_cast<CUdeviceptr>(c.raw_data()), 0,
-                                                             c.numel() * c.itemsize()), "cuMemsetD8"));
+    PIJIT_RETURN_IF_ERROR(DriverStatus(*api, api->cuMemsetD8Async(reinterpret_cast<CUdeviceptr>(c.raw_data()), 0,
+                                                                  c.numel() * c.itemsize(), api->stream),
+                                       "cuMemsetD8Async"));
     return c;
   }
+  PIJIT_RETURN_IF_ERROR(EnsureBlasWorkspace(*api));
   const int M = static_cast<int>(n), N = static_cast<int>(m), K = static_cast<int>(k);
   cublasStatus_t st;
   if (out.dtype == DType::kFloat32) {

@@ -16,7 +16,7 @@ absl::Status LaunchBlocks(const CudaApi& api, CUfunction fn, long long work, voi
   constexpr long long kMaxBlocks = 1 << 20;
   const unsigned blocks = static_cast<unsigned>(std::max(1LL, std::min(work, kMaxBlocks)));
   void* params[] = {args};
-  return DriverStatus(api, api.cuLaunchKernel(fn, blocks, 1, 1, kReduceBlock, 1, 1, 0, nullptr,
+  return DriverStatus(api, api.cuLaunchKernel(fn, blocks, 1, 1, kReduceBlock, 1, 1, 0, api.stream,
                                               params, nullptr),
                       "cuLaunchKernel");
 }

@@ -160,6 +160,47 @@ TEST(CudaAllocator, OutOfMemoryEmptiesTheCacheAndRetriesOnce) {
   alloc.Release(*b, 100000);
 }
 
+// A recorded CUDA graph's blocks are its own while it lives: reused within the recording,
+// never handed to other work, and back in the shared cache once it is retired.
+TEST(CudaAllocator, PoolsKeepTheirBlocksUntilRetired) {
+  FakeDevice dev;
+  CachingAllocator alloc(dev.raw());
+  auto cached = alloc.Allocate(4096);  // a block of the shared cache, free before the recording
+  ASSERT_TRUE(cached.ok());
+  alloc.Release(*cached, 4096);
+  const CachingAllocator::PoolId pool = alloc.OpenPool();
+  auto a = alloc.Allocate(4096);  // the recording takes the cached block...
+  ASSERT_TRUE(a.ok());
+  EXPECT_EQ(*a, *cached);
+  alloc.Release(*a, 4096);        // ...frees it (an intermediate)...
+  auto b = alloc.Allocate(4000);  // ...and reuses it for a later node, in stream order
+  ASSERT_TRUE(b.ok());
+  EXPECT_EQ(*b, *a);
+  auto out = alloc.Allocate(8192);  // a result the recording keeps
+  ASSERT_TRUE(out.ok());
+  alloc.Release(*b, 4000);
+  alloc.ClosePool();
+  EXPECT_EQ(alloc.PoolBlocks(pool), 2u);
+  // Other work never gets the pool's free block: it gets fresh memory.
+  auto other = alloc.Allocate(4096);
+  ASSERT_TRUE(other.ok());
+  EXPECT_NE(*other, *a);
+  alloc.Release(*other, 4096);
+  alloc.RetirePool(pool);  // the graph is gone: its free block returns now...
+  auto again = alloc.Allocate(4096);
+  ASSERT_TRUE(again.ok());
+  EXPECT_TRUE(*again == *a || *again == *other);
+  EXPECT_EQ(alloc.PoolBlocks(pool), 1u);
+  alloc.Release(*out, 8192);  // ...and the kept result when released
+  EXPECT_EQ(alloc.PoolBlocks(pool), 0u);
+  auto reused = alloc.Allocate(8192);
+  ASSERT_TRUE(reused.ok());
+  EXPECT_EQ(*reused, *out);
+  alloc.Release(*reused, 8192);
+  alloc.Release(*again, 4096);
+  EXPECT_EQ(alloc.stats().bytes_in_use, 0u);
+}
+
 TEST(CudaAvailability, AMachineWithoutAGpuIsReportedNotCrashed) {
   ASSERT_NE(graph::CudaBackend(), nullptr);
   EXPECT_EQ(graph::BackendByName("cuda"), graph::CudaBackend());
