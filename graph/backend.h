@@ -56,6 +56,9 @@ class Backend {
   // Copies `src` (on the host or this device, any strides) into `dst`, a contiguous tensor of
   // this device with src's shape and dtype.
   virtual absl::Status CopyInto(const Tensor& src, const Tensor& dst) const;
+  // Waits until the work queued on this device so far is done (before memory is shared with
+  // another library).
+  virtual absl::Status Synchronize() const { return absl::OkStatus(); }
   // Whether Record can work here (a device with graphs of work: CUDA graphs).
   virtual bool CanRecord() const { return false; }
   // Runs `run` in recording mode: nothing executes; what it issues is kept, with the memory it
@@ -69,6 +72,22 @@ const Backend& ReferenceBackend();
 // The GPU's (graph/backend_cuda.cc), or nullptr in a build without CUDA. Compiling for it
 // does not need a GPU; running does (kernels/cuda/cuda_api.h says why one is unavailable).
 const Backend* CudaBackend();
+// The backend whose tensors live on `device` (the CPU's, the GPU's), or nullptr in a build
+// without it.
+const Backend* BackendOfDevice(Device device);
+// Runs one node where its inputs are: the CPU's kernels when every input is a host tensor,
+// else the backend of their device. A 0-d host input (the constant of a Python scalar) goes
+// to that device with them; any other host input is an error naming both devices, as is a
+// node that device has no kernel for. With `move_host_inputs`, every host input goes to the
+// device (the gradient tape's constants). The eager op path (runtime/eager_ops.cc) and the
+// gradient tape run their nodes through it.
+absl::StatusOr<Tensor> RunNodeWhereInputsAre(const Node& n, absl::Span<const Tensor* const> inputs,
+                                             bool move_host_inputs = false);
+// `t` on `device`: itself when it is there, else a copy (contiguous) made by the backends.
+absl::StatusOr<Tensor> MoveToDevice(const Tensor& t, Device device);
+// The device of `inputs` other than the CPU, if any (kCPU when all are host tensors).
+Device DeviceOfInputs(absl::Span<const Tensor* const> inputs);
+
 // The backend named `name` ("cpu", "reference", "cuda"), or nullptr.
 const Backend* BackendByName(std::string_view name);
 // The backend of compiles that name none: the one SetDefaultBackend chose, else

@@ -267,6 +267,8 @@ class CudaBackendImpl final : public Backend {
     return cuda::CopyIntoDevice(src, dst);
   }
 
+  absl::Status Synchronize() const override { return cuda::Synchronize(); }
+
   // PIJIT_PROFILE waits for each node, which a recording cannot hold.
   bool CanRecord() const override { return !flags::ProfileNodes(); }
 

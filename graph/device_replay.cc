@@ -52,6 +52,10 @@ absl::StatusOr<bool> DeviceReplay::TryRun(const CompiledGraph& g, absl::Span<con
     outputs_.clear();
     return false;
   };
+  // A written device input takes its new value back in one copy: it must be contiguous.
+  for (int i : g.written_params_) {
+    if (inputs[i]->device() == device && !inputs[i]->is_contiguous()) return false;
+  }
   std::vector<bool> copied(inputs.size(), false);  // inputs whose values the recording holds a copy of
   if (!recording_) {
     if (plain_calls_++ == 0) return false;  // the first call prepares kernels and libraries
@@ -64,10 +68,6 @@ absl::StatusOr<bool> DeviceReplay::TryRun(const CompiledGraph& g, absl::Span<con
       // The recorded tensor may be overwritten only when nothing else holds it.
       if (inputs_[i].storage().use_count() > 1) return false;
       copied[i] = true;
-    }
-    for (int i : g.written_params_) {
-      // A written device input must take its new value back in one copy.
-      if (copied[i] && inputs[i]->device() == device && !inputs[i]->is_contiguous()) return false;
     }
     for (size_t i = 0; i < inputs.size(); ++i) {
       if (!copied[i]) continue;

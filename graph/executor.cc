@@ -221,11 +221,15 @@ absl::Status CheckSupported(const Graph& g, const Backend& backend) {
 
 absl::StatusOr<CompiledGraph> CompiledGraph::Compile(Graph g, const CompileOptions& options) {
   if (!options.backend) {  // resolved first; the compile with a backend verifies the graph
-    PIJIT_ASSIGN_OR_RETURN(const Backend* chosen, DefaultBackend());
+    const Backend* chosen = options.device != Device::kCPU ? BackendOfDevice(options.device) : nullptr;
+    if (chosen == nullptr) {
+      PIJIT_ASSIGN_OR_RETURN(chosen, DefaultBackend());
+    }
     CompileOptions resolved = options;
     resolved.backend = chosen;
     if (chosen->device() == Device::kCPU) return Compile(std::move(g), resolved);
-    // A graph the default device cannot run whole runs on the CPU: a default is a preference.
+    // A graph the device cannot run whole runs on the CPU: a default is a preference, and
+    // inputs on a device are copied for the call.
     const Graph original = g;
     absl::StatusOr<CompiledGraph> on_device = Compile(std::move(g), resolved);
     if (on_device.ok() || !absl::IsUnimplemented(on_device.status())) return on_device;
@@ -238,10 +242,35 @@ absl::StatusOr<CompiledGraph> CompiledGraph::Compile(Graph g, const CompileOptio
   CompiledGraph c;
   c.backend_ = options.backend;
   const bool on_host = c.backend_->device() == Device::kCPU;
+  {
+    // Constants made from device values (the tape's) are kept as host copies when the passes
+    // run (they fold constants with the CPU's kernels) or the graph runs elsewhere; a device
+    // backend uploads its constants again.
+    for (size_t id = 0; id < g.nodes().size(); ++id) {
+      const Node& n = g.node(static_cast<NodeId>(id));
+      if (n.op != Op::kConstant || n.value.device() == Device::kCPU) continue;
+      if (!options.optimize && n.value.device() == c.backend_->device()) continue;
+      const Backend* there = BackendOfDevice(n.value.device());
+      if (there == nullptr) return absl::FailedPreconditionError("a constant is on a device this build cannot use");
+      PIJIT_ASSIGN_OR_RETURN(Tensor host, there->Download(n.value));
+      g.ReplaceWithConstant(static_cast<NodeId>(id), std::move(host));
+    }
+  }
   PipelineOptions pipeline = options.pipeline;
   pipeline.host_kernels = pipeline.host_kernels && on_host;
   const std::vector<bool> shared_before = SharedOutputs(g);
   if (options.optimize) PIJIT_RETURN_IF_ERROR(RunPipeline(g, pipeline));
+  // Params the graph writes in place: a caller's tensor on another device gets the copy back.
+  for (const Node& n : g.nodes()) {
+    // assign writes its variable; training batch norm its running mean and variance.
+    absl::InlinedVector<NodeId, 2> written;
+    if (n.op == Op::kAssign) written = {n.inputs[0]};
+    if (n.op == Op::kBatchNormTrain) written = {n.inputs[1], n.inputs[2]};
+    for (NodeId w : written) {
+      const Node& base = g.node(BaseOf(g, w));
+      if (base.op == Op::kParam) c.written_params_.push_back(base.param_index);
+    }
+  }
   if (!on_host) PIJIT_RETURN_IF_ERROR(c.PrepareForDevice(g));
   // Symbolic sizes: a recording holds one call's sizes.
   if (!on_host && c.backend_->CanRecord() && !options.pipeline.symbolic_sizes && flags::CudaGraphs()) {
@@ -274,17 +303,6 @@ absl::StatusOr<CompiledGraph> CompiledGraph::Compile(Graph g, const CompileOptio
 
 absl::Status CompiledGraph::PrepareForDevice(const Graph& g) {
   PIJIT_RETURN_IF_ERROR(CheckSupported(g, *backend_));
-  // Params the graph writes in place: a host caller's tensor gets the device copy back.
-  for (const Node& n : g.nodes()) {
-    // assign writes its variable; training batch norm its running mean and variance.
-    absl::InlinedVector<NodeId, 2> written;
-    if (n.op == Op::kAssign) written = {n.inputs[0]};
-    if (n.op == Op::kBatchNormTrain) written = {n.inputs[1], n.inputs[2]};
-    for (NodeId w : written) {
-      const Node& base = g.node(BaseOf(g, w));
-      if (base.op == Op::kParam) written_params_.push_back(base.param_index);
-    }
-  }
   // The graph keeps its host constants (its text, explain and the tape read them); the nodes
   // read these device copies.
   device_constants_.resize(g.nodes().size());
@@ -299,33 +317,58 @@ absl::Status CompiledGraph::PrepareForDevice(const Graph& g) {
 absl::Status CompiledGraph::Run(absl::Span<const Tensor* const> inputs,
                                 std::vector<Tensor>* outputs) const {
   const Device device = backend_->device();
-  if (device == Device::kCPU) return RunOnBackend(inputs, outputs);
+  if (device == Device::kCPU) {
+    const Device elsewhere = DeviceOfInputs(inputs);
+    if (elsewhere == Device::kCPU) return RunOnBackend(inputs, outputs);
+    return RunWithInputsMoved(inputs, outputs, *backend_, elsewhere);
+  }
   if (replay_) {
     PIJIT_ASSIGN_OR_RETURN(const bool replayed, replay_->TryRun(*this, inputs, outputs));
     if (replayed) return absl::OkStatus();
   }
-  // Host inputs go to the device for the call; when every input came from the host (a
-  // Python caller's tensors), so do the outputs.
+  return RunWithInputsMoved(inputs, outputs, *backend_, device);
+}
+
+absl::Status CompiledGraph::RunWithInputsMoved(absl::Span<const Tensor* const> inputs,
+                                               std::vector<Tensor>* outputs, const Backend& here,
+                                               Device outputs_to) const {
+  // Inputs elsewhere come here for the call; when every input came from the host (a Python
+  // caller's tensors on a device graph), so do the outputs.
+  const Backend* there = here.device() == Device::kCPU ? BackendOfDevice(outputs_to) : &here;
+  if (there == nullptr) return absl::FailedPreconditionError("an input is on a device this build cannot use");
   std::vector<Tensor> moved(inputs.size());
-  absl::InlinedVector<const Tensor*, 8> on_device(inputs.begin(), inputs.end());
+  absl::InlinedVector<const Tensor*, 8> local(inputs.begin(), inputs.end());
   bool any_on_device = false;
   for (size_t i = 0; i < inputs.size(); ++i) {
-    if (inputs[i]->device() == device) {
-      any_on_device = true;
+    if (inputs[i]->device() == here.device()) {
+      any_on_device |= here.device() != Device::kCPU;
       continue;
     }
-    PIJIT_ASSIGN_OR_RETURN(moved[i], backend_->Upload(*inputs[i]));
-    on_device[i] = &moved[i];
+    any_on_device |= inputs[i]->device() != Device::kCPU;
+    if (here.device() == Device::kCPU) {
+      PIJIT_ASSIGN_OR_RETURN(moved[i], there->Download(*inputs[i]));
+    } else {
+      PIJIT_ASSIGN_OR_RETURN(moved[i], here.Upload(*inputs[i]));
+    }
+    local[i] = &moved[i];
   }
-  PIJIT_RETURN_IF_ERROR(RunOnBackend(on_device, outputs));
+  PIJIT_RETURN_IF_ERROR(RunOnBackend(local, outputs));
   for (int i : written_params_) {
-    if (!moved[i].defined()) continue;  // it was on the device: written there
-    PIJIT_ASSIGN_OR_RETURN(Tensor back, backend_->Download(moved[i]));
-    CopyInto(back, *inputs[i]);
+    if (!moved[i].defined()) continue;  // it was here: written in place
+    if (here.device() == Device::kCPU) {
+      PIJIT_RETURN_IF_ERROR(there->CopyInto(moved[i], *inputs[i]));
+    } else {
+      PIJIT_ASSIGN_OR_RETURN(Tensor back, here.Download(moved[i]));
+      CopyInto(back, *inputs[i]);
+    }
   }
-  if (!any_on_device) {
+  if (here.device() == Device::kCPU) {
     for (Tensor& t : *outputs) {
-      PIJIT_ASSIGN_OR_RETURN(t, backend_->Download(t));
+      PIJIT_ASSIGN_OR_RETURN(t, there->Upload(t));
+    }
+  } else if (!any_on_device) {
+    for (Tensor& t : *outputs) {
+      PIJIT_ASSIGN_OR_RETURN(t, here.Download(t));
     }
   }
   return absl::OkStatus();

@@ -41,7 +41,10 @@ class Backend;
 
 struct CompileOptions {
   bool optimize = true;
-  const Backend* backend = nullptr;  // what the nodes run on; nullptr: DefaultBackend()
+  const Backend* backend = nullptr;  // what the nodes run on; nullptr: by `device`, else DefaultBackend()
+  // Where the caller's inputs are: with no backend named, a graph for inputs on a device
+  // compiles for that device's backend (for the CPU's when it has a node that device lacks).
+  Device device = Device::kCPU;
   bool plan_memory = true;  // and PIJIT_MEMORY_PLAN is not 0
   PipelineOptions pipeline;
 };
@@ -55,7 +58,8 @@ class CompiledGraph {
   // `inputs` in parameter order; returns the graph outputs in order. On a device backend,
   // host inputs are copied to the device for the call (and back into the caller's tensor
   // when the graph assigns to it), and the outputs come back to the host when no input was
-  // on the device.
+  // on the device. On the CPU, device inputs are copied to the host the same way, and the
+  // outputs go to their device.
   absl::Status Run(absl::Span<const Tensor* const> inputs, std::vector<Tensor>* outputs) const;
   const Graph& graph() const { return graph_; }
   const MemoryPlan& memory_plan() const { return plan_; }
@@ -68,13 +72,17 @@ class CompiledGraph {
  private:
   friend class DeviceReplay;
   absl::Status RunOnBackend(absl::Span<const Tensor* const> inputs, std::vector<Tensor>* outputs) const;
+  // Runs with every input on `backend`'s device, copying those that are elsewhere there and
+  // back (written params), and the outputs to `outputs_to` when some input was there.
+  absl::Status RunWithInputsMoved(absl::Span<const Tensor* const> inputs, std::vector<Tensor>* outputs,
+                                  const Backend& here, Device outputs_to) const;
   // For a device backend: checks every node runs there, notes the params the graph writes,
   // and copies the constants to the device.
   absl::Status PrepareForDevice(const Graph& g);
   Graph graph_;
   const Backend* backend_ = nullptr;  // graph/backend.h
   std::string backend_note_;
-  std::vector<int> written_params_;  // device backends: params assign writes
+  std::vector<int> written_params_;  // params assign writes (for callers on another device)
   std::vector<Tensor> device_constants_;  // device backends: per node, its constant's copy
   std::vector<int32_t> last_use_;  // per node: index of the last node reading it
   std::vector<bool> copy_output_;  // per output: copy it (see the header comment)

@@ -7,6 +7,7 @@
 #include <pybind11/stl.h>
 
 #include "absl/strings/str_format.h"
+#include "graph/backend.h"
 #include "interop/convert.h"
 #include "kernels/ops.h"
 
@@ -88,7 +89,13 @@ py::dtype NumpyDType(DType d, const char* what) {
   return py::reinterpret_borrow<py::dtype>(bf16);
 }
 
-py::array ToNumpy(const Tensor& t) {
+py::array ToNumpy(const Tensor& device_or_host) {
+  // A device tensor's values are copied to the host first.
+  const Tensor t = device_or_host.device() == Device::kCPU ? device_or_host : [&] {
+    auto host = graph::MoveToDevice(device_or_host, Device::kCPU);
+    if (!host.ok()) ThrowStatus(host.status());
+    return *host;
+  }();
   std::vector<ssize_t> shape(t.shape().begin(), t.shape().end()), strides;
   for (int64_t s : t.strides()) strides.push_back(s * static_cast<ssize_t>(t.itemsize()));
   auto* keep = new Tensor(t);
@@ -112,7 +119,11 @@ Tensor MakeTensor(py::object data, py::object dtype) {
   }
   if (Tensor* t = AsTensor(data.ptr())) {
     if (wantp && *wantp != t->dtype()) {
-      auto c = Cast(*t, *wantp);
+      graph::Node n;
+      n.op = graph::Op::kCast;
+      n.dtype = *wantp;
+      const Tensor* operand[] = {t};
+      auto c = graph::RunNodeWhereInputsAre(n, operand);  // on the tensor's device
       if (!c.ok()) ThrowStatus(c.status());
       return *c;
     }

@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "absl/strings/str_format.h"
+#include "graph/backend.h"
 #include "kernels/errors.h"
 #include "interop/convert.h"
 #include "interop/pyargs.h"
@@ -655,7 +656,7 @@ absl::StatusOr<Tensor> ApplyEager(const ParsedCall& call, absl::Span<const Tenso
   graph::Node n;
   static_cast<graph::Attrs&>(n) = call.attrs;
   n.op = call.gop;
-  return graph::RunNode(n, ptrs);
+  return graph::RunNodeWhereInputsAre(n, ptrs);  // tensors on a device run there
 }
 
 }  // namespace pijit

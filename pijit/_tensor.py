@@ -98,9 +98,42 @@ def _init(self, input_data=None, dtype=None, shape=None, init=None, internal=Fal
         _native_init(self, initializer(init, tuple(shape), dtype), dtype)
         return
     _native_init(self, input_data, dtype)
+    if device is not None:
+        self._move_in_place(_device_name(device))
+
+
+_CANONICAL_DEVICES = {"CPU": "CPU", "cpu": "CPU", "GPU": "GPU", "gpu": "GPU", "cuda": "GPU", "CUDA": "GPU"}
+
+
+def _device_name(device):
+    if not isinstance(device, str):
+        raise TypeError(f"device must be a string (\"CPU\" or \"GPU\"), got {type(device).__name__}")
+    return device.split(":")[0]  # "GPU:0": pijit uses GPU 0
+
+
+def _move_to(self, to, blocking=True):
+    """A copy of this tensor on device `to` ("CPU" or "GPU"), or this tensor if it is there
+    already (MindSpore's Tensor.move_to). `blocking` is accepted for compatibility: copies to
+    the host always complete before the call returns."""
+    name = _device_name(to)
+    if _CANONICAL_DEVICES.get(name) == self.device:
+        return self
+    return self._moved_to(name)
+
+
+def _to(self, target=None, dtype=None):
+    """t.to(dtype) casts (MindSpore); t.to("GPU") / t.to("CPU") moves; t.to("GPU", dtype)
+    does both."""
+    out = self
+    if isinstance(target, str):
+        out = out.move_to(target)
+    elif target is not None:
+        dtype = target
+    return out if dtype is None else out.astype(dtype)
 
 
 Tensor.__init__ = _init
+Tensor.move_to = _move_to
 Tensor.__str__ = _str
 Tensor.__repr__ = _repr
 Tensor.__iter__ = _iter

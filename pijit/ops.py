@@ -453,7 +453,8 @@ _C.Tensor.isfinite = isfinite
 _C.Tensor.swapaxes = swapaxes
 _C.Tensor.permute = permute
 _C.Tensor.contiguous = contiguous
-_C.Tensor.to = lambda self, dtype: self.astype(dtype)
+from pijit._tensor import _to as _tensor_to  # noqa: E402
+_C.Tensor.to = _tensor_to
 
 
 class Split(Primitive):

@@ -389,6 +389,12 @@ std::unique_ptr<CacheEntry> CompileEntry(PyCodeObject* code, bytecode::CaptureRe
     copts.pipeline.symbolic_sizes = cr.dynamic;
     copts.pipeline.optimize = options.optimize;
     copts.plan_memory = !cr.dynamic;
+    // Inputs on a device (their TENSOR_MATCH guards say where): the graph runs there.
+    if (entry->guards) {
+      for (const guards::Guard& g : entry->guards->guards()) {
+        if (g.kind == guards::Guard::kTensorMatch && g.device != Device::kCPU) copts.device = g.device;
+      }
+    }
     auto compiled = graph::CompiledGraph::Compile(std::move(cr.graph), copts);
     if (compiled.ok()) {
       entry->graph = std::move(*compiled);

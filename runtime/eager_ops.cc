@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "graph/backend.h"
 #include "graph/executor.h"
 #include "interop/convert.h"
 #include "runtime/tape.h"
@@ -59,11 +60,12 @@ PyObject* WrapKernelResult(PyOp op, Kernel&& kernel) {
 // ApplyEager does: straight to the kernel where there is one (what RunNode would call).
 PyObject* RunDirect(PyOp op, const DirectOp& d, absl::Span<const Tensor* const> operands) {
   return WrapKernelResult(op, [&]() -> absl::StatusOr<Tensor> {
+    graph::Node n;
+    n.op = d.gop;
+    if (graph::DeviceOfInputs(operands) != Device::kCPU) return graph::RunNodeWhereInputsAre(n, operands);
     if (operands.size() == 2 && d.binary_kernel)
       return Binary(d.binary, *operands[0], *operands[1]);
     if (operands.size() == 1 && d.unary_kernel) return Unary(d.unary, *operands[0]);
-    graph::Node n;
-    n.op = d.gop;
     return graph::RunNode(n, operands);
   });
 }
@@ -74,7 +76,15 @@ PyObject* DirectBinary(PyOp op, BinaryOp kernel, PyObject* a, PyObject* b) {
   if (ActiveTape() != nullptr) return nullptr;
   const Tensor* ta = AsTensor(a);
   const Tensor* tb = AsTensor(b);
-  if (ta && tb) return WrapKernelResult(op, [&] { return Binary(kernel, *ta, *tb); });
+  // Tensors on a device run there (a Python scalar goes with them).
+  auto run = [op, kernel](const Tensor& x, const Tensor& y) -> absl::StatusOr<Tensor> {
+    if (x.device() == Device::kCPU && y.device() == Device::kCPU) return Binary(kernel, x, y);
+    graph::Node n;
+    n.op = PyOpGraphOp(op);
+    const Tensor* operands[] = {&x, &y};
+    return graph::RunNodeWhereInputsAre(n, operands);
+  };
+  if (ta && tb) return WrapKernelResult(op, [&] { return run(*ta, *tb); });
   // A Python scalar takes the dtype NumPy's weak-scalar rule gives next to the tensor.
   const Tensor* t = ta ? ta : tb;
   PyObject* s = ta ? b : a;
@@ -84,9 +94,7 @@ PyObject* DirectBinary(PyOp op, BinaryOp kernel, PyObject* a, PyObject* b) {
     SetPyError(c.status());
     return nullptr;
   }
-  return WrapKernelResult(op, [&] {
-    return ta ? Binary(kernel, *ta, *c) : Binary(kernel, *c, *tb);
-  });
+  return WrapKernelResult(op, [&] { return ta ? run(*ta, *c) : run(*c, *tb); });
 }
 
 PyObject* DirectEager(PyOp op, PyObject* const* args, Py_ssize_t nargs) {

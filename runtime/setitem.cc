@@ -121,6 +121,12 @@ absl::Status ParseIndex(const ArgView& ix, int slot, ParsedCall* call) {
 absl::Status SetItem(PyObject* self, PyObject* index, PyObject* value) {
   Tensor* dst = AsTensor(self);
   if (dst == nullptr) return absl::InternalError("__setitem__: self is not a Tensor");
+  const Tensor* value_tensor = AsTensor(value);
+  if (dst->device() != Device::kCPU || (value_tensor != nullptr && value_tensor->device() != Device::kCPU)) {
+    return absl::UnimplementedError(absl::StrFormat(
+        "__setitem__: item assignment into a tensor on the %s is not supported yet; move it with "
+        "move_to(\"CPU\") first", DeviceName(dst->device())));
+  }
   // The index parses as __getitem__'s (self, index) arguments do in eager calls.
   ArgView views[2];
   views[0].is_tensor = true;

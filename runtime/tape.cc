@@ -7,6 +7,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
 #include "graph/autodiff.h"
+#include "graph/backend.h"
 #include "graph/executor.h"
 #include "kernels/errors.h"
 #include "interop/convert.h"
@@ -197,6 +198,11 @@ absl::StatusOr<std::vector<std::optional<Tensor>>> Backward(const graph::Graph& 
   graph::CompileOptions options;
   options.optimize = false;
   options.plan_memory = false;
+  {
+    std::vector<const Tensor*> given;
+    for (const Tensor& t : inputs) given.push_back(&t);
+    options.device = graph::DeviceOfInputs(given);  // gradients of device tensors run there
+  }
   PIJIT_ASSIGN_OR_RETURN(graph::CompiledGraph compiled, graph::CompiledGraph::Compile(std::move(g), options));
   std::vector<const Tensor*> ptrs;
   for (const Tensor& t : inputs) ptrs.push_back(&t);
@@ -322,7 +328,8 @@ absl::StatusOr<std::vector<PyObject*>> Tape::RecordedGradient(absl::Span<PyObjec
       args.push_back(&value[i]);
       objs.push_back(object[i]);
     }
-    PIJIT_ASSIGN_OR_RETURN(Tensor v, graph::RunNode(n, args));
+    // Where the values are: the backward of device tensors runs on their device.
+    PIJIT_ASSIGN_OR_RETURN(Tensor v, graph::RunNodeWhereInputsAre(n, args, /*move_host_inputs=*/true));
     PyObject* o = WrapTensor(v);
     if (o == nullptr) return absl::CancelledError("python error");
     made.push_back(py::reinterpret_steal<py::object>(o));

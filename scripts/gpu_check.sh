@@ -8,8 +8,9 @@
 #   bash scripts/gpu_check.sh run [--tests-only]
 #                                    on the GPU machine, from the repository root with .gpu/
 #                                    beside it: runs every CUDA test (each kernel family
-#                                    against the CPU, the golden IR graphs on both devices)
-#                                    and benchmarks/gpu.py (pijit against torch on that GPU)
+#                                    against the CPU, the golden IR graphs on both devices,
+#                                    CUDA graph replays, Python's device tensors) and
+#                                    benchmarks/gpu.py (pijit against torch on that GPU)
 #
 # The GPU machines have Python 3.12, CUDA 13 and torch but no network and no Debian packages,
 # hence the carried binaries. NVRTC and cuBLAS are found there in torch's CUDA wheels.
@@ -52,8 +53,8 @@ case "${1:-}" in
     if ls .gpu/_C.cpython-312-*.so > /dev/null 2>&1; then
       # pijit itself on the GPU machine's Python: device_target="GPU" against eager results.
       cp .gpu/_C.cpython-312-*.so pijit/
-      PYTHONPATH="$here" python3 -m pytest -q -p no:cacheprovider tests/python/test_cuda.py \
-        tests/python/test_seeds.py || status=$?
+      PYTHONPATH="$here" python3 -m pytest -q -p no:cacheprovider -rs tests/python/test_cuda.py \
+        tests/python/test_cuda_tensors.py tests/python/test_seeds.py || status=$?
     fi
     if [ "${2:-}" = "--tests-only" ]; then exit $status; fi
     python3 benchmarks/gpu.py .gpu/pijit_cuda_bench || status=$?

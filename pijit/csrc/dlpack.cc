@@ -4,6 +4,7 @@
 #include <pybind11/pybind11.h>
 
 #include "absl/strings/str_format.h"
+#include "graph/backend.h"
 #include "interop/convert.h"
 #include "pijit/csrc/module.h"
 
@@ -78,7 +79,7 @@ py::object ToCapsule(const Tensor& t) {
   DLTensor& d = e->managed.dl_tensor;
   d.data = t.storage()->data();
   d.byte_offset = static_cast<uint64_t>(t.offset()) * t.itemsize();
-  d.device = {kDLCPU, 0};
+  d.device = {t.device() == Device::kCUDA ? kDLCUDA : kDLCPU, 0};  // pijit uses GPU 0
   d.ndim = static_cast<int32_t>(t.ndim());
   ToDL(t.dtype(), &d.dtype);
   d.shape = e->shape.data();
@@ -100,10 +101,14 @@ Tensor FromCapsule(py::handle capsule) {
   }
   auto* m = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(capsule.ptr(), kCapsule));
   const DLTensor& d = m->dl_tensor;
-  if (d.device.device_type != kDLCPU) {
+  Device device = Device::kCPU;
+  if (d.device.device_type == kDLCUDA && d.device.device_id == 0 && graph::CudaBackend() != nullptr) {
+    device = Device::kCUDA;  // shared as it is: the producer and pijit use GPU 0's primary context
+  } else if (d.device.device_type != kDLCPU) {
     ThrowStatus(absl::InvalidArgumentError(absl::StrFormat(
-        "from_dlpack: the tensor lives on device type %d; pijit reads CPU memory only",
-        static_cast<int>(d.device.device_type))));
+        "from_dlpack: the tensor lives on DLPack device (%d, %d); pijit reads CPU memory and, "
+        "in a build with CUDA, GPU 0's (device (%d, 0))", static_cast<int>(d.device.device_type),
+        static_cast<int>(d.device.device_id), static_cast<int>(kDLCUDA))));
   }
   DType dt;
   if (!FromDL(d.dtype, &dt)) {
@@ -118,7 +123,7 @@ Tensor FromCapsule(py::handle capsule) {
     PyGILState_STATE g = PyGILState_Ensure();
     if (m->deleter) m->deleter(m);
     PyGILState_Release(g);
-  });
+  }, device);
   if (PyCapsule_SetName(capsule.ptr(), kUsedCapsule) < 0) throw py::error_already_set();
   return Tensor::View(std::move(storage), dt, std::move(shape), std::move(strides), 0);
 }
@@ -129,6 +134,18 @@ void BindDLPack(py::module_& m, py::object tensor_class) {
   tensor_class.attr("__dlpack__") = py::cpp_function(
       [](const Tensor& t, py::object stream, py::object max_version, py::object dl_device,
          py::object copy) {
+        if (t.device() != Device::kCPU) {
+          // The consumer reads it at once: the work that writes it must be done.
+          const graph::Backend* backend = graph::BackendOfDevice(t.device());
+          Tensor out = t;
+          if (!copy.is_none() && copy.cast<bool>()) {
+            auto c = backend->Copy(t);
+            if (!c.ok()) ThrowStatus(c.status());
+            out = *c;
+          }
+          if (absl::Status s = backend->Synchronize(); !s.ok()) ThrowStatus(s);
+          return ToCapsule(out);
+        }
         if (!copy.is_none() && copy.cast<bool>()) {
           Tensor out = Tensor::Empty(t.shape(), t.dtype());
           CopyInto(t, out);
@@ -139,7 +156,9 @@ void BindDLPack(py::module_& m, py::object tensor_class) {
       py::is_method(tensor_class), py::arg("stream") = py::none(), py::arg("max_version") = py::none(),
       py::arg("dl_device") = py::none(), py::arg("copy") = py::none());
   tensor_class.attr("__dlpack_device__") = py::cpp_function(
-      [](const Tensor&) { return py::make_tuple(static_cast<int>(kDLCPU), 0); },
+      [](const Tensor& t) {
+        return py::make_tuple(static_cast<int>(t.device() == Device::kCUDA ? kDLCUDA : kDLCPU), 0);
+      },
       py::is_method(tensor_class));
   m.def("from_dlpack", [](py::object obj) {
     if (PyCapsule_CheckExact(obj.ptr())) return FromCapsule(obj);
@@ -147,7 +166,14 @@ void BindDLPack(py::module_& m, py::object tensor_class) {
       ThrowStatus(absl::UnimplementedError(absl::StrFormat(
           "from_dlpack: %s has no __dlpack__", std::string(py::str(obj.get_type())))));
     }
-    py::object cap = obj.attr("__dlpack__")();
+    // A GPU producer is asked to order its writes before the legacy default stream (1), which
+    // pijit's stream waits for (kernels/cuda/cuda_api.h).
+    bool on_gpu = false;
+    if (py::hasattr(obj, "__dlpack_device__")) {
+      py::tuple where = obj.attr("__dlpack_device__")();
+      on_gpu = where.size() > 0 && where[0].cast<int>() == static_cast<int>(kDLCUDA);
+    }
+    py::object cap = on_gpu ? obj.attr("__dlpack__")(py::arg("stream") = 1) : obj.attr("__dlpack__")();
     return FromCapsule(cap);
   }, py::arg("obj"), "A Tensor sharing the memory of a DLPack-capable object (NumPy, torch, jax).");
 }

@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_format.h"
 #include "frame_eval/eval_frame.h"
+#include "graph/backend.h"
 #include "interop/convert.h"
 #include "interop/numpy_convert.h"
 #include "interop/python_objects.h"
@@ -36,11 +37,17 @@ py::object UnaryDunder(PyOp op, py::handle a) {
 }
 
 // The single element of `t` as a Python bool, int or float; `what` names the conversion.
-py::object ToPyScalar(const Tensor& t, const char* what) {
+py::object ToPyScalar(const Tensor& device_or_host, const char* what) {
+  Tensor t = device_or_host;
   if (t.numel() != 1) {
     ThrowStatus(absl::InvalidArgumentError(absl::StrFormat(
         "%s: only a Tensor with one element can be converted to a Python scalar, this one has "
         "shape %s (%d elements)", what, ShapeToString(t.shape()), t.numel())));
+  }
+  if (t.device() != Device::kCPU) {  // its one value comes to the host
+    auto host = graph::MoveToDevice(t, Device::kCPU);
+    if (!host.ok()) ThrowStatus(host.status());
+    t = *host;
   }
   return DispatchDType(t.dtype(), [&](auto tag) -> py::object {
     using T = decltype(tag);
@@ -49,6 +56,21 @@ py::object ToPyScalar(const Tensor& t, const char* what) {
     else if constexpr (std::is_integral_v<T>) return py::int_(static_cast<int64_t>(v));
     else return py::float_(static_cast<double>(v));
   });
+}
+
+// MindSpore's device names ("GPU", "CPU"; "cuda" too) as a device.
+Device DeviceFromName(const std::string& name, const char* what) {
+  if (name == "GPU" || name == "gpu" || name == "cuda" || name == "CUDA") return Device::kCUDA;
+  if (name == "CPU" || name == "cpu") return Device::kCPU;
+  ThrowStatus(absl::InvalidArgumentError(absl::StrFormat(
+      "%s: unknown device '%s'; pijit runs on \"CPU\" and \"GPU\"", what, name)));
+  return Device::kCPU;
+}
+
+Tensor Moved(const Tensor& t, const std::string& device, const char* what) {
+  auto moved = graph::MoveToDevice(t, DeviceFromName(device, what));
+  if (!moved.ok()) ThrowStatus(moved.status());
+  return *moved;
 }
 
 }  // namespace
@@ -78,6 +100,11 @@ void BindTensor(py::module_& m) {
   // The buffer protocol (memoryview(t), np.frombuffer): zero-copy, strides in bytes. The
   // format is the struct/PEP 3118 character, which bfloat16 does not have.
   cls.def_buffer([](const Tensor& t) -> py::buffer_info {
+    if (t.device() != Device::kCPU) {
+      ThrowStatus(absl::InvalidArgumentError(absl::StrFormat(
+          "buffer: a tensor on the %s has no host memory to share; use asnumpy() (a copy) or "
+          "move_to(\"CPU\")", DeviceName(t.device()))));
+    }
     if (t.dtype() == DType::kBFloat16) {
       ThrowStatus(absl::UnimplementedError(
           "buffer: bfloat16 has no buffer format; convert with .astype(pijit.float32) first"));
@@ -97,6 +124,10 @@ void BindTensor(py::module_& m) {
         return (*dtype_objects)[static_cast<size_t>(t.dtype())];
       })
       .def_property_readonly("ndim", &Tensor::ndim)
+      // Where the values live: "CPU" or "GPU" (MindSpore's device_target names).
+      .def_property_readonly("device", [](const Tensor& t) { return std::string(DeviceName(t.device())); })
+      .def("_moved_to", [](const Tensor& t, const std::string& device) { return Moved(t, device, "move_to"); })
+      .def("_move_in_place", [](Tensor& t, const std::string& device) { t = Moved(t, device, "Tensor"); })
       .def_property_readonly("size", &Tensor::numel)
       .def_property_readonly("strides", [](const Tensor& t) {
         return std::vector<int64_t>(t.strides().begin(), t.strides().end());
@@ -118,7 +149,11 @@ void BindTensor(py::module_& m) {
       .def("astype", [](py::handle self, py::handle d) {
         const Tensor& t = *AsTensor(self.ptr());
         const DType dt = DTypeFromPy(d);
-        auto c = Cast(t, dt);
+        graph::Node cast;
+        cast.op = graph::Op::kCast;
+        cast.dtype = dt;
+        const Tensor* operand[] = {&t};
+        auto c = graph::RunNodeWhereInputsAre(cast, operand);  // on the tensor's device
         if (!c.ok()) ThrowStatus(c.status());
         py::object result = py::reinterpret_steal<py::object>(WrapTensor(std::move(*c)));
         if (Tape* tape = ActiveTape()) {
