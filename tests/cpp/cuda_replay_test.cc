@@ -99,7 +99,7 @@ TEST(CudaGraphs, ReplaysMatchTheCpuWhateverTheCallerPasses) {
   EXPECT_TRUE(gpu->replay()->failure().empty()) << gpu->replay()->failure();
   // Calls 0 and 2 ran kernel by kernel; 1 recorded and replayed; the others replayed.
   EXPECT_EQ(gpu->replay()->replays(), 6);
-  EXPECT_GE(gpu->replay()->launches(), 5);
+  EXPECT_GE(gpu->replay()->launches(), 3);  // the product, the reduction, the update at least
 }
 
 TEST(CudaGraphs, HostCallersGetHostResultsAndTheirWrittenTensorsBack) {
