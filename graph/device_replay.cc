@@ -7,6 +7,8 @@
 namespace pijit::graph {
 namespace {
 
+constexpr int64_t kMinLaunchesToReplay = 3;
+
 bool SameView(const Tensor& a, const Tensor& b) {
   return a.storage() == b.storage() && a.offset() == b.offset() && a.strides() == b.strides() &&
          a.dtype() == b.dtype() && a.shape() == b.shape();
@@ -46,7 +48,7 @@ absl::StatusOr<bool> DeviceReplay::TryRun(const CompiledGraph& g, absl::Span<con
   const Device device = backend.device();
   auto give_up = [this](const absl::Status& why) {
     given_up_ = true;
-    failure_ = std::string(why.message());
+    failure_ = why.ok() ? "too few kernels to gain from a replay" : std::string(why.message());
     recording_.reset();
     inputs_.clear();
     outputs_.clear();
@@ -60,6 +62,11 @@ absl::StatusOr<bool> DeviceReplay::TryRun(const CompiledGraph& g, absl::Span<con
   if (!recording_) {
     if (plain_calls_++ == 0) return false;  // the first call prepares kernels and libraries
     if (absl::Status s = RecordCall(g, inputs); !s.ok()) return give_up(s);
+    // One or two kernels launched directly cost no more than a replay and the copies of its
+    // results: such a graph keeps launching them.
+    if (recording_->launches() < kMinLaunchesToReplay) {
+      return give_up(absl::OkStatus());
+    }
     for (size_t i = 0; i < inputs.size(); ++i) copied[i] = !SameView(*inputs[i], inputs_[i]);
   } else {
     if (inputs.size() != inputs_.size()) return false;

@@ -36,6 +36,11 @@ bool MemoryPlanning() {
   return v == nullptr || std::strcmp(v, "0") != 0;
 }
 
+bool CudnnFind() {
+  const char* v = Get("PIJIT_CUDNN_FIND");
+  return v == nullptr || std::strcmp(v, "0") != 0;
+}
+
 bool CudaGraphs() {
   const char* v = Get("PIJIT_CUDA_GRAPHS");
   return v == nullptr || std::strcmp(v, "0") != 0;

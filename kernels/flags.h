@@ -24,6 +24,8 @@ bool LogEnabled(std::string_view what);
 bool ProfileNodes();
 // PIJIT_MEMORY_PLAN is not "0". Read per call.
 bool MemoryPlanning();
+// PIJIT_CUDNN_FIND is not "0": cuDNN's algorithms are chosen by timing them (kernels/cuda/cudnn.cc).
+bool CudnnFind();
 // PIJIT_CUDA_GRAPHS is not "0" (graph/device_replay.h). Read per compile.
 bool CudaGraphs();
 // PIJIT_FUSED_BACKEND, or "" when unset. Read per call.

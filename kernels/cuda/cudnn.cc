@@ -4,8 +4,10 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <mutex>
 #include <tuple>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_format.h"
@@ -62,6 +64,13 @@ struct Cudnn {
   Status (*BwdFilterWorkspace)(Handle, TensorDesc, TensorDesc, ConvDesc, FilterDesc, int, size_t*);
   Status (*BackwardFilter)(Handle, const void*, TensorDesc, const void*, TensorDesc, const void*,
                            ConvDesc, int, void*, size_t, const void*, FilterDesc, void*);
+  // cudnnFind*AlgorithmEx: each algorithm timed on the call's own buffers (optional).
+  Status (*FindFwd)(Handle, TensorDesc, const void*, FilterDesc, const void*, ConvDesc, TensorDesc, void*,
+                    int, int*, AlgoPerf*, void*, size_t) = nullptr;
+  Status (*FindBwdData)(Handle, FilterDesc, const void*, TensorDesc, const void*, ConvDesc, TensorDesc,
+                        void*, int, int*, AlgoPerf*, void*, size_t) = nullptr;
+  Status (*FindBwdFilter)(Handle, TensorDesc, const void*, TensorDesc, const void*, ConvDesc, FilterDesc,
+                          void*, int, int*, AlgoPerf*, void*, size_t) = nullptr;
   Handle handle = nullptr;
 };
 
@@ -99,6 +108,11 @@ absl::Status Load(Cudnn* c) {
       Bind(lib, "cudnnGetConvolutionBackwardFilterWorkspaceSize", &c->BwdFilterWorkspace) &&
       Bind(lib, "cudnnConvolutionBackwardFilter", &c->BackwardFilter);
   if (!ok) return absl::FailedPreconditionError("cuDNN lacks a convolution entry point");
+  if (!Bind(lib, "cudnnFindConvolutionForwardAlgorithmEx", &c->FindFwd) ||
+      !Bind(lib, "cudnnFindConvolutionBackwardDataAlgorithmEx", &c->FindBwdData) ||
+      !Bind(lib, "cudnnFindConvolutionBackwardFilterAlgorithmEx", &c->FindBwdFilter)) {
+    c->FindFwd = nullptr;  // the heuristics alone
+  }
   if (c->Create(&c->handle) != 0) return absl::FailedPreconditionError("cudnnCreate failed");
   // cuDNN's work goes on pijit's stream, with every other kernel's (kernels/cuda/cuda_api.h).
   PIJIT_ASSIGN_OR_RETURN(const CudaApi* api, CudaApi::Get());
@@ -167,36 +181,97 @@ absl::StatusOr<Problem*> ProblemFor(const Cudnn& c, DType dtype, const Shape& xs
   return raw;
 }
 
-// The heuristics' first algorithm for `pass` that succeeds, with its workspace size.
-absl::Status ChooseAlgorithm(const Cudnn& c, Problem& p, ConvPass pass) {
-  static std::mutex mu;  // a problem is shared by every graph that has it
-  std::lock_guard<std::mutex> lock(mu);
-  const int k = static_cast<int>(pass);
-  if (p.algo[k] >= 0) return absl::OkStatus();
+// The workspace `algo` needs for `pass`, or an error status.
+Status WorkspaceOf(const Cudnn& c, const Problem& p, ConvPass pass, int algo, size_t* bytes) {
+  switch (pass) {
+    case ConvPass::kForward: return c.FwdWorkspace(c.handle, p.x, p.w, p.conv, p.y, algo, bytes);
+    case ConvPass::kBackwardData: return c.BwdDataWorkspace(c.handle, p.w, p.y, p.conv, p.x, algo, bytes);
+    case ConvPass::kBackwardFilter: return c.BwdFilterWorkspace(c.handle, p.x, p.y, p.conv, p.w, algo, bytes);
+  }
+  return 1;
+}
+
+// The heuristics' algorithms for `pass` that run with at most `max_workspace` bytes, in their
+// order, each with its workspace.
+absl::StatusOr<std::vector<std::pair<int, size_t>>> Candidates(const Cudnn& c, const Problem& p, ConvPass pass,
+                                                                 size_t max_workspace) {
   AlgoPerf perf[16] = {};
   int n = 0;
-  Status s;
+  Status s = 0;
   switch (pass) {
     case ConvPass::kForward: s = c.FwdAlgo(c.handle, p.x, p.w, p.conv, p.y, 16, &n, perf); break;
     case ConvPass::kBackwardData: s = c.BwdDataAlgo(c.handle, p.w, p.y, p.conv, p.x, 16, &n, perf); break;
     case ConvPass::kBackwardFilter: s = c.BwdFilterAlgo(c.handle, p.x, p.y, p.conv, p.w, 16, &n, perf); break;
   }
   PIJIT_RETURN_IF_ERROR(Check(c, s, "cudnnGetConvolution*Algorithm_v7"));
-  constexpr size_t kMaxWorkspace = size_t{1} << 30;
+  std::vector<std::pair<int, size_t>> out;
   for (int i = 0; i < n; ++i) {
-    if (perf[i].status != 0) continue;
     size_t bytes = 0;
-    switch (pass) {
-      case ConvPass::kForward: s = c.FwdWorkspace(c.handle, p.x, p.w, p.conv, p.y, perf[i].algo, &bytes); break;
-      case ConvPass::kBackwardData: s = c.BwdDataWorkspace(c.handle, p.w, p.y, p.conv, p.x, perf[i].algo, &bytes); break;
-      case ConvPass::kBackwardFilter: s = c.BwdFilterWorkspace(c.handle, p.x, p.y, p.conv, p.w, perf[i].algo, &bytes); break;
-    }
-    if (s != 0 || bytes > kMaxWorkspace) continue;
-    p.algo[k] = perf[i].algo;
-    p.workspace[k] = bytes;
-    return absl::OkStatus();
+    if (perf[i].status != 0 || WorkspaceOf(c, p, pass, perf[i].algo, &bytes) != 0 || bytes > max_workspace) continue;
+    out.emplace_back(perf[i].algo, bytes);
   }
-  return absl::UnimplementedError("cuDNN offers no algorithm for this convolution");
+  return out;
+}
+
+// The fastest algorithm for `pass` as cuDNN's Find measures it on the call's own buffers (`a`,
+// `b` the operands, `out` the result, which it overwrites), with a workspace as large as the
+// heuristics' largest candidate: what torch calls cudnn.benchmark, done once per problem. -1
+// when Find is unavailable or fails.
+int FindFastest(const Cudnn& c, const Problem& p, ConvPass pass, const Tensor& a, const Tensor& b,
+                const Tensor& out, const std::vector<std::pair<int, size_t>>& candidates, size_t* workspace) {
+  if (!c.FindFwd || !flags::CudnnFind()) return -1;
+  size_t largest = 0;
+  for (const auto& [algo, bytes] : candidates) largest = std::max(largest, bytes);
+  Tensor ws;
+  if (largest > 0) {
+    auto made = EmptyOnDevice({static_cast<int64_t>(largest)}, DType::kUInt8);
+    if (!made.ok()) return -1;
+    ws = *made;
+  }
+  void* ws_ptr = ws.defined() ? ws.raw_data() : nullptr;
+  AlgoPerf perf[16] = {};
+  int n = 0;
+  Status s = 1;
+  switch (pass) {
+    case ConvPass::kForward:
+      s = c.FindFwd(c.handle, p.x, a.raw_data(), p.w, b.raw_data(), p.conv, p.y, out.raw_data(), 16, &n, perf,
+                    ws_ptr, largest);
+      break;
+    case ConvPass::kBackwardData:
+      s = c.FindBwdData(c.handle, p.w, b.raw_data(), p.y, a.raw_data(), p.conv, p.x, out.raw_data(), 16, &n,
+                        perf, ws_ptr, largest);
+      break;
+    case ConvPass::kBackwardFilter:
+      s = c.FindBwdFilter(c.handle, p.x, a.raw_data(), p.y, b.raw_data(), p.conv, p.w, out.raw_data(), 16, &n,
+                          perf, ws_ptr, largest);
+      break;
+  }
+  if (s != 0) return -1;
+  for (int i = 0; i < n; ++i) {  // sorted by time, fastest first
+    size_t bytes = 0;
+    if (perf[i].status != 0 || WorkspaceOf(c, p, pass, perf[i].algo, &bytes) != 0 || bytes > largest) continue;
+    *workspace = bytes;
+    return perf[i].algo;
+  }
+  return -1;
+}
+
+// The algorithm for `pass`: the fastest Find measures (PIJIT_CUDNN_FIND=0: the heuristics'
+// first that runs), with its workspace size.
+absl::Status ChooseAlgorithm(const Cudnn& c, Problem& p, ConvPass pass, const Tensor& a, const Tensor& b,
+                             const Tensor& out) {
+  static std::mutex mu;  // a problem is shared by every graph that has it
+  std::lock_guard<std::mutex> lock(mu);
+  const int k = static_cast<int>(pass);
+  if (p.algo[k] >= 0) return absl::OkStatus();
+  constexpr size_t kMaxWorkspace = size_t{1} << 30;
+  PIJIT_ASSIGN_OR_RETURN(const auto candidates, Candidates(c, p, pass, kMaxWorkspace));
+  if (candidates.empty()) return absl::UnimplementedError("cuDNN offers no algorithm for this convolution");
+  size_t bytes = 0;
+  const int fastest = FindFastest(c, p, pass, a, b, out, candidates, &bytes);
+  p.algo[k] = fastest >= 0 ? fastest : candidates.front().first;
+  p.workspace[k] = fastest >= 0 ? bytes : candidates.front().second;
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -219,7 +294,7 @@ absl::StatusOr<bool> CudnnConv2D(ConvPass pass, const Tensor& a, const Tensor& b
   const Shape& ys = pass == ConvPass::kForward ? out.shape()
                     : pass == ConvPass::kBackwardData ? a.shape() : b.shape();
   PIJIT_ASSIGN_OR_RETURN(Problem * p, ProblemFor(c, out.dtype(), xs, ws, ys, win, pads));
-  absl::Status chosen = ChooseAlgorithm(c, *p, pass);
+  absl::Status chosen = ChooseAlgorithm(c, *p, pass, a, b, out);
   if (absl::IsUnimplemented(chosen)) return false;
   PIJIT_RETURN_IF_ERROR(chosen);
   const int k = static_cast<int>(pass);

@@ -121,8 +121,9 @@ def test_jitted_graphs_take_and_return_device_tensors_across_replays():
 @needs_gpu
 def test_a_jitted_training_step_updates_device_parameters_in_place():
     rng = np.random.default_rng(7)
-    x = pijit.Tensor(rng.standard_normal((64, 8)).astype(np.float32), device="GPU")
-    y = pijit.Tensor(rng.standard_normal((64, 1)).astype(np.float32), device="GPU")
+    x_np = rng.standard_normal((64, 8)).astype(np.float32)
+    y_np = x_np @ rng.standard_normal((8, 1)).astype(np.float32)  # a target the model can reach
+    x, y = pijit.Tensor(x_np, device="GPU"), pijit.Tensor(y_np, device="GPU")
     w_gpu = pijit.Tensor(np.zeros((8, 1), np.float32), device="GPU")
 
     def loss(w):
