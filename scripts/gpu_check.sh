@@ -58,6 +58,9 @@ case "${1:-}" in
     fi
     if [ "${2:-}" = "--tests-only" ]; then exit $status; fi
     python3 benchmarks/gpu.py .gpu/pijit_cuda_bench || status=$?
+    # The same step with cuDNN's heuristic algorithm choice instead of timing them (A/B).
+    echo "ResNet-18 step with PIJIT_CUDNN_FIND=0:"
+    PIJIT_CUDNN_FIND=0 .gpu/pijit_cuda_bench resnet 2>&1 | grep -E 'resnet18_step' || true
     # Where a ResNet-18 step's time goes, kind of node by kind of node (the largest first).
     PIJIT_PROFILE=1 .gpu/pijit_cuda_bench resnet 2>&1 | head -30 || true
     exit $status
