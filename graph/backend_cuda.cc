@@ -6,7 +6,8 @@
 // assign, index_grad, concat, stack, full, full_like and one_hot (graph/backend_cuda_data.cc),
 // batch and layer normalisation (reductions and elementwise kernels) and the view ops
 // (reshape, transpose, broadcast, squeeze, unsqueeze, flatten, basic indexing: no kernel, a
-// new view of the same device memory). Any other node fails with Unimplemented naming the
+// new view of the same device memory), and uniform and normal random numbers (the CPU's
+// generator). Any other node fails with Unimplemented naming the
 // op (Supports says so at compile time), so a graph the backend cannot run is reported,
 // never run on the CPU's kernels over device memory. Graphs compiled for it skip the CPU's
 // epilogue passes (PipelineOptions::host_kernels) and run without the host memory plan;
@@ -180,6 +181,11 @@ absl::Status SupportsNode(const Node& n, absl::Span<const TensorMeta* const> in)
   }
   switch (n.op) {
     case Op::kCast: case Op::kWhere: return absl::OkStatus();
+    case Op::kUniform: case Op::kNormal:
+      if (n.meta.dtype != DType::kFloat32 && n.meta.dtype != DType::kFloat64) {
+        return NoKernel(n, " other than float32 or float64");
+      }
+      return absl::OkStatus();
     case Op::kSoftmax: case Op::kLogSoftmax: return cuda::RenderSoftmax(in[0]->dtype, false).status();
     case Op::kMatMul: {
       const DType d = n.meta.dtype;
@@ -238,6 +244,13 @@ class CudaBackendImpl final : public Backend {
       case Op::kSoftmax: return cuda::DeviceSoftmax(*in[0], n.attr, false);
       case Op::kLogSoftmax: return cuda::DeviceSoftmax(*in[0], n.attr, true);
       case Op::kMatMul: return cuda::DeviceMatMul(*in[0], *in[1], n.meta);
+      case Op::kUniform: case Op::kNormal: {
+        if (n.value.numel() != 2 || n.value.dtype() != DType::kFloat64 || n.value.device() != Device::kCPU) {
+          return absl::InternalError("uniform/normal: expects value={a, b} in Float64");
+        }
+        return cuda::DeviceRandom(n.op == Op::kUniform ? Distribution::kUniform : Distribution::kNormal,
+                                  n.meta, n.value.data<double>()[0], n.value.data<double>()[1], n.attr);
+      }
       default:
         return absl::UnimplementedError(absl::StrFormat(
             "the CUDA backend has no kernel for %s yet", OpName(n.op)));

@@ -15,7 +15,8 @@
 // (the next replay overwrites it), to the host when every input came from there.
 //
 // A graph that cannot be recorded (a node synchronises with the host, PIJIT_PROFILE is set)
-// runs the ordinary way from then on, as does one of fewer than three kernels (launching them
+// runs the ordinary way from then on, as do a graph that draws random numbers (each call
+// must draw new ones) and one of fewer than three kernels (launching them
 // costs no more than a replay and the copies of its results); PIJIT_CUDA_GRAPHS=0 turns
 // recording off per compile.
 #pragma once

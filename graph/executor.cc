@@ -273,7 +273,12 @@ absl::StatusOr<CompiledGraph> CompiledGraph::Compile(Graph g, const CompileOptio
   }
   if (!on_host) PIJIT_RETURN_IF_ERROR(c.PrepareForDevice(g));
   // Symbolic sizes: a recording holds one call's sizes.
-  if (!on_host && c.backend_->CanRecord() && !options.pipeline.symbolic_sizes && flags::CudaGraphs()) {
+  // A random node draws new numbers on each call from the generator's counter at launch: a
+  // recording would replay one call's draw.
+  bool draws_random = false;
+  for (const Node& n : g.nodes()) draws_random |= n.op == Op::kUniform || n.op == Op::kNormal;
+  if (!on_host && c.backend_->CanRecord() && !options.pipeline.symbolic_sizes && !draws_random &&
+      flags::CudaGraphs()) {
     c.replay_ = std::make_shared<DeviceReplay>();
   }
   const std::vector<bool> shared_after = SharedOutputs(g);

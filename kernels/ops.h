@@ -295,7 +295,22 @@ void SetSeed(uint64_t seed);
 uint64_t GetSeed();
 absl::StatusOr<TensorMeta> InferRandom(Distribution d, absl::Span<const int64_t> shape,
                                        DType dtype);
-// kUniform: [a, b); kNormal: mean a, standard deviation b.
+// Where a draw of `values` random numbers reads the generator: the key of its seed and the
+// counter of its first value. With `seed` < 0 the global generator's counter advances by
+// `values`. Value i of the draw is a hash of (key, base + i): the CPU and the GPU compute
+// the same numbers (kernels/cuda/device_random.cc).
+struct RandomDraw {
+  uint64_t key, base;
+};
+RandomDraw ReserveRandom(uint64_t values, int64_t seed);
+// The hash: SplitMix64's finaliser, a bijective mix of 64 bits.
+inline uint64_t RandomMix(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+// kUniform: [a, b); kNormal: mean a, standard deviation b (Box-Muller: two values each).
 absl::StatusOr<Tensor> Random(Distribution d, absl::Span<const int64_t> shape, DType dtype,
                               double a, double b, int64_t seed);
 

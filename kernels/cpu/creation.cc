@@ -108,18 +108,16 @@ namespace {
 std::atomic<uint64_t> g_seed{0};
 std::atomic<uint64_t> g_counter{0};
 
-// SplitMix64's finaliser: a bijective mix of 64 bits.
-inline uint64_t Mix(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
 // A double in [0, 1) from 53 random bits.
 inline double Uniform01(uint64_t key, uint64_t i) {
-  return static_cast<double>(Mix(key ^ Mix(i)) >> 11) * 0x1.0p-53;
+  return static_cast<double>(RandomMix(key ^ RandomMix(i)) >> 11) * 0x1.0p-53;
 }
 }  // namespace
+
+RandomDraw ReserveRandom(uint64_t values, int64_t seed) {
+  if (seed >= 0) return {RandomMix(static_cast<uint64_t>(seed)), 0};
+  return {RandomMix(g_seed.load()), g_counter.fetch_add(values)};
+}
 
 void SetSeed(uint64_t seed) {
   g_seed.store(seed);
@@ -145,14 +143,8 @@ absl::StatusOr<Tensor> Random(Distribution d, absl::Span<const int64_t> shape, D
   const uint64_t n = static_cast<uint64_t>(out.numel());
   // Normal values use two uniforms each (Box-Muller).
   const uint64_t draws = d == Distribution::kNormal ? 2 * n : n;
-  uint64_t key, base;
-  if (seed >= 0) {
-    key = Mix(static_cast<uint64_t>(seed));
-    base = 0;
-  } else {
-    key = Mix(g_seed.load());
-    base = g_counter.fetch_add(draws);
-  }
+  const RandomDraw draw = ReserveRandom(draws, seed);
+  const uint64_t key = draw.key, base = draw.base;
   DispatchDType(dtype, [&](auto tag) {
     using T = decltype(tag);
     if constexpr (kIsFloat<T>) {

@@ -51,6 +51,24 @@ struct WindowArgs {
   long long total, bottom_limit, right_limit;
   int include_pad, positive_only;
 };
+// Each of the launch's `a.total` elements, over a grid of any size.
+#define PJ_EACH_ELEMENT(i) \
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < a.total; \
+       i += (long long)gridDim.x * blockDim.x)
+// The taps of the window whose corner is (y0, x0) that fall inside the h x w plane: f(the
+// tap's offset in the plane, its index ky * kw + kx).
+template <typename F>
+__device__ __forceinline__ void pj_for_taps(const WindowArgs& a, long long y0, long long x0, F f) {
+  for (long long ky = 0; ky < a.kh; ++ky) {
+    const long long iy = y0 + ky * a.dil_h;
+    if (iy < 0 || iy >= a.h) continue;
+    for (long long kx = 0; kx < a.kw; ++kx) {
+      const long long ix = x0 + kx * a.dil_w;
+      if (ix < 0 || ix >= a.w) continue;
+      f(iy * a.w + ix, ky * a.kw + kx);
+    }
+  }
+}
 )";
 
 constexpr const char* kConvSource = R"(
@@ -60,23 +78,15 @@ extern "C" __global__ void pijit_conv2d(WindowArgs a) {
   const T* bias = static_cast<const T*>(a.bias);
   T* out = static_cast<T*>(a.out);
   const long long cg = a.c / a.groups, og = a.o / a.groups;
-  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < a.total;
-       i += (long long)gridDim.x * blockDim.x) {
+  PJ_EACH_ELEMENT(i) {
     const long long ox = i % a.ow, oy = (i / a.ow) % a.oh, oc = (i / (a.ow * a.oh)) % a.o;
     const long long n = i / (a.ow * a.oh * a.o), g = oc / og;
+    const long long y0 = oy * a.stride_h - a.pad_top, x0 = ox * a.stride_w - a.pad_left;
     T acc = T(0);
     for (long long c = 0; c < cg; ++c) {
       const T* xp = x + ((n * a.c + g * cg + c) * a.h) * a.w;
       const T* wp = w + ((oc * cg + c) * a.kh) * a.kw;
-      for (long long ky = 0; ky < a.kh; ++ky) {
-        const long long iy = oy * a.stride_h - a.pad_top + ky * a.dil_h;
-        if (iy < 0 || iy >= a.h) continue;
-        for (long long kx = 0; kx < a.kw; ++kx) {
-          const long long ix = ox * a.stride_w - a.pad_left + kx * a.dil_w;
-          if (ix < 0 || ix >= a.w) continue;
-          acc += xp[iy * a.w + ix] * wp[ky * a.kw + kx];
-        }
-      }
+      pj_for_taps(a, y0, x0, [&](long long at, long long k) { acc += xp[at] * wp[k]; });
     }
     if (bias) acc += bias[oc];
     if (a.positive_only) acc = acc > T(0) ? acc : (acc != acc ? acc : T(0));
@@ -89,8 +99,7 @@ extern "C" __global__ void pijit_conv2d_grad_input(WindowArgs a) {
   const T* w = static_cast<const T*>(a.b);
   T* dx = static_cast<T*>(a.out);
   const long long cg = a.c / a.groups, og = a.o / a.groups;
-  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < a.total;
-       i += (long long)gridDim.x * blockDim.x) {
+  PJ_EACH_ELEMENT(i) {
     const long long ix = i % a.w, iy = (i / a.w) % a.h, c = (i / (a.w * a.h)) % a.c;
     const long long n = i / (a.w * a.h * a.c), g = c / cg, cc = c % cg;
     T acc = T(0);
@@ -155,19 +164,12 @@ __device__ __forceinline__ long long pj_max_at(const WindowArgs& a, const T* pla
                                                long long x0) {
   T best = -PJ_INF;
   long long at = -1;
-  for (long long ky = 0; ky < a.kh; ++ky) {
-    const long long iy = y0 + ky * a.dil_h;
-    if (iy < 0 || iy >= a.h) continue;
-    for (long long kx = 0; kx < a.kw; ++kx) {
-      const long long ix = x0 + kx * a.dil_w;
-      if (ix < 0 || ix >= a.w) continue;
-      const T v = plane[iy * a.w + ix];
-      if (at < 0 || pj_takes(v, best)) {
-        best = v;
-        at = iy * a.w + ix;
-      }
+  pj_for_taps(a, y0, x0, [&](long long tap, long long) {
+    if (at < 0 || pj_takes(plane[tap], best)) {
+      best = plane[tap];
+      at = tap;
     }
-  }
+  });
   return at;
 }
 __device__ __forceinline__ long long pj_divisor(const WindowArgs& a, long long y0, long long x0,
@@ -179,8 +181,7 @@ __device__ __forceinline__ long long pj_divisor(const WindowArgs& a, long long y
 extern "C" __global__ void pijit_pool2d(WindowArgs a) {
   const T* x = static_cast<const T*>(a.a);
   T* out = static_cast<T*>(a.out);
-  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < a.total;
-       i += (long long)gridDim.x * blockDim.x) {
+  PJ_EACH_ELEMENT(i) {
     const long long ox = i % a.ow, oy = (i / a.ow) % a.oh, p = i / (a.ow * a.oh);
     const T* plane = x + p * a.h * a.w;
     const long long y0 = oy * a.stride_h - a.pad_top, x0 = ox * a.stride_w - a.pad_left;
@@ -191,16 +192,10 @@ extern "C" __global__ void pijit_pool2d(WindowArgs a) {
     }
     T acc = T(0);
     long long count = 0;
-    for (long long ky = 0; ky < a.kh; ++ky) {
-      const long long iy = y0 + ky * a.dil_h;
-      if (iy < 0 || iy >= a.h) continue;
-      for (long long kx = 0; kx < a.kw; ++kx) {
-        const long long ix = x0 + kx * a.dil_w;
-        if (ix < 0 || ix >= a.w) continue;
-        acc += plane[iy * a.w + ix];
-        ++count;
-      }
-    }
+    pj_for_taps(a, y0, x0, [&](long long tap, long long) {
+      acc += plane[tap];
+      ++count;
+    });
     const long long d = pj_divisor(a, y0, x0, count);
     out[i] = d > 0 ? acc / T(d) : T(0);
   }
@@ -209,8 +204,7 @@ extern "C" __global__ void pijit_pool2d_grad(WindowArgs a) {
   const T* x = static_cast<const T*>(a.a);
   const T* dout = static_cast<const T*>(a.b);
   T* dx = static_cast<T*>(a.out);
-  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < a.total;
-       i += (long long)gridDim.x * blockDim.x) {
+  PJ_EACH_ELEMENT(i) {
     const long long ox = i % a.ow, oy = (i / a.ow) % a.oh, p = i / (a.ow * a.oh);
     const T* plane = x + p * a.h * a.w;
     T* dplane = dx + p * a.h * a.w;
@@ -221,27 +215,14 @@ extern "C" __global__ void pijit_pool2d_grad(WindowArgs a) {
       if (at >= 0 && !(a.positive_only && !(plane[at] > T(0)))) atomicAdd(dplane + at, g);
     } else {
       long long count = 0;
-      for (long long ky = 0; ky < a.kh; ++ky) {
-        const long long iy = y0 + ky * a.dil_h;
-        if (iy < 0 || iy >= a.h) continue;
-        for (long long kx = 0; kx < a.kw; ++kx) {
-          const long long ix = x0 + kx * a.dil_w;
-          if (ix >= 0 && ix < a.w) ++count;
-        }
-      }
+      pj_for_taps(a, y0, x0, [&](long long, long long) { ++count; });
       const long long d = pj_divisor(a, y0, x0, count);
       if (d == 0) continue;
       const T share = g / T(d);
-      for (long long ky = 0; ky < a.kh; ++ky) {
-        const long long iy = y0 + ky * a.dil_h;
-        if (iy < 0 || iy >= a.h) continue;
-        for (long long kx = 0; kx < a.kw; ++kx) {
-          const long long ix = x0 + kx * a.dil_w;
-          if (ix < 0 || ix >= a.w) continue;
-          // relu's mask folded in (as on the CPU): only where the input is positive.
-          if (!a.positive_only || plane[iy * a.w + ix] > T(0)) atomicAdd(dplane + iy * a.w + ix, share);
-        }
-      }
+      pj_for_taps(a, y0, x0, [&](long long tap, long long) {
+        // relu's mask folded in (as on the CPU): only where the input is positive.
+        if (!a.positive_only || plane[tap] > T(0)) atomicAdd(dplane + tap, share);
+      });
     }
   }
 }

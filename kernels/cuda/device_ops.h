@@ -59,6 +59,13 @@ absl::StatusOr<Tensor> DevicePool2D(PoolKind kind, const Tensor& x, const Window
 // The sources of the convolution and pooling kernels for `d` (tests compile them with nvcc).
 std::vector<std::string> WindowKernelSources(DType d);
 
+// `out.shape` random numbers of the CPU's generator (kernels/ops.h Random, RandomDraw):
+// uniform in [a, b) or normal with mean a and standard deviation b; `seed` < 0 draws from the
+// global generator and advances it at the call (kernels/cuda/device_random.cc).
+absl::StatusOr<Tensor> DeviceRandom(Distribution d, const TensorMeta& out, double a, double b, int64_t seed);
+// The source of the random kernel (tests compile it with nvcc).
+std::string RandomKernelSource(DType dtype, bool normal);
+
 // Normalisation (kernels/cuda/device_norm.cc), as the CPU's BatchNorm, BatchNormTrain (which
 // updates `mean` and `var`, device tensors, in place) and LayerNorm.
 absl::StatusOr<Tensor> DeviceBatchNorm(const Tensor& x, const Tensor& mean, const Tensor& var,

@@ -35,7 +35,49 @@ PJ_UNARY(trunc, truncf, trunc) PJ_UNARY(nearbyint, nearbyintf, nearbyint)
 PJ_UNARY(abs, fabsf, fabs)
 #undef PJ_UNARY
 template <typename T> __device__ __forceinline__ T max(T a, T b) { return a < b ? b : a; }
+#define PJ_BINARY(name, f32, f64) \
+  __device__ __forceinline__ float name(float a, float b) { return ::f32(a, b); } \
+  __device__ __forceinline__ double name(double a, double b) { return ::f64(a, b); }
+PJ_BINARY(pow, powf, pow) PJ_BINARY(fmod, fmodf, fmod) PJ_BINARY(copysign, copysignf, copysign)
+#undef PJ_BINARY
 }  // namespace pj
+// Python's (NumPy's) modulo and floor division: the result takes the divisor's sign.
+template <typename T> __device__ __forceinline__ T FloatMod(T a, T b) {
+  if (b == T(0)) return pj::fmod(a, b);
+  T mod = pj::fmod(a, b);
+  if (mod != T(0)) {
+    if ((b < T(0)) != (mod < T(0))) mod += b;
+  } else {
+    mod = pj::copysign(T(0), b);
+  }
+  return mod;
+}
+template <typename T> __device__ __forceinline__ T FloatFloorDiv(T a, T b) {
+  if (b == T(0)) return a / b;
+  T mod = pj::fmod(a, b);
+  T div = (a - mod) / b;
+  if (mod != T(0) && ((b < T(0)) != (mod < T(0)))) div -= T(1);
+  if (div == T(0)) return pj::copysign(T(0), a / b);
+  T floordiv = pj::floor(div);
+  if (div - floordiv > T(0.5)) floordiv += T(1);
+  return floordiv;
+}
+// Integers wrap as NumPy's do: the products are taken unsigned.
+template <typename T> __device__ __forceinline__ T IntFloorDiv(T a, T b) {
+  if (b == T(0)) return T(0);
+  if (b == T(-1)) return T(0ULL - (unsigned long long)a);
+  T q = a / b;
+  if ((a % b != T(0)) && ((a < T(0)) != (b < T(0)))) --q;
+  return q;
+}
+template <typename T> __device__ __forceinline__ T BitwiseNot(T x) { return T(~x); }
+template <> __device__ __forceinline__ bool BitwiseNot(bool x) { return !x; }
+template <typename T> __device__ __forceinline__ T IntMod(T a, T b) {
+  if (b == T(0) || b == T(-1)) return T(0);
+  T r = a % b;
+  if (r != T(0) && ((r < T(0)) != (b < T(0)))) r += b;
+  return r;
+}
 template <typename T> __device__ __forceinline__ T Sigmoid(T x) {
   if (x >= T(0)) return T(1) / (T(1) + pj::exp(-x));
   T e = pj::exp(x);
@@ -269,6 +311,24 @@ absl::StatusOr<std::string> BinaryBody(BinaryOp op, bool floating) {
     case BinaryOp::kLogicalAnd: return std::string("    r = (x0 != 0) && (x1 != 0);");
     case BinaryOp::kLogicalOr: return std::string("    r = (x0 != 0) || (x1 != 0);");
     case BinaryOp::kLogicalXor: return std::string("    r = (x0 != 0) != (x1 != 0);");
+    // Integer pow stays on the CPU: a negative exponent is an error there, which a kernel
+    // could only report through a wait for the device.
+    case BinaryOp::kPow:
+      if (floating) return std::string("    r = pj::pow(T(x0), T(x1));");
+      break;
+    case BinaryOp::kFloorDiv:
+      return std::string(floating ? "    r = FloatFloorDiv(T(x0), T(x1));" : "    r = IntFloorDiv(T(x0), T(x1));");
+    case BinaryOp::kMod:
+      return std::string(floating ? "    r = FloatMod(T(x0), T(x1));" : "    r = IntMod(T(x0), T(x1));");
+    case BinaryOp::kBitwiseAnd:
+      if (!floating) return std::string("    r = T(x0) & T(x1);");
+      break;
+    case BinaryOp::kBitwiseOr:
+      if (!floating) return std::string("    r = T(x0) | T(x1);");
+      break;
+    case BinaryOp::kBitwiseXor:
+      if (!floating) return std::string("    r = T(x0) ^ T(x1);");
+      break;
     default: break;
   }
   return absl::UnimplementedError(absl::StrFormat(
@@ -303,11 +363,15 @@ absl::StatusOr<std::string> UnaryBody(UnaryOp op, bool floating) {
       return std::string(floating ? "    r = pj::abs(T(x0));" : "    r = x0 < T(0) ? T(-x0) : T(x0);");
     case UnaryOp::kSquare: return std::string("    r = T(x0) * T(x0);");
     case UnaryOp::kSign:
-      return std::string("    r = x0 > T(0) ? T(1) : (x0 < T(0) ? T(-1) : T(x0));");
+      // As the CPU's (NumPy's): NaN maps to itself, either zero to +0.
+      return std::string("    r = x0 > T(0) ? T(1) : (x0 < T(0) ? T(-1) : (x0 == T(0) ? T(0) : T(x0)));");
     case UnaryOp::kSqrt:
       if (floating) return std::string("    r = pj::sqrt(T(x0));");
       break;
     case UnaryOp::kLogicalNot: return std::string("    r = !(x0 != 0);");
+    case UnaryOp::kBitwiseNot:
+      if (!floating) return std::string("    r = BitwiseNot(T(x0));");
+      break;
     default: break;
   }
   return absl::UnimplementedError(absl::StrFormat("the CUDA backend has no kernel for %s yet",

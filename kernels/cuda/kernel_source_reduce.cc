@@ -24,6 +24,9 @@ absl::StatusOr<Combine> CombineOf(ReduceOp op) {
     // NaN wins, as NumPy's max and min: a comparison with NaN is false, so test it first.
     case ReduceOp::kMax: return Combine{"pj_lowest<A>()", "(acc != acc || acc > v) ? acc : v"};
     case ReduceOp::kMin: return Combine{"pj_highest<A>()", "(acc != acc || acc < v) ? acc : v"};
+    // The accumulator is the output's bool: a value converts by its truth (NaN is true).
+    case ReduceOp::kAll: return Combine{"true", "acc && v"};
+    case ReduceOp::kAny: return Combine{"false", "acc || v"};
     default:
       return absl::UnimplementedError(absl::StrFormat(
           "the CUDA backend has no kernel for the %s reduction yet", ReduceOpName(op)));
@@ -55,7 +58,8 @@ absl::StatusOr<std::string> RenderReduce(ReduceOp op, DType in, DType out, bool 
   PIJIT_ASSIGN_OR_RETURN(const Combine c, CombineOf(op));
   PIJIT_ASSIGN_OR_RETURN(const std::string in_type, DeviceType(in));
   PIJIT_ASSIGN_OR_RETURN(const std::string out_type, DeviceType(out));
-  if (in == DType::kBool || (IsInteger(in) && (op == ReduceOp::kMean))) {
+  const bool logical = op == ReduceOp::kAll || op == ReduceOp::kAny;
+  if ((in == DType::kBool && !logical) || (IsInteger(in) && (op == ReduceOp::kMean))) {
     return absl::UnimplementedError(absl::StrFormat(
         "the CUDA backend has no %s reduction of %s tensors yet", ReduceOpName(op), DTypeName(in)));
   }

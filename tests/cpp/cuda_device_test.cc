@@ -170,6 +170,63 @@ TEST(CudaDevice, ExactElementwiseOpsGiveTheCpuBits) {
       "  return (%3)\n}\n", 0);
 }
 
+TEST(CudaDevice, DivisionModuloPowAndBitwiseOpsMatch) {
+  SKIP_WITHOUT_GPU();
+  // Python's floor division and modulo (the divisor's sign), zero divisors included.
+  for (const char* op : {"floor_divide", "mod"}) {
+    ExpectGraphMatches(Binary(op, "f32[33,65]", "f32[65]", "[33,65]", "f32"), 0);
+    ExpectGraphMatches(Binary(op, "f64[40]", "f64[40]", "[40]", "f64"), 0);
+    ExpectGraphMatches(Binary(op, "i32[40]", "i32[40]", "[40]", "i32"), 0);
+    ExpectGraphMatches(Binary(op, "i64[7,1]", "i64[6]", "[7,6]", "i64"), 0);
+  }
+  for (const char* op : {"bitwise_and", "bitwise_or", "bitwise_xor"}) {
+    ExpectGraphMatches(Binary(op, "i32[40]", "i32[40]", "[40]", "i32"), 0);
+    ExpectGraphMatches(Binary(op, "bool[40]", "bool[40]", "[40]", "bool"), 0);
+  }
+  ExpectGraphMatches("graph(%0: i32[100]) {\n  %1: i32[100] = bitwise_not(%0)\n  return (%1)\n}\n", 0);
+  ExpectGraphMatches("graph(%0: bool[100]) {\n  %1: bool[100] = bitwise_not(%0)\n  return (%1)\n}\n", 0);
+  ExpectGraphMatches("graph(%0: f32[100]) {\n  %1: f32[100] = sign(%0)\n  return (%1)\n}\n", 0);
+  // pow goes through CUDA's math library, as exp does (docs/cuda.md, Numerics).
+  ExpectGraphMatches(Binary("pow", "f32[33,65]", "f32[65]", "[33,65]", "f32"), 2e-6);
+  ExpectGraphMatches(Binary("pow", "f64[40]", "f64[40]", "[40]", "f64"), 1e-14);
+}
+
+// uniform and normal draws: the CPU's counter-based generator on the GPU, a fixed seed or the
+// global generator after the same SetSeed.
+TEST(CudaDevice, RandomNumbersAreTheCpusForTheSameSeed) {
+  SKIP_WITHOUT_GPU();
+  for (graph::Op op : {graph::Op::kUniform, graph::Op::kNormal}) {
+    for (DType dt : {DType::kFloat32, DType::kFloat64}) {
+      for (int64_t seed : {42, -1}) {
+        Graph g;
+        graph::Attrs attrs;
+        attrs.ints = {1000, 3};
+        attrs.dtype = dt;
+        attrs.attr = seed;
+        attrs.value = Tensor::Empty({2}, DType::kFloat64);
+        attrs.value.data<double>()[0] = op == graph::Op::kUniform ? -2.0 : 0.5;
+        attrs.value.data<double>()[1] = op == graph::Op::kUniform ? 3.0 : 2.0;
+        auto id = g.AddOp(op, {}, attrs);
+        ASSERT_TRUE(id.ok()) << id.status();
+        g.SetOutputs({*id});
+        auto c = CompileForBoth(g, false);
+        ASSERT_TRUE(c.ok()) << c.status();
+        std::vector<Tensor> cpu, gpu;
+        SetSeed(7);
+        ASSERT_TRUE(c->target.Run({}, &gpu).ok());
+        SetSeed(7);
+        ASSERT_TRUE(c->cpu.Run({}, &cpu).ok());
+        ASSERT_EQ(gpu.size(), 1u);
+        auto host = Download(gpu[0]);
+        ASSERT_TRUE(host.ok());
+        // Uniform values are the CPU's bits; normal ones go through CUDA's log and cos.
+        const double rel = op == graph::Op::kUniform ? 0 : dt == DType::kFloat32 ? 1e-6 : 1e-13;
+        ExpectClose(Outputs{cpu, {*host}}, rel, absl::StrCat(graph::OpName(op), " seed ", seed));
+      }
+    }
+  }
+}
+
 TEST(CudaDevice, EveryFloatFunctionMatchesTheCpu) {
   SKIP_WITHOUT_GPU();
   // CUDA's math library is within a few ulp of the correctly rounded result, as glibc's is.
@@ -221,6 +278,15 @@ TEST(CudaDevice, ReductionsAndSoftmaxMatch) {
                                        "  return (%%1)\n}\n", op), 1e-5);
     ExpectGraphMatches(absl::StrFormat("graph(%%0: f64[300000]) {\n  %%1: f64[] = %s(%%0, axes=[], keepdims=false)\n"
                                        "  return (%%1)\n}\n", op), 1e-12);
+  }
+  // all and any of floats (NaN and -0.0 among them: the values mix in zeros), ints and bools.
+  for (const char* op : {"all", "any"}) {
+    for (const char* in : {"f32", "i32", "bool"}) {
+      ExpectGraphMatches(absl::StrFormat("graph(%%0: %s[37,129]) {\n  %%1: bool[37] = %s(%%0, axes=[1], keepdims=false)\n"
+                                         "  return (%%1)\n}\n", in, op), 0);
+      ExpectGraphMatches(absl::StrFormat("graph(%%0: %s[64,8,640]) {\n  %%1: bool[8] = %s(%%0, axes=[0,2], keepdims=false)\n"
+                                         "  return (%%1)\n}\n", in, op), 0);
+    }
   }
   for (const char* op : {"softmax", "log_softmax"}) {
     for (int axis : {-1, 0}) {
@@ -296,7 +362,8 @@ TEST(CudaDevice, DefaultBackendTakesHostTensorsAndFallsBackForMissingKernels) {
   auto add = graph::Parse("graph(%0: f32[300], %1: f32[300]) {\n  %2: f32[300] = add(%0, %1)\n"
                           "  %3: f32[300] = exp(%2)\n  %4: f32[300] = constant(2)\n"
                           "  %5: f32[300] = mul(%3, %4)\n  return (%5, %4)\n}\n");
-  auto pow = graph::Parse("graph(%0: f32[300], %1: f32[300]) {\n  %2: f32[300] = pow(%0, %1)\n"
+  // Integer pow stays on the CPU (a negative exponent is an error there).
+  auto pow = graph::Parse("graph(%0: i32[300], %1: i32[300]) {\n  %2: i32[300] = pow(%0, %1)\n"
                           "  return (%2)\n}\n");
   ASSERT_TRUE(add.ok() && pow.ok());
   auto on_gpu = CompiledGraph::Compile(*add);

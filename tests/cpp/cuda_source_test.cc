@@ -84,7 +84,9 @@ TEST(CudaKernelSource, UnsupportedOpsAndDtypesAreNamed) {
   auto var = RenderReduce(ReduceOp::kVar, DType::kFloat32, DType::kFloat32);
   ASSERT_FALSE(var.ok());
   EXPECT_EQ(var.status().code(), absl::StatusCode::kUnimplemented);
-  EXPECT_FALSE(BinaryBody(BinaryOp::kPow, true).ok());
+  EXPECT_FALSE(BinaryBody(BinaryOp::kPow, false).ok());  // integer pow: the CPU's
+  EXPECT_TRUE(BinaryBody(BinaryOp::kPow, true).ok());
+  EXPECT_FALSE(BinaryBody(BinaryOp::kBitwiseAnd, true).ok());
   EXPECT_FALSE(RenderSoftmax(DType::kInt32, false).ok());
   auto sum = RenderReduce(ReduceOp::kSum, DType::kFloat32, DType::kFloat32);
   ASSERT_TRUE(sum.ok());
@@ -262,6 +264,23 @@ std::vector<std::string> SampleSources() {
   }
   out.push_back(*RenderReduce(ReduceOp::kSum, DType::kInt32, DType::kInt64));
   out.push_back(*RenderReduce(ReduceOp::kMax, DType::kInt64, DType::kInt64));
+  // Integer and bool bodies: Python's division and modulo, the bitwise ops; all and any.
+  for (BinaryOp b : {BinaryOp::kFloorDiv, BinaryOp::kMod, BinaryOp::kBitwiseAnd, BinaryOp::kBitwiseXor}) {
+    out.push_back(RenderElementwise({{DType::kInt32, DType::kInt32}, {Access::kContiguous, Access::kStrided},
+                                     DType::kInt32, "int", *BinaryBody(b, false)}));
+  }
+  out.push_back(RenderElementwise({{DType::kInt64}, {Access::kContiguous}, DType::kInt64, "long long",
+                                   *UnaryBody(UnaryOp::kBitwiseNot, false)}));
+  out.push_back(RenderElementwise({{DType::kBool}, {Access::kContiguous}, DType::kBool, "bool",
+                                   *UnaryBody(UnaryOp::kBitwiseNot, false)}));
+  for (ReduceOp r : {ReduceOp::kAll, ReduceOp::kAny}) {
+    out.push_back(*RenderReduce(r, DType::kFloat32, DType::kBool));
+    out.push_back(*RenderReduce(r, DType::kBool, DType::kBool));
+  }
+  for (DType d : {DType::kFloat32, DType::kFloat64}) {
+    out.push_back(RandomKernelSource(d, false));
+    out.push_back(RandomKernelSource(d, true));
+  }
   return out;
 }
 
