@@ -164,6 +164,9 @@ absl::Status SupportsNode(const Node& n, absl::Span<const TensorMeta* const> in)
     const DType compute = n.meta.dtype == DType::kBool ? in[0]->dtype : n.meta.dtype;
     return cuda::UnaryBody(uop, IsFloating(compute)).status();
   }
+  if (n.op == Op::kVar || n.op == Op::kStd) {
+    return IsFloating(n.meta.dtype) ? cuda::DeviceType(n.meta.dtype).status() : NoKernel(n, " of this dtype");
+  }
   if (AsReduce(n.op, &rop)) return cuda::RenderReduce(rop, in[0]->dtype, n.meta.dtype).status();
   if (IsViewOp(n.op) || IsCudaDataOp(n.op)) return absl::OkStatus();
   if (IsWindowOp(n.op) || IsNormOp(n.op)) {
@@ -233,6 +236,9 @@ class CudaBackendImpl final : public Backend {
     if (n.op == Op::kFused && n.fused) return cuda::DeviceFused(n.fused->program(), in, n.meta);
     if (AsBinary(n.op, &bop)) return cuda::DeviceBinary(bop, *in[0], *in[1], n.meta);
     if (AsUnary(n.op, &uop)) return cuda::DeviceUnary(uop, *in[0], n.meta);
+    if (n.op == Op::kVar || n.op == Op::kStd) {
+      return cuda::DeviceVariance(*in[0], n.ints, n.attr, n.op == Op::kStd, n.meta);
+    }
     if (AsReduce(n.op, &rop)) return cuda::DeviceReduce(rop, *in[0], n.ints, n.meta);
     if (IsViewOp(n.op)) return RunView(n, *in[0]);
     if (IsWindowOp(n.op)) return RunWindow(n, in);

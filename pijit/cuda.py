@@ -1,10 +1,12 @@
 """pijit.cuda: the GPU backend's state.
 
 Graphs compiled by ``pijit.jit`` run on the GPU when ``pijit.set_context(device_target="GPU")``
-is set and a GPU is usable: tensors stay host tensors, each call copies its inputs to the GPU
-and its results back, and a graph with an op the CUDA backend has no kernel for yet runs on
-the CPU (``pijit.explain`` says which op). Nothing here needs a GPU: on a machine without one
-``is_available()`` is False and ``unavailable_reason()`` says why.
+is set and a GPU is usable: host tensors are copied to the GPU for each call and the results
+back, and a graph with an op the CUDA backend has no kernel for yet runs on the CPU
+(``pijit.explain`` says which op). Tensors made with ``Tensor(..., device="GPU")`` or
+``t.move_to("GPU")`` live on the GPU: eager ops, gradients and jitted calls on them run there
+(docs/cuda.md). Nothing here needs a GPU: on a machine without one ``is_available()`` is
+False and ``unavailable_reason()`` says why.
 """
 from . import _C
 

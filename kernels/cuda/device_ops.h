@@ -39,6 +39,9 @@ absl::StatusOr<Tensor> DeviceFused(const FusedProgram& program,
 absl::StatusOr<Tensor> DeviceReduce(ReduceOp op, const Tensor& a, absl::Span<const int64_t> axes,
                                     const TensorMeta& out);
 absl::StatusOr<Tensor> DeviceSoftmax(const Tensor& a, int64_t axis, bool log);
+// var (std with `root`) over `axes` with divisor count - ddof, as the CPU's: in double.
+absl::StatusOr<Tensor> DeviceVariance(const Tensor& a, absl::Span<const int64_t> axes, int64_t ddof, bool root,
+                                      const TensorMeta& out);
 // NumPy's matmul for float32/float64 operands of 1 to N dims whose batch shapes are equal or
 // absent on one side; `out` is the product's meta.
 absl::StatusOr<Tensor> DeviceMatMul(const Tensor& a, const Tensor& b, const TensorMeta& out);

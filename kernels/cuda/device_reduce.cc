@@ -114,6 +114,40 @@ absl::StatusOr<Tensor> DeviceReduce(ReduceOp op, const Tensor& a, absl::Span<con
   return result;
 }
 
+absl::StatusOr<Tensor> DeviceVariance(const Tensor& a, absl::Span<const int64_t> axes, int64_t ddof, bool root,
+                                      const TensorMeta& out) {
+  const char* what = root ? "std" : "var";
+  PIJIT_RETURN_IF_ERROR(CheckRank(a, what));
+  if (!IsFloating(out.dtype)) {
+    return absl::UnimplementedError(absl::StrFormat("%s: the CUDA backend gives float32 or float64", what));
+  }
+  // The CPU's two passes in double: the mean, then the squared deviations from it.
+  Shape kept = a.shape();
+  int64_t count = 1;
+  std::vector<bool> reduced(a.ndim(), axes.empty());
+  for (int64_t ax : axes) {
+    const int64_t d = ax < 0 ? ax + a.ndim() : ax;
+    if (d < 0 || d >= a.ndim()) return absl::InvalidArgumentError(absl::StrFormat("%s: axis out of range", what));
+    reduced[d] = true;
+  }
+  for (int64_t d = 0; d < a.ndim(); ++d) {
+    if (!reduced[d]) continue;
+    count *= a.shape()[d];
+    kept[d] = 1;
+  }
+  PIJIT_ASSIGN_OR_RETURN(const Tensor wide, DeviceCast(a, DType::kFloat64));
+  PIJIT_ASSIGN_OR_RETURN(const Tensor mean, DeviceReduce(ReduceOp::kMean, wide, axes, {DType::kFloat64, kept}));
+  const Tensor* both[] = {&wide, &mean};
+  PIJIT_ASSIGN_OR_RETURN(const Tensor squares, DeviceElementwise("    const T d = T(x0) - T(x1);\n    r = d * d;",
+                                                                 DType::kFloat64, both, MetaOf(wide)));
+  PIJIT_ASSIGN_OR_RETURN(const Tensor total, DeviceReduce(ReduceOp::kSum, squares, axes, {DType::kFloat64, out.shape}));
+  const double denom = static_cast<double>(std::max<int64_t>(count - ddof, 0));  // 0: inf or NaN, as NumPy
+  const Tensor* one[] = {&total};
+  const std::string body = absl::StrFormat(root ? "    r = pj::sqrt(T(x0) / T(%.17g));" : "    r = T(x0) / T(%.17g);", denom);
+  PIJIT_ASSIGN_OR_RETURN(const Tensor v, DeviceElementwise(body, DType::kFloat64, one, {DType::kFloat64, out.shape}));
+  return DeviceCast(v, out.dtype);
+}
+
 absl::StatusOr<Tensor> DeviceSoftmax(const Tensor& a, int64_t axis, bool log) {
   const char* what = log ? "log_softmax" : "softmax";
   PIJIT_RETURN_IF_ERROR(CheckRank(a, what));

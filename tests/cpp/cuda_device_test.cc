@@ -279,6 +279,15 @@ TEST(CudaDevice, ReductionsAndSoftmaxMatch) {
     ExpectGraphMatches(absl::StrFormat("graph(%%0: f64[300000]) {\n  %%1: f64[] = %s(%%0, axes=[], keepdims=false)\n"
                                        "  return (%%1)\n}\n", op), 1e-12);
   }
+  // var and std (in double, as the CPU's), with and without ddof; float32 and float64.
+  for (const char* op : {"var", "std"}) {
+    ExpectGraphMatches(absl::StrFormat("graph(%%0: f32[37,129]) {\n  %%1: f32[37] = %s(%%0, axes=[1], keepdims=false, ddof=1)\n"
+                                       "  return (%%1)\n}\n", op), 1e-6);
+    ExpectGraphMatches(absl::StrFormat("graph(%%0: f64[6,50,7]) {\n  %%1: f64[1,50,1] = %s(%%0, axes=[0,2], keepdims=true)\n"
+                                       "  return (%%1)\n}\n", op), 1e-12);
+    ExpectGraphMatches(absl::StrFormat("graph(%%0: f32[64,8,32,32]) {\n  %%1: f32[8] = %s(%%0, axes=[0,2,3], keepdims=false)\n"
+                                       "  return (%%1)\n}\n", op), 1e-6);
+  }
   // all and any of floats (NaN and -0.0 among them: the values mix in zeros), ints and bools.
   for (const char* op : {"all", "any"}) {
     for (const char* in : {"f32", "i32", "bool"}) {
