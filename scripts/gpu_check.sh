@@ -62,7 +62,7 @@ case "${1:-}" in
     echo "ResNet-18 step with PIJIT_CUDNN_FIND=0:"
     PIJIT_CUDNN_FIND=0 .gpu/pijit_cuda_bench resnet 2>&1 | grep -E 'resnet18_step' || true
     # Where a ResNet-18 step's time goes, kind of node by kind of node (the largest first).
-    PIJIT_PROFILE=1 .gpu/pijit_cuda_bench resnet 2>&1 | head -30 || true
+    PIJIT_PROFILE=1 PIJIT_LOG=cudnn .gpu/pijit_cuda_bench resnet 2>&1 | head -60 || true
     exit $status
     ;;
   *)

@@ -168,3 +168,43 @@ def test_dlpack_shares_gpu_memory_with_torch():
     torch.testing.assert_close(back, src * 2)
     src.add_(1)  # zero-copy: pijit's view sees the write
     np.testing.assert_array_equal(t.asnumpy(), src.cpu().numpy())
+
+
+@needs_gpu
+def test_division_modulo_statistics_and_logic_run_on_the_gpu():
+    a = rand(6, 40, seed=8) * 4
+    b = rand(40, seed=9) * 3
+    ga, gb, ca, cb = pijit.Tensor(a, device="GPU"), pijit.Tensor(b, device="GPU"), pijit.Tensor(a), pijit.Tensor(b)
+    pairs = [
+        (lambda x, y: x // y, 0), (lambda x, y: x % y, 0), (lambda x, y: ops.abs(x) ** y, 2e-6),
+        (lambda x, y: ops.var(x, axis=1, ddof=1), 1e-6), (lambda x, y: ops.std(x, axis=0), 1e-6),
+        (lambda x, y: ops.all(x > -5, axis=1), 0), (lambda x, y: ops.any(x > 3, axis=0), 0),
+    ]
+    for i, (fn, rtol) in enumerate(pairs):
+        got, want = fn(ga, gb), fn(ca, cb)
+        assert got.device == "GPU", i
+        np.testing.assert_allclose(got.asnumpy(), want.asnumpy(), rtol=rtol, atol=rtol, err_msg=str(i))
+    ints = pijit.Tensor(np.arange(-20, 20, dtype=np.int32), device="GPU")
+    np.testing.assert_array_equal((ints // 3).asnumpy(), np.arange(-20, 20) // 3)
+    np.testing.assert_array_equal((ints % -3).asnumpy(), np.arange(-20, 20) % -3)
+    np.testing.assert_array_equal((ints & 5).asnumpy(), np.arange(-20, 20) & 5)
+
+
+@needs_gpu
+def test_jitted_random_draws_are_new_on_every_call_on_the_gpu():
+    @pijit.jit
+    def noisy(x):
+        return x + ops.rand(64)
+
+    x = pijit.Tensor(np.zeros(64, np.float32), device="GPU")
+    draws = [noisy(x).asnumpy() for _ in range(4)]  # a recording would repeat one draw
+    for i in range(4):
+        assert 0 <= draws[i].min() and draws[i].max() < 1
+        for j in range(i):
+            assert not np.array_equal(draws[i], draws[j]), (i, j)
+    # The generator is the CPU's: the same seed gives the same numbers on either device.
+    pijit.set_seed(11)
+    on_gpu = noisy(x).asnumpy()
+    pijit.set_seed(11)
+    on_cpu = (pijit.Tensor(np.zeros(64, np.float32)) + ops.rand(64)).asnumpy()
+    np.testing.assert_array_equal(on_gpu, on_cpu)
