@@ -56,16 +56,30 @@ PyObject* WrapKernelResult(PyOp op, Kernel&& kernel) {
   return WrapTensor(std::move(*out));
 }
 
+// A binary op on tensors of which one is on a device: there (a 0-d host operand goes along).
+absl::StatusOr<Tensor> BinaryOnDevice(PyOp op, const Tensor& a, const Tensor& b) {
+  graph::Node n;
+  n.op = PyOpGraphOp(op);
+  const Tensor* operands[] = {&a, &b};
+  return graph::RunNodeWhereInputsAre(n, operands);
+}
+
 // Runs op `d` with no attributes on `operands` and wraps the result, as the parsed call's
 // ApplyEager does: straight to the kernel where there is one (what RunNode would call).
 PyObject* RunDirect(PyOp op, const DirectOp& d, absl::Span<const Tensor* const> operands) {
+  if (graph::DeviceOfInputs(operands) != Device::kCPU) {
+    return WrapKernelResult(op, [&]() -> absl::StatusOr<Tensor> {
+      graph::Node n;
+      n.op = d.gop;
+      return graph::RunNodeWhereInputsAre(n, operands);  // where the tensors are
+    });
+  }
   return WrapKernelResult(op, [&]() -> absl::StatusOr<Tensor> {
-    graph::Node n;
-    n.op = d.gop;
-    if (graph::DeviceOfInputs(operands) != Device::kCPU) return graph::RunNodeWhereInputsAre(n, operands);
     if (operands.size() == 2 && d.binary_kernel)
       return Binary(d.binary, *operands[0], *operands[1]);
     if (operands.size() == 1 && d.unary_kernel) return Unary(d.unary, *operands[0]);
+    graph::Node n;
+    n.op = d.gop;
     return graph::RunNode(n, operands);
   });
 }
@@ -76,15 +90,12 @@ PyObject* DirectBinary(PyOp op, BinaryOp kernel, PyObject* a, PyObject* b) {
   if (ActiveTape() != nullptr) return nullptr;
   const Tensor* ta = AsTensor(a);
   const Tensor* tb = AsTensor(b);
-  // Tensors on a device run there (a Python scalar goes with them).
-  auto run = [op, kernel](const Tensor& x, const Tensor& y) -> absl::StatusOr<Tensor> {
-    if (x.device() == Device::kCPU && y.device() == Device::kCPU) return Binary(kernel, x, y);
-    graph::Node n;
-    n.op = PyOpGraphOp(op);
-    const Tensor* operands[] = {&x, &y};
-    return graph::RunNodeWhereInputsAre(n, operands);
-  };
-  if (ta && tb) return WrapKernelResult(op, [&] { return run(*ta, *tb); });
+  if (ta && tb) {
+    if (ta->device() == Device::kCPU && tb->device() == Device::kCPU) {
+      return WrapKernelResult(op, [&] { return Binary(kernel, *ta, *tb); });
+    }
+    return WrapKernelResult(op, [&] { return BinaryOnDevice(op, *ta, *tb); });
+  }
   // A Python scalar takes the dtype NumPy's weak-scalar rule gives next to the tensor.
   const Tensor* t = ta ? ta : tb;
   PyObject* s = ta ? b : a;
@@ -94,7 +105,12 @@ PyObject* DirectBinary(PyOp op, BinaryOp kernel, PyObject* a, PyObject* b) {
     SetPyError(c.status());
     return nullptr;
   }
-  return WrapKernelResult(op, [&] { return ta ? run(*ta, *c) : run(*c, *tb); });
+  if (t->device() != Device::kCPU) {
+    return WrapKernelResult(op, [&] { return ta ? BinaryOnDevice(op, *ta, *c) : BinaryOnDevice(op, *c, *tb); });
+  }
+  return WrapKernelResult(op, [&] {
+    return ta ? Binary(kernel, *ta, *c) : Binary(kernel, *c, *tb);
+  });
 }
 
 PyObject* DirectEager(PyOp op, PyObject* const* args, Py_ssize_t nargs) {
