@@ -327,6 +327,10 @@ class Interp {
   bool BinaryOp(int nb, const Value& a, const Value& b, Value* out);  // handlers_operator.cc
   bool CompareOp(int cmp, const Value& a, const Value& b, Value* out);
   bool Truth(const Value& v, bool* out);
+  // Whole-graph mode: an `if` on a tensor's value runs both ways and joins their values with
+  // where(cond, then, else) (handlers_branch.cc). `jump_on_true`: the jump goes where the
+  // condition is true.
+  bool BranchOnTensor(StepState& s, const Value& cond, bool jump_on_true);
   bool Subscript(const Value& container, const Value& index, Value* out);
   // A slice of bounds known at capture time (BUILD_SLICE, 3.12's BINARY_SLICE/STORE_SLICE).
   bool MakeSlice(const ValueList& parts, Value* out);
@@ -463,6 +467,17 @@ class Interp {
   bool StepString(StepState& s);
   bool StepIterate(StepState& s);
   bool StepJump(StepState& s);
+  // One way of a branch on a tensor: runs `f` from `start` until it reaches `stop` (not run),
+  // or, with `exit_jump`, until it jumps forward past `stop` (to the join), or until it
+  // returns. handlers_branch.cc.
+  struct PathEnd {
+    bool returned = false;
+    size_t join = 0;
+    Value value;  // the return value
+  };
+  bool RunBranchPath(Frame& f, size_t start, size_t stop, bool exit_jump, PathEnd* end);
+  bool MergeBranchValues(graph::NodeId pred, const Value& on_true, const Value& on_false,
+                         const std::string& what, Value* out);
   bool StepStoreSubscript(StepState& s);
   bool StepGenerator(StepState& s);
   bool StepReturn(StepState& s);

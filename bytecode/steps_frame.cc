@@ -323,10 +323,15 @@ bool Interp::StepJump(StepState& s) {
     case Opc::POP_JUMP_FORWARD_IF_FALSE:
     case Opc::POP_JUMP_BACKWARD_IF_FALSE: {
       if (!Pop(f, &a)) return false;
-      bool t;
-      if (!Truth(a, &t)) return false;
       const bool on_true = in.op == Opc::POP_JUMP_FORWARD_IF_TRUE ||
                            in.op == Opc::POP_JUMP_BACKWARD_IF_TRUE;
+      // Whole-graph mode compiles an `if` on a tensor into the graph (both ways, joined).
+      if (a.kind == Value::kTensor && !allow_break_ &&
+          (in.op == Opc::POP_JUMP_FORWARD_IF_TRUE || in.op == Opc::POP_JUMP_FORWARD_IF_FALSE)) {
+        return BranchOnTensor(s, a, on_true);
+      }
+      bool t;
+      if (!Truth(a, &t)) return false;
       if (t == on_true) s.next = in.target;
       break;
     }

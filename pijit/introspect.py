@@ -24,6 +24,12 @@ def _function_of(fn):
     raise TypeError(f"expected a Python function or a jitted function, got {type(fn).__name__}")
 
 
+def _whole_graph(fn):
+    if inspect.ismethod(fn):
+        fn = fn.__func__
+    return isinstance(fn, _C.JitFunction) and fn.fullgraph
+
+
 def get_code_extra(fn):
     """Per-code counters: call_count, compile_count, cache_hits, eager_count, break_count,
     cache_entries, and the recorded reasons, graphs, guards and memory-plan arena sizes."""
@@ -112,7 +118,9 @@ def _explain(fn, *args, **kwargs):
     if code.co_flags & inspect.CO_VARKEYWORDS:
         names.append(code.co_varnames[nparams + bool(code.co_flags & inspect.CO_VARARGS)])
     values = [bound.arguments[n] for n in names]
-    info = _C._capture(func, values)
+    # A jitted function in whole-graph mode is captured as its calls are: without breaks.
+    whole_graph = _whole_graph(fn)
+    info = _C._capture(func, values, not whole_graph)
     out = ExplainOutput(guards=info["guards"], ops_count=info["num_ops"],
                         instructions=info["instructions"],
                         breaks_graph=info["graph_break"],

@@ -205,8 +205,14 @@ PyObject* JitGetFromFunction(PyObject* o, void* name) {
                                 static_cast<const char*>(name));
 }
 
+PyObject* JitGetFullgraph(PyObject* o, void*) {
+  return PyBool_FromLong(reinterpret_cast<JitFunctionObject*>(o)->options.fullgraph);
+}
+
 PyGetSetDef g_jit_getset[] = {
     {"__wrapped__", JitGetWrapped, nullptr, "the jitted Python function", nullptr},
+    {"fullgraph", JitGetFullgraph, nullptr,
+     "whether the whole function is one graph (capture_mode=\"ast\", fullgraph=True)", nullptr},
     {"__doc__", JitGetFromFunction, nullptr, nullptr, const_cast<char*>("__doc__")},
     {"__name__", JitGetFromFunction, nullptr, nullptr, const_cast<char*>("__name__")},
     {"__qualname__", JitGetFromFunction, nullptr, nullptr, const_cast<char*>("__qualname__")},
@@ -280,14 +286,14 @@ void BindJit(py::module_& m) {
   Py_INCREF(g_graph_break_fn);
   pijit_set_frame_callback(FrameCallback);
 
-  m.def("_capture", [](py::handle func, std::vector<py::object> args) {
+  m.def("_capture", [](py::handle func, std::vector<py::object> args, bool allow_break) {
     if (!PyFunction_Check(func.ptr())) throw py::type_error("_capture expects a Python function");
     auto* code = reinterpret_cast<PyCodeObject*>(PyFunction_GET_CODE(func.ptr()));
     std::vector<PyObject*> raw;
     for (auto& a : args) raw.push_back(a.ptr());
     ++Control().in_pijit;
     bytecode::CaptureResult cr = bytecode::Capture(code, func.ptr(), raw.data(),
-                                                   static_cast<int>(raw.size()), {}, true);
+                                                   static_cast<int>(raw.size()), {}, allow_break);
     --Control().in_pijit;
     py::dict d;
     d["ok"] = cr.ok;
@@ -302,7 +308,7 @@ void BindJit(py::module_& m) {
     d["reordered_prints"] = cr.reordered_prints;
     d["rebuilt_objects"] = cr.rebuilt_objects;
     return d;
-  });
+  }, py::arg("func"), py::arg("args"), py::arg("allow_break") = true);
   m.def("_code_stats", [](py::handle fn) {
     runtime::CodeState* st = runtime::GetCodeState(CodeOf(fn), false);
     py::dict d;
