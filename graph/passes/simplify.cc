@@ -118,6 +118,17 @@ const Rule kRules[] = {
     node.ints = r;
     return n;
   }},
+  // full_like(x, v) -> full(x's shape, v): it reads only x's meta (the sizes are fixed here),
+  // so x is no longer kept alive by it (a loss computed only to seed its own gradient, in a
+  // graph that returns the gradients, then goes)
+  {Op::kFullLike, [](Graph& g, NodeId n) {
+    Node& node = g.mutable_node(n);
+    node.op = Op::kFull;
+    node.ints = node.meta.shape;
+    node.dtype = node.meta.dtype;
+    node.inputs.clear();
+    return n;
+  }},
 };
 // clang-format on
 

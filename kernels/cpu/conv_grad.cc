@@ -18,6 +18,9 @@ using ConvGradKey = std::array<int64_t, 17>;
 
 struct ConvGradPrimitive : ConvProblem {
   dnnl::primitive prim;
+  // The layouts the primitive computes in (the forward's: blocked for many channels): its
+  // operands are reordered into them and its result out of its own, as the forward does.
+  dnnl::memory::desc src_in, weights_in, dst_in;
 };
 
 const ConvGradPrimitive& GetConvGrad(const ConvGradKey& k) {
@@ -27,21 +30,38 @@ const ConvGradPrimitive& GetConvGrad(const ConvGradKey& k) {
   auto p = std::make_unique<ConvGradPrimitive>();
   static_cast<ConvProblem&>(*p) = MakeConvProblem(k.data());
   const auto alg = dnnl::algorithm::convolution_direct;
+  // Many channels: oneDNN's blocked layouts, where its direct (jit) backward kernels run;
+  // on plain NCHW it runs the backward passes as im2col + GEMM, several times slower, and the
+  // reorders cost less than that difference (benchmarks/conv_backward.py). Few channels:
+  // plain layouts, as the forward (kernels/cpu/conv.cc).
+  const bool blocked = k[1] / k[15] >= 16 && k[4] / k[15] >= 16;
+  using dnnl::memory;
+  auto layout = [blocked](const memory::desc& plain) {
+    return blocked ? memory::desc(plain.dims(), memory::data_type::f32, memory::format_tag::any) : plain;
+  };
+  const memory::desc src = layout(p->src), wts = layout(p->weights), dst = layout(p->dst);
   // The backward primitives take the forward one as a hint.
   const dnnl::convolution_forward::primitive_desc hint(
-      dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training, alg, p->src, p->weights,
-                                      p->dst, p->strides, p->dilates, p->pad_l, p->pad_r),
+      dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training, alg, src, wts, dst,
+                                      p->strides, p->dilates, p->pad_l, p->pad_r),
       DnnlEngine());
   if (k[16] == 0) {
-    p->prim = dnnl::convolution_backward_data(dnnl::convolution_backward_data::primitive_desc(
-        dnnl::convolution_backward_data::desc(alg, p->src, p->weights, p->dst, p->strides,
-                                              p->dilates, p->pad_l, p->pad_r),
-        DnnlEngine(), hint));
+    dnnl::convolution_backward_data::primitive_desc pd(
+        dnnl::convolution_backward_data::desc(alg, src, wts, dst, p->strides, p->dilates, p->pad_l, p->pad_r),
+        DnnlEngine(), hint);
+    p->prim = dnnl::convolution_backward_data(pd);
+    p->src_in = pd.diff_src_desc();
+    p->weights_in = pd.weights_desc();
+    p->dst_in = pd.diff_dst_desc();
   } else {
-    p->prim = dnnl::convolution_backward_weights(dnnl::convolution_backward_weights::primitive_desc(
-        dnnl::convolution_backward_weights::desc(alg, p->src, p->weights, p->dst, p->strides,
-                                                 p->dilates, p->pad_l, p->pad_r),
-        DnnlEngine(), hint));
+    dnnl::convolution_backward_weights::primitive_desc pd(
+        dnnl::convolution_backward_weights::desc(alg, src, wts, dst, p->strides, p->dilates, p->pad_l,
+                                                 p->pad_r),
+        DnnlEngine(), hint);
+    p->prim = dnnl::convolution_backward_weights(pd);
+    p->src_in = pd.src_desc();
+    p->weights_in = pd.diff_weights_desc();
+    p->dst_in = pd.diff_dst_desc();
   }
   TrimCache(cache);
   return *cache.emplace(k, std::move(p)).first->second;
@@ -57,12 +77,28 @@ void ConvGradF32(bool weights, const Tensor& x_or_dx, const Tensor& w_or_dw, con
   memory src(p.src, DnnlEngine(), x_or_dx.raw_data());
   memory wts(p.weights, DnnlEngine(), w_or_dw.raw_data());
   memory dst(p.dst, DnnlEngine(), dout.raw_data());
+  // Operands into the primitive's layouts, the result (in its layout) back out: no-ops for
+  // plain layouts.
+  auto in = [](memory& from, const memory::desc& want) {
+    if (from.get_desc() == want) return from;
+    memory m(want, DnnlEngine());
+    dnnl::reorder(from, m).execute(DnnlStream(), from, m);
+    return m;
+  };
+  auto out = [](memory& plain, const memory::desc& want) {
+    return plain.get_desc() == want ? plain : memory(want, DnnlEngine());
+  };
+  memory dst_in = in(dst, p.dst_in);
   if (weights) {
-    p.prim.execute(DnnlStream(), {{DNNL_ARG_SRC, src}, {DNNL_ARG_DIFF_DST, dst},
-                                  {DNNL_ARG_DIFF_WEIGHTS, wts}});
+    memory src_in = in(src, p.src_in), dw = out(wts, p.weights_in);
+    p.prim.execute(DnnlStream(), {{DNNL_ARG_SRC, src_in}, {DNNL_ARG_DIFF_DST, dst_in},
+                                  {DNNL_ARG_DIFF_WEIGHTS, dw}});
+    if (!(dw.get_desc() == wts.get_desc())) dnnl::reorder(dw, wts).execute(DnnlStream(), dw, wts);
   } else {
-    p.prim.execute(DnnlStream(), {{DNNL_ARG_DIFF_SRC, src}, {DNNL_ARG_DIFF_DST, dst},
-                                  {DNNL_ARG_WEIGHTS, wts}});
+    memory wts_in = in(wts, p.weights_in), dx = out(src, p.src_in);
+    p.prim.execute(DnnlStream(), {{DNNL_ARG_DIFF_SRC, dx}, {DNNL_ARG_DIFF_DST, dst_in},
+                                  {DNNL_ARG_WEIGHTS, wts_in}});
+    if (!(dx.get_desc() == src.get_desc())) dnnl::reorder(dx, src).execute(DnnlStream(), dx, src);
   }
   DnnlStream().wait();
 }
