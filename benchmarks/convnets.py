@@ -84,41 +84,10 @@ def pijit_step_ms(x, y, steps):
 def torch_steps_ms(x, y, steps):
     try:
         import torch
-        from torch import nn as tnn
         import torch.nn.functional as F
+        from torch_resnet import ResNet18 as TResNet18
     except ImportError:
         return None
-
-    class TBlock(tnn.Module):
-        def __init__(self, cin, cout, stride):
-            super().__init__()
-            self.c1 = tnn.Conv2d(cin, cout, 3, stride, 1, bias=False)
-            self.b1 = tnn.BatchNorm2d(cout)
-            self.c2 = tnn.Conv2d(cout, cout, 3, 1, 1, bias=False)
-            self.b2 = tnn.BatchNorm2d(cout)
-            self.down = None
-            if stride != 1 or cin != cout:
-                self.down = tnn.Sequential(tnn.Conv2d(cin, cout, 1, stride, bias=False), tnn.BatchNorm2d(cout))
-
-        def forward(self, x):
-            y = self.b2(self.c2(F.relu(self.b1(self.c1(x)))))
-            return F.relu(y + (self.down(x) if self.down is not None else x))
-
-    class TResNet18(tnn.Module):
-        def __init__(self):
-            super().__init__()
-            self.stem = tnn.Sequential(tnn.Conv2d(3, 64, 3, 1, 1, bias=False), tnn.BatchNorm2d(64), tnn.ReLU())
-            blocks, cin = [], 64
-            for stage in range(4):
-                cout = 64 << stage
-                for b in range(2):
-                    blocks.append(TBlock(cin, cout, 2 if stage > 0 and b == 0 else 1))
-                    cin = cout
-            self.blocks = tnn.Sequential(*blocks)
-            self.fc = tnn.Linear(512, 10)
-
-        def forward(self, x):
-            return self.fc(self.blocks(self.stem(x)).mean((2, 3)))
 
     tx, ty = torch.from_numpy(x), torch.from_numpy(y.astype(np.int64))
     out = {}
