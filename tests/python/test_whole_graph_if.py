@@ -188,3 +188,52 @@ def test_bytecode_mode_still_breaks_at_the_if():
     y = t(1.0, 1.0, 1.0)
     np.testing.assert_allclose(jitted(NEGATIVE, y).asnumpy(), if_else(NEGATIVE, y).asnumpy())
     assert ms.explain(jitted, NEGATIVE, y).breaks_graph
+
+
+# ---- generated programs: nested ifs, early returns, against eager -------------------------------
+
+EXPRS = ["{u} + {v}", "{u} * 0.5", "ops.exp({u} * 0.1)", "{u} - y", "ops.relu({u})", "-{u}"]
+
+
+def generate(rng, depth, indent, lines):
+    """Statements over the locals a and b (tensors of one shape): assignments, and ifs on a
+    tensor's value whose ways nest, assign and sometimes return."""
+    for _ in range(rng.integers(1, 4)):
+        pad = " " * indent
+        kind = rng.random()
+        if kind < 0.35 and depth > 0:
+            var = "ab"[rng.integers(2)]
+            lines.append(f"{pad}if ({var}).sum() {'<>'[rng.integers(2)]} {rng.normal():.2f}:")
+            generate(rng, depth - 1, indent + 4, lines)
+            if rng.random() < 0.6:
+                lines.append(f"{pad}else:")
+                generate(rng, depth - 1, indent + 4, lines)
+        elif kind < 0.42 and indent > 4:
+            lines.append(f"{pad}return a * 2 - b")
+            return
+        else:
+            target, u, v = ("ab"[rng.integers(2)] for _ in range(3))
+            lines.append(f"{pad}{target} = " + EXPRS[rng.integers(len(EXPRS))].format(u=u, v=v))
+
+
+def program(seed):
+    rng = np.random.default_rng(seed)
+    lines = ["def prog(x, y):", "    a = x + 1", "    b = y * 2"]
+    generate(rng, 2, 4, lines)
+    lines.append("    return a + b * 3")
+    ns = {"ops": ops}
+    exec(compile("\n".join(lines) + "\n", f"<generated {seed}>", "exec"), ns)
+    return ns["prog"], "\n".join(lines)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_generated_ifs_equal_eager_for_every_way(seed):
+    fn, source = program(seed)
+    jitted = whole_graph(fn)
+    rng = np.random.default_rng(1000 + seed)
+    for _ in range(6):  # inputs of both signs and scales take different ways
+        x = ms.Tensor((rng.standard_normal((2, 3)) * rng.choice([0.1, 1, 5])).astype(np.float32))
+        y = ms.Tensor((rng.standard_normal((2, 3)) * rng.choice([0.1, 1, 5])).astype(np.float32))
+        np.testing.assert_allclose(jitted(x, y).asnumpy(), fn(x, y).asnumpy(), rtol=1e-5, atol=1e-5,
+                                   err_msg=source)
+    assert ms.get_code_extra(jitted)["compile_count"] == 1, source
