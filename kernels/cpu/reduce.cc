@@ -226,6 +226,60 @@ std::optional<Block> AsBlock(const Tensor& a, const ReducePlan& p) {
 
 bool HasFastPath(ReduceOp op) { return op != ReduceOp::kAll && op != ReduceOp::kAny; }
 
+// A contiguous input whose reduced axes lie on both sides of one run of kept axes: [outer,
+// kept, inner] with outer and inner reduced (batch norm's statistics, axes 0, 2 and 3 of
+// NCHW). Each kept index reduces its `outer` rows of `inner` contiguous values where they
+// are, instead of AsRows copying the whole input transposed first.
+struct Sandwich {
+  int64_t outer, kept, inner;
+};
+
+std::optional<Sandwich> AsSandwich(const Tensor& a, const ReducePlan& p) {
+  if (!a.is_contiguous()) return std::nullopt;
+  int64_t first = -1, last = -1;
+  for (int64_t i = 0; i < a.ndim(); ++i) {
+    if (!p.reduced[i] && a.shape()[i] != 1) {
+      if (first < 0) first = i;
+      last = i;
+    }
+  }
+  if (first < 0) return std::nullopt;
+  Sandwich s{1, 1, 1};
+  for (int64_t i = 0; i < a.ndim(); ++i) {
+    const int64_t n = a.shape()[i];
+    if (n == 1) continue;
+    const bool between = i >= first && i <= last;
+    if (between == p.reduced[i]) return std::nullopt;  // a kept axis outside, a reduced one inside
+    (i < first ? s.outer : i > last ? s.inner : s.kept) *= n;
+  }
+  constexpr int64_t kMinRow = 16;  // shorter rows: the row-wise layout reads them better
+  if (s.outer == 1 || s.inner < kMinRow) return std::nullopt;
+  return s;
+}
+
+template <typename T>
+void ReduceSandwich(ReduceOp op, const T* x, T* out, const Sandwich& s) {
+  const double count = static_cast<double>(s.outer) * static_cast<double>(s.inner);
+  ParallelFor(s.kept, 1, [&](int64_t k0, int64_t k1) {
+    for (int64_t k = k0; k < k1; ++k) {
+      auto row = [&](int64_t o) { return x + (o * s.kept + k) * s.inner; };
+      if (op == ReduceOp::kSum || op == ReduceOp::kMean) {
+        double acc = 0;  // in double, as every float sum here
+        for (int64_t o = 0; o < s.outer; ++o) acc += rvec::Sum(row(o), s.inner, false);
+        out[k] = static_cast<T>(op == ReduceOp::kMean ? acc / count : acc);
+        continue;
+      }
+      const bool is_max = op == ReduceOp::kMax;
+      T acc = is_max ? rvec::Max(row(0), s.inner, false) : rvec::Min(row(0), s.inner, false);
+      for (int64_t o = 1; o < s.outer; ++o) {
+        const T v = is_max ? rvec::Max(row(o), s.inner, false) : rvec::Min(row(o), s.inner, false);
+        acc = is_max ? loops::Max(acc, v) : loops::Min(acc, v);
+      }
+      out[k] = acc;
+    }
+  });
+}
+
 // The value of one row of n contiguous elements.
 template <typename T>
 T ReduceRowFast(ReduceOp op, const T* x, int64_t n, int64_t ddof, bool par) {
@@ -468,6 +522,13 @@ absl::StatusOr<Tensor> Reduce(ReduceOp op, const Tensor& a, absl::Span<const int
   if (p.kept == 0) return out;
   if ((a.dtype() == DType::kFloat32 || a.dtype() == DType::kFloat64) && HasFastPath(op)) {
     std::optional<Block> block = AsBlock(a, p);
+    const bool sandwich_op = op == ReduceOp::kSum || op == ReduceOp::kMean || op == ReduceOp::kMax ||
+                             op == ReduceOp::kMin;
+    if (const auto s = block || !sandwich_op ? std::nullopt : AsSandwich(a, p)) {
+      if (a.dtype() == DType::kFloat32) ReduceSandwich<float>(op, a.data<float>(), out.data<float>(), *s);
+      else ReduceSandwich<double>(op, a.data<double>(), out.data<double>(), *s);
+      return out;
+    }
     Tensor src = a;
     if (!block) {
       PIJIT_ASSIGN_OR_RETURN(src, AsRows(a, p));

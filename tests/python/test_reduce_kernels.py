@@ -36,6 +36,9 @@ SHAPES_AXES = [
     ((5, 70001), 1), ((70001, 5), 0), ((2, 3, 4), 1), ((31, 9, 513), 1), ((4, 5, 6, 7), (1, 2)),
     ((4, 5, 6, 7), (0, 2)), ((4, 5, 6, 7), (0, 3)), ((6, 1, 9), (0, 1)), ((600, 300), None),
     ((1, 1, 1), None), ((1000, 300), 0), ((2, 4000, 70), 1),  # partial rows folded in order
+    # Reduced axes on both sides of the kept ones (batch norm's statistics): rows read in place.
+    ((8, 16, 9, 9), (0, 2, 3)), ((5, 3, 4, 40), (0, 3)), ((3, 1, 6, 2, 33), (0, 4)),
+    ((4, 7, 1, 17), (0, 3)), ((2, 3, 15), (0, 2)),  # a row under 16: the row-wise layout
 ]
 
 
@@ -269,3 +272,15 @@ def test_reductions_jitted_equal_eager():
     jf = ms.jit(f, mode="PIJit")
     want = f(T(a)).asnumpy()
     np.testing.assert_array_equal(jf(T(a)).asnumpy(), want)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_reductions_around_kept_axes_propagate_nan_and_keep_dims(dtype):
+    a = np.random.default_rng(2).standard_normal((6, 4, 5, 20)).astype(dtype)
+    a[2, 1, 3, 7] = np.nan
+    for name in ("sum", "mean", "amax", "min"):
+        got = getattr(ops, name)(T(a), (0, 2, 3), True) if name in ("sum", "mean") else getattr(ops, name)(T(a), (0, 2, 3))
+        want = reference({"amax": "max"}.get(name, name), a, (0, 2, 3))
+        want = want.reshape(1, 4, 1, 1) if name in ("sum", "mean") else want
+        assert_matches_numpy(got, want, **tol(dtype))
+        assert np.isnan(got.asnumpy()).ravel()[1] and not np.isnan(got.asnumpy()).ravel()[0]
