@@ -1,8 +1,9 @@
 """A CIFAR-style ResNet-18 (BasicBlocks [2, 2, 2, 2], 64-512 channels, 32x32 inputs, batch 32,
 SGD with momentum 0.9) on the CPU: one training step of pijit.jit (the whole step one graph:
 forward, loss, backward, the optimizer's update) against torch eager and torch.compile(model)
-with the optimizer outside, as torch users write it, in the same run. Prints the median ms
-per step and the ratios to torch.compile.
+with the optimizer outside, as torch users write it, in the same run; then inference (the
+network in eval mode, batch 1 and 32: pijit.jit of the forward, torch under no_grad, eager
+and compiled). Prints the median ms per step or call and the ratios to torch.compile.
 
     python benchmarks/convnets.py [steps]
 """
@@ -81,6 +82,33 @@ def pijit_step_ms(x, y, steps):
     return median_ms(lambda: step(x, y), steps)
 
 
+def pijit_inference_ms(x, steps):
+    net = ResNet18()
+    net.set_train(False)
+    forward = ms.jit(lambda x: net(x), mode="PIJit")
+    return median_ms(lambda: forward(x).asnumpy(), steps)
+
+
+def torch_inference_ms(x, steps):
+    try:
+        import torch
+        from torch_resnet import ResNet18 as TResNet18
+    except ImportError:
+        return None
+    tx = torch.from_numpy(x)
+    out = {}
+    for compiled in (False, True):
+        model = TResNet18().eval()
+        run = torch.compile(model) if compiled else model
+
+        def call():
+            with torch.no_grad():
+                return run(tx).numpy()
+
+        out["torch.compile" if compiled else "torch eager"] = median_ms(call, steps)
+    return out
+
+
 def torch_steps_ms(x, y, steps):
     try:
         import torch
@@ -118,6 +146,16 @@ def main():
     print("|---|---|---|")
     for name, ms_ in rows.items():
         print(f"| {name} | {ms_:.0f} | {ms_ / base:.2f}x |" if base else f"| {name} | {ms_:.0f} | |")
+    for batch in (1, BATCH):
+        xb = x[:batch]
+        rows = {"pijit.jit": pijit_inference_ms(ms.Tensor(xb), steps * 2)}
+        rows.update(torch_inference_ms(xb, steps * 2) or {})
+        base = rows.get("torch.compile")
+        print(f"\nResNet-18 (CIFAR) inference, batch {batch}, CPU, median of {steps * 2} calls")
+        print("| variant | ms per call | vs torch.compile |")
+        print("|---|---|---|")
+        for name, ms_ in rows.items():
+            print(f"| {name} | {ms_:.2f} | {ms_ / base:.2f}x |" if base else f"| {name} | {ms_:.2f} | |")
 
 
 if __name__ == "__main__":
