@@ -89,48 +89,58 @@ def pijit_inference_ms(x, steps):
     return median_ms(lambda: forward(x).asnumpy(), steps)
 
 
-def torch_inference_ms(x, steps):
+def torch_ms(steps, make_call):
+    """Median ms of torch eager and of torch.compile(model): make_call(torch, model, run)
+    gives the call to time, `run` being the model itself or its compiled form. {} without
+    torch."""
     try:
         import torch
         from torch_resnet import ResNet18 as TResNet18
     except ImportError:
-        return None
-    tx = torch.from_numpy(x)
-    out = {}
-    for compiled in (False, True):
-        model = TResNet18().eval()
-        run = torch.compile(model) if compiled else model
-
-        def call():
-            with torch.no_grad():
-                return run(tx).numpy()
-
-        out["torch.compile" if compiled else "torch eager"] = median_ms(call, steps)
-    return out
-
-
-def torch_steps_ms(x, y, steps):
-    try:
-        import torch
-        import torch.nn.functional as F
-        from torch_resnet import ResNet18 as TResNet18
-    except ImportError:
-        return None
-
-    tx, ty = torch.from_numpy(x), torch.from_numpy(y.astype(np.int64))
+        return {}
     out = {}
     for compiled in (False, True):
         model = TResNet18()
         run = torch.compile(model) if compiled else model
+        out["torch.compile" if compiled else "torch eager"] = median_ms(make_call(torch, model, run), steps)
+    return out
+
+
+def torch_step(x, y):
+    """A training step as torch users write it: the model (compiled or not), SGD outside."""
+    def make(torch, model, run):
+        import torch.nn.functional as F
+        tx, ty = torch.from_numpy(x), torch.from_numpy(y.astype(np.int64))
         opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
 
         def step():
             opt.zero_grad(set_to_none=True)
             F.cross_entropy(run(tx), ty).backward()
             opt.step()
+        return step
+    return make
 
-        out["torch.compile" if compiled else "torch eager"] = median_ms(step, steps)
-    return out
+
+def torch_inference(x):
+    def make(torch, model, run):
+        model.eval()
+        tx = torch.from_numpy(x)
+
+        def call():
+            with torch.no_grad():
+                return run(tx).numpy()
+        return call
+    return make
+
+
+def print_table(title, unit, rows, digits):
+    base = rows.get("torch.compile")
+    print(title)
+    print(f"| variant | ms per {unit} | vs torch.compile |")
+    print("|---|---|---|")
+    for name, value in rows.items():
+        ratio = f"{value / base:.2f}x" if base else ""
+        print(f"| {name} | {value:.{digits}f} | {ratio} |")
 
 
 def main():
@@ -138,24 +148,14 @@ def main():
     rng = np.random.default_rng(0)
     x = rng.random((BATCH, 3, 32, 32), dtype=np.float32)
     y = (np.arange(BATCH) % 10).astype(np.int32)
-    rows = {"pijit.jit": pijit_step_ms(ms.Tensor(x), ms.Tensor(y), steps)}
-    rows.update(torch_steps_ms(x, y, steps) or {})
-    base = rows.get("torch.compile")
-    print(f"ResNet-18 (CIFAR) training step, batch {BATCH}, CPU, median of {steps} steps")
-    print("| variant | ms per step | vs torch.compile |")
-    print("|---|---|---|")
-    for name, ms_ in rows.items():
-        print(f"| {name} | {ms_:.0f} | {ms_ / base:.2f}x |" if base else f"| {name} | {ms_:.0f} | |")
+    rows = {"pijit.jit": pijit_step_ms(ms.Tensor(x), ms.Tensor(y), steps), **torch_ms(steps, torch_step(x, y))}
+    print_table(f"ResNet-18 (CIFAR) training step, batch {BATCH}, CPU, median of {steps} steps", "step", rows, 0)
     for batch in (1, BATCH):
         xb = x[:batch]
-        rows = {"pijit.jit": pijit_inference_ms(ms.Tensor(xb), steps * 2)}
-        rows.update(torch_inference_ms(xb, steps * 2) or {})
-        base = rows.get("torch.compile")
-        print(f"\nResNet-18 (CIFAR) inference, batch {batch}, CPU, median of {steps * 2} calls")
-        print("| variant | ms per call | vs torch.compile |")
-        print("|---|---|---|")
-        for name, ms_ in rows.items():
-            print(f"| {name} | {ms_:.2f} | {ms_ / base:.2f}x |" if base else f"| {name} | {ms_:.2f} | |")
+        rows = {"pijit.jit": pijit_inference_ms(ms.Tensor(xb), steps * 2),
+                **torch_ms(steps * 2, torch_inference(xb))}
+        print_table(f"\nResNet-18 (CIFAR) inference, batch {batch}, CPU, median of {steps * 2} calls", "call",
+                    rows, 2)
 
 
 if __name__ == "__main__":

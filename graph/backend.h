@@ -85,6 +85,11 @@ absl::StatusOr<Tensor> RunNodeWhereInputsAre(const Node& n, absl::Span<const Ten
                                              bool move_host_inputs = false);
 // `t` on `device`: itself when it is there, else a copy (contiguous) made by the backends.
 absl::StatusOr<Tensor> MoveToDevice(const Tensor& t, Device device);
+// Copies `src` (any device) into `dst` (any device; contiguous when on a device), of the
+// same shape and dtype: a written parameter's new value back into the caller's tensor.
+absl::Status CopyAcross(const Tensor& src, const Tensor& dst);
+// `t` cast to `dtype` on `t`'s device (Tensor.astype, Tensor(t, dtype)).
+absl::StatusOr<Tensor> CastWhereItIs(const Tensor& t, DType dtype);
 // The device of `inputs` other than the CPU, if any (kCPU when all are host tensors).
 Device DeviceOfInputs(absl::Span<const Tensor* const> inputs);
 

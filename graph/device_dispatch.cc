@@ -32,6 +32,25 @@ absl::StatusOr<Tensor> MoveToDevice(const Tensor& t, Device device) {
   return backend->Upload(t);
 }
 
+absl::Status CopyAcross(const Tensor& src, const Tensor& dst) {
+  if (dst.device() == Device::kCPU) {
+    PIJIT_ASSIGN_OR_RETURN(const Tensor host, MoveToDevice(src, Device::kCPU));
+    CopyInto(host, dst);
+    return absl::OkStatus();
+  }
+  const Backend* backend = BackendOfDevice(dst.device());
+  if (backend == nullptr) return absl::FailedPreconditionError("a tensor is on a device this build cannot use");
+  return backend->CopyInto(src, dst);  // from the host or the device
+}
+
+absl::StatusOr<Tensor> CastWhereItIs(const Tensor& t, DType dtype) {
+  Node cast;
+  cast.op = Op::kCast;
+  cast.dtype = dtype;
+  const Tensor* operand[] = {&t};
+  return RunNodeWhereInputsAre(cast, operand);
+}
+
 absl::StatusOr<Tensor> RunNodeWhereInputsAre(const Node& n, absl::Span<const Tensor* const> inputs,
                                              bool move_host_inputs) {
   const Device device = DeviceOfInputs(inputs);

@@ -84,13 +84,7 @@ absl::StatusOr<bool> DeviceReplay::TryRun(const CompiledGraph& g, absl::Span<con
   if (absl::Status s = recording_->Replay(); !s.ok()) return give_up(s);
   ++replays_;
   for (int i : g.written_params_) {
-    if (!copied[i]) continue;  // written in place
-    if (inputs[i]->device() == device) {
-      PIJIT_RETURN_IF_ERROR(backend.CopyInto(inputs_[i], *inputs[i]));
-    } else {
-      PIJIT_ASSIGN_OR_RETURN(Tensor back, backend.Download(inputs_[i]));
-      CopyInto(back, *inputs[i]);
-    }
+    if (copied[i]) PIJIT_RETURN_IF_ERROR(CopyAcross(inputs_[i], *inputs[i]));  // else written in place
   }
   bool any_on_device = false;
   for (const Tensor* in : inputs) any_on_device |= in->device() == device;

@@ -250,9 +250,7 @@ absl::StatusOr<CompiledGraph> CompiledGraph::Compile(Graph g, const CompileOptio
       const Node& n = g.node(static_cast<NodeId>(id));
       if (n.op != Op::kConstant || n.value.device() == Device::kCPU) continue;
       if (!options.optimize && n.value.device() == c.backend_->device()) continue;
-      const Backend* there = BackendOfDevice(n.value.device());
-      if (there == nullptr) return absl::FailedPreconditionError("a constant is on a device this build cannot use");
-      PIJIT_ASSIGN_OR_RETURN(Tensor host, there->Download(n.value));
+      PIJIT_ASSIGN_OR_RETURN(Tensor host, MoveToDevice(n.value, Device::kCPU));
       g.ReplaceWithConstant(static_cast<NodeId>(id), std::move(host));
     }
   }
@@ -337,43 +335,26 @@ absl::Status CompiledGraph::Run(absl::Span<const Tensor* const> inputs,
 absl::Status CompiledGraph::RunWithInputsMoved(absl::Span<const Tensor* const> inputs,
                                                std::vector<Tensor>* outputs, const Backend& here,
                                                Device outputs_to) const {
-  // Inputs elsewhere come here for the call; when every input came from the host (a Python
-  // caller's tensors on a device graph), so do the outputs.
-  const Backend* there = here.device() == Device::kCPU ? BackendOfDevice(outputs_to) : &here;
-  if (there == nullptr) return absl::FailedPreconditionError("an input is on a device this build cannot use");
+  // Inputs elsewhere come here for the call (and written ones go back); the outputs go to
+  // `outputs_to` from the CPU, and from a device to the host when every input came from there
+  // (a Python caller's host tensors on a device graph).
   std::vector<Tensor> moved(inputs.size());
   absl::InlinedVector<const Tensor*, 8> local(inputs.begin(), inputs.end());
   bool any_on_device = false;
   for (size_t i = 0; i < inputs.size(); ++i) {
-    if (inputs[i]->device() == here.device()) {
-      any_on_device |= here.device() != Device::kCPU;
-      continue;
-    }
     any_on_device |= inputs[i]->device() != Device::kCPU;
-    if (here.device() == Device::kCPU) {
-      PIJIT_ASSIGN_OR_RETURN(moved[i], there->Download(*inputs[i]));
-    } else {
-      PIJIT_ASSIGN_OR_RETURN(moved[i], here.Upload(*inputs[i]));
-    }
+    if (inputs[i]->device() == here.device()) continue;
+    PIJIT_ASSIGN_OR_RETURN(moved[i], MoveToDevice(*inputs[i], here.device()));
     local[i] = &moved[i];
   }
   PIJIT_RETURN_IF_ERROR(RunOnBackend(local, outputs));
   for (int i : written_params_) {
-    if (!moved[i].defined()) continue;  // it was here: written in place
-    if (here.device() == Device::kCPU) {
-      PIJIT_RETURN_IF_ERROR(there->CopyInto(moved[i], *inputs[i]));
-    } else {
-      PIJIT_ASSIGN_OR_RETURN(Tensor back, here.Download(moved[i]));
-      CopyInto(back, *inputs[i]);
-    }
+    if (moved[i].defined()) PIJIT_RETURN_IF_ERROR(CopyAcross(moved[i], *inputs[i]));  // else written in place
   }
-  if (here.device() == Device::kCPU) {
+  const bool to_host = here.device() != Device::kCPU && !any_on_device;
+  if (here.device() == Device::kCPU || to_host) {
     for (Tensor& t : *outputs) {
-      PIJIT_ASSIGN_OR_RETURN(t, there->Upload(t));
-    }
-  } else if (!any_on_device) {
-    for (Tensor& t : *outputs) {
-      PIJIT_ASSIGN_OR_RETURN(t, here.Download(t));
+      PIJIT_ASSIGN_OR_RETURN(t, MoveToDevice(t, to_host ? Device::kCPU : outputs_to));
     }
   }
   return absl::OkStatus();

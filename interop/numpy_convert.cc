@@ -89,13 +89,15 @@ py::dtype NumpyDType(DType d, const char* what) {
   return py::reinterpret_borrow<py::dtype>(bf16);
 }
 
+Tensor OnHost(const Tensor& t) {
+  if (t.device() == Device::kCPU) return t;
+  auto host = graph::MoveToDevice(t, Device::kCPU);
+  if (!host.ok()) ThrowStatus(host.status());
+  return *host;
+}
+
 py::array ToNumpy(const Tensor& device_or_host) {
-  // A device tensor's values are copied to the host first.
-  const Tensor t = device_or_host.device() == Device::kCPU ? device_or_host : [&] {
-    auto host = graph::MoveToDevice(device_or_host, Device::kCPU);
-    if (!host.ok()) ThrowStatus(host.status());
-    return *host;
-  }();
+  const Tensor t = OnHost(device_or_host);  // a device tensor's values are copied first
   std::vector<ssize_t> shape(t.shape().begin(), t.shape().end()), strides;
   for (int64_t s : t.strides()) strides.push_back(s * static_cast<ssize_t>(t.itemsize()));
   auto* keep = new Tensor(t);
@@ -119,11 +121,7 @@ Tensor MakeTensor(py::object data, py::object dtype) {
   }
   if (Tensor* t = AsTensor(data.ptr())) {
     if (wantp && *wantp != t->dtype()) {
-      graph::Node n;
-      n.op = graph::Op::kCast;
-      n.dtype = *wantp;
-      const Tensor* operand[] = {t};
-      auto c = graph::RunNodeWhereInputsAre(n, operand);  // on the tensor's device
+      auto c = graph::CastWhereItIs(*t, *wantp);
       if (!c.ok()) ThrowStatus(c.status());
       return *c;
     }

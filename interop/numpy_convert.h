@@ -19,8 +19,11 @@ Tensor FromNumpy(pybind11::array arr, const DType* want);
 // The NumPy dtype of `d`. bfloat16 is ml_dtypes.bfloat16 where ml_dtypes is installed;
 // otherwise `what` raises a TypeError that says how to get a NumPy array.
 pybind11::dtype NumpyDType(DType d, const char* what);
-// A NumPy array sharing `t`'s memory.
+// A NumPy array sharing `t`'s memory (a host copy's, for a device tensor).
 pybind11::array ToNumpy(const Tensor& t);
+// `t` itself when it is a host tensor, else a host copy of it (raises the Python error when
+// its device cannot be read).
+Tensor OnHost(const Tensor& t);
 // A pijit dtype, or anything numpy.dtype() accepts (np.float32, "float64", float).
 DType DTypeFromPy(pybind11::handle d);
 // pijit.Tensor(input_data, dtype): the tensor a Tensor object is constructed with.

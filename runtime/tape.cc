@@ -198,14 +198,10 @@ absl::StatusOr<std::vector<std::optional<Tensor>>> Backward(const graph::Graph& 
   graph::CompileOptions options;
   options.optimize = false;
   options.plan_memory = false;
-  {
-    std::vector<const Tensor*> given;
-    for (const Tensor& t : inputs) given.push_back(&t);
-    options.device = graph::DeviceOfInputs(given);  // gradients of device tensors run there
-  }
-  PIJIT_ASSIGN_OR_RETURN(graph::CompiledGraph compiled, graph::CompiledGraph::Compile(std::move(g), options));
   std::vector<const Tensor*> ptrs;
   for (const Tensor& t : inputs) ptrs.push_back(&t);
+  options.device = graph::DeviceOfInputs(ptrs);  // gradients of device tensors run there
+  PIJIT_ASSIGN_OR_RETURN(graph::CompiledGraph compiled, graph::CompiledGraph::Compile(std::move(g), options));
   std::vector<Tensor> out;
   PIJIT_RETURN_IF_ERROR(compiled.Run(ptrs, &out));
   std::vector<std::optional<Tensor>> result;

@@ -200,28 +200,43 @@ void RunReduce(ReduceOp op, bool by_cols, const T* in, R* out, int64_t a, int64_
 
 // ---- float32/float64: vectorised and parallel ----
 
+// A contiguous input as three runs of axes [outer, middle, inner]: the middle from the first
+// to the last axis of size > 1 whose reduced flag is `middle_reduced`, every axis of size > 1
+// between them of that kind too (nullopt otherwise), the others outside it. With no axis of
+// that kind, all of the input is `outer`.
+struct Runs {
+  int64_t outer, middle, inner;
+};
+
+std::optional<Runs> SplitAround(const Tensor& a, const ReducePlan& p, bool middle_reduced) {
+  if (!a.is_contiguous()) return std::nullopt;
+  int64_t first = -1, last = -1;
+  for (int64_t i = 0; i < a.ndim(); ++i) {
+    if (p.reduced[i] == middle_reduced && a.shape()[i] != 1) {
+      if (first < 0) first = i;
+      last = i;
+    }
+  }
+  if (first < 0) return Runs{a.numel(), 1, 1};
+  Runs r{1, 1, 1};
+  for (int64_t i = 0; i < a.ndim(); ++i) {
+    const int64_t n = a.shape()[i];
+    if (n == 1) continue;
+    if (i >= first && i <= last && p.reduced[i] != middle_reduced) return std::nullopt;
+    (i < first ? r.outer : i > last ? r.inner : r.middle) *= n;
+  }
+  return r;
+}
+
 // A contiguous input as [outer, red, inner]: reduced axes of size > 1 adjacent.
 struct Block {
   int64_t outer, red, inner;
 };
 
 std::optional<Block> AsBlock(const Tensor& a, const ReducePlan& p) {
-  if (!a.is_contiguous()) return std::nullopt;
-  int64_t first = -1, last = -1;
-  for (int64_t i = 0; i < a.ndim(); ++i) {
-    if (p.reduced[i] && a.shape()[i] != 1) {
-      if (first < 0) first = i;
-      last = i;
-    }
-  }
-  if (first < 0) return Block{p.kept, p.red, 1};
-  Block b{1, p.red, 1};
-  for (int64_t i = 0; i < a.ndim(); ++i) {
-    if (i > first && i < last && !p.reduced[i] && a.shape()[i] != 1) return std::nullopt;
-    if (i < first) b.outer *= a.shape()[i];
-    if (i > last) b.inner *= a.shape()[i];
-  }
-  return b;
+  const std::optional<Runs> r = SplitAround(a, p, /*middle_reduced=*/true);
+  if (!r) return std::nullopt;
+  return Block{r->outer, r->middle, r->inner};
 }
 
 bool HasFastPath(ReduceOp op) { return op != ReduceOp::kAll && op != ReduceOp::kAny; }
@@ -235,26 +250,10 @@ struct Sandwich {
 };
 
 std::optional<Sandwich> AsSandwich(const Tensor& a, const ReducePlan& p) {
-  if (!a.is_contiguous()) return std::nullopt;
-  int64_t first = -1, last = -1;
-  for (int64_t i = 0; i < a.ndim(); ++i) {
-    if (!p.reduced[i] && a.shape()[i] != 1) {
-      if (first < 0) first = i;
-      last = i;
-    }
-  }
-  if (first < 0) return std::nullopt;
-  Sandwich s{1, 1, 1};
-  for (int64_t i = 0; i < a.ndim(); ++i) {
-    const int64_t n = a.shape()[i];
-    if (n == 1) continue;
-    const bool between = i >= first && i <= last;
-    if (between == p.reduced[i]) return std::nullopt;  // a kept axis outside, a reduced one inside
-    (i < first ? s.outer : i > last ? s.inner : s.kept) *= n;
-  }
+  const std::optional<Runs> r = SplitAround(a, p, /*middle_reduced=*/false);
   constexpr int64_t kMinRow = 16;  // shorter rows: the row-wise layout reads them better
-  if (s.outer == 1 || s.inner < kMinRow) return std::nullopt;
-  return s;
+  if (!r || r->outer == 1 || r->inner < kMinRow) return std::nullopt;
+  return Sandwich{r->outer, r->middle, r->inner};
 }
 
 template <typename T>

@@ -223,13 +223,4 @@ absl::Status CopyIntoDevice(const Tensor& src, const Tensor& dst) {
                       "cuMemcpyDtoDAsync");
 }
 
-absl::Status CopyIntoHost(const Tensor& src, const Tensor& dst) {
-  if (dst.device() != Device::kCPU || src.shape() != dst.shape() || src.dtype() != dst.dtype()) {
-    return absl::InvalidArgumentError("copy to the host: expects a host destination of the source's shape and dtype");
-  }
-  PIJIT_ASSIGN_OR_RETURN(Tensor host, ToHost(src));
-  CopyInto(host, dst);
-  return absl::OkStatus();
-}
-
 }  // namespace pijit::cuda

@@ -97,8 +97,5 @@ absl::StatusOr<Tensor> ToHost(const Tensor& device);
 // Copies `src` (host or device, any strides) into `dst`, a contiguous device tensor of the same
 // shape and dtype, in stream order (from the host: the call returns once `src` may change).
 absl::Status CopyIntoDevice(const Tensor& src, const Tensor& dst);
-// Copies the device tensor `src` (any strides) into the host tensor `dst` (any strides), same
-// shape and dtype; returns when done.
-absl::Status CopyIntoHost(const Tensor& src, const Tensor& dst);
 
 }  // namespace pijit::cuda

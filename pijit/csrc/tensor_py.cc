@@ -38,17 +38,12 @@ py::object UnaryDunder(PyOp op, py::handle a) {
 
 // The single element of `t` as a Python bool, int or float; `what` names the conversion.
 py::object ToPyScalar(const Tensor& device_or_host, const char* what) {
-  Tensor t = device_or_host;
-  if (t.numel() != 1) {
+  if (device_or_host.numel() != 1) {
     ThrowStatus(absl::InvalidArgumentError(absl::StrFormat(
         "%s: only a Tensor with one element can be converted to a Python scalar, this one has "
-        "shape %s (%d elements)", what, ShapeToString(t.shape()), t.numel())));
+        "shape %s (%d elements)", what, ShapeToString(device_or_host.shape()), device_or_host.numel())));
   }
-  if (t.device() != Device::kCPU) {  // its one value comes to the host
-    auto host = graph::MoveToDevice(t, Device::kCPU);
-    if (!host.ok()) ThrowStatus(host.status());
-    t = *host;
-  }
+  const Tensor t = OnHost(device_or_host);  // its one value comes to the host
   return DispatchDType(t.dtype(), [&](auto tag) -> py::object {
     using T = decltype(tag);
     const T v = *t.data<T>();  // one element: the view's offset addresses it
@@ -149,11 +144,7 @@ void BindTensor(py::module_& m) {
       .def("astype", [](py::handle self, py::handle d) {
         const Tensor& t = *AsTensor(self.ptr());
         const DType dt = DTypeFromPy(d);
-        graph::Node cast;
-        cast.op = graph::Op::kCast;
-        cast.dtype = dt;
-        const Tensor* operand[] = {&t};
-        auto c = graph::RunNodeWhereInputsAre(cast, operand);  // on the tensor's device
+        auto c = graph::CastWhereItIs(t, dt);
         if (!c.ok()) ThrowStatus(c.status());
         py::object result = py::reinterpret_steal<py::object>(WrapTensor(std::move(*c)));
         if (Tape* tape = ActiveTape()) {
