@@ -18,12 +18,19 @@ from pijit.nn.wrap import (ForwardValueAndGrad, TrainOneStepCell, WithEvalCell, 
                            WithLossCell)
 from pijit.nn.dynamic_lr import *  # noqa: F401,F403
 from pijit.nn.dynamic_lr import __all__ as _dynamic_lr
+from pijit.nn.losses_more import *  # noqa: F401,F403
+from pijit.nn.losses_more import __all__ as _losses_more
+from pijit.nn.optim_extra import *  # noqa: F401,F403
+from pijit.nn.optim_extra import __all__ as _optim_extra
+from pijit.nn.wrap_more import *  # noqa: F401,F403
+from pijit.nn.wrap_more import __all__ as _wrap_more
 
 __all__ = ["Cell", "CellList", "CellDict", "SequentialCell", "Parameter", "ParameterTuple", "LossBase",
            "MSELoss", "L1Loss", "SoftmaxCrossEntropyWithLogits", "Optimizer", "SGD", "Momentum",
            "Adam", "WithLossCell", "TrainOneStepCell", "ForwardValueAndGrad", "WithEvalCell",
            "WithGradCell", *_layers, *_schedules,
-           *_losses_extra, *_dynamic_lr, *_optim_more]
+           *_losses_extra, *_dynamic_lr, *_optim_more, *_losses_more,
+           *_optim_extra, *_wrap_more]
 
 # MindSpore's loss-scaling training cells live in mindspore.nn; pijit keeps them with the
 # training workflow (they import pijit.nn themselves, hence last).
@@ -34,11 +41,7 @@ __all__ += ["DynamicLossScaleUpdateCell", "FixedLossScaleUpdateCell",
             "TrainOneStepWithLossScaleCell"]
 
 # MindSpore's nn also offers the metrics, which pijit keeps with the training workflow.
-from pijit.train.metrics import (F1, MAE, MSE, Accuracy, Fbeta, Loss, Metric,  # noqa: E402
-                                 Precision, Recall, Top1CategoricalAccuracy,
-                                 Top5CategoricalAccuracy, TopKCategoricalAccuracy,
-                                 get_metric_fn, names, rearrange_inputs)
+from pijit.train.metrics import *  # noqa: E402,F401,F403
+from pijit.train.metrics import __all__ as _metrics  # noqa: E402
 
-__all__ += ["Accuracy", "F1", "Fbeta", "Loss", "MAE", "MSE", "Metric", "Precision", "Recall",
-            "Top1CategoricalAccuracy", "Top5CategoricalAccuracy", "TopKCategoricalAccuracy",
-            "get_metric_fn", "names", "rearrange_inputs"]
+__all__ += _metrics

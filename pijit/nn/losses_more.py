@@ -1,0 +1,3 @@
+"""More losses of mindspore.nn: dice, focal and sampled softmax losses."""
+
+__all__ = []

@@ -1,0 +1,3 @@
+"""More optimizers of mindspore.nn (ASGD, Rprop, Lamb, LARS, AdamOffload)."""
+
+__all__ = []
