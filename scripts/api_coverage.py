@@ -84,7 +84,8 @@ def import_pijit_module(name):
     except ModuleNotFoundError as err:
         # Absent only when the missing module is the one asked for (or a parent of it); a pijit
         # module that exists but fails to import is a bug to report, not a name to mark missing.
-        if err.name and (name == err.name or name.startswith(err.name + ".")):
+        # pijit itself missing is a broken install, which would mark every name "not yet".
+        if name != "pijit" and err.name and (name == err.name or name.startswith(err.name + ".")):
             return None
         raise
 
