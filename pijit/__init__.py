@@ -64,4 +64,9 @@ from pijit.train import __all__ as _train_names  # noqa: E402
 
 __all__ += ["dataset", "train", "amp", *_train_names]
 
+from pijit._transforms_more import *  # noqa: E402,F401,F403 - jvp, get_grad, ...
+from pijit._transforms_more import __all__ as _transforms_more  # noqa: E402
+
+__all__ += _transforms_more
+
 _trace._start_from_environment()  # PIJIT_TRACE=dir traces the whole process
