@@ -221,8 +221,11 @@ Value Interp::SnapshotValue(const Value& v, absl::flat_hash_map<const ValueList*
   for (const Value& item : *v.items) c.items->push_back(SnapshotValue(item, copies));
   if (v.keys) c.keys = std::make_shared<std::vector<PyObject*>>(*v.keys);
   if (v.iter_list) {  // the copy of the list it loops over
+    // With its source: the copy stands for the list wherever it appears (a local naming the
+    // caller's list shares it), and a break hands Python that list itself.
     Value list = Value::Seq({}, true);
     list.items = v.iter_list;
+    list.source = v.iter_list_source;
     c.iter_list = SnapshotValue(list, copies).items;
   }
   if (v.link) {  // a zip or enumerate: its sources are the copies of the iterators it takes from

@@ -261,3 +261,36 @@ def test_a_loop_over_a_cell_list_is_one_graph():
         np.testing.assert_array_equal(jf(x).asnumpy(), want.asnumpy())
     s = ms.get_code_extra(jf)
     assert s["graph_count"] == 1 and s["total_break_count"] == 0, s["all_reasons"]
+
+
+# A loop over the caller's list with a graph break in its body: the locals and the loop's
+# iterator handed to Python after the break name the caller's list itself (the copy of the
+# trace once took the iterator's list without its source, so appends after the break went to
+# a new list the caller never saw).
+def _append_after_loop_with_break(x, ls):
+    for t in ls:
+        if float(t.sum()) > 100.0:
+            pass
+    ls.append(x)
+    return x
+
+
+def _return_list_from_loop_with_break(x, ls):
+    for t in ls:
+        float(t.sum())
+        return ls
+
+
+def test_a_break_inside_a_loop_over_an_input_list_keeps_the_list():
+    import numpy as np
+    x = ms.Tensor(np.ones((2, 3), np.float32))
+    jf = ms.jit(_append_after_loop_with_break, mode="PIJit")
+    for _ in range(2):
+        ls = [x * 0.5, x + 1.0]
+        jf(x, ls)
+        assert len(ls) == 3 and ls[2] is x
+    jr = ms.jit(_return_list_from_loop_with_break, mode="PIJit")
+    for _ in range(2):
+        ls = [x * 0.5, x + 1.0]
+        assert jr(x, ls) is ls
+    assert ms.get_code_extra(jr)["total_break_count"] >= 1  # the break this test is about
