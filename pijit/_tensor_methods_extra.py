@@ -6,6 +6,7 @@ from pijit import _C
 from pijit import _ops_activation
 from pijit import _ops_composed
 from pijit import _ops_array_extra as _array
+from pijit import _ops_dynamic_shape as _dynamic
 from pijit import _ops_math_extra as _math
 from pijit import _ops_misc_extra as _misc
 from pijit import _ops_nd as _nd
@@ -59,6 +60,10 @@ _SAME_NAME = {
     "cholesky": _misc.cholesky, "cholesky_inverse": _misc.cholesky_inverse, "i0": _sample.i0,
     "reverse_sequence": _misc.reverse_sequence, "angle": _misc.angle,
     "random_categorical": _sample.random_categorical, "index_add": _misc.index_add,
+    # Their result sizes depend on the values: they read the tensor on the host.
+    "nonzero": _dynamic.nonzero, "masked_select": _dynamic.masked_select,
+    "unique_consecutive": _dynamic.unique_consecutive,
+    "unique_with_pad": _dynamic.unique_with_pad,
 }
 
 

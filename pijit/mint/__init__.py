@@ -6,8 +6,8 @@
     y = mint.nn.functional.gelu(mint.matmul(x, w), approximate="tanh")
 
 Every function is composed of pijit's ops, so it runs eagerly on the autodiff tape and
-pijit.jit captures it like any op. Left out: nonzero and unique, whose output shapes depend
-on the data."""
+pijit.jit captures it like any op, except nonzero and unique, whose output shapes depend on
+the data: they read the input on the host, so a captured graph breaks where they are called."""
 from pijit import _C
 from pijit.mint import linalg, nn, optim
 from pijit.mint._creation import (arange, eye, normal, ones, ones_like, rand, rand_like, zeros,
@@ -19,6 +19,7 @@ from pijit.mint._shape import (bmm, broadcast_to, cat, flip, gather, index_selec
                                narrow, permute, repeat_interleave, scatter_add, split, stack,
                                tile)
 from pijit.mint._sort import searchsorted, sort, topk
+from pijit.mint._dynamic_shape import nonzero, unique
 
 _ops = _C.ops
 
@@ -61,5 +62,5 @@ __all__ = [
     "all", "any", "argmax", "cumsum", "max", "mean", "min", "prod", "sum",
     "bmm", "broadcast_to", "cat", "flip", "gather", "index_select", "inverse", "matmul",
     "narrow", "permute", "repeat_interleave", "scatter_add", "split", "stack", "tile",
-    "searchsorted", "sort", "topk",
+    "searchsorted", "sort", "topk", "nonzero", "unique",
 ]

@@ -10,8 +10,8 @@ Toeplitz matrices) are computed by constexpr helpers at capture time. Signatures
 dtypes follow mindspore.numpy: Python ints are Int32 and floats Float32, an integer meeting
 a float takes the float's dtype, and the float functions of integers give Float32.
 
-Left out: functions whose output shape depends on the data (unique, bincount, and where /
-nonzero with a condition alone)."""
+bincount and unique size their results by the data, which they read on the host: a captured
+graph breaks where they are called. Left out: where / nonzero with a condition alone."""
 from pijit._tensor import (bfloat16, bool_, float16, float32, float64, int8, int16, int32,
                            int64, uint8)
 from pijit.numpy.creation import (arange, array, asarray, asfarray, bartlett, blackman, copy,
@@ -53,9 +53,9 @@ from pijit.numpy.shapes import (append, array_split, array_str, atleast_1d, atle
                                 hsplit, hstack, moveaxis, ravel, repeat, reshape, roll, rollaxis,
                                 rot90, size, split, squeeze, stack, swapaxes, tile, transpose,
                                 vsplit, vstack)
-from pijit.numpy.statistics import (corrcoef, cov, digitize, histogram, histogram2d,
+from pijit.numpy.statistics import (bincount, corrcoef, cov, digitize, histogram, histogram2d,
                                     histogram_bin_edges, histogramdd, interp, searchsorted,
-                                    unwrap)
+                                    unique, unwrap)
 
 max = amax  # noqa: A001 - NumPy's names
 min = amin  # noqa: A001
@@ -89,7 +89,7 @@ __all__ = [
     "average", "count_nonzero", "nansum", "nanmean", "nanvar", "nanstd", "nanmax", "nanmin",
     "cumsum", "cumprod", "nancumsum", "diff", "ediff1d", "trapz", "gradient", "searchsorted",
     "digitize", "interp", "histogram_bin_edges", "histogram", "histogramdd", "histogram2d",
-    "cov", "corrcoef", "unwrap",
+    "cov", "corrcoef", "unwrap", "bincount", "unique",
     # polynomials and convolution
     "convolve", "correlate", "polyadd", "polysub", "polymul", "polyval", "polyder", "polyint",
     # shapes

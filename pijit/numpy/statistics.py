@@ -1,11 +1,15 @@
 """Statistics and searches over sorted data in mindspore.numpy's names and signatures:
-searchsorted, digitize, interp, histograms, cov, corrcoef and unwrap. Searches are counts of
-comparisons against every element (one broadcast compare and a sum: no data-dependent
-shapes), histograms sum one-hot bin memberships, so all of them are captured as graphs.
+searchsorted, digitize, interp, histograms, cov, corrcoef, unwrap, bincount and unique.
+Searches are counts of comparisons against every element (one broadcast compare and a sum: no
+data-dependent shapes), histograms sum one-hot bin memberships, so all of them are captured as
+graphs; bincount and unique size their results by the data, which they read on the host (a
+captured graph breaks there).
 
 Dtypes follow MindSpore where it differs from NumPy: float results of integer data are
 Float32 (NumPy: Float64), and histogram counts are Float32 (NumPy: Int64)."""
 import math
+
+import numpy as onp
 
 from pijit._tensor import bool_, float32, float64, int64
 from pijit.numpy._utils import (Tensor, cast_to, check_axis, check_dtype, check_int, is_float,
@@ -340,3 +344,60 @@ def unwrap(p, discont=None, axis=-1, period=2 * math.pi):
     steps = cumsum(correction, axis)
     zero = native.zeros(tuple(1 if i == axis else d for i, d in enumerate(p.shape)), p.dtype)
     return p + native.concat([zero, cast_to(steps, p.dtype)], axis)
+
+
+# ---- sized by the data (read on the host) --------------------------------------------------------
+
+def _host_ints(fname, x):
+    """The values of the 1-D integer array-like x, on the host."""
+    x = to_tensor(fname, x)
+    if x.ndim != 1:
+        raise_error(ValueError, f"{fname}: x must be 1-D, got shape {x.shape}")
+    if is_float(x.dtype) or x.dtype == bool_:
+        raise_error(TypeError, f"{fname}: x must hold integers, got {x.dtype}")
+    return x.asnumpy()
+
+
+def bincount(x, weights=None, minlength=0, length=None):
+    """How often each value 0 .. max(x) occurs in the 1-D non-negative integer x, as Float32
+    (summing `weights` instead of ones, in their float dtype); at least `minlength` bins, or
+    exactly `length` bins when given (larger values are dropped)."""
+    fname = "bincount"
+    values = _host_ints(fname, x)
+    minlength = check_int(fname, "minlength", minlength)
+    if minlength < 0:
+        raise_error(ValueError, f"{fname}: minlength must be non-negative, got {minlength}")
+    if values.size and values.min() < 0:
+        raise_error(ValueError, f"{fname}: x must be non-negative, got {values.min()}")
+    if length is None:
+        length = max(int(values.max()) + 1 if values.size else 0, minlength)
+    elif check_int(fname, "length", length) < 0:
+        raise_error(ValueError, f"{fname}: length must be non-negative, got {length}")
+    bins = native.reshape(Tensor(values.astype(onp.int64)), (-1, 1))
+    hits = native.equal(bins, native.arange(0, length, 1, dtype=int64))  # (N, length)
+    if weights is None:
+        return native.sum(hits.astype(float32), (0,), False)
+    w = to_tensor(fname, weights)
+    if tuple(w.shape) != (values.size,):
+        raise_error(ValueError, f"{fname}: weights must have x's shape ({values.size},), got "
+                                f"{w.shape}")
+    w = w if is_float(w.dtype) else w.astype(float32)
+    return native.sum(native.where(hits, native.unsqueeze(w, -1), native.zeros((), w.dtype)),
+                      (0,), False)
+
+
+def unique(x, return_inverse=False):
+    """The sorted distinct values of the flattened x; with return_inverse also the Int32
+    position in them of each element of the flattened x. The values are gathered from x, so
+    they carry gradients to it."""
+    fname = "unique"
+    x = native.reshape(to_tensor(fname, x), (-1,))
+    if not isinstance(return_inverse, bool):
+        raise_error(TypeError, f"{fname}: return_inverse must be a bool, got "
+                               f"{type(return_inverse).__name__}")
+    values = (x.astype(float32) if x.dtype.name == "bf16" else x).asnumpy()
+    _, first, inverse = onp.unique(values, return_index=True, return_inverse=True)
+    out = native.gather(x, Tensor(first.astype(onp.int64)), 0)
+    if return_inverse:
+        return out, Tensor(inverse.reshape(-1).astype(onp.int32))
+    return out
