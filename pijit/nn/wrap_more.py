@@ -1,3 +1,176 @@
-"""More training wrappers of mindspore.nn: micro-batches and gradient reduction."""
+"""More training wrappers of mindspore.nn: micro-batches and gradient reduction.
 
-__all__ = []
+pijit runs one process with no communication backend. The wrappers whose purpose is to combine
+work across processes (DistributedGradReducer, the AdaSum cells) therefore do what they do in a
+world of one: the all-reduce of a single process's gradients is those gradients, and AdaSum of
+one update is that update. Asking for more than one process raises a ValueError rather than
+silently training without the reduction."""
+from pijit._tensor import Tensor
+from pijit.nn.cell import Cell
+from pijit.nn.optim import Optimizer
+
+__all__ = ["MicroBatchInterleaved", "PipelineCell", "DistributedGradReducer",
+           "AdaSumByGradWrapCell", "AdaSumByDeltaWeightWrapCell"]
+
+# The names MindSpore gives the world group on each backend: in a single process all of them
+# are the group of that one process.
+_WORLD_GROUPS = ("hccl_world_group", "nccl_world_group", "mccl_world_group")
+
+
+def _check_cell(cls, name, value):
+    if not isinstance(value, Cell):
+        raise TypeError(f"{cls}: {name} must be a Cell, got {type(value).__name__}")
+    return value
+
+
+def _check_count(cls, name, value):
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{cls}: {name} must be an int, got {type(value).__name__}")
+    if value < 1:
+        raise ValueError(f"{cls}: {name} must be at least 1, got {value}")
+    return value
+
+
+def _micro_batch(cls, inputs, index, parts):
+    """The index-th of `parts` contiguous slices of each Tensor input along its first axis
+    (rows [index * n // parts, (index + 1) * n // parts), so uneven batches lose no row);
+    other inputs pass unchanged."""
+    sliced = []
+    for x in inputs:
+        if isinstance(x, Tensor):
+            if x.ndim == 0:
+                raise ValueError(f"{cls}: a 0-d Tensor input has no batch axis to split")
+            rows = x.shape[0]
+            if rows < parts:
+                raise ValueError(f"{cls}: a batch of {rows} rows cannot be split into {parts} "
+                                 f"micro-batches")
+            x = x[index * rows // parts:(index + 1) * rows // parts]
+        sliced.append(x)
+    return tuple(sliced)
+
+
+def _accumulate(total, output):
+    """total + output, element by element for tuple outputs."""
+    if total is None:
+        return output
+    if isinstance(output, (tuple, list)):
+        return type(output)([_accumulate(t, o) for t, o in zip(total, output)])
+    return total + output
+
+
+class MicroBatchInterleaved(Cell):
+    """Splits every input along its batch axis into `interleave_num` parts, runs `network` on
+    each and returns the sum of the outputs (MindSpore overlaps the parts' computation and
+    communication; on one process the result is the same sum)."""
+
+    def __init__(self, network, interleave_num=2):
+        super().__init__(auto_prefix=False)
+        self.network = _check_cell("MicroBatchInterleaved", "network", network)
+        self.interleave_num = _check_count("MicroBatchInterleaved", "interleave_num",
+                                           interleave_num)
+
+    def construct(self, *inputs):
+        total = None
+        for i in range(self.interleave_num):
+            micro = _micro_batch("MicroBatchInterleaved", inputs, i, self.interleave_num)
+            total = _accumulate(total, self.network(*micro))
+        return total
+
+
+class PipelineCell(Cell):
+    """Pipeline-parallel training's wrapper: splits every input along its batch axis into
+    `micro_size` micro-batches, runs `network` (usually a WithLossCell) on each and returns
+    the sum of their outputs, so the gradients accumulate over the micro-batches. With one
+    pipeline stage, all pijit runs, this is the whole behaviour; a stage_config or
+    segment_config placing cells on other stages needs a pipeline-parallel world."""
+
+    def __init__(self, network, micro_size, stage_config=None, segment_config=None):
+        super().__init__(auto_prefix=False)
+        self.network = _check_cell("PipelineCell", "network", network)
+        self.micro_size = _check_count("PipelineCell", "micro_size", micro_size)
+        for name, config in (("stage_config", stage_config), ("segment_config",
+                                                               segment_config)):
+            if config is not None:
+                raise ValueError(f"PipelineCell: {name} assigns cells to pipeline stages, "
+                                 f"which needs several processes; pijit runs one stage")
+
+    def construct(self, *inputs):
+        total = None
+        for i in range(self.micro_size):
+            micro = _micro_batch("PipelineCell", inputs, i, self.micro_size)
+            total = _accumulate(total, self.network(*micro))
+        return total
+
+
+def _check_world(cls, group):
+    if group is not None and group not in _WORLD_GROUPS:
+        raise ValueError(f"{cls}: the communication group {group!r} needs several processes; "
+                         f"pijit has only the world group of one process")
+
+
+class DistributedGradReducer(Cell):
+    """All-reduces the gradients over the data-parallel group and, with `mean`, divides them
+    by `degree` (the group's size). In pijit's world of one process the reduction of the
+    gradients is the gradients themselves and the degree is 1, so they come back unchanged;
+    a degree or a group larger than that raises a ValueError (pijit has no communication)."""
+
+    def __init__(self, parameters, mean=True, degree=None, fusion_type=1,
+                 group="hccl_world_group"):
+        super().__init__(auto_prefix=False)
+        self.__dict__["parameters"] = tuple(parameters)
+        if not isinstance(mean, bool):
+            raise TypeError(f"DistributedGradReducer: mean must be a bool, got "
+                            f"{type(mean).__name__}")
+        if degree is not None:
+            _check_count("DistributedGradReducer", "degree", degree)
+            if degree != 1:
+                raise ValueError(f"DistributedGradReducer: degree {degree} needs {degree} "
+                                 f"processes; pijit runs one (degree 1)")
+        if isinstance(fusion_type, bool) or not isinstance(fusion_type, int):
+            raise TypeError(f"DistributedGradReducer: fusion_type must be an int, got "
+                            f"{type(fusion_type).__name__}")
+        _check_world("DistributedGradReducer", group)
+        self.mean = mean
+        self.degree = 1
+        self.fusion_type = fusion_type
+        self.group = group
+
+    def construct(self, grads):
+        if not isinstance(grads, (tuple, list)):
+            raise TypeError(f"DistributedGradReducer: grads must be a tuple of Tensors, got "
+                            f"{type(grads).__name__}")
+        if len(grads) != len(self.parameters):
+            raise ValueError(f"DistributedGradReducer: {len(grads)} gradients for "
+                             f"{len(self.parameters)} parameters")
+        for g in grads:
+            if not isinstance(g, Tensor):
+                raise TypeError(f"DistributedGradReducer: gradients must be Tensors, got "
+                                f"{type(g).__name__}")
+        # The sum over one process, divided by its degree of 1.
+        return tuple(grads)
+
+
+class _SingleProcessAdaSum(Cell):
+    """AdaSum combines the updates of several processes pairwise; the combination of a single
+    process's update is that update, so the optimizer runs unchanged."""
+
+    def __init__(self, optimizer):
+        super().__init__(auto_prefix=False)
+        if not isinstance(optimizer, Optimizer):
+            raise TypeError(f"{type(self).__name__}: optimizer must be an Optimizer, got "
+                            f"{type(optimizer).__name__}")
+        self.optimizer = optimizer
+        self.__dict__["parameters"] = optimizer.parameters
+
+    def construct(self, grads):
+        return self.optimizer(grads)
+
+
+class AdaSumByGradWrapCell(_SingleProcessAdaSum):
+    """AdaSum over the gradients, before `optimizer` steps: with one process, `optimizer`
+    applied to the gradients as they are."""
+
+
+class AdaSumByDeltaWeightWrapCell(_SingleProcessAdaSum):
+    """AdaSum over the weight changes `optimizer` makes: with one process, the change
+    `optimizer` makes."""
