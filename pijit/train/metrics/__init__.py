@@ -3,12 +3,22 @@ takes: Model(..., metrics={"accuracy", "loss"}) builds one metric per name."""
 from pijit.train.metrics.classification import (F1, Accuracy, Fbeta, Precision, Recall,
                                                 Top1CategoricalAccuracy, Top5CategoricalAccuracy,
                                                 TopKCategoricalAccuracy)
+from pijit.train.metrics.confusion import ConfusionMatrix, ConfusionMatrixMetric
+from pijit.train.metrics.curves import ROC, auc
 from pijit.train.metrics.metric import Metric, rearrange_inputs
+from pijit.train.metrics.occlusion import OcclusionSensitivity
 from pijit.train.metrics.regression import MAE, MSE, Loss
+from pijit.train.metrics.segmentation import (Dice, HausdorffDistance, MeanSurfaceDistance,
+                                              RootMeanSquareDistance)
+from pijit.train.metrics.similarity import CosineSimilarity
+from pijit.train.metrics.text import BleuScore, Perplexity
 
 __all__ = ["names", "get_metric_fn", "Metric", "rearrange_inputs", "Accuracy", "MAE", "MSE",
            "Precision", "Recall", "Fbeta", "F1", "TopKCategoricalAccuracy",
-           "Top1CategoricalAccuracy", "Top5CategoricalAccuracy", "Loss"]
+           "Top1CategoricalAccuracy", "Top5CategoricalAccuracy", "Loss", "BleuScore",
+           "ConfusionMatrix", "ConfusionMatrixMetric", "CosineSimilarity", "Dice",
+           "HausdorffDistance", "MeanSurfaceDistance", "OcclusionSensitivity", "Perplexity", "ROC",
+           "RootMeanSquareDistance", "auc"]
 
 # MindSpore's names for its metrics, those pijit has.
 _FACTORY = {
@@ -23,6 +33,18 @@ _FACTORY = {
     "mae": MAE,
     "mse": MSE,
     "loss": Loss,
+    "dice": Dice,
+    "roc": ROC,
+    "auc": auc,
+    "bleu_score": BleuScore,
+    "cosine_similarity": CosineSimilarity,
+    "occlusion_sensitivity": OcclusionSensitivity,
+    "hausdorff_distance": HausdorffDistance,
+    "mean_surface_distance": MeanSurfaceDistance,
+    "root_mean_square_distance": RootMeanSquareDistance,
+    "perplexity": Perplexity,
+    "confusion_matrix": ConfusionMatrix,
+    "confusion_matrix_metric": ConfusionMatrixMetric,
 }
 
 
