@@ -105,6 +105,12 @@ PyObject* TensorAttribute(const TensorMeta& meta, const char* n) {
   }
   return nullptr;
 }
+// Whether `name` on tensors of `type` is a Python function on Tensor itself (not one a
+// subclass such as Parameter overrides: the guard reads Tensor's attribute).
+bool TensorClassMethod(PyTypeObject* type, PyObject* name) {
+  PyObject* fn = _PyType_Lookup(type, name);
+  return fn && PyFunction_Check(fn) && fn == _PyType_Lookup(g_tensor_type, name);
+}
 }  // namespace
 
 // An attribute of a tensor: a method of the op table or astype (pushed for CALL), or a
@@ -141,6 +147,20 @@ bool Interp::TensorAttr(Frame& f, const Value& owner, PyObject* name, bool metho
     Value t;  // Tensor.T: the axes reversed, as transpose() with no axes
     if (!CallOp(PyOp::kTranspose, {owner}, {}, &t)) return false;
     PushLoaded(f, std::move(t), method);
+    return true;
+  }
+  if (method && TensorClassMethod(owner.type, name)) {
+    // A method written in Python on Tensor (x.roll(1), x.nonzero(): pijit's own, set when
+    // it is imported): inlined like any call, with the tensor as self; the class attribute
+    // is guarded, so replacing it recompiles.
+    Value fn;
+    if (!FromSource(gp().AddSource(Source::kTensorClassAttr, -1, -1, name),
+                    _PyType_Lookup(owner.type, name), &fn)) {
+      return false;
+    }
+    UseConst(fn);
+    f.stack.push_back(fn);
+    f.stack.push_back(owner);
     return true;
   }
   if (std::string_view(n) == "shape" || std::string_view(n) == "size") NoteShapeRead();

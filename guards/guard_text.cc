@@ -61,6 +61,7 @@ std::string GuardProgram::SourceText(int32_t i) const {
     case Source::kDescrFunc:
       return absl::StrCat(SourceText(s.parent), s.index == kPropertySetter ? ".fset" : ".__func__");
     case Source::kTypeOf: return absl::StrCat("type(", SourceText(s.parent), ")");
+    case Source::kTensorClassAttr: return absl::StrCat("Tensor.", name);
     case Source::kPartialPart: {
       static const char* const kParts[] = {"func", "args", "keywords"};
       return absl::StrCat(SourceText(s.parent), ".",

@@ -348,6 +348,9 @@ PyObject* ResolveSource(const Source& s, PyObject* p, const Roots& roots) {
     case Source::kPartialPart:
       v = PartialPart(p, s.index);
       break;
+    case Source::kTensorClassAttr:
+      if (g_tensor_type) v = _PyType_Lookup(g_tensor_type, s.name);
+      break;
   }
   if (!v && PyErr_Occurred()) PyErr_Clear();
   return v;

@@ -32,6 +32,7 @@ struct Source {
                     // getter of the property there (its setter with `index` kPropertySetter)
     kTypeOf,        // type(parent)
     kPartialPart,   // of the functools.partial at `parent`: index 0 func, 1 args, 2 keywords
+    kTensorClassAttr,  // `name` looked up on pijit's Tensor class (no parent)
   };
   Kind kind;
   int32_t parent = -1;       // parent source, for the kinds that have one

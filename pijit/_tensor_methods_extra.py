@@ -7,13 +7,16 @@ from pijit import _ops_activation
 from pijit import _ops_composed
 from pijit import _ops_array_extra as _array
 from pijit import _ops_dynamic_shape as _dynamic
+from pijit import _ops_image as _image
+from pijit import _ops_math_more as _math_more
 from pijit import _ops_math_extra as _math
 from pijit import _ops_misc_extra as _misc
 from pijit import _ops_nd as _nd
 from pijit import _ops_sample as _sample
 from pijit._primitives_extra import place_rows
-from pijit._tensor import bool_, float16, float32, int16, int32, int64, uint8
+from pijit._tensor import bool_, float16, float32, float64, int16, int32, int64, uint8
 from pijit.mint import _reduce as _mint_reduce
+from pijit.mint._checks import check_int, raise_error
 from pijit.mint import _sort as _mint_sort
 from pijit.numpy import indexing as _np_indexing
 from pijit.numpy import reductions as _np_reductions
@@ -57,6 +60,7 @@ _SAME_NAME = {
     "scatter_mul": _nd.tensor_scatter_mul, "scatter_div": _nd.tensor_scatter_div,
     "scatter_max": _nd.tensor_scatter_max, "scatter_min": _nd.tensor_scatter_min,
     "gather_nd": _nd.gather_nd, "norm": _misc.norm, "renorm": _misc.renorm,
+    "igamma": _math_more.igamma, "igammac": _math_more.igammac, "col2im": _image.col2im,
     "cholesky": _misc.cholesky, "cholesky_inverse": _misc.cholesky_inverse, "i0": _sample.i0,
     "reverse_sequence": _misc.reverse_sequence, "angle": _misc.angle,
     "random_categorical": _sample.random_categorical, "index_add": _misc.index_add,
@@ -169,6 +173,73 @@ def init_data(self, slice_index=None, shape=None, opt_shape=None):
     return self
 
 
+def itemset(self, *args):
+    """A new tensor equal to self but for one element: itemset(value) for a one-element tensor,
+    itemset(index, value) with index a flat int or a tuple of ints (negative ones count from
+    the end). value is cast to self's dtype, as MindSpore does (7.9 into Int32 is 7); self is
+    unchanged."""
+    if len(args) not in (1, 2):
+        raise_error(TypeError, f"Tensor.itemset: expected (value) or (index, value), got "
+                               f"{len(args)} arguments")
+    flat = _ops.reshape(self, (-1,))
+    if len(args) == 1:
+        if self.size != 1:
+            raise_error(ValueError, f"Tensor.itemset: one argument sets a one-element tensor; "
+                                    f"this one has {self.size} elements: pass an index too")
+        position = 0
+    else:
+        position = _flat_position(self.shape, args[0])
+    value = args[-1]
+    # Made in a dtype that holds the Python number exactly, then cast (a float through
+    # float32 would round 9.7 before it reaches a Float64 tensor).
+    exact = int64 if isinstance(value, int) and not isinstance(value, bool) else float64
+    value = Tensor(value, exact).astype(self.dtype)
+    hit = _ops.equal(_ops.arange(self.size), position)
+    return _ops.reshape(_ops.where(hit, value, flat), self.shape)
+
+
+def _flat_position(shape, index):
+    """The row-major position of `index` (an int into the flattened tensor, or one int per
+    axis) in a tensor of `shape`; out-of-range indices are an IndexError."""
+    size = 1
+    for n in shape:
+        size *= n
+    if isinstance(index, int) and not isinstance(index, bool):
+        if not -size <= index < size:
+            raise_error(IndexError, f"Tensor.itemset: index {index} is out of range for "
+                                    f"{size} elements")
+        return index % size
+    if not isinstance(index, tuple) or len(index) != len(shape):
+        raise_error(TypeError, f"Tensor.itemset: index must be an int or a tuple of {len(shape)} "
+                               f"ints, got {index!r}")
+    position = 0
+    for axis, (i, n) in enumerate(zip(index, shape)):
+        i = check_int("Tensor.itemset", f"index[{axis}]", i)
+        if not -n <= i < n:
+            raise_error(IndexError, f"Tensor.itemset: index {i} is out of range for axis "
+                                    f"{axis} of length {n}")
+        position = position * n + i % n
+    return position
+
+
+def resize(self, *new_shape):
+    """A new tensor of new_shape (ints, or one tuple or list of them) holding self's elements
+    in row-major order, cut short or followed by zeros (NumPy's ndarray.resize; MindSpore
+    returns the new tensor and leaves self unchanged)."""
+    if len(new_shape) == 1 and isinstance(new_shape[0], (tuple, list)):
+        new_shape = tuple(new_shape[0])
+    new_shape = tuple(check_int("Tensor.resize", "new_shape", n, low=0) for n in new_shape)
+    size = 1
+    for n in new_shape:
+        size *= n
+    flat = _ops.reshape(self, (-1,))
+    if size <= self.size:
+        flat = flat[:size]
+    else:
+        flat = _ops.concat((flat, _ops.zeros((size - self.size,), self.dtype)))
+    return _ops.reshape(flat, new_shape)
+
+
 def numel(self):
     return self.size
 
@@ -191,7 +262,7 @@ _OWN = {
     "split": split, "repeat": repeat, "ptp": ptp, "argmax_with_value": argmax_with_value,
     "argmin_with_value": argmin_with_value, "top_k": top_k, "searchsorted": searchsorted,
     "approximate_equal": approximate_equal, "is_signed": is_signed, "fill": fill,
-    "copy": copy, "conj": conj, "init_data": init_data, "inplace_update": inplace_update, "numel": numel, "nelement": numel, "ndimension": ndimension,
+    "copy": copy, "conj": conj, "init_data": init_data, "inplace_update": inplace_update, "itemset": itemset, "resize": resize, "numel": numel, "nelement": numel, "ndimension": ndimension,
     "bool": _cast_to(bool_, "bool"), "float": _cast_to(float32, "float"),
     "half": _cast_to(float16, "half"), "int": _cast_to(int32, "int"),
     "long": _cast_to(int64, "long"), "short": _cast_to(int16, "short"),
