@@ -164,3 +164,20 @@ def test_fuzz_programs_taking_kwargs_match_eager():
     assert not bad, describe(bad)
     assert len(records) == len(KWARGS_SEEDS)
     assert gen.summarize(records)["with_breaks"] > 0.8 * len(KWARGS_SEEDS)
+
+
+# With seeds whose programs appended to the list passed in after a graph break inside a loop
+# over it (the appends were lost); minimal forms in test_iterator_state.py.
+MADE_REGRESSION_SEEDS = [393, 679, 895]
+MADE_SEEDS = list(range(0, 150)) + MADE_REGRESSION_SEEDS
+
+
+def test_fuzz_programs_building_objects_and_taking_a_list_match_eager():
+    # Objects made in the function (dataclasses, NamedTuples, property setters, dict and set
+    # constructors, partials, Enum members, Tensors of constants, Cells and primitives made
+    # there, grad inside, ...) and a list of tensors passed in, read, iterated and mutated.
+    records = campaign_with("made,lists", MADE_SEEDS)
+    bad = [r for r in records if r["status"] != "ok"]
+    assert not bad, describe(bad)
+    assert len(records) == len(MADE_SEEDS)
+    assert gen.summarize(records)["with_breaks"] > 0.5 * len(MADE_SEEDS)

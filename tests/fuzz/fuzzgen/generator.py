@@ -3,11 +3,12 @@ expressions of tensors, reductions and Python numbers, and the assembly of a pla
 closure or method); the statement kinds are in statements.py. `generate(seed)` is a Program."""
 import random
 
+from .made import Made
 from .program import FEATURES, INDENT, Program
 from .statements import Statements
 
 
-class Gen(Statements):
+class Gen(Statements, Made):
     """Builds one random function `prog(x, y, o, k)` (x, y: tensors of shape (2, 3))."""
 
     def __init__(self, seed, max_stmts=None):
@@ -23,6 +24,7 @@ class Gen(Statements):
         self.uses_global = False
         self.iterating = set()
         self.kw = ", **kw" if "kwargs" in FEATURES else ""
+        self.ls = ", ls" if "lists" in FEATURES else ""  # a list of tensors passed in
 
     # -- names
     def fresh(self, prefix):
@@ -132,8 +134,8 @@ class Gen(Statements):
         # The function: a plain function, a closure (free variables), or a method that
         # calls super().
         self.shape = r.choice(["plain"] * 3 + ["closure", "method"])
-        sc = {"t": {"x", "y"}, "s": {"k"}, "l": set(), "maybe_t": set(), "maybe_s": set(),
-              "maybe_l": set()}
+        sc = {"t": {"x", "y"}, "s": {"k"}, "l": {"ls"} if self.ls else set(), "maybe_t": set(),
+              "maybe_s": set(), "maybe_l": set()}
         if self.shape == "closure":
             sc["s"].add("c0")
             if "effects" in FEATURES:
@@ -164,22 +166,22 @@ class Gen(Statements):
         cells = self.shape == "closure" and "effects" in FEATURES
         dtype = r.choice(["float32", "float64"])
         if self.shape == "plain":
-            src = [f"def prog(x, y, o, k{self.kw}):"] + body
+            src = [f"def prog(x, y, o, k{self.ls}{self.kw}):"] + body
         elif self.shape == "closure" and cells:
             # The harness resets and reads the counter around each run (reset_cells,
             # read_cells), since runs share the closure.
-            src = ["def make(c0):", INDENT + "cnt = 0", INDENT + f"def prog(x, y, o, k{self.kw}):",
+            src = ["def make(c0):", INDENT + "cnt = 0", INDENT + f"def prog(x, y, o, k{self.ls}{self.kw}):",
                    INDENT * 2 + "nonlocal cnt"]
             src += [INDENT + line for line in body]
             src += [INDENT + "def reset_cells():", INDENT * 2 + "nonlocal cnt",
                     INDENT * 2 + "cnt = 0", INDENT + "return prog, reset_cells, lambda: cnt",
                     "", "", "prog, reset_cells, read_cells = make(1.5)"]
         elif self.shape == "closure":
-            src = ["def make(c0):", INDENT + f"def prog(x, y, o, k{self.kw}):"]
+            src = ["def make(c0):", INDENT + f"def prog(x, y, o, k{self.ls}{self.kw}):"]
             src += [INDENT + line for line in body]
             src += [INDENT + "return prog", "", "", "prog = make(1.5)"]
         else:
-            src = ["class P(Base):", INDENT + f"def prog(self, x, y, o, k{self.kw}):"]
+            src = ["class P(Base):", INDENT + f"def prog(self, x, y, o, k{self.ls}{self.kw}):"]
             src += [INDENT + line for line in body]
             src += ["", "", "prog = P().prog"]
         return Program(seed, "\n".join(src) + "\n", dtype, r.randint(0, 4))

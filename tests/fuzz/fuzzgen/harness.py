@@ -4,6 +4,7 @@ each run did: results, printed output, side-effect logs and exceptions."""
 import contextlib
 import io
 
+from .made import MADE_PRELUDE
 from .prelude import EFFECTS_PRELUDE, PRELUDE
 from .program import FEATURES
 
@@ -21,7 +22,8 @@ def make_inputs(seed, dtype):
 
 def namespace(source):
     ns = {"__name__": "pijit_fuzz_prog"}
-    prelude = PRELUDE + (EFFECTS_PRELUDE if "effects" in FEATURES else "")
+    prelude = PRELUDE + (EFFECTS_PRELUDE if "effects" in FEATURES else "") + \
+        (MADE_PRELUDE if "made" in FEATURES else "")
     exec(compile(prelude + source, FILENAME, "exec"), ns)
     return ns
 
@@ -46,19 +48,24 @@ def execute(fn, ns, prog, wrap=None, input_seed=None, k=None):
     if "random" in FEATURES:
         ns["ms"].set_seed(1234)
     kw = {"z": 0.5 + k, "w": y * 0.5} if "kwargs" in FEATURES else {}
+    # The "lists" feature passes a list of tensors, which the program may mutate: its
+    # contents after the call are compared too.
+    args = (x, y, o, k) + (([x * 0.5, y + 1.0],) if "lists" in FEATURES else ())
     buf = io.StringIO()
     with contextlib.redirect_stdout(buf):
         try:
             if wrap is not None:
                 with wrap():
-                    out = ("ok", fn(x, y, o, k, **kw))
+                    out = ("ok", fn(*args, **kw))
             else:
-                out = ("ok", fn(x, y, o, k, **kw))
+                out = ("ok", fn(*args, **kw))
         except Exception as e:  # noqa: BLE001 - comparing whatever is raised
             out = ("raise", type(e).__name__, str(e))
     rec = {"result": out, "stdout": buf.getvalue(), "log": list(ns["LOG"]),
            "G": ns.get("G", "<deleted>"), "state": dict(ns["STATE"]),
            "attrs": dict(sorted(vars(o).items()))}
+    if "lists" in FEATURES:
+        rec["ls"] = list(args[4])
     if "read_cells" in ns:
         rec["cells"] = ns["read_cells"]()
     if "read_bump" in ns:

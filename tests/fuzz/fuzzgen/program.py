@@ -14,6 +14,8 @@ INDENT = "    "
 #           functions), STATE's views and mutating methods (pop, popitem, setdefault,
 #           update, clear) after stores
 #   kwargs  the function takes **kw (called with a number z and a tensor w) and reads them
+#   made    objects built in the function and Python's object machinery (see made.py)
+#   lists   the function takes a list of tensors `ls`, which it reads, iterates and mutates
 FEATURES = frozenset(f for f in os.environ.get("PIJIT_FUZZ_FEATURES", "").split(",") if f)
 
 

@@ -37,6 +37,8 @@ class Statements:
                                    "local_store", "objects"]
         if "random" in FEATURES:
             kinds += ["rand_stmt"]
+        if "made" in FEATURES:
+            kinds += ["made"] * 8
         if "ctl" in FEATURES and in_loop:
             kinds += ["loop_ctl"] * 2
         if "effects" in FEATURES:
@@ -46,6 +48,9 @@ class Statements:
         kind = r.choice(kinds)
         if kind in self.EFFECTS:
             self.effect_stmt(kind, sc, depth)
+            return
+        if kind == "made":
+            self.made_stmt(sc, depth)
             return
         if kind == "assign":
             name = r.choice(sorted(sc["t"])) if r.random() < 0.3 else self.fresh("v")
