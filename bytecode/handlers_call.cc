@@ -395,6 +395,18 @@ bool Interp::Call(Frame& f, const Value& callable, ValueList args, Value* out) {
       Fail(BreakCategory::kUnsupportedCall, "calling a function whose origin cannot be guarded");
       return false;
     }
+    const int flags = reinterpret_cast<PyCodeObject*>(PyFunction_GET_CODE(fn))->co_flags;
+    if ((flags & CO_GENERATOR) && !(flags & (CO_COROUTINE | CO_ASYNC_GENERATOR))) {
+      // A generator function: as a generator expression, nothing runs until a consumer
+      // takes its items (RunGenerator).
+      out->kind = Value::kGenerator;
+      out->gen = std::make_shared<GenState>();
+      out->gen->func = fn;
+      out->gen->func_source = callable.source;
+      out->gen->args = std::move(args);
+      out->gen->kwnames = names;
+      return true;
+    }
     return Inline(f, reinterpret_cast<PyCodeObject*>(PyFunction_GET_CODE(fn)), fn, callable.source,
                   nullptr, std::move(args), names, out);
   }

@@ -222,6 +222,14 @@ bool Interp::StepGetIter(Frame& f) {
 }
 
 bool Interp::IterOf(Frame& f, const Value& a, Value* out) {
+  if (TakesFromGenerator(a)) {
+    // Capture runs a generator to its end before its consumer; a loop (or comprehension)
+    // body runs between its items in Python and could change what the generator reads next.
+    Fail(BreakCategory::kUnsupportedCall, "a loop over a generator",
+         "the loop runs in Python; list(generator) or a generator consumed by sum(), tuple() "
+         "or unpacking is captured");
+    return false;
+  }
   if (a.kind == Value::kIter && !a.opaque) {  // iter(it) is it: the loop shares its state
     *out = a;
     return true;

@@ -183,8 +183,10 @@ bool Interp::RunGenerator(const Value& gen, bool pure, Value* out) {
   pending_yields_ = &items;
   ++gen_depth_;
   Value ret;
-  const bool ok = Inline(caller, reinterpret_cast<PyCodeObject*>(st.fn.obj), nullptr, -1, &st.fn,
-                         st.args, st.kwnames, &ret);
+  const bool ok = st.func ? Inline(caller, reinterpret_cast<PyCodeObject*>(PyFunction_GET_CODE(st.func)),
+                                   st.func, st.func_source, nullptr, st.args, st.kwnames, &ret)
+                          : Inline(caller, reinterpret_cast<PyCodeObject*>(st.fn.obj), nullptr, -1,
+                                   &st.fn, st.args, st.kwnames, &ret);
   --gen_depth_;
   pending_yields_ = nullptr;
   if (!ok) return false;
@@ -195,7 +197,17 @@ bool Interp::RunGenerator(const Value& gen, bool pure, Value* out) {
   }
   out->kind = Value::kIter;
   out->items = std::make_shared<ValueList>(std::move(items));
+  out->from_generator = true;
   return true;
+}
+
+bool Interp::TakesFromGenerator(const Value& it) {
+  if (it.kind == Value::kGenerator || (it.kind == Value::kIter && it.from_generator)) return true;
+  if (it.kind == Value::kIter && it.link) {
+    for (const Value& src : it.link->sources)
+      if (TakesFromGenerator(src)) return true;
+  }
+  return false;
 }
 
 }  // namespace pijit::bytecode

@@ -79,6 +79,7 @@ struct Value {
   PyObject* globals_func = nullptr;  // kFunction: that function (nullptr: the root's)
   std::shared_ptr<std::vector<PyObject*>> keys;  // kDict keys, parallel to `items` (borrowed)
   bool opaque = false;           // an iterator over a dict view: cannot become a Python value
+  bool from_generator = false;   // kIter: the items of a generator run ahead (RunGenerator)
   std::shared_ptr<GenState> gen;  // kGenerator (shared by aliases: it runs once)
   // kIter over the keys of an input dict (GET_ITER on the dict): the dict's guard source and
   // its length, so that a break can hand Python the dict's own iterator at the same place.
@@ -147,9 +148,12 @@ struct IterLink {
 };
 
 // A generator function called during capture: its frame runs only when a consumer that
-// takes every item (tuple, sum, a `for` loop...) iterates it, all at once (see RunGenerator).
+// takes every item at once (tuple, sum, list, unpacking...) iterates it (see RunGenerator).
 struct GenState {
-  Value fn;  // the kFunction value called
+  Value fn;  // the kFunction value called (a generator expression or one defined in the trace)
+  // Or a generator function of the program (fn unset): the function and its guard source.
+  PyObject* func = nullptr;
+  int32_t func_source = -1;
   ValueList args;
   std::vector<std::string> kwnames;
   bool started = false;
@@ -362,6 +366,9 @@ class Interp {
   // Runs a generator made during capture to its end, its items into `out` (a kIter). With
   // `pure`, a generator whose items add graph nodes fails: its consumer may stop early.
   bool RunGenerator(const Value& gen, bool pure, Value* out);
+  // Whether iterating `it` takes items a generator computed ahead of time (it, or a zip or
+  // enumerate over one).
+  bool TakesFromGenerator(const Value& it);
   // Fails capture (true) when `gen` takes from an iterator aliased elsewhere: its consumer
   // may stop early (a `for` loop, all(), any()) and Python would not run it to its end.
   bool GeneratorTakesSharedIterator(const Value& gen);

@@ -1,6 +1,8 @@
-"""Generator expressions consumed whole by a builtin (tuple, list, sum, min, max, sorted, all,
-any) or a `for` loop are captured in the graph; a generator a consumer may stop early on, or
-that is kept, runs in Python. Every test compares jitted and eager runs."""
+"""Generator expressions and generator functions consumed whole by a builtin (tuple, list, sum,
+min, max, sorted, all, any) or by unpacking are captured in the graph; a generator a consumer
+may stop early on, that is kept, or that a `for` loop or comprehension takes (its body runs
+between the items in Python and could change what the generator reads next) runs in Python.
+Every test compares jitted and eager runs."""
 import numpy as np
 
 import pijit as ms
@@ -77,7 +79,52 @@ def loop_over_genexpr(x, y):
 
 def test_for_loop_over_a_generator_expression(capsys):
     stats, _, _ = compare(loop_over_genexpr, lambda: (X(), Y()), capsys=capsys)
+    assert stats["total_break_count"] == 1, stats
+    assert "a loop over a generator" in str(stats["all_reasons"])
+
+
+def loop_body_changes_what_the_generator_reads(x, y):
+    seen = []
+    acc = x * 0.0
+    for n in (len(seen) for _ in range(3)):
+        seen.append(n)
+        acc = acc + y * n
+    return acc, seen
+
+
+def test_a_loop_whose_body_changes_what_the_generator_reads_next(capsys):
+    # Python runs the generator between the loop's iterations (it yields 0, 1, 2 here); run
+    # ahead of the loop at capture it would yield 0, 0, 0.
+    compare(loop_body_changes_what_the_generator_reads, lambda: (X(), Y()), capsys=capsys)
+
+
+def _halves_and_doubles(t, n):
+    for i in range(n):
+        yield t * (0.5 * i)
+        yield t * (2.0 + i)
+
+
+def generator_function_consumed_whole(x, y):
+    a, b = _halves_and_doubles(x, 1)
+    return sum(_halves_and_doubles(y, 2)) + list(_halves_and_doubles(x, 2))[3] + a * b
+
+
+def test_generator_functions_consumed_whole_are_one_graph(capsys):
+    stats, _, _ = compare(generator_function_consumed_whole, lambda: (X(), Y()), capsys=capsys)
     one_graph(stats)
+
+
+def _logging_generator(t):
+    LOG.append("started")
+    yield t * 2.0
+
+
+def generator_with_an_effect(x):
+    return sum(_logging_generator(x))
+
+
+def test_a_generator_function_with_an_effect_runs_in_python(capsys):
+    compare(generator_with_an_effect, lambda: (X(),), capsys=capsys)
 
 
 def nested_genexpr(x, y):
