@@ -324,6 +324,14 @@ bool Interp::LoadAttr(Frame& f, const Value& owner, PyObject* name, bool method)
     return ok;
   UseConst(owner);
   PyObject* obj = owner.obj;
+  if (method && IsFoldableStrMethod(owner, name)) {  // "SAME".lower(): folded when called
+    Value m;
+    m.kind = Value::kBuiltinMethod;
+    m.obj = name;
+    f.stack.push_back(m);
+    f.stack.push_back(owner);
+    return true;
+  }
   // A class's __name__/__qualname__/__module__ through type's own getters (no user code runs
   // when the metaclass reads them as type does). The class's identity is guarded; renaming a
   // class later is not.

@@ -17,7 +17,7 @@ namespace {
 enum class Builtin { kNone, kLen, kIsinstance, kRange, kZip, kEnumerate, kMin, kMax, kAbs, kInt,
                      kFloat, kBool, kTuple, kList, kGetattr, kHasattr, kStr, kSorted, kSum, kAll,
                      kAny, kCallable, kSet, kFrozenset, kSlice, kRound, kPow, kDivmod, kDict,
-                     kIter, kNext, kType };
+                     kIter, kNext, kType, kReversed };
 
 Builtin BuiltinOf(PyObject* fn) {
   if (!PyCFunction_Check(fn) && !PyType_Check(fn)) return Builtin::kNone;
@@ -36,6 +36,7 @@ Builtin BuiltinOf(PyObject* fn) {
     if (fn == reinterpret_cast<PyObject*>(&PySlice_Type)) return Builtin::kSlice;
     if (fn == reinterpret_cast<PyObject*>(&PyDict_Type)) return Builtin::kDict;
     if (fn == reinterpret_cast<PyObject*>(&PyType_Type)) return Builtin::kType;
+    if (fn == reinterpret_cast<PyObject*>(&PyReversed_Type)) return Builtin::kReversed;
     return Builtin::kNone;
   }
   PyObject* self = PyCFunction_GET_SELF(fn);
@@ -453,6 +454,26 @@ std::optional<bool> FoldCall::Collection() {
       if (iterator && (!in.TakeItems(it, items.size()) || !in.ExhaustIter(it))) return false;
       return Result(PyBool_FromLong(!want));
     }
+    case Builtin::kReversed: {
+      // reversed() of a tuple, a range, a constant sequence or a list made during capture
+      // (looked at from here on, so no later mutation changes what it yields); an input list
+      // could change behind the trace, and other objects define __reversed__ in Python.
+      if (args.size() != 1) break;
+      const Value& a = args[0];
+      const bool made_list = a.kind == Value::kSeq && a.is_list && a.source < 0;
+      const bool fixed = (a.kind == Value::kSeq && !a.is_list) ||
+                         (a.kind == Value::kConst && (PyTuple_CheckExact(a.obj) ||
+                                                      PyRange_Check(a.obj) ||
+                                                      PyUnicode_CheckExact(a.obj)));
+      if (!made_list && !fixed) break;
+      Value it;
+      if (!in.GetIter(a, &it)) return false;
+      if (made_list) in.ViewItems(a);
+      ValueList items(it.items->rbegin(), it.items->rend());
+      out->kind = Value::kIter;
+      out->items = std::make_shared<ValueList>(std::move(items));
+      return true;
+    }
     case Builtin::kZip:
     case Builtin::kEnumerate:
     case Builtin::kTuple:
@@ -513,16 +534,51 @@ std::optional<bool> FoldCall::Collection() {
   return std::nullopt;
 }
 
+// zip(..., strict=flag): `args` ends with the flag, which is taken off. With strict=True
+// the sequences must be of one length (known here: sequences, not iterators, which a strict
+// zip would consume to compare); zip then is the plain zip. Unequal lengths raise in Python
+// when the zip reaches the shortest one's end, so that case runs eagerly.
+bool ZipStrictHolds(Interp& in, ValueList* args) {
+  const Value flag = args->back();
+  args->pop_back();
+  PyObject* f = in.AsPyObject(flag);
+  if (!f || !PyBool_Check(f)) {
+    in.Fail(BreakCategory::kUnsupportedCall, "zip(strict=...) with a value unknown at capture time");
+    return false;
+  }
+  in.UseConst(flag);
+  if (f == Py_False) return true;
+  size_t n = SIZE_MAX;
+  for (const Value& a : *args) {
+    if (a.kind == Value::kIter || a.kind == Value::kGenerator) {
+      in.Fail(BreakCategory::kUnsupportedCall, "zip(strict=True) over an iterator",
+              "the zip runs in Python");
+      return false;
+    }
+    Value it;
+    if (!in.GetIter(a, &it)) return false;
+    if (n != SIZE_MAX && it.items->size() != n) {
+      in.Fail(BreakCategory::kPythonError, "zip(strict=True) over sequences of different lengths",
+              "the function runs eagerly and raises the ValueError where the zip ends");
+      return false;
+    }
+    n = it.items->size();
+  }
+  return true;
+}
+
 // dict(...) is built as a value of the trace; the others take positional arguments, and a
 // generator argument runs first (only for consumers that take every item).
 bool FoldBuiltin(Interp& in, Frame& f, Builtin b, const ValueList& in_args,
                  const std::vector<std::string>& kwnames, Value* out) {
   if (b == Builtin::kDict) return in.MakeDictCall(in_args, kwnames, out);
-  if (!kwnames.empty()) {
+  ValueList args = in_args;
+  if (b == Builtin::kZip && kwnames.size() == 1 && kwnames[0] == "strict") {
+    if (!ZipStrictHolds(in, &args)) return false;
+  } else if (!kwnames.empty()) {
     in.Fail(BreakCategory::kUnsupportedCall, "keyword arguments to a builtin");
     return false;
   }
-  ValueList args = in_args;
   for (size_t i = 0; i < args.size(); ++i) {
     if (args[i].kind != Value::kGenerator) continue;
     // Consumers that take every item run the generator now. all() and any() stop at the

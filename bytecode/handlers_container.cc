@@ -2,6 +2,7 @@
 // methods of lists made during capture (dicts: handlers_dict.cc), `in`, and f-strings of
 // known values.
 #include "absl/strings/str_format.h"
+#include "absl/container/flat_hash_set.h"
 #include "bytecode/interp.h"
 #include "guards/guards.h"
 
@@ -197,9 +198,85 @@ bool Interp::MakeSet(PyObject* base, const ValueList& items, Value* out) {
   return true;
 }
 
+namespace {
+// str methods that compute a new value from the string and their arguments and run no user
+// code (so they fold at capture when everything they are given is a constant).
+bool PureStrMethod(std::string_view name) {
+  static const absl::flat_hash_set<std::string_view> kPure = {
+      "lower", "upper", "casefold", "capitalize", "title", "swapcase", "strip", "lstrip",
+      "rstrip", "startswith", "endswith", "replace", "find", "rfind", "count", "split",
+      "rsplit", "splitlines", "partition", "rpartition", "join", "zfill", "center", "ljust",
+      "rjust", "removeprefix", "removesuffix", "isdigit", "isalpha", "isalnum", "isspace",
+      "islower", "isupper", "isidentifier", "isnumeric", "isdecimal"};
+  return kPure.contains(name);
+}
+}  // namespace
+
+bool Interp::IsFoldableStrMethod(const Value& owner, PyObject* name) {
+  return owner.kind == Value::kConst && PyUnicode_CheckExact(owner.obj) && !owner.number &&
+         PureStrMethod(PyUnicode_AsUTF8(name));
+}
+
+bool Interp::CallStrMethod(std::string_view name, const Value& self, const ValueList& args,
+                           Value* out) {
+  // Every argument a constant str, number, None or a tuple or list of them (join's).
+  PyObject* call_args = PyTuple_New(static_cast<Py_ssize_t>(args.size()));
+  if (!call_args) return false;
+  Keep(call_args);
+  for (size_t i = 0; i < args.size(); ++i) {
+    const Value& a = args[i];
+    PyObject* arg = nullptr;
+    if (a.kind == Value::kConst && guards::IsPlainValue(a.obj)) {
+      UseConst(a);
+      arg = Py_NewRef(a.obj);
+    } else if (a.kind == Value::kSeq) {
+      arg = PyTuple_New(static_cast<Py_ssize_t>(a.items->size()));
+      for (size_t k = 0; arg && k < a.items->size(); ++k) {
+        const Value& item = (*a.items)[k];
+        if (item.kind != Value::kConst || !guards::IsPlainValue(item.obj)) {
+          Py_CLEAR(arg);
+          break;
+        }
+        UseConst(item);
+        PyTuple_SET_ITEM(arg, static_cast<Py_ssize_t>(k), Py_NewRef(item.obj));
+      }
+    }
+    if (!arg) {
+      if (PyErr_Occurred()) PyErr_Clear();
+      Fail(BreakCategory::kUnsupportedCall,
+           absl::StrFormat("str.%s with an argument unknown at capture time", std::string(name)));
+      return false;
+    }
+    PyTuple_SET_ITEM(call_args, static_cast<Py_ssize_t>(i), arg);
+  }
+  PyObject* method = PyObject_GetAttrString(self.obj, std::string(name).c_str());
+  PyObject* r = method ? PyObject_Call(method, call_args, nullptr) : nullptr;
+  Py_XDECREF(method);
+  if (!r) {
+    // The eager run raises the same error where the call is.
+    PyErr_Clear();
+    Fail(BreakCategory::kPythonError, absl::StrFormat("str.%s raised", std::string(name)));
+    return false;
+  }
+  Keep(r);
+  if (PyList_CheckExact(r)) {  // split's list: a list made during capture, of constants
+    ValueList items;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(r); ++i) items.push_back(Value::Const(PyList_GET_ITEM(r, i)));
+    *out = Value::Seq(std::move(items), true);
+    return true;
+  }
+  *out = Value::Const(r);
+  return true;
+}
+
 bool Interp::CallContainerMethod(const Value& m, ValueList args, const std::vector<std::string>& kwnames,
                                  Value* out) {
   const std::string_view name = PyUnicode_AsUTF8(m.obj);
+  if (!args.empty() && kwnames.empty() && IsFoldableStrMethod(args[0], m.obj)) {
+    const Value self = args[0];
+    args.erase(args.begin());
+    return CallStrMethod(name, self, args, out);
+  }
   if (!args.empty() && (args[0].kind == Value::kDict ||
                         (args[0].kind == Value::kConst && PyDict_CheckExact(args[0].obj)))) {
     const Value self = args[0];

@@ -369,6 +369,12 @@ class Interp {
   // Whether iterating `it` takes items a generator computed ahead of time (it, or a zip or
   // enumerate over one).
   bool TakesFromGenerator(const Value& it);
+  // Marks a container made during capture as looked at (iterated, viewed): no mutating
+  // method of it is recorded from here on (Python would see the change where the trace
+  // took its items earlier).
+  void ViewItems(const Value& v) {
+    if (viewed_items_.insert(v.items.get()).second) viewed_items_alive_.push_back(v.items);
+  }
   // Fails capture (true) when `gen` takes from an iterator aliased elsewhere: its consumer
   // may stop early (a `for` loop, all(), any()) and Python would not run it to its end.
   bool GeneratorTakesSharedIterator(const Value& gen);
@@ -402,6 +408,9 @@ class Interp {
   // Field `name` of a namedtuple value (false: not one of its fields).
   bool NamedTupleField(const Value& owner, PyObject* name, Value* out);
   bool DictGet(const Value& dict, const Value& key, Value* out, bool* found);
+  // A pure method of a constant str (lower, split, startswith, ...), folded at capture.
+  bool IsFoldableStrMethod(const Value& owner, PyObject* name);
+  bool CallStrMethod(std::string_view name, const Value& self, const ValueList& args, Value* out);
   bool CallContainerMethod(const Value& method, ValueList args, const std::vector<std::string>& kwnames,
                            Value* out);
   // handlers_effects.cc: mutations of objects from outside the trace, recorded for replay.
@@ -544,9 +553,6 @@ class Interp {
   // The containers in viewed_items_, held so that none is freed during the capture: a list
   // made later at a freed one's address would look iterated.
   std::vector<std::shared_ptr<ValueList>> viewed_items_alive_;
-  void ViewItems(const Value& v) {
-    if (viewed_items_.insert(v.items.get()).second) viewed_items_alive_.push_back(v.items);
-  }
   ValueList* pending_yields_ = nullptr;  // handed to the next frame Inline sets up
   int gen_depth_ = 0;                    // generators being run (no effects are recorded)
   int grad_depth_ = 0;  // nesting of gradient transforms being captured (handlers_grad.cc)
