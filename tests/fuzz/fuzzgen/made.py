@@ -3,7 +3,8 @@ Python's object machinery on them (dataclasses, typing.NamedTuple, property sett
 list, tuple and set constructors, `{**a, **b}`, functools.partial, divmod, zip(strict=True),
 isinstance against user classes, Enum members, pijit.Tensor of Python values and of NumPy
 constants, primitives and Cells constructed in the function, iterating a CellList and a
-tensor's first axis, grad and value_and_grad called inside). Each form is one statement group
+tensor's first axis, grad and value_and_grad called inside, methods of constant strings,
+reversed(), generator functions consumed whole or by a loop). Each form is one statement group
 that binds a new tensor name; some log what they built, which the harness compares."""
 
 MADE_PRELUDE = '''\
@@ -53,6 +54,14 @@ def sq_sum(t):
     return (t * t).sum()
 
 
+def halves(t, n):
+    for i in range(n):
+        yield t * (0.5 * i)
+
+
+MODE = "Same"
+
+
 CELLS = nn.CellList([nn.ReLU(), nn.Tanh()])
 '''
 
@@ -64,7 +73,7 @@ class Made:
     def made_stmt(self, sc, depth):
         r = self.r
         name = self.fresh("v")
-        form = r.randrange(15)
+        form = r.randrange(18)
         getattr(self, f"_made_{form}")(sc, depth, name)
 
     def _made_0(self, sc, depth, name):  # a dataclass: fields, a default, a method, a store
@@ -168,3 +177,29 @@ class Made:
                               f"ms.value_and_grad(sq_sum)({self.texpr(sc)})[0] + "
                               f"{self.texpr(sc)}"])
         self.assign_t(sc, name, depth, form)
+
+    def _made_15(self, sc, depth, name):  # pure methods of constant strings
+        cond = self.r.choice(['MODE.lower() == "same"', '"a,b".split(",")[-1].upper() == "B"',
+                              '"-".join(("x", "y")).startswith("x")', 'MODE.endswith("e")'])
+        self.assign_t(sc, name, depth, f"{self.texpr(sc)} * (2.0 if {cond} else 0.5)")
+
+    def _made_16(self, sc, depth, name):  # reversed() of a range, a tuple, a list made here
+        i = self.fresh("i")
+        seq = self.r.choice([f"range({self.r.randint(0, 3)})", f"({self.texpr(sc)}, 1.5)",
+                             f"[{self.texpr(sc)}, {self.texpr(sc)}]"])
+        self.assign_t(sc, name, depth, self.texpr(sc))
+        self.emit(depth, f"for {i} in reversed({seq}):")
+        self.emit(depth + 1, f"{name} = {name} * 0.5 + {i}")
+
+    def _made_17(self, sc, depth, name):  # a generator function, consumed whole or looped
+        how = self.r.randrange(3)
+        if how == 0:
+            self.assign_t(sc, name, depth, f"sum(halves({self.texpr(sc)}, {self.r.randint(1, 3)}))")
+        elif how == 1:
+            self.assign_t(sc, name, depth, f"list(halves({self.texpr(sc)}, 2))[-1]")
+        else:
+            i = self.fresh("i")
+            self.assign_t(sc, name, depth, self.texpr(sc))
+            self.emit(depth, f"for {i} in halves({self.texpr(sc)}, {self.r.randint(0, 3)}):")
+            self.emit(depth + 1, f"{name} = {name} + {i}")
+            self.emit(depth + 1, f"LOG.append(len(LOG))")
