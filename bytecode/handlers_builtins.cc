@@ -231,11 +231,19 @@ std::optional<bool> FoldCall::Introspection() {
         *out = args[2];
         return true;
       }
-      // getattr(obj, name, default) of an attribute the object has is that attribute (a
-      // missing one is not folded: its absence cannot be guarded).
-      if (args.size() == 3) {
+      // getattr(obj, name, default) of an attribute the object has (or the trace stored) is
+      // that attribute; of one it lacks (told without running its code), the default, with
+      // the absence guarded.
+      if (args.size() == 3 && !pending) {
         if (args[0].kind != Value::kConst) break;
         PyObject* found = guards::SafeGetAttr(args[0].obj, args[1].obj);
+        if (!found && args[0].source >= 0 && !in.Mutated(args[0]) &&
+            guards::AttrMissing(args[0].obj, args[1].obj)) {
+          in.gp().GuardType(args[0].source, args[0].obj);
+          in.gp().GuardAttrMissing(args[0].source, args[1].obj);
+          *out = args[2];
+          return true;
+        }
         if (!found) break;
       }
       if (args.size() > 3 || !in.LoadAttr(tmp, args[0], args[1].obj, false)) break;

@@ -297,13 +297,56 @@ bool Interp::CallPartial(Frame& f, const Value& callable, ValueList args,
     merged.push_back(args[npos + i]);
     merged_names.push_back(names[i]);
   }
+  return CallWithNames(f, func, std::move(merged), merged_names, out);
+}
+
+bool Interp::CallWithNames(Frame& f, const Value& func, ValueList args,
+                           const std::vector<std::string>& merged_names, Value* out) {
   if (!merged_names.empty()) {
     PyObject* t = PyTuple_New(static_cast<Py_ssize_t>(merged_names.size()));
     for (size_t i = 0; i < merged_names.size(); ++i)
       PyTuple_SET_ITEM(t, i, PyUnicode_FromString(merged_names[i].c_str()));
     f.kwnames = Keep(t);
   }
-  return Call(f, func, std::move(merged), out);
+  return Call(f, func, std::move(args), out);
+}
+
+bool Interp::MakePartial(const ValueList& args, const std::vector<std::string>& names,
+                         Value* out) {
+  const size_t npos = args.size() - names.size();
+  if (npos == 0) {
+    Fail(BreakCategory::kPythonError, "functools.partial() without a function");
+    return false;
+  }
+  out->kind = Value::kPartial;
+  out->cell = std::make_shared<Value>(args[0]);
+  out->items = std::make_shared<ValueList>(args.begin() + 1, args.end());
+  out->keys = std::make_shared<std::vector<PyObject*>>();
+  for (const std::string& n : names) out->keys->push_back(Keep(PyUnicode_FromString(n.c_str())));
+  return true;
+}
+
+bool Interp::CallMadePartial(Frame& f, const Value& partial, ValueList args,
+                             const std::vector<std::string>& names, Value* out) {
+  // As functools.partial calls: its positional arguments, then the call's; its keywords that
+  // the call does not give again, then the call's keywords.
+  const size_t stored_kw = partial.keys->size();
+  const size_t stored_pos = partial.items->size() - stored_kw;
+  const size_t npos = args.size() - names.size();
+  ValueList merged(partial.items->begin(), partial.items->begin() + static_cast<std::ptrdiff_t>(stored_pos));
+  merged.insert(merged.end(), args.begin(), args.begin() + static_cast<std::ptrdiff_t>(npos));
+  std::vector<std::string> merged_names;
+  for (size_t i = 0; i < stored_kw; ++i) {
+    const std::string name = PyUnicode_AsUTF8((*partial.keys)[i]);
+    if (std::find(names.begin(), names.end(), name) != names.end()) continue;  // overridden
+    merged.push_back((*partial.items)[stored_pos + i]);
+    merged_names.push_back(name);
+  }
+  for (size_t i = 0; i < names.size(); ++i) {
+    merged.push_back(args[npos + i]);
+    merged_names.push_back(names[i]);
+  }
+  return CallWithNames(f, *partial.cell, std::move(merged), merged_names, out);
 }
 
 bool Interp::Call(Frame& f, const Value& callable, ValueList args, Value* out) {
@@ -314,6 +357,7 @@ bool Interp::Call(Frame& f, const Value& callable, ValueList args, Value* out) {
     f.kwnames = nullptr;
   }
   if (callable.kind == Value::kTensorMethod) return CallOp(callable.method, args, names, out);
+  if (callable.kind == Value::kPartial) return CallMadePartial(f, callable, std::move(args), names, out);
   if (callable.kind == Value::kObject) return CallObject(f, callable, std::move(args), names, out);
   if (callable.kind == Value::kBuiltinMethod) {
     if (callable.cell) args.insert(args.begin(), *callable.cell);  // bound by LOAD_ATTR
@@ -409,6 +453,9 @@ bool Interp::Call(Frame& f, const Value& callable, ValueList args, Value* out) {
     }
     return Inline(f, reinterpret_cast<PyCodeObject*>(PyFunction_GET_CODE(fn)), fn, callable.source,
                   nullptr, std::move(args), names, out);
+  }
+  if (fn == reinterpret_cast<PyObject*>(guards::PartialType()) && fn) {
+    return MakePartial(args, names, out);
   }
   if (PyType_Check(fn)) {  // a namedtuple or a plain object made here: values of the trace
     bool handled = false;

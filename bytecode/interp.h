@@ -61,6 +61,8 @@ struct Value {
     kGenerator,     // a generator made during capture, not started yet (`gen`)
     kObject,        // an instance of a plain class made during capture: attribute names in
                     // `keys`, values in `items`, class in `seq_type` (handlers_object.cc)
+    kPartial,       // functools.partial made during capture: its function in `cell`, its
+                    // positional then keyword arguments in `items`, the keywords in `keys`
   };
   Kind kind = kUndef;
   graph::NodeId node = -1;       // kTensor
@@ -305,6 +307,13 @@ class Interp {
   bool CallPrimitive(PyObject* fn, ValueList args, std::vector<std::string> names, Value* out,
                      bool* handled);
   // functools.partial(func, *args, **keywords) called: func with the stored arguments first.
+  // functools.partial(func, *args, **keywords) made during capture, and a call of one.
+  bool MakePartial(const ValueList& args, const std::vector<std::string>& names, Value* out);
+  bool CallMadePartial(Frame& f, const Value& partial, ValueList args,
+                       const std::vector<std::string>& names, Value* out);
+  // Calls `func` with `args`, the last merged_names.size() of them by keyword.
+  bool CallWithNames(Frame& f, const Value& func, ValueList args,
+                     const std::vector<std::string>& merged_names, Value* out);
   bool CallPartial(Frame& f, const Value& callable, ValueList args,
                    const std::vector<std::string>& names, Value* out);
   // handlers_fallback.cc: whole-graph mode's JIT Fallback. FallbackCall sets *handled when

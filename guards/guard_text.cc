@@ -117,6 +117,9 @@ std::string GuardProgram::GuardText(const Guard& g) const {
     case Guard::kIntBound:
       absl::StrAppend(&out, "INT_BOUND(", src, "): |int| < 2**", g.length);
       break;
+    case Guard::kAttrMissing:
+      absl::StrAppend(&out, "ATTR_MISSING(", src, "): ", PyUnicode_AsUTF8(g.value));
+      break;
     case Guard::kTypeMatch:
       absl::StrAppend(&out, "TYPE_MATCH(", src, "): ", g.type->tp_name);
       if (g.length >= 0) absl::StrAppend(&out, " len=", g.length);

@@ -95,6 +95,30 @@ void GuardProgram::GuardIntBound(int32_t source, int bits) {
   guards_.push_back(std::move(g));
 }
 
+void GuardProgram::GuardAttrMissing(int32_t source, PyObject* name) {
+  for (const Guard& g : guards_)
+    if (g.source == source && g.kind == Guard::kAttrMissing && PlainEqual(g.value, name)) return;
+  Guard g{Guard::kAttrMissing, source};
+  g.value = Py_NewRef(name);
+  guards_.push_back(std::move(g));
+}
+
+bool AttrMissing(PyObject* obj, PyObject* name) {
+  PyTypeObject* type = Py_TYPE(obj);
+  if (type->tp_getattro != PyObject_GenericGetAttr || _PyType_Lookup(type, name)) return false;
+  static PyObject* getattr_name = PyUnicode_InternFromString("__getattr__");
+  if (_PyType_Lookup(type, getattr_name)) return false;
+  PyObject** dictptr = _PyObject_GetDictPtr(obj);
+  if (dictptr && *dictptr) {
+    PyObject* v = PyDict_GetItemWithError(*dictptr, name);
+    if (v || PyErr_Occurred()) {
+      PyErr_Clear();
+      return false;
+    }
+  }
+  return true;
+}
+
 void GuardProgram::GuardSameAs(int32_t source, int32_t other) {
   Guard g{Guard::kSameAs, source};
   g.other = other;
@@ -377,6 +401,8 @@ bool GuardPasses(const Guard& g, PyObject* v, PyObject* other) {
       const long long bound = 1LL << g.length;
       return overflow == 0 && x > -bound && x < bound;
     }
+    case Guard::kAttrMissing:
+      return AttrMissing(v, g.value);
     case Guard::kDictKeys: {
       if (Py_TYPE(v) != g.type || PyDict_GET_SIZE(v) != PyTuple_GET_SIZE(g.value)) return false;
       PyObject *k, *item;
@@ -405,6 +431,7 @@ bool SameGuard(const Guard& a, const Guard& b) {
     }
     case Guard::kEqualsMatch:
     case Guard::kDictKeys:
+    case Guard::kAttrMissing:
       return a.value == b.value || PlainEqual(a.value, b.value);
     default:
       return true;

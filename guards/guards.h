@@ -49,6 +49,7 @@ struct Guard {
     kSameAs,       // the same object as source `other` (two paths to one tensor)
     kDictKeys,     // an exact dict whose keys are `value` (a tuple), in that order
     kIntBound,     // an exact int with |value| < 2^`length`
+    kAttrMissing,  // no attribute `value` (a str) on the object, its class or by __getattr__
   };
   Kind kind;
   int32_t source;
@@ -92,6 +93,10 @@ inline bool IsPythonNumber(PyObject* o) {
 // None, numbers, str and tuples of these: plain data whose comparison, hashing, formatting
 // and truth run no user code. Such values are guarded by equality (EQUALS_MATCH).
 bool IsPlainValue(PyObject* o);
+// Whether `obj` has no attribute `name`, decided without running user code: its type looks
+// attributes up generically, defines no __getattr__ and has no `name`, and its instance dict
+// lacks it. False when that cannot be told so.
+bool AttrMissing(PyObject* obj, PyObject* name);
 
 // Attribute lookup that runs no user code: module dicts, instance dicts and plain class
 // attributes; nullptr (no error set) for anything else. Borrowed reference.
@@ -132,6 +137,8 @@ class GuardProgram {
   void GuardSameAs(int32_t source, int32_t other);
   // INT_BOUND: `source` holds an exact int of magnitude below 2^bits.
   void GuardIntBound(int32_t source, int bits);
+  // ATTR_MISSING: the object at `source` (of a type TYPE_MATCH pins) has no attribute `name`.
+  void GuardAttrMissing(int32_t source, PyObject* name);
   bool HasGuard(int32_t source) const;
 
   size_t num_sources() const { return sources_.size(); }
