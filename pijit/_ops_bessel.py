@@ -19,6 +19,7 @@ K0' = -K1, K1' = -K0 - K1/x) in a Cell's bprop, not by differentiating the serie
 import math
 
 from pijit import _C
+from pijit import _ops_special as _special
 from pijit._tensor import float64
 from pijit.mint._checks import check_tensor, is_float, raise_error
 from pijit.nn.cell import Cell
@@ -48,25 +49,13 @@ def _nan_like(x):
 # ---- the ascending series ------------------------------------------------------------------------
 
 def _j_series(x, order):
-    """J_order(x) = sum_k (-1)^k (x/2)^(2k + order) / (k! (k + order)!)."""
-    step = x * x * -0.25
-    term = _ops.ones_like(x) if order == 0 else x * 0.5
-    total = term
-    for k in range(1, 45):
-        term = term * step / float(k * (k + order))
-        total = total + term
-    return total
+    """J_order(x) = sum_k (-1)^k (x/2)^(2k + order) / (k! (k + order)!) (45 terms)."""
+    return _special._bessel_series(x, order, sign=-1.0, terms=45)
 
 
 def _i_series(x, order):
     """I_order(x) = sum_k (x/2)^(2k + order) / (k! (k + order)!) (x <= 2: 20 terms)."""
-    step = x * x * 0.25
-    term = _ops.ones_like(x) if order == 0 else x * 0.5
-    total = term
-    for k in range(1, 20):
-        term = term * step / float(k * (k + order))
-        total = total + term
-    return total
+    return _special._bessel_series(x, order, terms=20)
 
 
 def _harmonic_series(x, order, sign, terms):

@@ -58,13 +58,14 @@ def _as_float(fname, x):
     return x if is_float(x) else x.astype(float32)
 
 
-def _bessel_series(x, order):
-    """sum_k (x/2)^(2k + order) / (k! (k + order)!) (float64 accuracy for |x| up to ~30)."""
-    quarter_square = x * x * 0.25
+def _bessel_series(x, order, sign=1.0, terms=80):
+    """sum_k sign^k (x/2)^(2k + order) / (k! (k + order)!) over `terms` terms: I_order for
+    sign 1, J_order for sign -1 (80 terms: float64 accuracy for |x| up to ~30)."""
+    step = x * x * (0.25 * sign)
     term = _ops.ones_like(x) if order == 0 else x * 0.5
     total = term
-    for k in range(1, 80):
-        term = term * quarter_square / float(k * (k + order))
+    for k in range(1, terms):
+        term = term * step / float(k * (k + order))
         total = total + term
     return total
 

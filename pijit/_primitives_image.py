@@ -15,29 +15,11 @@ from pijit._tensor import Tensor, float32, int32, int64
 from pijit.mint._checks import check_tensor, raise_error
 from pijit.mint.nn import _fold
 from pijit.mint.nn import functional as _mint_f
-from pijit.ops import Primitive, constexpr
+from pijit.ops import constexpr
+from pijit._primitives_more import _primitive
 
 _ops = _C.ops
 _int_tuple, _check_rank, _check_choice = _image.int_tuple, _image.check_rank, _image.check_choice
-
-
-def _primitive(name, attributes, call, doc, check=None):
-    """A primitive with the given attributes (name -> default), checked by check(name,
-    values) when constructed and called as call(self, *args)."""
-
-    def __init__(self, *args, **kwargs):
-        names = tuple(attributes)
-        if len(args) > len(names) or set(kwargs) - set(names):
-            raise TypeError(f"{name} takes the attributes {names}")
-        values = dict(attributes)
-        values.update(zip(names, args))
-        values.update(kwargs)
-        if check is not None:
-            check(name, values)
-        Primitive.__init__(self, **values)
-
-    return type(name, (Primitive,), {"__init__": __init__, "__call__": call, "__doc__": doc,
-                                     "__module__": "pijit.ops"})
 
 
 def _format_is(*accepted):

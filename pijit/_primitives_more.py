@@ -25,9 +25,9 @@ from pijit.ops import Primitive
 _ops = _C.ops
 
 
-def _primitive(name, attributes, call, doc):
-    """A primitive with the given attributes (name -> default), called as
-    call(self, *args)."""
+def _primitive(name, attributes, call, doc, check=None):
+    """A primitive with the given attributes (name -> default), checked by check(name,
+    values) when constructed (when given) and called as call(self, *args)."""
 
     def __init__(self, *args, **kwargs):
         names = tuple(attributes)
@@ -36,6 +36,8 @@ def _primitive(name, attributes, call, doc):
         values = dict(attributes)
         values.update(zip(names, args))
         values.update(kwargs)
+        if check is not None:
+            check(name, values)
         Primitive.__init__(self, **values)
 
     return type(name, (Primitive,), {"__init__": __init__, "__call__": call, "__doc__": doc,
