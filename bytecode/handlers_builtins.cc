@@ -352,7 +352,7 @@ std::optional<bool> FoldCall::Construct() {
       return in.IterOf(f, args[0], out);
     case Builtin::kNext: {
       // next(it[, default]) on an iterator of the trace: its next item, which it gives up.
-      if (args.empty() || args.size() > 2 || args[0].kind != Value::kIter || args[0].opaque) break;
+      if (args.empty() || args.size() > 2 || args[0].kind != Value::kIter || args[0].view) break;
       const Value& it = args[0];
       if (it.items->empty()) {
         if (args.size() == 2) {
@@ -446,7 +446,7 @@ std::optional<bool> FoldCall::Collection() {
       // Over items known at capture time (a tensor's truth is data: not folded).
       if (args.size() != 1) break;
       // An iterator argument is taken from up to the decisive item only.
-      const bool iterator = args[0].kind == Value::kIter && !args[0].opaque;
+      const bool iterator = args[0].kind == Value::kIter && !args[0].view;
       Value it;
       if (iterator) it = args[0];
       else if (!in.GetIter(args[0], &it)) return false;
@@ -502,7 +502,7 @@ std::optional<bool> FoldCall::Collection() {
         args.pop_back();
       }
       for (const Value& a : args) {
-        if (lazy && a.kind == Value::kIter && !a.opaque) {
+        if (lazy && a.kind == Value::kIter && !a.view) {
           // An iterator argument is taken from only as the zip or enumerate is (its link).
           seqs.push_back(*a.items);
           continue;

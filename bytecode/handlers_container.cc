@@ -69,7 +69,7 @@ bool Interp::Contains(const Value& c, const Value& item, bool* out) {
     Value ignored;
     return DictGet(*model, item, &ignored, out);
   }
-  if (c.kind == Value::kIter && c.opaque) {
+  if (c.kind == Value::kIter && c.view) {
     // A dict view (an iterator would be consumed): its items, when all are plain values.
     for (const Value& v : *c.items) {
       PyObject* o = AsPyObject(v);

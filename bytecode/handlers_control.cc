@@ -20,7 +20,7 @@ bool Interp::GetIter(const Value& v, Value* out) {
   };
   switch (v.kind) {
     case Value::kIter: {
-      if (v.opaque) {  // a dict view: each iteration is a fresh iterator over it
+      if (v.view) {  // a dict view: each iteration is a fresh iterator over it (opaque too)
         make(*v.items);
         out->opaque = true;
         return true;
@@ -174,7 +174,7 @@ bool Interp::MakeDerivedIter(const ValueList& args, ValueList rows, Value* out) 
   out->kind = Value::kIter;
   out->items = std::make_shared<ValueList>(std::move(rows));
   for (const Value& a : args) {
-    if (a.kind != Value::kIter || a.opaque) continue;
+    if (a.kind != Value::kIter || a.view) continue;
     if (!out->link) out->link = std::make_shared<IterLink>();
     out->link->sources.push_back(a);
     out->link->remaining.push_back(a.items->size());
@@ -230,7 +230,7 @@ bool Interp::IterOf(Frame& f, const Value& a, Value* out) {
          "or unpacking is captured");
     return false;
   }
-  if (a.kind == Value::kIter && !a.opaque) {  // iter(it) is it: the loop shares its state
+  if (a.kind == Value::kIter && !a.view) {  // iter(it) is it: the loop shares its state
     *out = a;
     return true;
   }

@@ -149,6 +149,7 @@ bool Interp::DictMethod(const Value& self, std::string_view name, ValueList args
     out->kind = Value::kIter;
     out->items = std::make_shared<ValueList>(std::move(items));
     out->opaque = true;  // a dict view, not an iterator: it stays inside the trace
+    out->view = true;
     return true;
   };
   if (name == "items" && npos == 0) {

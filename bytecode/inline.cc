@@ -158,7 +158,7 @@ bool Interp::GeneratorTakesSharedIterator(const Value& gen) {
   // further advanced than Python does. The generator's own reference is the only one to a
   // fresh iterator (GET_ITER of a list or range), so a second one means an alias.
   for (const Value& a : gen.gen->args) {
-    if (a.kind == Value::kIter && !a.opaque && a.items.use_count() > 1) {
+    if (a.kind == Value::kIter && !a.view && a.items.use_count() > 1) {
       Fail(BreakCategory::kUnsupportedCall, "a generator over an iterator used elsewhere, which may stop early",
            "the consumer runs in Python");
       return true;

@@ -80,7 +80,9 @@ struct Value {
   int32_t globals_source = -2;   // kFunction: the source of its globals' function (-1: root)
   PyObject* globals_func = nullptr;  // kFunction: that function (nullptr: the root's)
   std::shared_ptr<std::vector<PyObject*>> keys;  // kDict keys, parallel to `items` (borrowed)
-  bool opaque = false;           // an iterator over a dict view: cannot become a Python value
+  bool opaque = false;           // a dict view or an iterator over one: cannot become a Python value
+  bool view = false;             // kIter that is a dict view (opaque): each iteration of it is
+                                 // a fresh iterator, where an iterator's items are taken once
   bool from_generator = false;   // kIter: the items of a generator run ahead (RunGenerator)
   std::shared_ptr<GenState> gen;  // kGenerator (shared by aliases: it runs once)
   // kIter over the keys of an input dict (GET_ITER on the dict): the dict's guard source and

@@ -294,3 +294,28 @@ def test_a_break_inside_a_loop_over_an_input_list_keeps_the_list():
         ls = [x * 0.5, x + 1.0]
         assert jr(x, ls) is ls
     assert ms.get_code_extra(jr)["total_break_count"] >= 1  # the break this test is about
+
+
+def iterator_over_a_dict_view(x, y):
+    it = iter({"p": y, "q": y, "r": x}.values())
+    v = x
+    for i in it:
+        v = v + i
+    LOG.append(len(list(it)))
+    return v
+
+
+def iterator_over_a_dict_view_left_early(x, y):
+    it = iter({"p": y, "q": x * 3.0, "r": x}.items())
+    for key, t in it:
+        if key == "q":
+            break
+    return [t * 2.0 for _, t in it], t
+
+
+@pytest.mark.parametrize("fn", [iterator_over_a_dict_view, iterator_over_a_dict_view_left_early])
+def test_an_iterator_over_a_dict_view_keeps_its_state(fn, capsys):
+    # iter(view) is an iterator, taken from once; the view itself gives a fresh iterator each
+    # time (an earlier version treated the iterator as the view: list(it) after the loop
+    # gave every item again).
+    compare(fn, lambda: (ms.Tensor([1.0, 2.0]), ms.Tensor([0.5, 4.0])), capsys=capsys)
