@@ -132,9 +132,11 @@ class Made:
                          f"[1.0, {self.sexpr(sc)}], strict=True):")
         self.emit(depth + 1, f"{name} = {name} + {i} * {j}")
 
-    def _made_8(self, sc, depth, name):  # isinstance against user classes and tuples of them
+    def _made_8(self, sc, depth, name):  # isinstance; getattr with a default, found or not
         check = self.r.choice(["isinstance(o, Obj)", "isinstance(o, (Box, Temp))",
-                               "isinstance(Named(x), tuple)", "isinstance(k, (int, float))"])
+                               "isinstance(Named(x), tuple)", "isinstance(k, (int, float))",
+                               "getattr(o, 'zz', 1.5) > 1", "getattr(o, 'b', 0) == 0",
+                               "getattr(TOOLS, 'missing', None) is None"])
         self.assign_t(sc, name, depth, f"{self.texpr(sc)} * (2.0 if {check} else 3.0)")
 
     def _made_9(self, sc, depth, name):  # Enum members: value, name, identity

@@ -109,6 +109,21 @@ class Ctx:
         return False
 
 
+class Rows:
+    # A user iterator: __iter__ and __next__ written in Python.
+    def __init__(self, t, n):
+        self.t, self.i, self.n = t, 0, n
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        if self.i >= self.n:
+            raise StopIteration
+        self.i += 1
+        return self.t * float(self.i)
+
+
 class Base:
     def base_op(self, t):
         return t * 0.25 + 1.0

@@ -312,8 +312,9 @@ class Statements:
             self.assign_t(sc, name, depth, f"{call}({self.texpr(sc)})")
 
     def iter_rest(self, sc, depth):
-        """A loop that leaves an iterator early, then a use of the rest of it (a second loop,
-        list(), next(), any()), sometimes with a break inside the loop or before the use."""
+        """A loop that leaves an iterator early (zip, enumerate, map, filter, reversed, a dict
+        view's iterator, a user iterator), then a use of the rest of it (a second loop, list(),
+        next(), any()), sometimes with a break inside the loop or before the use."""
         if depth > 2:
             return
         r = self.r
@@ -325,6 +326,11 @@ class Statements:
             (f"zip(enumerate([{a}, {b}, {c}]), [1, 2, 3, 4])", "{}[0][1]"),
             (f"enumerate(zip([{a}, {b}, {c}], 'xyz'))", "{}[1][0]"),
             (f"zip([{a}, {b}], [{c}, {a}, {b}])", "{}[1]"),
+            (f"map(lambda t: t * 2.0, [{a}, {b}, {c}])", "{}"),
+            (f"filter(lambda t: True, ({a}, {b}, {c}))", "{}"),
+            (f"reversed([{a}, {b}, {c}])", "{}"),
+            (f"iter({{'p': {a}, 'q': {b}, 'r': {c}}}.values())", "{}"),
+            (f"Rows({a}, 3)", "{}"),
         ])
         self.emit(depth, f"{it} = {maker}")
         self.assign_t(sc, acc, depth, self.texpr(sc))
