@@ -7,7 +7,8 @@ every later call, eager or compiled (captured graphs read parameters on each cal
 Per-parameter state (momentum buffers, Adam's moments, the step counters) are Parameters of
 the optimizer Cell, named "<state>.<parameter name>", so that they show up in
 `optimizer.get_parameters()` as in MindSpore. Weight decay adds `weight_decay * param` to the
-gradient before the update (MindSpore's Optimizer.decay_weight)."""
+gradient before the update (MindSpore's Optimizer.decay_weight); without parameter groups, as
+in MindSpore, parameters whose names contain 'beta' or 'gamma' are not decayed."""
 import numbers
 
 import numpy as np
@@ -28,6 +29,11 @@ def _check_number(cls, name, value, low=None, low_open=False, high=None, high_op
     if high is not None and (value > high or (high_open and value == high)):
         raise ValueError(f"{cls}: {name} must be {'<' if high_open else '<='} {high}, got {value}")
     return value
+
+
+def _decays(param):
+    name = getattr(param, "name", None) or ""
+    return "beta" not in name and "gamma" not in name
 
 
 class Optimizer(Cell):
@@ -87,7 +93,9 @@ class Optimizer(Cell):
                                    low=0.0)
                 entries += [(p, lr_index, wd) for p in group["params"]]
         else:
-            entries = [(p, 0, self.weight_decay) for p in items]
+            # As MindSpore's Optimizer without groups: no decay for parameters whose names hold
+            # 'beta' or 'gamma' (normalisation layers' shifts and scales).
+            entries = [(p, 0, self.weight_decay if _decays(p) else 0.0) for p in items]
         for p, _, _ in entries:
             if not isinstance(p, Parameter):
                 raise TypeError(f"{cls}: parameters must be Parameters, got {type(p).__name__}")
