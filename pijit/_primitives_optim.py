@@ -4,23 +4,10 @@ rule in MindSpore's documentation, and returns them, so custom optimizers writte
 run eagerly and capture like pijit's own optimizers. Scalars (learning rates, decays) may be
 numbers or 0-d tensors."""
 from pijit import _C
+from pijit._primitives_more import _primitive
 from pijit.ops import Primitive
 
 _ops = _C.ops
-
-
-def _primitive(name, attributes, call, doc):
-    def __init__(self, *args, **kwargs):
-        names = tuple(attributes)
-        if len(args) > len(names) or set(kwargs) - set(names):
-            raise TypeError(f"{name} takes the attributes {names}")
-        values = dict(attributes)
-        values.update(zip(names, args))
-        values.update(kwargs)
-        Primitive.__init__(self, **values)
-
-    return type(name, (Primitive,), {"__init__": __init__, "__call__": call, "__doc__": doc,
-                                     "__module__": "pijit.ops"})
 
 
 def _set(*pairs):

@@ -11,7 +11,7 @@ the gradient rows are scattered into a zero tensor shaped like var (a one-hot ma
 captures like any op), the dense rule is applied, and only the touched rows are written back."""
 from pijit import _C
 from pijit.numpy._utils import raise_error
-from pijit.ops import Primitive
+from pijit._primitives_more import _primitive as _shared_primitive
 from pijit._primitives_optim import _set, _shrink
 from pijit._tensor import Parameter
 
@@ -35,30 +35,23 @@ def _check_bool(prim, name, value):
 
 
 def _primitive(name, attributes, call, doc, validate=None):
-    """A Primitive class whose constructor takes `attributes` (name -> default, or _REQUIRED)
-    positionally or by keyword, checks them with `validate(values)` and stores them."""
-    names = tuple(attributes)
+    """A Primitive class (pijit/_primitives_more.py's factory) whose constructor also requires
+    the _REQUIRED attributes, checks bool attributes' types, turns numbers into floats, then
+    checks them with `validate(name, values)`."""
 
-    def __init__(self, *args, **kwargs):
-        if len(args) > len(names) or set(kwargs) - set(names):
-            raise TypeError(f"{name} takes the attributes {names}")
-        values = dict(attributes)
-        values.update(zip(names, args))
-        values.update(kwargs)
+    def check(prim, values):
         missing = [n for n, v in values.items() if v is _REQUIRED]
         if missing:
-            raise TypeError(f"{name}: missing the attributes {missing}")
+            raise TypeError(f"{prim}: missing the attributes {missing}")
         for attr, value in values.items():
             if isinstance(attributes[attr], bool):
-                _check_bool(name, attr, value)
+                _check_bool(prim, attr, value)
             else:
-                values[attr] = _check_float(name, attr, value)
+                values[attr] = _check_float(prim, attr, value)
         if validate is not None:
-            validate(name, values)
-        Primitive.__init__(self, **values)
+            validate(prim, values)
 
-    return type(name, (Primitive,), {"__init__": __init__, "__call__": call, "__doc__": doc,
-                                     "__module__": "pijit.ops"})
+    return _shared_primitive(name, attributes, call, doc, check)
 
 
 def _check_params(prim, var, *slots):
