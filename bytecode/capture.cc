@@ -135,9 +135,10 @@ bool PrepareFrame(Interp& in, PyCodeObject* co, Frame& f, bool generator) {
     return false;
   }
   // try/except and `with` bodies are followed like any code: capture never takes an
-  // exception path (a Python error ends the capture), and BEFORE_WITH and the handlers are
-  // not captured, so the function breaks there (an exception an instruction raises at a
-  // break reaches its handler, see runtime/continuation.cc).
+  // exception path (a Python error ends the capture). A `with` block's __enter__ and
+  // __exit__ are inlined when they are Python functions (StepWith); otherwise the function
+  // breaks at BEFORE_WITH (an exception an instruction raises at a break reaches its handler,
+  // see runtime/continuation.cc).
   PyObject* bytes = PyCode_GetCode(co);
   if (!bytes) {
     PyErr_Clear();
@@ -169,7 +170,10 @@ bool Interp::RunFrame(Frame& f, Value* result) {
       return false;
     }
     cur_offset_ = f.instrs[pc].offset;
-    if (f.depth == 0 && allow_break_) {
+    if (f.depth == 0) {
+      while (!open_withs_.empty() && f.stack.size() <= open_withs_.back()) open_withs_.pop_back();
+    }
+    if (f.depth == 0 && allow_break_ && open_withs_.empty()) {
       // The state to resume from if this instruction breaks. Lists and dicts built during
       // capture are copied (keeping their aliasing): an inlined call may still mutate them
       // before it stops, and the bridge will run that call again.

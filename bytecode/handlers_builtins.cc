@@ -17,7 +17,7 @@ namespace {
 enum class Builtin { kNone, kLen, kIsinstance, kRange, kZip, kEnumerate, kMin, kMax, kAbs, kInt,
                      kFloat, kBool, kTuple, kList, kGetattr, kHasattr, kStr, kSorted, kSum, kAll,
                      kAny, kCallable, kSet, kFrozenset, kSlice, kRound, kPow, kDivmod, kDict,
-                     kIter, kNext, kType, kReversed };
+                     kIter, kNext, kType, kReversed, kMap, kFilter };
 
 Builtin BuiltinOf(PyObject* fn) {
   if (!PyCFunction_Check(fn) && !PyType_Check(fn)) return Builtin::kNone;
@@ -37,6 +37,8 @@ Builtin BuiltinOf(PyObject* fn) {
     if (fn == reinterpret_cast<PyObject*>(&PyDict_Type)) return Builtin::kDict;
     if (fn == reinterpret_cast<PyObject*>(&PyType_Type)) return Builtin::kType;
     if (fn == reinterpret_cast<PyObject*>(&PyReversed_Type)) return Builtin::kReversed;
+    if (fn == reinterpret_cast<PyObject*>(&PyMap_Type)) return Builtin::kMap;
+    if (fn == reinterpret_cast<PyObject*>(&PyFilter_Type)) return Builtin::kFilter;
     return Builtin::kNone;
   }
   PyObject* self = PyCFunction_GET_SELF(fn);
@@ -285,8 +287,10 @@ std::optional<bool> FoldCall::Numeric() {
       // int("3") and float("-inf") parse a constant string.
       const bool parses_str = b == Builtin::kInt || b == Builtin::kFloat;
       for (const Value& a : args) {
+        // NumPy scalars (items of a constant array) are immutable numbers too.
         if (a.kind != Value::kConst ||
-            !(guards::IsPythonNumber(a.obj) || (parses_str && PyUnicode_CheckExact(a.obj)))) {
+            !(guards::IsPythonNumber(a.obj) || IsNumpyScalar(a.obj) ||
+              (parses_str && PyUnicode_CheckExact(a.obj)))) {
           if (b == Builtin::kMin || b == Builtin::kMax) {
             if (a.kind == Value::kSeq || (a.kind == Value::kConst && PyTuple_CheckExact(a.obj))) continue;
           }
@@ -587,6 +591,7 @@ bool FoldBuiltin(Interp& in, Frame& f, Builtin b, const ValueList& in_args,
     in.Fail(BreakCategory::kUnsupportedCall, "keyword arguments to a builtin");
     return false;
   }
+  if (b == Builtin::kMap || b == Builtin::kFilter) return in.MakeLazyMap(b == Builtin::kFilter, args, out);
   for (size_t i = 0; i < args.size(); ++i) {
     if (args[i].kind != Value::kGenerator) continue;
     // Consumers that take every item run the generator now. all() and any() stop at the

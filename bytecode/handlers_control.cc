@@ -130,8 +130,45 @@ bool Interp::GetIter(const Value& v, Value* out) {
     }
     return make(std::move(items));
   }
+  if (IsNumpyArray(o) && std::string_view(Py_TYPE(o)->tp_name) == "numpy.ndarray") {
+    return IterConstantArray(v, &items) && make(std::move(items));
+  }
   Fail(BreakCategory::kUnsupportedOperator, absl::StrFormat("iterating over a %s", Py_TYPE(o)->tp_name));
   return false;
+}
+
+bool Interp::IterConstantArray(const Value& v, ValueList* items) {
+  // A NumPy array the function reads but does not write (FailIfMutated above): its items
+  // (NumPy scalars, or rows as arrays) are constants of the trace. An input array is guarded
+  // by its contents, since the same array may hold other values on the next call.
+  PyObject* o = v.obj;
+  if (v.source >= 0 && !gp().GuardArrayContents(v.source, o)) {
+    Fail(BreakCategory::kTooLong,
+         absl::StrFormat("iterating over a NumPy array of over %d bytes (or not contiguous), "
+                         "which is not guarded by value", guards::kMaxArrayGuardBytes),
+         "convert it to a Tensor and loop over rows with tensor ops");
+    return false;
+  }
+  const Py_ssize_t n = PyObject_Length(o);
+  if (n < 0) {
+    PyErr_Clear();
+    Fail(BreakCategory::kPythonError, "iteration over a 0-d array",
+         "the function runs eagerly and raises the TypeError there");
+    return false;
+  }
+  if (n > kMaxUnroll) {
+    Fail(BreakCategory::kTooLong, absl::StrFormat("a loop over %d items is not unrolled", n));
+    return false;
+  }
+  PyObject* it = PyObject_GetIter(o);
+  while (PyObject* x = it ? PyIter_Next(it) : nullptr) items->push_back(Value::Const(Keep(x)));
+  Py_XDECREF(it);
+  if (PyErr_Occurred()) {
+    PyErr_Clear();
+    Fail(BreakCategory::kPythonError, "iteration raises");
+    return false;
+  }
+  return true;
 }
 
 bool Interp::SourceInStep(const Value& it, size_t j) {

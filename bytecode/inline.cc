@@ -176,6 +176,7 @@ bool Interp::RunGenerator(const Value& gen, bool pure, Value* out) {
   }
   if (pure && GeneratorTakesSharedIterator(gen)) return false;
   st.started = true;
+  if (st.lazy != GenState::kNotLazy) return RunLazyMap(st, pure, out);
   const size_t nodes = g().nodes().size();
   ValueList items;
   Frame caller;  // the generator runs under its consumer, one level deeper than its maker
@@ -193,6 +194,92 @@ bool Interp::RunGenerator(const Value& gen, bool pure, Value* out) {
   if (pure && g().nodes().size() != nodes) {
     Fail(BreakCategory::kUnsupportedCall, "a generator whose items compute tensors, consumed by all()/any()",
          "all() and any() stop early; the generator runs in Python");
+    return false;
+  }
+  out->kind = Value::kIter;
+  out->items = std::make_shared<ValueList>(std::move(items));
+  out->from_generator = true;
+  return true;
+}
+
+bool Interp::MakeLazyMap(bool filter, const ValueList& args, Value* out) {
+  const char* name = filter ? "filter" : "map";
+  if (filter ? args.size() != 2 : args.size() < 2) {
+    Fail(BreakCategory::kPythonError, absl::StrCat(name, "() called with the wrong number of arguments"),
+         "the function runs eagerly and raises the TypeError there");
+    return false;
+  }
+  for (size_t i = 1; i < args.size(); ++i) {
+    const Value& a = args[i];
+    // What GetIter follows when the consumer runs: sequences, iterators, dicts, tensors and
+    // constants (a constant that is not iterable fails there, before anything is called).
+    const bool iterable = a.kind == Value::kSeq || a.kind == Value::kIter ||
+                          a.kind == Value::kDict || a.kind == Value::kTensor ||
+                          a.kind == Value::kConst;
+    if (!iterable) {
+      Fail(BreakCategory::kUnsupportedCall, absl::StrCat(name, "() over a generator or a value unknown at capture time"),
+           "the call runs in Python");
+      return false;
+    }
+    // map stops at its shortest iterable after taking one more item from those before it:
+    // over several iterables, an iterator's final position is not followed here.
+    if (args.size() > 2 && a.kind == Value::kIter && !a.view) {
+      Fail(BreakCategory::kUnsupportedCall, "map() over several iterables, one of them an iterator",
+           "the call runs in Python");
+      return false;
+    }
+  }
+  out->kind = Value::kGenerator;
+  out->gen = std::make_shared<GenState>();
+  out->gen->fn = args[0];
+  out->gen->args.assign(args.begin() + 1, args.end());
+  out->gen->lazy = filter ? GenState::kFilter : GenState::kMap;
+  return true;
+}
+
+bool Interp::RunLazyMap(GenState& st, bool pure, Value* out) {
+  // Python's map and filter take the iterables' items as the consumer asks for them; every
+  // consumer that reaches here takes them all, so the calls run now, in order, under it.
+  // iter() of a list is live: items appended before the consumer runs are seen, as here.
+  std::vector<ValueList> columns;
+  size_t n = SIZE_MAX;
+  for (const Value& a : st.args) {
+    Value it;
+    if (!GetIter(a, &it)) return false;
+    n = std::min(n, it.items->size());
+    columns.push_back(*it.items);
+  }
+  const bool keep_truthy = st.lazy == GenState::kFilter &&
+                           st.fn.kind == Value::kConst && st.fn.obj == Py_None;
+  const size_t nodes = g().nodes().size();
+  Frame caller;  // the calls run under the consumer, as a generator's body does
+  caller.depth = 1;
+  ValueList items;
+  ++gen_depth_;
+  bool ok = true;
+  for (size_t i = 0; ok && i < n; ++i) {
+    ValueList call_args;
+    for (const ValueList& c : columns) call_args.push_back(c[i]);
+    Value r;
+    if (keep_truthy) {
+      r = call_args[0];
+    } else {
+      ok = Call(caller, st.fn, call_args, &r);
+      if (!ok) break;
+    }
+    if (st.lazy == GenState::kMap) {
+      items.push_back(std::move(r));
+      continue;
+    }
+    bool truth = false;
+    ok = Truth(r, &truth);
+    if (ok && truth) items.push_back(std::move(call_args[0]));
+  }
+  --gen_depth_;
+  if (!ok) return false;
+  if (pure && g().nodes().size() != nodes) {
+    Fail(BreakCategory::kUnsupportedCall, "a map or filter whose items compute tensors, consumed by all()/any()",
+         "all() and any() stop early; the call runs in Python");
     return false;
   }
   out->kind = Value::kIter;

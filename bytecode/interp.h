@@ -161,6 +161,9 @@ struct GenState {
   ValueList args;
   std::vector<std::string> kwnames;
   bool started = false;
+  // map(fn, *iterables) or filter(fn, iterable) made during capture: `fn` the function,
+  // `args` the iterables, taken from only when a consumer takes every item (RunLazyMap).
+  enum Lazy : uint8_t { kNotLazy, kMap, kFilter } lazy = kNotLazy;
 };
 
 // One simulated frame: the root function or an inlined callee.
@@ -358,6 +361,7 @@ class Interp {
   // The iterator of `v` for a consumer that takes every item (tuple, list, sum, unpacking,
   // *args...): a fresh one over a container, or the items of an iterator, which is left
   // exhausted. GET_ITER keeps an iterator itself (iter(it) is it).
+  bool IterConstantArray(const Value& v, ValueList* items);  // handlers_control.cc
   bool GetIter(const Value& v, Value* out);                    // handlers_control.cc
   // GET_ITER and FOR_ITER (`next` is the instruction to run next: the loop's exit when the
   // iterator is exhausted).
@@ -376,6 +380,8 @@ class Interp {
   bool IterInputDict(const Value& v, Value* out);
   // Runs a generator made during capture to its end, its items into `out` (a kIter). With
   // `pure`, a generator whose items add graph nodes fails: its consumer may stop early.
+  bool MakeLazyMap(bool filter, const ValueList& args, Value* out);  // inline.cc
+  bool RunLazyMap(GenState& st, bool pure, Value* out);
   bool RunGenerator(const Value& gen, bool pure, Value* out);
   // Whether iterating `it` takes items a generator computed ahead of time (it, or a zip or
   // enumerate over one).
@@ -509,6 +515,7 @@ class Interp {
   bool StepGenerator(StepState& s);
   bool StepReturn(StepState& s);
   bool StepWith(StepState& s);
+  bool EnterWith(Frame& f, const Value& manager);
   bool StepUnsupported(StepState& s);
 
   PyCodeObject* root_code_;
@@ -522,6 +529,10 @@ class Interp {
   // The root frame's state before its current instruction (the break point, on failure).
   Frame* root_frame_ = nullptr;
   size_t root_pc_ = 0;
+  // Stack positions of the __exit__ of `with` blocks open in the root frame: while one is
+  // open the resume state stays at its BEFORE_WITH, so a break inside the block breaks there
+  // and Python runs the block (its __exit__ then sees any exception).
+  std::vector<size_t> open_withs_;
   std::vector<Value> root_stack_, root_locals_;
   absl::flat_hash_set<const ValueList*> live_iters_;  // iterators a break hands Python
   PyObject* root_kwnames_ = nullptr;

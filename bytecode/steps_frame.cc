@@ -449,18 +449,63 @@ bool Interp::StepReturn(StepState& s) {
 }
 
 
-// With blocks.
+// With blocks: BEFORE_WITH pushes the manager's bound __exit__ and the result of its
+// __enter__(). Both are inlined when they are Python functions of its class; the bound
+// __exit__ is a partial over the manager, which the block's normal exit calls with three
+// Nones (the captured body raises no exception, so the exceptional exit is never taken).
 bool Interp::StepWith(StepState& s) {
-  const Instr& in = s.in;
-  Value a;
-  switch (in.op) {
-    case Opc::BEFORE_WITH:
-      Fail(BreakCategory::kUnsupportedBytecode, "entering a `with` block calls __enter__ in Python",
-           "the block's body is still captured between graph breaks");
-      return false;
-    default:
-      break;
+  Value manager;
+  if (s.in.op != Opc::BEFORE_WITH) return true;
+  if (!Pop(s.f, &manager)) return false;
+  return EnterWith(s.f, manager);
+}
+
+bool Interp::EnterWith(Frame& f, const Value& manager) {
+  static PyObject* const enter_name = PyUnicode_InternFromString("__enter__");
+  static PyObject* const exit_name = PyUnicode_InternFromString("__exit__");
+  PyTypeObject* type = nullptr;
+  if (manager.kind == Value::kObject) {
+    type = reinterpret_cast<PyTypeObject*>(manager.seq_type);
+  } else if (manager.kind == Value::kConst) {
+    type = Py_TYPE(manager.obj);
   }
+  PyObject* enter = type ? _PyType_Lookup(type, enter_name) : nullptr;
+  PyObject* exit = type ? _PyType_Lookup(type, exit_name) : nullptr;
+  if (!enter || !exit || !PyFunction_Check(enter) || !PyFunction_Check(exit)) {
+    Fail(BreakCategory::kUnsupportedBytecode,
+         "entering a `with` block whose manager's __enter__/__exit__ are not Python functions",
+         "the block's body is still captured between graph breaks");
+    return false;
+  }
+  // type(manager).__enter__ / __exit__, guarded by identity through the manager's class.
+  auto method = [&](PyObject* name, PyObject* fn, Value* out) {
+    const int32_t source = manager.kind == Value::kObject
+                               ? gp().AddSource(Source::kClassAttr, manager.type_source, -1, name)
+                               : MethodSource(manager, name);
+    if (source < 0) {
+      Fail(BreakCategory::kUnsupportedBytecode,
+           "entering a `with` block on a manager whose class cannot be guarded");
+      return false;
+    }
+    if (!FromSource(source, fn, out)) return false;
+    UseConst(*out);
+    return true;
+  };
+  Value enter_fn, exit_fn;
+  if (!method(enter_name, enter, &enter_fn) || !method(exit_name, exit, &exit_fn)) return false;
+  Value bound_exit;
+  bound_exit.kind = Value::kPartial;
+  bound_exit.cell = std::make_shared<Value>(std::move(exit_fn));
+  bound_exit.items = std::make_shared<ValueList>(ValueList{manager});
+  bound_exit.keys = std::make_shared<std::vector<PyObject*>>();
+  f.stack.push_back(std::move(bound_exit));
+  if (f.depth == 0) open_withs_.push_back(f.stack.size() - 1);
+  Value entered;
+  if (!Inline(f, reinterpret_cast<PyCodeObject*>(PyFunction_GET_CODE(enter)), enter,
+              enter_fn.source, nullptr, ValueList{manager}, {}, &entered)) {
+    return false;
+  }
+  f.stack.push_back(std::move(entered));
   return true;
 }
 

@@ -120,6 +120,10 @@ std::string GuardProgram::GuardText(const Guard& g) const {
     case Guard::kAttrMissing:
       absl::StrAppend(&out, "ATTR_MISSING(", src, "): ", PyUnicode_AsUTF8(g.value));
       break;
+    case Guard::kArrayMatch:
+      absl::StrAppend(&out, "ARRAY_MATCH(", src, "): ", g.type->tp_name, " contents (",
+                      PyBytes_GET_SIZE(g.value), "-byte key)");
+      break;
     case Guard::kTypeMatch:
       absl::StrAppend(&out, "TYPE_MATCH(", src, "): ", g.type->tp_name);
       if (g.length >= 0) absl::StrAppend(&out, " len=", g.length);

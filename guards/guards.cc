@@ -248,6 +248,42 @@ bool IsPlainValue(PyObject* o) {
   return false;
 }
 
+PyObject* ArrayContents(PyObject* array) {
+  Py_buffer view;
+  if (PyObject_GetBuffer(array, &view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) != 0) {
+    PyErr_Clear();
+    return nullptr;
+  }
+  PyObject* out = nullptr;
+  // Object arrays hold references to mutable objects: their bytes say nothing of the values.
+  if (view.len <= kMaxArrayGuardBytes && view.format && !strchr(view.format, 'O')) {
+    // format NUL ndim shape... bytes: equal keys mean equal item types, shapes and values.
+    std::string key(view.format);
+    key.push_back('\0');
+    key.append(reinterpret_cast<const char*>(&view.ndim), sizeof(view.ndim));
+    for (int d = 0; d < view.ndim; ++d)
+      key.append(reinterpret_cast<const char*>(&view.shape[d]), sizeof(Py_ssize_t));
+    key.append(static_cast<const char*>(view.buf), static_cast<size_t>(view.len));
+    out = PyBytes_FromStringAndSize(key.data(), static_cast<Py_ssize_t>(key.size()));
+    if (!out) PyErr_Clear();
+  }
+  PyBuffer_Release(&view);
+  return out;
+}
+
+bool GuardProgram::GuardArrayContents(int32_t source, PyObject* obj) {
+  for (const Guard& g : guards_)
+    if (g.source == source && g.kind == Guard::kArrayMatch) return true;
+  PyObject* contents = ArrayContents(obj);
+  if (!contents) return false;
+  Guard g{Guard::kArrayMatch, source};
+  g.type = Py_TYPE(obj);
+  Py_INCREF(reinterpret_cast<PyObject*>(g.type));
+  g.value = contents;
+  guards_.push_back(std::move(g));
+  return true;
+}
+
 void GuardProgram::GuardValue(int32_t source, PyObject* obj) {
   if (HasGuard(source)) return;
   Guard g{IsPlainValue(obj) ? Guard::kEqualsMatch : Guard::kIdMatch, source};
@@ -403,6 +439,15 @@ bool GuardPasses(const Guard& g, PyObject* v, PyObject* other) {
     }
     case Guard::kAttrMissing:
       return AttrMissing(v, g.value);
+    case Guard::kArrayMatch: {
+      if (Py_TYPE(v) != g.type) return false;
+      PyObject* contents = ArrayContents(v);
+      const bool same = contents && PyBytes_GET_SIZE(contents) == PyBytes_GET_SIZE(g.value) &&
+                        memcmp(PyBytes_AS_STRING(contents), PyBytes_AS_STRING(g.value),
+                               static_cast<size_t>(PyBytes_GET_SIZE(g.value))) == 0;
+      Py_XDECREF(contents);
+      return same;
+    }
     case Guard::kDictKeys: {
       if (Py_TYPE(v) != g.type || PyDict_GET_SIZE(v) != PyTuple_GET_SIZE(g.value)) return false;
       PyObject *k, *item;
@@ -432,6 +477,7 @@ bool SameGuard(const Guard& a, const Guard& b) {
     case Guard::kEqualsMatch:
     case Guard::kDictKeys:
     case Guard::kAttrMissing:
+    case Guard::kArrayMatch:
       return a.value == b.value || PlainEqual(a.value, b.value);
     default:
       return true;

@@ -50,6 +50,9 @@ struct Guard {
     kDictKeys,     // an exact dict whose keys are `value` (a tuple), in that order
     kIntBound,     // an exact int with |value| < 2^`length`
     kAttrMissing,  // no attribute `value` (a str) on the object, its class or by __getattr__
+    kArrayMatch,   // an array of exact type `type` whose item format, shape and bytes are
+                   // `value` (a bytes object, see ArrayContents): a constant array read by
+                   // value (iterated), which may be a new object with the same contents
   };
   Kind kind;
   int32_t source;
@@ -93,6 +96,12 @@ inline bool IsPythonNumber(PyObject* o) {
 // None, numbers, str and tuples of these: plain data whose comparison, hashing, formatting
 // and truth run no user code. Such values are guarded by equality (EQUALS_MATCH).
 bool IsPlainValue(PyObject* o);
+// An array's item format, shape and bytes as one bytes object (nullptr, no error set, when
+// it exposes no C-contiguous buffer or is larger than kMaxArrayGuardBytes): what ARRAY_MATCH
+// compares. Arrays are compared by contents because they are mutable: the same object may
+// hold other values on the next call.
+inline constexpr Py_ssize_t kMaxArrayGuardBytes = 1 << 16;
+PyObject* ArrayContents(PyObject* array);
 // Whether `obj` has no attribute `name`, decided without running user code: its type looks
 // attributes up generically, defines no __getattr__ and has no `name`, and its instance dict
 // lacks it. False when that cannot be told so.
@@ -130,6 +139,9 @@ class GuardProgram {
   // `dynamic` marks dimensions whose size the guard does not check.
   void GuardTensor(int32_t source, PyObject* obj, const Tensor& t, uint64_t dynamic = 0);
   void GuardValue(int32_t source, PyObject* obj);  // EQUALS_MATCH for plain values, else ID_MATCH
+  // ARRAY_MATCH on a C-contiguous buffer of at most kMaxArrayGuardBytes; false (nothing
+  // guarded, no error set) for anything else.
+  bool GuardArrayContents(int32_t source, PyObject* obj);
   void GuardType(int32_t source, PyObject* obj);   // TYPE_MATCH (with length for tuples/lists/dicts)
   // DICT_KEYS: the dict at `source` keeps its keys (str and int) in their order.
   void GuardDictKeys(int32_t source, PyObject* dict);
