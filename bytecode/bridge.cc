@@ -113,11 +113,18 @@ std::vector<std::vector<bool>> BridgeOutcomes(const BridgeSpec& s) {
     case Opc::LOAD_SUPER_ATTR: pushes = (s.arg & 1) ? AttributeThenNull()
                                                     : std::vector<bool>{false}; break;
     case Opc::BEFORE_WITH: pushes = {false, false}; break;  // (__exit__, __enter__())
+    // `raise exc`: it never falls through; the one outcome (the stack without the exception)
+    // only keeps the bridge's shape, its resume function is never reached.
+    case Opc::RAISE_VARARGS:
+      if (s.arg != 1) return {};
+      break;
     default: return {};
   }
   int pops;
   int effect;
-  if (s.op == Opc::LOAD_SUPER_ATTR) {
+  if (s.op == Opc::RAISE_VARARGS) {
+    pops = 1;
+  } else if (s.op == Opc::LOAD_SUPER_ATTR) {
     pops = 3;  // the global `super`, the class and the instance
   } else if (s.op == Opc::CALL || s.op == Opc::CALL_KW) {
     // 3.11 splits a call's stack effect between PRECALL (-argc) and CALL (-1); the bridge

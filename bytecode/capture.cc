@@ -173,7 +173,7 @@ bool Interp::RunFrame(Frame& f, Value* result) {
     if (f.depth == 0) {
       while (!open_withs_.empty() && f.stack.size() <= open_withs_.back()) open_withs_.pop_back();
     }
-    if (f.depth == 0 && allow_break_ && open_withs_.empty()) {
+    if (f.depth == 0 && allow_break_ && open_withs_.empty() && open_handlers_ == 0) {
       // The state to resume from if this instruction breaks. Lists and dicts built during
       // capture are copied (keeping their aliasing): an inlined call may still mutate them
       // before it stops, and the bridge will run that call again.

@@ -97,7 +97,23 @@ struct FoldCall {
   std::optional<bool> Numeric();
   std::optional<bool> Construct();
   std::optional<bool> Collection();
+  std::optional<bool> StrOfException();
 };
+
+// str(e) of an exception made in the trace whose `args` are known: the same exception made
+// now gives the text, unless its class defines __str__ in Python (which may do anything).
+std::optional<bool> FoldCall::StrOfException() {
+  const Value& e = args[0];
+  static PyObject* const str_name = PyUnicode_InternFromString("__str__");
+  PyObject* str = _PyType_Lookup(reinterpret_cast<PyTypeObject*>(e.seq_type), str_name);
+  PyObject* exc_args = in.AsPyObject(e.items->front());
+  if (!exc_args || !str || PyFunction_Check(str)) return std::nullopt;
+  in.UseConst(e.items->front());
+  PyObject* made = PyObject_CallObject(e.seq_type, exc_args);
+  PyObject* text = made ? PyObject_Str(made) : nullptr;
+  Py_XDECREF(made);
+  return Result(text);
+}
 
 PyTypeObject* FoldCall::TypeOf(size_t k, bool guard_identity) {
   const Value& v = args[k];
@@ -343,6 +359,7 @@ std::optional<bool> FoldCall::Construct() {
   switch (b) {
     case Builtin::kStr: {
       if (args.size() != 1) break;
+      if (IsMadeException(args[0])) return StrOfException();
       PyObject* o = in.AsPyObject(args[0]);
       if (!o || !(o == Py_None || PyBool_Check(o) || PyLong_CheckExact(o) || PyFloat_CheckExact(o) ||
                   PyUnicode_CheckExact(o))) {

@@ -465,6 +465,8 @@ bool Interp::Call(Frame& f, const Value& callable, ValueList args, Value* out) {
     if (handled) return false;
     if (MakeObject(f, callable, args, names, out, &handled)) return true;
     if (handled) return false;
+    if (MakeException(callable, args, names, out, &handled)) return true;
+    if (handled) return false;
   }
   bool is_builtin = false;
   if (FoldBuiltinCall(*this, f, fn, args, names, out, &is_builtin)) return true;

@@ -136,6 +136,10 @@ bool Interp::MakeObject(Frame& f, const Value& cls, const ValueList& args,
 
 bool Interp::ObjectAttr(Frame& f, const Value& owner, PyObject* name, bool method) {
   auto* type = reinterpret_cast<PyTypeObject*>(owner.seq_type);
+  if (IsMadeException(owner) && PyUnicode_CompareWithASCIIString(name, "args") == 0) {
+    PushLoaded(f, owner.items->front(), method);  // BaseException's `args`, kept first
+    return true;
+  }
   PyObject* descr = _PyType_Lookup(type, name);
   if (descr && PyObject_TypeCheck(descr, &PyProperty_Type)) {  // a getter, inlined
     Value result;
@@ -204,6 +208,42 @@ bool Interp::ObjectAttr(Frame& f, const Value& owner, PyObject* name, bool metho
     return false;
   }
   PushLoaded(f, std::move(v), method);  // a plain class attribute
+  return true;
+}
+
+bool IsMadeException(const Value& v) {
+  return v.kind == Value::kObject && v.seq_type && PyExceptionClass_Check(v.seq_type);
+}
+
+bool Interp::MakeException(const Value& cls, const ValueList& args,
+                           const std::vector<std::string>& kwnames, Value* out, bool* handled) {
+  // An exception class whose construction is BaseException's own (the builtin exceptions
+  // but those with extra fields, and user subclasses that define no __new__/__init__): its
+  // instance is its class and `args`, a kObject rebuilt after the graph as Python would
+  // make it (runtime/continuation.cc), so each call gets a new exception object.
+  *handled = false;
+  if (cls.kind != Value::kConst || cls.source < 0 || !PyExceptionClass_Check(cls.obj)) return false;
+  auto* type = reinterpret_cast<PyTypeObject*>(cls.obj);
+  auto* base = reinterpret_cast<PyTypeObject*>(PyExc_BaseException);
+  if (Py_TYPE(type) != &PyType_Type || type->tp_new != base->tp_new || type->tp_init != base->tp_init ||
+      type->tp_getattro != PyObject_GenericGetAttr || type->tp_setattro != PyObject_GenericSetAttr) {
+    return false;
+  }
+  *handled = true;
+  if (!kwnames.empty()) {
+    Fail(BreakCategory::kPythonError, absl::StrCat(type->tp_name, "() takes no keyword arguments"),
+         "the function runs eagerly and raises the TypeError there");
+    return false;
+  }
+  UseConst(cls);
+  Value obj = Value::Dict();
+  obj.kind = Value::kObject;
+  obj.seq_type = cls.obj;
+  obj.type_source = cls.source;
+  static PyObject* const args_name = PyUnicode_InternFromString("args");
+  obj.keys->push_back(args_name);
+  obj.items->push_back(Value::Seq(args, false));
+  *out = std::move(obj);
   return true;
 }
 

@@ -26,6 +26,9 @@ using ValueList = std::vector<Value>;
 struct GenState;
 struct IterLink;
 
+// An exception made in captured code (a kObject of an exception class; its `args` first).
+bool IsMadeException(const Value& v);
+
 // repr(o) for messages (its type's name where repr raises).
 std::string ReprOf(PyObject* o);
 
@@ -420,6 +423,8 @@ class Interp {
   }
   bool ObjectAttr(Frame& f, const Value& owner, PyObject* name, bool method);
   bool StoreObjectAttr(const Value& owner, PyObject* name, const Value& value);
+  bool MakeException(const Value& cls, const ValueList& args, const std::vector<std::string>& kwnames,
+                     Value* out, bool* handled);  // handlers_object.cc
   bool CallObject(Frame& f, const Value& obj, ValueList args,
                   const std::vector<std::string>& kwnames, Value* out);
   // Field `name` of a namedtuple value (false: not one of its fields).
@@ -515,6 +520,8 @@ class Interp {
   bool StepGenerator(StepState& s);
   bool StepReturn(StepState& s);
   bool StepWith(StepState& s);
+  bool StepException(StepState& s);  // handlers_exceptions.cc
+  bool RaiseToHandler(StepState& s, Value exc);
   bool EnterWith(Frame& f, const Value& manager);
   bool StepUnsupported(StepState& s);
 
@@ -533,6 +540,9 @@ class Interp {
   // open the resume state stays at its BEFORE_WITH, so a break inside the block breaks there
   // and Python runs the block (its __exit__ then sees any exception).
   std::vector<size_t> open_withs_;
+  // Exceptions raised and caught in the root frame whose handler has not reached POP_EXCEPT:
+  // the resume state stays at the raise (Python raises and handles it if the handler breaks).
+  int open_handlers_ = 0;
   std::vector<Value> root_stack_, root_locals_;
   absl::flat_hash_set<const ValueList*> live_iters_;  // iterators a break hands Python
   PyObject* root_kwnames_ = nullptr;

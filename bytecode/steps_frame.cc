@@ -40,6 +40,7 @@ Interp::StepHandler Interp::HandlerOf(Opc op) {
         {&Interp::StepGenerator, {Opc::RETURN_GENERATOR, Opc::YIELD_VALUE}},
         {&Interp::StepReturn, {Opc::RETURN_VALUE, Opc::RETURN_CONST}},
         {&Interp::StepWith, {Opc::BEFORE_WITH}},
+        {&Interp::StepException, {Opc::RAISE_VARARGS, Opc::PUSH_EXC_INFO, Opc::CHECK_EXC_MATCH, Opc::POP_EXCEPT}},
     };
     for (const auto& [handler, ops] : families)
       for (Opc op : ops) t[static_cast<size_t>(op)] = handler;

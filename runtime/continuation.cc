@@ -129,8 +129,11 @@ PyObject* BuildMapping(const OutputSpec& spec, BuildContext& cx) {
       // has no __setattr__: capture checked).
       PyObject* cls = BuildValue(spec.items[0], cx);
       PyObject* none = PyTuple_New(0);
-      PyObject* o = cls && none ? PyBaseObject_Type.tp_new(reinterpret_cast<PyTypeObject*>(cls), none, nullptr)
-                                : nullptr;
+      // An exception made in the trace is made by its class's own __new__ (BaseException's:
+      // capture checked), and its `args` is then set through BaseException's descriptor.
+      newfunc make = cls && PyExceptionClass_Check(cls) ? reinterpret_cast<PyTypeObject*>(cls)->tp_new
+                                                        : PyBaseObject_Type.tp_new;
+      PyObject* o = cls && none ? make(reinterpret_cast<PyTypeObject*>(cls), none, nullptr) : nullptr;
       Py_XDECREF(none);
       Py_XDECREF(cls);
       if (!o) return nullptr;

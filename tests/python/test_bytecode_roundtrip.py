@@ -57,7 +57,8 @@ def _quiet_numpy():
 # ---- harvesting resume functions --------------------------------------------------------------
 
 class Grab(LookupError):
-    """Raised (as a class, so no call breaks the graph first) inside a resume function."""
+    """Raised inside a resume function, as `raise Grab from None`: capture does not follow
+    `raise ... from`, so the resume function runs as a Python frame (no graph, no bridge)."""
 
 
 def harvest(jf, *args):
@@ -171,8 +172,9 @@ class Obj:
 class WithProperty:
     @property
     def scale(self):
-        # A getter capture cannot inline (it calls an unknown function): the LOAD_ATTR breaks.
-        return sum(map(float, [2.5]))
+        # A getter capture cannot inline (it breaks the graph): the LOAD_ATTR breaks.
+        ms.graph_break()
+        return 2.5
 
 
 def _half_plus_one(t):
@@ -205,7 +207,7 @@ def t_store_attr(x, o, grab):
     o.a = [y]  # STORE_ATTR (of a list: not replayed): empty stack after it
     z = y + 1.0
     if grab:
-        raise Grab
+        raise Grab from None
     return z * 3.0, o.a
 
 
@@ -214,7 +216,7 @@ def t_print_statement(x, o, grab):
     show("statement")  # CALL show, then POP_TOP in the resume function
     z = y + 1.0
     if grab:
-        raise Grab
+        raise Grab from None
     return z - x
 
 
@@ -222,7 +224,7 @@ def t_value_on_stack(x, o, grab):
     y = x * 2.0
     z = y * 3.0 + opaque(x)  # y * 3.0 waits on the stack
     if grab:
-        raise Grab
+        raise Grab from None
     return z, y
 
 
@@ -230,7 +232,7 @@ def t_null_on_stack(x, o, grab):
     y = x * 2.0
     z = ops.add(y, opaque(x))  # NULL, ops.add, y wait on the stack
     if grab:
-        raise Grab
+        raise Grab from None
     return z
 
 
@@ -238,7 +240,7 @@ def t_keywords(x, o, grab):
     y = x * 2.0
     z = opaque_kw(y, 2.0, shift=1.5)  # KW_NAMES before the CALL
     if grab:
-        raise Grab
+        raise Grab from None
     return z + y
 
 
@@ -248,7 +250,7 @@ def t_unbound_local(x, o, grab):
         w = y
     show("unbound w")
     if grab:
-        raise Grab
+        raise Grab from None
     return y, w  # noqa: F821 - UnboundLocalError when o is not None, on purpose
 
 
@@ -259,7 +261,7 @@ def t_tensor_branch(x, o, grab):
     else:
         z = y - 1.0
     if grab:
-        raise Grab
+        raise Grab from None
     return z
 
 
@@ -268,7 +270,7 @@ def t_float_branch(x, o, grab):
     s = float(y.sum())
     z = y * 2.0 if s > 0 else y
     if grab:
-        raise Grab
+        raise Grab from None
     return z, s
 
 
@@ -276,7 +278,7 @@ def t_property(x, o, grab):
     y = x * 2.0
     z = y * o.scale  # LOAD_ATTR of a property
     if grab:
-        raise Grab
+        raise Grab from None
     return z
 
 
@@ -289,7 +291,7 @@ def t_store_global(x, o, grab):
     G = [5]  # a list is not replayed: STORE_GLOBAL breaks
     z = y * G[0]
     if grab:
-        raise Grab
+        raise Grab from None
     return z
 
 
@@ -298,7 +300,7 @@ def make_closure_template(k):
         y = x * k
         z = y * 3.0 + opaque(x * k)  # stack values shift the closure slots
         if grab:
-            raise Grab
+            raise Grab from None
         return z + k, k
     return t_closure
 
@@ -309,7 +311,7 @@ def long_template():
            "    y = x * 2.0\n"
            "    z = y * 3.0 + opaque(x)\n"
            "    if grab:\n"
-           "        raise Grab\n"
+           "        raise Grab from None\n"
            "    return z\n")
     ns = dict(globals())
     exec(compile(src, __file__ + ":t_long", "exec"), ns)
@@ -322,7 +324,7 @@ def wide_template():
            "    y = x * v269\n"
            "    z = y * 3.0 + opaque(x)\n"
            "    if grab:\n"
-           "        raise Grab\n"
+           "        raise Grab from None\n"
            "    return z + v1\n")
     ns = dict(globals())
     exec(compile(src, __file__ + ":t_wide", "exec"), ns)
