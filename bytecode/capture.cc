@@ -163,7 +163,8 @@ bool Interp::RunFrame(Frame& f, Value* result) {
   int saved_offset = cur_offset_;
   cur_code_ = f.code;
   bool returned = false;
-  for (size_t pc = 0; pc < f.instrs.size() && !returned;) {
+  size_t pc = f.pc;
+  while (pc < f.instrs.size() && !returned) {
     if (++steps_ > kMaxSteps) {
       Fail(BreakCategory::kTooLong, absl::StrFormat("capture stopped after %d bytecode steps", kMaxSteps),
            "a loop with many iterations is unrolled at capture; keep loops short");
@@ -189,6 +190,12 @@ bool Interp::RunFrame(Frame& f, Value* result) {
       root_params_ = out_->param_sources.size();
     }
     if (!Step(f, pc, &returned, result)) return false;
+    if (f.suspended) {  // a generator stepped item by item gave its next item
+      f.pc = pc;
+      cur_code_ = saved_code;
+      cur_offset_ = saved_offset;
+      return true;
+    }
   }
   if (!returned) {
     Fail(BreakCategory::kInternal, "the function ends without RETURN_VALUE");

@@ -609,6 +609,20 @@ bool FoldBuiltin(Interp& in, Frame& f, Builtin b, const ValueList& in_args,
     return false;
   }
   if (b == Builtin::kMap || b == Builtin::kFilter) return in.MakeLazyMap(b == Builtin::kFilter, args, out);
+  if (b == Builtin::kNext && (args.size() == 1 || args.size() == 2) &&
+      args[0].kind == Value::kGenerator && args[0].gen->lazy == GenState::kNotLazy) {
+    // next(generator[, default]): the generator runs to its next yield (NextFromGenerator).
+    Value item;
+    bool exhausted = false;
+    if (!in.NextFromGenerator(f, args[0], &item, &exhausted)) return false;
+    if (!exhausted || args.size() == 2) {
+      *out = exhausted ? args[1] : std::move(item);
+      return true;
+    }
+    in.Fail(BreakCategory::kPythonError, "next() of an exhausted generator raises StopIteration",
+            "the function runs eagerly and raises it there");
+    return false;
+  }
   for (size_t i = 0; i < args.size(); ++i) {
     if (args[i].kind != Value::kGenerator) continue;
     // Consumers that take every item run the generator now. all() and any() stop at the

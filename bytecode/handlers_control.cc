@@ -259,6 +259,13 @@ bool Interp::StepGetIter(Frame& f) {
 }
 
 bool Interp::IterOf(Frame& f, const Value& a, Value* out) {
+  if (a.kind == Value::kGenerator && a.gen->lazy == GenState::kNotLazy &&
+      (!a.gen->started || a.gen->frame || a.gen->exhausted)) {
+    // A generator is its own iterator: a loop steps it an item at a time (StepForIter), so
+    // the loop body runs between its items as in Python.
+    *out = a;
+    return true;
+  }
   if (TakesFromGenerator(a)) {
     // Capture runs a generator to its end before its consumer; a loop (or comprehension)
     // body runs between its items in Python and could change what the generator reads next.
@@ -319,6 +326,19 @@ bool Interp::StepForIter(Frame& f, int32_t target, size_t* next) {
     Fail(BreakCategory::kUnsupportedBytecode, "FOR_ITER over an iterator made outside the trace",
          "the loop runs in Python; its body is still captured between breaks");
     return false;
+  }
+  if (!f.stack.empty() && f.stack.back().kind == Value::kGenerator) {
+    const Value gen = f.stack.back();
+    Value item;
+    bool exhausted = false;
+    if (!NextFromGenerator(f, gen, &item, &exhausted)) return false;
+    if (exhausted) {
+      f.stack.pop_back();
+      *next = static_cast<size_t>(target);
+    } else {
+      f.stack.push_back(std::move(item));
+    }
+    return true;
   }
   if (f.stack.empty() || f.stack.back().kind != Value::kIter) {
     Fail(BreakCategory::kInternal, "FOR_ITER without an iterator");

@@ -96,6 +96,7 @@ bool Interp::RaiseToHandler(StepState& s, Value exc) {
          "the graph ends here and Python raises it");
     return false;
   }
+  *exc.cell = Value::Const(Py_True);  // raised: see MakeOutput
   f.stack.resize(static_cast<size_t>(h->depth));
   if (h->lasti) f.stack.push_back(Value::Const(Keep(PyLong_FromLong(s.in.offset))));
   f.stack.push_back(std::move(exc));

@@ -243,6 +243,9 @@ bool Interp::MakeException(const Value& cls, const ValueList& args,
   static PyObject* const args_name = PyUnicode_InternFromString("args");
   obj.keys->push_back(args_name);
   obj.items->push_back(Value::Seq(args, false));
+  // Shared by the exception's aliases: becomes a constant (True) once the trace raises it
+  // (RaiseToHandler), after which it cannot leave the graph (MakeOutput).
+  obj.cell = std::make_shared<Value>();
   *out = std::move(obj);
   return true;
 }

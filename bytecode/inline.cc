@@ -24,15 +24,23 @@ void Interp::NoteInlined(PyCodeObject* code) {
 bool Interp::Inline(Frame& caller, PyCodeObject* code, PyObject* func, int32_t func_source,
                     const Value* fn_value, ValueList args, const std::vector<std::string>& kwnames,
                     Value* out) {
+  Frame f;
+  f.yields = pending_yields_;
+  pending_yields_ = nullptr;
+  if (!BindFrame(caller, code, func, func_source, fn_value, args, kwnames, &f)) return false;
+  return RunFrame(f, out);
+}
+
+bool Interp::BindFrame(const Frame& caller, PyCodeObject* code, PyObject* func, int32_t func_source,
+                       const Value* fn_value, const ValueList& args,
+                       const std::vector<std::string>& kwnames, Frame* frame) {
   if (caller.depth + 1 > kMaxInlineDepth) {
     Fail(BreakCategory::kInlineDepth, absl::StrFormat("calls nested deeper than %d are not inlined",
                                          kMaxInlineDepth),
          "recursion runs eagerly");
     return false;
   }
-  Frame f;
-  f.yields = pending_yields_;
-  pending_yields_ = nullptr;
+  Frame& f = *frame;  // its `yields` says whether it is a generator's frame
   if (!PrepareFrame(*this, code, f, f.yields != nullptr)) return false;
   NoteInlined(code);
   f.func = func;
@@ -148,7 +156,6 @@ bool Interp::Inline(Frame& caller, PyCodeObject* code, PyObject* func, int32_t f
       f.locals[first_free + i].kind = Value::kUndef;
     }
   }
-  if (!RunFrame(f, out)) return false;
   return true;
 }
 
@@ -167,8 +174,79 @@ bool Interp::GeneratorTakesSharedIterator(const Value& gen) {
   return false;
 }
 
+bool Interp::NextFromGenerator(const Frame& consumer, const Value& gen, Value* item, bool* exhausted) {
+  // Python runs a generator's frame up to its next yield each time its consumer asks for an
+  // item, so whatever the consumer did in between (a loop body appending to a list the
+  // generator reads) is seen; the suspended frame here does the same.
+  GenState& st = *gen.gen;
+  *exhausted = st.exhausted;
+  if (st.exhausted) return true;
+  if (!st.frame) {
+    if (st.started || st.lazy != GenState::kNotLazy) {
+      Fail(BreakCategory::kUnsupportedCall, "a generator, map or filter stepped after being run whole",
+           "the loop runs in Python");
+      return false;
+    }
+    st.started = true;
+    auto frame = std::make_shared<Frame>();
+    frame->yields = &st.yielded;
+    frame->suspend_at_yield = true;
+    const bool bound =
+        st.func ? BindFrame(consumer, reinterpret_cast<PyCodeObject*>(PyFunction_GET_CODE(st.func)),
+                            st.func, st.func_source, nullptr, st.args, st.kwnames, frame.get())
+                : BindFrame(consumer, reinterpret_cast<PyCodeObject*>(st.fn.obj), nullptr, -1, &st.fn,
+                            st.args, st.kwnames, frame.get());
+    if (!bound) return false;
+    st.frame = std::move(frame);
+  }
+  Frame& gf = *st.frame;
+  gf.suspended = false;
+  st.yielded.clear();
+  // Effects inside the generator stay refused, as for generators run whole (gen_depth_).
+  ++gen_depth_;
+  Value returned;
+  const bool ok = RunFrame(gf, &returned);
+  --gen_depth_;
+  if (!ok) return false;
+  if (gf.suspended) {
+    if (st.yielded.size() != 1) {
+      Fail(BreakCategory::kInternal, "a generator suspended without one yielded item");
+      return false;
+    }
+    *item = std::move(st.yielded.front());
+    st.yielded.clear();
+    return true;
+  }
+  st.exhausted = true;
+  st.frame.reset();
+  *exhausted = true;
+  return true;
+}
+
 bool Interp::RunGenerator(const Value& gen, bool pure, Value* out) {
   GenState& st = *gen.gen;
+  if (st.frame || (st.exhausted && st.lazy == GenState::kNotLazy)) {
+    // Stepped before (a loop left early, next()): the consumer takes the rest, item by item.
+    const size_t nodes = g().nodes().size();
+    Frame caller;
+    caller.depth = 1;
+    ValueList items;
+    for (bool done = false;;) {
+      Value item;
+      if (!NextFromGenerator(caller, gen, &item, &done)) return false;
+      if (done) break;
+      items.push_back(std::move(item));
+    }
+    if (pure && g().nodes().size() != nodes) {
+      Fail(BreakCategory::kUnsupportedCall, "a generator whose items compute tensors, consumed by all()/any()",
+           "all() and any() stop early; the generator runs in Python");
+      return false;
+    }
+    out->kind = Value::kIter;
+    out->items = std::make_shared<ValueList>(std::move(items));
+    out->from_generator = true;
+    return true;
+  }
   if (st.started) {
     Fail(BreakCategory::kUnsupportedCall, "a generator iterated a second time",
          "generators are captured when one consumer takes all their items at once");
@@ -196,6 +274,7 @@ bool Interp::RunGenerator(const Value& gen, bool pure, Value* out) {
          "all() and any() stop early; the generator runs in Python");
     return false;
   }
+  st.exhausted = true;  // a later consumer gets no items, as from an exhausted generator
   out->kind = Value::kIter;
   out->items = std::make_shared<ValueList>(std::move(items));
   out->from_generator = true;

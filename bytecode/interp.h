@@ -25,6 +25,7 @@ struct Value;
 using ValueList = std::vector<Value>;
 struct GenState;
 struct IterLink;
+struct Frame;
 
 // An exception made in captured code (a kObject of an exception class; its `args` first).
 bool IsMadeException(const Value& v);
@@ -78,7 +79,8 @@ struct Value {
   int32_t type_source = -1;      // kObject: the guard source of its class
   PyOp method = PyOp::kAdd;      // kTensorMethod
   std::shared_ptr<ValueList> items;  // kSeq items; kIter remaining items; kFunction closure
-  std::shared_ptr<Value> cell;       // kCell contents
+  std::shared_ptr<Value> cell;       // kCell contents; kPartial: its function; kObject of an
+                                     // exception: True once raised (IsMadeException)
   std::shared_ptr<ValueList> defaults;  // kFunction positional defaults
   int32_t globals_source = -2;   // kFunction: the source of its globals' function (-1: root)
   PyObject* globals_func = nullptr;  // kFunction: that function (nullptr: the root's)
@@ -167,6 +169,11 @@ struct GenState {
   // map(fn, *iterables) or filter(fn, iterable) made during capture: `fn` the function,
   // `args` the iterables, taken from only when a consumer takes every item (RunLazyMap).
   enum Lazy : uint8_t { kNotLazy, kMap, kFilter } lazy = kNotLazy;
+  // A generator stepped item by item (a `for` loop or next() over it): its suspended frame,
+  // the item its last YIELD_VALUE gave, and whether it has returned (NextFromGenerator).
+  std::shared_ptr<Frame> frame;
+  ValueList yielded;
+  bool exhausted = false;
 };
 
 // One simulated frame: the root function or an inlined callee.
@@ -183,6 +190,11 @@ struct Frame {
   PyObject* kwnames = nullptr;
   int depth = 0;
   ValueList* yields = nullptr;  // a generator's frame: where YIELD_VALUE puts its items
+  // A generator stepped item by item: RunFrame starts at `pc`, and YIELD_VALUE suspends the
+  // frame (`suspended`, with `pc` the instruction to continue at) instead of running on.
+  size_t pc = 0;
+  bool suspend_at_yield = false;
+  bool suspended = false;
 };
 
 // One instruction being simulated (Interp::Step): the handler of its opcode's family reads it
@@ -385,6 +397,11 @@ class Interp {
   // `pure`, a generator whose items add graph nodes fails: its consumer may stop early.
   bool MakeLazyMap(bool filter, const ValueList& args, Value* out);  // inline.cc
   bool RunLazyMap(GenState& st, bool pure, Value* out);
+  // The next item of a generator stepped item by item (*exhausted when it returned).
+  bool NextFromGenerator(const Frame& consumer, const Value& gen, Value* item, bool* exhausted);
+  bool BindFrame(const Frame& caller, PyCodeObject* code, PyObject* func, int32_t func_source,
+                 const Value* fn_value, const ValueList& args, const std::vector<std::string>& kwnames,
+                 Frame* f);
   bool RunGenerator(const Value& gen, bool pure, Value* out);
   // Whether iterating `it` takes items a generator computed ahead of time (it, or a zip or
   // enumerate over one).

@@ -422,6 +422,7 @@ bool Interp::StepGenerator(StepState& s) {
       if (!Pop(f, &a)) return false;
       f.yields->push_back(std::move(a));
       f.stack.push_back(Value::Const(Py_None));  // s.next() sends None
+      f.suspended = f.suspend_at_yield;
       break;
     default:
       break;

@@ -383,6 +383,13 @@ bool Interp::MakeOutput(const Value& v, OutputSpec* spec) {
       return true;
     case Value::kObject:
     case Value::kDict: {
+      if (IsMadeException(v) && v.cell && v.cell->kind == Value::kConst) {
+        // Raised and caught in the trace: Python would have given it a traceback (and a
+        // context, raised in a handler), which a rebuilt exception lacks.
+        Fail(BreakCategory::kUnsupportedOutput, "an exception raised and caught in captured code leaves it",
+             "the function runs in Python, which gives the exception its traceback");
+        return false;
+      }
       if (MemoRef(v, spec)) return true;
       spec->kind = v.kind == Value::kObject ? OutputSpec::kObject : OutputSpec::kDict;
       if (v.kind == Value::kObject) {  // its class, then its attribute values

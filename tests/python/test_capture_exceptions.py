@@ -168,3 +168,39 @@ def test_a_raise_that_leaves_the_function_shows_the_users_line():
         assert frames[-1].name == "raises_out"
         assert frames[-1].line == 'raise AppError(f"flag was {flag}")'
     assert sys.exc_info()[0] is None
+
+
+def caught_and_kept(x):
+    try:
+        raise KeyError("kept")
+    except KeyError as e:
+        err = e
+    LOG.append(err)
+    return x + 1.0, err
+
+
+def test_a_caught_exception_that_leaves_the_function_has_its_traceback():
+    # Python gives a raised exception its traceback; one caught in the graph and then
+    # returned or stored would be rebuilt without it, so such a function runs in Python.
+    jf = ms.jit(caught_and_kept, mode="PIJit")
+    for _ in range(2):
+        LOG.clear()
+        _, err = jf(X())
+        assert type(err) is KeyError and err.args == ("kept",)
+        assert err.__traceback__ is not None and LOG == [err]
+
+
+def caught_and_returned(x):
+    try:
+        raise KeyError("kept")
+    except KeyError as e:
+        err = e
+    return x + 1.0, err
+
+
+def test_a_caught_exception_returned_runs_in_python():
+    jf = ms.jit(caught_and_returned, mode="PIJit")
+    for _ in range(2):
+        _, err = jf(X())
+        assert type(err) is KeyError and err.__traceback__ is not None
+    assert "raised and caught" in str(ms.get_code_extra(jf)["all_reasons"])

@@ -78,9 +78,9 @@ def loop_over_genexpr(x, y):
 
 
 def test_for_loop_over_a_generator_expression(capsys):
+    # The loop steps the generator an item at a time (test_capture_generator_loops.py).
     stats, _, _ = compare(loop_over_genexpr, lambda: (X(), Y()), capsys=capsys)
-    assert stats["total_break_count"] == 1, stats
-    assert "a loop over a generator" in str(stats["all_reasons"])
+    one_graph(stats)
 
 
 def loop_body_changes_what_the_generator_reads(x, y):
@@ -94,8 +94,10 @@ def loop_body_changes_what_the_generator_reads(x, y):
 
 def test_a_loop_whose_body_changes_what_the_generator_reads_next(capsys):
     # Python runs the generator between the loop's iterations (it yields 0, 1, 2 here); run
-    # ahead of the loop at capture it would yield 0, 0, 0.
-    compare(loop_body_changes_what_the_generator_reads, lambda: (X(), Y()), capsys=capsys)
+    # ahead of the loop at capture it would yield 0, 0, 0. Stepped item by item, it is one graph.
+    stats, _, _ = compare(loop_body_changes_what_the_generator_reads, lambda: (X(), Y()),
+                          capsys=capsys)
+    one_graph(stats)
 
 
 def _halves_and_doubles(t, n):
