@@ -26,6 +26,8 @@ from pijit import cuda
 from pijit._autodiff import grad, value_and_grad
 from pijit import nn
 from pijit.context import (GRAPH_MODE, PYNATIVE_MODE, get_context, set_context)
+from pijit.parallel_context import (ParallelMode, get_auto_parallel_context,  # noqa: E402
+                                    reset_auto_parallel_context, set_auto_parallel_context)
 from pijit.jit import GraphBreakError, capture, disable, enable, jit, jit_class, mutable
 from pijit.introspect import ExplainOutput, explain, get_code_extra, reset
 from pijit._trace import read_trace, trace
@@ -50,6 +52,8 @@ __all__ = [
     "int32", "int64", "uint8", "float16", "bfloat16", "float32", "float64",
     "ops", "nn", "jit", "jit_class", "mutable", "ms_function", "tensor", "capture", "enable", "disable", "explain",
     "get_code_extra", "reset", "set_context", "get_context", "GRAPH_MODE", "PYNATIVE_MODE",
+    "ParallelMode", "set_auto_parallel_context", "get_auto_parallel_context",
+    "reset_auto_parallel_context",
     "GraphBreakError", "ExplainOutput", "dtype_to_nptype", "dtype_to_pytype", "pytype_to_dtype",
     "set_seed", "get_seed", "from_dlpack", "grad", "value_and_grad", "graph_break", "trace", "read_trace",
     "mint", "vjp", "jacrev", "jacfwd", "vmap", "ms_class", "constexpr", "byte", "ubyte",

@@ -10,8 +10,9 @@ PY="${PYTHON:-python3}"
 need_pkgs=()
 # graphviz lays out the report's graphs (python -m pijit report); chromium renders the report in
 # its tests (headless).
+# openmpi-bin and libopenmpi-dev: pijit.communication's collectives (mpirun, mpi.h).
 for p in libdnnl-dev libabsl-dev libgtest-dev libopenblas-dev libdlpack-dev dpkg-dev ccache graphviz \
-         chromium; do
+         chromium openmpi-bin libopenmpi-dev; do
   dpkg -s "$p" >/dev/null 2>&1 || need_pkgs+=("$p")
 done
 if [ ${#need_pkgs[@]} -gt 0 ]; then

@@ -8,4 +8,5 @@ PYBIND11_MODULE(_C, m) {
   pijit::BindTape(m);
   pijit::BindPrimitive(m);
   pijit::BindCuda(m);
+  pijit::BindComm(m);
 }

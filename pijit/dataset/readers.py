@@ -106,7 +106,8 @@ class MnistDataset(_IndexedSource):
             labels.append(part_labels)
         self._images, self._labels = images, labels
         self._ends = np.cumsum([len(p) for p in images])
-        super().__init__(int(self._ends[-1]), shuffle is not False, num_samples)
+        super().__init__(int(self._ends[-1]), shuffle is not False, num_samples, num_shards,
+                         shard_id)
 
     def get_col_names(self):
         return ["image", "label"]
@@ -158,7 +159,8 @@ class Cifar10Dataset(_IndexedSource):
                                             side="right"))]
             raise ValueError(f"Cifar10Dataset: {os.path.join(folder, bad)} holds the label "
                              f"{int(labels.max())}; CIFAR-10 labels are 0 to 9")
-        super().__init__(int(self._ends[-1]), shuffle is not False, num_samples)
+        super().__init__(int(self._ends[-1]), shuffle is not False, num_samples, num_shards,
+                         shard_id)
 
     def get_col_names(self):
         return ["image", "label"]

@@ -33,9 +33,30 @@ def _check_common(function, num_samples, shuffle, sampler, num_shards, shard_id)
     if shuffle is not None and not isinstance(shuffle, bool):
         raise TypeError(f"{function}: 'shuffle' must be a bool or None, got "
                         f"{type(shuffle).__name__}")
-    if sampler is not None or num_shards is not None or shard_id is not None:
-        raise NotImplementedError(f"{function}: samplers and sharding (sampler, num_shards, "
-                                  f"shard_id) are not supported")
+    if sampler is not None:
+        raise NotImplementedError(f"{function}: samplers are not supported; use shuffle and "
+                                  f"num_shards/shard_id")
+    if (num_shards is None) != (shard_id is None):
+        raise ValueError(f"{function}: 'num_shards' and 'shard_id' must be given together")
+    if num_shards is not None:
+        for name, value in (("num_shards", num_shards), ("shard_id", shard_id)):
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise TypeError(f"{function}: '{name}' must be an int, got {type(value).__name__}")
+        if num_shards < 1 or not 0 <= shard_id < num_shards:
+            raise ValueError(f"{function}: 'shard_id' must be in [0, num_shards) and num_shards "
+                             f">= 1, got num_shards={num_shards}, shard_id={shard_id}")
+
+
+def _shard(indices, num_shards, shard_id):
+    """Shard `shard_id` of `num_shards` of a pass's row indices, as MindSpore's distributed
+    sampler takes them: every num_shards-th row from the shard's own, wrapping around so that
+    every shard has ceil(rows / num_shards) rows (all shards take the same number of steps).
+    Shuffled passes shuffle with the same seed on every shard before sharding."""
+    n = len(indices)
+    if n == 0 or num_shards == 1:
+        return indices
+    per_shard = -(-n // num_shards)
+    return indices[(shard_id + num_shards * np.arange(per_shard)) % n]
 
 
 def _as_row(item, column_count, function):
@@ -54,11 +75,13 @@ def _as_row(item, column_count, function):
 class _IndexedSource(Dataset):
     """A source read by index, in order or (shuffle) in a random permutation per pass."""
 
-    def __init__(self, length, shuffle, num_samples):
+    def __init__(self, length, shuffle, num_samples, num_shards=None, shard_id=None):
         super().__init__()
         self._length = length
         self._shuffle = shuffle
         self._num_samples = num_samples
+        self._num_shards = num_shards or 1
+        self._shard_id = shard_id or 0
 
     def _item(self, index):
         raise NotImplementedError
@@ -66,6 +89,7 @@ class _IndexedSource(Dataset):
     def _indices(self, key):
         indices = rng_for(key, self._depth).permutation(self._length) if self._shuffle \
             else np.arange(self._length)
+        indices = _shard(indices, self._num_shards, self._shard_id)
         return indices[:self._num_samples] if self._num_samples else indices
 
     def _rows(self, key):
@@ -82,7 +106,8 @@ class _IndexedSource(Dataset):
         return self._item(position)
 
     def _count(self):
-        return min(self._length, self._num_samples) if self._num_samples else self._length
+        rows = -(-self._length // self._num_shards) if self._length else 0
+        return min(rows, self._num_samples) if self._num_samples else rows
 
 
 class NumpySlicesDataset(_IndexedSource):
@@ -121,7 +146,7 @@ class NumpySlicesDataset(_IndexedSource):
         if len(names) != len(columns):
             raise ValueError(f"NumpySlicesDataset: 'column_names' names {len(names)} columns, "
                              f"but the data has {len(columns)}")
-        super().__init__(lengths[0], shuffle is not False, num_samples)
+        super().__init__(lengths[0], shuffle is not False, num_samples, num_shards, shard_id)
         self._columns = columns
         self._names = names
 
@@ -198,8 +223,12 @@ class GeneratorDataset(_IndexedSource):
             if shuffle:
                 raise ValueError("GeneratorDataset: shuffle=True needs a random-access source "
                                  "(with __getitem__ and __len__); use .shuffle(buffer_size)")
+        if num_shards is not None and not self._random_access:
+            raise ValueError("GeneratorDataset: sharding (num_shards, shard_id) needs a "
+                             "random-access source (with __getitem__ and __len__)")
         length = len(source) if self._random_access else None
-        super().__init__(length, self._random_access and shuffle is not False, num_samples)
+        super().__init__(length, self._random_access and shuffle is not False, num_samples,
+                         num_shards, shard_id)
         self._source = source
         self._names = names
         self._types = self._column_numpy_types(column_types, len(names))

@@ -52,9 +52,19 @@ class TrainOneStepCell(Cell):
         self.__dict__["weights"] = optimizer.parameters
         self.sens = float(sens)
         self.grad = ops.GradOperation(get_by_list=True, sens_param=True)
+        # Data-parallel training (set_auto_parallel_context(parallel_mode=DATA_PARALLEL)):
+        # the gradients are all-reduced over the ranks before the update, as MindSpore does.
+        from pijit.nn.distributed import DistributedGradReducer
+        from pijit.parallel_context import _data_parallel
+        reduce, mean, degree = _data_parallel()
+        self.reducer_flag = reduce and degree > 1
+        self.grad_reducer = DistributedGradReducer(self.weights, mean, degree) \
+            if self.reducer_flag else None
 
     def construct(self, *inputs):
         loss, _, grads = _autodiff.vjp(self.network, inputs, (), self.weights, self.sens)
+        if self.reducer_flag:
+            grads = self.grad_reducer(grads)
         self.optimizer(grads)
         return loss
 

@@ -1,12 +1,12 @@
-"""More training wrappers of mindspore.nn: micro-batches and gradient reduction.
+"""More training wrappers of mindspore.nn: micro-batches, pipeline stages and AdaSum.
 
-pijit runs one process with no communication backend. The wrappers whose purpose is to combine
-work across processes (DistributedGradReducer, the AdaSum cells) therefore do what they do in a
-world of one: the all-reduce of a single process's gradients is those gradients, and AdaSum of
-one update is that update. Asking for more than one process raises a ValueError rather than
-silently training without the reduction."""
+The AdaSum cells combine the updates of several processes pairwise; pijit runs them in a world
+of one, where AdaSum of one update is that update. Asking for more than one process raises a
+ValueError rather than silently training without the combination. DistributedGradReducer,
+which does reduce over processes, is in distributed.py."""
 from pijit._tensor import Tensor
 from pijit.nn.cell import Cell
+from pijit.nn.distributed import DistributedGradReducer  # noqa: F401 (re-exported)
 from pijit.nn.optim import Optimizer
 
 __all__ = ["MicroBatchInterleaved", "PipelineCell", "DistributedGradReducer",
@@ -106,48 +106,6 @@ def _check_world(cls, group):
     if group is not None and group not in _WORLD_GROUPS:
         raise ValueError(f"{cls}: the communication group {group!r} needs several processes; "
                          f"pijit has only the world group of one process")
-
-
-class DistributedGradReducer(Cell):
-    """All-reduces the gradients over the data-parallel group and, with `mean`, divides them
-    by `degree` (the group's size). In pijit's world of one process the reduction of the
-    gradients is the gradients themselves and the degree is 1, so they come back unchanged;
-    a degree or a group larger than that raises a ValueError (pijit has no communication)."""
-
-    def __init__(self, parameters, mean=True, degree=None, fusion_type=1,
-                 group="hccl_world_group"):
-        super().__init__(auto_prefix=False)
-        self.__dict__["parameters"] = tuple(parameters)
-        if not isinstance(mean, bool):
-            raise TypeError(f"DistributedGradReducer: mean must be a bool, got "
-                            f"{type(mean).__name__}")
-        if degree is not None:
-            _check_count("DistributedGradReducer", "degree", degree)
-            if degree != 1:
-                raise ValueError(f"DistributedGradReducer: degree {degree} needs {degree} "
-                                 f"processes; pijit runs one (degree 1)")
-        if isinstance(fusion_type, bool) or not isinstance(fusion_type, int):
-            raise TypeError(f"DistributedGradReducer: fusion_type must be an int, got "
-                            f"{type(fusion_type).__name__}")
-        _check_world("DistributedGradReducer", group)
-        self.mean = mean
-        self.degree = 1
-        self.fusion_type = fusion_type
-        self.group = group
-
-    def construct(self, grads):
-        if not isinstance(grads, (tuple, list)):
-            raise TypeError(f"DistributedGradReducer: grads must be a tuple of Tensors, got "
-                            f"{type(grads).__name__}")
-        if len(grads) != len(self.parameters):
-            raise ValueError(f"DistributedGradReducer: {len(grads)} gradients for "
-                             f"{len(self.parameters)} parameters")
-        for g in grads:
-            if not isinstance(g, Tensor):
-                raise TypeError(f"DistributedGradReducer: gradients must be Tensors, got "
-                                f"{type(g).__name__}")
-        # The sum over one process, divided by its degree of 1.
-        return tuple(grads)
 
 
 class _SingleProcessAdaSum(Cell):

@@ -47,7 +47,13 @@ def test_numpy_slices_argument_errors():
     with pytest.raises(ValueError, match="NumpySlicesDataset.*twice"):
         ds.NumpySlicesDataset(([1], [2]), column_names=["a", "a"])
     with pytest.raises(NotImplementedError, match="sampler"):
-        ds.NumpySlicesDataset([1, 2], num_shards=2, shard_id=0)
+        ds.NumpySlicesDataset([1, 2], sampler=object())
+    with pytest.raises(ValueError, match="together"):
+        ds.NumpySlicesDataset([1, 2], num_shards=2)
+    with pytest.raises(ValueError, match="shard_id"):
+        ds.NumpySlicesDataset([1, 2], num_shards=2, shard_id=2)
+    with pytest.raises(TypeError, match="num_shards"):
+        ds.NumpySlicesDataset([1, 2], num_shards=2.0, shard_id=0)
 
 
 def test_numpy_slices_shuffles_by_default_and_the_seed_fixes_the_order():
@@ -393,3 +399,27 @@ def test_config_seed_and_settings():
     assert ds.config.get_num_parallel_workers() == 4
     with pytest.raises(ValueError, match="set_num_parallel_workers"):
         ds.config.set_num_parallel_workers(0)
+
+
+@pytest.mark.parametrize("num_shards", [1, 2, 3, 4])
+def test_shards_take_strided_rows_wrapping_around_as_mindspore(num_shards):
+    # MindSpore 2.10, NumpySlicesDataset(np.arange(10), shuffle=False, num_shards=3,
+    # shard_id=k): [0, 3, 6, 9], [1, 4, 7, 0], [2, 5, 8, 1].
+    rows = 10
+    per_shard = -(-rows // num_shards)
+    seen = []
+    for k in range(num_shards):
+        d = ds.NumpySlicesDataset(np.arange(rows), column_names=["v"], shuffle=False,
+                                  num_shards=num_shards, shard_id=k)
+        got = column(d)
+        assert got == [(k + num_shards * j) % rows for j in range(per_shard)]
+        assert d.get_dataset_size() == per_shard
+        seen += got
+    assert set(seen) == set(range(rows))
+
+
+def test_shuffled_shards_split_one_permutation():
+    ds.config.set_seed(3)
+    shards = [column(ds.NumpySlicesDataset(list(range(12)), column_names=["v"], num_shards=3,
+                                           shard_id=k)) for k in range(3)]
+    assert sorted(v for s in shards for v in s) == list(range(12))

@@ -247,6 +247,8 @@ class ModelCheckpoint(Callback):
         step = cb_params["cur_step_num"]
         if step == self._last_triggered_step or not self._should_save(cb_params, force_to_save):
             return
+        if _is_data_parallel_rank_other_than_0():
+            return  # data-parallel ranks hold the same weights: rank 0 writes them
         config = self._config
         files = self._files.listing()
         if config.keep_checkpoint_max and 0 < config.keep_checkpoint_max <= len(files):
@@ -271,3 +273,10 @@ class ModelCheckpoint(Callback):
                         self._append_dict or None)
         self._files.saved(path)
         self._latest_ckpt_file_name = path
+
+
+def _is_data_parallel_rank_other_than_0():
+    from pijit import _C
+    from pijit.parallel_context import ParallelMode, get_auto_parallel_context
+    return (get_auto_parallel_context("parallel_mode") == ParallelMode.DATA_PARALLEL
+            and _C.comm.initialized() and _C.comm.world_rank() != 0)

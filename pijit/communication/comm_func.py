@@ -1,0 +1,85 @@
+"""MindSpore's functional collectives (mindspore.communication.comm_func) on pijit's MPI
+backend. Each takes and returns host Tensors; `group` is a group name (management.py). The
+ranks' arguments are compared before each collective: a dtype, shape, op or root that differs
+between ranks is a ValueError on every rank naming what each passed. A rank that does not join
+within the timeout (PIJIT_COMM_TIMEOUT, 300 s) makes the others raise TimeoutError."""
+from pijit import _C
+from pijit._tensor import Tensor
+from pijit.communication.management import GlobalComm, _group_index
+
+__all__ = ["ReduceOp", "all_reduce", "all_gather_into_tensor", "reduce_scatter_tensor",
+           "broadcast", "barrier", "send", "recv"]
+
+
+class ReduceOp:
+    """The reductions of all_reduce and reduce_scatter (MindSpore's names)."""
+    SUM = "sum"
+    MAX = "max"
+    MIN = "min"
+    PROD = "prod"
+
+
+_OPS = (ReduceOp.SUM, ReduceOp.MAX, ReduceOp.MIN, ReduceOp.PROD)
+
+
+def _tensor(fn, tensor):
+    if not isinstance(tensor, Tensor):
+        raise TypeError(f"{fn}: tensor must be a Tensor, got {type(tensor).__name__}")
+    return tensor
+
+
+def _op(fn, op):
+    if op not in _OPS:
+        raise TypeError(f"{fn}: op must be one of ReduceOp.SUM, MAX, MIN, PROD, got {op!r}")
+    return op
+
+
+def _no_async(fn, async_op):
+    if async_op:
+        raise ValueError(f"{fn}: async_op=True is not supported; collectives complete before "
+                         f"they return")
+
+
+def all_reduce(tensor, op=ReduceOp.SUM, group=GlobalComm.WORLD_COMM_GROUP, async_op=False):
+    """The reduction of every rank's `tensor` (same dtype and shape on every rank)."""
+    _no_async("all_reduce", async_op)
+    return _C.comm.all_reduce(_tensor("all_reduce", tensor), _op("all_reduce", op),
+                              _group_index(group, "all_reduce"))
+
+
+def all_gather_into_tensor(tensor, group=GlobalComm.WORLD_COMM_GROUP, async_op=False):
+    """Every rank's `tensor`, concatenated along axis 0 in rank order."""
+    _no_async("all_gather_into_tensor", async_op)
+    return _C.comm.all_gather(_tensor("all_gather_into_tensor", tensor),
+                              _group_index(group, "all_gather_into_tensor"))
+
+
+def reduce_scatter_tensor(tensor, op=ReduceOp.SUM, group=GlobalComm.WORLD_COMM_GROUP,
+                          async_op=False):
+    """This rank's block (axis 0 split in group-size parts) of the reduction of `tensor`."""
+    _no_async("reduce_scatter_tensor", async_op)
+    return _C.comm.reduce_scatter(_tensor("reduce_scatter_tensor", tensor),
+                                  _op("reduce_scatter_tensor", op),
+                                  _group_index(group, "reduce_scatter_tensor"))
+
+
+def broadcast(tensor, src=0, group=GlobalComm.WORLD_COMM_GROUP):
+    """Rank `src`'s `tensor`, on every rank."""
+    if isinstance(src, bool) or not isinstance(src, int):
+        raise TypeError(f"broadcast: src must be an int, got {type(src).__name__}")
+    return _C.comm.broadcast(_tensor("broadcast", tensor), src, _group_index(group, "broadcast"))
+
+
+def barrier(group=GlobalComm.WORLD_COMM_GROUP):
+    """Returns when every rank of `group` has called it."""
+    _C.comm.barrier(_group_index(group, "barrier"))
+
+
+def send(tensor, dst=0, group=GlobalComm.WORLD_COMM_GROUP, tag=0):
+    """Sends `tensor` to rank `dst` of `group`."""
+    _C.comm.send(_tensor("send", tensor), dst, tag, _group_index(group, "send"))
+
+
+def recv(tensor, src=0, group=GlobalComm.WORLD_COMM_GROUP, tag=0):
+    """Receives from rank `src` a tensor of `tensor`'s dtype and shape, and returns it."""
+    return _C.comm.receive(_tensor("recv", tensor), src, tag, _group_index(group, "recv"))

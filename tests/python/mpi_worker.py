@@ -1,0 +1,127 @@
+"""Run by test_communication.py under `mpirun -n N`: each rank runs one scenario and writes
+what it saw as JSON to $PIJIT_MPI_RESULTS/rank_<r>.json (a file per rank: mpirun may interleave
+the ranks' printed lines); the test compares them with values computed in NumPy (every rank's
+input is a known function of its rank)."""
+import json
+import os
+import sys
+
+import numpy as np
+
+import pijit as ms
+from pijit import nn, ops
+from pijit.communication import comm_func as F
+from pijit.communication import create_group, get_group_size, get_local_rank, get_rank, init
+
+
+def collectives():
+    r, n = get_rank(), get_group_size()
+    out = {"rank": r, "size": n, "local_rank": get_local_rank()}
+    for dtype in ("float32", "float64", "int32", "int64", "float16"):
+        t = ms.Tensor((np.arange(6).reshape(2, 3) + 10 * r).astype(dtype))
+        out[f"sum_{dtype}"] = F.all_reduce(t).asnumpy().tolist()
+        out[f"sum_dtype_{dtype}"] = str(F.all_reduce(t).asnumpy().dtype)
+    t = ms.Tensor((np.arange(4) * (r + 1)).astype(np.float32))
+    out["max"] = F.all_reduce(t, F.ReduceOp.MAX).asnumpy().tolist()
+    out["min"] = F.all_reduce(t, F.ReduceOp.MIN).asnumpy().tolist()
+    out["prod"] = F.all_reduce(t + 1, F.ReduceOp.PROD).asnumpy().tolist()
+    out["gather"] = F.all_gather_into_tensor(t).asnumpy().tolist()
+    out["scatter"] = F.reduce_scatter_tensor(ms.Tensor(np.arange(2 * n, dtype=np.float32) * (r + 1))).asnumpy().tolist()
+    out["broadcast"] = F.broadcast(t, n - 1).asnumpy().tolist()
+    out["primitive_all_reduce"] = ops.AllReduce()(t).asnumpy().tolist()
+    out["primitive_broadcast"] = [x.asnumpy().tolist() for x in ops.Broadcast(0)((t, t * 2))]
+    if r == 0:
+        F.send(t * 7, dst=1)
+    elif r == 1:
+        out["received"] = F.recv(ms.Tensor(np.zeros(4, np.float32)), src=0).asnumpy().tolist()
+    F.barrier()
+    create_group("evens", list(range(0, n, 2)))
+    if r % 2 == 0:
+        out["evens_size"] = get_group_size("evens")
+        out["evens_rank"] = get_rank("evens")
+        out["evens_sum"] = F.all_reduce(ms.Tensor(np.array([float(r)])), group="evens").asnumpy().tolist()
+    try:
+        F.all_reduce(ms.Tensor(np.zeros(2 + r, np.float32)))
+    except ValueError as e:
+        out["mismatch"] = str(e)
+    return out
+
+
+def make_data():
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((16, 5)).astype(np.float32)
+    y = (x @ rng.standard_normal((5, 2)) + 0.1).astype(np.float32)
+    return x, y
+
+
+def train(parallel, jitted):
+    """Linear regression trained with SGD for 6 steps; data-parallel ranks each take their
+    shard of every batch (the dataset's num_shards/shard_id) and average the gradients."""
+    ms.set_seed(1)
+    net = nn.Dense(5, 2, weight_init="normal")
+    loss = nn.MSELoss()
+    step = nn.TrainOneStepCell(nn.WithLossCell(net, loss), nn.SGD(net.trainable_params(), 0.1))
+    if jitted:
+        step = ms.jit(step, capture_mode="bytecode")
+    x, y = make_data()
+    shards = dict(num_shards=get_group_size(), shard_id=get_rank()) if parallel else {}
+    data = ms.dataset.NumpySlicesDataset((x, y), column_names=["x", "y"], shuffle=False, **shards)
+    data = data.batch(8 // (get_group_size() if parallel else 1))
+    for _ in range(3):
+        for xb, yb in data.create_tuple_iterator():
+            step(xb, yb)
+    return net.weight.asnumpy().tolist(), net.bias.asnumpy().tolist()
+
+
+def data_parallel():
+    init()
+    ms.set_auto_parallel_context(parallel_mode=ms.ParallelMode.DATA_PARALLEL, gradients_mean=True)
+    out = {"rank": get_rank()}
+    out["eager"] = train(True, False)
+    out["jitted"] = train(True, True)
+    ms.reset_auto_parallel_context()
+    out["single"] = train(False, False)
+    directory = os.path.join(sys.argv[2], f"rank_{get_rank()}")
+    ms.set_auto_parallel_context(parallel_mode=ms.ParallelMode.DATA_PARALLEL, gradients_mean=True)
+    net = nn.Dense(2, 1)
+    model = ms.train.Model(net, nn.MSELoss(), nn.SGD(net.trainable_params(), 0.01))
+    config = ms.train.CheckpointConfig(save_checkpoint_steps=1)
+    cb = ms.train.ModelCheckpoint(prefix="dp", directory=directory, config=config)
+    data = ms.dataset.NumpySlicesDataset((np.ones((4, 2), np.float32), np.ones((4, 1), np.float32)),
+                                         column_names=["x", "y"], shuffle=False,
+                                         num_shards=get_group_size(), shard_id=get_rank())
+    model.train(1, data.batch(2), callbacks=[cb])
+    return out
+
+
+def timeout():
+    init()
+    if get_rank() == 1:
+        import time
+        time.sleep(6)  # never joins the collective in time
+        return {"rank": 1}
+    try:
+        F.all_reduce(ms.Tensor(np.ones(2, np.float32)))
+    except TimeoutError as e:
+        return {"rank": 0, "timeout": str(e)}
+    return {"rank": 0}
+
+
+def uncaught():
+    init()
+    if get_rank() == 1:
+        raise RuntimeError("rank one fails")
+    F.all_reduce(ms.Tensor(np.ones(2, np.float32)))  # never completes: the job is aborted
+    return {"rank": 0, "completed": True}
+
+
+if __name__ == "__main__":
+    scenario = sys.argv[1]
+    if scenario == "collectives":
+        init()
+    result = {"collectives": collectives, "data_parallel": data_parallel, "timeout": timeout,
+              "uncaught": uncaught}[scenario]()
+    path = os.path.join(os.environ["PIJIT_MPI_RESULTS"], f"rank_{result['rank']}.json")
+    with open(path + ".tmp", "w") as f:
+        json.dump(result, f)
+    os.replace(path + ".tmp", path)

@@ -1,0 +1,173 @@
+"""pijit.communication on Open MPI: the single-process world (always), and 2- and 3-rank jobs
+under mpirun (tests/python/mpi_worker.py), whose results are compared with NumPy: every
+collective and dtype, groups, point to point, mismatched arguments, data-parallel training
+equal to single-process training on the whole batch, checkpoints from rank 0 only, and
+failures that end the job within a bounded time instead of hanging."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import pytest
+
+import pijit as ms
+from pijit import _C, nn, ops
+from pijit.communication import comm_func as F
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+WORKER = os.path.join(HERE, "mpi_worker.py")
+MPIRUN = shutil.which("mpirun")
+needs_mpi = pytest.mark.skipif(
+    MPIRUN is None or not _C.comm.built_with_mpi(),
+    reason="needs Open MPI's mpirun and a pijit built with MPI (scripts/setup_deps.sh installs "
+           "openmpi-bin and libopenmpi-dev)")
+
+
+def run_job(n, scenario, *args, env=None, timeout=120):
+    """Runs the worker's scenario on n ranks; (the finished process, {rank: its result})."""
+    results_dir = tempfile.mkdtemp(prefix="pijit_mpi_")
+    try:
+        cmd = [MPIRUN, "--allow-run-as-root", "--oversubscribe", "-n", str(n), sys.executable,
+               WORKER, scenario, *args]
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
+                              env={**os.environ, "PIJIT_MPI_RESULTS": results_dir, **(env or {})})
+        results = {}
+        for name in os.listdir(results_dir):
+            if name.endswith(".json"):
+                with open(os.path.join(results_dir, name)) as f:
+                    r = json.load(f)
+                results[r["rank"]] = r
+        return proc, results
+    finally:
+        shutil.rmtree(results_dir, ignore_errors=True)
+
+
+# ---- a world of one process -----------------------------------------------------------------
+
+def test_a_process_not_started_by_mpirun_is_a_world_of_one():
+    from pijit import communication as comm
+    comm.init()
+    assert comm.get_rank() == 0 and comm.get_group_size() == 1 and comm.get_local_rank() == 0
+    assert comm.get_process_group_ranks() == [0]
+    x = ms.Tensor(np.arange(6, dtype=np.float32).reshape(2, 3))
+    for got in (F.all_reduce(x), F.all_reduce(x, F.ReduceOp.MAX), F.all_gather_into_tensor(x),
+                F.reduce_scatter_tensor(x), F.broadcast(x, 0), ops.AllReduce()(x)):
+        np.testing.assert_array_equal(got.asnumpy(), x.asnumpy())
+    F.barrier()
+    comm.create_group("solo", [0])
+    assert comm.get_group_size("solo") == 1 and comm.get_rank("solo") == 0
+    comm.destroy_group("solo")
+
+
+def test_bad_arguments_are_clear_errors():
+    from pijit import communication as comm
+    comm.init()
+    x = ms.Tensor(np.ones(3, np.float32))
+    with pytest.raises(TypeError, match="op must be one of"):
+        F.all_reduce(x, "mean")
+    with pytest.raises(ValueError, match="no communication group named 'nope'"):
+        F.all_reduce(x, group="nope")
+    with pytest.raises(TypeError, match="tensor must be a Tensor"):
+        F.all_reduce(np.ones(3))
+    with pytest.raises(ValueError, match="create_group: rank 3 is out of range"):
+        comm.create_group("bad", [0, 3])
+    with pytest.raises(ValueError, match="root 1 is not a rank"):
+        F.broadcast(x, 1)
+    with pytest.raises(ValueError, match="not another rank"):
+        F.send(x, dst=0)
+    with pytest.raises(ValueError, match="async_op=True is not supported"):
+        F.all_reduce(x, async_op=True)
+    with pytest.raises(RuntimeError, match="backend_name"):
+        comm.init("gloo")
+    with pytest.raises(ValueError, match="splits the model"):
+        ms.set_auto_parallel_context(parallel_mode=ms.ParallelMode.SEMI_AUTO_PARALLEL)
+    with pytest.raises(ValueError, match="unknown key"):
+        ms.set_auto_parallel_context(pipeline_stages=2)
+
+
+def test_collectives_need_init_first():
+    code = ("import numpy as np, pijit\n"
+            "from pijit.communication import comm_func as F\n"
+            "try:\n    F.all_reduce(pijit.Tensor(np.ones(2)))\n"
+            "except RuntimeError as e:\n    print(e)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert "call pijit.communication.init() first" in out.stdout
+
+
+def test_single_process_data_parallel_training_is_plain_training():
+    from pijit import communication as comm
+    comm.init()
+    ms.set_auto_parallel_context(parallel_mode=ms.ParallelMode.DATA_PARALLEL, gradients_mean=True)
+    try:
+        net = nn.Dense(3, 1)
+        step = nn.TrainOneStepCell(nn.WithLossCell(net, nn.MSELoss()), nn.SGD(net.trainable_params(), 0.1))
+        assert not step.reducer_flag  # a world of one: nothing to reduce
+    finally:
+        ms.reset_auto_parallel_context()
+
+
+# ---- jobs under mpirun ----------------------------------------------------------------------
+
+@needs_mpi
+@pytest.mark.parametrize("n", [2, 3])
+def test_collectives_match_numpy(n):
+    proc, results = run_job(n, "collectives")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert sorted(results) == list(range(n))
+    base = np.arange(6).reshape(2, 3)
+    t = [np.arange(4, dtype=np.float32) * (r + 1) for r in range(n)]
+    for r, got in results.items():
+        assert got["size"] == n and got["local_rank"] == r
+        for dtype in ("float32", "float64", "int32", "int64", "float16"):
+            want = sum((base + 10 * k).astype(dtype) for k in range(n))
+            np.testing.assert_array_equal(got[f"sum_{dtype}"], want)
+            assert got[f"sum_dtype_{dtype}"] == dtype
+        np.testing.assert_array_equal(got["max"], np.max(t, axis=0))
+        np.testing.assert_array_equal(got["min"], np.min(t, axis=0))
+        np.testing.assert_array_equal(got["prod"], np.prod([x + 1 for x in t], axis=0))
+        np.testing.assert_array_equal(got["gather"], np.concatenate(t))
+        full = sum(np.arange(2 * n, dtype=np.float32) * (k + 1) for k in range(n))
+        np.testing.assert_array_equal(got["scatter"], full[2 * r:2 * r + 2])
+        np.testing.assert_array_equal(got["broadcast"], t[n - 1])
+        np.testing.assert_array_equal(got["primitive_all_reduce"], np.sum(t, axis=0))
+        np.testing.assert_array_equal(got["primitive_broadcast"][1], 2 * t[0])
+        assert "all_reduce: the ranks disagree" in got["mismatch"]
+        assert "rank 0 passes Float32 (2,)" in got["mismatch"]
+        if r % 2 == 0:
+            evens = list(range(0, n, 2))
+            assert got["evens_size"] == len(evens) and got["evens_rank"] == evens.index(r)
+            assert got["evens_sum"] == [float(sum(evens))]
+    np.testing.assert_array_equal(results[1]["received"], t[0] * 7)
+
+
+@needs_mpi
+def test_data_parallel_training_equals_training_on_the_whole_batch(tmp_path):
+    proc, results = run_job(2, "data_parallel", str(tmp_path))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    for r in (0, 1):
+        single_w, single_b = results[r]["single"]
+        for mode in ("eager", "jitted"):
+            w, b = results[r][mode]
+            np.testing.assert_allclose(w, single_w, rtol=1e-5, atol=1e-6)
+            np.testing.assert_allclose(b, single_b, rtol=1e-5, atol=1e-6)
+        assert results[r]["eager"] == results[0]["eager"]  # every rank holds the same weights
+    # Checkpoints: rank 0 writes them, rank 1 does not.
+    assert os.listdir(tmp_path / "rank_0")
+    assert not (tmp_path / "rank_1").exists() or not os.listdir(tmp_path / "rank_1")
+
+
+@needs_mpi
+def test_a_rank_that_never_joins_times_the_others_out():
+    proc, results = run_job(2, "timeout", env={"PIJIT_COMM_TIMEOUT": "2"}, timeout=60)
+    assert "did not join within 2 s" in results[0]["timeout"]
+
+
+@needs_mpi
+def test_an_uncaught_error_on_one_rank_ends_the_job():
+    proc, results = run_job(2, "uncaught", timeout=60)
+    assert proc.returncode != 0
+    assert "rank 1 of 2 failed with RuntimeError" in proc.stderr
+    assert 0 not in results  # rank 0's all-reduce never completed
