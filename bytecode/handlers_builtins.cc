@@ -522,15 +522,18 @@ std::optional<bool> FoldCall::Collection() {
         }
         args.pop_back();
       }
+      bool opaque = false;  // over an iterator that cannot be handed to Python at a break
       for (const Value& a : args) {
         if (lazy && a.kind == Value::kIter && !a.view) {
           // An iterator argument is taken from only as the zip or enumerate is (its link).
           seqs.push_back(*a.items);
+          opaque |= a.opaque;
           continue;
         }
         Value it;
         if (!in.GetIter(a, &it)) return false;
         seqs.push_back(*it.items);
+        opaque |= it.opaque && !it.view;
       }
       ValueList items;
       if (b == Builtin::kTuple || b == Builtin::kList) {
@@ -555,7 +558,9 @@ std::optional<bool> FoldCall::Collection() {
           items.push_back(Value::Seq(std::move(t), false));
         }
       }
-      return in.MakeDerivedIter(args, std::move(items), out);
+      if (!in.MakeDerivedIter(args, std::move(items), out)) return false;
+      out->opaque |= opaque;
+      return true;
     }
     default:
       break;

@@ -131,7 +131,13 @@ bool Interp::GetIter(const Value& v, Value* out) {
     return make(std::move(items));
   }
   if (IsNumpyArray(o) && std::string_view(Py_TYPE(o)->tp_name) == "numpy.ndarray") {
-    return IterConstantArray(v, &items) && make(std::move(items));
+    if (!IterConstantArray(v, &items)) return false;
+    make(std::move(items));
+    // Python's iterator reads the array as it goes: a store into it while the loop runs
+    // would be seen there but not in the items read here, so the iterator cannot be handed
+    // to Python at a break (the call then runs eagerly).
+    out->opaque = true;
+    return true;
   }
   Fail(BreakCategory::kUnsupportedOperator, absl::StrFormat("iterating over a %s", Py_TYPE(o)->tp_name));
   return false;
@@ -147,6 +153,16 @@ bool Interp::IterConstantArray(const Value& v, ValueList* items) {
          absl::StrFormat("iterating over a NumPy array of over %d bytes (or not contiguous), "
                          "which is not guarded by value", guards::kMaxArrayGuardBytes),
          "convert it to a Tensor and loop over rows with tensor ops");
+    return false;
+  }
+  // Rows of an n-d array are views: a store through one changes the array, which constant
+  // rows would not. Only 1-d arrays, whose items are immutable NumPy scalars, are unrolled.
+  PyObject* ndim = PyObject_GetAttrString(o, "ndim");
+  const long nd = ndim ? PyLong_AsLong(ndim) : -1;
+  Py_XDECREF(ndim);
+  if (nd > 1) {
+    Fail(BreakCategory::kUnsupportedOperator, "iterating over the rows of a NumPy array (views of it)",
+         "the loop runs in Python; convert the array with Tensor(...) and loop over the tensor");
     return false;
   }
   const Py_ssize_t n = PyObject_Length(o);

@@ -1,14 +1,16 @@
-"""Loops over NumPy arrays the function reads (module constants, arguments, arrays made in
-the function) are unrolled at capture: the items are constants of the graph, and an array
-that comes from outside is guarded by its contents (ARRAY_MATCH), so writing to it between
-calls recompiles instead of reusing stale values. Arrays too large to guard by value, object
-arrays and 0-d arrays break or raise as Python does. Each case against eager Python."""
+"""Loops over 1-d NumPy arrays the function reads (module constants, arguments, arrays made
+in the function) are unrolled at capture: the items (immutable NumPy scalars) are constants of
+the graph, and an array that comes from outside is guarded by its contents (ARRAY_MATCH), so
+writing to it between calls recompiles instead of reusing stale values. Rows of n-d arrays
+(views a store goes through), stores into an array while a loop over it runs, arrays too
+large to guard by value, object arrays and 0-d arrays run in Python or raise as Python does.
+Each case against eager Python."""
 import numpy as np
 import pytest
 
 import pijit as ms
 from graph_break_testutil import _reset_state  # noqa: F401 (autouse fixture)
-from graph_break_testutil import X, compare
+from graph_break_testutil import LOG, X, compare
 
 WEIGHTS = np.array([0.5, -1.25, 2.0], dtype=np.float32)
 TABLE = np.arange(6, dtype=np.float32).reshape(2, 3) - 1.5
@@ -58,8 +60,8 @@ def generator_over_array(x):
     return x + sum(float(w) for w in WEIGHTS)
 
 
-@pytest.mark.parametrize("fn", [sum_of_floats, rows_as_tensors, scalars_in_ops, zipped,
-                                made_inside, generator_over_array])
+@pytest.mark.parametrize("fn", [sum_of_floats, scalars_in_ops, zipped, made_inside,
+                                generator_over_array])
 def test_loop_over_an_array_is_one_graph(fn, capsys):
     stats, _, _ = compare(fn, capsys=capsys)
     assert stats["total_break_count"] == 0 and stats["graph_count"] == 1, stats["all_reasons"]
@@ -130,3 +132,45 @@ def test_big_and_object_arrays_break_and_stay_correct(capsys):
 def test_iterating_a_zero_d_array_raises_as_python_does(capsys):
     _, outcome, _ = compare(over_zero_d, capsys=capsys)
     assert outcome[0] == "raise" and outcome[1] is TypeError
+
+
+MUT = np.array([1.0, 2.0, 3.0])
+GRID = np.array([[1.0, 0.5, -1.0], [0.25, 2.0, 1.5]])
+
+
+def store_into_the_array_in_its_loop(x):
+    for i, v in enumerate(MUT):
+        LOG.append(float(v))
+        MUT[(i + 1) % 3] = v * 10
+    return x + float(MUT.sum())
+
+
+def store_between_next_calls(x):
+    it = iter(MUT)
+    a = next(it)
+    MUT[1] = 7.0
+    return x + a + next(it)
+
+
+def store_through_rows(x, k):
+    for row in GRID:
+        row[0] = k
+    return x + ms.Tensor(GRID.astype(np.float32))[:, :3].sum()
+
+
+@pytest.mark.parametrize("fn,args", [(store_into_the_array_in_its_loop, lambda: (X(),)),
+                                     (store_between_next_calls, lambda: (X(),)),
+                                     (store_through_rows, lambda: (X(), 3.0)),
+                                     (rows_as_tensors, lambda: (X(),))])
+def test_stores_into_iterated_arrays_and_rows_stay_correct(fn, args, capsys):
+    saved = MUT.copy(), GRID.copy()
+
+    def reset():
+        MUT[:] = saved[0]
+        GRID[:] = saved[1]
+
+    try:
+        compare(fn, args, capsys=capsys, reset=reset,
+                state=lambda a: (list(LOG), MUT.tolist(), GRID.tolist()))
+    finally:
+        reset()

@@ -3,12 +3,13 @@ expressions of tensors, reductions and Python numbers, and the assembly of a pla
 closure or method); the statement kinds are in statements.py. `generate(seed)` is a Program."""
 import random
 
+from .flow import Flow
 from .made import Made
 from .program import FEATURES, INDENT, Program
 from .statements import Statements
 
 
-class Gen(Statements, Made):
+class Gen(Statements, Made, Flow):
     """Builds one random function `prog(x, y, o, k)` (x, y: tensors of shape (2, 3))."""
 
     def __init__(self, seed, max_stmts=None):

@@ -4,6 +4,7 @@ each run did: results, printed output, side-effect logs and exceptions."""
 import contextlib
 import io
 
+from .flow_prelude import FLOW_PRELUDE
 from .made import MADE_PRELUDE
 from .prelude import EFFECTS_PRELUDE, PRELUDE
 from .program import FEATURES
@@ -22,8 +23,12 @@ def make_inputs(seed, dtype):
 
 def namespace(source):
     ns = {"__name__": "pijit_fuzz_prog"}
-    prelude = PRELUDE + (EFFECTS_PRELUDE if "effects" in FEATURES else "") + \
-        (MADE_PRELUDE if "made" in FEATURES else "")
+    # The "flow" feature's programs get the effects prelude too (the base statements'
+    # Tools, TOOLS, Pair and Acc live there).
+    effects = "effects" in FEATURES or "flow" in FEATURES
+    prelude = PRELUDE + (EFFECTS_PRELUDE if effects else "") + \
+        (MADE_PRELUDE if "made" in FEATURES else "") + \
+        (FLOW_PRELUDE if "flow" in FEATURES else "")
     exec(compile(prelude + source, FILENAME, "exec"), ns)
     return ns
 
@@ -34,7 +39,7 @@ def execute(fn, ns, prog, wrap=None, input_seed=None, k=None):
     ns["LOG"].clear()
     ns["STATE"].clear()
     ns["G"] = 0
-    for reset in ("reset_cells", "reset_bump"):
+    for reset in ("reset_cells", "reset_bump", "reset_flow"):
         if reset in ns:
             ns[reset]()
     o = ns["Obj"]()
@@ -60,7 +65,7 @@ def execute(fn, ns, prog, wrap=None, input_seed=None, k=None):
             else:
                 out = ("ok", fn(*args, **kw))
         except Exception as e:  # noqa: BLE001 - comparing whatever is raised
-            out = ("raise", type(e).__name__, str(e))
+            out = ("raise", type(e).__name__, str(e), exc_view(e))
     rec = {"result": out, "stdout": buf.getvalue(), "log": list(ns["LOG"]),
            "G": ns.get("G", "<deleted>"), "state": dict(ns["STATE"]),
            "attrs": dict(sorted(vars(o).items()))}
@@ -70,9 +75,35 @@ def execute(fn, ns, prog, wrap=None, input_seed=None, k=None):
         rec["cells"] = ns["read_cells"]()
     if "read_bump" in ns:
         rec["bump"] = ns["read_bump"]()
+    if "read_flow" in ns:
+        rec["flow"] = ns["read_flow"]()  # module-level managers and arrays, EXITS
     if "random" in FEATURES:
         rec["stream"] = ns["ops"].rand(3)  # where the seeded random stream is after the call
     return rec
+
+
+def _plain(v):
+    """v as far as it compares by value (tensors, numbers, strings, tuples and lists of them);
+    anything else by its type's name."""
+    import pijit as ms
+    if isinstance(v, (ms.Tensor, str, int, float, bool, type(None))):
+        return v
+    if isinstance(v, (tuple, list)):
+        return tuple(_plain(w) for w in v)
+    return f"<{type(v).__name__}>"
+
+
+def exc_args(e):
+    return _plain(tuple(e.args))
+
+
+def exc_view(e):
+    """What an exception object shows: its type, args, attributes, notes, whether it has a
+    traceback, the types of its __cause__ and __context__."""
+    attrs = {k: _plain(v) for k, v in sorted(vars(e).items())}
+    return (type(e).__name__, exc_args(e), attrs, _plain(getattr(e, "__notes__", None)),
+            e.__traceback__ is None, type(e.__cause__).__name__,
+            type(e.__context__).__name__, e.__suppress_context__)
 
 
 def jitted(fn):
@@ -110,6 +141,14 @@ def diff(a, b, path="", dtype="float32"):
         scale = max(1.0, float(finite.max())) if x.size else 1.0
         ok = np.allclose(x, y, rtol=rtol, atol=rtol * scale, equal_nan=True)
         return None if ok else f"{path}: {x.tolist()} != {y.tolist()}"
+    if isinstance(a, np.ndarray):
+        if a.dtype != b.dtype or a.shape != b.shape:
+            return f"{path}: ndarray {a.dtype}{a.shape} != {b.dtype}{b.shape}"
+        return None if np.array_equal(a, b, equal_nan=a.dtype.kind == "f") else \
+            f"{path}: {a.tolist()} != {b.tolist()}"
+    if isinstance(a, BaseException):
+        # Exception objects (logged): type, args, attributes, notes, traceback, cause, context.
+        return diff(exc_view(a), exc_view(b), f"{path}<{type(a).__name__}>", dtype)
     if isinstance(a, (tuple, list)):
         if len(a) != len(b):
             return f"{path}: length {len(a)} != {len(b)}"

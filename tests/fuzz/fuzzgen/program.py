@@ -16,6 +16,23 @@ INDENT = "    "
 #   kwargs  the function takes **kw (called with a number z and a tensor w) and reads them
 #   made    objects built in the function and Python's object machinery (see made.py)
 #   lists   the function takes a list of tensors `ls`, which it reads, iterates and mutates
+#   flow    control flow and iteration protocols (see flow.py, flow_calls.py, flow_prelude.py):
+#           `with` over context managers written in Python (made in the function or
+#           module-level; __enter__ returning the manager, a number or a tensor; __exit__
+#           counting, logging, printing, doing tensor work or swallowing; contextlib
+#           generators; nested managers; return, break and continue inside the body;
+#           exceptions through it or out of __enter__), iterating NumPy arrays (1-D float, int,
+#           float32, int64 that wraps, uint8, bool; 2-D rows made tensors; views; arrays in a
+#           dict or an attribute; arrays stored into before, during and through the loop;
+#           enumerate, zip, sum, list, early break), map/filter (lambdas, helpers, builtins,
+#           several iterables, a list mutated before the map is consumed, next() then list(),
+#           side effects whose order counts), exception objects (args, str, isinstance,
+#           attributes, identity; raised under conditions on Python values, so some calls
+#           raise; caught in the function, kept past the except clause; user exception classes;
+#           try/except/else, try/finally, raise ... from); ordinary statements inside their
+#           bodies, so graph breaks happen there. The harness also compares the module-level
+#           managers and arrays and a second log (read_flow), and exceptions (raised or
+#           logged) by type, args, attributes, notes, traceback presence, cause and context
 FEATURES = frozenset(f for f in os.environ.get("PIJIT_FUZZ_FEATURES", "").split(",") if f)
 
 

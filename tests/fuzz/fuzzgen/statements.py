@@ -39,6 +39,8 @@ class Statements:
             kinds += ["rand_stmt"]
         if "made" in FEATURES:
             kinds += ["made"] * 8
+        if "flow" in FEATURES:
+            kinds += ["flow"] * 14
         if "ctl" in FEATURES and in_loop:
             kinds += ["loop_ctl"] * 2
         if "effects" in FEATURES:
@@ -51,6 +53,9 @@ class Statements:
             return
         if kind == "made":
             self.made_stmt(sc, depth)
+            return
+        if kind == "flow":
+            self.flow_stmt(sc, depth, in_loop, in_try)
             return
         if kind == "assign":
             name = r.choice(sorted(sc["t"])) if r.random() < 0.3 else self.fresh("v")
