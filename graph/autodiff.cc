@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "graph/autodiff_rules.h"
 #include "kernels/errors.h"
@@ -114,6 +115,20 @@ Grads JoinVjp(Builder& b, const VjpArgs& a) {
     out.push_back(a.want[i] ? b.Index(a.dy, EncodeIndex(items)) : kNil);
   }
   return out;
+}
+
+// The gradient of an all-reduce sum with respect to each rank's input is the sum of every
+// rank's output gradient: another all-reduce sum over the same group. Max, min and prod pick
+// or multiply values across ranks; their gradients are not defined here.
+Grads AllReduceVjp(Builder& b, const VjpArgs& a) {
+  if (a.n.attr % kAllReduceOps != 0) {
+    return {b.Fail(absl::UnimplementedError(absl::StrCat(
+        "the gradient of all_reduce with op=", kAllReduceOpNames[a.n.attr % kAllReduceOps],
+        " is not supported (only sum)")))};
+  }
+  Attrs attrs;
+  attrs.attr = a.n.attr;
+  return {b.Emit(Op::kAllReduce, {a.dy}, attrs)};
 }
 
 Grads TransposeVjp(Builder& b, const VjpArgs& a) {
@@ -294,6 +309,7 @@ const VjpRule kVjpRules[] = {
   {Op::kConv2DGradWeight, Conv2DGradVjp},
   {Op::kAvgPool2DGrad, AvgPool2DGradVjp},
   {Op::kReshape, [](Builder& b, const VjpArgs& a) -> Grads { return {b.Reshape(G, b.ShapeOf(X))}; }},
+  {Op::kAllReduce, AllReduceVjp},
   {Op::kSqueeze, [](Builder& b, const VjpArgs& a) -> Grads { return {b.Reshape(G, b.ShapeOf(X))}; }},
   {Op::kUnsqueeze, [](Builder& b, const VjpArgs& a) -> Grads { return {b.Reshape(G, b.ShapeOf(X))}; }},
   {Op::kFlatten, [](Builder& b, const VjpArgs& a) -> Grads { return {b.Reshape(G, b.ShapeOf(X))}; }},

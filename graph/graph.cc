@@ -130,6 +130,10 @@ std::vector<std::string> AttrTexts(const Node& n) {
       }
       break;
     case Op::kConv2DGradInput: case Op::kConv2DGradWeight: ints("window_shape"); break;
+    case Op::kAllReduce:
+      a.push_back(absl::StrCat("op=", kAllReduceOpNames[n.attr % kAllReduceOps]));
+      a.push_back(absl::StrCat("group=", n.attr / kAllReduceOps));
+      break;
     case Op::kConv2DTranspose: ints("window_outpad"); break;
     case Op::kFusedMatMul: case Op::kFusedConv2D: {
       absl::Span<const int64_t> post(n.ints);

@@ -47,6 +47,10 @@ inline constexpr int64_t kMaxPrintedConstantElements = 16;
 // keeping the gradient only where its input x > 0 (graph/passes/epilogue.h sets both).
 inline constexpr int64_t kConvReluEpilogue = 1;
 inline constexpr int64_t kPoolGradPositiveOnly = 1;
+// Node::attr of all_reduce: its reduction (kernels/comm ReduceOp: sum, max, min, prod) plus
+// kAllReduceOps times its communication group.
+inline constexpr int64_t kAllReduceOps = 4;
+inline constexpr const char* kAllReduceOpNames[kAllReduceOps] = {"sum", "max", "min", "prod"};
 
 // An op's attributes; graph/ops.def says which each op uses and what they mean.
 struct Attrs {

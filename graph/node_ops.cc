@@ -1,5 +1,6 @@
 // Maps each IR op to its kernel's inference and execution functions.
 #include "graph/graph.h"
+#include "kernels/comm/comm.h"
 #include "kernels/errors.h"
 #include "kernels/fused_reduce.h"
 
@@ -256,6 +257,7 @@ absl::StatusOr<TensorMeta> InferNode(const Node& n, absl::Span<const TensorMeta*
       return InferOneHot(*in[0], n.ints[0], n.ints[1], dt);
     }
     case Op::kAssign: return InferAssign(*in[0], *in[1]);
+    case Op::kAllReduce: return *in[0];
     case Op::kReshape: return InferReshape(*in[0], n.ints);
     case Op::kCustomGrad:
       if (in.empty()) return absl::InternalError("custom_grad: expects at least 1 input");
@@ -397,6 +399,10 @@ absl::StatusOr<Tensor> RunNode(const Node& n, absl::Span<const Tensor* const> in
       return OneHot(*in[0], n.ints[0], n.ints[1], dt, on, off);
     }
     case Op::kAssign: return Assign(*in[0], *in[1]);
+    case Op::kAllReduce:
+      if (n.attr < 0) return absl::InvalidArgumentError("all_reduce: expects attr = op + 4 * group");
+      return comm::AllReduce(*in[0], static_cast<comm::ReduceOp>(n.attr % kAllReduceOps),
+                             static_cast<int>(n.attr / kAllReduceOps));
     case Op::kReshape: return Reshape(*in[0], n.ints);
     case Op::kCustomGrad: return *in[0];
     case Op::kTranspose: return Transpose(*in[0], n.ints);

@@ -329,6 +329,17 @@ class Parser {
                  (n.op == Op::kUnsqueeze || n.op == Op::kSoftmax || n.op == Op::kLogSoftmax ||
                   n.op == Op::kConcat || n.op == Op::kStack)) {
         PIJIT_ASSIGN_OR_RETURN(n.attr, ParseInt());
+      } else if (attr.text == "op" && n.op == Op::kAllReduce) {
+        const Token& v = Peek();
+        int64_t op = -1;
+        for (int64_t k = 0; k < kAllReduceOps; ++k)
+          if (v.kind == Token::kWord && v.text == kAllReduceOpNames[k]) op = k;
+        if (op < 0) return Lexer::Error(v, "op is sum, max, min or prod");
+        Next();
+        n.attr = op + n.attr / kAllReduceOps * kAllReduceOps;
+      } else if (attr.text == "group" && n.op == Op::kAllReduce) {
+        PIJIT_ASSIGN_OR_RETURN(int64_t group, ParseInt());
+        n.attr = n.attr % kAllReduceOps + group * kAllReduceOps;
       } else if (attr.text == "post" && n.op == Op::kFusedMatMul) {
         PIJIT_ASSIGN_OR_RETURN(n.ints, ParsePostOps());
       } else if (attr.text == "post" && n.op == Op::kFusedConv2D) {

@@ -177,6 +177,7 @@ static PyObject* ExceptionFor(absl::StatusCode code) {
     case absl::StatusCode::kUnimplemented: return PyExc_TypeError;
     case absl::StatusCode::kOutOfRange: return PyExc_OverflowError;
     case absl::StatusCode::kNotFound: return PyExc_IndexError;
+    case absl::StatusCode::kDeadlineExceeded: return PyExc_TimeoutError;  // a collective's wait
     default: return PyExc_RuntimeError;
   }
 }

@@ -20,6 +20,8 @@ class ReduceOp:
 
 
 _OPS = (ReduceOp.SUM, ReduceOp.MAX, ReduceOp.MIN, ReduceOp.PROD)
+# The native code of each reduction (graph/graph.h kAllReduceOpNames' order).
+_OP_CODES = {ReduceOp.SUM: 0, ReduceOp.MAX: 1, ReduceOp.MIN: 2, ReduceOp.PROD: 3}
 
 
 def _tensor(fn, tensor):
@@ -41,10 +43,11 @@ def _no_async(fn, async_op):
 
 
 def all_reduce(tensor, op=ReduceOp.SUM, group=GlobalComm.WORLD_COMM_GROUP, async_op=False):
-    """The reduction of every rank's `tensor` (same dtype and shape on every rank)."""
+    """The reduction of every rank's `tensor` (same dtype and shape on every rank). In a
+    jitted function it is a node of the graph (all_reduce, differentiable for SUM)."""
     _no_async("all_reduce", async_op)
-    return _C.comm.all_reduce(_tensor("all_reduce", tensor), _op("all_reduce", op),
-                              _group_index(group, "all_reduce"))
+    code = _OP_CODES[_op("all_reduce", op)] + len(_OPS) * _group_index(group, "all_reduce")
+    return _C.ops._all_reduce(_tensor("all_reduce", tensor), code)
 
 
 def all_gather_into_tensor(tensor, group=GlobalComm.WORLD_COMM_GROUP, async_op=False):

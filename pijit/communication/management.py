@@ -73,7 +73,8 @@ def _initialized():
 
 
 def _require_init(fn):
-    if not _C.comm.initialized():
+    # A plain attribute (not a call into _C): captured code reads it under a guard.
+    if not GlobalComm.INITED:
         raise RuntimeError(f"{fn}: communication is not initialized; call "
                            f"pijit.communication.init() first")
 

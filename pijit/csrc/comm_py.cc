@@ -32,14 +32,10 @@ const Tensor& HostTensor(py::handle obj, const char* what) {
   return *t;
 }
 
+// Errors as the eager ops raise them (interop/convert.cc): ValueError for bad arguments,
+// TimeoutError for a collective the other ranks did not join in time.
 void Check(const absl::Status& s) {
-  if (s.ok()) return;
-  if (s.code() == absl::StatusCode::kDeadlineExceeded) {
-    PyErr_SetString(PyExc_TimeoutError, std::string(s.message()).c_str());
-    throw py::error_already_set();
-  }
-  if (s.code() == absl::StatusCode::kInvalidArgument) throw py::value_error(std::string(s.message()));
-  throw std::runtime_error(std::string(s.message()));
+  if (!s.ok()) ThrowStatus(s);
 }
 
 template <typename T>

@@ -6,7 +6,7 @@ they are, in plain Python, so a jitted step that uses the reducer stays one grap
 from pijit import _C
 from pijit import ops
 from pijit._tensor import Tensor
-from pijit.communication import management
+from pijit.communication import comm_func, management
 from pijit.nn.cell import Cell
 
 __all__ = ["DistributedGradReducer"]
@@ -73,13 +73,15 @@ class DistributedGradReducer(Cell):
 
 def _all_reduce_in_buckets(grads, group, divisor):
     """One all-reduce per dtype over the gradients flattened and concatenated, then split back
-    (and divided by `divisor`)."""
-    from pijit.communication import comm_func
+    (and divided by `divisor`). Captured in a jitted step, these are all_reduce nodes of its
+    graph."""
     out = [None] * len(grads)
-    by_dtype = {}
-    for i, g in enumerate(grads):
-        by_dtype.setdefault(g.dtype, []).append(i)
-    for indices in by_dtype.values():
+    dtypes = []
+    for g in grads:
+        if g.dtype not in dtypes:
+            dtypes.append(g.dtype)
+    for dtype in dtypes:
+        indices = [i for i, g in enumerate(grads) if g.dtype == dtype]
         flat = ops.concat([grads[i].reshape(-1) for i in indices]) if len(indices) > 1 \
             else grads[indices[0]].reshape(-1)
         reduced = comm_func.all_reduce(flat, comm_func.ReduceOp.SUM, group)

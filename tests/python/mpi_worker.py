@@ -62,7 +62,8 @@ def train(parallel, jitted):
     loss = nn.MSELoss()
     step = nn.TrainOneStepCell(nn.WithLossCell(net, loss), nn.SGD(net.trainable_params(), 0.1))
     if jitted:
-        step = ms.jit(step, capture_mode="bytecode")
+        cell = step
+        step = ms.jit(lambda xb, yb: cell(xb, yb), capture_mode="bytecode")
     x, y = make_data()
     shards = dict(num_shards=get_group_size(), shard_id=get_rank()) if parallel else {}
     data = ms.dataset.NumpySlicesDataset((x, y), column_names=["x", "y"], shuffle=False, **shards)
@@ -70,7 +71,10 @@ def train(parallel, jitted):
     for _ in range(3):
         for xb, yb in data.create_tuple_iterator():
             step(xb, yb)
-    return net.weight.asnumpy().tolist(), net.bias.asnumpy().tolist()
+    breaks = ms.get_code_extra(step)["total_break_count"] if jitted else 0
+    graphs = ms.get_code_extra(step)["all_graphs"] if jitted else []
+    return (net.weight.asnumpy().tolist(), net.bias.asnumpy().tolist(), breaks,
+            sum(g.count("all_reduce(") for g in graphs[:1]))
 
 
 def data_parallel():

@@ -148,12 +148,16 @@ def test_data_parallel_training_equals_training_on_the_whole_batch(tmp_path):
     proc, results = run_job(2, "data_parallel", str(tmp_path))
     assert proc.returncode == 0, proc.stderr[-3000:]
     for r in (0, 1):
-        single_w, single_b = results[r]["single"]
+        single_w, single_b = results[r]["single"][:2]
         for mode in ("eager", "jitted"):
-            w, b = results[r][mode]
+            w, b = results[r][mode][:2]
             np.testing.assert_allclose(w, single_w, rtol=1e-5, atol=1e-6)
             np.testing.assert_allclose(b, single_b, rtol=1e-5, atol=1e-6)
         assert results[r]["eager"] == results[0]["eager"]  # every rank holds the same weights
+        # The jitted step is one graph: forward, backward, the gradients' all-reduce (one
+        # bucket: both gradients are float32) and the update.
+        assert results[r]["jitted"][2] == 0
+        assert results[r]["jitted"][3] == 1
     # Checkpoints: rank 0 writes them, rank 1 does not.
     assert os.listdir(tmp_path / "rank_0")
     assert not (tmp_path / "rank_1").exists() or not os.listdir(tmp_path / "rank_1")
@@ -171,3 +175,24 @@ def test_an_uncaught_error_on_one_rank_ends_the_job():
     assert proc.returncode != 0
     assert "rank 1 of 2 failed with RuntimeError" in proc.stderr
     assert 0 not in results  # rank 0's all-reduce never completed
+
+
+def test_all_reduce_is_a_node_of_the_captured_graph_with_a_gradient():
+    from pijit import communication as comm
+    comm.init()
+
+    def f(x):
+        return F.all_reduce(x * 3.0).sum() + 1.0
+
+    x = ms.Tensor(np.arange(4, dtype=np.float32))
+    report = str(ms.explain(f, x))
+    assert "all_reduce(%2, op=sum, group=0)" in report and "Graph break count: 0" in report
+    jf = ms.jit(f, capture_mode="bytecode")
+    np.testing.assert_array_equal(jf(x).asnumpy(), f(x).asnumpy())
+    # d/dx sum(all_reduce(3x)) over a world of one: 3 everywhere, eager and inside a graph.
+    grad = ms.grad(f)
+    np.testing.assert_array_equal(grad(x).asnumpy(), np.full(4, 3.0, np.float32))
+    np.testing.assert_array_equal(ms.jit(grad, capture_mode="bytecode")(x).asnumpy(),
+                                  np.full(4, 3.0, np.float32))
+    with pytest.raises(NotImplementedError, match="only sum"):
+        ms.grad(lambda t: F.all_reduce(t, F.ReduceOp.MAX).sum())(x)
