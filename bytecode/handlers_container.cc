@@ -155,15 +155,7 @@ bool Interp::SetItems(const Value& v, ValueList* out) {
   if (v.kind == Value::kConst &&
       (PyFrozenSet_CheckExact(v.obj) || (PySet_CheckExact(v.obj) && v.source < 0))) {
     UseConst(v);
-    PyObject* it = PyObject_GetIter(v.obj);
-    while (PyObject* x = it ? PyIter_Next(it) : nullptr) out->push_back(Value::Const(Keep(x)));
-    Py_XDECREF(it);
-    if (PyErr_Occurred()) {
-      PyErr_Clear();
-      Fail(BreakCategory::kPythonError, "iteration raises");
-      return false;
-    }
-    return true;
+    return ItemsOfConstant(v.obj, out);
   }
   Value it;
   if (!GetIter(v, &it)) return false;

@@ -120,15 +120,7 @@ bool Interp::GetIter(const Value& v, Value* out) {
       Fail(BreakCategory::kTooLong, absl::StrFormat("a loop over %d items is not unrolled", n));
       return false;
     }
-    PyObject* it = PyObject_GetIter(o);
-    while (PyObject* x = it ? PyIter_Next(it) : nullptr) items.push_back(Value::Const(Keep(x)));
-    Py_XDECREF(it);
-    if (PyErr_Occurred()) {
-      PyErr_Clear();
-      Fail(BreakCategory::kPythonError, "iteration raises");
-      return false;
-    }
-    return make(std::move(items));
+    return ItemsOfConstant(o, &items) && make(std::move(items));
   }
   if (IsNumpyArray(o) && std::string_view(Py_TYPE(o)->tp_name) == "numpy.ndarray") {
     if (!IterConstantArray(v, &items)) return false;
@@ -176,6 +168,10 @@ bool Interp::IterConstantArray(const Value& v, ValueList* items) {
     Fail(BreakCategory::kTooLong, absl::StrFormat("a loop over %d items is not unrolled", n));
     return false;
   }
+  return ItemsOfConstant(o, items);
+}
+
+bool Interp::ItemsOfConstant(PyObject* o, ValueList* items) {
   PyObject* it = PyObject_GetIter(o);
   while (PyObject* x = it ? PyIter_Next(it) : nullptr) items->push_back(Value::Const(Keep(x)));
   Py_XDECREF(it);

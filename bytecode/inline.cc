@@ -237,15 +237,7 @@ bool Interp::RunGenerator(const Value& gen, bool pure, Value* out) {
       if (done) break;
       items.push_back(std::move(item));
     }
-    if (pure && g().nodes().size() != nodes) {
-      Fail(BreakCategory::kUnsupportedCall, "a generator whose items compute tensors, consumed by all()/any()",
-           "all() and any() stop early; the generator runs in Python");
-      return false;
-    }
-    out->kind = Value::kIter;
-    out->items = std::make_shared<ValueList>(std::move(items));
-    out->from_generator = true;
-    return true;
+    return GeneratorItems(std::move(items), nodes, pure, out);
   }
   if (st.started) {
     Fail(BreakCategory::kUnsupportedCall, "a generator iterated a second time",
@@ -269,12 +261,16 @@ bool Interp::RunGenerator(const Value& gen, bool pure, Value* out) {
   --gen_depth_;
   pending_yields_ = nullptr;
   if (!ok) return false;
-  if (pure && g().nodes().size() != nodes) {
-    Fail(BreakCategory::kUnsupportedCall, "a generator whose items compute tensors, consumed by all()/any()",
-         "all() and any() stop early; the generator runs in Python");
+  st.exhausted = true;  // a later consumer gets no items, as from an exhausted generator
+  return GeneratorItems(std::move(items), nodes, pure, out);
+}
+
+bool Interp::GeneratorItems(ValueList items, size_t nodes_before, bool pure, Value* out) {
+  if (pure && g().nodes().size() != nodes_before) {
+    Fail(BreakCategory::kUnsupportedCall, "a generator, map or filter whose items compute tensors, consumed by all()/any()",
+         "all() and any() stop early; it runs in Python");
     return false;
   }
-  st.exhausted = true;  // a later consumer gets no items, as from an exhausted generator
   out->kind = Value::kIter;
   out->items = std::make_shared<ValueList>(std::move(items));
   out->from_generator = true;
@@ -356,15 +352,7 @@ bool Interp::RunLazyMap(GenState& st, bool pure, Value* out) {
   }
   --gen_depth_;
   if (!ok) return false;
-  if (pure && g().nodes().size() != nodes) {
-    Fail(BreakCategory::kUnsupportedCall, "a map or filter whose items compute tensors, consumed by all()/any()",
-         "all() and any() stop early; the call runs in Python");
-    return false;
-  }
-  out->kind = Value::kIter;
-  out->items = std::make_shared<ValueList>(std::move(items));
-  out->from_generator = true;
-  return true;
+  return GeneratorItems(std::move(items), nodes, pure, out);
 }
 
 bool Interp::TakesFromGenerator(const Value& it) {

@@ -377,6 +377,9 @@ class Interp {
   // *args...): a fresh one over a container, or the items of an iterator, which is left
   // exhausted. GET_ITER keeps an iterator itself (iter(it) is it).
   bool IterConstantArray(const Value& v, ValueList* items);  // handlers_control.cc
+  // The items of a Python iterable known now (iter() of a constant: no user code), as
+  // constants; fails when iterating raises.
+  bool ItemsOfConstant(PyObject* o, ValueList* items);
   bool GetIter(const Value& v, Value* out);                    // handlers_control.cc
   // GET_ITER and FOR_ITER (`next` is the instruction to run next: the loop's exit when the
   // iterator is exhausted).
@@ -397,6 +400,9 @@ class Interp {
   // `pure`, a generator whose items add graph nodes fails: its consumer may stop early.
   bool MakeLazyMap(bool filter, const ValueList& args, Value* out);  // inline.cc
   bool RunLazyMap(GenState& st, bool pure, Value* out);
+  // A generator's (or map's, filter's) items, taken whole by a consumer, as an iterator;
+  // `pure` consumers (all, any) stop early, so the items must have added no graph nodes.
+  bool GeneratorItems(ValueList items, size_t nodes_before, bool pure, Value* out);
   // The next item of a generator stepped item by item (*exhausted when it returned).
   bool NextFromGenerator(const Frame& consumer, const Value& gen, Value* item, bool* exhausted);
   bool BindFrame(const Frame& caller, PyCodeObject* code, PyObject* func, int32_t func_source,
