@@ -241,9 +241,10 @@ void Interp::Run() {
   // Free variables of the root function are read through its closure cells when loaded.
   Value result;
   if (!RunFrame(f, &result)) {
-    if (allow_break_) BuildBreak();
+    if (allow_break_ && !SuspendedGeneratorNeedsCleanup()) BuildBreak();
     return;
   }
+  if (SuspendedGeneratorNeedsCleanup()) return;
   if (!MakeEffects(effects_.size()) || !MakeOutput(result, &out_->output)) return;
   g().SetOutputs(outputs_);
   out_->num_memo = static_cast<int32_t>(memo_of_items_.size());

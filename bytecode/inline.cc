@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "bytecode/interp.h"
+#include "bytecode/resume.h"
 
 namespace pijit::bytecode {
 
@@ -198,6 +199,7 @@ bool Interp::NextFromGenerator(const Frame& consumer, const Value& gen, Value* i
                             st.args, st.kwnames, frame.get());
     if (!bound) return false;
     st.frame = std::move(frame);
+    stepped_generators_.push_back(gen.gen);
   }
   Frame& gf = *st.frame;
   gf.suspended = false;
@@ -263,6 +265,27 @@ bool Interp::RunGenerator(const Value& gen, bool pure, Value* out) {
   if (!ok) return false;
   st.exhausted = true;  // a later consumer gets no items, as from an exhausted generator
   return GeneratorItems(std::move(items), nodes, pure, out);
+}
+
+bool Interp::SuspendedGeneratorNeedsCleanup() {
+  for (const auto& st : stepped_generators_) {
+    if (!st->frame || st->exhausted) continue;
+    const Frame& gf = *st->frame;
+    const int32_t at = gf.pc > 0 && gf.pc <= gf.instrs.size() ? gf.instrs[gf.pc - 1].offset : 0;
+    const std::optional<ExceptionEntry> h = HandlerAt(gf.code, at);
+    if (!h) continue;
+    // 3.12 and 3.13 wrap every generator's body in a handler that turns a StopIteration
+    // into a RuntimeError (CALL_INTRINSIC_1 at its target): no cleanup of the user's.
+    bool implicit = false;
+    for (const Instr& in : gf.instrs)
+      if (in.offset == h->target) implicit = in.op == Opc::CALL_INTRINSIC_1;
+    if (implicit) continue;
+    Fail(BreakCategory::kUnsupportedFunction,
+         "a generator left suspended inside its own try or with block",
+         "Python runs that block's cleanup when the generator is dropped; the call runs eagerly");
+    return true;
+  }
+  return false;
 }
 
 bool Interp::GeneratorItems(ValueList items, size_t nodes_before, bool pure, Value* out) {

@@ -403,6 +403,10 @@ class Interp {
   // A generator's (or map's, filter's) items, taken whole by a consumer, as an iterator;
   // `pure` consumers (all, any) stop early, so the items must have added no graph nodes.
   bool GeneratorItems(ValueList items, size_t nodes_before, bool pure, Value* out);
+  // Whether a generator stepped by the trace is left suspended inside a `try` or `with` of
+  // its own (then fails): Python runs that cleanup when the generator is dropped, which the
+  // trace cannot, so neither a graph nor a break may be made.
+  bool SuspendedGeneratorNeedsCleanup();
   // The next item of a generator stepped item by item (*exhausted when it returned).
   bool NextFromGenerator(const Frame& consumer, const Value& gen, Value* item, bool* exhausted);
   bool BindFrame(const Frame& caller, PyCodeObject* code, PyObject* func, int32_t func_source,
@@ -610,6 +614,8 @@ class Interp {
   std::vector<std::shared_ptr<ValueList>> viewed_items_alive_;
   ValueList* pending_yields_ = nullptr;  // handed to the next frame Inline sets up
   int gen_depth_ = 0;                    // generators being run (no effects are recorded)
+  // Generators stepped an item at a time (NextFromGenerator), to find those left suspended.
+  std::vector<std::shared_ptr<GenState>> stepped_generators_;
   int grad_depth_ = 0;  // nesting of gradient transforms being captured (handlers_grad.cc)
   std::vector<graph::CustomVjp> customs_;  // Cells with a bprop, for AppendBackward
   int64_t vjp_calls_ = 0;                  // gradient transforms captured so far

@@ -154,3 +154,34 @@ def test_interleaving_of_generator_and_body_matches_python():
     assert (got == want).all()
     # The generator appends to a closure list (an effect): it runs in Python, in order.
     assert order == [("yield", 0), ("yield", 1), ("yield", 2)]
+
+
+def with_cleanup(t, n):
+    try:
+        for i in range(n):
+            yield t * float(i + 1)
+    finally:
+        LOG.append(("generator cleanup", n))
+
+
+def left_suspended_in_its_try(x):
+    acc = x
+    for v in with_cleanup(x, 3):
+        acc = acc + v
+        break
+    LOG.append("after loop")
+    return acc
+
+
+def one_next_then_dropped(x):
+    first = next(with_cleanup(x, 2))
+    LOG.append("after next")
+    return first
+
+
+@pytest.mark.parametrize("fn", [left_suspended_in_its_try, one_next_then_dropped])
+def test_a_generator_dropped_inside_its_try_runs_its_cleanup_first(fn, capsys):
+    # Python closes the generator when it is dropped (its finally runs before "after ...");
+    # the trace cannot, so such a call runs eagerly.
+    _, outcome, _ = compare(fn, capsys=capsys)
+    assert outcome[0] == "ok"

@@ -188,7 +188,11 @@ def test_fuzz_programs_building_objects_and_taking_a_list_match_eager():
 # the function and a list passed in. The seeds that found the two array bugs (rows iterated as
 # constants, not views: 24, 56, 138, 142; stores into an array while a loop over it runs: 96)
 # are in the range and pass since the fix; their minimal forms are in
-# test_capture_ndarray_iter.py.
+# test_capture_ndarray_iter.py. The feature also steps generators an item at a time
+# (fuzzgen/flow_generators.py: loops, comprehensions and next() over generator functions and
+# generator expressions, with bodies that change what the generator reads next).
+# Seed 8 found a generator with a try/finally left by a `break` whose finally never ran under
+# the JIT; such a call now runs eagerly (test_capture_generator_loops.py has the minimal form).
 FLOW_SEEDS = list(range(0, 156))
 
 

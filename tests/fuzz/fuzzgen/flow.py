@@ -9,14 +9,16 @@ and int constants, float32, wrapping int64, uint8 and bool items added as NumPy 
 rows made tensors, views and columns, arrays in a dict or an attribute, arrays built in the
 function, stores before the loop, into the array during the loop and through its rows;
 enumerate/zip over them, sum(), list(), early exits). map/filter and exception forms are in
-flow_calls.py. Each form is one statement group; its bodies mix in the ordinary statements,
+flow_calls.py, generators stepped an item at a time (loops, comprehensions, next()) in
+flow_generators.py. Each form is one statement group; its bodies mix in the ordinary statements,
 so graph breaks happen inside them. The module-level managers' and arrays' state and a second
 log (EXITS) are reset and read back by the harness (reset_flow, read_flow); the definitions
 the programs use are in flow_prelude.py."""
 from .flow_calls import FlowCalls
+from .flow_generators import FlowGenerators
 
 
-class Flow(FlowCalls):
+class Flow(FlowCalls, FlowGenerators):
     """Statement generation for the "flow" feature; a mixin of Gen (uses r, fresh, emit,
     block, merge, texpr, sexpr, svar, rexpr, assign_t)."""
 
@@ -32,10 +34,11 @@ class Flow(FlowCalls):
               "arr_local", "map_arr", "exc_gone", "exc_unpack"] +
              ["with_tally", "with_tally", "with_ret_state", "map_lazy", "map_lazy", "map_shared",
               "exc_user", "exc_user", "exc_ident", "arr_dtypes", "arr_dtypes", "exc_saved",
-              "exc_saved", "arr_views", "arr_rowstore", "arr_rowstore", "arr_held", "arr_live"])
+              "exc_saved", "arr_views", "arr_rowstore", "arr_rowstore", "arr_held", "arr_live"] +
+             list(FlowGenerators.GEN_FORMS))
     # Forms without a nested block, for deep positions.
     FLAT = ("exc_obj", "exc_raise", "exc_unpack", "map_", "filter_", "arr_reduce", "arr_list",
-            "with_helper")
+            "with_helper", "gen_reduce", "gen_lazy")
 
     def flow_stmt(self, sc, depth, in_loop, in_try):
         form = self.r.choice(self.FORMS)

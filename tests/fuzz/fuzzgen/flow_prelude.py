@@ -2,8 +2,10 @@
 under that feature only): NumPy array constants and one the programs store into (MUT), context
 managers written in Python (Cm, Hold, Loud, Quiet, Picky, the generator-based scope) and
 module-level instances of them (MGR, HOLD), a second log (EXITS), inlinable helpers with a
-with block or a try/except inside, helpers for map and filter, and reset_flow/read_flow, which
-the harness calls around each run."""
+with block or a try/except inside, helpers for map and filter, generator functions (while
+loops, returns, tensors, numbers and pairs, reading a list or an attribute as they are
+stepped, logging, try/finally, yield from, a graph break, raising) and the object KNOB they
+read, and reset_flow/read_flow, which the harness calls around each run."""
 
 FLOW_PRELUDE = '''\
 
@@ -167,6 +169,98 @@ class FlowError(Exception):
         self.n = n
 
 
+def countdown(n):
+    # A while loop and a return value (the StopIteration's value, which loops drop).
+    while n > 0:
+        yield n
+        n -= 1
+    return "done"
+
+
+def ramp(t, n, step=1.0):
+    # Tensors: t * 0, t * step, t * 2 * step, ...
+    i = 0
+    while i < n:
+        yield t * (i * step)
+        i += 1
+
+
+def pairs(t, n):
+    # Tuples of a number and a tensor.
+    for i in range(n):
+        yield i, t + float(i)
+
+
+def reads(xs, cap=6):
+    # Reads the list by index as it is consumed: items the consumer appends are yielded too.
+    i = 0
+    while i < len(xs) and i < cap:
+        yield xs[i]
+        i += 1
+
+
+def by_attr(b, t, n):
+    # Reads b.step at each item (the consumer may change it in between).
+    for i in range(n):
+        yield t * b.step + float(i)
+
+
+def logged(n, tag="gen"):
+    # A side effect before each item: its order with the consumer's effects counts.
+    for i in range(n):
+        LOG.append((tag, i))
+        yield i * 1.5
+    LOG.append((tag, "end"))
+
+
+def guarded(t, n):
+    # try/finally: the finally runs when the generator finishes or is closed.
+    try:
+        for i in range(n):
+            yield t * float(i + 1)
+    finally:
+        EXITS.append(("gen finally", n))
+
+
+def delegate(n):
+    # yield from another generator (its return value is the yield from's value).
+    got = yield from countdown(n)
+    yield len(got)
+
+
+def delegate_t(t, n):
+    yield t
+    yield from ramp(t, n, 0.5)
+
+
+def noisy(t, n):
+    # A graph break inside the generator's frame.
+    for i in range(n):
+        print("noisy", i)
+        yield t - float(i)
+
+
+def raising(n, bad):
+    # Raises at item `bad` (the consumer sees the exception from its loop).
+    for i in range(n):
+        if i == bad:
+            raise ValueError("gen", i)
+        yield i
+
+
+def early(t, n):
+    # return inside the loop.
+    i = 0
+    while True:
+        if i >= n:
+            return
+        yield t * 0.5 ** i
+        i += 1
+
+
+KNOB = Obj()  # an object whose attribute generators read (by_attr) and functions change
+
+
 MGR = Cm(7)
 HOLD = Hold(2.5)
 MUT = np.array([1.0, 2.0, 3.0])
@@ -183,12 +277,13 @@ def reset_flow():
     ARR2[:] = ((1.0, 0.5, -1.0), (0.25, 2.0, 1.5))
     ARRS["a"] = np.array([1.0, 2.0])
     HOLDER.arr = np.array([3.0, 4.0, -1.0])
+    KNOB.step = 1.0
     EXITS.clear()
 
 
 def read_flow():
     return (MGR.entered, MGR.exited, HOLD.depth, HOLD.v, MUT.copy(), ARR2.copy(),
-            ARRS["a"].copy(), HOLDER.arr.copy(), list(EXITS))
+            ARRS["a"].copy(), HOLDER.arr.copy(), list(EXITS), KNOB.step)
 
 
 def twice(t):

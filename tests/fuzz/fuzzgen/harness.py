@@ -66,9 +66,11 @@ def execute(fn, ns, prog, wrap=None, input_seed=None, k=None):
                 out = ("ok", fn(*args, **kw))
         except Exception as e:  # noqa: BLE001 - comparing whatever is raised
             out = ("raise", type(e).__name__, str(e), exc_view(e))
-    rec = {"result": out, "stdout": buf.getvalue(), "log": list(ns["LOG"]),
-           "G": ns.get("G", "<deleted>"), "state": dict(ns["STATE"]),
-           "attrs": dict(sorted(vars(o).items()))}
+    # NumPy arrays in what is recorded are copied now: a row of a module-level array (a view)
+    # logged by this run would otherwise show the stores of later runs in this namespace.
+    rec = {"result": _frozen(out), "stdout": buf.getvalue(), "log": _frozen(list(ns["LOG"])),
+           "G": ns.get("G", "<deleted>"), "state": _frozen(dict(ns["STATE"])),
+           "attrs": _frozen(dict(sorted(vars(o).items())))}
     if "lists" in FEATURES:
         rec["ls"] = list(args[4])
     if "read_cells" in ns:
@@ -76,10 +78,23 @@ def execute(fn, ns, prog, wrap=None, input_seed=None, k=None):
     if "read_bump" in ns:
         rec["bump"] = ns["read_bump"]()
     if "read_flow" in ns:
-        rec["flow"] = ns["read_flow"]()  # module-level managers and arrays, EXITS
+        rec["flow"] = ns["read_flow"]()  # module-level managers, arrays and KNOB, EXITS
     if "random" in FEATURES:
         rec["stream"] = ns["ops"].rand(3)  # where the seeded random stream is after the call
     return rec
+
+
+def _frozen(v):
+    """v with the NumPy arrays inside its lists, tuples and dicts (exactly those types)
+    copied."""
+    import numpy as np
+    if isinstance(v, np.ndarray):
+        return v.copy()
+    if type(v) in (list, tuple):
+        return type(v)(_frozen(w) for w in v)
+    if type(v) is dict:
+        return {k: _frozen(w) for k, w in v.items()}
+    return v
 
 
 def _plain(v):

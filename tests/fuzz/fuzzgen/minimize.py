@@ -9,7 +9,10 @@ def _blocks(lines):
     out = []
     for i, line in enumerate(lines):
         text = line.strip()
-        if (i == 0 or not text or text == "global G" or text.startswith(("def ", "class ")) or
+        # The function's own header and the closure's scaffolding stay; functions defined in
+        # the function's body (generators, helpers) may go.
+        if (i == 0 or not text or text == "global G" or
+                text.startswith(("def prog(", "def make(", "def reset_cells(", "class ")) or
                 text in ("return prog",) or text.startswith("prog =")):
             continue
         if line.strip().startswith(("else:", "except")):

@@ -29,10 +29,17 @@ INDENT = "    "
 #           side effects whose order counts), exception objects (args, str, isinstance,
 #           attributes, identity; raised under conditions on Python values, so some calls
 #           raise; caught in the function, kept past the except clause; user exception classes;
-#           try/except/else, try/finally, raise ... from); ordinary statements inside their
-#           bodies, so graph breaks happen there. The harness also compares the module-level
-#           managers and arrays and a second log (read_flow), and exceptions (raised or
-#           logged) by type, args, attributes, notes, traceback presence, cause and context
+#           try/except/else, try/finally, raise ... from), generators stepped an item at a
+#           time (flow_generators.py: for loops, comprehensions and next() over generator
+#           functions of the prelude or defined in the function and generator expressions;
+#           while loops and returns in them; bodies that append to the list a generator indexes,
+#           change the attribute it reads or rebind the cell it closes over; loops left early
+#           with the rest taken by list/sum/next; next() inside loops; nested loops; generators
+#           consumed twice, logging, with try/finally, yield from, raising, in zip/enumerate);
+#           ordinary statements inside their bodies, so graph breaks happen there. The
+#           harness also compares the module-level managers, arrays and KNOB (the object
+#           generators read) and a second log (read_flow), and exceptions (raised or logged)
+#           by type, args, attributes, notes, traceback presence, cause and context
 FEATURES = frozenset(f for f in os.environ.get("PIJIT_FUZZ_FEATURES", "").split(",") if f)
 
 
