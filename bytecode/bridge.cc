@@ -197,6 +197,14 @@ absl::StatusOr<PyObject*> MakeBridgeCode(PyCodeObject* code, const BridgeSpec& s
       if (kJumpsTakeBool) e.Emit(Opc::TO_BOOL);
       e.Emit(spec.op, spec.arg);
       break;
+    case Opc::RAISE_VARARGS:
+      // The stack's values are on the value stack now: the slots that held them go, so that
+      // the bridge's frame, which the exception's traceback keeps, does not keep the
+      // exception in turn (a cycle, freed only by the garbage collector, that would keep the
+      // callers' locals alive; `raise X(...)` in Python makes none).
+      for (int i = nlocals; i < nlocals + nin; ++i) e.Emit(Opc::DELETE_FAST, i);
+      e.Emit(spec.op, spec.arg);
+      break;
     default:
       if (IsConditionalJump(spec.op)) {
         jump_unit = e.units();  // emitted once the first epilogue's length is known

@@ -204,3 +204,41 @@ def test_a_caught_exception_returned_runs_in_python():
         _, err = jf(X())
         assert type(err) is KeyError and err.__traceback__ is not None
     assert "raised and caught" in str(ms.get_code_extra(jf)["all_reasons"])
+
+
+class Finalized:
+    def __del__(self):
+        LOG.append("finalized")
+
+
+def raises_after_a_break(x):
+    if x.sum() > 0:  # a branch on tensor data: the raise runs in a resume function
+        raise ValueError("after a break")
+    return x
+
+
+jitted_raiser = ms.jit(raises_after_a_break, mode="PIJit")
+
+
+def caller_holding_an_object(x):
+    held = Finalized()
+    try:
+        jitted_raiser(x)
+    except ValueError:
+        LOG.append("caught")
+    return len(LOG) + (held is not None)
+
+
+def test_an_exception_raised_past_a_break_keeps_no_frame_alive():
+    # The exception's traceback holds the frames it passed through; none of them may hold the
+    # exception in turn (a cycle), or the caller's locals would live until the next garbage
+    # collection instead of being finalized when the caller returns, as in Python.
+    import gc
+    gc.disable()
+    try:
+        for _ in range(2):
+            LOG.clear()
+            caller_holding_an_object(X() + 10.0)
+            assert LOG == ["caught", "finalized"]
+    finally:
+        gc.enable()
