@@ -97,6 +97,8 @@ PyObject* TensorAttribute(const TensorMeta& meta, const char* n) {
   }
   if (name == "ndim") return PyLong_FromSize_t(meta.shape.size());
   if (name == "size") return PyLong_FromLongLong(NumElements(meta.shape));
+  if (name == "itemsize") return PyLong_FromSize_t(ItemSize(meta.dtype));
+  if (name == "nbytes") return PyLong_FromLongLong(NumElements(meta.shape) * static_cast<int64_t>(ItemSize(meta.dtype)));
   if (name == "dtype") {
     PyObject* probe = WrapTensor(Tensor::Empty({}, meta.dtype));
     PyObject* v = PyObject_GetAttrString(probe, "dtype");

@@ -117,18 +117,36 @@ Grads JoinVjp(Builder& b, const VjpArgs& a) {
   return out;
 }
 
-// The gradient of an all-reduce sum with respect to each rank's input is the sum of every
-// rank's output gradient: another all-reduce sum over the same group. Max, min and prod pick
-// or multiply values across ranks; their gradients are not defined here.
-Grads AllReduceVjp(Builder& b, const VjpArgs& a) {
-  if (a.n.attr % kAllReduceOps != 0) {
+// The gradients of collectives (MindSpore's rules): an all-reduce sum's, with respect to each
+// rank's input, is the sum of every rank's output gradient, another all-reduce sum over the
+// group; max and min pass that sum to the ranks whose input was the result; an all-gather's is
+// the reduce-scatter (sum) of its gradient and a reduce-scatter's (sum) the all-gather; a
+// broadcast's is the output gradient itself. Prod has none.
+Grads CollectiveVjp(Builder& b, const VjpArgs& a) {
+  const int64_t group = a.n.op == Op::kAllGather ? a.n.attr : a.n.attr / kAllReduceOps;
+  const int64_t op = a.n.op == Op::kAllReduce || a.n.op == Op::kReduceScatter ? a.n.attr % kAllReduceOps : 0;
+  const bool sum_or_pick = a.n.op == Op::kAllReduce && (op == 1 || op == 2);
+  if (op != 0 && !sum_or_pick) {
     return {b.Fail(absl::UnimplementedError(absl::StrCat(
-        "the gradient of all_reduce with op=", kAllReduceOpNames[a.n.attr % kAllReduceOps],
-        " is not supported (only sum)")))};
+        "the gradient of ", OpName(a.n.op), " with op=", kAllReduceOpNames[op], " is not supported (",
+        a.n.op == Op::kAllReduce ? "sum, max and min" : "only sum", " are)")))};
   }
   Attrs attrs;
-  attrs.attr = a.n.attr;
-  return {b.Emit(Op::kAllReduce, {a.dy}, attrs)};
+  switch (a.n.op) {
+    case Op::kBroadcast: return {a.dy};
+    case Op::kAllGather:
+      attrs.attr = group * kAllReduceOps;  // reduce_scatter, sum
+      return {b.Emit(Op::kReduceScatter, {a.dy}, attrs)};
+    case Op::kReduceScatter:
+      attrs.attr = group;
+      return {b.Emit(Op::kAllGather, {a.dy}, attrs)};
+    default: break;
+  }
+  attrs.attr = group * kAllReduceOps;  // all_reduce, sum
+  const NodeId summed = b.Emit(Op::kAllReduce, {a.dy}, attrs);
+  if (!sum_or_pick) return {summed};
+  const NodeId x = a.in(0);
+  return {b.Mul(summed, b.Convert(b.Emit(Op::kEqual, {x, a.y}), b.DTypeOf(x)))};
 }
 
 Grads TransposeVjp(Builder& b, const VjpArgs& a) {
@@ -309,7 +327,10 @@ const VjpRule kVjpRules[] = {
   {Op::kConv2DGradWeight, Conv2DGradVjp},
   {Op::kAvgPool2DGrad, AvgPool2DGradVjp},
   {Op::kReshape, [](Builder& b, const VjpArgs& a) -> Grads { return {b.Reshape(G, b.ShapeOf(X))}; }},
-  {Op::kAllReduce, AllReduceVjp},
+  {Op::kAllReduce, CollectiveVjp},
+  {Op::kAllGather, CollectiveVjp},
+  {Op::kReduceScatter, CollectiveVjp},
+  {Op::kBroadcast, CollectiveVjp},
   {Op::kSqueeze, [](Builder& b, const VjpArgs& a) -> Grads { return {b.Reshape(G, b.ShapeOf(X))}; }},
   {Op::kUnsqueeze, [](Builder& b, const VjpArgs& a) -> Grads { return {b.Reshape(G, b.ShapeOf(X))}; }},
   {Op::kFlatten, [](Builder& b, const VjpArgs& a) -> Grads { return {b.Reshape(G, b.ShapeOf(X))}; }},

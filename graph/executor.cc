@@ -13,6 +13,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "kernels/comm/comm.h"
 #include "kernels/errors.h"
 #include "graph/backend.h"
 #include "graph/device_replay.h"
@@ -191,6 +192,47 @@ class ArenaLease {
   std::unique_ptr<Arena> arena_;
 };
 
+// The all-reduces a call has started and not yet waited for. The executor starts each one when
+// its node comes (graph/passes/collective_schedule.h moves them up to where their inputs are
+// ready) and waits only when a node reads its result, so the communication runs behind the
+// nodes in between (a backward's remaining layers).
+class InFlight {
+ public:
+  ~InFlight() { (void)WaitAll(); }  // an error left some: they finish before the arena goes
+  bool empty() const { return items_.empty(); }
+  void Add(NodeId id, std::shared_ptr<comm::Work> work) { items_.push_back({id, std::move(work)}); }
+  absl::Status WaitFor(NodeId id) {
+    for (size_t i = 0; i < items_.size(); ++i) {
+      if (items_[i].first != id) continue;
+      std::shared_ptr<comm::Work> work = std::move(items_[i].second);
+      items_.erase(items_.begin() + static_cast<std::ptrdiff_t>(i));
+      return work->Wait();
+    }
+    return absl::OkStatus();
+  }
+  absl::Status WaitAll() {
+    absl::Status first;
+    for (auto& [id, work] : items_) first.Update(work->Wait());
+    items_.clear();
+    return first;
+  }
+
+ private:
+  std::vector<std::pair<NodeId, std::shared_ptr<comm::Work>>> items_;
+};
+
+// Runs node `n`: all-reduces on the host start and return (their value arrives before a reader
+// waits for it in `in_flight`); any other node runs to completion on `backend`.
+absl::StatusOr<Tensor> StartNode(const Backend& backend, const Node& n, absl::Span<const Tensor* const> args,
+                                 NodeId id, InFlight& in_flight) {
+  if (n.op != Op::kAllReduce || backend.device() != Device::kCPU || n.attr < 0) return backend.RunNode(n, args);
+  PIJIT_ASSIGN_OR_RETURN(comm::Pending p,
+                         comm::AllReduceStart(*args[0], static_cast<comm::ReduceOp>(n.attr % kAllReduceOps),
+                                              static_cast<int>(n.attr / kAllReduceOps)));
+  if (p.work) in_flight.Add(id, std::move(p.work));
+  return std::move(p.result);
+}
+
 // A computed value must live in its root's slot (its own, or its base's for a view), or
 // outside the arena. Anything else sits in memory the plan gives to other values at other
 // times (a kernel returned an input that the plan did not expect it to share): copy it out.
@@ -368,6 +410,7 @@ absl::Status CompiledGraph::RunOnBackend(absl::Span<const Tensor* const> inputs,
   // Declared before the values, so that they are gone when the arena goes back to the pool.
   ArenaLease lease(arenas_.get(), plan_);
   const Arena* arena = lease.get();
+  InFlight in_flight;  // after the lease: what it still runs finishes before the arena goes back
   // Each node's value: inputs and constants are read in place; computed values live in `values`.
   absl::InlinedVector<Tensor, 16> values(nodes.size());
   absl::InlinedVector<const Tensor*, 16> value_of(nodes.size(), nullptr);
@@ -385,16 +428,18 @@ absl::Status CompiledGraph::RunOnBackend(absl::Span<const Tensor* const> inputs,
     value_of[id] = &values[id];
     args.clear();
     for (NodeId i : n.inputs) args.push_back(value_of[i]);
+    if (!in_flight.empty())
+      for (NodeId i : n.inputs) PIJIT_RETURN_IF_ERROR(in_flight.WaitFor(i));
     {
       // The node's result goes to its slot when the plan gave it one.
       std::optional<PlannedSlot> planned;
       if (arena && plan_.slot[id] != MemoryPlan::kNoSlot) planned.emplace(arena->slots[plan_.slot[id]]);
       if (NodeProfile* prof = NodeProfile::Get()) {
         const auto start = std::chrono::steady_clock::now();
-        PIJIT_ASSIGN_OR_RETURN(values[id], backend_->RunNode(n, args));
+        PIJIT_ASSIGN_OR_RETURN(values[id], StartNode(*backend_, n, args, static_cast<NodeId>(id), in_flight));
         prof->Add(n, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
       } else {
-        PIJIT_ASSIGN_OR_RETURN(values[id], backend_->RunNode(n, args));
+        PIJIT_ASSIGN_OR_RETURN(values[id], StartNode(*backend_, n, args, static_cast<NodeId>(id), in_flight));
       }
     }
     if (arena) KeepInPlan(plan_, *arena, static_cast<NodeId>(id), values[id]);
@@ -402,6 +447,7 @@ absl::Status CompiledGraph::RunOnBackend(absl::Span<const Tensor* const> inputs,
     for (NodeId i : n.inputs)
       if (last_use_[i] == static_cast<int32_t>(id)) values[i] = Tensor();
   }
+  PIJIT_RETURN_IF_ERROR(in_flight.WaitAll());
   outputs->clear();
   const auto& outs = graph_.outputs();
   for (size_t i = 0; i < outs.size(); ++i) {

@@ -130,9 +130,14 @@ std::vector<std::string> AttrTexts(const Node& n) {
       }
       break;
     case Op::kConv2DGradInput: case Op::kConv2DGradWeight: ints("window_shape"); break;
-    case Op::kAllReduce:
+    case Op::kAllReduce: case Op::kReduceScatter:
       a.push_back(absl::StrCat("op=", kAllReduceOpNames[n.attr % kAllReduceOps]));
       a.push_back(absl::StrCat("group=", n.attr / kAllReduceOps));
+      break;
+    case Op::kAllGather: a.push_back(absl::StrCat("group=", n.attr)); break;
+    case Op::kBroadcast:
+      a.push_back(absl::StrCat("root=", n.attr % kBroadcastRoots));
+      a.push_back(absl::StrCat("group=", n.attr / kBroadcastRoots));
       break;
     case Op::kConv2DTranspose: ints("window_outpad"); break;
     case Op::kFusedMatMul: case Op::kFusedConv2D: {
@@ -274,6 +279,32 @@ int Graph::Compact(const std::vector<bool>& keep) {
   const int dropped = static_cast<int>(nodes_.size() - kept.size());
   nodes_ = std::move(kept);
   return dropped;
+}
+
+absl::Status Graph::Reorder(const std::vector<NodeId>& order) {
+  if (order.size() != nodes_.size()) return absl::InternalError("Reorder: not a permutation of the nodes");
+  std::vector<NodeId> new_id(nodes_.size(), -1);
+  for (size_t pos = 0; pos < order.size(); ++pos) {
+    const NodeId id = order[pos];
+    if (id < 0 || static_cast<size_t>(id) >= nodes_.size() || new_id[id] >= 0) {
+      return absl::InternalError("Reorder: not a permutation of the nodes");
+    }
+    for (NodeId i : nodes_[id].inputs) {
+      if (new_id[i] < 0) return absl::InternalError(absl::StrCat("Reorder: %", id, " before its input %", i));
+    }
+    new_id[id] = static_cast<NodeId>(pos);
+  }
+  std::vector<Node> moved;
+  moved.reserve(nodes_.size());
+  for (NodeId id : order) {
+    Node& n = nodes_[id];
+    for (NodeId& i : n.inputs) i = new_id[i];
+    moved.push_back(std::move(n));
+  }
+  for (NodeId& p : params_) p = new_id[p];
+  for (NodeId& o : outputs_) o = new_id[o];
+  nodes_ = std::move(moved);
+  return absl::OkStatus();
 }
 
 absl::StatusOr<NodeId> Graph::AddOp(Op op, absl::Span<const NodeId> inputs, Shape ints,

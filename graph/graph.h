@@ -51,6 +51,8 @@ inline constexpr int64_t kPoolGradPositiveOnly = 1;
 // kAllReduceOps times its communication group.
 inline constexpr int64_t kAllReduceOps = 4;
 inline constexpr const char* kAllReduceOpNames[kAllReduceOps] = {"sum", "max", "min", "prod"};
+// Node::attr of broadcast: its root rank plus kBroadcastRoots times its group.
+inline constexpr int64_t kBroadcastRoots = int64_t{1} << 24;
 
 // An op's attributes; graph/ops.def says which each op uses and what they mean.
 struct Attrs {
@@ -93,6 +95,9 @@ class Graph {
   // Rebuilds the graph keeping the nodes with keep[id] (params are always kept), in order,
   // renumbering ids densely. Kept nodes must not use dropped ones. Returns the number dropped.
   int Compact(const std::vector<bool>& keep);
+  // Puts the nodes in `order`, a permutation of the ids in which every node comes after its
+  // inputs, renumbering ids to positions (params keep their parameter order).
+  absl::Status Reorder(const std::vector<NodeId>& order);
   // For each node, whether some output depends on it (params count as live).
   std::vector<bool> LiveNodes() const;
   // Drops the nodes with ids >= n (and the parameters among them); nothing kept may use them.

@@ -43,6 +43,28 @@ absl::StatusOr<DType> NodeDType(const Node& n) {
   return *n.dtype;
 }
 
+// The result of all_gather (axis 0 times the group's size; a 0-d input gathers into a
+// vector) and reduce_scatter (axis 0 divided by it), with the group's size as it is now.
+absl::StatusOr<TensorMeta> InferCollective(const Node& n, const TensorMeta& in) {
+  const bool gather = n.op == Op::kAllGather;
+  const int group = static_cast<int>(gather ? n.attr : n.attr / kAllReduceOps);
+  if (n.attr < 0) return absl::InternalError(absl::StrCat(OpName(n.op), ": negative attr"));
+  PIJIT_ASSIGN_OR_RETURN(int size, comm::GroupSize(group));
+  TensorMeta out = in;
+  if (gather) {
+    if (out.shape.empty()) out.shape.push_back(1);
+    out.shape[0] *= size;
+    return out;
+  }
+  if (out.shape.empty() || out.shape[0] % size != 0) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "reduce_scatter: the first axis of a tensor of shape %s must be a multiple of the group's %d ranks",
+        ShapeToString(in.shape), size));
+  }
+  out.shape[0] /= size;
+  return out;
+}
+
 // clip's optional bounds: ints = {has_min, has_max}, inputs = x then the given bounds.
 template <typename T>
 absl::Status ClipOperands(const Node& n, absl::Span<const T* const> in, const T** lo,
@@ -258,6 +280,8 @@ absl::StatusOr<TensorMeta> InferNode(const Node& n, absl::Span<const TensorMeta*
     }
     case Op::kAssign: return InferAssign(*in[0], *in[1]);
     case Op::kAllReduce: return *in[0];
+    case Op::kBroadcast: return *in[0];
+    case Op::kAllGather: case Op::kReduceScatter: return InferCollective(n, *in[0]);
     case Op::kReshape: return InferReshape(*in[0], n.ints);
     case Op::kCustomGrad:
       if (in.empty()) return absl::InternalError("custom_grad: expects at least 1 input");
@@ -403,6 +427,13 @@ absl::StatusOr<Tensor> RunNode(const Node& n, absl::Span<const Tensor* const> in
       if (n.attr < 0) return absl::InvalidArgumentError("all_reduce: expects attr = op + 4 * group");
       return comm::AllReduce(*in[0], static_cast<comm::ReduceOp>(n.attr % kAllReduceOps),
                              static_cast<int>(n.attr / kAllReduceOps));
+    case Op::kAllGather: return comm::AllGather(*in[0], static_cast<int>(n.attr));
+    case Op::kReduceScatter:
+      return comm::ReduceScatter(*in[0], static_cast<comm::ReduceOp>(n.attr % kAllReduceOps),
+                                 static_cast<int>(n.attr / kAllReduceOps));
+    case Op::kBroadcast:
+      return comm::Broadcast(*in[0], static_cast<int>(n.attr % kBroadcastRoots),
+                             static_cast<int>(n.attr / kBroadcastRoots));
     case Op::kReshape: return Reshape(*in[0], n.ints);
     case Op::kCustomGrad: return *in[0];
     case Op::kTranspose: return Transpose(*in[0], n.ints);

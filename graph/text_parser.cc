@@ -329,7 +329,7 @@ class Parser {
                  (n.op == Op::kUnsqueeze || n.op == Op::kSoftmax || n.op == Op::kLogSoftmax ||
                   n.op == Op::kConcat || n.op == Op::kStack)) {
         PIJIT_ASSIGN_OR_RETURN(n.attr, ParseInt());
-      } else if (attr.text == "op" && n.op == Op::kAllReduce) {
+      } else if (attr.text == "op" && (n.op == Op::kAllReduce || n.op == Op::kReduceScatter)) {
         const Token& v = Peek();
         int64_t op = -1;
         for (int64_t k = 0; k < kAllReduceOps; ++k)
@@ -337,9 +337,17 @@ class Parser {
         if (op < 0) return Lexer::Error(v, "op is sum, max, min or prod");
         Next();
         n.attr = op + n.attr / kAllReduceOps * kAllReduceOps;
-      } else if (attr.text == "group" && n.op == Op::kAllReduce) {
+      } else if (attr.text == "group" && (n.op == Op::kAllReduce || n.op == Op::kReduceScatter)) {
         PIJIT_ASSIGN_OR_RETURN(int64_t group, ParseInt());
         n.attr = n.attr % kAllReduceOps + group * kAllReduceOps;
+      } else if (attr.text == "group" && n.op == Op::kAllGather) {
+        PIJIT_ASSIGN_OR_RETURN(n.attr, ParseInt());
+      } else if (attr.text == "group" && n.op == Op::kBroadcast) {
+        PIJIT_ASSIGN_OR_RETURN(int64_t group, ParseInt());
+        n.attr = n.attr % kBroadcastRoots + group * kBroadcastRoots;
+      } else if (attr.text == "root" && n.op == Op::kBroadcast) {
+        PIJIT_ASSIGN_OR_RETURN(int64_t root, ParseInt());
+        n.attr = root + n.attr / kBroadcastRoots * kBroadcastRoots;
       } else if (attr.text == "post" && n.op == Op::kFusedMatMul) {
         PIJIT_ASSIGN_OR_RETURN(n.ints, ParsePostOps());
       } else if (attr.text == "post" && n.op == Op::kFusedConv2D) {

@@ -20,18 +20,26 @@ _SUPPORTED_MODES = (ParallelMode.STAND_ALONE, ParallelMode.DATA_PARALLEL)
 _ALL_MODES = _SUPPORTED_MODES + (ParallelMode.HYBRID_PARALLEL, ParallelMode.SEMI_AUTO_PARALLEL,
                                  ParallelMode.AUTO_PARALLEL)
 _DEFAULTS = {"parallel_mode": ParallelMode.STAND_ALONE, "gradients_mean": False,
-             "device_num": 1, "global_rank": 0, "parameter_broadcast": False}
+             "device_num": 1, "global_rank": 0, "parameter_broadcast": False,
+             "all_reduce_fusion_config": [], "comm_fusion": {}}
+# The gradient buckets' size when nothing else is set (comm_fusion's "size" mode): small enough
+# that a network of a few megabytes has several buckets, the first all-reduced while the
+# backward pass still runs (MindSpore's default, 64 MB, suits accelerators' bandwidth).
+DEFAULT_BUCKET_MB = 4
 _context = dict(_DEFAULTS)
 # Keys MindSpore accepts that change nothing in data-parallel training on CPUs.
 _ACCEPTED_IGNORED = ("gradient_fp32_sync", "loss_repeated_mean", "enable_parallel_optimizer",
-                     "all_reduce_fusion_config", "comm_fusion", "search_mode", "strategy_ckpt_config",
+                     "search_mode", "strategy_ckpt_config",
                      "dataset_strategy", "full_batch", "auto_parallel_search_mode")
 
 
 def set_auto_parallel_context(**kwargs):
     """Sets parallel_mode (ParallelMode.STAND_ALONE or DATA_PARALLEL), gradients_mean (divide
     the all-reduced gradients by the number of ranks), device_num (the data-parallel degree;
-    1..the world's size), global_rank and parameter_broadcast."""
+    1..the world's size), global_rank, parameter_broadcast, and how gradients are bucketed
+    for their all-reduce: all_reduce_fusion_config (parameter indices where buckets split) or
+    comm_fusion={"allreduce": {"mode": "size", "config": MB}} ("index" mode: split indices;
+    "auto" and the default: DEFAULT_BUCKET_MB; {"openstate": False}: no buckets)."""
     for key, value in kwargs.items():
         if key == "parallel_mode":
             if value not in _ALL_MODES:
@@ -49,10 +57,60 @@ def set_auto_parallel_context(**kwargs):
             if isinstance(value, bool) or not isinstance(value, int) or value < (1 if key == "device_num" else 0):
                 raise ValueError(f"set_auto_parallel_context: {key} must be an int >= "
                                  f"{1 if key == 'device_num' else 0}, got {value!r}")
+        elif key == "all_reduce_fusion_config":
+            _check_fusion_indices("all_reduce_fusion_config", value)
+        elif key == "comm_fusion":
+            _check_comm_fusion(value)
         elif key not in _ACCEPTED_IGNORED:
             raise ValueError(f"set_auto_parallel_context: unknown key {key!r}; pijit knows "
                              f"{sorted(set(_DEFAULTS) | set(_ACCEPTED_IGNORED))}")
         _context[key] = value
+
+
+def _check_fusion_indices(name, value):
+    if not isinstance(value, (list, tuple)) or any(
+            isinstance(i, bool) or not isinstance(i, int) or i <= 0 for i in value) \
+            or list(value) != sorted(set(value)):
+        raise ValueError(f"set_auto_parallel_context: {name} must be increasing positive "
+                         f"parameter indices (where gradient buckets split), got {value!r}")
+
+
+def _check_comm_fusion(value):
+    if not isinstance(value, dict):
+        raise TypeError(f"set_auto_parallel_context: comm_fusion must be a dict, got "
+                        f"{type(value).__name__}")
+    for kind, config in value.items():
+        if kind == "openstate":
+            if not isinstance(config, bool):
+                raise TypeError("set_auto_parallel_context: comm_fusion['openstate'] must be a bool")
+            continue
+        if kind not in ("allreduce", "allgather", "reducescatter"):
+            raise ValueError(f"set_auto_parallel_context: comm_fusion has no key {kind!r}; it "
+                             f"takes 'openstate', 'allreduce', 'allgather', 'reducescatter'")
+        if not isinstance(config, dict) or config.get("mode", "auto") not in ("auto", "size", "index"):
+            raise ValueError(f"set_auto_parallel_context: comm_fusion[{kind!r}] must be a dict "
+                             f"with 'mode' 'auto', 'size' or 'index', got {config!r}")
+        mode, arg = config.get("mode", "auto"), config.get("config")
+        if mode == "size" and (isinstance(arg, bool) or not isinstance(arg, (int, float)) or arg <= 0):
+            raise ValueError(f"set_auto_parallel_context: comm_fusion[{kind!r}] in 'size' mode "
+                             f"needs 'config', a bucket size in MB > 0, got {arg!r}")
+        if mode == "index":
+            _check_fusion_indices(f"comm_fusion[{kind!r}]['config']", arg)
+
+
+def _gradient_buckets():
+    """How the gradient all-reduce is split: ("size", megabytes) or ("index", split indices)."""
+    fusion = _context["comm_fusion"]
+    if fusion.get("openstate", True) is False:
+        return "size", 0  # fusion off: one all-reduce per gradient
+    config = fusion.get("allreduce")
+    if config is not None and config.get("mode", "auto") == "index":
+        return "index", list(config["config"])
+    if config is not None and config.get("mode") == "size":
+        return "size", config["config"]
+    if _context["all_reduce_fusion_config"]:
+        return "index", list(_context["all_reduce_fusion_config"])
+    return "size", DEFAULT_BUCKET_MB
 
 
 def get_auto_parallel_context(key):

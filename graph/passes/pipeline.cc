@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "absl/strings/str_cat.h"
+#include "graph/passes/collective_schedule.h"
 #include "graph/passes/constant_folding.h"
 #include "graph/passes/conv_epilogue.h"
 #include "graph/passes/cse.h"
@@ -31,6 +32,7 @@ constexpr NamedPass kPasses[] = {
     {"matmul_epilogue", matmul_epilogue::Run},
     {"fusion", fusion::Run},
     {"fused_reduce", fused_reduce::Run},
+    {"collective_schedule", collective_schedule::Run},
 };
 
 }  // namespace
@@ -64,8 +66,9 @@ absl::StatusOr<bool> RunPass(absl::string_view name, PassFn pass, Graph& g) {
   return changed;
 }
 
-absl::Status RunPipeline(Graph& g, const PipelineOptions& options) {
-  if (!options.optimize) return RunPass("dce", dce::Run, g).status();
+namespace {
+
+absl::Status Optimize(Graph& g, const PipelineOptions& options) {
   if (options.symbolic_sizes) {
     // Elementwise ops commute with broadcasting, so a fused loop computes its root at
     // whatever sizes its inputs have at run time (the fused node takes its shape from them);
@@ -107,6 +110,15 @@ absl::Status RunPipeline(Graph& g, const PipelineOptions& options) {
     PIJIT_RETURN_IF_ERROR(RunPass("dce", dce::Run, g).status());
   }
   return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status RunPipeline(Graph& g, const PipelineOptions& options) {
+  if (!options.optimize) return RunPass("dce", dce::Run, g).status();
+  PIJIT_RETURN_IF_ERROR(Optimize(g, options));
+  // Last: the executor runs the nodes in the order this leaves.
+  return RunPass("collective_schedule", collective_schedule::Run, g).status();
 }
 
 }  // namespace pijit::graph

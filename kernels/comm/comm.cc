@@ -4,11 +4,14 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "kernels/comm/comm_thread.h"
+#include "kernels/errors.h"
 #include "kernels/ops.h"
 
 #ifdef PIJIT_WITH_MPI
@@ -27,6 +30,7 @@ struct State {
   int rank = 0, size = 1, local_rank = 0, local_size = 1;
   double timeout = 300.0;
   bool broken = false;  // a collective timed out: its request is still pending
+  CommThread thread;    // makes every MPI call once the world has several processes
   std::vector<std::vector<int>> ranks{{0}};  // world ranks of each group; empty: destroyed
 #ifdef PIJIT_WITH_MPI
   std::vector<MPI_Comm> comms;  // [0] the world; MPI_COMM_NULL where this rank is not a member
@@ -37,6 +41,9 @@ State& S() {
   static State s;
   return s;
 }
+
+// Runs `fn` (MPI calls) on the communication thread, after what is queued there, and waits.
+absl::Status OnCommThread(std::function<absl::Status()> fn) { return S().thread.Submit(std::move(fn))->Wait(); }
 
 bool LaunchedByMpirun() {
   return std::getenv("OMPI_COMM_WORLD_SIZE") != nullptr || std::getenv("PMIX_RANK") != nullptr;
@@ -124,7 +131,8 @@ absl::Status Wait(MPI_Request* req, const char* what) {
           "%s on rank %d: the other ranks did not join within %.0f s (one of them may have failed); "
           "set PIJIT_COMM_TIMEOUT to wait longer", what, S().rank, S().timeout));
     }
-    if (spins > 1000) std::this_thread::sleep_for(std::chrono::microseconds(spins > 100000 ? 2000 : 50));
+    // Polls back off: the caller's computation usually shares this core.
+    if (spins > 200) std::this_thread::sleep_for(std::chrono::microseconds(spins > 20000 ? 1000 : 20));
   }
 }
 
@@ -208,6 +216,7 @@ absl::Status Init() {
   s.comms = {MPI_COMM_WORLD};
   s.mpi = true;
   s.initialized = true;
+  s.thread.Start();  // from here on it makes every MPI call (MPI_THREAD_SERIALIZED)
   return absl::OkStatus();
 #endif
 }
@@ -227,6 +236,7 @@ void Finalize() {
   if (!s.mpi) return;
   // A timed-out collective never completes: finalizing would wait for it, so the job ends.
   if (s.broken) Abort(1);
+  s.thread.Stop();  // what was queued has run; MPI is finalized by the thread that began it
   for (size_t g = 1; g < s.comms.size(); ++g)
     if (s.comms[g] != MPI_COMM_NULL) MPI_Comm_free(&s.comms[g]);
   int done = 0;
@@ -262,13 +272,15 @@ absl::StatusOr<int> CreateGroup(const std::vector<int>& ranks) {
 #ifdef PIJIT_WITH_MPI
   MPI_Comm comm = MPI_COMM_NULL;
   if (s.mpi) {
-    MPI_Group world, sub;
-    MPI_Comm_group(MPI_COMM_WORLD, &world);
-    MPI_Group_incl(world, static_cast<int>(ranks.size()), ranks.data(), &sub);
-    const int rc = MPI_Comm_create(MPI_COMM_WORLD, sub, &comm);  // every world rank calls it
-    MPI_Group_free(&sub);
-    MPI_Group_free(&world);
-    if (rc != MPI_SUCCESS) return MpiError(rc, "create_group");
+    PIJIT_RETURN_IF_ERROR(OnCommThread([&]() -> absl::Status {
+      MPI_Group world, sub;
+      MPI_Comm_group(MPI_COMM_WORLD, &world);
+      MPI_Group_incl(world, static_cast<int>(ranks.size()), ranks.data(), &sub);
+      const int rc = MPI_Comm_create(MPI_COMM_WORLD, sub, &comm);  // every world rank calls it
+      MPI_Group_free(&sub);
+      MPI_Group_free(&world);
+      return rc == MPI_SUCCESS ? absl::OkStatus() : MpiError(rc, "create_group");
+    }));
   }
   s.comms.push_back(comm);
 #endif
@@ -280,7 +292,12 @@ absl::Status DestroyGroup(int group) {
   if (absl::Status st = CheckGroup(group); !st.ok()) return st;
   if (group == 0) return absl::InvalidArgumentError("the world group cannot be destroyed");
 #ifdef PIJIT_WITH_MPI
-  if (S().comms[group] != MPI_COMM_NULL) MPI_Comm_free(&S().comms[group]);
+  if (S().comms[group] != MPI_COMM_NULL) {
+    PIJIT_RETURN_IF_ERROR(OnCommThread([group] {
+      MPI_Comm_free(&S().comms[group]);
+      return absl::OkStatus();
+    }));
+  }
 #endif
   S().ranks[group].clear();
   return absl::OkStatus();
@@ -306,42 +323,57 @@ absl::StatusOr<int> WorldRankOf(int group, int rank) {
   return r[rank];
 }
 
-absl::StatusOr<Tensor> AllReduce(const Tensor& t, ReduceOp op, int group) {
-  if (absl::Status st = CheckMember(group, "all_reduce"); !st.ok()) return st;
+absl::StatusOr<Tensor> Pending::Wait() {
+  if (work) {
+    PIJIT_RETURN_IF_ERROR(work->Wait());
+    work.reset();
+  }
+  return result;
+}
+
+absl::StatusOr<Pending> AllReduceStart(const Tensor& t, ReduceOp op, int group) {
+  PIJIT_RETURN_IF_ERROR(CheckMember(group, "all_reduce"));
   if (t.dtype() == DType::kBool && op != ReduceOp::kMax && op != ReduceOp::kMin) {
     return absl::InvalidArgumentError("all_reduce: a bool tensor reduces with MAX or MIN only");
   }
-  if (ReducesInFloat32(t.dtype())) {
-    absl::StatusOr<Tensor> wide = Cast(t, DType::kFloat32);
-    if (!wide.ok()) return wide.status();
-    absl::StatusOr<Tensor> r = AllReduce(*wide, op, group);
-    if (!r.ok()) return r.status();
-    return Cast(*r, t.dtype());
+  if (ReducesInFloat32(t.dtype())) {  // runs to completion: the cast back needs the sum
+    PIJIT_ASSIGN_OR_RETURN(Tensor wide, Cast(t, DType::kFloat32));
+    PIJIT_ASSIGN_OR_RETURN(Pending p, AllReduceStart(wide, op, group));
+    PIJIT_ASSIGN_OR_RETURN(Tensor sum, p.Wait());
+    PIJIT_ASSIGN_OR_RETURN(Tensor back, Cast(sum, t.dtype()));
+    return Pending{std::move(back), nullptr};
   }
-  Tensor in = t.Contiguous();
+  // The reduction happens in place in a copy of the input, so the input may be reused (or its
+  // memory planned for another value) as soon as this returns.
   Tensor out = Tensor::Empty(t.shape(), t.dtype());
-  std::memcpy(out.raw_data(), in.raw_data(), static_cast<size_t>(in.numel()) * in.itemsize());
+  CopyInto(t, out);
+  Pending pending{out, nullptr};
 #ifdef PIJIT_WITH_MPI
   if (S().mpi) {
-    if (absl::Status st = CheckSameEverywhere(group, "all_reduce", static_cast<int>(op), t.dtype(), t.shape()); !st.ok())
-      return st;
-    absl::StatusOr<MPI_Datatype> type = MpiType(t.dtype());
-    if (!type.ok()) return type.status();
-    MPI_Request req;
-    if (int rc = MPI_Iallreduce(in.raw_data(), out.raw_data(), static_cast<int>(in.numel()), *type, MpiOp(op),
-                                S().comms[group], &req);
-        rc != MPI_SUCCESS) {
-      return MpiError(rc, "all_reduce");
-    }
-    if (absl::Status st = Wait(&req, "all_reduce"); !st.ok()) return st;
+    PIJIT_ASSIGN_OR_RETURN(MPI_Datatype type, MpiType(t.dtype()));
+    pending.work = S().thread.Submit([out, op, group, type]() -> absl::Status {
+      PIJIT_RETURN_IF_ERROR(CheckSameEverywhere(group, "all_reduce", static_cast<int>(op), out.dtype(), out.shape()));
+      MPI_Request req;
+      if (int rc = MPI_Iallreduce(MPI_IN_PLACE, out.raw_data(), static_cast<int>(out.numel()), type, MpiOp(op),
+                                  S().comms[group], &req);
+          rc != MPI_SUCCESS) {
+        return MpiError(rc, "all_reduce");
+      }
+      return Wait(&req, "all_reduce");
+    });
   }
 #endif
   (void)op;
-  return out;
+  return pending;
+}
+
+absl::StatusOr<Tensor> AllReduce(const Tensor& t, ReduceOp op, int group) {
+  PIJIT_ASSIGN_OR_RETURN(Pending p, AllReduceStart(t, op, group));
+  return p.Wait();
 }
 
 absl::StatusOr<Tensor> AllGather(const Tensor& t, int group) {
-  if (absl::Status st = CheckMember(group, "all_gather"); !st.ok()) return st;
+  PIJIT_RETURN_IF_ERROR(CheckMember(group, "all_gather"));
   const int n = static_cast<int>(S().ranks[group].size());
   Shape shape = t.shape();
   if (shape.empty()) shape.push_back(1);  // 0-d tensors gather into a vector
@@ -354,20 +386,22 @@ absl::StatusOr<Tensor> AllGather(const Tensor& t, int group) {
     return out;
   }
 #ifdef PIJIT_WITH_MPI
-  if (absl::Status st = CheckSameEverywhere(group, "all_gather", -1, t.dtype(), t.shape()); !st.ok()) return st;
-  MPI_Request req;
-  if (int rc = MPI_Iallgather(in.raw_data(), static_cast<int>(bytes), MPI_BYTE, out.raw_data(), static_cast<int>(bytes),
-                              MPI_BYTE, S().comms[group], &req);
-      rc != MPI_SUCCESS) {
-    return MpiError(rc, "all_gather");
-  }
-  if (absl::Status st = Wait(&req, "all_gather"); !st.ok()) return st;
+  PIJIT_RETURN_IF_ERROR(OnCommThread([&]() -> absl::Status {
+    PIJIT_RETURN_IF_ERROR(CheckSameEverywhere(group, "all_gather", -1, t.dtype(), t.shape()));
+    MPI_Request req;
+    if (int rc = MPI_Iallgather(in.raw_data(), static_cast<int>(bytes), MPI_BYTE, out.raw_data(),
+                                static_cast<int>(bytes), MPI_BYTE, S().comms[group], &req);
+        rc != MPI_SUCCESS) {
+      return MpiError(rc, "all_gather");
+    }
+    return Wait(&req, "all_gather");
+  }));
 #endif
   return out;
 }
 
 absl::StatusOr<Tensor> ReduceScatter(const Tensor& t, ReduceOp op, int group) {
-  if (absl::Status st = CheckMember(group, "reduce_scatter"); !st.ok()) return st;
+  PIJIT_RETURN_IF_ERROR(CheckMember(group, "reduce_scatter"));
   const int n = static_cast<int>(S().ranks[group].size());
   if (t.ndim() == 0 || t.shape()[0] % n != 0) {
     return absl::InvalidArgumentError(absl::StrFormat(
@@ -388,36 +422,39 @@ absl::StatusOr<Tensor> ReduceScatter(const Tensor& t, ReduceOp op, int group) {
 }
 
 absl::StatusOr<Tensor> Broadcast(const Tensor& t, int root, int group) {
-  if (absl::Status st = CheckMember(group, "broadcast"); !st.ok()) return st;
+  PIJIT_RETURN_IF_ERROR(CheckMember(group, "broadcast"));
   const int n = static_cast<int>(S().ranks[group].size());
   if (root < 0 || root >= n) {
     return absl::InvalidArgumentError(absl::StrFormat("broadcast: root %d is not a rank of the group's %d", root, n));
   }
   Tensor out = Tensor::Empty(t.shape(), t.dtype());
-  Tensor in = t.Contiguous();
-  const size_t bytes = static_cast<size_t>(in.numel()) * in.itemsize();
-  std::memcpy(out.raw_data(), in.raw_data(), bytes);
+  CopyInto(t, out);
 #ifdef PIJIT_WITH_MPI
   if (n > 1) {
-    if (absl::Status st = CheckSameEverywhere(group, "broadcast", root, t.dtype(), t.shape()); !st.ok()) return st;
-    MPI_Request req;
-    if (int rc = MPI_Ibcast(out.raw_data(), static_cast<int>(bytes), MPI_BYTE, root, S().comms[group], &req);
-        rc != MPI_SUCCESS) {
-      return MpiError(rc, "broadcast");
-    }
-    if (absl::Status st = Wait(&req, "broadcast"); !st.ok()) return st;
+    PIJIT_RETURN_IF_ERROR(OnCommThread([&]() -> absl::Status {
+      PIJIT_RETURN_IF_ERROR(CheckSameEverywhere(group, "broadcast", root, t.dtype(), t.shape()));
+      MPI_Request req;
+      if (int rc = MPI_Ibcast(out.raw_data(), static_cast<int>(out.numel() * out.itemsize()), MPI_BYTE, root,
+                              S().comms[group], &req);
+          rc != MPI_SUCCESS) {
+        return MpiError(rc, "broadcast");
+      }
+      return Wait(&req, "broadcast");
+    }));
   }
 #endif
   return out;
 }
 
 absl::Status Barrier(int group) {
-  if (absl::Status st = CheckMember(group, "barrier"); !st.ok()) return st;
+  PIJIT_RETURN_IF_ERROR(CheckMember(group, "barrier"));
 #ifdef PIJIT_WITH_MPI
   if (S().mpi) {
-    MPI_Request req;
-    if (int rc = MPI_Ibarrier(S().comms[group], &req); rc != MPI_SUCCESS) return MpiError(rc, "barrier");
-    return Wait(&req, "barrier");
+    return OnCommThread([group]() -> absl::Status {
+      MPI_Request req;
+      if (int rc = MPI_Ibarrier(S().comms[group], &req); rc != MPI_SUCCESS) return MpiError(rc, "barrier");
+      return Wait(&req, "barrier");
+    });
   }
 #endif
   return absl::OkStatus();
@@ -425,7 +462,7 @@ absl::Status Barrier(int group) {
 
 namespace {
 absl::Status CheckPeer(int group, int peer, const char* what) {
-  if (absl::Status st = CheckMember(group, what); !st.ok()) return st;
+  PIJIT_RETURN_IF_ERROR(CheckMember(group, what));
   const int n = static_cast<int>(S().ranks[group].size());
   if (peer < 0 || peer >= n || peer == PositionIn(group)) {
     return absl::InvalidArgumentError(absl::StrFormat("%s: rank %d is not another rank of the group's %d",
@@ -436,16 +473,18 @@ absl::Status CheckPeer(int group, int peer, const char* what) {
 }  // namespace
 
 absl::Status Send(const Tensor& t, int dest, int tag, int group) {
-  if (absl::Status st = CheckPeer(group, dest, "send"); !st.ok()) return st;
+  PIJIT_RETURN_IF_ERROR(CheckPeer(group, dest, "send"));
 #ifdef PIJIT_WITH_MPI
   Tensor in = t.Contiguous();
-  MPI_Request req;
-  if (int rc = MPI_Isend(in.raw_data(), static_cast<int>(in.numel() * in.itemsize()), MPI_BYTE, dest, tag,
-                         S().comms[group], &req);
-      rc != MPI_SUCCESS) {
-    return MpiError(rc, "send");
-  }
-  return Wait(&req, "send");
+  return OnCommThread([&]() -> absl::Status {
+    MPI_Request req;
+    if (int rc = MPI_Isend(in.raw_data(), static_cast<int>(in.numel() * in.itemsize()), MPI_BYTE, dest, tag,
+                           S().comms[group], &req);
+        rc != MPI_SUCCESS) {
+      return MpiError(rc, "send");
+    }
+    return Wait(&req, "send");
+  });
 #else
   (void)t, (void)tag;
   return absl::OkStatus();
@@ -453,15 +492,18 @@ absl::Status Send(const Tensor& t, int dest, int tag, int group) {
 }
 
 absl::StatusOr<Tensor> Receive(DType dtype, const Shape& shape, int src, int tag, int group) {
-  if (absl::Status st = CheckPeer(group, src, "receive"); !st.ok()) return st;
+  PIJIT_RETURN_IF_ERROR(CheckPeer(group, src, "receive"));
   Tensor out = Tensor::Empty(shape, dtype);
 #ifdef PIJIT_WITH_MPI
-  const int bytes = static_cast<int>(out.numel() * out.itemsize());
-  MPI_Request req;
-  if (int rc = MPI_Irecv(out.raw_data(), bytes, MPI_BYTE, src, tag, S().comms[group], &req); rc != MPI_SUCCESS) {
-    return MpiError(rc, "receive");
-  }
-  if (absl::Status st = Wait(&req, "receive"); !st.ok()) return st;
+  PIJIT_RETURN_IF_ERROR(OnCommThread([&]() -> absl::Status {
+    MPI_Request req;
+    if (int rc = MPI_Irecv(out.raw_data(), static_cast<int>(out.numel() * out.itemsize()), MPI_BYTE, src, tag,
+                           S().comms[group], &req);
+        rc != MPI_SUCCESS) {
+      return MpiError(rc, "receive");
+    }
+    return Wait(&req, "receive");
+  }));
 #else
   (void)tag;
 #endif

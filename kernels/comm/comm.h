@@ -13,11 +13,13 @@
 // Built with MPI when CMake finds it (PIJIT_WITH_MPI); without it only the world of one works
 // and Init under mpirun reports why.
 #pragma once
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "kernels/comm/comm_thread.h"
 #include "kernels/tensor.h"
 
 namespace pijit::comm {
@@ -55,6 +57,18 @@ double Timeout();
 
 // Collectives over host tensors. Results are new contiguous tensors; inputs are not changed.
 absl::StatusOr<Tensor> AllReduce(const Tensor& t, ReduceOp op, int group);
+
+// An all-reduce under way on the communication thread (kernels/comm/comm_thread.h): `result`
+// is allocated (where the caller's planned slot is, if one is open) and holds the reduction
+// once Wait returns. The input may be reused as soon as AllReduceStart returns.
+struct Pending {
+  Tensor result;
+  std::shared_ptr<Work> work;  // null: already complete
+  absl::StatusOr<Tensor> Wait();
+};
+// Starts an all-reduce: compute can go on while it runs. Every rank must start its
+// collectives in the same order (the communication thread issues them in the order started).
+absl::StatusOr<Pending> AllReduceStart(const Tensor& t, ReduceOp op, int group);
 // The ranks' tensors concatenated along axis 0, in rank order.
 absl::StatusOr<Tensor> AllGather(const Tensor& t, int group);
 // The reduction split along axis 0 (its size a multiple of the group's): this rank's part.

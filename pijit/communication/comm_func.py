@@ -1,11 +1,13 @@
 """MindSpore's functional collectives (mindspore.communication.comm_func) on pijit's MPI
 backend. Each takes and returns host Tensors; `group` is a group name (management.py). The
+collectives are ops: inside a jitted function they are nodes of its graph, with MindSpore's
+gradients (all_reduce: sum, max, min; all_gather; reduce_scatter: sum; broadcast). The
 ranks' arguments are compared before each collective: a dtype, shape, op or root that differs
 between ranks is a ValueError on every rank naming what each passed. A rank that does not join
 within the timeout (PIJIT_COMM_TIMEOUT, 300 s) makes the others raise TimeoutError."""
 from pijit import _C
 from pijit._tensor import Tensor
-from pijit.communication.management import GlobalComm, _group_index
+from pijit.communication.management import GlobalComm, _group_index, _group_ranks
 
 __all__ = ["ReduceOp", "all_reduce", "all_gather_into_tensor", "reduce_scatter_tensor",
            "broadcast", "barrier", "send", "recv"]
@@ -53,7 +55,7 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=GlobalComm.WORLD_COMM_GROUP, async
 def all_gather_into_tensor(tensor, group=GlobalComm.WORLD_COMM_GROUP, async_op=False):
     """Every rank's `tensor`, concatenated along axis 0 in rank order."""
     _no_async("all_gather_into_tensor", async_op)
-    return _C.comm.all_gather(_tensor("all_gather_into_tensor", tensor),
+    return _C.ops._all_gather(_tensor("all_gather_into_tensor", tensor),
                               _group_index(group, "all_gather_into_tensor"))
 
 
@@ -61,16 +63,26 @@ def reduce_scatter_tensor(tensor, op=ReduceOp.SUM, group=GlobalComm.WORLD_COMM_G
                           async_op=False):
     """This rank's block (axis 0 split in group-size parts) of the reduction of `tensor`."""
     _no_async("reduce_scatter_tensor", async_op)
-    return _C.comm.reduce_scatter(_tensor("reduce_scatter_tensor", tensor),
-                                  _op("reduce_scatter_tensor", op),
-                                  _group_index(group, "reduce_scatter_tensor"))
+    code = _OP_CODES[_op("reduce_scatter_tensor", op)] + \
+        len(_OPS) * _group_index(group, "reduce_scatter_tensor")
+    return _C.ops._reduce_scatter(_tensor("reduce_scatter_tensor", tensor), code)
+
+
+# broadcast's code: the root's rank in the group plus this times the group's index (graph.h).
+_BROADCAST_ROOTS = 1 << 24
 
 
 def broadcast(tensor, src=0, group=GlobalComm.WORLD_COMM_GROUP):
-    """Rank `src`'s `tensor`, on every rank."""
+    """World rank `src`'s `tensor`, on every rank of `group` (src must be one of them)."""
     if isinstance(src, bool) or not isinstance(src, int):
         raise TypeError(f"broadcast: src must be an int, got {type(src).__name__}")
-    return _C.comm.broadcast(_tensor("broadcast", tensor), src, _group_index(group, "broadcast"))
+    index = _group_index(group, "broadcast")
+    ranks = _group_ranks[index]
+    root = next((i for i, rank in enumerate(ranks) if rank == src), None)
+    if root is None:
+        raise ValueError(f"broadcast: src {src} is not a rank of group {group!r} (ranks "
+                         f"{list(ranks)})")
+    return _C.ops._broadcast(_tensor("broadcast", tensor), root + _BROADCAST_ROOTS * index)
 
 
 def barrier(group=GlobalComm.WORLD_COMM_GROUP):

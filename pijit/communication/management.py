@@ -33,6 +33,9 @@ class GlobalComm:
 
 
 _groups = {}  # group name -> native group index (the world is 0)
+# native group index -> its world ranks, in the group's order. Plain Python data, so captured
+# code reads it (under guards) instead of calling into _C.
+_group_ranks = {}
 _previous_hook = [None]
 
 
@@ -59,6 +62,7 @@ def init(backend_name=None):
                                f"{', '.join(repr(b) for b in _BACKENDS)}, but got "
                                f"'backend_name' : {backend_name}")
     _C.comm.init()
+    _group_ranks[0] = tuple(range(_C.comm.world_size()))
     GlobalComm.INITED = True
     GlobalComm.BACKEND = "mpi" if _C.comm.world_size() > 1 else None
     if _C.comm.world_size() > 1 and sys.excepthook is not _abort_on_uncaught:
@@ -139,8 +143,17 @@ def get_group_rank_from_world_rank(world_rank_id, group):
 
 def get_process_group_ranks(group=GlobalComm.WORLD_COMM_GROUP):
     """The world ranks of `group`, in the group's order."""
-    index = _group_index(group, "get_process_group_ranks")
-    return [_C.comm.world_rank_of(index, r) for r in range(_C.comm.group_size(index))]
+    return list(_group_ranks[_group_index(group, "get_process_group_ranks")])
+
+
+def group_size_or_one(group, fn):
+    """The number of ranks in `group`; 1 for the world before init() (a process that trains
+    alone). Any other group must exist. Not in MindSpore's API: pijit's layers use it."""
+    if not isinstance(group, str):
+        raise TypeError(f"{fn}: group must be a str, got {type(group).__name__}")
+    if not GlobalComm.INITED and (group in _WORLD_NAMES or group == GlobalComm.WORLD_COMM_GROUP):
+        return 1
+    return len(_group_ranks[_group_index(group, fn)])
 
 
 def get_comm_name(group=GlobalComm.WORLD_COMM_GROUP):
@@ -167,6 +180,7 @@ def create_group(group, rank_ids, options=None):
     for r in rank_ids:
         _check_rank("create_group", "rank_ids", r)
     _groups[group] = _C.comm.create_group(list(rank_ids))
+    _group_ranks[_groups[group]] = tuple(rank_ids)
 
 
 def destroy_group(group):
@@ -176,6 +190,7 @@ def destroy_group(group):
         raise ValueError("destroy_group: the world group cannot be destroyed")
     _C.comm.destroy_group(index)
     del _groups[group]
+    del _group_ranks[index]
 
 
 atexit.register(release)

@@ -1,5 +1,6 @@
-// pijit.communication's native part: the job's world and groups, and the collectives over
-// host tensors (kernels/comm).
+// pijit.communication's native part: the job's world and groups, the collectives that are not
+// ops (barrier, send, receive; the others are graph ops, interop/pyops.def), and what the
+// collectives have cost (kernels/comm).
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
@@ -14,14 +15,6 @@ namespace py = pybind11;
 
 namespace pijit {
 namespace {
-
-comm::ReduceOp ReduceOpOf(const std::string& name) {
-  if (name == "sum") return comm::ReduceOp::kSum;
-  if (name == "max") return comm::ReduceOp::kMax;
-  if (name == "min") return comm::ReduceOp::kMin;
-  if (name == "prod") return comm::ReduceOp::kProd;
-  throw py::value_error("unknown reduce op '" + name + "' (expected sum, max, min or prod)");
-}
 
 const Tensor& HostTensor(py::handle obj, const char* what) {
   const Tensor* t = AsTensor(obj.ptr());
@@ -42,6 +35,14 @@ template <typename T>
 T Get(absl::StatusOr<T> r) {
   Check(r.status());
   return *std::move(r);
+}
+
+// Runs a collective with the interpreter's lock released: the caller waits for the other ranks
+// (and the communication thread), and other Python threads may run meanwhile.
+template <typename Fn>
+auto Released(Fn fn) {
+  py::gil_scoped_release release;
+  return fn();
 }
 
 py::object Wrap(absl::StatusOr<Tensor> r) {
@@ -68,26 +69,26 @@ void BindComm(py::module_& m) {
   c.def("world_rank_of", [](int group, int rank) { return Get(comm::WorldRankOf(group, rank)); });
   c.def("set_timeout", &comm::SetTimeout);
   c.def("timeout", &comm::Timeout);
-  c.def("all_reduce", [](py::handle t, const std::string& op, int group) {
-    return Wrap(comm::AllReduce(HostTensor(t, "all_reduce"), ReduceOpOf(op), group));
-  });
-  c.def("all_gather", [](py::handle t, int group) {
-    return Wrap(comm::AllGather(HostTensor(t, "all_gather"), group));
-  });
-  c.def("reduce_scatter", [](py::handle t, const std::string& op, int group) {
-    return Wrap(comm::ReduceScatter(HostTensor(t, "reduce_scatter"), ReduceOpOf(op), group));
-  });
-  c.def("broadcast", [](py::handle t, int root, int group) {
-    return Wrap(comm::Broadcast(HostTensor(t, "broadcast"), root, group));
-  });
-  c.def("barrier", [](int group) { Check(comm::Barrier(group)); });
+  c.def("barrier", [](int group) { Check(Released([&] { return comm::Barrier(group); })); });
   c.def("send", [](py::handle t, int dest, int tag, int group) {
-    Check(comm::Send(HostTensor(t, "send"), dest, tag, group));
+    const Tensor& x = HostTensor(t, "send");
+    Check(Released([&] { return comm::Send(x, dest, tag, group); }));
   });
   c.def("receive", [](py::handle like, int src, int tag, int group) {
     const Tensor& t = HostTensor(like, "receive");
-    return Wrap(comm::Receive(t.dtype(), t.shape(), src, tag, group));
+    return Wrap(Released([&] { return comm::Receive(t.dtype(), t.shape(), src, tag, group); }));
   });
+  // What collectives have cost so far (kernels/comm/comm_thread.h Stats): busy is the time
+  // from each start to its completion, waited the part of it callers spent blocked.
+  c.def("stats", [] {
+    const comm::Stats s = comm::GetStats();
+    py::dict d;
+    d["works"] = s.works;
+    d["busy_seconds"] = s.busy_seconds;
+    d["waited_seconds"] = s.waited_seconds;
+    return d;
+  });
+  c.def("reset_stats", &comm::ResetStats);
 }
 
 }  // namespace pijit

@@ -1,24 +1,15 @@
 """nn.DistributedGradReducer: the gradients of a data-parallel step all-reduced over the
 ranks of a communication group (pijit.communication, MPI), and divided by the degree when
-`mean`. Gradients are reduced in buckets, one all-reduce per dtype, so a network's many small
-gradients cost one collective each step. In a world of one process the gradients come back as
+`mean`. Gradients are reduced in buckets (parallel_context.py: comm_fusion,
+all_reduce_fusion_config), so a network's many small gradients cost few collectives, and in a
+jitted step the first buckets are all-reduced while the backward pass still runs. In a world of one process the gradients come back as
 they are, in plain Python, so a jitted step that uses the reducer stays one graph."""
-from pijit import _C
-from pijit import ops
+from pijit import ops, parallel_context
 from pijit._tensor import Tensor
 from pijit.communication import comm_func, management
 from pijit.nn.cell import Cell
 
 __all__ = ["DistributedGradReducer"]
-
-
-def _group_size(group):
-    if group in management._WORLD_NAMES or group == management.GlobalComm.WORLD_COMM_GROUP:
-        return _C.comm.world_size() if _C.comm.initialized() else 1
-    if not _C.comm.initialized() or group not in management._groups:
-        raise ValueError(f"DistributedGradReducer: the communication group {group!r} does not "
-                         f"exist; create it with pijit.communication.create_group")
-    return management.get_group_size(group)
 
 
 class DistributedGradReducer(Cell):
@@ -38,10 +29,7 @@ class DistributedGradReducer(Cell):
         if isinstance(fusion_type, bool) or not isinstance(fusion_type, int):
             raise TypeError(f"DistributedGradReducer: fusion_type must be an int, got "
                             f"{type(fusion_type).__name__}")
-        if not isinstance(group, str):
-            raise TypeError(f"DistributedGradReducer: group must be a str, got "
-                            f"{type(group).__name__}")
-        size = _group_size(group)
+        size = management.group_size_or_one(group, "DistributedGradReducer")
         if degree is None:
             degree = size
         if isinstance(degree, bool) or not isinstance(degree, int):
@@ -71,17 +59,43 @@ class DistributedGradReducer(Cell):
         return _all_reduce_in_buckets(tuple(grads), self.group, self.degree if self.mean else 1)
 
 
+def _bucket_plan(grads):
+    """Lists of gradient indices, one per all-reduce, in the order they are issued: from the
+    last parameter to the first (the order in which a backward pass produces them), one dtype
+    per bucket, split where the auto-parallel context says (parallel_context.py)."""
+    mode, config = parallel_context._gradient_buckets()
+    if mode == "index":
+        bounds = [0] + [b for b in config if b < len(grads)] + [len(grads)]
+        ranges = [list(range(lo, hi)) for lo, hi in zip(bounds, bounds[1:]) if hi > lo]
+    else:
+        ranges = [list(range(len(grads)))]
+    cap = config * 1024 * 1024 if mode == "size" else float("inf")
+    buckets = []
+    for indices in reversed(ranges):
+        filling = []  # (dtype, indices, bytes) of the bucket being filled, one per dtype
+        for i in reversed(indices):
+            k = next((k for k, e in enumerate(filling) if e[0] == grads[i].dtype), len(filling))
+            dtype, members, size = filling[k] if k < len(filling) else (grads[i].dtype, [], 0)
+            entry = (dtype, members + [i], size + grads[i].nbytes)
+            if entry[2] >= cap:
+                buckets.append(entry[1])
+                if k < len(filling):
+                    del filling[k]
+            elif k < len(filling):
+                filling[k] = entry
+            else:
+                filling.append(entry)
+        buckets.extend(e[1] for e in filling)
+    return buckets
+
+
 def _all_reduce_in_buckets(grads, group, divisor):
-    """One all-reduce per dtype over the gradients flattened and concatenated, then split back
-    (and divided by `divisor`). Captured in a jitted step, these are all_reduce nodes of its
-    graph."""
+    """One all-reduce per bucket (_bucket_plan) over its gradients flattened and concatenated,
+    then split back (and divided by `divisor`). Captured in a jitted step, these are all_reduce
+    nodes of its graph, each started as soon as its gradients are computed
+    (graph/passes/collective_schedule.h)."""
     out = [None] * len(grads)
-    dtypes = []
-    for g in grads:
-        if g.dtype not in dtypes:
-            dtypes.append(g.dtype)
-    for dtype in dtypes:
-        indices = [i for i, g in enumerate(grads) if g.dtype == dtype]
+    for indices in _bucket_plan(grads):
         flat = ops.concat([grads[i].reshape(-1) for i in indices]) if len(indices) > 1 \
             else grads[indices[0]].reshape(-1)
         reduced = comm_func.all_reduce(flat, comm_func.ReduceOp.SUM, group)

@@ -29,6 +29,7 @@
 #include "graph/passes/pipeline.h"
 #include "graph/text_parser.h"
 #include "gtest/gtest.h"
+#include "kernels/comm/comm.h"
 #include "tests/cpp/random_tensor.h"
 
 namespace pijit::graph {
@@ -156,6 +157,7 @@ std::vector<const Tensor*> Pointers(const std::vector<Tensor>& inputs) {
 // Outputs of `before` and `after` on the same inputs agree.
 void ExpectSameValues(const Graph& before, const Graph& after) {
   ASSERT_EQ(before.params().size(), after.params().size());
+  ASSERT_TRUE(comm::Init().ok());  // collectives run in a world of this one process
   const std::vector<Tensor> in_before = FreshInputs(before, 1234), in_after = FreshInputs(before, 1234);
   CompileOptions raw;
   raw.optimize = false;

@@ -58,7 +58,8 @@ def train(parallel, jitted):
     """Linear regression trained with SGD for 6 steps; data-parallel ranks each take their
     shard of every batch (the dataset's num_shards/shard_id) and average the gradients."""
     ms.set_seed(1)
-    net = nn.Dense(5, 2, weight_init="normal")
+    net = nn.SequentialCell(nn.Dense(5, 8, weight_init="normal"), nn.ReLU(),
+                            nn.Dense(8, 2, weight_init="normal"))
     loss = nn.MSELoss()
     step = nn.TrainOneStepCell(nn.WithLossCell(net, loss), nn.SGD(net.trainable_params(), 0.1))
     if jitted:
@@ -73,13 +74,19 @@ def train(parallel, jitted):
             step(xb, yb)
     breaks = ms.get_code_extra(step)["total_break_count"] if jitted else 0
     graphs = ms.get_code_extra(step)["all_graphs"] if jitted else []
-    return (net.weight.asnumpy().tolist(), net.bias.asnumpy().tolist(), breaks,
-            sum(g.count("all_reduce(") for g in graphs[:1]))
+    lines = graphs[0].splitlines() if graphs else []
+    first_all_reduce = next((i for i, l in enumerate(lines) if "all_reduce(" in l), -1)
+    last_matmul = max((i for i, l in enumerate(lines) if "matmul(" in l), default=-1)
+    return ([p.asnumpy().tolist() for p in net.trainable_params()], breaks,
+            sum(g.count("all_reduce(") for g in graphs[:1]), first_all_reduce < last_matmul)
 
 
 def data_parallel():
     init()
-    ms.set_auto_parallel_context(parallel_mode=ms.ParallelMode.DATA_PARALLEL, gradients_mean=True)
+    # Two gradient buckets: the second layer's parameters (all-reduced while the first layer's
+    # gradients are computed), then the first layer's.
+    ms.set_auto_parallel_context(parallel_mode=ms.ParallelMode.DATA_PARALLEL, gradients_mean=True,
+                                 all_reduce_fusion_config=[2])
     out = {"rank": get_rank()}
     out["eager"] = train(True, False)
     out["jitted"] = train(True, True)
@@ -95,6 +102,36 @@ def data_parallel():
                                          column_names=["x", "y"], shuffle=False,
                                          num_shards=get_group_size(), shard_id=get_rank())
     model.train(1, data.batch(2), callbacks=[cb])
+    return out
+
+
+def graph_collectives():
+    """Each collective inside a jitted function (one graph, no break), its value and its
+    gradient (MindSpore's rules), eager and jitted; rank r's input is (arange(2n) + 1) * (r + 1)."""
+    init()
+    r, n = get_rank(), get_group_size()
+    x = ms.Tensor((np.arange(2 * n, dtype=np.float32) + 1) * (r + 1))
+    w = ms.Tensor(np.arange(2 * n * n, dtype=np.float32))
+    v = float(r + 1)
+    fns = {
+        "gather": lambda t: (F.all_gather_into_tensor(t) * w).sum(),
+        "scatter": lambda t: (F.reduce_scatter_tensor(t) * v).sum(),
+        "broadcast": lambda t: (F.broadcast(t, 0) * 3.0).sum(),
+        "max": lambda t: F.all_reduce(t, F.ReduceOp.MAX).sum(),
+        "min": lambda t: F.all_reduce(t, F.ReduceOp.MIN).sum(),
+    }
+    out = {"rank": r}
+    for name, f in fns.items():
+        jf = ms.jit(f, capture_mode="bytecode")
+        out[name] = float(f(x).asnumpy())
+        out[name + "_jit"] = float(jf(x).asnumpy())
+        out[name + "_breaks"] = ms.get_code_extra(jf)["total_break_count"]
+        out[name + "_grad"] = ms.grad(f)(x).asnumpy().tolist()
+        out[name + "_grad_jit"] = ms.jit(ms.grad(f), capture_mode="bytecode")(x).asnumpy().tolist()
+    try:
+        ms.grad(lambda t: F.all_reduce(t, F.ReduceOp.PROD).sum())(x)
+    except NotImplementedError as e:
+        out["prod_grad_error"] = str(e)
     return out
 
 
@@ -124,7 +161,7 @@ if __name__ == "__main__":
     if scenario == "collectives":
         init()
     result = {"collectives": collectives, "data_parallel": data_parallel, "timeout": timeout,
-              "uncaught": uncaught}[scenario]()
+              "uncaught": uncaught, "graph_collectives": graph_collectives}[scenario]()
     path = os.path.join(os.environ["PIJIT_MPI_RESULTS"], f"rank_{result['rank']}.json")
     with open(path + ".tmp", "w") as f:
         json.dump(result, f)

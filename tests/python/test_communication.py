@@ -76,7 +76,7 @@ def test_bad_arguments_are_clear_errors():
         F.all_reduce(np.ones(3))
     with pytest.raises(ValueError, match="create_group: rank 3 is out of range"):
         comm.create_group("bad", [0, 3])
-    with pytest.raises(ValueError, match="root 1 is not a rank"):
+    with pytest.raises(ValueError, match="broadcast: src 1 is not a rank of group"):
         F.broadcast(x, 1)
     with pytest.raises(ValueError, match="not another rank"):
         F.send(x, dst=0)
@@ -146,20 +146,24 @@ def test_collectives_match_numpy(n):
 
 
 @needs_mpi
-def test_data_parallel_training_equals_training_on_the_whole_batch(tmp_path):
-    proc, results = run_job(2, "data_parallel", str(tmp_path))
+@pytest.mark.parametrize("n", [2, 4])
+def test_data_parallel_training_equals_training_on_the_whole_batch(tmp_path, n):
+    proc, results = run_job(n, "data_parallel", str(tmp_path))
     assert proc.returncode == 0, proc.stderr[-3000:]
-    for r in (0, 1):
-        single_w, single_b = results[r]["single"][:2]
+    assert sorted(results) == list(range(n))
+    for r in range(n):
+        single = results[r]["single"][0]
         for mode in ("eager", "jitted"):
-            w, b = results[r][mode][:2]
-            np.testing.assert_allclose(w, single_w, rtol=1e-5, atol=1e-6)
-            np.testing.assert_allclose(b, single_b, rtol=1e-5, atol=1e-6)
+            assert len(results[r][mode][0]) == len(single) == 4
+            for got, want in zip(results[r][mode][0], single):
+                np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
         assert results[r]["eager"] == results[0]["eager"]  # every rank holds the same weights
-        # The jitted step is one graph: forward, backward, the gradients' all-reduce (one
-        # bucket: both gradients are float32) and the update.
-        assert results[r]["jitted"][2] == 0
-        assert results[r]["jitted"][3] == 1
+        # The jitted step is one graph: forward, backward, the gradients' all-reduce in two
+        # buckets (all_reduce_fusion_config=[2]) and the update; the second layer's bucket
+        # starts before the first layer's weight gradient is computed.
+        assert results[r]["jitted"][1] == 0
+        assert results[r]["jitted"][2] == 2
+        assert results[r]["jitted"][3] is True
     # Checkpoints: rank 0 writes them, rank 1 does not.
     assert os.listdir(tmp_path / "rank_0")
     assert not (tmp_path / "rank_1").exists() or not os.listdir(tmp_path / "rank_1")
@@ -196,5 +200,40 @@ def test_all_reduce_is_a_node_of_the_captured_graph_with_a_gradient():
     np.testing.assert_array_equal(grad(x).asnumpy(), np.full(4, 3.0, np.float32))
     np.testing.assert_array_equal(ms.jit(grad, capture_mode="bytecode")(x).asnumpy(),
                                   np.full(4, 3.0, np.float32))
-    with pytest.raises(NotImplementedError, match="only sum"):
-        ms.grad(lambda t: F.all_reduce(t, F.ReduceOp.MAX).sum())(x)
+    with pytest.raises(NotImplementedError, match="with op=prod is not supported"):
+        ms.grad(lambda t: F.all_reduce(t, F.ReduceOp.PROD).sum())(x)
+
+
+@needs_mpi
+@pytest.mark.parametrize("n", [2, 3])
+def test_collectives_in_graphs_and_their_gradients_match_numpy(n):
+    proc, results = run_job(n, "graph_collectives")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    xs = [(np.arange(2 * n, dtype=np.float32) + 1) * (k + 1) for k in range(n)]
+    w = np.arange(2 * n * n, dtype=np.float32)
+    total = np.sum(xs, axis=0)
+    for r, got in results.items():
+        want = {
+            "gather": (np.concatenate(xs) * w).sum(),
+            "scatter": total[2 * r:2 * r + 2].sum() * (r + 1),
+            "broadcast": xs[0].sum() * 3,
+            "max": np.max(xs, axis=0).sum(),
+            "min": np.min(xs, axis=0).sum(),
+        }
+        grads = {
+            # all-gather's gradient: the reduce-scatter (sum) of every rank's w
+            "gather": n * w[2 * n * r:2 * n * (r + 1)],
+            # reduce-scatter's: the all-gather of every rank's (k + 1) * ones(2)
+            "scatter": np.repeat(np.arange(1, n + 1, dtype=np.float32), 2),
+            "broadcast": np.full(2 * n, 3.0, np.float32),
+            # max/min: the summed gradient (n) where this rank's input was the result
+            "max": n * (xs[r] == np.max(xs, axis=0)).astype(np.float32),
+            "min": n * (xs[r] == np.min(xs, axis=0)).astype(np.float32),
+        }
+        for name in want:
+            np.testing.assert_allclose(got[name], want[name], rtol=1e-6)
+            np.testing.assert_allclose(got[name + "_jit"], want[name], rtol=1e-6)
+            assert got[name + "_breaks"] == 0, name
+            np.testing.assert_array_equal(got[name + "_grad"], grads[name])
+            np.testing.assert_array_equal(got[name + "_grad_jit"], grads[name])
+        assert "all_reduce with op=prod is not supported" in got["prod_grad_error"]
