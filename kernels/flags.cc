@@ -31,6 +31,19 @@ bool ProfileNodes() {
   return on;
 }
 
+std::optional<double> CommTimeout() {
+  const char* v = Get("PIJIT_COMM_TIMEOUT");
+  if (v == nullptr) return std::nullopt;
+  const double seconds = std::atof(v);
+  if (seconds > 0) return seconds;
+  return std::nullopt;
+}
+
+bool CommOverlap() {
+  const char* v = Get("PIJIT_COMM_OVERLAP");
+  return v == nullptr || std::strcmp(v, "0") != 0;
+}
+
 bool MemoryPlanning() {
   const char* v = Get("PIJIT_MEMORY_PLAN");
   return v == nullptr || std::strcmp(v, "0") != 0;

@@ -11,6 +11,9 @@
 //   PIJIT_BACKEND=x        cpu | reference | cuda: what compiled graphs run on (graph/backend.h; per compile)
 //   PIJIT_CUDNN=0          the CUDA backend's convolutions use its own kernels, not cuDNN (per call)
 //   PIJIT_CUDA_LIB_DIRS    folders to look for libcuda, NVRTC, cuBLAS and cuDNN in (read once)
+//   PIJIT_COMM_OVERLAP=0   compiled graphs start all-reduces where they were captured, not where
+//                          their inputs are ready (graph/passes/collective_schedule.h; per compile)
+//   PIJIT_COMM_TIMEOUT     seconds a collective waits for the other ranks (kernels/comm; read at init)
 #pragma once
 #include <cstddef>
 #include <optional>
@@ -26,6 +29,10 @@ bool ProfileNodes();
 bool MemoryPlanning();
 // PIJIT_CUDNN_FIND is not "0": cuDNN's algorithms are chosen by timing them (kernels/cuda/cudnn.cc).
 bool CudnnFind();
+// PIJIT_COMM_TIMEOUT when it is a number > 0. Read per call (init reads it once).
+std::optional<double> CommTimeout();
+// PIJIT_COMM_OVERLAP is not "0". Read per compile.
+bool CommOverlap();
 // PIJIT_CUDA_GRAPHS is not "0" (graph/device_replay.h). Read per compile.
 bool CudaGraphs();
 // PIJIT_FUSED_BACKEND, or "" when unset. Read per call.

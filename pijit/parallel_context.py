@@ -36,7 +36,8 @@ _ACCEPTED_IGNORED = ("gradient_fp32_sync", "loss_repeated_mean", "enable_paralle
 def set_auto_parallel_context(**kwargs):
     """Sets parallel_mode (ParallelMode.STAND_ALONE or DATA_PARALLEL), gradients_mean (divide
     the all-reduced gradients by the number of ranks), device_num (the data-parallel degree;
-    1..the world's size), global_rank, parameter_broadcast, and how gradients are bucketed
+    1..the world's size), global_rank, parameter_broadcast (TrainOneStepCell gives every
+    rank rank 0's parameters when it is made), and how gradients are bucketed
     for their all-reduce: all_reduce_fusion_config (parameter indices where buckets split) or
     comm_fusion={"allreduce": {"mode": "size", "config": MB}} ("index" mode: split indices;
     "auto" and the default: DEFAULT_BUCKET_MB; {"openstate": False}: no buckets)."""

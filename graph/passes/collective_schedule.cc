@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "kernels/errors.h"
+#include "kernels/flags.h"
 
 namespace pijit::graph::collective_schedule {
 namespace {
@@ -20,7 +21,7 @@ absl::StatusOr<bool> Run(Graph& g) {
   std::vector<NodeId> collectives;
   for (size_t id = 0; id < n; ++id)
     if (nodes[id].op == Op::kAllReduce) collectives.push_back(static_cast<NodeId>(id));
-  if (collectives.empty()) return false;
+  if (collectives.empty() || !flags::CommOverlap()) return false;
 
   // What moves: the all-reduces and the assembly ops they read through (inputs come first, so
   // one pass from the end finds them all).

@@ -13,7 +13,8 @@
 //
 // Only moves up, and only nodes without state, so every value is the same as before. The
 // all-reduces keep their order among themselves: every rank must issue its collectives in the
-// same order, and every rank runs the same graph.
+// same order, and every rank runs the same graph. PIJIT_COMM_OVERLAP=0 turns the pass off
+// (benchmarks/data_parallel.py measures what it hides).
 #pragma once
 #include "graph/passes/pass.h"
 

@@ -12,6 +12,7 @@
 #include "absl/strings/str_join.h"
 #include "kernels/comm/comm_thread.h"
 #include "kernels/errors.h"
+#include "kernels/flags.h"
 #include "kernels/ops.h"
 
 #ifdef PIJIT_WITH_MPI
@@ -182,7 +183,7 @@ bool BuiltWithMpi() {
 absl::Status Init() {
   State& s = S();
   if (s.initialized) return absl::OkStatus();
-  if (const char* t = std::getenv("PIJIT_COMM_TIMEOUT")) s.timeout = std::atof(t) > 0 ? std::atof(t) : s.timeout;
+  if (std::optional<double> t = flags::CommTimeout()) s.timeout = *t;
   if (!LaunchedByMpirun()) {  // a world of one
     s.initialized = true;
 #ifdef PIJIT_WITH_MPI

@@ -68,8 +68,22 @@ def init(backend_name=None):
     if _C.comm.world_size() > 1 and sys.excepthook is not _abort_on_uncaught:
         _previous_hook[0] = sys.excepthook
         sys.excepthook = _abort_on_uncaught
+    if _C.comm.world_size() > 1:
+        _share_dataset_entropy()
     if backend_name in ("nccl", "mccl"):
         GlobalComm.WORLD_COMM_GROUP = {"nccl": NCCL_WORLD_COMM_GROUP, "mccl": MCCL_WORLD_COMM_GROUP}[backend_name]
+
+
+def _share_dataset_entropy():
+    """Every rank takes rank 0's random entropy for the dataset pipeline's unseeded shuffles
+    (pijit.dataset.config), so that `num_shards`/`shard_id` split one shuffled order."""
+    import numpy as np
+
+    from pijit._tensor import Tensor
+    from pijit.communication.comm_func import broadcast
+    from pijit.dataset import config
+    mine = np.array([np.random.SeedSequence().entropy % (1 << 62)], np.int64)
+    config._share_job_entropy(int(broadcast(Tensor(mine), 0).asnumpy()[0]))
 
 
 def _initialized():

@@ -13,7 +13,11 @@ __all__ = ["set_seed", "get_seed", "set_num_parallel_workers", "get_num_parallel
 _UINT32_MAX = 4294967295
 _DEFAULT_SEED = 5489  # std::mt19937's default seed, which MindSpore reports before set_seed
 
-_state = {"seed": None, "num_parallel_workers": 8, "prefetch_size": 16}
+_state = {"seed": None, "num_parallel_workers": 8, "prefetch_size": 16,
+          # A data-parallel job's shared entropy (pijit.communication.init) and how many
+          # pipeline seeds were drawn from it: without set_seed, every rank draws the same seeds
+          # in the same order, so sharded shuffles split one order between the ranks.
+          "job_entropy": None, "job_draws": 0}
 
 
 def _check_int(function, name, value, low, high):
@@ -40,9 +44,19 @@ def get_seed():
 def pipeline_seed():
     """The seed a new iterator's shuffles start from: the set seed, or a fresh random one (each
     iterator then shuffles differently, as without a seed in MindSpore)."""
+    if _state["seed"] is None and _state["job_entropy"] is not None:
+        _state["job_draws"] += 1
+        key = np.random.SeedSequence([_state["job_entropy"], _state["job_draws"]])
+        return int(key.generate_state(1)[0])
     if _state["seed"] is None:
         return int(np.random.SeedSequence().entropy % (_UINT32_MAX + 1))
     return _state["seed"]
+
+
+def _share_job_entropy(entropy):
+    """Called by pijit.communication.init on every rank with rank 0's entropy."""
+    _state["job_entropy"] = int(entropy)
+    _state["job_draws"] = 0
 
 
 def set_num_parallel_workers(num):

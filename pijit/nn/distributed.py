@@ -12,6 +12,13 @@ from pijit.nn.cell import Cell
 __all__ = ["DistributedGradReducer"]
 
 
+def broadcast_parameters(parameters, group="hccl_world_group"):
+    """Gives every rank rank 0's values of `parameters` (set_auto_parallel_context's
+    parameter_broadcast: replicas that were initialised differently start equal)."""
+    for p in parameters:
+        p.set_data(comm_func.broadcast(p, 0, group))
+
+
 class DistributedGradReducer(Cell):
     """All-reduces the gradients over `group` and, with `mean`, divides them by `degree` (the
     group's size). `mean` None takes the auto-parallel context's gradients_mean."""

@@ -54,12 +54,14 @@ class TrainOneStepCell(Cell):
         self.grad = ops.GradOperation(get_by_list=True, sens_param=True)
         # Data-parallel training (set_auto_parallel_context(parallel_mode=DATA_PARALLEL)):
         # the gradients are all-reduced over the ranks before the update, as MindSpore does.
-        from pijit.nn.distributed import DistributedGradReducer
-        from pijit.parallel_context import _data_parallel
+        from pijit.nn.distributed import DistributedGradReducer, broadcast_parameters
+        from pijit.parallel_context import _data_parallel, get_auto_parallel_context
         reduce, mean, degree = _data_parallel()
         self.reducer_flag = reduce and degree > 1
         self.grad_reducer = DistributedGradReducer(self.weights, mean, degree) \
             if self.reducer_flag else None
+        if self.reducer_flag and get_auto_parallel_context("parameter_broadcast"):
+            broadcast_parameters(self.weights)
 
     def construct(self, *inputs):
         loss, _, grads = _autodiff.vjp(self.network, inputs, (), self.weights, self.sens)

@@ -35,6 +35,11 @@ def collectives():
     elif r == 1:
         out["received"] = F.recv(ms.Tensor(np.zeros(4, np.float32)), src=0).asnumpy().tolist()
     F.barrier()
+    # A shuffled, sharded dataset without a seed: the ranks' shards split one shuffled order.
+    data = ms.dataset.NumpySlicesDataset(np.arange(12 * n), column_names=["i"], shuffle=True,
+                                         num_shards=n, shard_id=r)
+    out["epochs"] = [[int(row[0]) for row in data.create_tuple_iterator(output_numpy=True)]
+                     for _ in range(2)]
     create_group("evens", list(range(0, n, 2)))
     if r % 2 == 0:
         out["evens_size"] = get_group_size("evens")
@@ -90,6 +95,13 @@ def data_parallel():
     out = {"rank": get_rank()}
     out["eager"] = train(True, False)
     out["jitted"] = train(True, True)
+    # parameter_broadcast: replicas initialised differently start from rank 0's parameters.
+    ms.set_auto_parallel_context(parameter_broadcast=True)
+    ms.set_seed(100 + get_rank())
+    net = nn.Dense(3, 2)
+    out["own_weights"] = net.weight.asnumpy().tolist()
+    nn.TrainOneStepCell(nn.WithLossCell(net, nn.MSELoss()), nn.SGD(net.trainable_params(), 0.1))
+    out["broadcast_weights"] = net.weight.asnumpy().tolist()
     ms.reset_auto_parallel_context()
     out["single"] = train(False, False)
     directory = os.path.join(sys.argv[2], f"rank_{get_rank()}")

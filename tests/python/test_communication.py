@@ -28,12 +28,12 @@ needs_mpi = pytest.mark.skipif(
            "mpirun's own processes would inherit (the regular runs start the jobs)")
 
 
-def run_job(n, scenario, *args, env=None, timeout=120):
+def run_job(n, scenario, *args, env=None, timeout=120, launcher=None):
     """Runs the worker's scenario on n ranks; (the finished process, {rank: its result})."""
     results_dir = tempfile.mkdtemp(prefix="pijit_mpi_")
     try:
-        cmd = [MPIRUN, "--allow-run-as-root", "--oversubscribe", "-n", str(n), sys.executable,
-               WORKER, scenario, *args]
+        cmd = (launcher or [MPIRUN, "--allow-run-as-root", "--oversubscribe", "-n", str(n),
+                            sys.executable]) + [WORKER, scenario, *args]
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
                               env={**os.environ, "PIJIT_MPI_RESULTS": results_dir, **(env or {})})
         results = {}
@@ -111,7 +111,30 @@ def test_single_process_data_parallel_training_is_plain_training():
         ms.reset_auto_parallel_context()
 
 
+def test_msrun_builds_mpiruns_command_line_and_rejects_what_does_not_fit():
+    from pijit import msrun
+    parse = msrun._parser().parse_args
+    cmd = msrun.command(parse(["--worker_num=2", "--local_worker_num=2", "--master_port=8118",
+                               "--cluster_time_out=30", "train.py", "--lr", "0.1"]), "mpirun")
+    assert cmd[0] == "mpirun" and cmd[-4:] == [sys.executable, "train.py", "--lr", "0.1"]
+    assert cmd[cmd.index("-n") + 1] == "2" and "PIJIT_COMM_TIMEOUT=30" in cmd
+    cmd = msrun.command(parse(["--worker_num=4", "--local_worker_num=2", "--hosts=a,b", "t.py"]))
+    assert cmd[cmd.index("-H") + 1] == "a:2,b:2" and cmd[cmd.index("-n") + 1] == "4"
+    with pytest.raises(ValueError, match="name the machines with --hosts"):
+        msrun.command(parse(["--worker_num=4", "--local_worker_num=2", "t.py"]))
+    with pytest.raises(ValueError, match="3 hosts of 2 workers make 6, not --worker_num 4"):
+        msrun.command(parse(["--worker_num=4", "--local_worker_num=2", "--hosts=a,b,c", "t.py"]))
+
+
 # ---- jobs under mpirun ----------------------------------------------------------------------
+
+@needs_mpi
+def test_msrun_launches_a_job():
+    launcher = [sys.executable, "-m", "pijit.msrun", "--worker_num=2", "--local_worker_num=2"]
+    proc, results = run_job(2, "graph_collectives", launcher=launcher)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert sorted(results) == [0, 1]
+    assert results[0]["broadcast"] == results[1]["broadcast"] == float(3 * (np.arange(4) + 1).sum())
 
 @needs_mpi
 @pytest.mark.parametrize("n", [2, 3])
@@ -143,6 +166,12 @@ def test_collectives_match_numpy(n):
             assert got["evens_size"] == len(evens) and got["evens_rank"] == evens.index(r)
             assert got["evens_sum"] == [float(sum(evens))]
     np.testing.assert_array_equal(results[1]["received"], t[0] * 7)
+    # Unseeded shuffles agree across the ranks (init shares rank 0's entropy): each epoch's
+    # shards are disjoint and cover the dataset, and the epochs' orders differ.
+    for epoch in range(2):
+        rows = [results[r]["epochs"][epoch] for r in range(n)]
+        assert sorted(sum(rows, [])) == list(range(12 * n))
+    assert results[0]["epochs"][0] != results[0]["epochs"][1]
 
 
 @needs_mpi
@@ -164,6 +193,9 @@ def test_data_parallel_training_equals_training_on_the_whole_batch(tmp_path, n):
         assert results[r]["jitted"][1] == 0
         assert results[r]["jitted"][2] == 2
         assert results[r]["jitted"][3] is True
+    for r in range(1, n):
+        assert results[r]["own_weights"] != results[0]["own_weights"]
+        assert results[r]["broadcast_weights"] == results[0]["own_weights"]
     # Checkpoints: rank 0 writes them, rank 1 does not.
     assert os.listdir(tmp_path / "rank_0")
     assert not (tmp_path / "rank_1").exists() or not os.listdir(tmp_path / "rank_1")
