@@ -354,13 +354,12 @@ absl::StatusOr<Pending> AllReduceStart(const Tensor& t, ReduceOp op, int group) 
     PIJIT_ASSIGN_OR_RETURN(MPI_Datatype type, MpiType(t.dtype()));
     pending.work = S().thread.Submit([out, op, group, type]() -> absl::Status {
       PIJIT_RETURN_IF_ERROR(CheckSameEverywhere(group, "all_reduce", static_cast<int>(op), out.dtype(), out.shape()));
-      MPI_Request req;
-      if (int rc = MPI_Iallreduce(MPI_IN_PLACE, out.raw_data(), static_cast<int>(out.numel()), type, MpiOp(op),
-                                  S().comms[group], &req);
-          rc != MPI_SUCCESS) {
-        return MpiError(rc, "all_reduce");
-      }
-      return Wait(&req, "all_reduce");
+      // Every rank has arrived (the check waited for them with the deadline): the blocking
+      // collective cannot wait for a rank that never comes, and runs MPI's tuned algorithms
+      // (twice as fast as the non-blocking one for megabytes between two local ranks).
+      const int rc = MPI_Allreduce(MPI_IN_PLACE, out.raw_data(), static_cast<int>(out.numel()), type, MpiOp(op),
+                                   S().comms[group]);
+      return rc == MPI_SUCCESS ? absl::OkStatus() : MpiError(rc, "all_reduce");
     });
   }
 #endif
@@ -389,13 +388,10 @@ absl::StatusOr<Tensor> AllGather(const Tensor& t, int group) {
 #ifdef PIJIT_WITH_MPI
   PIJIT_RETURN_IF_ERROR(OnCommThread([&]() -> absl::Status {
     PIJIT_RETURN_IF_ERROR(CheckSameEverywhere(group, "all_gather", -1, t.dtype(), t.shape()));
-    MPI_Request req;
-    if (int rc = MPI_Iallgather(in.raw_data(), static_cast<int>(bytes), MPI_BYTE, out.raw_data(),
-                                static_cast<int>(bytes), MPI_BYTE, S().comms[group], &req);
-        rc != MPI_SUCCESS) {
-      return MpiError(rc, "all_gather");
-    }
-    return Wait(&req, "all_gather");
+    // Every rank has arrived: blocking is safe (see AllReduceStart).
+    const int rc = MPI_Allgather(in.raw_data(), static_cast<int>(bytes), MPI_BYTE, out.raw_data(),
+                                 static_cast<int>(bytes), MPI_BYTE, S().comms[group]);
+    return rc == MPI_SUCCESS ? absl::OkStatus() : MpiError(rc, "all_gather");
   }));
 #endif
   return out;
@@ -434,13 +430,10 @@ absl::StatusOr<Tensor> Broadcast(const Tensor& t, int root, int group) {
   if (n > 1) {
     PIJIT_RETURN_IF_ERROR(OnCommThread([&]() -> absl::Status {
       PIJIT_RETURN_IF_ERROR(CheckSameEverywhere(group, "broadcast", root, t.dtype(), t.shape()));
-      MPI_Request req;
-      if (int rc = MPI_Ibcast(out.raw_data(), static_cast<int>(out.numel() * out.itemsize()), MPI_BYTE, root,
-                              S().comms[group], &req);
-          rc != MPI_SUCCESS) {
-        return MpiError(rc, "broadcast");
-      }
-      return Wait(&req, "broadcast");
+      // Every rank has arrived: blocking is safe (see AllReduceStart).
+      const int rc = MPI_Bcast(out.raw_data(), static_cast<int>(out.numel() * out.itemsize()), MPI_BYTE, root,
+                               S().comms[group]);
+      return rc == MPI_SUCCESS ? absl::OkStatus() : MpiError(rc, "broadcast");
     }));
   }
 #endif

@@ -6,9 +6,12 @@
 // of the world, named by an index (0 is the world).
 //
 // Before each collective the ranks compare what they pass (op, dtype, shape): a mismatch is an
-// error on every rank naming the ranks that differ, never a silent mix of buffers. Collectives
-// run non-blocking and are waited on with a deadline (SetTimeout): a rank that never arrives
-// (it raised and left) makes the others fail within that time instead of hanging.
+// error on every rank naming the ranks that differ, never a silent mix of buffers. That
+// comparison (an all-gather) runs non-blocking and is waited on with a deadline (SetTimeout): a
+// rank that never arrives (it raised and left) makes the others fail within that time instead
+// of hanging. Once every rank has arrived, the collective itself runs MPI's blocking, tuned
+// algorithm; barrier, send and receive are waited on with the deadline throughout. Every MPI
+// call is made by the communication thread (kernels/comm/comm_thread.h).
 //
 // Built with MPI when CMake finds it (PIJIT_WITH_MPI); without it only the world of one works
 // and Init under mpirun reports why.

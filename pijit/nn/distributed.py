@@ -86,8 +86,7 @@ def _bucket_plan(grads):
             entry = (dtype, members + [i], size + grads[i].nbytes)
             if entry[2] >= cap:
                 buckets.append(entry[1])
-                if k < len(filling):
-                    del filling[k]
+                filling = filling[:k] + filling[k + 1:]
             elif k < len(filling):
                 filling[k] = entry
             else:

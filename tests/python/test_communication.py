@@ -111,6 +111,40 @@ def test_single_process_data_parallel_training_is_plain_training():
         ms.reset_auto_parallel_context()
 
 
+@pytest.mark.parametrize("context, want", [
+    ({}, [[4], [5], [3, 2, 1, 0]]),  # 4 MB buckets from the last gradient back
+    ({"comm_fusion": {"allreduce": {"mode": "size", "config": 1}}}, [[4], [3, 2], [1, 0], [5]]),
+    ({"all_reduce_fusion_config": [2, 4]}, [[5], [4], [3, 2], [1, 0]]),
+    ({"comm_fusion": {"allreduce": {"mode": "index", "config": [3]}}}, [[5], [4, 3], [2, 1, 0]]),
+    ({"comm_fusion": {"openstate": False}}, [[5], [4], [3], [2], [1], [0]]),
+])
+def test_gradient_buckets_follow_the_context_eagerly_and_when_captured(context, want):
+    from pijit.nn.distributed import _bucket_plan
+    sizes = (300000, 10, 600000, 10, 2000000, 3)
+    # The last gradient is float64: a bucket holds one dtype. Full buckets are issued when
+    # they fill, the rest of each range's at its end.
+    grads = [ms.Tensor(np.ones(k, np.float64 if i == 5 else np.float32)) for i, k in enumerate(sizes)]
+    ms.set_auto_parallel_context(**context)
+    try:
+        assert _bucket_plan(grads) == want
+        jf = ms.jit(lambda *g: _bucket_plan(g), capture_mode="bytecode")
+        assert jf(*grads) == want
+        assert ms.get_code_extra(jf)["total_break_count"] == 0
+    finally:
+        ms.reset_auto_parallel_context()
+
+
+def test_bad_fusion_settings_are_clear_errors():
+    with pytest.raises(ValueError, match="all_reduce_fusion_config must be increasing positive"):
+        ms.set_auto_parallel_context(all_reduce_fusion_config=[4, 2])
+    with pytest.raises(ValueError, match="in 'size' mode needs 'config', a bucket size in MB"):
+        ms.set_auto_parallel_context(comm_fusion={"allreduce": {"mode": "size"}})
+    with pytest.raises(ValueError, match="comm_fusion has no key 'allgahter'"):
+        ms.set_auto_parallel_context(comm_fusion={"allgahter": {"mode": "auto"}})
+    with pytest.raises(TypeError, match="comm_fusion must be a dict"):
+        ms.set_auto_parallel_context(comm_fusion=4)
+
+
 def test_msrun_builds_mpiruns_command_line_and_rejects_what_does_not_fit():
     from pijit import msrun
     parse = msrun._parser().parse_args
