@@ -1,13 +1,17 @@
-"""MindSpore's collective primitives (ops.AllReduce, AllGather, ReduceScatter, Broadcast) and
-ops.ReduceOp, on pijit.communication's MPI backend. Called inside a jitted function they run
-at a graph break (the collective itself is not part of a captured graph)."""
+"""MindSpore's collective primitives (ops.AllReduce, AllGather, ReduceScatter, Broadcast,
+Barrier, Send, Receive) and ops.ReduceOp, on pijit.communication's MPI backend. Inside a
+jitted function the first four are nodes of the graph (pijit.communication.comm_func); the
+others run at a graph break."""
+import numpy as np
+
 from pijit._primitives_more import _primitive
-from pijit._tensor import Tensor
+from pijit._tensor import Tensor, dtype_to_nptype
 from pijit.communication import comm_func
 from pijit.communication.comm_func import ReduceOp
 from pijit.communication.management import GlobalComm
 
-__all__ = ["ReduceOp", "AllReduce", "AllGather", "ReduceScatter", "Broadcast"]
+__all__ = ["ReduceOp", "AllReduce", "AllGather", "ReduceScatter", "Broadcast", "Barrier", "Send",
+           "Receive"]
 
 
 def _check(name, values):
@@ -18,10 +22,12 @@ def _check(name, values):
                                                ReduceOp.PROD):
         raise TypeError(f"{name}: op must be one of ReduceOp.SUM, MAX, MIN, PROD, got "
                         f"{values['op']!r}")
-    if "root_rank" in values and (isinstance(values["root_rank"], bool)
-                                  or not isinstance(values["root_rank"], int)):
-        raise TypeError(f"{name}: root_rank must be an int, got "
-                        f"{type(values['root_rank']).__name__}")
+    for key in ("root_rank", "sr_tag", "dest_rank", "src_rank"):
+        if key in values and (isinstance(values[key], bool) or not isinstance(values[key], int)):
+            raise TypeError(f"{name}: {key} must be an int, got {type(values[key]).__name__}")
+    if "shape" in values and (not isinstance(values["shape"], (tuple, list)) or not all(
+            isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in values["shape"])):
+        raise TypeError(f"{name}: shape must be a tuple of ints >= 0, got {values['shape']!r}")
 
 
 def _broadcast(self, input_x):
@@ -29,6 +35,18 @@ def _broadcast(self, input_x):
         raise TypeError(f"Broadcast: input_x must be a tuple of Tensors, got "
                         f"{type(input_x).__name__}")
     return tuple(comm_func.broadcast(t, self.root_rank, self.group) for t in input_x)
+
+
+def _receive(self):
+    if self.dtype is None:
+        raise TypeError("Receive: dtype must be a pijit dtype (ms.float32, ...), got None")
+    like = Tensor(np.zeros(tuple(self.shape), dtype_to_nptype(self.dtype)))
+    return comm_func.recv(like, self.src_rank, self.group, self.sr_tag)
+
+
+def _send(self, x):
+    comm_func.send(x, self.dest_rank, self.group, self.sr_tag)
+    return x
 
 
 AllReduce = _primitive(
@@ -47,3 +65,18 @@ Broadcast = _primitive(
     "Broadcast", {"root_rank": 0, "group": GlobalComm.WORLD_COMM_GROUP}, _broadcast,
     "Broadcast(root_rank, group)(input_x): rank root_rank's tensors (a tuple), on every rank.",
     _check)
+Barrier = _primitive(
+    "Barrier", {"group": GlobalComm.WORLD_COMM_GROUP},
+    lambda self: comm_func.barrier(self.group),
+    "Barrier(group)(): returns when every rank of the group has called it.", _check)
+Send = _primitive(
+    "Send", {"sr_tag": 0, "dest_rank": 0, "group": GlobalComm.WORLD_COMM_GROUP,
+             "group_back": GlobalComm.WORLD_COMM_GROUP}, _send,
+    "Send(sr_tag, dest_rank, group)(x): sends x to rank dest_rank of the group (returns x).",
+    _check)
+Receive = _primitive(
+    "Receive", {"sr_tag": 0, "src_rank": 0, "shape": (), "dtype": None,
+                "group": GlobalComm.WORLD_COMM_GROUP, "group_back": GlobalComm.WORLD_COMM_GROUP},
+    _receive,
+    "Receive(sr_tag, src_rank, shape, dtype, group)(): the tensor rank src_rank sent with "
+    "sr_tag.", _check)

@@ -35,6 +35,11 @@ def collectives():
     elif r == 1:
         out["received"] = F.recv(ms.Tensor(np.zeros(4, np.float32)), src=0).asnumpy().tolist()
     F.barrier()
+    if r == 0:
+        out["primitive_send"] = ops.Send(3, 1)(t * 5).asnumpy().tolist()
+    elif r == 1:
+        out["primitive_received"] = ops.Receive(3, 0, (4,), ms.float32)().asnumpy().tolist()
+    ops.Barrier()()
     # A shuffled, sharded dataset without a seed: the ranks' shards split one shuffled order.
     data = ms.dataset.NumpySlicesDataset(np.arange(12 * n), column_names=["i"], shuffle=True,
                                          num_shards=n, shard_id=r)

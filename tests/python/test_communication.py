@@ -200,6 +200,8 @@ def test_collectives_match_numpy(n):
             assert got["evens_size"] == len(evens) and got["evens_rank"] == evens.index(r)
             assert got["evens_sum"] == [float(sum(evens))]
     np.testing.assert_array_equal(results[1]["received"], t[0] * 7)
+    np.testing.assert_array_equal(results[0]["primitive_send"], t[0] * 5)
+    np.testing.assert_array_equal(results[1]["primitive_received"], t[0] * 5)
     # Unseeded shuffles agree across the ranks (init shares rank 0's entropy): each epoch's
     # shards are disjoint and cover the dataset, and the epochs' orders differ.
     for epoch in range(2):
