@@ -152,6 +152,38 @@ def graph_collectives():
     return out
 
 
+def lenet_step(parallel):
+    """Three jitted LeNet-5 training steps (Momentum, mean cross-entropy) on a global batch of
+    8: data-parallel ranks each take their rows of it and average the gradients (buckets of
+    0.1 MB, several per step), the single process takes all 8."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                                    "examples"))
+    from train_mnist_like import LeNet5
+    if parallel:
+        ms.set_auto_parallel_context(parallel_mode=ms.ParallelMode.DATA_PARALLEL, gradients_mean=True,
+                                     comm_fusion={"allreduce": {"mode": "size", "config": 0.1}})
+    ms.set_seed(3)
+    net = LeNet5()
+    step = nn.TrainOneStepCell(nn.WithLossCell(net, nn.SoftmaxCrossEntropyWithLogits(
+        sparse=True, reduction="mean")), nn.Momentum(net.trainable_params(), 0.05, 0.9))
+    run = ms.jit(lambda a, b: step(a, b), capture_mode="bytecode")
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((8, 1, 28, 28)).astype(np.float32)
+    y = rng.integers(0, 10, 8).astype(np.int32)
+    n, r = (get_group_size(), get_rank()) if parallel else (1, 0)
+    rows = slice(r * 8 // n, (r + 1) * 8 // n)
+    losses = [float(run(ms.Tensor(x[rows]), ms.Tensor(y[rows])).asnumpy()) for _ in range(3)]
+    graphs = ms.get_code_extra(run)["all_graphs"]
+    ms.reset_auto_parallel_context()
+    return ([p.asnumpy().tolist() for p in net.trainable_params()], losses,
+            ms.get_code_extra(run)["total_break_count"], sum(g.count("all_reduce(") for g in graphs[:1]))
+
+
+def lenet():
+    init()
+    return {"rank": get_rank(), "parallel": lenet_step(True), "single": lenet_step(False)}
+
+
 def timeout():
     init()
     if get_rank() == 1:
@@ -178,7 +210,8 @@ if __name__ == "__main__":
     if scenario == "collectives":
         init()
     result = {"collectives": collectives, "data_parallel": data_parallel, "timeout": timeout,
-              "uncaught": uncaught, "graph_collectives": graph_collectives}[scenario]()
+              "uncaught": uncaught, "graph_collectives": graph_collectives,
+              "lenet": lenet}[scenario]()
     path = os.path.join(os.environ["PIJIT_MPI_RESULTS"], f"rank_{result['rank']}.json")
     with open(path + ".tmp", "w") as f:
         json.dump(result, f)

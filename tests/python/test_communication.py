@@ -171,7 +171,7 @@ def test_msrun_launches_a_job():
     assert results[0]["broadcast"] == results[1]["broadcast"] == float(3 * (np.arange(4) + 1).sum())
 
 @needs_mpi
-@pytest.mark.parametrize("n", [2, 3])
+@pytest.mark.parametrize("n", [2, 3, 4])
 def test_collectives_match_numpy(n):
     proc, results = run_job(n, "collectives")
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -235,6 +235,25 @@ def test_data_parallel_training_equals_training_on_the_whole_batch(tmp_path, n):
     # Checkpoints: rank 0 writes them, rank 1 does not.
     assert os.listdir(tmp_path / "rank_0")
     assert not (tmp_path / "rank_1").exists() or not os.listdir(tmp_path / "rank_1")
+
+
+@needs_mpi
+@pytest.mark.parametrize("n", [2, 4])
+def test_data_parallel_lenet5_equals_the_single_process_step_on_the_whole_batch(n):
+    proc, results = run_job(n, "lenet")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert sorted(results) == list(range(n))
+    for r in range(n):
+        params, losses, breaks, all_reduces = results[r]["parallel"]
+        single_params, single_losses = results[r]["single"][:2]
+        assert breaks == 0 and all_reduces >= 2  # one graph; the gradients in several buckets
+        assert len(params) == len(single_params) == 8  # convolutions without bias
+        for got, want in zip(params, single_params):
+            np.testing.assert_allclose(got, want, rtol=2e-4, atol=2e-6)
+        assert params == results[0]["parallel"][0]  # every rank holds the same weights
+        # Each rank's loss is the mean over its own rows; their mean is the whole batch's.
+        np.testing.assert_allclose(np.mean([results[k]["parallel"][1] for k in range(n)], axis=0),
+                                   single_losses, rtol=1e-5)
 
 
 @needs_mpi
