@@ -51,15 +51,15 @@ def _send(self, x):
 
 AllReduce = _primitive(
     "AllReduce", {"op": ReduceOp.SUM, "group": GlobalComm.WORLD_COMM_GROUP},
-    lambda self, x: comm_func.all_reduce(x, self.op, self.group),
+    lambda self, x: comm_func.all_reduce(x, self.op, self.group)[0],
     "AllReduce(op=ReduceOp.SUM, group)(x): the reduction of every rank's x.", _check)
 AllGather = _primitive(
     "AllGather", {"group": GlobalComm.WORLD_COMM_GROUP},
-    lambda self, x: comm_func.all_gather_into_tensor(x, self.group),
+    lambda self, x: comm_func.all_gather_into_tensor(x, self.group)[0],
     "AllGather(group)(x): every rank's x concatenated along axis 0, in rank order.", _check)
 ReduceScatter = _primitive(
     "ReduceScatter", {"op": ReduceOp.SUM, "group": GlobalComm.WORLD_COMM_GROUP},
-    lambda self, x: comm_func.reduce_scatter_tensor(x, self.op, self.group),
+    lambda self, x: comm_func.reduce_scatter_tensor(x, self.op, self.group)[0],
     "ReduceScatter(op=ReduceOp.SUM, group)(x): this rank's block of the reduction.", _check)
 Broadcast = _primitive(
     "Broadcast", {"root_rank": 0, "group": GlobalComm.WORLD_COMM_GROUP}, _broadcast,

@@ -1,7 +1,9 @@
 """MindSpore's functional collectives (mindspore.communication.comm_func) on pijit's MPI
 backend. Each takes and returns host Tensors; `group` is a group name (management.py). The
 collectives are ops: inside a jitted function they are nodes of its graph, with MindSpore's
-gradients (all_reduce: sum, max, min; all_gather; reduce_scatter: sum; broadcast). The
+gradients (all_reduce: sum, max, min; all_gather; reduce_scatter: sum; broadcast). As in
+MindSpore 2.x, all_reduce, all_gather_into_tensor and reduce_scatter_tensor return (tensor,
+CommHandle or None); broadcast and recv return the tensor. The
 ranks' arguments are compared before each collective: a dtype, shape, op or root that differs
 between ranks is a ValueError on every rank naming what each passed. A rank that does not join
 within the timeout (PIJIT_COMM_TIMEOUT, 300 s) makes the others raise TimeoutError."""
@@ -9,7 +11,7 @@ from pijit import _C
 from pijit._tensor import Tensor
 from pijit.communication.management import GlobalComm, _group_index, _group_ranks
 
-__all__ = ["ReduceOp", "all_reduce", "all_gather_into_tensor", "reduce_scatter_tensor",
+__all__ = ["ReduceOp", "CommHandle", "all_reduce", "all_gather_into_tensor", "reduce_scatter_tensor",
            "broadcast", "barrier", "send", "recv"]
 
 
@@ -38,34 +40,58 @@ def _op(fn, op):
     return op
 
 
-def _no_async(fn, async_op):
-    if async_op:
-        raise ValueError(f"{fn}: async_op=True is not supported; collectives complete before "
-                         f"they return")
+class CommHandle:
+    """A collective started with async_op=True: its output tensor holds the result once wait()
+    has returned. wait() raises what the collective failed with (a TimeoutError when the
+    other ranks did not join in time)."""
+
+    def __init__(self, work=None):
+        self._work = work
+
+    def wait(self):
+        if self._work is not None:
+            self._work.wait()
+            self._work = None
+
+    def is_completed(self):
+        return self._work is None or self._work.done()
+
+
+def _handle(async_op):
+    """MindSpore's second result: a (completed) CommHandle with async_op, else None."""
+    if not isinstance(async_op, bool):
+        raise TypeError(f"async_op must be a bool, got {type(async_op).__name__}")
+    return CommHandle() if async_op else None
 
 
 def all_reduce(tensor, op=ReduceOp.SUM, group=GlobalComm.WORLD_COMM_GROUP, async_op=False):
-    """The reduction of every rank's `tensor` (same dtype and shape on every rank). In a
-    jitted function it is a node of the graph (all_reduce, differentiable for SUM)."""
-    _no_async("all_reduce", async_op)
+    """(the reduction of every rank's `tensor`, None), as MindSpore returns it; every rank
+    passes the same dtype and shape. In a jitted function it is a node of the graph. With
+    async_op=True the second item is a CommHandle: the reduction runs on the communication
+    thread, and the tensor holds it once the handle's wait() returns."""
     code = _OP_CODES[_op("all_reduce", op)] + len(_OPS) * _group_index(group, "all_reduce")
-    return _C.ops._all_reduce(_tensor("all_reduce", tensor), code)
+    if _handle(async_op) is not None:
+        out, work = _C.comm.all_reduce_start(_tensor("all_reduce", tensor), code)
+        return out, CommHandle(work)
+    return _C.ops._all_reduce(_tensor("all_reduce", tensor), code), None
 
 
 def all_gather_into_tensor(tensor, group=GlobalComm.WORLD_COMM_GROUP, async_op=False):
-    """Every rank's `tensor`, concatenated along axis 0 in rank order."""
-    _no_async("all_gather_into_tensor", async_op)
+    """(every rank's `tensor` concatenated along axis 0 in rank order, None); with async_op the
+    second item is a CommHandle (the gather has completed when this returns)."""
+    handle = _handle(async_op)
     return _C.ops._all_gather(_tensor("all_gather_into_tensor", tensor),
-                              _group_index(group, "all_gather_into_tensor"))
+                              _group_index(group, "all_gather_into_tensor")), handle
 
 
 def reduce_scatter_tensor(tensor, op=ReduceOp.SUM, group=GlobalComm.WORLD_COMM_GROUP,
                           async_op=False):
-    """This rank's block (axis 0 split in group-size parts) of the reduction of `tensor`."""
-    _no_async("reduce_scatter_tensor", async_op)
+    """(this rank's block, axis 0 split in group-size parts, of the reduction of `tensor`,
+    None); with async_op a completed CommHandle instead of None."""
+    handle = _handle(async_op)
     code = _OP_CODES[_op("reduce_scatter_tensor", op)] + \
         len(_OPS) * _group_index(group, "reduce_scatter_tensor")
-    return _C.ops._reduce_scatter(_tensor("reduce_scatter_tensor", tensor), code)
+    return _C.ops._reduce_scatter(_tensor("reduce_scatter_tensor", tensor), code), handle
 
 
 # broadcast's code: the root's rank in the group plus this times the group's index (graph.h).

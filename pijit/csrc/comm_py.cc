@@ -78,6 +78,20 @@ void BindComm(py::module_& m) {
     const Tensor& t = HostTensor(like, "receive");
     return Wrap(Released([&] { return comm::Receive(t.dtype(), t.shape(), src, tag, group); }));
   });
+  // A collective under way (comm_func's CommHandle wraps it): wait() returns when it is done
+  // and raises what it failed with.
+  py::class_<comm::Work, std::shared_ptr<comm::Work>>(c, "Work")
+      .def("wait", [](comm::Work& w) { Check(Released([&] { return w.Wait(); })); })
+      .def("done", &comm::Work::done);
+  // An all-reduce started on the communication thread: (its result, valid once the Work is
+  // waited for; the Work, or None when it completed already).
+  c.def("all_reduce_start", [](py::handle t, int64_t code) {
+    const Tensor& x = HostTensor(t, "all_reduce");
+    if (code < 0) throw py::value_error("all_reduce: negative code");
+    comm::Pending p = Get(comm::AllReduceStart(x, static_cast<comm::ReduceOp>(code % 4), static_cast<int>(code / 4)));
+    py::object work = p.work ? py::cast(p.work) : py::none();
+    return py::make_tuple(py::reinterpret_steal<py::object>(WrapTensor(std::move(p.result))), work);
+  });
   // What collectives have cost so far (kernels/comm/comm_thread.h Stats): busy is the time
   // from each start to its completion, waited the part of it callers spent blocked.
   c.def("stats", [] {

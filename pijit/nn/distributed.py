@@ -104,7 +104,7 @@ def _all_reduce_in_buckets(grads, group, divisor):
     for indices in _bucket_plan(grads):
         flat = ops.concat([grads[i].reshape(-1) for i in indices]) if len(indices) > 1 \
             else grads[indices[0]].reshape(-1)
-        reduced = comm_func.all_reduce(flat, comm_func.ReduceOp.SUM, group)
+        reduced, _ = comm_func.all_reduce(flat, comm_func.ReduceOp.SUM, group)
         if divisor != 1:
             reduced = reduced / divisor
         start = 0

@@ -19,14 +19,17 @@ def collectives():
     out = {"rank": r, "size": n, "local_rank": get_local_rank()}
     for dtype in ("float32", "float64", "int32", "int64", "float16"):
         t = ms.Tensor((np.arange(6).reshape(2, 3) + 10 * r).astype(dtype))
-        out[f"sum_{dtype}"] = F.all_reduce(t).asnumpy().tolist()
-        out[f"sum_dtype_{dtype}"] = str(F.all_reduce(t).asnumpy().dtype)
+        out[f"sum_{dtype}"] = F.all_reduce(t)[0].asnumpy().tolist()
+        out[f"sum_dtype_{dtype}"] = str(F.all_reduce(t)[0].asnumpy().dtype)
     t = ms.Tensor((np.arange(4) * (r + 1)).astype(np.float32))
-    out["max"] = F.all_reduce(t, F.ReduceOp.MAX).asnumpy().tolist()
-    out["min"] = F.all_reduce(t, F.ReduceOp.MIN).asnumpy().tolist()
-    out["prod"] = F.all_reduce(t + 1, F.ReduceOp.PROD).asnumpy().tolist()
-    out["gather"] = F.all_gather_into_tensor(t).asnumpy().tolist()
-    out["scatter"] = F.reduce_scatter_tensor(ms.Tensor(np.arange(2 * n, dtype=np.float32) * (r + 1))).asnumpy().tolist()
+    out["max"] = F.all_reduce(t, F.ReduceOp.MAX)[0].asnumpy().tolist()
+    out["min"] = F.all_reduce(t, F.ReduceOp.MIN)[0].asnumpy().tolist()
+    out["prod"] = F.all_reduce(t + 1, F.ReduceOp.PROD)[0].asnumpy().tolist()
+    out["gather"] = F.all_gather_into_tensor(t)[0].asnumpy().tolist()
+    pending, handle = F.all_reduce(t, async_op=True)  # runs on the communication thread
+    handle.wait()
+    out["async_sum"] = pending.asnumpy().tolist()
+    out["scatter"] = F.reduce_scatter_tensor(ms.Tensor(np.arange(2 * n, dtype=np.float32) * (r + 1)))[0].asnumpy().tolist()
     out["broadcast"] = F.broadcast(t, n - 1).asnumpy().tolist()
     out["primitive_all_reduce"] = ops.AllReduce()(t).asnumpy().tolist()
     out["primitive_broadcast"] = [x.asnumpy().tolist() for x in ops.Broadcast(0)((t, t * 2))]
@@ -49,9 +52,9 @@ def collectives():
     if r % 2 == 0:
         out["evens_size"] = get_group_size("evens")
         out["evens_rank"] = get_rank("evens")
-        out["evens_sum"] = F.all_reduce(ms.Tensor(np.array([float(r)])), group="evens").asnumpy().tolist()
+        out["evens_sum"] = F.all_reduce(ms.Tensor(np.array([float(r)])), group="evens")[0].asnumpy().tolist()
     try:
-        F.all_reduce(ms.Tensor(np.zeros(2 + r, np.float32)))
+        F.all_reduce(ms.Tensor(np.zeros(2 + r, np.float32)))[0]
     except ValueError as e:
         out["mismatch"] = str(e)
     return out
@@ -131,11 +134,11 @@ def graph_collectives():
     w = ms.Tensor(np.arange(2 * n * n, dtype=np.float32))
     v = float(r + 1)
     fns = {
-        "gather": lambda t: (F.all_gather_into_tensor(t) * w).sum(),
-        "scatter": lambda t: (F.reduce_scatter_tensor(t) * v).sum(),
+        "gather": lambda t: (F.all_gather_into_tensor(t)[0] * w).sum(),
+        "scatter": lambda t: (F.reduce_scatter_tensor(t)[0] * v).sum(),
         "broadcast": lambda t: (F.broadcast(t, 0) * 3.0).sum(),
-        "max": lambda t: F.all_reduce(t, F.ReduceOp.MAX).sum(),
-        "min": lambda t: F.all_reduce(t, F.ReduceOp.MIN).sum(),
+        "max": lambda t: F.all_reduce(t, F.ReduceOp.MAX)[0].sum(),
+        "min": lambda t: F.all_reduce(t, F.ReduceOp.MIN)[0].sum(),
     }
     out = {"rank": r}
     for name, f in fns.items():
@@ -146,7 +149,7 @@ def graph_collectives():
         out[name + "_grad"] = ms.grad(f)(x).asnumpy().tolist()
         out[name + "_grad_jit"] = ms.jit(ms.grad(f), capture_mode="bytecode")(x).asnumpy().tolist()
     try:
-        ms.grad(lambda t: F.all_reduce(t, F.ReduceOp.PROD).sum())(x)
+        ms.grad(lambda t: F.all_reduce(t, F.ReduceOp.PROD)[0].sum())(x)
     except NotImplementedError as e:
         out["prod_grad_error"] = str(e)
     return out
@@ -191,7 +194,7 @@ def timeout():
         time.sleep(6)  # never joins the collective in time
         return {"rank": 1}
     try:
-        F.all_reduce(ms.Tensor(np.ones(2, np.float32)))
+        F.all_reduce(ms.Tensor(np.ones(2, np.float32)))[0]
     except TimeoutError as e:
         return {"rank": 0, "timeout": str(e)}
     return {"rank": 0}
@@ -201,7 +204,7 @@ def uncaught():
     init()
     if get_rank() == 1:
         raise RuntimeError("rank one fails")
-    F.all_reduce(ms.Tensor(np.ones(2, np.float32)))  # never completes: the job is aborted
+    F.all_reduce(ms.Tensor(np.ones(2, np.float32)))[0]  # never completes: the job is aborted
     return {"rank": 0, "completed": True}
 
 

@@ -55,8 +55,18 @@ def test_a_process_not_started_by_mpirun_is_a_world_of_one():
     assert comm.get_rank() == 0 and comm.get_group_size() == 1 and comm.get_local_rank() == 0
     assert comm.get_process_group_ranks() == [0]
     x = ms.Tensor(np.arange(6, dtype=np.float32).reshape(2, 3))
-    for got in (F.all_reduce(x), F.all_reduce(x, F.ReduceOp.MAX), F.all_gather_into_tensor(x),
-                F.reduce_scatter_tensor(x), F.broadcast(x, 0), ops.AllReduce()(x)):
+    # MindSpore 2.x's results: (tensor, None) from all_reduce, all_gather_into_tensor and
+    # reduce_scatter_tensor (a CommHandle with async_op=True), the tensor from the others.
+    for got, handle in (F.all_reduce(x), F.all_reduce(x, F.ReduceOp.MAX),
+                        F.all_gather_into_tensor(x), F.reduce_scatter_tensor(x)):
+        assert handle is None
+        np.testing.assert_array_equal(got.asnumpy(), x.asnumpy())
+    for got in (F.broadcast(x, 0), ops.AllReduce()(x)):
+        np.testing.assert_array_equal(got.asnumpy(), x.asnumpy())
+    for fn in (F.all_reduce, F.all_gather_into_tensor, F.reduce_scatter_tensor):
+        got, handle = fn(x, async_op=True)
+        handle.wait()
+        assert handle.is_completed()
         np.testing.assert_array_equal(got.asnumpy(), x.asnumpy())
     F.barrier()
     comm.create_group("solo", [0])
@@ -80,8 +90,8 @@ def test_bad_arguments_are_clear_errors():
         F.broadcast(x, 1)
     with pytest.raises(ValueError, match="not another rank"):
         F.send(x, dst=0)
-    with pytest.raises(ValueError, match="async_op=True is not supported"):
-        F.all_reduce(x, async_op=True)
+    with pytest.raises(TypeError, match="async_op must be a bool"):
+        F.all_reduce(x, async_op="yes")
     with pytest.raises(RuntimeError, match="backend_name"):
         comm.init("gloo")
     with pytest.raises(ValueError, match="splits the model"):
@@ -200,6 +210,7 @@ def test_collectives_match_numpy(n):
             assert got["evens_size"] == len(evens) and got["evens_rank"] == evens.index(r)
             assert got["evens_sum"] == [float(sum(evens))]
     np.testing.assert_array_equal(results[1]["received"], t[0] * 7)
+    np.testing.assert_array_equal(results[0]["async_sum"], np.sum(t, axis=0))
     np.testing.assert_array_equal(results[0]["primitive_send"], t[0] * 5)
     np.testing.assert_array_equal(results[1]["primitive_received"], t[0] * 5)
     # Unseeded shuffles agree across the ranks (init shares rank 0's entropy): each epoch's
@@ -275,7 +286,7 @@ def test_all_reduce_is_a_node_of_the_captured_graph_with_a_gradient():
     comm.init()
 
     def f(x):
-        return F.all_reduce(x * 3.0).sum() + 1.0
+        return F.all_reduce(x * 3.0)[0].sum() + 1.0
 
     x = ms.Tensor(np.arange(4, dtype=np.float32))
     report = str(ms.explain(f, x))
@@ -288,7 +299,7 @@ def test_all_reduce_is_a_node_of_the_captured_graph_with_a_gradient():
     np.testing.assert_array_equal(ms.jit(grad, capture_mode="bytecode")(x).asnumpy(),
                                   np.full(4, 3.0, np.float32))
     with pytest.raises(NotImplementedError, match="with op=prod is not supported"):
-        ms.grad(lambda t: F.all_reduce(t, F.ReduceOp.PROD).sum())(x)
+        ms.grad(lambda t: F.all_reduce(t, F.ReduceOp.PROD)[0].sum())(x)
 
 
 @needs_mpi
