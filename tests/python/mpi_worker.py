@@ -187,6 +187,64 @@ def lenet():
     return {"rank": get_rank(), "parallel": lenet_step(True), "single": lenet_step(False)}
 
 
+def process_group():
+    """mindspore.ops.communication's torch-style API: in place by default, then returning."""
+    from pijit.ops import communication as dist
+    dist.init_process_group()
+    r, n = dist.get_rank(), dist.get_world_size()
+    base = lambda: ms.Tensor((np.arange(4) + 1).astype(np.float32) * (r + 1))  # noqa: E731
+    out = {"rank": r, "initialized": dist.is_initialized(), "backend": dist.get_backend()}
+    t = base()
+    out["all_reduce_returns"] = repr(dist.all_reduce(t))
+    out["sum"] = t.asnumpy().tolist()
+    t = base()
+    dist.all_reduce(t, op="avg", async_op=True).wait()
+    out["avg"] = t.asnumpy().tolist()
+    t = base()
+    dist.all_reduce(t, op="max", async_op=True).wait()
+    out["max"] = t.asnumpy().tolist()
+    gathered = ms.Tensor(np.zeros(4 * n, np.float32))
+    dist.all_gather_into_tensor(gathered, base())
+    out["gather"] = gathered.asnumpy().tolist()
+    pieces = [ms.Tensor(np.zeros(4, np.float32)) for _ in range(n)]
+    dist.all_gather(pieces, base())
+    out["gather_list"] = [p.asnumpy().tolist() for p in pieces]
+    block = ms.Tensor(np.zeros(2, np.float32))
+    dist.reduce_scatter_tensor(block, ms.Tensor(np.arange(2 * n, dtype=np.float32) * (r + 1)))
+    out["scatter"] = block.asnumpy().tolist()
+    mine = ms.Tensor(np.zeros(3, np.float32))
+    dist.reduce_scatter(mine, [ms.Tensor(np.full(3, 10.0 * k + r, np.float32)) for k in range(n)])
+    out["scatter_list"] = mine.asnumpy().tolist()
+    t = base()
+    dist.reduce(t, dst=n - 1)
+    out["reduce"] = t.asnumpy().tolist()
+    t = base()
+    dist.broadcast(t, src=n - 1)
+    out["broadcast"] = t.asnumpy().tolist()
+    if r == 0:
+        dist.isend(ms.Tensor(np.full(2, 9.0, np.float32)), dst=1, tag=4).wait()
+    elif r == 1:
+        got = ms.Tensor(np.zeros(2, np.float32))
+        out["recv_returns"] = dist.recv(got, src=0, tag=4)
+        out["recv"] = got.asnumpy().tolist()
+    objects = [None] * n
+    dist.all_gather_object(objects, {"rank": r, "name": "x" * (r + 1)})
+    out["objects"] = objects
+    shared = [r, "from rank"] if r == 0 else [None, None]
+    dist.broadcast_object_list(shared, src=0)
+    out["shared"] = shared
+    group = dist.new_group(list(range(n - 1, -1, -1)))
+    out["reversed_rank"] = dist.get_rank(group)
+    out["global_of_0"] = dist.get_global_rank(group, 0)
+    dist.set_comm_ops_inplace(False)
+    t = base()
+    result, handle = dist.all_reduce(t)
+    out["not_in_place"] = [result.asnumpy().tolist(), t.asnumpy().tolist(), handle is None]
+    dist.set_comm_ops_inplace(True)
+    dist.barrier()
+    return out
+
+
 def timeout():
     init()
     if get_rank() == 1:
@@ -214,7 +272,7 @@ if __name__ == "__main__":
         init()
     result = {"collectives": collectives, "data_parallel": data_parallel, "timeout": timeout,
               "uncaught": uncaught, "graph_collectives": graph_collectives,
-              "lenet": lenet}[scenario]()
+              "lenet": lenet, "process_group": process_group}[scenario]()
     path = os.path.join(os.environ["PIJIT_MPI_RESULTS"], f"rank_{result['rank']}.json")
     with open(path + ".tmp", "w") as f:
         json.dump(result, f)

@@ -100,6 +100,31 @@ def test_bad_arguments_are_clear_errors():
         ms.set_auto_parallel_context(pipeline_stages=2)
 
 
+def test_ops_communication_imports_and_rejects_bad_arguments():
+    import pijit.ops.communication as dist
+    from pijit.ops import communication
+    assert dist is communication is ops.communication
+    dist.init_process_group()
+    assert dist.is_available() and dist.get_world_size() == 1 and dist.get_rank() == 0
+    x = ms.Tensor(np.ones(3, np.float32))
+    with pytest.raises(TypeError, match="op value must be one of sum, prod, min, max, avg"):
+        dist.all_reduce(x, op="mean")
+    with pytest.raises(TypeError, match="'async_op' must be a bool"):
+        dist.all_reduce(x, async_op=1)
+    with pytest.raises(TypeError, match="'group' must be type of string"):
+        dist.all_reduce(x, group=3)
+    with pytest.raises(TypeError, match="tensor_list must be a list of 1 tensors"):
+        dist.all_gather([], x)
+    with pytest.raises(ValueError, match="init_process_group: world_size 4"):
+        dist.init_process_group(world_size=4)
+    with pytest.raises(ValueError, match="must be correct, but got all_reduse"):
+        dist.set_comm_ops_inplace(False, ["all_reduse"])
+    with pytest.raises(TypeError, match="'is_enable' must be type of bool"):
+        dist.set_comm_ops_inplace("no")
+    with pytest.raises(ValueError, match="output tensor has shape"):
+        dist.all_gather_into_tensor(ms.Tensor(np.zeros(2, np.float32)), x)
+
+
 def test_collectives_need_init_first():
     code = ("import numpy as np, pijit\n"
             "from pijit.communication import comm_func as F\n"
@@ -265,6 +290,37 @@ def test_data_parallel_lenet5_equals_the_single_process_step_on_the_whole_batch(
         # Each rank's loss is the mean over its own rows; their mean is the whole batch's.
         np.testing.assert_allclose(np.mean([results[k]["parallel"][1] for k in range(n)], axis=0),
                                    single_losses, rtol=1e-5)
+
+
+@needs_mpi
+@pytest.mark.parametrize("n", [2, 3])
+def test_ops_communication_in_place_collectives_match_numpy(n):
+    proc, results = run_job(n, "process_group")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert sorted(results) == list(range(n))
+    base = [(np.arange(4) + 1).astype(np.float32) * (k + 1) for k in range(n)]
+    for r, got in results.items():
+        assert got["initialized"] is True and got["backend"] == "mpi"
+        assert got["all_reduce_returns"] == "None"
+        np.testing.assert_array_equal(got["sum"], np.sum(base, axis=0))
+        np.testing.assert_allclose(got["avg"], np.mean(base, axis=0), rtol=1e-6)
+        np.testing.assert_array_equal(got["max"], np.max(base, axis=0))
+        np.testing.assert_array_equal(got["gather"], np.concatenate(base))
+        np.testing.assert_array_equal(got["gather_list"], base)
+        full = sum(np.arange(2 * n, dtype=np.float32) * (k + 1) for k in range(n))
+        np.testing.assert_array_equal(got["scatter"], full[2 * r:2 * r + 2])
+        np.testing.assert_array_equal(got["scatter_list"], np.full(3, sum(10.0 * r + k for k in range(n))))
+        # reduce: the sum on rank dst only; the others keep their input.
+        np.testing.assert_array_equal(got["reduce"], np.sum(base, axis=0) if r == n - 1 else base[r])
+        np.testing.assert_array_equal(got["broadcast"], base[n - 1])
+        assert got["objects"] == [{"rank": k, "name": "x" * (k + 1)} for k in range(n)]
+        assert got["shared"] == [0, "from rank"]
+        assert got["reversed_rank"] == n - 1 - r and got["global_of_0"] == n - 1
+        result, untouched, no_handle = got["not_in_place"]
+        np.testing.assert_array_equal(result, np.sum(base, axis=0))
+        np.testing.assert_array_equal(untouched, base[r])
+        assert no_handle
+    assert results[1]["recv_returns"] == 0 and results[1]["recv"] == [9.0, 9.0]
 
 
 @needs_mpi
