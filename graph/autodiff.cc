@@ -435,15 +435,18 @@ absl::StatusOr<std::vector<NodeId>> AppendBackward(Graph& g, absl::Span<const No
     for (NodeId id : list)
       if (id < 0 || id >= count) return absl::InternalError(absl::StrFormat("grad: no node %%%d", id));
   }
-  // dep[i]: node i is floating-point and depends on some wrt node through floating-point nodes.
+  // dep[i]: node i carries a gradient from some wrt node (autodiff.h: through floats, and
+  // through integers computed from integers on the path by ops with a VJP rule).
   std::vector<bool> is_wrt(count, false), dep(count, false);
   for (NodeId w : wrt) is_wrt[w] = true;
   for (NodeId id = 0; id < count; ++id) {
     const Node& n = g.node(id);
-    if (!IsFloating(n.meta.dtype)) continue;
+    if (!CarriesGradient(n.meta.dtype)) continue;
+    const bool integer = IsInteger(n.meta.dtype);
     bool d = is_wrt[id];
-    if (id >= first)
-      for (NodeId i : n.inputs) d = d || dep[i];
+    if (id >= first && !(d || (integer && !HasVjpRule(n.op)))) {
+      for (NodeId i : n.inputs) d = d || (dep[i] && (!integer || IsInteger(g.node(i).meta.dtype)));
+    }
     dep[id] = d;
   }
   Builder b(g);
@@ -542,7 +545,7 @@ absl::StatusOr<std::vector<NodeId>> AppendBackward(Graph& g, absl::Span<const No
   std::vector<NodeId> result;
   for (NodeId w : wrt) {
     const TensorMeta& m = g.node(w).meta;
-    if (!IsFloating(m.dtype)) result.push_back(kNoGradient);
+    if (!CarriesGradient(m.dtype)) result.push_back(kNoGradient);
     else if (grad[w] == kNil) result.push_back(b.Zeros(m));
     else result.push_back(grad[w]);
   }

@@ -10,9 +10,13 @@
 // graph like any other: it verifies, optimises and runs on the executor. The forward nodes
 // are left in place; the backward nodes refer to them (values such as exp(x) are reused).
 //
-// Gradients flow only through floating-point nodes: an integer or Bool node (a comparison,
-// argmax, an integer input) cuts the path. A wrt node that no output depends on gets zeros
-// of its shape and dtype; a non-floating wrt node gets no gradient (kNoGradient).
+// Gradients flow through floating-point nodes and, as MindSpore differentiates them, through
+// integer nodes computed from integer nodes on the path (x * 2 for an int32 x has the int32
+// gradient 2; a gradient reaching an integer node is cast to its dtype, truncating: x * 0.5
+// gives 0). An integer computed from floats (argmax, a cast to int) and every Bool node (a
+// comparison) cut the path, as does an integer op without a VJP rule (bitwise ops). A wrt
+// node that no output depends on gets zeros of its shape and dtype; a Bool wrt node gets no
+// gradient (kNoGradient).
 //
 // Each op family has one VJP rule (autodiff.cc, kVjpRules; the normalisation layers'
 // in autodiff_nn.cc). A rule may return a gradient of
@@ -29,6 +33,9 @@
 namespace pijit::graph {
 
 inline constexpr NodeId kNoGradient = -1;
+
+// Whether values of dtype `d` carry gradients (see above): floats and integers, not Bool.
+inline bool CarriesGradient(DType d) { return IsFloating(d) || IsInteger(d); }
 
 // A gradient given by a Cell's bprop: `node` is a custom_grad node (its inputs: the Cell's
 // forward output, then its tensor arguments), whose output the rest of the graph uses. The

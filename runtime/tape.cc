@@ -118,7 +118,7 @@ absl::StatusOr<int> Tape::Watch(PyObject* obj) {
 void Tape::Record(graph::Node n, absl::Span<PyObject* const> operands,
                   absl::Span<const Tensor* const> values, PyObject* result) {
   const Tensor* r = AsTensor(result);
-  if (!error_.ok() || r == nullptr || !IsFloating(r->dtype())) return;
+  if (!error_.ok() || r == nullptr || !graph::CarriesGradient(r->dtype())) return;
   bool any = false;
   for (PyObject* o : operands) any = any || (o != nullptr && Tracks(o));
   if (!any) return;
