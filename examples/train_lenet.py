@@ -19,11 +19,15 @@ from pijit.common.initializer import Normal
 
 
 class LeNet5(nn.Cell):
-    """The LeNet-5 of MindSpore's documentation (shared/seeds/001)."""
+    """The LeNet-5 of MindSpore's documentation (shared/seeds/001), for 32 x 32 inputs; with
+    `padding` 2 the first convolution pads its input, and the network takes 28 x 28 ones."""
 
-    def __init__(self, num_class=10, num_channel=1):
+    def __init__(self, num_class=10, num_channel=1, padding=0):
         super(LeNet5, self).__init__()
-        self.conv1 = nn.Conv2d(num_channel, 6, 5, pad_mode='valid')
+        if padding:
+            self.conv1 = nn.Conv2d(num_channel, 6, 5, pad_mode='pad', padding=padding)
+        else:
+            self.conv1 = nn.Conv2d(num_channel, 6, 5, pad_mode='valid')
         self.conv2 = nn.Conv2d(6, 16, 5, pad_mode='valid')
         self.fc1 = nn.Dense(16 * 5 * 5, 120, weight_init=Normal(0.02))
         self.fc2 = nn.Dense(120, 84, weight_init=Normal(0.02))

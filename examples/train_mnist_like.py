@@ -19,10 +19,11 @@ import numpy as np
 import pijit as ms
 import pijit.dataset as ds
 from pijit import nn
-from pijit.common.initializer import Normal
 from pijit.dataset import transforms, vision
 from pijit.train import (Callback, CheckpointConfig, LossMonitor, Model, ModelCheckpoint,
                          load_checkpoint, load_param_into_net)
+
+import train_lenet
 
 # Segments of a seven-segment display as (top, left, bottom, right) in a 20 x 12 box:
 # a top, b top right, c bottom right, d bottom, e bottom left, f top left, g middle.
@@ -75,27 +76,11 @@ def pipeline(folder, usage, batch, shuffle):
     return data.batch(batch, drop_remainder=usage == "train")
 
 
-class LeNet5(nn.Cell):
+class LeNet5(train_lenet.LeNet5):
     """LeNet-5 for 28 x 28 inputs: the first convolution pads by 2, as the original did."""
 
     def __init__(self, num_class=10):
-        super().__init__()
-        self.conv1 = nn.Conv2d(1, 6, 5, pad_mode="pad", padding=2)
-        self.conv2 = nn.Conv2d(6, 16, 5, pad_mode="valid")
-        self.fc1 = nn.Dense(16 * 5 * 5, 120, weight_init=Normal(0.02))
-        self.fc2 = nn.Dense(120, 84, weight_init=Normal(0.02))
-        self.fc3 = nn.Dense(84, num_class, weight_init=Normal(0.02))
-        self.relu = nn.ReLU()
-        self.max_pool2d = nn.MaxPool2d(kernel_size=2, stride=2)
-        self.flatten = nn.Flatten()
-
-    def construct(self, x):
-        x = self.max_pool2d(self.relu(self.conv1(x)))
-        x = self.max_pool2d(self.relu(self.conv2(x)))
-        x = self.flatten(x)
-        x = self.relu(self.fc1(x))
-        x = self.relu(self.fc2(x))
-        return self.fc3(x)
+        super().__init__(num_class, padding=2)
 
 
 class AccuracyPrinter(Callback):

@@ -5,7 +5,8 @@ operator, a function, a method and a primitive; combinations) and `run_and_compa
 checks eager against jitted results and the cache counters.
 
 Test modules import the fixtures they use from here, and the autouse `_quiet_numpy` (NumPy's
-floating-point warnings off) to have it in effect for their tests."""
+floating-point warnings off) and `fresh` (pijit's caches cleared) to have them in effect for
+their tests."""
 import inspect
 
 import numpy as np
@@ -63,6 +64,14 @@ def rng():
 def _quiet_numpy():
     with np.errstate(all="ignore"):
         yield
+
+
+@pytest.fixture(autouse=True)
+def fresh():
+    """Every jitted function's caches and counters cleared before and after the test."""
+    ms.reset()
+    yield
+    ms.reset()
 
 
 @pytest.fixture

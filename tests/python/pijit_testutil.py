@@ -69,17 +69,23 @@ def assert_same_tensor(a, b):
         np.testing.assert_array_equal(x, y)
 
 
-def assert_same_result(a, b):
-    """Same structure of outputs (tuples, lists, tensors, Python values), tensors exactly equal."""
+def _assert_same_structure(a, b, assert_tensors):
+    """a and b are alike in structure (tuples, lists, tensors, Python values): equal Python
+    values, and `assert_tensors` passes for each pair of tensors."""
     assert type(a) is type(b), f"{type(a).__name__} != {type(b).__name__}"
     if isinstance(a, (tuple, list)):
         assert len(a) == len(b)
         for x, y in zip(a, b):
-            assert_same_result(x, y)
+            _assert_same_structure(x, y, assert_tensors)
     elif isinstance(a, ms.Tensor):
-        assert_same_tensor(a, b)
+        assert_tensors(a, b)
     else:
         assert a == b
+
+
+def assert_same_result(a, b):
+    """Same structure of outputs (tuples, lists, tensors, Python values), tensors exactly equal."""
+    _assert_same_structure(a, b, assert_same_tensor)
 
 
 # Fused kernels compute exp with a vectorised approximation (documented in kernels/fused.h:
@@ -89,22 +95,18 @@ FUSED_RTOL = {np.dtype(np.float32): 4e-6, np.dtype(np.float64): 1e-14}
 # float16 and bfloat16 graphs are never fused; eager and jitted results agree exactly.
 
 
+def _assert_close_tensor(a, b):
+    assert a.dtype == b.dtype and a.shape == b.shape
+    x, y = a.asnumpy(), b.asnumpy()
+    if x.dtype.kind == "f":
+        np.testing.assert_allclose(x, y, rtol=FUSED_RTOL[x.dtype], atol=1e-30, equal_nan=True)
+    else:
+        np.testing.assert_array_equal(x, y)
+
+
 def assert_close_result(a, b):
     """Like assert_same_result, but float tensors within FUSED_RTOL."""
-    assert type(a) is type(b), f"{type(a).__name__} != {type(b).__name__}"
-    if isinstance(a, (tuple, list)):
-        assert len(a) == len(b)
-        for x, y in zip(a, b):
-            assert_close_result(x, y)
-    elif isinstance(a, ms.Tensor):
-        assert a.dtype == b.dtype and a.shape == b.shape
-        x, y = a.asnumpy(), b.asnumpy()
-        if x.dtype.kind == "f":
-            np.testing.assert_allclose(x, y, rtol=FUSED_RTOL[x.dtype], atol=1e-30, equal_nan=True)
-        else:
-            np.testing.assert_array_equal(x, y)
-    else:
-        assert a == b
+    _assert_same_structure(a, b, _assert_close_tensor)
 
 
 def random_array(rng, shape, dtype, low=-5, high=5):

@@ -10,6 +10,8 @@ import pytest
 import pijit as ms
 from pijit import nn, ops
 
+from gradcheck_util import check_weighted_gradient
+
 SELU_ALPHA, SELU_SCALE = 1.6732632423543772, 1.0507009873554805
 
 
@@ -80,20 +82,7 @@ def test_values_eager_jitted_and_gradients(name):
     assert stats["total_break_count"] == 0 and stats["eager_count"] == 0, stats["all_reasons"]
 
     w = np.random.default_rng(1).standard_normal(got.shape)
-
-    def loss(t):
-        return (fn(t) * ms.Tensor(w)).sum()
-
-    grad = ms.grad(loss)(ms.Tensor(a)).asnumpy()
-    numeric = np.zeros_like(a)
-    eps = 1e-6
-    for i in np.ndindex(*a.shape):
-        up, down = a.copy(), a.copy()
-        up[i] += eps
-        down[i] -= eps
-        numeric[i] = (float(loss(ms.Tensor(up)).asnumpy()) -
-                      float(loss(ms.Tensor(down)).asnumpy())) / (2 * eps)
-    np.testing.assert_allclose(grad, numeric, rtol=1e-6, atol=1e-6)
+    check_weighted_gradient(fn, a, w, rtol=1e-6, atol=1e-6)
 
 
 def test_large_inputs_stay_finite():

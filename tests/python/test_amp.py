@@ -16,6 +16,8 @@ from pijit.train import (DynamicLossScaleManager, FixedLossScaleManager, LossMon
 from pijit.train.loss_scale_cells import (DynamicLossScaleUpdateCell,
                                           TrainOneStepWithLossScaleCell)
 
+from test_train_extras import blobs, classifier
+
 LOW = [pytest.param(ms.float16, "f16", id="float16"), pytest.param(ms.bfloat16, "bf16",
                                                                     id="bfloat16")]
 
@@ -66,15 +68,23 @@ def params_of(net):
 
 # ---- the levels ----------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("dtype,short", LOW)
-def test_o1_white_listed_layers_and_primitives_compute_in_the_low_dtype(dtype, short):
-    net = amp.auto_mixed_precision(conv_net(), "O1", dtype=dtype)
+def check_low_precision_graph(level, dtype, short):
+    """conv_net at the amp `level` in `dtype`, jitted: in its one graph the convolution and
+    both matmuls run in the low dtype (`short` in the graph's text), batch norm in float32.
+    Returns the jitted forward function and its input."""
+    net = amp.auto_mixed_precision(conv_net(), level, dtype=dtype)
     x, _ = images()
     forward = ms.jit(lambda x: net(x))
     text = graph_text(forward, x)
     assert op_dtypes(text, "conv2d") == [short]
     assert op_dtypes(text, "matmul") == [short, short]  # Dense and the MatMul primitive
     assert set(op_dtypes(text, "batch_norm")) == {"f32"}  # not white-listed: float32
+    return forward, x
+
+
+@pytest.mark.parametrize("dtype,short", LOW)
+def test_o1_white_listed_layers_and_primitives_compute_in_the_low_dtype(dtype, short):
+    forward, x = check_low_precision_graph("O1", dtype, short)
     out = forward(x)
     assert out.dtype == ms.float32
     # The same numbers as the float32 network up to the low dtype's rounding.
@@ -99,13 +109,7 @@ def test_o1_dense_rounds_its_inputs_and_weights_to_the_low_dtype(dtype, short):
 
 @pytest.mark.parametrize("dtype,short", LOW)
 def test_o2_keeps_batch_norm_in_float32_and_gives_float32_outputs(dtype, short):
-    net = amp.auto_mixed_precision(conv_net(), "O2", dtype=dtype)
-    x, _ = images()
-    forward = ms.jit(lambda x: net(x))
-    text = graph_text(forward, x)
-    assert op_dtypes(text, "conv2d") == [short]
-    assert op_dtypes(text, "matmul") == [short, short]
-    assert set(op_dtypes(text, "batch_norm")) == {"f32"}
+    forward, x = check_low_precision_graph("O2", dtype, short)
     assert forward(x).dtype == ms.float32
 
 
@@ -333,19 +337,6 @@ def test_dynamic_loss_scaler_adjusts_inside_a_jitted_step():
 
 # ---- loss scaling in the training step -----------------------------------------------------------
 
-def blobs(samples=64, seed=0):
-    rng = np.random.default_rng(seed)
-    centers = np.array([[3, 0, 0, 0], [0, 3, 0, 0], [0, 0, 3, 0]], np.float32)
-    labels = rng.integers(0, 3, samples).astype(np.int32)
-    points = centers[labels] + 0.6 * rng.standard_normal((samples, 4)).astype(np.float32)
-    return points.astype(np.float32), labels
-
-
-def mlp(seed=0):
-    ms.set_seed(seed)
-    return nn.SequentialCell(nn.Dense(4, 16), nn.ReLU(), nn.Dense(16, 3))
-
-
 def cross_entropy():
     return nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean")
 
@@ -360,9 +351,9 @@ def batches_of(points, labels, size=16):
 
 
 def test_a_power_of_two_loss_scale_gives_the_same_training_in_float32():
-    points, labels = blobs()
+    points, labels = blobs(samples=64)
     batches = batches_of(points, labels) * 2
-    plain_net, scaled_net = mlp(), mlp()
+    plain_net, scaled_net = classifier(seed=0), classifier(seed=0)
     plain = nn.TrainOneStepCell(nn.WithLossCell(plain_net, cross_entropy()),
                                 nn.Momentum(plain_net.trainable_params(), 0.1, 0.9))
     scaled = amp.build_train_network(scaled_net, nn.Momentum(scaled_net.trainable_params(),
@@ -380,9 +371,9 @@ def test_a_power_of_two_loss_scale_gives_the_same_training_in_float32():
 
 
 def test_fixed_scale_without_dropping_divides_in_the_optimizer():
-    points, labels = blobs()
+    points, labels = blobs(samples=64)
     batches = batches_of(points, labels)
-    reference_net, net = mlp(), mlp()
+    reference_net, net = classifier(seed=0), classifier(seed=0)
     reference = nn.TrainOneStepCell(nn.WithLossCell(reference_net, cross_entropy()),
                                     nn.SGD(reference_net.trainable_params(), 0.1))
     scaled = amp.build_train_network(
@@ -396,9 +387,9 @@ def test_fixed_scale_without_dropping_divides_in_the_optimizer():
 
 
 def test_overflowing_steps_are_dropped_and_the_scale_follows_mindspores_rule():
-    points, labels = blobs()
+    points, labels = blobs(samples=64)
     batches = batches_of(points, labels) * 3
-    net = mlp()
+    net = classifier(seed=0)
     optimizer = nn.Adam(net.trainable_params(), 0.01)
     manager = DynamicLossScaleManager(init_loss_scale=2.0 ** 24, scale_factor=2, scale_window=3)
     train_network = amp.build_train_network(net, optimizer, cross_entropy(), level="O2",
@@ -445,7 +436,7 @@ def test_the_update_cell_matches_the_managers_python_rule():
 def test_model_trains_and_evaluates_with_mixed_precision(level, capsys):
     points, labels = blobs(samples=96)
     data = ds.NumpySlicesDataset({"x": points, "y": labels}, shuffle=False).batch(16)
-    net = mlp()
+    net = classifier(seed=0)
     manager = DynamicLossScaleManager(2 ** 12, 2, 4) if level == "O2" else None
     kwargs = {"loss_scale_manager": manager} if manager else {}
     model = Model(net, cross_entropy(), nn.Momentum(net.trainable_params(), 0.05, 0.9),

@@ -35,6 +35,8 @@ import pytest
 
 import pijit as ms
 from pijit import _C, ops
+from jit_testutil import _quiet_numpy  # noqa: F401 (autouse fixture)
+from jit_testutil import pijit
 from pijit_testutil import assert_same_result
 
 STDLIB_MODULES = ["textwrap", "json.encoder", "json.decoder", "json", "string", "colorsys",
@@ -46,12 +48,6 @@ PROLOGUE_OPS = {"COPY_FREE_VARS", "RESUME", "DELETE_FAST", "LOAD_FAST", "PUSH_NU
 
 def T(a, dtype=np.float32):
     return ms.Tensor(np.asarray(a, dtype=dtype))
-
-
-@pytest.fixture(autouse=True)
-def _quiet_numpy():
-    with np.errstate(all="ignore"):
-        yield
 
 
 # ---- harvesting resume functions --------------------------------------------------------------
@@ -305,30 +301,28 @@ def make_closure_template(k):
     return t_closure
 
 
-def long_template():
-    body = "".join(f"    x = x + {i}.0\n" for i in range(150))
-    src = ("def t_long(x, o, grab):\n" + body +
-           "    y = x * 2.0\n"
+def generated_template(name, body, y, result):
+    """A template too large to write out: `body`, then y = `y`, a break at opaque() and the
+    `result`."""
+    src = (f"def {name}(x, o, grab):\n" + body +
+           f"    y = {y}\n"
            "    z = y * 3.0 + opaque(x)\n"
            "    if grab:\n"
            "        raise Grab from None\n"
-           "    return z\n")
+           f"    return {result}\n")
     ns = dict(globals())
-    exec(compile(src, __file__ + ":t_long", "exec"), ns)
-    return ns["t_long"]
+    exec(compile(src, f"{__file__}:{name}", "exec"), ns)
+    return ns[name]
+
+
+def long_template():
+    body = "".join(f"    x = x + {i}.0\n" for i in range(150))
+    return generated_template("t_long", body, "x * 2.0", "z")
 
 
 def wide_template():
     body = "".join(f"    v{i} = {i}.5\n" for i in range(270))
-    src = ("def t_wide(x, o, grab):\n" + body +
-           "    y = x * v269\n"
-           "    z = y * 3.0 + opaque(x)\n"
-           "    if grab:\n"
-           "        raise Grab from None\n"
-           "    return z + v1\n")
-    ns = dict(globals())
-    exec(compile(src, __file__ + ":t_wide", "exec"), ns)
-    return ns["t_wide"]
+    return generated_template("t_wide", body, "x * v269", "z + v1")
 
 
 def X():
@@ -364,8 +358,7 @@ def outcome(fn, *args):
 @pytest.mark.parametrize("name", TEMPLATES)
 def test_resume_code_structure_lines_and_positions(name, capsys):
     fn, make = TEMPLATES[name]
-    jf = ms.jit(fn, mode="PIJit")
-    ms.reset(jf)
+    jf = pijit(fn)
     code, _ = harvest(jf, *make(), True)
     check_resume_code(code, fn.__code__)
 
@@ -373,8 +366,7 @@ def test_resume_code_structure_lines_and_positions(name, capsys):
 @pytest.mark.parametrize("name", TEMPLATES)
 def test_resume_code_behaves_as_the_original_from_its_offset(name, capsys):
     fn, make = TEMPLATES[name]
-    jf = ms.jit(fn, mode="PIJit")
-    ms.reset(jf)
+    jf = pijit(fn)
     code, args = harvest(jf, *make(), True)
     resume = types.FunctionType(code, fn.__globals__, code.co_name, None, fn.__closure__)
     grab = code.co_varnames.index("grab")
@@ -399,8 +391,7 @@ def assert_same_outcome(got, want):
 
 def test_both_ways_of_a_tensor_branch_resume_at_different_offsets(capsys):
     fn = t_tensor_branch
-    jf = ms.jit(fn, mode="PIJit")
-    ms.reset(jf)
+    jf = pijit(fn)
     taken, _ = harvest(jf, X(), Obj(), True)
     other, _ = harvest(jf, -X() - 5.0, Obj(), True)
     assert resume_offset(taken) != resume_offset(other)
@@ -413,8 +404,7 @@ def test_both_ways_of_a_tensor_branch_resume_at_different_offsets(capsys):
 
 def test_resume_codes_are_made_once_per_break(capsys):
     fn, make = TEMPLATES["value_on_stack"]
-    jf = ms.jit(fn, mode="PIJit")
-    ms.reset(jf)
+    jf = pijit(fn)
     first, _ = harvest(jf, *make(), True)
     again, _ = harvest(jf, *make(), True)
     assert first is again
@@ -535,8 +525,7 @@ def test_stdlib_function_jitted_gives_the_eager_result(sample):
     if isinstance(fn, types.MethodType):
         args = (fn.__self__,) + tuple(args)
     want = outcome(lambda: base(*args, **kwargs))
-    jf = ms.jit(base, mode="PIJit")
-    ms.reset(jf)
+    jf = pijit(base)
     for _ in range(2):
         got = outcome(lambda: jf(*args, **kwargs))
         assert got[0] == want[0]
@@ -556,8 +545,7 @@ def test_colorsys_with_tensors_breaks_on_data_and_matches_eager(name):
     """colorsys's functions branch on their arguments; with 1-element tensors those branches
     are graph breaks inside standard-library code, resumed in generated functions."""
     fn = getattr(colorsys, name)
-    jf = ms.jit(fn, mode="PIJit")
-    ms.reset(jf)
+    jf = pijit(fn)
     for _ in range(2):
         for vals in COLOR_INPUTS:
             args = [T([v], np.float64) for v in vals]

@@ -386,6 +386,18 @@ def test_a_checkpoint_of_a_training_network_holds_the_optimizer_state(tmp_path):
 # (MindSpore's wheels need numpy<2, so it often lives in an environment of its own.) The
 # networks match layer for layer, the outputs are computed on each side and compared.
 
+# The network both sides save and load; the same text builds it on either side.
+NET_SOURCE = """
+class Net(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(1, 4, 3, pad_mode="valid", has_bias=True)
+        self.fc = nn.Dense(64, 3)
+
+    def construct(self, x):
+        return self.fc(self.conv(x).reshape(x.shape[0], -1))
+"""
+
 MINDSPORE_SIDE = '''
 import sys
 import numpy as np
@@ -395,16 +407,7 @@ from mindspore import nn
 folder, fmt = sys.argv[1], sys.argv[2]
 suffix = ".ckpt" if fmt == "ckpt" else ".safetensors"
 
-
-class Net(nn.Cell):
-    def __init__(self):
-        super().__init__()
-        self.conv = nn.Conv2d(1, 4, 3, pad_mode="valid", has_bias=True)
-        self.fc = nn.Dense(64, 3)
-
-    def construct(self, x):
-        return self.fc(self.conv(x).reshape(x.shape[0], -1))
-
+''' + NET_SOURCE + '''
 
 ms.set_seed(5)
 x = ms.Tensor(np.load(folder + "/x.npy"))
@@ -456,16 +459,11 @@ def mindspore_python():
                   "PIJIT_MINDSPORE_PYTHON to a Python with a working mindspore to run this test")
 
 
-class MindSporeNet(nn.Cell):
+def mindspore_net():
     """The network of MINDSPORE_SIDE, in pijit."""
-
-    def __init__(self):
-        super().__init__()
-        self.conv = nn.Conv2d(1, 4, 3, pad_mode="valid", has_bias=True)
-        self.fc = nn.Dense(64, 3)
-
-    def construct(self, x):
-        return self.fc(self.conv(x).reshape(x.shape[0], -1))
+    scope = {"nn": nn}
+    exec(NET_SOURCE, scope)  # noqa: S102 - the same network MindSpore built
+    return scope["Net"]()
 
 
 @pytest.fixture(scope="module")
@@ -487,13 +485,13 @@ def test_checkpoints_move_between_mindspore_and_pijit_with_equal_outputs(
     x = np.random.default_rng(0).standard_normal((2, 1, 6, 6)).astype(np.float32)
     np.save(os.path.join(folder, "x.npy"), x)
     ms.set_seed(9)
-    ours = MindSporeNet()
+    ours = mindspore_net()
     save_checkpoint(ours, os.path.join(folder, "from_pijit" + suffix), format=format)
     result = subprocess.run([mindspore_interpreter, "-c", MINDSPORE_SIDE, folder, format],
                             capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stdout + result.stderr
     # MindSpore's file in pijit: every parameter loaded, the same outputs.
-    fresh = MindSporeNet()
+    fresh = mindspore_net()
     loaded = load_checkpoint(os.path.join(folder, "from_mindspore" + suffix), format=format)
     extra = ["epoch_num", "note"] if format == "ckpt" else ["epoch_num"]
     assert load_param_into_net(fresh, loaded) == ([], extra)

@@ -1,32 +1,13 @@
 """Convolutions followed by a channel bias, an activation or a residual add run as one
 fused_conv2d node (graph/passes/conv_epilogue.h) whose results match eager execution: bit for
 bit with bias, add and relu, within oneDNN's tolerance with gelu, tanh and sigmoid."""
-import itertools
-import types
-
 import numpy as np
 import pytest
 
 import pijit
 from pijit import nn, ops
 
-_counter = itertools.count()
-
-
-def _fresh_jit(f):
-    """pijit.jit over a copy of f with its own code object, hence its own cache."""
-    code = f.__code__.replace(co_name=f"{f.__name__}_{next(_counter)}")
-    return pijit.jit(types.FunctionType(code, f.__globals__, code.co_name, None, f.__closure__),
-                     mode="PIJit")
-
-
-def _graph(jf):
-    return pijit.get_code_extra(jf)["graphs"][0]
-
-
-ACTIVATIONS = {"none": None, "relu": ops.relu, "gelu": ops.gelu, "tanh": ops.tanh,
-               "sigmoid": ops.sigmoid}
-
+from fusion_testutil import ACTIVATIONS, first_graph, fresh_jit
 
 def _check(jf, f, args, exact):
     tensors = [pijit.Tensor(a) for a in args]
@@ -88,9 +69,9 @@ def test_bias_and_activation_match_eager(act, xs, ws, kw):
 
     x, w, rng = _data(xs, ws, sum(xs))
     b = rng.standard_normal((ws[0], 1, 1)).astype(np.float32)
-    jf = _fresh_jit(f)
+    jf = fresh_jit(f)
     _check(jf, f, [x, w, b], exact=act in ("none", "relu"))
-    graph = _graph(jf)
+    graph = first_graph(jf)
     assert graph.count("fused_conv2d(") == 1, graph
     assert "add(" not in graph and f" {act}(" not in graph, graph
 
@@ -113,9 +94,9 @@ def test_residual_block_matches_eager_bit_for_bit(special, xs, ws, kw):
     w2 = (rng.standard_normal((o, o // gr, 3, 3)) * 0.2).astype(np.float32)
     b1 = rng.standard_normal((1, o, 1, 1)).astype(np.float32)
     b2 = rng.standard_normal((o, 1, 1)).astype(np.float32)
-    jf = _fresh_jit(block)
+    jf = fresh_jit(block)
     _check(jf, block, [x, w1, b1, w2, b2], exact=True)
-    graph = _graph(jf)
+    graph = first_graph(jf)
     assert graph.count("fused_conv2d(") == 2, graph
     assert "post=[bias,relu]" in graph and "post=[bias,add,relu]" in graph, graph
     assert "relu(" not in graph.replace("post=[", ""), graph
@@ -134,9 +115,9 @@ def test_nn_conv_with_bias_then_activation_and_residual(act, special):
 
     x, _, rng = _data((2, 3, 12, 12), (8, 3, 3, 3), 11, special)
     r = rng.standard_normal((2, 8, 12, 12)).astype(np.float32)
-    jf = _fresh_jit(f)
+    jf = fresh_jit(f)
     _check(jf, f, [x, r], exact=act == "relu")
-    graph = _graph(jf)
+    graph = first_graph(jf)
     if act == "relu":  # relu is conv2d's own epilogue attribute: it ends the chain there
         assert "epilogue=relu" in graph, graph
     else:
@@ -153,13 +134,13 @@ def test_special_values_with_every_activation():
     r = rng.standard_normal((2, 4, 9, 9)).astype(np.float32)
     r[0, 0, 0, 0] = np.nan
     r[1, 1, 2, 2] = -0.0
-    jf = _fresh_jit(f)
+    jf = fresh_jit(f)
     tensors = [pijit.Tensor(a) for a in (x, w, b, r)]
     got, want = jf(*tensors), f(*tensors)
     np.testing.assert_allclose(got[0].asnumpy(), want[0].asnumpy(), rtol=1e-5, atol=1e-5)
     np.testing.assert_array_equal(got[1].asnumpy().view(np.uint8),
                                   want[1].asnumpy().view(np.uint8))
-    assert _graph(jf).count("fused_conv2d(") == 2, _graph(jf)
+    assert first_graph(jf).count("fused_conv2d(") == 2, first_graph(jf)
 
 
 def test_float64_is_left_unfused():
@@ -169,9 +150,9 @@ def test_float64_is_left_unfused():
     x, w, rng = _data((2, 2, 8, 8), (3, 2, 3, 3), 3)
     b = rng.standard_normal((3, 1, 1))
     r = rng.standard_normal((2, 3, 6, 6))
-    jf = _fresh_jit(f)
+    jf = fresh_jit(f)
     _check(jf, f, [x.astype(np.float64), w.astype(np.float64), b, r], exact=True)
-    assert "fused_conv2d(" not in _graph(jf), _graph(jf)
+    assert "fused_conv2d(" not in first_graph(jf), first_graph(jf)
 
 
 def test_intermediate_read_twice_is_left_unfused():
@@ -181,9 +162,9 @@ def test_intermediate_read_twice_is_left_unfused():
 
     x, w, rng = _data((2, 2, 8, 8), (3, 2, 3, 3), 4)
     b = rng.standard_normal((3, 1, 1)).astype(np.float32)
-    jf = _fresh_jit(f)
+    jf = fresh_jit(f)
     _check(jf, f, [x, w, b], exact=True)
-    graph = _graph(jf)
+    graph = first_graph(jf)
     assert "post=[bias]" in graph and "post=[bias,relu]" not in graph, graph
 
 
@@ -193,9 +174,9 @@ def test_broadcasting_add_is_left_unfused():
 
     x, w, rng = _data((2, 2, 8, 8), (3, 2, 3, 3), 6)
     r = rng.standard_normal((4, 2, 3, 6, 6)).astype(np.float32)
-    jf = _fresh_jit(f)
+    jf = fresh_jit(f)
     _check(jf, f, [x, w, r], exact=True)
-    assert "fused_conv2d(" not in _graph(jf), _graph(jf)
+    assert "fused_conv2d(" not in first_graph(jf), first_graph(jf)
 
 
 def test_gradient_step_matches_eager():
@@ -208,7 +189,7 @@ def test_gradient_step_matches_eager():
 
     x, w, rng = _data((2, 2, 8, 8), (3, 2, 3, 3), 8)
     b = rng.standard_normal((3, 1, 1)).astype(np.float32)
-    jf = _fresh_jit(step)
+    jf = fresh_jit(step)
     tensors = [pijit.Tensor(a) for a in (x, w, b)]
     (lg, (gw, gb)), (le, (ew, eb)) = jf(*tensors), step(*tensors)
     np.testing.assert_allclose(lg.asnumpy(), le.asnumpy(), rtol=1e-5)

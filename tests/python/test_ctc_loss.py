@@ -7,14 +7,9 @@ import pytest
 import pijit as ms
 from pijit import ops
 
+from jit_testutil import fresh  # noqa: F401 (autouse fixture)
+
 RNG = np.random.default_rng(11)
-
-
-@pytest.fixture(autouse=True)
-def fresh():
-    ms.reset()
-    yield
-    ms.reset()
 
 
 def T(values, dtype=None):

@@ -1,25 +1,16 @@
 """Captured graphs over the small dtypes: jitted results equal eager ones exactly (graphs of
 dtypes other than float32/float64 are never fused, so the same eager kernels run), the graph
 prints the IR short names, and a changed dtype recompiles."""
-import itertools
-import types
-
 import numpy as np
 import pytest
 
 import pijit as ms
 from pijit import ops
+from fusion_testutil import fresh_jit
 from pijit_testutil import assert_same_result
 
 NEW = [ms.float16, ms.bfloat16, ms.int8, ms.int16, ms.uint8]
 SHORT = {ms.float16: "f16", ms.bfloat16: "bf16", ms.int8: "i8", ms.int16: "i16", ms.uint8: "u8"}
-_counter = itertools.count()
-
-
-def fresh_jit(f):
-    """pijit.jit over a copy of f with its own code object, hence its own cache."""
-    code = f.__code__.replace(co_name=f"{f.__name__}_{next(_counter)}")
-    return ms.jit(types.FunctionType(code, f.__globals__, code.co_name), mode="PIJit")
 
 
 def elementwise_chain(a, b):

@@ -6,14 +6,9 @@ import pytest
 
 import pijit as ms
 
+from jit_testutil import fresh  # noqa: F401 (autouse fixture)
+
 RTOL = {np.float32: 2e-6, np.float64: 1e-13}  # fused exp vs the eager kernel's
-
-
-@pytest.fixture(autouse=True)
-def fresh():
-    ms.reset()
-    yield
-    ms.reset()
 
 
 def chain(a, b, c):

@@ -7,12 +7,7 @@ import pytest
 
 import pijit as ms
 
-
-@pytest.fixture(autouse=True)
-def fresh():
-    ms.reset()
-    yield
-    ms.reset()
+from jit_testutil import fresh  # noqa: F401 (autouse fixture)
 
 
 def tensor(dtype=np.float32, n=5):

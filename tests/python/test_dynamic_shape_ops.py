@@ -11,6 +11,8 @@ import pijit as ms
 import pijit.numpy as mnp
 from pijit import mint, ops
 
+from gradcheck_util import check_weighted_gradient
+
 
 def T(a, dtype=None):
     return ms.Tensor(np.asarray(a, dtype=dtype))
@@ -45,19 +47,7 @@ def check(fn, want, *args):
 def check_gradient(fn, x):
     """d(sum(fn(x) * w))/dx by pijit.grad against central differences (float64)."""
     w = np.random.default_rng(9).uniform(-2, 2, np.shape(fn(T(x)).asnumpy()))
-
-    def loss(t):
-        return (fn(t) * T(w)).sum()
-
-    got = ms.grad(loss)(T(x)).asnumpy()
-    want = np.zeros_like(x)
-    eps = 1e-6
-    for i in np.ndindex(*x.shape):
-        up, down = x.copy(), x.copy()
-        up[i] += eps
-        down[i] -= eps
-        want[i] = (float(loss(T(up)).asnumpy()) - float(loss(T(down)).asnumpy())) / (2 * eps)
-    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
+    check_weighted_gradient(fn, x, w, rtol=1e-6, atol=1e-6, to_tensor=T)
 
 
 RNG = np.random.default_rng(0)

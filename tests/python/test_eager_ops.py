@@ -12,6 +12,8 @@ from hypothesis.extra import numpy as hnp
 
 import pijit as ms
 from pijit import ops
+# Division by zero and log of negatives give inf/nan in both libraries; no warnings needed.
+from jit_testutil import _quiet_numpy  # noqa: F401 (autouse fixture)
 from ms_dtypes import (computed_in, float_function_dtype, reduction_dtype, result_dtype,
                        with_python_scalar)
 from pijit_testutil import (FLOAT_NP_DTYPES, NP_DTYPES, NUMERIC_NP_DTYPES, assert_matches_numpy,
@@ -23,13 +25,6 @@ HYP = settings(max_examples=60, deadline=None, suppress_health_check=[HealthChec
 @pytest.fixture
 def rng():
     return np.random.default_rng(20240611)
-
-
-@pytest.fixture(autouse=True)
-def _quiet_numpy():
-    # Division by zero and log of negatives give inf/nan in both libraries; no warnings needed.
-    with np.errstate(all="ignore"):
-        yield
 
 
 def T(a):
@@ -668,17 +663,24 @@ def test_reduction_keepdims_must_be_bool():
 # ---- reshape and transpose -----------------------------------------------------------------------
 
 RESHAPES = [(6, 4), (-1,), (2, -1, 3), (24,), (1, 24, 1), (4, 3, 2)]
+CALL_STYLES = ["function", "method_tuple", "method_varargs", "primitive"]
+
+
+def call_in_style(style, t, arg, function, method_name, primitive):
+    """The op called on the Tensor `t` and the tuple `arg` in one of CALL_STYLES: as the
+    function, the method given the tuple or its items, or the primitive."""
+    method = getattr(t, method_name)
+    return {"function": lambda: function(t, arg),
+            "method_tuple": lambda: method(arg),
+            "method_varargs": lambda: method(*arg),
+            "primitive": lambda: primitive()(t, arg)}[style]()
 
 
 @pytest.mark.parametrize("shape", RESHAPES, ids=str)
-@pytest.mark.parametrize("style", ["function", "method_tuple", "method_varargs", "primitive"])
+@pytest.mark.parametrize("style", CALL_STYLES)
 def test_reshape_matches_numpy(rng, shape, style):
     a = random_array(rng, (2, 3, 4), np.int32)
-    t = T(a)
-    out = {"function": lambda: ops.reshape(t, shape),
-           "method_tuple": lambda: t.reshape(shape),
-           "method_varargs": lambda: t.reshape(*shape),
-           "primitive": lambda: ops.Reshape()(t, shape)}[style]()
+    out = call_in_style(style, T(a), shape, ops.reshape, "reshape", ops.Reshape)
     assert_matches_numpy(out, a.reshape(shape))
 
 
@@ -714,14 +716,10 @@ PERMS = [(0, 1, 2), (2, 1, 0), (1, 0, 2), (0, 2, 1), (-1, 0, 1)]
 
 
 @pytest.mark.parametrize("perm", PERMS, ids=str)
-@pytest.mark.parametrize("style", ["function", "method_tuple", "method_varargs", "primitive"])
+@pytest.mark.parametrize("style", CALL_STYLES)
 def test_transpose_matches_numpy(rng, perm, style):
     a = random_array(rng, (2, 3, 4), np.float64)
-    t = T(a)
-    out = {"function": lambda: ops.transpose(t, perm),
-           "method_tuple": lambda: t.transpose(perm),
-           "method_varargs": lambda: t.transpose(*perm),
-           "primitive": lambda: ops.Transpose()(t, perm)}[style]()
+    out = call_in_style(style, T(a), perm, ops.transpose, "transpose", ops.Transpose)
     assert_matches_numpy(out, np.transpose(a, perm))
 
 

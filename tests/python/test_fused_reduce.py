@@ -2,23 +2,15 @@
 fused_reduce loop that never stores the chain's values, and match the eager results bit for
 bit (within the fused exp's documented error where exp is involved), also when the inputs'
 layout makes the kernel materialise the chain first (broadcasts, strided views, leading axes)."""
-import itertools
-import types
-
 import numpy as np
 import pytest
 
 import pijit
 from pijit import ops
 
+from fusion_testutil import fresh_jit
+
 EXP_RTOL = {np.float32: 4e-7, np.float64: 1e-15}  # kFusedExpRelTol (kernels/fused.h)
-_counter = itertools.count()
-
-
-def _fresh_jit(f):
-    """pijit.jit over a copy of f with its own code object, hence its own cache."""
-    code = f.__code__.replace(co_name=f"{f.__name__}_{next(_counter)}")
-    return pijit.jit(types.FunctionType(code, f.__globals__, code.co_name), mode="PIJit")
 
 
 def _graphs(jf):
@@ -77,7 +69,7 @@ def _arrays(shape, dtype, seed, special=False):
 
 
 def _check(fn, args, expect_fused=True):
-    jf = _fresh_jit(fn)
+    jf = fresh_jit(fn)
     tensors = [pijit.Tensor(x) if isinstance(x, np.ndarray) else x for x in args]
     got, want = jf(*tensors), fn(*tensors)
     assert got.shape == want.shape and got.dtype == want.dtype
@@ -110,7 +102,7 @@ def test_exp_of_shifted_values_within_fused_exp_tolerance(dtype, fused_backend):
     rng = np.random.default_rng(2)
     a = pijit.Tensor(rng.standard_normal(70000).astype(dtype))
     m = pijit.Tensor(np.array(0.5, dtype=dtype))
-    jf = _fresh_jit(shifted_exp_max)
+    jf = fresh_jit(shifted_exp_max)
     np.testing.assert_allclose(jf(a, m).asnumpy(), shifted_exp_max(a, m).asnumpy(),
                                rtol=EXP_RTOL[dtype], atol=0)
     assert "fused_reduce(" in _graphs(jf)
@@ -149,7 +141,7 @@ def test_strided_arguments_take_the_materialising_path(dtype, fused_backend):
     at = pijit.Tensor(a).T  # a strided view: the kernel cannot read it as a span
     assert not at.is_contiguous()
     for fn in (mse, dot, row_sum, scaled_min):
-        jf = _fresh_jit(fn)
+        jf = fresh_jit(fn)
         bt = pijit.Tensor(np.ascontiguousarray(b.T))
         got, want = jf(at, bt), fn(at, bt)
         np.testing.assert_array_equal(got.asnumpy(), want.asnumpy())
@@ -167,7 +159,7 @@ def test_transpose_inside_the_function_matches_eager(fused_backend):
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_symbolic_sizes_match_eager_at_every_size(dtype):
-    jf = _fresh_jit(mse)
+    jf = fresh_jit(mse)
     rng = np.random.default_rng(6)
     for n in [100, 37, 1, 70000, 5]:
         a = pijit.Tensor(rng.standard_normal((n, 4)).astype(dtype))
@@ -185,7 +177,7 @@ def test_reduction_of_an_output_chain_keeps_the_chain():
         return d, d.sum()
 
     a, b = _arrays((1000,), np.float32, seed=7)
-    jf = _fresh_jit(f)
+    jf = fresh_jit(f)
     ta, tb = pijit.Tensor(a), pijit.Tensor(b)
     (gd, gs), (wd, ws) = jf(ta, tb), f(ta, tb)
     np.testing.assert_array_equal(gd.asnumpy(), wd.asnumpy())

@@ -1,29 +1,15 @@
 """Elementwise chains in jitted functions run as fused kernels and match eager results."""
-import itertools
-import types
-
 import numpy as np
 import pytest
 
 import pijit
 from pijit import ops
 
+from fusion_testutil import first_graph, fresh_jit
+
 
 def chain(a, b, c, d):
     return a * b + c * d - a * 0.5
-
-
-def _graph_text(jf):
-    return pijit.get_code_extra(jf)["graphs"][0]
-
-
-def _fresh_jit(f):
-    """pijit.jit over a copy of f with its own code object, hence its own cache."""
-    code = f.__code__.replace(co_name=f"{f.__name__}_{next(_counter)}")
-    return pijit.jit(types.FunctionType(code, f.__globals__, code.co_name), mode="PIJit")
-
-
-_counter = itertools.count()
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -31,11 +17,11 @@ _counter = itertools.count()
 def test_fused_chain_is_bit_identical_to_numpy(dtype, shape):
     rng = np.random.default_rng(3)
     arrays = [rng.standard_normal(shape).astype(dtype) for _ in range(4)]
-    jf = _fresh_jit(chain)
+    jf = fresh_jit(chain)
     got = jf(*[pijit.Tensor(x) for x in arrays]).asnumpy()
     a, b, c, d = arrays
     np.testing.assert_array_equal(got, a * b + c * d - a * dtype(0.5))
-    assert "fused(" in _graph_text(jf)
+    assert "fused(" in first_graph(jf)
 
 
 def test_fused_chain_with_broadcast_inputs():
@@ -44,7 +30,7 @@ def test_fused_chain_with_broadcast_inputs():
     b = rng.standard_normal((10,)).astype(np.float32)
     c = rng.standard_normal((6, 1)).astype(np.float32)
     d = rng.standard_normal(()).astype(np.float32)
-    jf = _fresh_jit(chain)
+    jf = fresh_jit(chain)
     got = jf(*[pijit.Tensor(x) for x in (a, b, c, d)]).asnumpy()
     np.testing.assert_array_equal(got, a * b + c * d - a * np.float32(0.5))
 
@@ -105,17 +91,17 @@ def test_fused_masks_match_numpy_exactly(dtype, shapes, fused_backend):
     if y.size == x.size:
         y.reshape(-1)[::3] = x.reshape(-1)[::3]
     args = [pijit.Tensor(v) for v in (x, y, z)]
-    jf = _fresh_jit(clip_select)
+    jf = fresh_jit(clip_select)
     got = jf(*args).asnumpy()
     np.testing.assert_array_equal(got, clip_select_numpy(x, y, z))
     np.testing.assert_array_equal(got, clip_select(*args).asnumpy())
-    text = _graph_text(jf)
+    text = first_graph(jf)
     assert "fused(" in text and "= where(" not in text, text
 
-    jg = _fresh_jit(relu_grad)
+    jg = fresh_jit(relu_grad)
     got = jg(*args).asnumpy()
     np.testing.assert_array_equal(got, np.where(x > 0, y, dtype(0)) + z)
-    assert "= greater(" not in _graph_text(jg), _graph_text(jg)
+    assert "= greater(" not in first_graph(jg), first_graph(jg)
 
 
 def test_fused_masks_with_nan_and_signed_zero(fused_backend):
@@ -123,7 +109,7 @@ def test_fused_masks_with_nan_and_signed_zero(fused_backend):
     x = np.array([nan, 0.0, -0.0, 1.0, nan, -2.0, 0.25, np.inf, -np.inf], np.float32)
     y = np.array([1.0, -0.0, 0.0, nan, nan, -2.0, 0.5, np.inf, 0.0], np.float32)
     z = np.array([3.0, 4.0, -5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0], np.float32)
-    jf = _fresh_jit(clip_select)
+    jf = fresh_jit(clip_select)
     got = jf(*[pijit.Tensor(v) for v in (x, y, z)]).asnumpy()
     np.testing.assert_array_equal(got, clip_select_numpy(x, y, z))
     assert np.array_equal(np.signbit(got), np.signbit(clip_select_numpy(x, y, z)))
@@ -136,7 +122,7 @@ def test_escaping_comparison_stays_a_bool_tensor(fused_backend):
 
     rng = np.random.default_rng(8)
     x, g = (rng.standard_normal((5, 6)).astype(np.float32) for _ in range(2))
-    jf = _fresh_jit(f)
+    jf = fresh_jit(f)
     out, mask = jf(pijit.Tensor(x), pijit.Tensor(g))
     np.testing.assert_array_equal(out.asnumpy(), np.where(x > 0, g * np.float32(2), 0) - g)
     assert mask.asnumpy().dtype == np.bool_
@@ -169,14 +155,14 @@ def test_sqrt_and_rsqrt_fuse_bit_identical_to_numpy(dtype, shape, fused_backend)
     x, m = (rng.standard_normal(shape).astype(dtype) for _ in range(2))
     v = np.abs(rng.standard_normal(shape)).astype(dtype)
     v.reshape(-1)[:3] = [0.0, np.inf, -1.0]  # sqrt(eps), inf, NaN
-    jf = _fresh_jit(normalize)
+    jf = fresh_jit(normalize)
     got = jf(pijit.Tensor(x), pijit.Tensor(m), pijit.Tensor(v)).asnumpy()
     s = v + dtype(1e-5)
     want = (x - m) * (dtype(1) / np.sqrt(s)) + np.sqrt(s) * dtype(0.5)
     np.testing.assert_array_equal(got, want)
     eager = normalize(pijit.Tensor(x), pijit.Tensor(m), pijit.Tensor(v)).asnumpy()
     np.testing.assert_array_equal(got, eager)
-    text = _graph_text(jf)
+    text = first_graph(jf)
     assert text.count("= fused(") == 1 and "rsqrt(#" in text and " = sqrt(" not in text, text
 
 
@@ -194,7 +180,7 @@ def test_fused_log_matches_eager_exactly_and_numpy_within_its_bound(dtype, shape
     b = np.abs(rng.standard_normal(shape)).astype(dtype)
     flat_a, flat_b = a.reshape(-1), b.reshape(-1)
     flat_a[:4], flat_b[:4] = 0, [0.0, np.inf, -1.0, 1e-30]  # -inf*0 = NaN, inf, NaN, tiny
-    jf = _fresh_jit(log_chain)
+    jf = fresh_jit(log_chain)
     ta, tb = pijit.Tensor(a), pijit.Tensor(b)
     got = jf(ta, tb).asnumpy()
     np.testing.assert_array_equal(got, log_chain(ta, tb).asnumpy())
@@ -204,8 +190,30 @@ def test_fused_log_matches_eager_exactly_and_numpy_within_its_bound(dtype, shape
     # ulp more.
     tol = (2e-7 if dtype == np.float32 else 5e-16) + 2 * np.finfo(dtype).eps
     np.testing.assert_allclose(got, want, rtol=tol, atol=0)
-    text = _graph_text(jf)
+    text = first_graph(jf)
     assert text.count("= fused(") == 1 and "log(#" in text and " = log(" not in text, text
+
+
+def inputs_with_specials(shape, dtype, seed, scale, specials):
+    """Two random arrays, the first `scale` times wider and starting with the four `specials`."""
+    rng = np.random.default_rng(seed)
+    x = (rng.standard_normal(shape) * scale).astype(dtype)
+    w = rng.standard_normal(shape).astype(dtype)
+    x.reshape(-1)[:4] = specials
+    return x, w
+
+
+def fused_equals_eager(f, x, w, op):
+    """f(x, w) jitted runs as one fused kernel holding both of f's `op` calls, and gives eager's
+    result bit for bit; returns it."""
+    jf = fresh_jit(f)
+    tx, tw = pijit.Tensor(x), pijit.Tensor(w)
+    got = jf(tx, tw).asnumpy()
+    np.testing.assert_array_equal(got, f(tx, tw).asnumpy())
+    text = first_graph(jf)
+    assert text.count("= fused(") == 1 and text.count(f"{op}(") == 2, text
+    assert f" = {op}(" not in text, text
+    return got
 
 
 def tanh_mlp_tail(h, w):
@@ -215,22 +223,14 @@ def tanh_mlp_tail(h, w):
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("shape", [(9,), (3, 100)])
 def test_fused_tanh_matches_eager_exactly_and_numpy_within_its_bound(dtype, shape):
-    rng = np.random.default_rng(13)
-    h = (rng.standard_normal(shape) * 3).astype(dtype)
-    w = rng.standard_normal(shape).astype(dtype)
-    h.reshape(-1)[:4] = [0.0, -0.0, np.inf, np.nan]
-    jf = _fresh_jit(tanh_mlp_tail)
-    th, tw = pijit.Tensor(h), pijit.Tensor(w)
-    got = jf(th, tw).asnumpy()
-    np.testing.assert_array_equal(got, tanh_mlp_tail(th, tw).asnumpy())
+    h, w = inputs_with_specials(shape, dtype, 13, 3, [0.0, -0.0, np.inf, np.nan])
+    got = fused_equals_eager(tanh_mlp_tail, h, w, "tanh")
     with np.errstate(all="ignore"):
         want = np.tanh(h * w + dtype(0.5)) * dtype(0.5) - np.tanh(-h)
     # Two tanh values (each within 4e-7 / 1e-15 of the exact one) and NumPy's own errors: the
     # difference can cancel, so compare at the scale of the operands.
     tol = (4e-7 if dtype == np.float32 else 1e-15) * 2 + 4 * np.finfo(dtype).eps
     np.testing.assert_allclose(got, want, rtol=0, atol=tol * 1.5)
-    text = _graph_text(jf)
-    assert text.count("= fused(") == 1 and text.count("tanh(") == 2 and " = tanh(" not in text, text
 
 
 def erf_chain(x, w):
@@ -241,14 +241,8 @@ def erf_chain(x, w):
 @pytest.mark.parametrize("shape", [(9,), (3, 100)])
 def test_fused_erf_matches_eager_exactly_and_math_within_its_bound(dtype, shape):
     import math
-    rng = np.random.default_rng(14)
-    x = (rng.standard_normal(shape) * 2).astype(dtype)
-    w = rng.standard_normal(shape).astype(dtype)
-    x.reshape(-1)[:4] = [0.0, -0.0, -np.inf, np.nan]
-    jf = _fresh_jit(erf_chain)
-    tx, tw = pijit.Tensor(x), pijit.Tensor(w)
-    got = jf(tx, tw).asnumpy()
-    np.testing.assert_array_equal(got, erf_chain(tx, tw).asnumpy())
+    x, w = inputs_with_specials(shape, dtype, 14, 2, [0.0, -0.0, -np.inf, np.nan])
+    got = fused_equals_eager(erf_chain, x, w, "erf")
     verf = np.vectorize(math.erf)
     with np.errstate(all="ignore"):
         want = (verf((x * w).astype(np.float64)) * 0.5 + verf(-x.astype(np.float64)))
@@ -256,5 +250,3 @@ def test_fused_erf_matches_eager_exactly_and_math_within_its_bound(dtype, shape)
     # operands' scale (both at most 1).
     tol = (6e-7 if dtype == np.float32 else 1.5e-15) * 2 + 4 * np.finfo(dtype).eps
     np.testing.assert_allclose(got, want.astype(dtype), rtol=0, atol=tol)
-    text = _graph_text(jf)
-    assert text.count("= fused(") == 1 and text.count("erf(") == 2 and " = erf(" not in text, text

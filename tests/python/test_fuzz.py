@@ -98,15 +98,28 @@ def campaign_with(features, seeds):
             os.environ["PIJIT_FUZZ_FEATURES"] = saved
 
 
+def assert_all_match(records, seeds):
+    """A program for every seed, each run without a problem and matching eager."""
+    bad = [r for r in records if r["status"] != "ok"]
+    assert not bad, describe(bad)
+    assert len(records) == len(seeds)
+
+
+def check_feature_campaign(features, seeds, min_break_share):
+    """The programs with `features` of `seeds` all match eager, and more than
+    `min_break_share` of them break their graph."""
+    records = campaign_with(features, seeds)
+    assert_all_match(records, seeds)
+    assert gen.summarize(records)["with_breaks"] > min_break_share * len(seeds)
+
+
 @pytest.fixture(scope="module")
 def effects_campaign():
     return campaign_with("effects", EFFECTS_SEEDS)
 
 
 def test_fuzz_programs_with_deletions_cells_and_dict_mutations_match_eager(effects_campaign):
-    bad = [r for r in effects_campaign if r["status"] != "ok"]
-    assert not bad, describe(bad)
-    assert len(effects_campaign) == len(EFFECTS_SEEDS)
+    assert_all_match(effects_campaign, EFFECTS_SEEDS)
 
 
 def test_generated_programs_are_deterministic_and_valid():
@@ -159,11 +172,7 @@ KWARGS_SEEDS = list(range(0, 150))
 
 def test_fuzz_programs_taking_kwargs_match_eager():
     # Every program's function takes **kw and reads a number and a tensor from it.
-    records = campaign_with("kwargs", KWARGS_SEEDS)
-    bad = [r for r in records if r["status"] != "ok"]
-    assert not bad, describe(bad)
-    assert len(records) == len(KWARGS_SEEDS)
-    assert gen.summarize(records)["with_breaks"] > 0.8 * len(KWARGS_SEEDS)
+    check_feature_campaign("kwargs", KWARGS_SEEDS, 0.8)
 
 
 # With seeds whose programs appended to the list passed in after a graph break inside a loop
@@ -176,11 +185,7 @@ def test_fuzz_programs_building_objects_and_taking_a_list_match_eager():
     # Objects made in the function (dataclasses, NamedTuples, property setters, dict and set
     # constructors, partials, Enum members, Tensors of constants, Cells and primitives made
     # there, grad inside, ...) and a list of tensors passed in, read, iterated and mutated.
-    records = campaign_with("made,lists", MADE_SEEDS)
-    bad = [r for r in records if r["status"] != "ok"]
-    assert not bad, describe(bad)
-    assert len(records) == len(MADE_SEEDS)
-    assert gen.summarize(records)["with_breaks"] > 0.5 * len(MADE_SEEDS)
+    check_feature_campaign("made,lists", MADE_SEEDS, 0.5)
 
 
 # The "flow" feature (fuzzgen/flow.py): with blocks over managers written in Python, loops
@@ -197,11 +202,7 @@ FLOW_SEEDS = list(range(0, 156))
 
 
 def test_fuzz_programs_with_managers_arrays_maps_and_exceptions_match_eager():
-    records = campaign_with("flow,made,lists", FLOW_SEEDS)
-    bad = [r for r in records if r["status"] != "ok"]
-    assert not bad, describe(bad)
-    assert len(records) == len(FLOW_SEEDS)
-    assert gen.summarize(records)["with_breaks"] > 0.5 * len(FLOW_SEEDS)
+    check_feature_campaign("flow,made,lists", FLOW_SEEDS, 0.5)
 
 
 def test_harness_compares_exception_args_causes_logged_exceptions_and_arrays():

@@ -7,12 +7,7 @@ import pytest
 import pijit as ms
 from pijit import nn, ops
 
-
-@pytest.fixture(autouse=True)
-def fresh():
-    ms.reset()
-    yield
-    ms.reset()
+from jit_testutil import fresh  # noqa: F401 (autouse fixture)
 
 
 def T(values, dtype=np.float32):

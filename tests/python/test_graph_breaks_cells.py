@@ -9,6 +9,7 @@ import numpy as np
 import pijit as ms
 from graph_break_testutil import _reset_state  # noqa: F401 (autouse fixture)
 from graph_break_testutil import X, compare, unknown, show
+from jit_testutil import pijit
 from pijit_testutil import assert_same_result
 
 
@@ -33,8 +34,7 @@ def make_counter():
 def test_closure_counter_counts_over_repeated_calls():
     eager_step, eager_state = make_counter()
     step, state = make_counter()
-    jf = ms.jit(step, mode="PIJit")
-    ms.reset(jf)
+    jf = pijit(step)
     for _ in range(4):
         want = eager_step(X())
         got = jf(X())
@@ -77,8 +77,7 @@ def make_inlined_store():
 def test_store_in_an_inlined_function_reaches_its_cell():
     f, total = make_inlined_store()
     ef, etotal = make_inlined_store()
-    jf = ms.jit(f, mode="PIJit")
-    ms.reset(jf)
+    jf = pijit(f)
     for _ in range(3):
         assert_same_result(jf(X()), ef(X()))
         assert total() == etotal()
@@ -125,8 +124,7 @@ def test_cell_store_before_a_break_and_printed_order(capsys):
     ef, esaved = make_tensor_cell()
     want = ef(X())
     want_out = capsys.readouterr().out
-    jf = ms.jit(f, mode="PIJit")
-    ms.reset(jf)
+    jf = pijit(f)
     for _ in range(2):
         assert_same_result(jf(X()), want)
         assert capsys.readouterr().out == want_out
@@ -155,8 +153,7 @@ def make_payload_cell(p):
 def test_cell_stores_do_not_leak():
     p = Payload()
     f = make_payload_cell(p)
-    jf = ms.jit(f, mode="PIJit")
-    ms.reset(jf)
+    jf = pijit(f)
     jf(X())
     base = sys.getrefcount(p)
     for _ in range(3):

@@ -48,6 +48,13 @@ def test_regression_del_of_unbound_local_raises(capsys):
     assert out[1] is UnboundLocalError
 
 
+def defined(source, name):
+    """The function `name` that the Python `source` defines."""
+    ns = {}
+    exec(compile(source, __file__, "exec"), ns)
+    return ns[name]
+
+
 def many_locals_source(n):
     body = "".join(f"    v{i} = {i}\n" for i in range(n))
     return ("def many_locals(x):\n" + body +
@@ -58,17 +65,13 @@ def many_locals_source(n):
 
 
 def test_data_dependent_branch_with_many_locals_within_the_limit(capsys):
-    ns = {}
-    exec(compile(many_locals_source(200), __file__, "exec"), ns)
-    stats, _, _ = compare(ns["many_locals"], capsys=capsys)
+    stats, _, _ = compare(defined(many_locals_source(200), "many_locals"), capsys=capsys)
     assert stats["resume_functions"] == 2
 
 
 # Was a strict xfail (SystemError: bridge epilogue too long for one jump); fixed by e8001e8.
 def test_regression_data_dependent_branch_with_many_locals(capsys):
-    ns = {}
-    exec(compile(many_locals_source(260), __file__, "exec"), ns)
-    compare(ns["many_locals"], capsys=capsys)
+    compare(defined(many_locals_source(260), "many_locals"), capsys=capsys)
 
 
 def closure_many_locals_source(n):
@@ -83,9 +86,7 @@ def closure_many_locals_source(n):
 
 # Was a strict xfail (SystemError: closure slot numbers do not fit one byte); fixed by e8001e8.
 def test_regression_break_in_closure_with_many_locals(capsys):
-    ns = {}
-    exec(compile(closure_many_locals_source(260), __file__, "exec"), ns)
-    compare(ns["make"](2.0), capsys=capsys)
+    compare(defined(closure_many_locals_source(260), "make")(2.0), capsys=capsys)
 
 
 def rand_then_break(x):
@@ -104,13 +105,18 @@ def seeded_state(_args):
     return ops.rand(3)
 
 
+def seeded_args(seed):
+    """compare's argument maker: the random stream seeded with `seed`, then the input X()."""
+    def make():
+        ms.set_seed(seed)
+        return (X(),)
+    return make
+
+
 # Found while probing; fixed by a76b65c (graphs with effects run without outputs).
 @pytest.mark.parametrize("fn", [rand_then_break, rand_unused], ids=lambda f: f.__name__)
 def test_regression_unused_random_op_advances_the_stream(fn, capsys):
-    def make():
-        ms.set_seed(11)
-        return (X(),)
-    compare(fn, make, capsys=capsys, state=seeded_state)
+    compare(fn, seeded_args(11), capsys=capsys, state=seeded_state)
 
 
 def rand_helper(t):
@@ -126,10 +132,7 @@ def calls_rand_helper(x):
 
 # Was a strict xfail (random draws of a partly inlined call done twice); fixed by e8001e8.
 def test_regression_random_op_in_inlined_callee_before_its_break(capsys):
-    def make():
-        ms.set_seed(5)
-        return (X(),)
-    compare(calls_rand_helper, make, capsys=capsys, state=seeded_state)
+    compare(calls_rand_helper, seeded_args(5), capsys=capsys, state=seeded_state)
 
 
 def rand_before_break_in_root(x):
@@ -140,10 +143,7 @@ def rand_before_break_in_root(x):
 
 
 def test_random_ops_around_a_break_in_the_function_itself(capsys):
-    def make():
-        ms.set_seed(3)
-        return (X(),)
-    compare(rand_before_break_in_root, make, capsys=capsys, state=seeded_state)
+    compare(rand_before_break_in_root, seeded_args(3), capsys=capsys, state=seeded_state)
 
 
 def warns_after_break(x):

@@ -5,22 +5,14 @@ import numpy as np
 import pytest
 
 import pijit as ms
-import pijit.nn as nn
 from pijit import ops
 
-
-@pytest.fixture(autouse=True)
-def fresh():
-    ms.reset()
-    yield
-    ms.reset()
+from jit_testutil import fresh  # noqa: F401 (autouse fixture)
+from test_autodiff_higher import X, Doubler, Linear
 
 
 def T(a, dtype=np.float64):
     return ms.Tensor(np.asarray(a, dtype))
-
-
-X = np.array([0.7, -1.3, 2.1, 0.05])
 
 
 def flat(v):
@@ -74,15 +66,6 @@ def test_hessian_vector_product():
     one_graph(lambda x: hvp(x), T(X))
 
 
-class Linear(nn.Cell):
-    def __init__(self):
-        super().__init__()
-        self.w = ms.Parameter(T(np.array([[0.5, -1.0], [2.0, 0.3], [-0.7, 1.1]])), name="w")
-
-    def construct(self, x):
-        return ops.tanh(ops.matmul(x, self.w))
-
-
 def test_gradient_penalty_with_respect_to_weights():
     net = Linear()
     x = T(np.array([[0.2, -0.4, 0.9], [1.0, 0.1, -0.3]]))
@@ -95,14 +78,6 @@ def test_gradient_penalty_with_respect_to_weights():
 
     grad_w = ms.grad(lambda: penalty(), grad_position=None, weights=net.trainable_params())
     one_graph(lambda: grad_w())
-
-
-class Doubler(nn.Cell):
-    def construct(self, x):
-        return x * 2.0
-
-    def bprop(self, x, out, dout):
-        return (dout * 2.0,)
 
 
 def test_second_order_through_a_custom_bprop_raises_as_eagerly():

@@ -109,15 +109,29 @@ def ref_hsv_to_rgb(hsv):
 
 # ---- resize ----------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("align,half", [(False, False), (True, False), (False, True)])
-def test_resize_bilinear_v2_and_v1_follow_each_coordinate_rule(align, half):
-    x = rng((2, 3, 4, 5))
+def ref_resize(one_axis, x, size, align, half):
+    """NCHW `x` resized to `size` by the 1-D reference `one_axis` along the width, then the
+    height, under the coordinate rule that (align_corners, half_pixel) choose."""
     rule = "align_corners" if align else ("half_pixel" if half else "asymmetric")
-    want = np.swapaxes(ref_linear_1d(np.swapaxes(ref_linear_1d(x, 7, rule), 2, 3), 3, rule),
-                       2, 3)
-    prim = ops.ResizeBilinearV2(align, half)
-    same(jit_same(lambda t: prim(t, (3, 7)), T(x)), want)
-    same(ops.ResizeBilinear((3, 7), align, half)(T(x)), want)
+    height, width = size
+    return np.swapaxes(one_axis(np.swapaxes(one_axis(x, width, rule), 2, 3), height, rule), 2, 3)
+
+
+# (primitive, 1-D reference, input shape, output size); bicubic is Keys' cubic convolution.
+RESIZES = {"bilinear": (ops.ResizeBilinearV2, ref_linear_1d, (2, 3, 4, 5), (3, 7)),
+           "bicubic": (ops.ResizeBicubic, ref_cubic_1d, (1, 2, 4, 5), (6, 8))}
+
+
+@pytest.mark.parametrize("align,half", [(False, False), (True, False), (False, True)])
+@pytest.mark.parametrize("kind", RESIZES)
+def test_resize_follows_each_coordinate_rule(kind, align, half):
+    primitive, one_axis, shape, size = RESIZES[kind]
+    x = rng(shape)
+    want = ref_resize(one_axis, x, size, align, half)
+    prim = primitive(align, half)
+    same(jit_same(lambda t: prim(t, size), T(x)), want)
+    if kind == "bilinear":  # ResizeBilinear, the first version, takes the size at construction
+        same(ops.ResizeBilinear(size, align, half)(T(x)), want)
 
 
 def test_resize_bilinear_gradient_and_errors():
@@ -143,16 +157,6 @@ def test_resize_nearest_neighbor_v2_picks_tensorflow_sources(align, half):
     want = x[:, :, source(5, 3)][:, :, :, source(3, 7)]
     prim = ops.ResizeNearestNeighborV2(align, half)
     same(jit_same(lambda t: prim(t, (3, 7)), T(x)), want)
-
-
-@pytest.mark.parametrize("align,half", [(False, False), (True, False), (False, True)])
-def test_resize_bicubic_matches_keys_cubic(align, half):
-    x = rng((1, 2, 4, 5))
-    rule = "align_corners" if align else ("half_pixel" if half else "asymmetric")
-    want = np.swapaxes(ref_cubic_1d(np.swapaxes(ref_cubic_1d(x, 8, rule), 2, 3), 6, rule),
-                       2, 3)
-    prim = ops.ResizeBicubic(align, half)
-    same(jit_same(lambda t: prim(t, (6, 8)), T(x)), want)
 
 
 def test_resize_bicubic_gradient_and_mindspore_example():

@@ -192,15 +192,10 @@ def test_iterator_left_early_keeps_its_state(fn, capsys):
 
 
 def test_issue_example_gives_the_rest():
-    def f(x):
-        z = enumerate([x, x * 2.0, x * 3.0])
-        for i in z:
-            if i[0] == 1:
-                break
-        return list(z)
-
+    # The issue's example is enumerate_rest_after_break.
     x = ms.Tensor([1.0, 2.0])
-    jf = ms.jit(f, mode="PIJit")
+    jf = ms.jit(enumerate_rest_after_break, mode="PIJit")
+    ms.reset(jf)  # the parametrized test above has run it
     for _ in range(2):
         rest = jf(x)
         assert len(rest) == 1 and rest[0][0] == 2

@@ -247,19 +247,23 @@ def test_global_tensor_rebinding_gives_new_result(monkeypatch):
     assert_same_tensor(out, uses_globals(x))
 
 
-def test_global_tensor_rebinding_to_new_shape_recompiles(monkeypatch):
+def compiled_uses_globals(shape):
+    """uses_globals freshly jitted and compiled for an input of ones of `shape`; both."""
     jf = pijit(uses_globals)
-    x = T(np.ones((2, 3), np.float32))
+    x = T(np.ones(shape, np.float32))
     jf(x)
+    return jf, x
+
+
+def test_global_tensor_rebinding_to_new_shape_recompiles(monkeypatch):
+    jf, x = compiled_uses_globals((2, 3))
     monkeypatch.setitem(globals(), "GLOBAL_BIAS", ms.Tensor(np.ones((2, 1), np.float64)))
     assert_same_tensor(jf(x), uses_globals(x))
     assert stats(jf)["compile_count"] == 2
 
 
 def test_global_float_rebinding_gives_new_result(monkeypatch):
-    jf = pijit(uses_globals)
-    x = T(np.ones(3, np.float32))
-    jf(x)
+    jf, x = compiled_uses_globals(3)
     monkeypatch.setitem(globals(), "GLOBAL_SCALE", 5.0)
     out = jf(x)
     np.testing.assert_array_equal(out.asnumpy(), [6.0, 7.0, 8.0])
@@ -268,9 +272,7 @@ def test_global_float_rebinding_gives_new_result(monkeypatch):
 
 
 def test_global_rebinding_back_hits_the_first_entry(monkeypatch):
-    jf = pijit(uses_globals)
-    x = T(np.ones(3, np.float32))
-    jf(x)
+    jf, x = compiled_uses_globals(3)
     monkeypatch.setitem(globals(), "GLOBAL_SCALE", 5.0)
     jf(x)
     monkeypatch.setitem(globals(), "GLOBAL_SCALE", 2.0)

@@ -17,6 +17,8 @@ from pijit.nn.losses_extra import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss,
                                    KLDivLoss, MarginRankingLoss, NLLLoss, SmoothL1Loss,
                                    SoftMarginLoss)
 
+from gradcheck_util import check_weighted_gradient
+
 REDUCTIONS = ["mean", "sum", "none"]
 
 
@@ -61,19 +63,7 @@ def check_eager_and_jit(fn, want, *args, rtol=1e-10, atol=1e-12):
 def check_gradient(fn, x):
     """d(sum(fn(x) * w))/dx by pijit.grad against central differences (float64)."""
     w = rng_array(np.shape(fn(T(x)).asnumpy()), seed=9)
-
-    def loss(t):
-        return (fn(t) * T(w)).sum()
-
-    got = ms.grad(loss)(T(x)).asnumpy()
-    want = np.zeros_like(x)
-    eps = 1e-6
-    for i in np.ndindex(*x.shape):
-        up, down = x.copy(), x.copy()
-        up[i] += eps
-        down[i] -= eps
-        want[i] = (float(loss(T(up)).asnumpy()) - float(loss(T(down)).asnumpy())) / (2 * eps)
-    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-7)
+    check_weighted_gradient(fn, x, w, rtol=1e-6, atol=1e-7, to_tensor=T)
 
 
 # ---- NumPy references, from the formulas --------------------------------------------------

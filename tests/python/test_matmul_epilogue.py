@@ -1,31 +1,12 @@
 """Matmuls followed by a bias, an activation or a residual add run as one fused_matmul node
 (graph/passes/matmul_epilogue.h) whose results match eager execution."""
-import itertools
-import types
-
 import numpy as np
 import pytest
 
 import pijit
 from pijit import ops
 
-_counter = itertools.count()
-
-
-def _fresh_jit(f):
-    """pijit.jit over a copy of f with its own code object, hence its own cache."""
-    code = f.__code__.replace(co_name=f"{f.__name__}_{next(_counter)}")
-    return pijit.jit(types.FunctionType(code, f.__globals__, code.co_name, None, f.__closure__),
-                     mode="PIJit")
-
-
-def _graph(jf):
-    return pijit.get_code_extra(jf)["graphs"][0]
-
-
-ACTIVATIONS = {"none": None, "relu": ops.relu, "gelu": ops.gelu, "tanh": ops.tanh,
-               "sigmoid": ops.sigmoid}
-
+from fusion_testutil import ACTIVATIONS, first_graph, fresh_jit
 
 def _check(jf, f, args, exact):
     tensors = [pijit.Tensor(a) for a in args]
@@ -54,9 +35,9 @@ def test_bias_and_activation_match_eager(act, bias, m, k, n):
     args = [rng.standard_normal((m, k), dtype=np.float32),
             rng.standard_normal((k, n), dtype=np.float32),
             rng.standard_normal(n, dtype=np.float32)]
-    jf = _fresh_jit(f)
+    jf = fresh_jit(f)
     _check(jf, f, args, exact=act in ("none", "relu"))
-    graph = _graph(jf)
+    graph = first_graph(jf)
     if bias or fn is not None:
         assert graph.count("fused_matmul(") == 1, graph
         assert "add(" not in graph and f"{act}(" not in graph, graph
@@ -78,9 +59,9 @@ def test_transposed_inputs(trans_a, trans_b):
     a = rng.standard_normal((k, m) if trans_a else (m, k), dtype=np.float32)
     w = rng.standard_normal((n, k) if trans_b else (k, n), dtype=np.float32)
     b = rng.standard_normal(n, dtype=np.float32)
-    jf = _fresh_jit(f)
+    jf = fresh_jit(f)
     _check(jf, f, [a, w, b], exact=True)
-    assert "fused_matmul(" in _graph(jf)
+    assert "fused_matmul(" in first_graph(jf)
 
 
 def test_residual_add_and_stacked_rows():
@@ -92,9 +73,9 @@ def test_residual_add_and_stacked_rows():
     w = rng.standard_normal((16, 24), dtype=np.float32)
     b = rng.standard_normal((1, 24), dtype=np.float32)
     r = rng.standard_normal((2, 5, 24), dtype=np.float32)
-    jf = _fresh_jit(f)
+    jf = fresh_jit(f)
     _check(jf, f, [x, w, b, r], exact=False)
-    graph = _graph(jf)
+    graph = first_graph(jf)
     assert "post=[bias,tanh,add]" in graph, graph
 
 
@@ -108,13 +89,13 @@ def test_relu_keeps_nan_and_gives_positive_zero():
     w = np.ones((8, 16), np.float32)
     b = np.zeros(16, np.float32)
     b[3], b[4] = np.inf, -np.inf
-    jf = _fresh_jit(f)
+    jf = fresh_jit(f)
     got = jf(*[pijit.Tensor(x) for x in (a, w, b)]).asnumpy()
     want = f(*[pijit.Tensor(x) for x in (a, w, b)]).asnumpy()
     assert np.isnan(got[1]).all()
     np.testing.assert_array_equal(got, want)
     assert not np.signbit(got[~np.isnan(got)]).any()
-    assert "fused_matmul(" in _graph(jf)
+    assert "fused_matmul(" in first_graph(jf)
 
 
 def test_product_read_twice_is_not_fused():
@@ -124,13 +105,13 @@ def test_product_read_twice_is_not_fused():
 
     rng = np.random.default_rng(9)
     args = [rng.standard_normal(s, dtype=np.float32) for s in ((6, 4), (4, 5), (5,))]
-    jf = _fresh_jit(f)
+    jf = fresh_jit(f)
     tensors = [pijit.Tensor(x) for x in args]
     got = [t.asnumpy() for t in jf(*tensors)]
     want = [t.asnumpy() for t in f(*tensors)]
     for g, w_ in zip(got, want):
         np.testing.assert_array_equal(g, w_)
-    assert "fused_matmul(" not in _graph(jf)
+    assert "fused_matmul(" not in first_graph(jf)
 
 
 def test_mlp_layers_each_become_one_node():
@@ -141,9 +122,9 @@ def test_mlp_layers_each_become_one_node():
     rng = np.random.default_rng(10)
     args = [rng.standard_normal(s, dtype=np.float32)
             for s in ((32, 20), (20, 64), (64,), (64, 3), (3,))]
-    jf = _fresh_jit(mlp)
+    jf = fresh_jit(mlp)
     _check(jf, mlp, args, exact=True)
-    graph = _graph(jf)
+    graph = first_graph(jf)
     assert graph.count("fused_matmul(") == 2, graph
     assert "fused(" not in graph, graph
 
@@ -154,6 +135,6 @@ def test_float64_products_stay_unfused():
 
     rng = np.random.default_rng(11)
     args = [rng.standard_normal(s) for s in ((5, 6), (6, 7), (7,))]
-    jf = _fresh_jit(f)
+    jf = fresh_jit(f)
     _check(jf, f, args, exact=True)
-    assert "fused_matmul(" not in _graph(jf)
+    assert "fused_matmul(" not in first_graph(jf)

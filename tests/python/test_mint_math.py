@@ -10,18 +10,13 @@ from scipy import special
 
 import pijit as ms
 from pijit import mint
+from jit_testutil import _quiet_numpy  # noqa: F401 (autouse fixture)
 from mint_testutil import T, grad_matches, jitted_matches, same
 
 NAMES = Path(__file__).resolve().parents[2] / "docs" / "api_names" / "mint.txt"
 # mindspore.mint names left out (none: nonzero and unique, whose output shape depends on the
 # data, read it on the host).
 LEFT_OUT = set()
-
-
-@pytest.fixture(autouse=True)
-def _quiet_numpy():
-    with np.errstate(all="ignore"):
-        yield
 
 
 @pytest.fixture

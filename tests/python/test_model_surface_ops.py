@@ -12,6 +12,8 @@ from pijit import dtype as mstype
 from pijit import nn, ops
 from pijit.common.initializer import TruncatedNormal, initializer
 
+from gradcheck_util import check_weighted_gradient
+
 
 def T(a, dtype=np.float64):
     return ms.Tensor(np.asarray(a, dtype=dtype))
@@ -42,19 +44,7 @@ def _flat(v):
 def check_gradient(fn, x):
     """d(sum(fn(x) * w))/dx by pijit.grad against central differences (float64)."""
     w = rng_array(np.shape(fn(T(x)).asnumpy()), seed=9)
-
-    def loss(t):
-        return (fn(t) * T(w)).sum()
-
-    got = ms.grad(loss)(T(x)).asnumpy()
-    want = np.zeros_like(x)
-    eps = 1e-6
-    for i in np.ndindex(*x.shape):
-        up, down = x.copy(), x.copy()
-        up[i] += eps
-        down[i] -= eps
-        want[i] = (float(loss(T(up)).asnumpy()) - float(loss(T(down)).asnumpy())) / (2 * eps)
-    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
+    check_weighted_gradient(fn, x, w, rtol=1e-6, atol=1e-6, to_tensor=T)
 
 
 ACTIVATIONS = {

@@ -9,21 +9,10 @@ import pytest
 import pijit as ms
 from pijit import nn
 from pijit.nn.layers.image_more import conv3d_transpose
-from mint_testutil import T, grad_matches
+from mint_testutil import T, grad_matches, jitted_equals_eager
+from test_image_ops import ref_linear_1d, ref_resize
 
 R = np.random.default_rng(31)
-
-
-def jitted_equals_eager(fn, *args):
-    eager = fn(*args)
-    jf = ms.jit(fn, capture_mode="bytecode")
-    ms.reset(jf)
-    got = jf(*args)
-    stats = ms.get_code_extra(jf)
-    assert stats["total_break_count"] == 0, stats["all_reasons"]
-    assert stats["graph_count"] == 1, stats
-    np.testing.assert_allclose(got.asnumpy(), eager.asnumpy(), rtol=1e-12, atol=1e-12)
-    return eager
 
 
 # --- SSIM and MS-SSIM -----------------------------------------------------------------------
@@ -171,23 +160,6 @@ def test_unfold_errors():
 
 # --- ResizeBilinear -------------------------------------------------------------------------
 
-def _resize_axis(x, axis, n_out, rule):
-    n_in = x.shape[axis]
-    x = np.moveaxis(x, axis, -1)
-    out = np.zeros(x.shape[:-1] + (n_out,))
-    for i in range(n_out):
-        if rule == "align":
-            src = i * (n_in - 1) / (n_out - 1) if n_out > 1 else 0.0
-        elif rule == "half":
-            src = max((i + 0.5) * n_in / n_out - 0.5, 0.0)
-        else:
-            src = i * n_in / n_out
-        lo = min(int(np.floor(src)), n_in - 1)
-        hi = min(lo + 1, n_in - 1)
-        out[..., i] = x[..., lo] * (1 - (src - lo)) + x[..., hi] * (src - lo)
-    return np.moveaxis(out, -1, axis)
-
-
 def test_resize_bilinear_matches_mindspore_example():
     x = T(np.array([[[[1, 2, 3, 4], [5, 6, 7, 8]]]], np.float32))
     want = [[1, 1.8, 2.6, 3.4, 4], [2.6, 3.4, 4.2, 5, 5.6], [4.2, 5, 5.8, 6.6, 7.2],
@@ -203,9 +175,7 @@ def test_resize_bilinear_against_reference_jit_and_grad(half, size, scale, align
     net = nn.ResizeBilinear(half_pixel_centers=half)
     fn = lambda a: net(a, size, scale, align)  # noqa: E731
     out = jitted_equals_eager(fn, T(x))
-    rule = "align" if align else "half" if half else "asym"
-    out_h, out_w = size if size else (3 * scale, 5 * scale)
-    want = _resize_axis(_resize_axis(x, 2, out_h, rule), 3, out_w, rule)
+    want = ref_resize(ref_linear_1d, x, size if size else (3 * scale, 5 * scale), align, half)
     np.testing.assert_allclose(out.asnumpy(), want, rtol=1e-12, atol=1e-12)
     grad_matches(fn, x[:1, :1])
 

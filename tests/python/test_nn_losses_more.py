@@ -6,23 +6,19 @@ argument."""
 import numpy as np
 import pytest
 
-import pijit as ms
 from pijit import nn
-from mint_testutil import T, grad_matches
+from mint_testutil import T, grad_matches, jitted_equals_eager
 
 R = np.random.default_rng(23)
 
 
-def jitted_equals_eager(fn, *args):
-    eager = fn(*args)
-    jf = ms.jit(fn, capture_mode="bytecode")
-    ms.reset(jf)
-    got = jf(*args)
-    stats = ms.get_code_extra(jf)
-    assert stats["total_break_count"] == 0, stats["all_reasons"]
-    assert stats["graph_count"] == 1, stats
-    np.testing.assert_allclose(got.asnumpy(), eager.asnumpy(), rtol=1e-12, atol=1e-12)
-    return eager
+def check_loss(loss, x, y, want, atol=0.0, grad_rtol=1e-5):
+    """loss(x, y), jitted as one graph, equals the reference value `want`, and its gradient in
+    x is the one central differences give."""
+    out = jitted_equals_eager(lambda a, b: loss(a, b), T(x), T(y))
+    np.testing.assert_allclose(out.asnumpy(), want, rtol=1e-12, atol=atol)
+    ty = T(y)
+    grad_matches(lambda a: loss(a, ty), x, rtol=grad_rtol)
 
 
 def _softmax(x, axis):
@@ -41,10 +37,7 @@ def test_dice_loss_matches_mindspore_example_and_reference():
     np.testing.assert_allclose(got.asnumpy(), 0.38596618, rtol=1e-6)
     x, y = R.uniform(size=(3, 4, 5)), (R.uniform(size=(3, 4, 5)) > 0.5).astype(np.float64)
     loss = nn.DiceLoss(smooth=0.5)
-    out = jitted_equals_eager(lambda a, b: loss(a, b), T(x), T(y))
-    np.testing.assert_allclose(out.asnumpy(), _dice_reference(x, y, 0.5), rtol=1e-12)
-    ty = T(y)
-    grad_matches(lambda a: loss(a, ty), x)
+    check_loss(loss, x, y, _dice_reference(x, y, 0.5), grad_rtol=1e-6)
 
 
 def test_dice_loss_errors():
@@ -85,11 +78,7 @@ def test_multi_class_dice_loss_reference_jit_and_grad(use_weights, ignore, activ
     weights = R.uniform(0.5, 1.5, size=(3, 5)) if use_weights else None
     act = {"softmax": _softmax, "sigmoid": lambda a, _: 1 / (1 + np.exp(-a)), None: None}
     loss = nn.MultiClassDiceLoss(T(weights) if use_weights else None, ignore, activation)
-    out = jitted_equals_eager(lambda a, b: loss(a, b), T(x), T(y))
-    want = _multi_dice_reference(x, y, weights, ignore, act[activation])
-    np.testing.assert_allclose(out.asnumpy(), want, rtol=1e-12)
-    ty = T(y)
-    grad_matches(lambda a: loss(a, ty), x, rtol=1e-5)
+    check_loss(loss, x, y, _multi_dice_reference(x, y, weights, ignore, act[activation]))
 
 
 def test_multi_class_dice_loss_errors():
@@ -143,11 +132,7 @@ def test_focal_loss_reference_jit_and_grad(shape, by_index, use_weight, gamma, r
         y = _softmax(R.normal(size=shape), 1)
     weight = R.uniform(0.5, 2.0, size=c) if use_weight else None
     loss = nn.FocalLoss(T(weight) if use_weight else None, gamma, reduction)
-    out = jitted_equals_eager(lambda a, b: loss(a, b), T(x), T(y))
-    want = _focal_reference(x, y, weight, gamma, reduction)
-    np.testing.assert_allclose(out.asnumpy(), want, rtol=1e-12, atol=1e-14)
-    ty = T(y)
-    grad_matches(lambda a: loss(a, ty), x, rtol=1e-5)
+    check_loss(loss, x, y, _focal_reference(x, y, weight, gamma, reduction), atol=1e-14)
 
 
 def test_focal_loss_errors():

@@ -8,6 +8,7 @@ import pytest
 import pijit as ms
 from pijit import nn, ops
 from mint_testutil import T, same
+from optim_testutil import jitted_step_equals_eager
 
 R = np.random.default_rng(307)
 # Learning rates and scalar states are Float32 Parameters, as in MindSpore.
@@ -147,29 +148,8 @@ def test_lars_skips_filtered_parameters_and_clips():
 def test_jitted_training_step_equals_eager(name):
     make = CASES[name][0]
     x, y = T(R.normal(size=(8, 3))), T(R.normal(size=(8, 1)))
-    results = []
-    for jit in (False, True):
-        w = ms.Parameter(np.full((3, 1), 0.5), name="w")
-        opt = make([w], LRS)
-
-        def loss_fn(weight):
-            return ops.mean((ops.matmul(x, weight) - y) ** 2)
-
-        def step():
-            loss, g = ms.value_and_grad(loss_fn)(w)
-            opt((g,))
-            return loss
-
-        run = ms.jit(step, capture_mode="bytecode") if jit else step
-        if jit:
-            ms.reset(run)
-        losses = [float(run().asnumpy()) for _ in range(4)]
-        results.append((losses, w.asnumpy().copy()))
-        if jit:
-            extra = ms.get_code_extra(run)
-            assert extra["total_break_count"] == 0, extra.get("all_reasons")
-    np.testing.assert_allclose(results[1][0], results[0][0], rtol=1e-10)
-    np.testing.assert_allclose(results[1][1], results[0][1], rtol=1e-10)
+    jitted_step_equals_eager(lambda params: make(params, LRS), x, y, steps=4,
+                             capture_mode="bytecode")
 
 
 def test_optimizer_argument_errors():

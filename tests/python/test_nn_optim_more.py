@@ -5,8 +5,9 @@ import numpy as np
 import pytest
 
 import pijit as ms
-from pijit import nn, ops
+from pijit import nn
 from mint_testutil import T, same
+from optim_testutil import jitted_step_equals_eager
 
 R = np.random.default_rng(131)
 # The optimizers hold the learning rate as a Float32 Parameter, as MindSpore does.
@@ -111,28 +112,8 @@ def test_updates_match_the_rule(name):
 
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_jitted_training_step_equals_eager(name):
-    make = CASES[name][0]
     x, y = T(R.normal(size=(8, 3))), T(R.normal(size=(8, 1)))
-    results = []
-    for jit in (False, True):
-        w = ms.Parameter(np.full((3, 1), 0.5), name="w")
-        opt = make([w])
-
-        def loss_fn(weight):
-            return ops.mean((ops.matmul(x, weight) - y) ** 2)
-
-        def step():
-            loss, g = ms.value_and_grad(loss_fn)(w)
-            opt((g,))
-            return loss
-
-        run = ms.jit(step) if jit else step
-        losses = [float(run().asnumpy()) for _ in range(3)]
-        results.append((losses, w.asnumpy().copy()))
-        if jit:
-            assert ms.get_code_extra(run)["total_break_count"] == 0
-    np.testing.assert_allclose(results[1][0], results[0][0], rtol=1e-10)
-    np.testing.assert_allclose(results[1][1], results[0][1], rtol=1e-10)
+    jitted_step_equals_eager(CASES[name][0], x, y, steps=3)
 
 
 def test_argument_checks():

@@ -6,7 +6,7 @@ import pytest
 
 import pijit as ms
 from pijit import nn
-from mint_testutil import T, grad_matches, jitted_matches, same
+from mint_testutil import T, check_against_numpy, same
 
 R = np.random.default_rng(137)
 X4 = R.normal(size=(2, 3, 4, 5))
@@ -68,14 +68,7 @@ def _cos(a, b):
 @pytest.mark.parametrize("name, cell, inputs, reference, differentiable", CASES,
                          ids=[c[0] for c in CASES])
 def test_against_numpy_jitted_and_gradient(name, cell, inputs, reference, differentiable):
-    want = reference(*inputs)
-    same(cell(*[T(a) for a in inputs]), want,
-         dtype=None if isinstance(want, tuple) else np.asarray(want).dtype, rtol=1e-9,
-         atol=1e-12)
-    jitted_matches(lambda *args: cell(*args), *[T(a) for a in inputs])
-    if differentiable:
-        rest = [T(a) for a in inputs[1:]]
-        grad_matches(lambda x: cell(x, *rest), inputs[0], rtol=1e-5, atol=1e-6)
+    check_against_numpy(cell, reference, inputs, differentiable)
 
 
 def test_one_hot_range_and_rrelu():

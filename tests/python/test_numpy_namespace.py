@@ -10,74 +10,23 @@ import pytest
 import pijit as ms
 import pijit.numpy as mnp
 
+import mint_testutil
+from jit_testutil import _quiet_numpy  # noqa: F401 (autouse fixture)
+from mint_testutil import T, jitted_matches, same
+
 NAMES = Path(__file__).resolve().parents[2] / "docs" / "api_names" / "numpy.txt"
 # mindspore.numpy names left out (none: unique and bincount, whose output shape depends on the
 # data, read it on the host).
 LEFT_OUT = set()
 
 
-def T(a, dtype=None):
-    return ms.Tensor(np.asarray(a, dtype=dtype))
-
-
-def same(got, expected, dtype=None, rtol=1e-6, atol=1e-12):
-    """`got` (a Tensor or a sequence of them) has NumPy's values, and the dtype `dtype` (a
-    NumPy dtype; expected's own by default)."""
-    if isinstance(got, (tuple, list)):
-        assert len(got) == len(expected)
-        for g, e in zip(got, expected):
-            same(g, e, dtype, rtol, atol)
-        return
-    assert isinstance(got, ms.Tensor), type(got)
-    expected = np.asarray(expected)
-    want = np.dtype(dtype) if dtype is not None else expected.dtype
-    assert np.dtype(got.dtype.to_numpy()) == want, (got.dtype, want)
-    assert got.shape == expected.shape, (got.shape, expected.shape)
-    if want.kind == "f":
-        np.testing.assert_allclose(got.asnumpy(), expected, rtol=rtol, atol=atol, equal_nan=True)
-    else:
-        np.testing.assert_array_equal(got.asnumpy(), expected)
-
-
-def jitted_matches(fn, *args):
-    """fn jitted gives fn's eager result, as one graph."""
-    eager = fn(*args)
-    jf = ms.jit(fn)
-    ms.reset(jf)
-    got = jf(*args)
-    stats = ms.get_code_extra(jf)
-    assert stats["total_break_count"] == 0, stats["all_reasons"]
-    flat_eager = eager if isinstance(eager, (tuple, list)) else [eager]
-    flat_got = got if isinstance(got, (tuple, list)) else [got]
-    for e, g in zip(flat_eager, flat_got):
-        assert e.dtype == g.dtype and e.shape == g.shape
-        np.testing.assert_allclose(g.asnumpy(), e.asnumpy(), rtol=1e-12, atol=1e-12,
-                                   equal_nan=True)
-
-
-def grad_matches(fn, a, eps=1e-6, rtol=1e-6, atol=1e-7):
+def grad_matches(fn, a):
     """ms.grad of sum(fn(x)) at the float64 `a` against central finite differences."""
-    def loss(t):
-        return fn(t).sum()
-
-    got = ms.grad(loss)(T(a, np.float64)).asnumpy()
-    numeric = np.zeros_like(a, dtype=np.float64)
-    for i in np.ndindex(*a.shape):
-        up, down = a.astype(np.float64), a.astype(np.float64)
-        up[i] += eps
-        down[i] -= eps
-        numeric[i] = (float(loss(T(up)).asnumpy()) - float(loss(T(down)).asnumpy())) / (2 * eps)
-    np.testing.assert_allclose(got, numeric, rtol=rtol, atol=atol)
+    mint_testutil.grad_matches(fn, a, weighted=False)
 
 
 # NumPy's references warn about NaN slices and zero divisors that the tests mean to reach.
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
-
-
-@pytest.fixture(autouse=True)
-def _quiet_numpy():
-    with np.errstate(all="ignore"):
-        yield
 
 
 # ---- coverage ------------------------------------------------------------------------------------

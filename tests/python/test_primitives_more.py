@@ -8,7 +8,7 @@ from scipy.signal import windows
 
 import pijit as ms
 from pijit import ops
-from mint_testutil import T, grad_matches, jitted_matches, same
+from mint_testutil import T, against_numpy_test, same
 
 R = np.random.default_rng(101)
 A = R.normal(size=(4, 3))
@@ -141,17 +141,7 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize("name, prim, reference, inputs, differentiable", CASES,
-                         ids=[c[0] for c in CASES])
-def test_against_numpy_jitted_and_gradient(name, prim, reference, inputs, differentiable):
-    with np.errstate(all="ignore"):
-        want = reference(*inputs)
-    want_dtype = None if isinstance(want, tuple) else np.asarray(want).dtype
-    same(prim(*[T(a) for a in inputs]), want, dtype=want_dtype, rtol=1e-9, atol=1e-12)
-    jitted_matches(lambda *args: prim(*args), *[T(a) for a in inputs])
-    if differentiable:
-        rest = [T(a) for a in inputs[1:]]
-        grad_matches(lambda x: prim(x, *rest), inputs[0], rtol=1e-5, atol=1e-6)
+test_against_numpy_jitted_and_gradient = against_numpy_test(CASES)
 
 
 def test_sampling_and_window_primitives():

@@ -11,6 +11,8 @@ import pytest
 import pijit as ms
 from pijit import nn, ops
 
+from gradcheck_util import check_weighted_gradient
+
 
 def rng(shape, seed=0):
     return np.random.default_rng(seed).standard_normal(shape)
@@ -70,21 +72,7 @@ def check(fn, want, *arrays, rtol=1e-10):
 
 
 def check_gradient(fn, a):
-    w = rng(fn(ms.Tensor(a)).shape, seed=9)
-
-    def loss(t):
-        return (fn(t) * ms.Tensor(w)).sum()
-
-    got = ms.grad(loss)(ms.Tensor(a)).asnumpy()
-    want = np.zeros_like(a)
-    eps = 1e-6
-    for i in np.ndindex(*a.shape):
-        up, down = a.copy(), a.copy()
-        up[i] += eps
-        down[i] -= eps
-        want[i] = (float(loss(ms.Tensor(up)).asnumpy()) -
-                   float(loss(ms.Tensor(down)).asnumpy())) / (2 * eps)
-    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-7)
+    check_weighted_gradient(fn, a, rng(fn(ms.Tensor(a)).shape, seed=9), rtol=1e-6, atol=1e-7)
 
 
 @pytest.mark.parametrize("out", [(10, 14), (3, 4), (5, 7), (7, 3)])

@@ -8,6 +8,8 @@ import pytest
 import pijit as ms
 from pijit import nn, ops
 
+from gradcheck_util import check_input_gradient
+
 
 def sigmoid(v):
     return 1 / (1 + np.exp(-v))
@@ -144,18 +146,7 @@ def test_input_gradient_matches_finite_differences(mode):
     def loss(x):
         return (net(x)[0] * wout).sum()
 
-    got = ms.grad(loss)(ms.Tensor(x)).asnumpy()
-    jitted = ms.jit(ms.grad(loss))(ms.Tensor(x)).asnumpy()
-    want = np.zeros_like(x)
-    eps = 1e-6
-    for i in np.ndindex(*x.shape):
-        up, down = x.copy(), x.copy()
-        up[i] += eps
-        down[i] -= eps
-        want[i] = (float(loss(ms.Tensor(up)).asnumpy()) -
-                   float(loss(ms.Tensor(down)).asnumpy())) / (2 * eps)
-    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-7)
-    np.testing.assert_allclose(jitted, got, rtol=1e-10, atol=1e-12)
+    check_input_gradient(loss, x)
 
 
 @pytest.mark.parametrize("mode", ["LSTM", "GRU", "RNN_TANH", "RNN_RELU"])

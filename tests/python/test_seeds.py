@@ -62,14 +62,15 @@ example("002_pynative_ops_add", """
 [2. 2. 2. 2.]]]]
 """)
 
-example("002_psjit_tensor_cal", """
+# The document's PSJit and PIJit examples differ only in the decorator.
+TENSOR_CAL = """
     import numpy as np
     import pijit as ms
     from pijit import ops
     from pijit import jit
     from pijit import Tensor
 
-    @jit
+    DECORATOR
     def tensor_cal(x, y, z):
         return ops.matmul(x, y) + z
 
@@ -78,28 +79,11 @@ example("002_psjit_tensor_cal", """
     z = Tensor(np.ones(shape=[2, 4]), ms.float32)
     ret = tensor_cal(x, y, z)
     print(ret)
-""", """
-[[4. 4. 4. 4.]
-[4. 4. 4. 4.]]
-""")
+"""
 
-example("002_pijit_tensor_cal", """
-    import numpy as np
-    import pijit as ms
-    from pijit import ops
-    from pijit import jit
-    from pijit import Tensor
-
-    @jit(mode="PIJit")
-    def tensor_cal(x, y, z):
-        return ops.matmul(x, y) + z
-
-    x = Tensor(np.ones(shape=[2, 3]), ms.float32)
-    y = Tensor(np.ones(shape=[3, 4]), ms.float32)
-    z = Tensor(np.ones(shape=[2, 4]), ms.float32)
-    ret = tensor_cal(x, y, z)
-    print(ret)
-""", """
+for name, decorator in (("002_psjit_tensor_cal", "@jit"),
+                        ("002_pijit_tensor_cal", '@jit(mode="PIJit")')):
+    example(name, TENSOR_CAL.replace("DECORATOR", decorator), """
 [[4. 4. 4. 4.]
 [4. 4. 4. 4.]]
 """)
@@ -230,14 +214,8 @@ example("003_pynative_control_flow_net", """
 
 # ---- 004: 动静态图结合 (Graph mode with ops.Mul on the CPU) ----------------------------------------
 
-example("004_net_mul_graph_mode_cpu", """
-    import numpy as np
-    import pijit.nn as nn
-    import pijit.ops as ops
-    import pijit as ms
-
-    ms.set_context(mode=ms.GRAPH_MODE, device_target="CPU")
-
+# The network of 004 and of 001's second cell.
+MUL_NET = """
     class Net(nn.Cell):
         def __init__(self):
             super(Net, self).__init__()
@@ -245,7 +223,16 @@ example("004_net_mul_graph_mode_cpu", """
 
         def construct(self, x, y):
             return self.mul(x, y)
+"""
 
+example("004_net_mul_graph_mode_cpu", """
+    import numpy as np
+    import pijit.nn as nn
+    import pijit.ops as ops
+    import pijit as ms
+
+    ms.set_context(mode=ms.GRAPH_MODE, device_target="CPU")
+""" + MUL_NET + """
     x = ms.Tensor(np.array([1.0, 2.0, 3.0]).astype(np.float32))
     y = ms.Tensor(np.array([4.0, 5.0, 6.0]).astype(np.float32))
 
@@ -288,15 +275,7 @@ example("001_net_mul", NB001_SETUP + """
     import pijit.nn as nn
     import pijit.ops as ops
     from pijit import context, Tensor
-
-    class Net(nn.Cell):
-        def __init__(self):
-            super(Net, self).__init__()
-            self.mul = ops.Mul()
-
-        def construct(self, x, y):
-            return self.mul(x, y)
-
+""" + MUL_NET + """
     x = Tensor(np.array([1.0, 2.0, 3.0]).astype(np.float32))
     y = Tensor(np.array([4.0, 5.0, 6.0]).astype(np.float32))
 

@@ -2,11 +2,16 @@
 WithLossCell on an untrained LeNet-5, printing the loss 2.3025854. Only the import lines differ
 from the document (`mindspore` -> `pijit`). It runs in a fresh interpreter, as a plain script
 and under `python -m pijit`."""
+import inspect
+import textwrap
+
 import pytest
 
+import seed_lenet
 from test_seeds import RUNNERS, run_example
 
-SEED_001_TRAINING = '''
+# The document's text before and after its LeNet5 class; seed_lenet.py holds the class.
+BEFORE_THE_NETWORK = '''
     import numpy as np
     import pijit.nn as nn
     from pijit import context, Tensor, ParameterTuple
@@ -17,38 +22,8 @@ SEED_001_TRAINING = '''
     # 设定为Graph模式,也可替换为PYNATIVE_MODE
     context.set_context(mode=context.GRAPH_MODE, device_target="Ascend")
 
-    class LeNet5(nn.Cell):
-        """
-        Lenet网络结构
-        """
-        def __init__(self, num_class=10, num_channel=1):
-            super(LeNet5, self).__init__()
-            # 定义所需要的运算
-            self.conv1 = nn.Conv2d(num_channel, 6, 5, pad_mode='valid')
-            self.conv2 = nn.Conv2d(6, 16, 5, pad_mode='valid')
-            self.fc1 = nn.Dense(16 * 5 * 5, 120, weight_init=Normal(0.02))
-            self.fc2 = nn.Dense(120, 84, weight_init=Normal(0.02))
-            self.fc3 = nn.Dense(84, num_class, weight_init=Normal(0.02))
-            self.relu = nn.ReLU()
-            self.max_pool2d = nn.MaxPool2d(kernel_size=2, stride=2)
-            self.flatten = nn.Flatten()
-
-        def construct(self, x):
-            # 使用定义好的运算构建前向网络
-            x = self.conv1(x)
-            x = self.relu(x)
-            x = self.max_pool2d(x)
-            x = self.conv2(x)
-            x = self.relu(x)
-            x = self.max_pool2d(x)
-            x = self.flatten(x)
-            x = self.fc1(x)
-            x = self.relu(x)
-            x = self.fc2(x)
-            x = self.relu(x)
-            x = self.fc3(x)
-            return x
-
+'''
+AFTER_THE_NETWORK = '''
     # 实例化网络
     net = LeNet5()
 
@@ -92,6 +67,8 @@ SEED_001_TRAINING = '''
     loss = loss_output.asnumpy()
     print(loss)
 '''
+SEED_001_TRAINING = (textwrap.dedent(BEFORE_THE_NETWORK) + inspect.getsource(seed_lenet.LeNet5)
+                     + textwrap.dedent(AFTER_THE_NETWORK))
 
 
 @pytest.mark.parametrize("runner", RUNNERS, ids=str)

@@ -12,7 +12,7 @@ import pytest
 from scipy import special
 
 import pijit as ms
-from mint_testutil import T, grad_matches, same
+from mint_testutil import T, against_numpy_test, same
 
 R = np.random.default_rng(67)
 A = R.normal(size=(3, 4))
@@ -163,17 +163,7 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize("name, method, reference, inputs, differentiable", CASES,
-                         ids=[c[0] for c in CASES])
-def test_against_numpy_jitted_and_gradient(name, method, reference, inputs, differentiable):
-    with np.errstate(all="ignore"):
-        want = reference(*inputs)
-    same(method(*[T(a) for a in inputs]), want, dtype=np.asarray(want).dtype, rtol=1e-9,
-         atol=1e-12)
-    _pijit_matches(method, *[T(a) for a in inputs])
-    if differentiable:
-        rest = [T(a) for a in inputs[1:]]
-        grad_matches(lambda x: method(x, *rest), inputs[0], rtol=1e-5, atol=1e-6)
+test_against_numpy_jitted_and_gradient = against_numpy_test(CASES, jitted=_pijit_matches)
 
 
 def test_methods_with_several_results():

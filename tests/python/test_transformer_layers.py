@@ -15,6 +15,8 @@ from pijit.nn.layers.transformer import (MultiheadAttention, Transformer, Transf
                                          TransformerDecoderLayer, TransformerEncoder,
                                          TransformerEncoderLayer)
 
+from gradcheck_util import check_input_gradient
+
 RTOL, ATOL = 1e-10, 1e-12
 
 
@@ -307,12 +309,32 @@ LAYER_CASES = [  # batch_first, norm_first, activation, masks
     (False, True, "gelu_tanh", True), (True, False, "softsign", False)]
 
 
+def make_layer(layer_class, d_model, dim_feedforward, act, batch_first, norm_first):
+    """An encoder or decoder layer of two heads in float64, without dropout."""
+    return layer_class(d_model, 2, dim_feedforward=dim_feedforward, dropout=0.0,
+                       activation=activation_argument(act), batch_first=batch_first,
+                       norm_first=norm_first, dtype=ms.float64)
+
+
+def perturb(net, rng):
+    """Moves every parameter of `net` a little: the layers of a stack start as copies."""
+    for param in net.get_parameters():
+        param.set_data(param + ms.Tensor(rng.standard_normal(param.shape) * 0.1))
+
+
+def check_matches_reference(net, args, kwargs, want, batch_first):
+    """net(*args, **kwargs), eagerly and jitted, equals `want`, the reference's batch-major
+    result, in net's own layout."""
+    got = net(*args, **kwargs)
+    np.testing.assert_allclose(got.asnumpy(), to_batch_major(want, batch_first), rtol=1e-9,
+                               atol=1e-11)
+    assert_jitted_matches(net.construct, args, kwargs, (got,))
+
+
 @pytest.mark.parametrize("batch_first, norm_first, act, masked", LAYER_CASES)
 def test_encoder_layer_and_stack_match_reference(batch_first, norm_first, act, masked):
     ms.set_seed(5)
-    layer = TransformerEncoderLayer(6, 2, dim_feedforward=10, dropout=0.0,
-                                    activation=activation_argument(act), batch_first=batch_first,
-                                    norm_first=norm_first, dtype=ms.float64)
+    layer = make_layer(TransformerEncoderLayer, 6, 10, act, batch_first, norm_first)
     rng = np.random.default_rng(4)
     batch, length = 3, 5
     x = rng.standard_normal((batch, length, 6) if batch_first else (length, batch, 6))
@@ -321,33 +343,24 @@ def test_encoder_layer_and_stack_match_reference(batch_first, norm_first, act, m
     args, kwargs = (ms.Tensor(x),), dict(src_mask=tensor_or_none(mask),
                                          src_key_padding_mask=tensor_or_none(kpm))
     xb = to_batch_major(x, batch_first)
-    got = layer(*args, **kwargs)
     want = encoder_layer_reference(xb, params_of(layer), "", 2, act, norm_first, mask, kpm)
-    np.testing.assert_allclose(got.asnumpy(), to_batch_major(want, batch_first), rtol=1e-9,
-                               atol=1e-11)
-    assert_jitted_matches(layer.construct, args, kwargs, (got,))
+    check_matches_reference(layer, args, kwargs, want, batch_first)
 
     norm = nn.LayerNorm((6,), epsilon=1e-5, dtype=ms.float64)
     stack = TransformerEncoder(layer, 2, norm)
-    for param in stack.get_parameters():  # make the two layers differ
-        param.set_data(param + ms.Tensor(rng.standard_normal(param.shape) * 0.1))
-    got = stack(*args, **kwargs)
+    perturb(stack, rng)
     p = params_of(stack)
     want = xb
     for i in range(2):
         want = encoder_layer_reference(want, p, f"layers.{i}.", 2, act, norm_first, mask, kpm)
     want = layer_norm(want, p, "norm.")
-    np.testing.assert_allclose(got.asnumpy(), to_batch_major(want, batch_first), rtol=1e-9,
-                               atol=1e-11)
-    assert_jitted_matches(stack.construct, args, kwargs, (got,))
+    check_matches_reference(stack, args, kwargs, want, batch_first)
 
 
 @pytest.mark.parametrize("batch_first, norm_first, act, masked", LAYER_CASES)
 def test_decoder_layer_and_stack_match_reference(batch_first, norm_first, act, masked):
     ms.set_seed(6)
-    layer = TransformerDecoderLayer(4, 2, dim_feedforward=8, dropout=0.0,
-                                    activation=activation_argument(act), batch_first=batch_first,
-                                    norm_first=norm_first, dtype=ms.float64)
+    layer = make_layer(TransformerDecoderLayer, 4, 8, act, batch_first, norm_first)
     rng = np.random.default_rng(5)
     batch, tgt_len, src_len = 2, 4, 5
     tgt = rng.standard_normal((tgt_len, batch, 4))
@@ -361,22 +374,15 @@ def test_decoder_layer_and_stack_match_reference(batch_first, norm_first, act, m
     args = (ms.Tensor(tgt), ms.Tensor(memory))
     kwargs = {n: tensor_or_none(m) for n, m in zip(names, masks)}
     tb, mb = to_batch_major(tgt, batch_first), to_batch_major(memory, batch_first)
-    got = layer(*args, **kwargs)
     want = decoder_layer_reference(tb, mb, params_of(layer), "", 2, act, norm_first, masks)
-    np.testing.assert_allclose(got.asnumpy(), to_batch_major(want, batch_first), rtol=1e-9,
-                               atol=1e-11)
-    assert_jitted_matches(layer.construct, args, kwargs, (got,))
+    check_matches_reference(layer, args, kwargs, want, batch_first)
 
     stack = TransformerDecoder(layer, 2)
-    for param in stack.get_parameters():
-        param.set_data(param + ms.Tensor(rng.standard_normal(param.shape) * 0.1))
-    got = stack(*args, **kwargs)
+    perturb(stack, rng)
     p, want = params_of(stack), tb
     for i in range(2):
         want = decoder_layer_reference(want, mb, p, f"layers.{i}.", 2, act, norm_first, masks)
-    np.testing.assert_allclose(got.asnumpy(), to_batch_major(want, batch_first), rtol=1e-9,
-                               atol=1e-11)
-    assert_jitted_matches(stack.construct, args, kwargs, (got,))
+    check_matches_reference(stack, args, kwargs, want, batch_first)
 
 
 @pytest.mark.parametrize("batch_first", [False, True])
@@ -393,7 +399,6 @@ def test_transformer_matches_reference(batch_first):
     args = (ms.Tensor(src), ms.Tensor(tgt))
     kwargs = dict(tgt_mask=ms.Tensor(tgt_mask), src_key_padding_mask=ms.Tensor(src_kpm),
                   memory_key_padding_mask=ms.Tensor(src_kpm))
-    got = net(*args, **kwargs)
     p = params_of(net)
     memory = to_batch_major(src, batch_first)
     for i in range(2):
@@ -404,23 +409,10 @@ def test_transformer_matches_reference(batch_first):
                                    "decoder.layers.0.", 2, "gelu", False,
                                    (tgt_mask, None, None, src_kpm))
     want = layer_norm(want, p, "decoder.norm.")
-    np.testing.assert_allclose(got.asnumpy(), to_batch_major(want, batch_first), rtol=1e-9,
-                               atol=1e-11)
-    assert_jitted_matches(net.construct, args, kwargs, (got,))
+    check_matches_reference(net, args, kwargs, want, batch_first)
 
 
 # ---- gradients ----------------------------------------------------------------------------
-
-def _finite_difference(loss, x, eps=1e-6):
-    want = np.zeros_like(x)
-    for i in np.ndindex(*x.shape):
-        up, down = x.copy(), x.copy()
-        up[i] += eps
-        down[i] -= eps
-        want[i] = (float(loss(ms.Tensor(up)).asnumpy()) -
-                   float(loss(ms.Tensor(down)).asnumpy())) / (2 * eps)
-    return want
-
 
 def _attention_loss(rng):
     net = MultiheadAttention(4, 2, add_bias_kv=True, dtype=ms.float64)
@@ -463,10 +455,7 @@ def test_input_gradient_matches_finite_differences(make_loss):
     rng = np.random.default_rng(7)
     loss, shape = make_loss(rng)
     x = rng.standard_normal(shape)
-    got = ms.grad(loss)(ms.Tensor(x)).asnumpy()
-    np.testing.assert_allclose(got, _finite_difference(loss, x), rtol=1e-6, atol=1e-7)
-    jitted = ms.jit(ms.grad(loss))(ms.Tensor(x)).asnumpy()
-    np.testing.assert_allclose(jitted, got, rtol=1e-10, atol=1e-12)
+    check_input_gradient(loss, x)
 
 
 # ---- training -----------------------------------------------------------------------------
