@@ -8,37 +8,24 @@ from pijit._tensor import bool_, float32, float64, int64
 from pijit.mint import _shape as _mint_shape
 from pijit.mint import _sort as _mint_sort
 from pijit.mint._checks import check_dim, check_int, check_tensor, is_int, raise_error
-from pijit.mint.nn import _fold, _grid_sample
+from pijit.mint.nn import _fold
 from pijit.numpy import creation as _np_creation
-from pijit.numpy import reductions as _np_reductions
 from pijit.numpy import shapes as _np_shapes
+# MindSpore's ops functions that pijit.numpy, pijit.mint and pijit's ops already provide.
+from pijit._ops_composed import swapaxes as swapdims  # noqa: F401
+from pijit.mint.nn._grid_sample import grid_sample  # noqa: F401
+from pijit.mint._shape import gather as gather_d, gather as gather_elements  # noqa: F401
+from pijit.mint._shape import index_select, narrow  # noqa: F401
+from pijit.mint._sort import searchsorted  # noqa: F401
+from pijit.mint.nn._fold import unfold  # noqa: F401
+from pijit.numpy.creation import diag, diagflat, tril, triu  # noqa: F401
+from pijit.numpy.reductions import diff  # noqa: F401
+from pijit.numpy.shapes import (column_stack, dsplit, fliplr, flipud, hsplit, hstack,  # noqa: F401
+                                moveaxis, moveaxis as movedim, ravel, vsplit)
 
 _ops = _C.ops
 
 # ---- shapes ------------------------------------------------------------------------------------
-
-fliplr = _np_shapes.fliplr
-flipud = _np_shapes.flipud
-ravel = _np_shapes.ravel
-moveaxis = movedim = _np_shapes.moveaxis
-hsplit = _np_shapes.hsplit
-vsplit = _np_shapes.vsplit
-dsplit = _np_shapes.dsplit
-hstack = _np_shapes.hstack
-column_stack = _np_shapes.column_stack
-tril = _np_creation.tril
-triu = _np_creation.triu
-diag = _np_creation.diag
-diagflat = _np_creation.diagflat
-diff = _np_reductions.diff
-narrow = _mint_shape.narrow
-index_select = _mint_shape.index_select
-gather_d = gather_elements = _mint_shape.gather
-searchsorted = _mint_sort.searchsorted
-grid_sample = _grid_sample.grid_sample
-unfold = _fold.unfold
-swapdims = _ops_composed.swapaxes
-
 
 def flip(input, dims):  # noqa: A002 - MindSpore's names
     return _mint_shape.flip(input, dims)

@@ -200,6 +200,14 @@ def _one_sample(input, target, target_is_index):  # noqa: A002
     return input.reshape(1, input.shape[0]), target.reshape(target_shape)
 
 
+def _check_class_loss_args(fn, target, reduction, ignore_index, label_smoothing):
+    """The checks cross_entropy and nll_loss share; the checked ignore_index and
+    label_smoothing."""
+    _check_tensor(fn, "target", target)
+    _check_reduction(fn, reduction)
+    return _check_ignore_index(fn, ignore_index), _check_label_smoothing(fn, label_smoothing)
+
+
 def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean",  # noqa: A002
                   label_smoothing=0.0):
     """Cross entropy between the logits `input` (N, C) or (N, C, d1, ...), or (C,) for one
@@ -211,10 +219,8 @@ def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean
     mixes the target with the uniform distribution over the C classes."""
     fn = "cross_entropy"
     _check_float_tensor(fn, "input", input)
-    _check_tensor(fn, "target", target)
-    _check_reduction(fn, reduction)
-    ignore_index = _check_ignore_index(fn, ignore_index)
-    label_smoothing = _check_label_smoothing(fn, label_smoothing)
+    ignore_index, label_smoothing = _check_class_loss_args(fn, target, reduction, ignore_index,
+                                                           label_smoothing)
     target_is_index = _is_int_tensor(target)
     if not target_is_index and target.dtype not in _FLOAT_DTYPES:
         raise TypeError(f"{fn}: target must hold class indices (an integer dtype) or class "
@@ -250,10 +256,8 @@ def nll_loss(inputs, target, weight=None, ignore_index=-100, reduction="mean",
     label_smoothing as cross_entropy's for class indices."""
     fn = "nll_loss"
     _check_class_input(fn, "inputs", inputs)
-    _check_tensor(fn, "target", target)
-    _check_reduction(fn, reduction)
-    ignore_index = _check_ignore_index(fn, ignore_index)
-    label_smoothing = _check_label_smoothing(fn, label_smoothing)
+    ignore_index, label_smoothing = _check_class_loss_args(fn, target, reduction, ignore_index,
+                                                           label_smoothing)
     if not _is_int_tensor(target):
         raise TypeError(f"{fn}: target must hold class indices of an integer dtype, "
                         f"got {target.dtype}")
@@ -264,17 +268,22 @@ def nll_loss(inputs, target, weight=None, ignore_index=-100, reduction="mean",
 
 # ---- binary classification -------------------------------------------------------------------
 
+def _check_binary_args(fn, logits, labels_name, labels, weight, reduction):
+    """The checks of the binary cross-entropies: float logits and labels of one shape, weight
+    (when given) broadcasting to logits, a known reduction."""
+    _check_float_tensor(fn, "logits", logits)
+    _check_float_tensor(fn, labels_name, labels)
+    _check_reduction(fn, reduction)
+    _check_same_shape(fn, labels_name, labels, "logits", logits)
+    if weight is not None:
+        _check_broadcasts_to(fn, "weight", weight, "logits", logits)
+
+
 def binary_cross_entropy(logits, labels, weight=None, reduction="mean"):
     """-weight * (labels * log(logits) + (1 - labels) * log(1 - logits)), where `logits` are
     probabilities in [0, 1] (a sigmoid's output); each log is floored at -100. weight
     broadcasts to the shape of logits."""
-    fn = "binary_cross_entropy"
-    _check_float_tensor(fn, "logits", logits)
-    _check_float_tensor(fn, "labels", labels)
-    _check_reduction(fn, reduction)
-    _check_same_shape(fn, "labels", labels, "logits", logits)
-    if weight is not None:
-        _check_broadcasts_to(fn, "weight", weight, "logits", logits)
+    _check_binary_args("binary_cross_entropy", logits, "labels", labels, weight, reduction)
     log_p = _ops.clip(_ops.log(logits), _LOG_FLOOR, None)
     log_not_p = _ops.clip(_ops.log(1.0 - logits), _LOG_FLOOR, None)
     loss = -(labels * log_p + (1.0 - labels) * log_not_p)
@@ -296,12 +305,7 @@ def binary_cross_entropy_with_logits(logits, label, weight=None, pos_weight=None
     pos_weight weighs the positive term (per class, broadcast over the last axis); weight
     weighs every element. Both broadcast to the shape of logits."""
     fn = "binary_cross_entropy_with_logits"
-    _check_float_tensor(fn, "logits", logits)
-    _check_float_tensor(fn, "label", label)
-    _check_reduction(fn, reduction)
-    _check_same_shape(fn, "label", label, "logits", logits)
-    if weight is not None:
-        _check_broadcasts_to(fn, "weight", weight, "logits", logits)
+    _check_binary_args(fn, logits, "label", label, weight, reduction)
     if pos_weight is not None:
         _check_broadcasts_to(fn, "pos_weight", pos_weight, "logits", logits)
     # -log(sigmoid(x)) = log(1 + exp(-x)) = log1p(exp(-|x|)) + max(-x, 0)

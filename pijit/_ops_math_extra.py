@@ -12,43 +12,23 @@ from pijit.mint import _shape as _mint_shape
 from pijit.mint import linalg as _mint_linalg
 from pijit.mint._checks import check_dims, check_tensor, is_float, raise_error
 from pijit.numpy import linalg as _np_linalg
-from pijit.numpy import math_ops as _np_math
 from pijit.numpy import reductions as _np_reductions
 from pijit._tensor import bool_, float32, int32
+# Names MindSpore gives to functions pijit already has.
+from pijit._C.ops import (abs as absolute, acos as arccos, acosh as arccosh,  # noqa: F401
+                          asin as arcsin, asinh as arcsinh, atan as arctan, atanh as arctanh,
+                          bitwise_not as invert, floor_divide as floor_div, mul as multiply,
+                          reciprocal as inv, sign as sgn)
+from pijit.mint._elementwise import atan2, atan2 as arctan2, erfinv, isclose  # noqa: F401
+from pijit.mint.linalg import inv as inverse, inv as matrix_inverse  # noqa: F401
+from pijit.numpy.linalg import inner, kron, outer, outer as ger  # noqa: F401
+from pijit.numpy.math_ops import (copysign, deg2rad, float_power, fmod,  # noqa: F401
+                                  fmod as truncate_mod, gcd, heaviside, hypot, lcm, logaddexp,
+                                  logaddexp2, rad2deg, signbit)
 
 _ops = _C.ops
 
 # ---- names MindSpore gives to functions pijit already has ------------------------------------
-
-absolute = _ops.abs
-arccos, arccosh = _ops.acos, _ops.acosh
-arcsin, arcsinh = _ops.asin, _ops.asinh
-arctan, arctanh = _ops.atan, _ops.atanh
-atan2 = arctan2 = _mint_elementwise.atan2
-multiply = _ops.mul
-floor_div = _ops.floor_divide
-inv = _ops.reciprocal
-invert = _ops.bitwise_not
-sgn = _ops.sign
-erfinv = _mint_elementwise.erfinv
-isclose = _mint_elementwise.isclose
-deg2rad = _np_math.deg2rad
-rad2deg = _np_math.rad2deg
-copysign = _np_math.copysign
-heaviside = _np_math.heaviside
-hypot = _np_math.hypot
-logaddexp = _np_math.logaddexp
-logaddexp2 = _np_math.logaddexp2
-float_power = _np_math.float_power
-fmod = truncate_mod = _np_math.fmod
-lcm = _np_math.lcm
-gcd = _np_math.gcd
-signbit = _np_math.signbit
-inverse = matrix_inverse = _mint_linalg.inv
-kron = _np_linalg.kron
-inner = _np_linalg.inner
-outer = ger = _np_linalg.outer
-
 
 def divide(input, other, *, rounding_mode=None):  # noqa: A002 - MindSpore's names
     """input / other, truncated ('trunc') or floored ('floor') when rounding_mode says."""

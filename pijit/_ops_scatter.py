@@ -8,7 +8,7 @@ from pijit import _C
 from pijit import _ops_nd
 from pijit._tensor import Parameter
 from pijit.mint._checks import check_tensor, raise_error
-from pijit.ops import Primitive
+from pijit.ops import Primitive, _composed
 
 _ops = _C.ops
 
@@ -27,73 +27,48 @@ def _write(fname, input_x, value):
     return input_x
 
 
-def _scatter_nd(kind, input_x, indices, updates):
-    return _write(f"scatter_nd_{kind}", input_x, _NDS[kind](input_x, indices, updates))
+def _named(function, name, doc):
+    function.__name__ = function.__qualname__ = name
+    function.__doc__ = doc
+    return function
 
 
-def _scatter_rows(kind, input_x, indices, updates):
-    check_tensor(f"scatter_{kind}", "indices", indices)
-    return _write(f"scatter_{kind}", input_x,
-                  _NDS[kind](input_x, _ops.unsqueeze(indices, -1), updates))
+def _rows_function(kind, doc=None):
+    """ops.scatter_<kind>(input_x, indices, updates): updates of the rows input_x[indices]."""
+    name = f"scatter_{kind}"
+
+    def scatter(input_x, indices, updates):
+        check_tensor(name, "indices", indices)
+        return _write(name, input_x, _NDS[kind](input_x, _ops.unsqueeze(indices, -1), updates))
+    return _named(scatter, name, doc)
 
 
-def scatter_add(input_x, indices, updates):
-    """input_x[indices[i]] += updates[i] in the Parameter input_x (repeats accumulate)."""
-    return _scatter_rows("add", input_x, indices, updates)
+def _nd_function(kind, doc=None, locking=False):
+    """ops.scatter_nd_<kind>(input_x, indices, updates, use_locking=locking): updates at the
+    index tuples. use_locking has no effect (updates run in order)."""
+    name = f"scatter_nd_{kind}"
+
+    def scatter_nd(input_x, indices, updates, use_locking=locking):
+        return _write(name, input_x, _NDS[kind](input_x, indices, updates))
+    return _named(scatter_nd, name, doc)
 
 
-def scatter_sub(input_x, indices, updates):
-    return _scatter_rows("sub", input_x, indices, updates)
+def _scatter_functions(kind, rows_doc=None, nd_doc=None, nd_locking=False):
+    """ops.scatter_<kind> and ops.scatter_nd_<kind>."""
+    return _rows_function(kind, rows_doc), _nd_function(kind, nd_doc, nd_locking)
 
 
-def scatter_mul(input_x, indices, updates):
-    return _scatter_rows("mul", input_x, indices, updates)
-
-
-def scatter_div(input_x, indices, updates):
-    return _scatter_rows("div", input_x, indices, updates)
-
-
-def scatter_max(input_x, indices, updates):
-    return _scatter_rows("max", input_x, indices, updates)
-
-
-def scatter_min(input_x, indices, updates):
-    return _scatter_rows("min", input_x, indices, updates)
-
-
-def scatter_update(input_x, indices, updates):
-    """input_x[indices[i]] = updates[i] in the Parameter input_x (distinct indices)."""
-    return _scatter_rows("update", input_x, indices, updates)
-
-
-def scatter_nd_add(input_x, indices, updates, use_locking=False):
-    """input_x[indices[..., :]] += updates in the Parameter input_x."""
-    return _scatter_nd("add", input_x, indices, updates)
-
-
-def scatter_nd_sub(input_x, indices, updates, use_locking=False):
-    return _scatter_nd("sub", input_x, indices, updates)
-
-
-def scatter_nd_mul(input_x, indices, updates, use_locking=False):
-    return _scatter_nd("mul", input_x, indices, updates)
-
-
-def scatter_nd_div(input_x, indices, updates, use_locking=False):
-    return _scatter_nd("div", input_x, indices, updates)
-
-
-def scatter_nd_max(input_x, indices, updates, use_locking=False):
-    return _scatter_nd("max", input_x, indices, updates)
-
-
-def scatter_nd_min(input_x, indices, updates, use_locking=False):
-    return _scatter_nd("min", input_x, indices, updates)
-
-
-def scatter_nd_update(input_x, indices, updates, use_locking=True):
-    return _scatter_nd("update", input_x, indices, updates)
+scatter_add, scatter_nd_add = _scatter_functions(
+    "add", "input_x[indices[i]] += updates[i] in the Parameter input_x (repeats accumulate).",
+    "input_x[indices[..., :]] += updates in the Parameter input_x.")
+scatter_sub, scatter_nd_sub = _scatter_functions("sub")
+scatter_mul, scatter_nd_mul = _scatter_functions("mul")
+scatter_div, scatter_nd_div = _scatter_functions("div")
+scatter_max, scatter_nd_max = _scatter_functions("max")
+scatter_min, scatter_nd_min = _scatter_functions("min")
+scatter_update, scatter_nd_update = _scatter_functions(
+    "update", "input_x[indices[i]] = updates[i] in the Parameter input_x (distinct indices).",
+    nd_locking=True)
 
 
 # ---- primitives ----------------------------------------------------------------------------------
@@ -111,47 +86,43 @@ def _locking_primitive(name, fn, doc):
                                      "__doc__": doc, "__module__": "pijit.ops"})
 
 
-def _plain_primitive(name, fn, doc):
-    return type(name, (Primitive,), {"__call__": lambda self, *args: fn(*args), "__doc__": doc,
-                                     "__module__": "pijit.ops"})
+def _rows_primitive(name, fn, update):
+    return _locking_primitive(name, fn, f"Parameter rows {update}.")
 
 
-ScatterAdd = _locking_primitive("ScatterAdd", scatter_add, "Parameter rows += updates.")
-ScatterSub = _locking_primitive("ScatterSub", scatter_sub, "Parameter rows -= updates.")
-ScatterMul = _locking_primitive("ScatterMul", scatter_mul, "Parameter rows *= updates.")
-ScatterDiv = _locking_primitive("ScatterDiv", scatter_div, "Parameter rows /= updates.")
-ScatterMax = _locking_primitive("ScatterMax", scatter_max, "Parameter rows = max(rows, updates).")
-ScatterMin = _locking_primitive("ScatterMin", scatter_min, "Parameter rows = min(rows, updates).")
-ScatterUpdate = _locking_primitive("ScatterUpdate", scatter_update, "Parameter rows = updates.")
-ScatterNdAdd = _locking_primitive("ScatterNdAdd", scatter_nd_add, "Parameter slices += updates.")
-ScatterNdSub = _locking_primitive("ScatterNdSub", scatter_nd_sub, "Parameter slices -= updates.")
-ScatterNdMul = _locking_primitive("ScatterNdMul", scatter_nd_mul, "Parameter slices *= updates.")
-ScatterNdDiv = _locking_primitive("ScatterNdDiv", scatter_nd_div, "Parameter slices /= updates.")
-ScatterNdMax = _locking_primitive("ScatterNdMax", scatter_nd_max,
-                                  "Parameter slices = max(slices, updates).")
-ScatterNdMin = _locking_primitive("ScatterNdMin", scatter_nd_min,
-                                  "Parameter slices = min(slices, updates).")
-ScatterNdUpdate = _locking_primitive("ScatterNdUpdate", scatter_nd_update,
-                                     "Parameter slices = updates.")
-ScatterNonAliasingAdd = _plain_primitive("ScatterNonAliasingAdd", scatter_nd_add,
-                                         "Parameter slices += updates.")
-TensorScatterAdd = _plain_primitive("TensorScatterAdd", _ops_nd.tensor_scatter_add,
-                                    "input_x with updates added at the index tuples.")
-TensorScatterSub = _plain_primitive("TensorScatterSub", _ops_nd.tensor_scatter_sub,
-                                    "input_x with updates subtracted at the index tuples.")
-TensorScatterMul = _plain_primitive("TensorScatterMul", _ops_nd.tensor_scatter_mul,
-                                    "input_x multiplied by updates at the index tuples.")
-TensorScatterDiv = _plain_primitive("TensorScatterDiv", _ops_nd.tensor_scatter_div,
-                                    "input_x divided by updates at the index tuples.")
-TensorScatterMax = _plain_primitive("TensorScatterMax", _ops_nd.tensor_scatter_max,
-                                    "input_x raised to updates at the index tuples.")
-TensorScatterMin = _plain_primitive("TensorScatterMin", _ops_nd.tensor_scatter_min,
-                                    "input_x lowered to updates at the index tuples.")
-TensorScatterUpdate = _plain_primitive("TensorScatterUpdate", _ops_nd.tensor_scatter_update,
-                                       "input_x with updates at the index tuples.")
-ScatterNd = _plain_primitive("ScatterNd", _ops_nd.scatter_nd,
-                             "ScatterNd()(indices, updates, shape).")
-GatherNd = _plain_primitive("GatherNd", _ops_nd.gather_nd, "GatherNd()(input_x, indices).")
+def _slices_primitive(name, fn, update):
+    return _locking_primitive(name, fn, f"Parameter slices {update}.")
+
+
+def _tensor_scatter(name, kind, result):
+    return _composed(name, _NDS[kind], f"input_x {result} at the index tuples.")
+
+
+ScatterAdd = _rows_primitive("ScatterAdd", scatter_add, "+= updates")
+ScatterSub = _rows_primitive("ScatterSub", scatter_sub, "-= updates")
+ScatterMul = _rows_primitive("ScatterMul", scatter_mul, "*= updates")
+ScatterDiv = _rows_primitive("ScatterDiv", scatter_div, "/= updates")
+ScatterMax = _rows_primitive("ScatterMax", scatter_max, "= max(rows, updates)")
+ScatterMin = _rows_primitive("ScatterMin", scatter_min, "= min(rows, updates)")
+ScatterUpdate = _rows_primitive("ScatterUpdate", scatter_update, "= updates")
+ScatterNdAdd = _slices_primitive("ScatterNdAdd", scatter_nd_add, "+= updates")
+ScatterNdSub = _slices_primitive("ScatterNdSub", scatter_nd_sub, "-= updates")
+ScatterNdMul = _slices_primitive("ScatterNdMul", scatter_nd_mul, "*= updates")
+ScatterNdDiv = _slices_primitive("ScatterNdDiv", scatter_nd_div, "/= updates")
+ScatterNdMax = _slices_primitive("ScatterNdMax", scatter_nd_max, "= max(slices, updates)")
+ScatterNdMin = _slices_primitive("ScatterNdMin", scatter_nd_min, "= min(slices, updates)")
+ScatterNdUpdate = _slices_primitive("ScatterNdUpdate", scatter_nd_update, "= updates")
+ScatterNonAliasingAdd = _composed("ScatterNonAliasingAdd", scatter_nd_add,
+                                  "Parameter slices += updates.")
+TensorScatterAdd = _tensor_scatter("TensorScatterAdd", "add", "with updates added")
+TensorScatterSub = _tensor_scatter("TensorScatterSub", "sub", "with updates subtracted")
+TensorScatterMul = _tensor_scatter("TensorScatterMul", "mul", "multiplied by updates")
+TensorScatterDiv = _tensor_scatter("TensorScatterDiv", "div", "divided by updates")
+TensorScatterMax = _tensor_scatter("TensorScatterMax", "max", "raised to updates")
+TensorScatterMin = _tensor_scatter("TensorScatterMin", "min", "lowered to updates")
+TensorScatterUpdate = _tensor_scatter("TensorScatterUpdate", "update", "with updates")
+ScatterNd = _composed("ScatterNd", _ops_nd.scatter_nd, "ScatterNd()(indices, updates, shape).")
+GatherNd = _composed("GatherNd", _ops_nd.gather_nd, "GatherNd()(input_x, indices).")
 
 
 class Einsum(Primitive):

@@ -12,15 +12,13 @@ from pijit.mint import _reduce as _mint_reduce
 from pijit.mint import _sort as _mint_sort
 from pijit.mint._checks import raise_error
 from pijit.numpy import reductions as _np_reductions
-from pijit.ops import Primitive
+from pijit.ops import Primitive, _composed as _calling
 
 _ops = _C.ops
 
 
-def _calling(name, fn, doc):
-    """A primitive without attributes whose call is fn(*args)."""
-    return type(name, (Primitive,), {"__call__": lambda self, *args: fn(*args), "__doc__": doc,
-                                     "__module__": "pijit.ops"})
+def _segment_primitive(name, fn):
+    return _calling(name, fn, f"{name}()(x, segment_ids, num_segments).")
 
 
 # ---- element-wise, no attributes ---------------------------------------------------------------
@@ -136,14 +134,10 @@ TensorShape = _calling("TensorShape", lambda x: _C.Tensor(tuple(x.shape)).astype
                        "TensorShape()(x): x's shape as an Int64 Tensor.")
 LinSpace = _calling("LinSpace", lambda start, stop, num: _ops.linspace(start, stop, num),
                     "LinSpace()(start, stop, num): num evenly spaced values.")
-UnsortedSegmentSum = _calling("UnsortedSegmentSum", _array.unsorted_segment_sum,
-                              "UnsortedSegmentSum()(x, segment_ids, num_segments).")
-UnsortedSegmentMax = _calling("UnsortedSegmentMax", _array.unsorted_segment_max,
-                              "UnsortedSegmentMax()(x, segment_ids, num_segments).")
-UnsortedSegmentMin = _calling("UnsortedSegmentMin", _array.unsorted_segment_min,
-                              "UnsortedSegmentMin()(x, segment_ids, num_segments).")
-UnsortedSegmentProd = _calling("UnsortedSegmentProd", _array.unsorted_segment_prod,
-                               "UnsortedSegmentProd()(x, segment_ids, num_segments).")
+UnsortedSegmentSum = _segment_primitive("UnsortedSegmentSum", _array.unsorted_segment_sum)
+UnsortedSegmentMax = _segment_primitive("UnsortedSegmentMax", _array.unsorted_segment_max)
+UnsortedSegmentMin = _segment_primitive("UnsortedSegmentMin", _array.unsorted_segment_min)
+UnsortedSegmentProd = _segment_primitive("UnsortedSegmentProd", _array.unsorted_segment_prod)
 SigmoidCrossEntropyWithLogits = _calling(
     "SigmoidCrossEntropyWithLogits",
     lambda logits, label: _ops_loss.binary_cross_entropy_with_logits(logits, label,

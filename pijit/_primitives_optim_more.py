@@ -10,6 +10,7 @@ outside [0, var.shape[0]) are skipped, as MindSpore's CPU kernels do. They are c
 the gradient rows are scattered into a zero tensor shaped like var (a one-hot matmul, which
 captures like any op), the dense rule is applied, and only the touched rows are written back."""
 from pijit import _C
+from pijit._arg_checks import check_bool
 from pijit.numpy._utils import raise_error
 from pijit._primitives_more import _primitive as _shared_primitive
 from pijit._primitives_optim import _set, _shrink
@@ -28,12 +29,6 @@ def _check_float(prim, name, value):
     return float(value)
 
 
-def _check_bool(prim, name, value):
-    if not isinstance(value, bool):
-        raise TypeError(f"{prim}: {name} must be a bool, got {type(value).__name__}")
-    return value
-
-
 def _primitive(name, attributes, call, doc, validate=None):
     """A Primitive class (pijit/_primitives_more.py's factory) whose constructor also requires
     the _REQUIRED attributes, checks bool attributes' types, turns numbers into floats, then
@@ -45,7 +40,7 @@ def _primitive(name, attributes, call, doc, validate=None):
             raise TypeError(f"{prim}: missing the attributes {missing}")
         for attr, value in values.items():
             if isinstance(attributes[attr], bool):
-                _check_bool(prim, attr, value)
+                check_bool(f"{prim}: {attr}", value)
             else:
                 values[attr] = _check_float(prim, attr, value)
         if validate is not None:

@@ -5,18 +5,9 @@ from pijit import _C
 
 Tensor = _C.Tensor
 dtype = _C.dtype
-bool_ = dtype.bool
-int32 = dtype.i32
-int64 = dtype.i64
-float32 = dtype.f32
-float64 = dtype.f64
-float16 = dtype.f16
-bfloat16 = dtype.bf16
-int8 = dtype.i8
-int16 = dtype.i16
-uint8 = dtype.u8
-
-_DTYPES = (bool_, int8, int16, int32, int64, uint8, float16, bfloat16, float32, float64)
+_DTYPES = (dtype.bool, dtype.i8, dtype.i16, dtype.i32, dtype.i64, dtype.u8, dtype.f16, dtype.bf16,
+           dtype.f32, dtype.f64)
+bool_, int8, int16, int32, int64, uint8, float16, bfloat16, float32, float64 = _DTYPES
 _PYTYPES = {bool: bool_, int: int64, float: float32}
 
 

@@ -25,50 +25,42 @@ from pijit.numpy import shapes as _np_shapes
 Tensor = _C.Tensor
 _ops = _C.ops
 
-# Methods that are the ops function of the same name, the tensor first.
-_SAME_NAME = {
-    "absolute": _math.absolute, "arccos": _math.arccos, "arccosh": _math.arccosh,
-    "arcsin": _math.arcsin, "arcsinh": _math.arcsinh, "arctan": _math.arctan,
-    "arctanh": _math.arctanh, "arctan2": _math.arctan2, "atan2": _math.atan2,
-    "addbmm": _math.addbmm, "addcdiv": _math.addcdiv, "addcmul": _math.addcmul,
-    "addmm": _math.addmm, "addmv": _math.addmv, "addr": _math.addr, "adjoint": _math.adjoint,
-    "baddbmm": _math.baddbmm, "bmm": _math.bmm, "copysign": _math.copysign,
-    "cross": _math.cross, "cummax": _array.cummax, "cummin": _array.cummin,
-    "cumprod": _math.cumprod, "deg2rad": _math.deg2rad, "rad2deg": _math.rad2deg,
-    "det": _math.det, "diag": _array.diag, "diagonal": _array.diagonal,
-    "divide": _math.divide, "erfc": _math.erfc, "erfinv": _math.erfinv,
-    "expand": _array.expand, "flip": _array.flip, "fliplr": _array.fliplr,
-    "flipud": _array.flipud, "gather_elements": _array.gather_elements, "ger": _math.ger,
-    "heaviside": _math.heaviside, "hypot": _math.hypot, "index_fill": _array.index_fill,
-    "inv": _math.inv, "invert": _math.invert, "isclose": _math.isclose, "lcm": _math.lcm,
-    "ldexp": _math.ldexp, "lerp": _math.lerp, "logaddexp": _math.logaddexp,
-    "logaddexp2": _math.logaddexp2, "logit": _math.logit, "logsumexp": _math.logsumexp,
-    "masked_fill": _array.masked_fill, "median": _array.median, "multiply": _math.multiply,
-    "narrow": _array.narrow, "positive": _math.positive, "ravel": _array.ravel,
-    "repeat_interleave": _array.repeat_interleave, "roll": _array.roll, "rot90": _array.rot90,
-    "subtract": _math.subtract, "trace": _math.trace, "triu": _array.triu,
-    "true_divide": _math.true_divide, "unbind": _array.unbind, "xdivy": _math.xdivy,
-    "xlogy": _math.xlogy, "is_floating_point": _math.is_floating_point,
-    "hardshrink": _ops_activation.hardshrink, "soft_shrink": _ops_activation.softshrink,
-    "ge": _ops.greater_equal, "gt": _ops.greater, "le": _ops.less_equal,
-    "negative": _ops.neg, "bernoulli": _array.bernoulli, "reverse": _array.reverse,
-    "unsorted_segment_max": _array.unsorted_segment_max,
-    "unsorted_segment_min": _array.unsorted_segment_min,
-    "unsorted_segment_prod": _array.unsorted_segment_prod, "unfold": _array.unfold,
-    "fold": _array.fold, "choose": _np_indexing.choose,
-    "scatter_add": _nd.tensor_scatter_add, "scatter_sub": _nd.tensor_scatter_sub,
-    "scatter_mul": _nd.tensor_scatter_mul, "scatter_div": _nd.tensor_scatter_div,
-    "scatter_max": _nd.tensor_scatter_max, "scatter_min": _nd.tensor_scatter_min,
-    "gather_nd": _nd.gather_nd, "norm": _misc.norm, "renorm": _misc.renorm,
-    "igamma": _math_more.igamma, "igammac": _math_more.igammac, "col2im": _image.col2im,
-    "cholesky": _misc.cholesky, "cholesky_inverse": _misc.cholesky_inverse, "i0": _sample.i0,
-    "reverse_sequence": _misc.reverse_sequence, "angle": _misc.angle,
-    "random_categorical": _sample.random_categorical, "index_add": _misc.index_add,
+# Methods that are the ops function of the same name, the tensor first, by the module that
+# has the function.
+_SAME_NAME_BY_MODULE = {
+    _math: """
+        absolute addbmm addcdiv addcmul addmm addmv addr adjoint arccos arccosh arcsin arcsinh
+        arctan arctan2 arctanh atan2 baddbmm bmm copysign cross cumprod deg2rad det divide erfc
+        erfinv ger heaviside hypot inv invert is_floating_point isclose lcm ldexp lerp logaddexp
+        logaddexp2 logit logsumexp multiply positive rad2deg subtract trace true_divide xdivy xlogy
+    """,
+    _array: """
+        bernoulli cummax cummin diag diagonal expand flip fliplr flipud fold gather_elements
+        index_fill masked_fill median narrow ravel repeat_interleave reverse roll rot90 triu unbind
+        unfold unsorted_segment_max unsorted_segment_min unsorted_segment_prod
+    """,
+    _ops_activation: "hardshrink",
+    _np_indexing: "choose",
+    _nd: "gather_nd",
+    _misc: "angle cholesky cholesky_inverse index_add norm renorm reverse_sequence",
+    _math_more: "igamma igammac",
+    _image: "col2im",
+    _sample: "i0 random_categorical",
     # Their result sizes depend on the values: they read the tensor on the host.
-    "nonzero": _dynamic.nonzero, "masked_select": _dynamic.masked_select,
-    "unique_consecutive": _dynamic.unique_consecutive,
-    "unique_with_pad": _dynamic.unique_with_pad,
+    _dynamic: "masked_select nonzero unique_consecutive unique_with_pad",
 }
+
+# Methods that call an ops function of another name.
+_RENAMED = {
+    "soft_shrink": _ops_activation.softshrink, "ge": _ops.greater_equal, "gt": _ops.greater,
+    "le": _ops.less_equal, "negative": _ops.neg, "scatter_add": _nd.tensor_scatter_add,
+    "scatter_sub": _nd.tensor_scatter_sub, "scatter_mul": _nd.tensor_scatter_mul,
+    "scatter_div": _nd.tensor_scatter_div, "scatter_max": _nd.tensor_scatter_max,
+    "scatter_min": _nd.tensor_scatter_min,
+}
+_OPS_METHODS = {name: getattr(module, name)
+                for module, names in _SAME_NAME_BY_MODULE.items() for name in names.split()}
+_OPS_METHODS.update(_RENAMED)
 
 
 def _method(fn):
@@ -262,7 +254,9 @@ _OWN = {
     "split": split, "repeat": repeat, "ptp": ptp, "argmax_with_value": argmax_with_value,
     "argmin_with_value": argmin_with_value, "top_k": top_k, "searchsorted": searchsorted,
     "approximate_equal": approximate_equal, "is_signed": is_signed, "fill": fill,
-    "copy": copy, "conj": conj, "init_data": init_data, "inplace_update": inplace_update, "itemset": itemset, "resize": resize, "numel": numel, "nelement": numel, "ndimension": ndimension,
+    "copy": copy, "conj": conj, "init_data": init_data, "inplace_update": inplace_update,
+    "itemset": itemset, "resize": resize, "numel": numel, "nelement": numel,
+    "ndimension": ndimension,
     "bool": _cast_to(bool_, "bool"), "float": _cast_to(float32, "float"),
     "half": _cast_to(float16, "half"), "int": _cast_to(int32, "int"),
     "long": _cast_to(int64, "long"), "short": _cast_to(int16, "short"),
@@ -271,7 +265,7 @@ _OWN = {
 
 def install():
     """Sets the methods on pijit.Tensor, leaving any the extension already defines."""
-    for name, fn in _SAME_NAME.items():
+    for name, fn in _OPS_METHODS.items():
         if not hasattr(Tensor, name):
             setattr(Tensor, name, _method(fn))
     for name, fn in _OWN.items():

@@ -104,41 +104,11 @@ class Primitive(_C.PrimitiveBase):
         return f"{type(self).__name__}({attrs})"
 
 
-def _primitive(name, fn, doc):
-    return type(name, (Primitive,), {"_pijit_op": staticmethod(fn), "__doc__": doc,
-                                     "__module__": __name__})
-
-
-Add = _primitive("Add", add, "x + y with broadcasting.")
-Sub = _primitive("Sub", sub, "x - y with broadcasting.")
-Mul = _primitive("Mul", mul, "x * y with broadcasting.")
-Div = _primitive("Div", div, "x / y (true division) with broadcasting.")
-Neg = _primitive("Neg", neg, "-x.")
-Exp = _primitive("Exp", exp, "e ** x.")
-Log = _primitive("Log", log, "natural logarithm.")
-ReLU = _primitive("ReLU", relu, "max(x, 0).")
-
-
-class MatMul(Primitive):
-    """Matrix product; transpose_a/transpose_b transpose the last two axes first."""
-    _pijit_op = staticmethod(matmul)
-
-    def __init__(self, transpose_a=False, transpose_b=False):
-        super().__init__(transpose_a=transpose_a, transpose_b=transpose_b)
-
-    def _pijit_kwargs(self):
-        return None if (self.transpose_a or self.transpose_b) else {}
-
-    def __call__(self, x, y):
-        if self.transpose_a:
-            x = transpose(x, *_swap_last(x.ndim))
-        if self.transpose_b:
-            y = transpose(y, *_swap_last(y.ndim))
-        return matmul(x, y)
-
-
-def _swap_last(ndim):
-    return tuple(_builtin_range(ndim - 2)) + (ndim - 1, ndim - 2)
+def _primitive(name, fn, doc, base=Primitive, **class_attrs):
+    """A primitive class calling the builtin `fn`; `base` supplies its attributes and keyword
+    arguments, `class_attrs` its class-level settings (such as _default_axis)."""
+    return type(name, (base,), {"_pijit_op": staticmethod(fn), "__doc__": doc,
+                                "__module__": __name__, **class_attrs})
 
 
 class _Reduce(Primitive):
@@ -152,26 +122,18 @@ class _Reduce(Primitive):
         return type(self)._pijit_op(x, axis, keepdims=bool(self.keep_dims))
 
 
-class ReduceSum(_Reduce):
-    """Sum over `axis` (all axes when empty)."""
-    _pijit_op = staticmethod(sum)
+def _reduce(name, fn, quantity):
+    return _primitive(name, fn, f"{quantity} over `axis` (all axes when empty).", _Reduce)
 
 
-class ReduceMean(_Reduce):
-    """Mean over `axis` (all axes when empty)."""
-    _pijit_op = staticmethod(mean)
-
-
-class Reshape(Primitive):
-    """Reshape(x, shape)."""
-    _pijit_op = staticmethod(reshape)
-
-
-class Transpose(Primitive):
-    """Transpose(x, perm)."""
-    _pijit_op = staticmethod(transpose)
-
-
+Add = _primitive("Add", add, "x + y with broadcasting.")
+Sub = _primitive("Sub", sub, "x - y with broadcasting.")
+Mul = _primitive("Mul", mul, "x * y with broadcasting.")
+Div = _primitive("Div", div, "x / y (true division) with broadcasting.")
+Neg = _primitive("Neg", neg, "-x.")
+Exp = _primitive("Exp", exp, "e ** x.")
+Log = _primitive("Log", log, "natural logarithm.")
+ReLU = _primitive("ReLU", relu, "max(x, 0).")
 Pow = _primitive("Pow", pow, "x ** y with broadcasting.")
 Maximum = _primitive("Maximum", maximum, "Elementwise maximum (NaN propagates).")
 Minimum = _primitive("Minimum", minimum, "Elementwise minimum (NaN propagates).")
@@ -201,31 +163,37 @@ Softplus = _primitive("Softplus", softplus, "log(1 + exp(x)).")
 Erf = _primitive("Erf", erf, "the error function.")
 ZerosLike = _primitive("ZerosLike", zeros_like, "zeros with the shape and dtype of x.")
 OnesLike = _primitive("OnesLike", ones_like, "ones with the shape and dtype of x.")
+ReduceSum = _reduce("ReduceSum", sum, quantity="Sum")
+ReduceMean = _reduce("ReduceMean", mean, quantity="Mean")
+ReduceMax = _reduce("ReduceMax", max, quantity="Maximum")
+ReduceMin = _reduce("ReduceMin", min, quantity="Minimum")
+ReduceProd = _reduce("ReduceProd", prod, quantity="Product")
+ReduceAll = _reduce("ReduceAll", all, quantity="Logical and")
+ReduceAny = _reduce("ReduceAny", any, quantity="Logical or")
+Reshape = _primitive("Reshape", reshape, "Reshape(x, shape).")
+Transpose = _primitive("Transpose", transpose, "Transpose(x, perm).")
 
 
-class ReduceMax(_Reduce):
-    """Maximum over `axis` (all axes when empty)."""
-    _pijit_op = staticmethod(max)
+class MatMul(Primitive):
+    """Matrix product; transpose_a/transpose_b transpose the last two axes first."""
+    _pijit_op = staticmethod(matmul)
+
+    def __init__(self, transpose_a=False, transpose_b=False):
+        super().__init__(transpose_a=transpose_a, transpose_b=transpose_b)
+
+    def _pijit_kwargs(self):
+        return None if (self.transpose_a or self.transpose_b) else {}
+
+    def __call__(self, x, y):
+        if self.transpose_a:
+            x = transpose(x, *_swap_last(x.ndim))
+        if self.transpose_b:
+            y = transpose(y, *_swap_last(y.ndim))
+        return matmul(x, y)
 
 
-class ReduceMin(_Reduce):
-    """Minimum over `axis` (all axes when empty)."""
-    _pijit_op = staticmethod(min)
-
-
-class ReduceProd(_Reduce):
-    """Product over `axis` (all axes when empty)."""
-    _pijit_op = staticmethod(prod)
-
-
-class ReduceAll(_Reduce):
-    """Logical and over `axis` (all axes when empty)."""
-    _pijit_op = staticmethod(all)
-
-
-class ReduceAny(_Reduce):
-    """Logical or over `axis` (all axes when empty)."""
-    _pijit_op = staticmethod(any)
+def _swap_last(ndim):
+    return tuple(_builtin_range(ndim - 2)) + (ndim - 1, ndim - 2)
 
 
 class _AxisPrimitive(Primitive):
@@ -239,54 +207,27 @@ class _AxisPrimitive(Primitive):
         return {"axis": self.axis}
 
 
-class Softmax(_AxisPrimitive):
-    """Softmax(axis=-1)(x)."""
-    _pijit_op = staticmethod(softmax)
-    _default_axis = -1
+Softmax = _primitive("Softmax", softmax, "Softmax(axis=-1)(x).", _AxisPrimitive,
+                     _default_axis=-1)
+LogSoftmax = _primitive("LogSoftmax", log_softmax, "LogSoftmax(axis=-1)(x).", _AxisPrimitive,
+                        _default_axis=-1)
+Argmax = _primitive("Argmax", argmax, "Argmax(axis=-1)(x): Int64 indices of the maxima.",
+                    _AxisPrimitive, _default_axis=-1)
+Argmin = _primitive("Argmin", argmin, "Argmin(axis=-1)(x): Int64 indices of the minima.",
+                    _AxisPrimitive, _default_axis=-1)
+Concat = _primitive("Concat", concat, "Concat(axis=0)(tensors).", _AxisPrimitive)
+Stack = _primitive("Stack", stack, "Stack(axis=0)(tensors).", _AxisPrimitive)
 
 
-class LogSoftmax(_AxisPrimitive):
-    """LogSoftmax(axis=-1)(x)."""
-    _pijit_op = staticmethod(log_softmax)
-    _default_axis = -1
-
-
-class Argmax(_AxisPrimitive):
-    """Argmax(axis=-1)(x): Int64 indices of the maxima."""
-    _pijit_op = staticmethod(argmax)
-    _default_axis = -1
-
-
-class Argmin(_AxisPrimitive):
-    """Argmin(axis=-1)(x): Int64 indices of the minima."""
-    _pijit_op = staticmethod(argmin)
-    _default_axis = -1
-
-
-class Concat(_AxisPrimitive):
-    """Concat(axis=0)(tensors)."""
-    _pijit_op = staticmethod(concat)
-
-
-class Stack(_AxisPrimitive):
-    """Stack(axis=0)(tensors)."""
-    _pijit_op = staticmethod(stack)
-
-
-class Squeeze(Primitive):
+class Squeeze(_AxisPrimitive):
     """Squeeze(axis=())(x): removes the given size-1 axes (every one when empty)."""
     _pijit_op = staticmethod(squeeze)
 
     def __init__(self, axis=()):
-        super().__init__(axis=axis)
-
-    def _pijit_kwargs(self):
-        return {"axis": self.axis}
+        Primitive.__init__(self, axis=axis)  # the axis as given: None is no default here
 
 
-class ExpandDims(Primitive):
-    """ExpandDims()(x, axis)."""
-    _pijit_op = staticmethod(expand_dims)
+ExpandDims = _primitive("ExpandDims", expand_dims, "ExpandDims()(x, axis).")
 
 
 class BroadcastTo(Primitive):
@@ -311,14 +252,8 @@ class Flatten(Primitive):
         return {"start_dim": 1}
 
 
-class Zeros(Primitive):
-    """Zeros()(shape, dtype)."""
-    _pijit_op = staticmethod(zeros)
-
-
-class Ones(Primitive):
-    """Ones()(shape, dtype)."""
-    _pijit_op = staticmethod(ones)
+Zeros = _primitive("Zeros", zeros, "Zeros()(shape, dtype).")
+Ones = _primitive("Ones", ones, "Ones()(shape, dtype).")
 
 
 class Fill(Primitive):
@@ -332,9 +267,7 @@ class Fill(Primitive):
         return full(shape, value, dtype=dtype)
 
 
-class Eye(Primitive):
-    """Eye()(n, m, dtype)."""
-    _pijit_op = staticmethod(eye)
+Eye = _primitive("Eye", eye, "Eye()(n, m, dtype).")
 
 
 class StandardNormal(Primitive):
@@ -400,32 +333,26 @@ class _Pool(Primitive):
                 "pad_mode": self.pad_mode}
 
 
-class MaxPool(_Pool):
-    """MaxPool(kernel_size=1, strides=1, pad_mode="valid", data_format="NCHW")(x): max
-    pooling over H and W of NCHW data."""
-    _pijit_op = staticmethod(max_pool2d)
+MaxPool = _primitive(
+    "MaxPool", max_pool2d,
+    'MaxPool(kernel_size=1, strides=1, pad_mode="valid", data_format="NCHW")(x): max pooling '
+    "over H and W of NCHW data.", _Pool)
+AvgPool = _primitive(
+    "AvgPool", avg_pool2d,
+    'AvgPool(kernel_size=1, strides=1, pad_mode="valid", data_format="NCHW")(x): average '
+    "pooling over H and W of NCHW data ('same' padding is left out of the divisor).", _Pool)
 
 
-class AvgPool(_Pool):
-    """AvgPool(kernel_size=1, strides=1, pad_mode="valid", data_format="NCHW")(x): average
-    pooling over H and W of NCHW data ('same' padding is left out of the divisor)."""
-    _pijit_op = staticmethod(avg_pool2d)
-
-
-class OneHot(Primitive):
+class OneHot(_AxisPrimitive):
     """OneHot(axis=-1)(indices, depth, on_value, off_value) with Python-number values."""
     _pijit_op = staticmethod(one_hot)
 
     def __init__(self, axis=-1):
-        super().__init__(axis=axis)
-
-    def _pijit_kwargs(self):
-        return {"axis": self.axis}
+        Primitive.__init__(self, axis=axis)  # the axis as given: None is no default here
 
 
-class Assign(Primitive):
-    """Assign()(variable, value): writes value into variable in place and returns it."""
-    _pijit_op = staticmethod(assign)
+Assign = _primitive("Assign", assign, "Assign()(variable, value): writes value into variable "
+                    "in place and returns it.")
 
 
 # ---- composed of the native ops (pijit/_ops_composed.py) ---------------------------------------
@@ -531,6 +458,8 @@ class LeakyReLU(Primitive):
 
 
 def _composed(name, fn, doc):
+    """A primitive without attributes whose call is fn(*args), for a Python function composed
+    of the builtins (the native call path takes builtins only)."""
     return type(name, (Primitive,), {"__call__": lambda self, *args: fn(*args), "__doc__": doc,
                                      "__module__": __name__})
 

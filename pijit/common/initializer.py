@@ -109,16 +109,23 @@ class Uniform(Initializer):
         return _C.ops.uniform(shape, -self.scale, self.scale, dtype=dtype)
 
 
-class XavierUniform(Initializer):
-    """U(-b, b) with b = gain * sqrt(6 / (fan_in + fan_out)) (Glorot)."""
+class _Glorot(Initializer):
+    """Xavier (Glorot) initialization, whose scale is gain * sqrt(k / (fan_in + fan_out))."""
 
     def __init__(self, gain=1):
         super().__init__(gain=gain)
         self.gain = plain(gain)
 
-    def _fill(self, shape, dtype):
+    def _scale(self, shape, k):
         fan_in, fan_out = _fans(shape)
-        bound = self.gain * math.sqrt(6.0 / max(1, fan_in + fan_out))
+        return self.gain * math.sqrt(k / max(1, fan_in + fan_out))
+
+
+class XavierUniform(_Glorot):
+    """U(-b, b) with b = gain * sqrt(6 / (fan_in + fan_out)) (Glorot)."""
+
+    def _fill(self, shape, dtype):
+        bound = self._scale(shape, 6.0)
         return _C.ops.uniform(shape, -bound, bound, dtype=dtype)
 
 
@@ -139,40 +146,34 @@ def _he_std(shape, negative_slope, mode, nonlinearity, name):
     return gain / math.sqrt(max(1, fan))
 
 
-class HeUniform(Initializer):
-    """U(-b, b) with b = gain * sqrt(3 / fan) (Kaiming)."""
+class _Kaiming(Initializer):
+    """He (Kaiming) initialization, whose scale is _he_std's gain / sqrt(fan)."""
 
     def __init__(self, negative_slope=0, mode="fan_in", nonlinearity="leaky_relu"):
         super().__init__(negative_slope=negative_slope, mode=mode, nonlinearity=nonlinearity)
         self.args = (plain(negative_slope), mode, nonlinearity)
+
+
+class HeUniform(_Kaiming):
+    """U(-b, b) with b = gain * sqrt(3 / fan) (Kaiming)."""
 
     def _fill(self, shape, dtype):
         bound = math.sqrt(3.0) * _he_std(shape, *self.args, "HeUniform")
         return _C.ops.uniform(shape, -bound, bound, dtype=dtype)
 
 
-class HeNormal(Initializer):
+class HeNormal(_Kaiming):
     """N(0, std ** 2) with std = gain / sqrt(fan) (Kaiming)."""
-
-    def __init__(self, negative_slope=0, mode="fan_in", nonlinearity="leaky_relu"):
-        super().__init__(negative_slope=negative_slope, mode=mode, nonlinearity=nonlinearity)
-        self.args = (plain(negative_slope), mode, nonlinearity)
 
     def _fill(self, shape, dtype):
         return _C.ops.normal(shape, 0.0, _he_std(shape, *self.args, "HeNormal"), dtype=dtype)
 
 
-class XavierNormal(Initializer):
+class XavierNormal(_Glorot):
     """N(0, std ** 2) with std = gain * sqrt(2 / (fan_in + fan_out)) (Glorot)."""
 
-    def __init__(self, gain=1):
-        super().__init__(gain=gain)
-        self.gain = plain(gain)
-
     def _fill(self, shape, dtype):
-        fan_in, fan_out = _fans(shape)
-        std = self.gain * math.sqrt(2.0 / max(1, fan_in + fan_out))
-        return _C.ops.normal(shape, 0.0, std, dtype=dtype)
+        return _C.ops.normal(shape, 0.0, self._scale(shape, 2.0), dtype=dtype)
 
 
 # The standard deviation of a standard normal truncated to [-2, 2]: VarianceScaling divides

@@ -34,13 +34,19 @@ def _column_list(function, name, columns):
     """`columns` (a str or a list of strs) as a list of strs."""
     if isinstance(columns, str):
         return [columns]
-    if not isinstance(columns, (list, tuple)) or not columns or \
-            not all(isinstance(c, str) and c for c in columns):
-        raise TypeError(f"{function}: '{name}' must be a non-empty str or list of strs, got "
-                        f"{columns!r}")
-    if len(set(columns)) != len(columns):
-        raise ValueError(f"{function}: '{name}' names a column twice: {list(columns)}")
-    return list(columns)
+    return check_column_names(function, name, columns, "a non-empty str or list of strs")
+
+
+def check_column_names(function, name, columns, expected):
+    """`columns`, a str or a non-empty list or tuple of distinct non-empty strs, as a list of
+    strs. `expected` words what the TypeError says the argument must be."""
+    names = [columns] if isinstance(columns, str) else columns
+    if not isinstance(names, (list, tuple)) or not names or \
+            not all(isinstance(c, str) and c for c in names):
+        raise TypeError(f"{function}: '{name}' must be {expected}, got {columns!r}")
+    if len(set(names)) != len(names):
+        raise ValueError(f"{function}: '{name}' names a column twice: {list(names)}")
+    return list(names)
 
 
 def rng_for(key, depth):

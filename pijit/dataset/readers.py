@@ -44,6 +44,39 @@ def _check_parallel(function, num_parallel_workers):
                          f"{num_parallel_workers!r}")
 
 
+def _parts(usage):
+    """The parts ("train", "test") that `usage` reads, in order."""
+    return ("train", "test") if usage in (None, "all") else (usage,)
+
+
+class _ImageLabelFiles(_IndexedSource):
+    """A dataset of (image, label) rows held in consecutive parts (files or file pairs);
+    _ends holds each part's cumulative row count."""
+    _ends = None
+
+    @staticmethod
+    def _check_args(function, dataset_dir, usage, num_samples, num_parallel_workers, shuffle,
+                    sampler, num_shards, shard_id):
+        """The checked arguments' folder."""
+        folder = _check_folder(function, dataset_dir, usage)
+        _check_common(function, num_samples, shuffle, sampler, num_shards, shard_id)
+        _check_parallel(function, num_parallel_workers)
+        return folder
+
+    def _start(self, shuffle, num_samples, num_shards, shard_id):
+        """Starts the source of all the parts' rows, once _ends is set."""
+        super().__init__(int(self._ends[-1]), shuffle is not False, num_samples, num_shards,
+                         shard_id)
+
+    def get_col_names(self):
+        return ["image", "label"]
+
+    def _locate(self, index):
+        """(part, row within that part) of the row at `index`."""
+        part = int(np.searchsorted(self._ends, index, side="right"))
+        return part, index - (int(self._ends[part - 1]) if part else 0)
+
+
 # ---- MNIST ---------------------------------------------------------------------------------------
 
 _IDX_IMAGES, _IDX_LABELS = 2051, 2049  # the idx magic numbers: uint8 data, 3 or 1 dimensions
@@ -85,17 +118,16 @@ def _read_idx(path, magic, dims):
     return np.memmap(path, np.uint8, "r", offset=header, shape=shape)
 
 
-class MnistDataset(_IndexedSource):
+class MnistDataset(_ImageLabelFiles):
     """MNIST's idx files in `dataset_dir` (see the module's description): columns "image"
     (uint8, H x W x 1) and "label" (uint32)."""
 
     def __init__(self, dataset_dir, usage=None, num_samples=None, num_parallel_workers=None,
                  shuffle=None, sampler=None, num_shards=None, shard_id=None, cache=None):
-        folder = _check_folder("MnistDataset", dataset_dir, usage)
-        _check_common("MnistDataset", num_samples, shuffle, sampler, num_shards, shard_id)
-        _check_parallel("MnistDataset", num_parallel_workers)
+        folder = self._check_args("MnistDataset", dataset_dir, usage, num_samples,
+                                  num_parallel_workers, shuffle, sampler, num_shards, shard_id)
         images, labels = [], []
-        for part in (("train", "test") if usage in (None, "all") else (usage,)):
+        for part in _parts(usage):
             image_path, label_path = (_mnist_path(folder, n) for n in _MNIST_FILES[part])
             part_images = _read_idx(image_path, _IDX_IMAGES, 3)
             part_labels = _read_idx(label_path, _IDX_LABELS, 1)
@@ -106,15 +138,10 @@ class MnistDataset(_IndexedSource):
             labels.append(part_labels)
         self._images, self._labels = images, labels
         self._ends = np.cumsum([len(p) for p in images])
-        super().__init__(int(self._ends[-1]), shuffle is not False, num_samples, num_shards,
-                         shard_id)
-
-    def get_col_names(self):
-        return ["image", "label"]
+        self._start(shuffle, num_samples, num_shards, shard_id)
 
     def _item(self, index):
-        part = int(np.searchsorted(self._ends, index, side="right"))
-        offset = index - (int(self._ends[part - 1]) if part else 0)
+        part, offset = self._locate(index)
         image = np.array(self._images[part][offset], np.uint8)[:, :, None]
         return image, np.array(self._labels[part][offset], np.uint32)
 
@@ -135,18 +162,17 @@ def _read_cifar_batch(path):
     return np.memmap(path, np.uint8, "r", shape=(size // _CIFAR_RECORD, _CIFAR_RECORD))
 
 
-class Cifar10Dataset(_IndexedSource):
+class Cifar10Dataset(_ImageLabelFiles):
     """CIFAR-10's binary batches in `dataset_dir` (see the module's description): columns
     "image" (uint8, 32 x 32 x 3) and "label" (uint32, 0..9). A missing batch file is an
     error; the batches present are read in their numbered order."""
 
     def __init__(self, dataset_dir, usage=None, num_samples=None, num_parallel_workers=None,
                  shuffle=None, sampler=None, num_shards=None, shard_id=None, cache=None):
-        folder = _check_folder("Cifar10Dataset", dataset_dir, usage)
-        _check_common("Cifar10Dataset", num_samples, shuffle, sampler, num_shards, shard_id)
-        _check_parallel("Cifar10Dataset", num_parallel_workers)
+        folder = self._check_args("Cifar10Dataset", dataset_dir, usage, num_samples,
+                                  num_parallel_workers, shuffle, sampler, num_shards, shard_id)
         names = []
-        for part in (("train", "test") if usage in (None, "all") else (usage,)):
+        for part in _parts(usage):
             names += _CIFAR_FILES[part]
         missing = [n for n in names if not os.path.isfile(os.path.join(folder, n))]
         if missing:
@@ -159,14 +185,10 @@ class Cifar10Dataset(_IndexedSource):
                                             side="right"))]
             raise ValueError(f"Cifar10Dataset: {os.path.join(folder, bad)} holds the label "
                              f"{int(labels.max())}; CIFAR-10 labels are 0 to 9")
-        super().__init__(int(self._ends[-1]), shuffle is not False, num_samples, num_shards,
-                         shard_id)
-
-    def get_col_names(self):
-        return ["image", "label"]
+        self._start(shuffle, num_samples, num_shards, shard_id)
 
     def _item(self, index):
-        batch = int(np.searchsorted(self._ends, index, side="right"))
-        record = self._batches[batch][index - (int(self._ends[batch - 1]) if batch else 0)]
+        batch, offset = self._locate(index)
+        record = self._batches[batch][offset]
         image = np.ascontiguousarray(np.asarray(record[1:]).reshape(3, 32, 32).transpose(1, 2, 0))
         return image, np.array(record[0], np.uint32)

@@ -6,23 +6,16 @@ import types
 
 import numpy as np
 
-from pijit.dataset.datasets import Dataset, rng_for
+from pijit.dataset.datasets import Dataset, check_column_names, rng_for
 from pijit.dataset.parallel import check_workers, ordered_map, prefetched
 
 __all__ = ["NumpySlicesDataset", "GeneratorDataset"]
 
 
-def _column_names(function, column_names):
-    if column_names is None:
+def _column_names(function, names):
+    if names is None:
         return None
-    names = [column_names] if isinstance(column_names, str) else column_names
-    if not isinstance(names, (list, tuple)) or not names or \
-            not all(isinstance(n, str) and n for n in names):
-        raise TypeError(f"{function}: 'column_names' must be a str or a non-empty list of strs, "
-                        f"got {column_names!r}")
-    if len(set(names)) != len(names):
-        raise ValueError(f"{function}: 'column_names' names a column twice: {list(names)}")
-    return list(names)
+    return check_column_names(function, "column_names", names, "a str or a non-empty list of strs")
 
 
 def _check_common(function, num_samples, shuffle, sampler, num_shards, shard_id):

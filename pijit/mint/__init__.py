@@ -8,7 +8,6 @@
 Every function is composed of pijit's ops, so it runs eagerly on the autodiff tape and
 pijit.jit captures it like any op, except nonzero and unique, whose output shapes depend on
 the data: they read the input on the host, so a captured graph breaks where they are called."""
-from pijit import _C
 from pijit.mint import linalg, nn, optim
 from pijit.mint._creation import (arange, eye, normal, ones, ones_like, rand, rand_like, zeros,
                                   zeros_like)
@@ -21,34 +20,13 @@ from pijit.mint._shape import (bmm, broadcast_to, cat, flip, gather, index_selec
 from pijit.mint._sort import searchsorted, sort, topk
 from pijit.mint._dynamic_shape import nonzero, unique
 
-_ops = _C.ops
-
 # The native ops already take mint's arguments (input/other, dim/keepdim aliases).
-abs = _ops.abs  # noqa: A001 - mint's names
-ceil = _ops.ceil
-cos = _ops.cos
-eq = _ops.equal
-erf = _ops.erf
-exp = _ops.exp
-floor = _ops.floor
-greater = gt = _ops.greater
-greater_equal = _ops.greater_equal
-le = less_equal = _ops.less_equal
-less = lt = _ops.less
-log = _ops.log
-logical_and = _ops.logical_and
-logical_not = _ops.logical_not
-logical_or = _ops.logical_or
-maximum = _ops.maximum
-minimum = _ops.minimum
-ne = _ops.not_equal
-reciprocal = _ops.reciprocal
-rsqrt = _ops.rsqrt
-sigmoid = _ops.sigmoid
-sin = _ops.sin
-sqrt = _ops.sqrt
-square = _ops.square
-tanh = _ops.tanh
+from pijit._C.ops import (abs, ceil, cos, equal as eq, erf, exp, floor,  # noqa: A004 - mint's names
+                          greater, greater as gt, greater_equal, less, less as lt, less_equal,
+                          less_equal as le, log, logical_and, logical_not, logical_or, maximum,
+                          minimum, not_equal as ne, reciprocal, rsqrt, sigmoid, sin, sqrt,
+                          square, tanh)
+
 inverse = linalg.inv
 
 __all__ = [

@@ -43,14 +43,19 @@ def _row_swap(augmented, k, n):
     return _ops.matmul(swap, augmented), 1.0 - pivot[..., k]
 
 
+def _check_float_matrices(fname, A):  # noqa: N803
+    """A must be a float Tensor, square in its last two axes."""
+    check_tensor(fname, "A", A)
+    if A.ndim < 2 or A.shape[-1] != A.shape[-2]:
+        raise_error(ValueError, f"{fname}: A must be square in its last two axes, got {A.shape}")
+    if not is_float(A):
+        raise_error(TypeError, f"{fname}: A must be a float Tensor, got {A.dtype}")
+
+
 def det(A):  # noqa: N803
     """The determinant of each square matrix in the last two axes of A (a float Tensor): the
     product of the pivots of Gaussian elimination, negated once per row swap."""
-    check_tensor("det", "A", A)
-    if A.ndim < 2 or A.shape[-1] != A.shape[-2]:
-        raise_error(ValueError, f"det: A must be square in its last two axes, got {A.shape}")
-    if not is_float(A):
-        raise_error(TypeError, f"det: A must be a float Tensor, got {A.dtype}")
+    _check_float_matrices("det", A)
     n = A.shape[-1]
     product = _ops.ones(A.shape[:-2], dtype=A.dtype)
     rows = _ops.reshape(_ops.arange(n), (n, 1))
@@ -70,11 +75,7 @@ def inv(A):  # noqa: N803 - mint's name
     """The inverse of each square matrix in the last two axes of A (a float Tensor). A
     singular matrix gives inf or NaN entries rather than an error: the check would depend on
     the data, which a captured graph cannot raise on."""
-    check_tensor("inv", "A", A)
-    if A.ndim < 2 or A.shape[-1] != A.shape[-2]:
-        raise_error(ValueError, f"inv: A must be square in its last two axes, got {A.shape}")
-    if not is_float(A):
-        raise_error(TypeError, f"inv: A must be a float Tensor, got {A.dtype}")
+    _check_float_matrices("inv", A)
     n = A.shape[-1]
     identity = _ops.broadcast_to(_ops.eye(n, dtype=A.dtype), A.shape)
     augmented = _ops.concat((A, identity), -1)

@@ -23,16 +23,10 @@ multiple of decay_epoch)."""
 import math
 import numbers
 
+from pijit._arg_checks import check_positive_int
+
 __all__ = ["piecewise_constant_lr", "exponential_decay_lr", "natural_exp_decay_lr",
            "inverse_decay_lr", "cosine_decay_lr", "polynomial_decay_lr", "warmup_lr"]
-
-
-def _positive_int(function, name, value):
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"For '{function}', '{name}' must be an int, got {type(value).__name__}")
-    if value <= 0:
-        raise ValueError(f"For '{function}', '{name}' must be > 0, got {value}")
-    return value
 
 
 def _float(function, name, value, positive=True):
@@ -47,9 +41,9 @@ def _float(function, name, value, positive=True):
 
 
 def _steps(function, total_step, step_per_epoch, epochs_name, epochs):
-    _positive_int(function, "total_step", total_step)
-    _positive_int(function, "step_per_epoch", step_per_epoch)
-    _positive_int(function, epochs_name, epochs)
+    check_positive_int(f"For '{function}', 'total_step'", total_step)
+    check_positive_int(f"For '{function}', 'step_per_epoch'", step_per_epoch)
+    check_positive_int(f"For '{function}', '{epochs_name}'", epochs)
     return [i // step_per_epoch for i in range(total_step)]
 
 
@@ -72,7 +66,7 @@ def piecewise_constant_lr(milestone, learning_rates):
                          f"non-zero length, got {len(milestone)} and {len(learning_rates)}")
     rates, last = [], 0
     for i, (end, rate) in enumerate(zip(milestone, learning_rates)):
-        _positive_int(function, f"milestone[{i}]", end)
+        check_positive_int(f"For '{function}', 'milestone[{i}]'", end)
         if isinstance(rate, bool) or not isinstance(rate, numbers.Real):
             raise TypeError(f"For '{function}', 'learning_rates[{i}]' must be a float, got "
                             f"{type(rate).__name__}")

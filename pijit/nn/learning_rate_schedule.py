@@ -19,6 +19,7 @@ from pijit._numbers import plain
 
 from pijit import ops
 from pijit.nn.cell import Cell
+from pijit.nn._checks import positive_int
 
 __all__ = ["LearningRateSchedule", "ExponentialDecayLR", "NaturalExpDecayLR", "InverseDecayLR",
            "CosineDecayLR", "PolynomialDecayLR", "WarmUpLR"]
@@ -31,13 +32,6 @@ def _real(cls, name, v, positive=False):
     v = float(v)
     if v < 0 or (positive and v == 0):
         raise ValueError(f"{cls}: {name} must be {'> 0' if positive else '>= 0'}, got {v}")
-    return v
-
-
-def _steps(cls, name, v):
-    v = plain(v)
-    if isinstance(v, bool) or not isinstance(v, int) or v <= 0:
-        raise ValueError(f"{cls}: {name} must be a positive int, got {v!r}")
     return v
 
 
@@ -54,7 +48,7 @@ class _DecayLR(LearningRateSchedule):
         cls = type(self).__name__
         self.learning_rate = _real(cls, "learning_rate", learning_rate)
         self.decay_rate = _real(cls, "decay_rate", decay_rate)
-        self.decay_steps = _steps(cls, "decay_steps", decay_steps)
+        self.decay_steps = positive_int(cls, "decay_steps", decay_steps)
         if not isinstance(is_stair, bool):
             raise TypeError(f"{cls}: is_stair must be a bool, got {type(is_stair).__name__}")
         self.is_stair = is_stair
@@ -89,7 +83,7 @@ class CosineDecayLR(LearningRateSchedule):
         if self.min_lr >= self.max_lr:
             raise ValueError(f"CosineDecayLR: min_lr ({self.min_lr}) must be below max_lr "
                              f"({self.max_lr})")
-        self.decay_steps = _steps("CosineDecayLR", "decay_steps", decay_steps)
+        self.decay_steps = positive_int("CosineDecayLR", "decay_steps", decay_steps)
 
     def construct(self, global_step):
         step = ops.minimum(global_step, float(self.decay_steps))
@@ -104,7 +98,7 @@ class PolynomialDecayLR(LearningRateSchedule):
         cls = "PolynomialDecayLR"
         self.learning_rate = _real(cls, "learning_rate", learning_rate, positive=True)
         self.end_learning_rate = _real(cls, "end_learning_rate", end_learning_rate)
-        self.decay_steps = _steps(cls, "decay_steps", decay_steps)
+        self.decay_steps = positive_int(cls, "decay_steps", decay_steps)
         self.power = _real(cls, "power", power, positive=True)
         if update_decay_steps:
             raise NotImplementedError("PolynomialDecayLR: update_decay_steps=True is not "
@@ -120,7 +114,7 @@ class WarmUpLR(LearningRateSchedule):
     def __init__(self, learning_rate, warmup_steps):
         super().__init__()
         self.learning_rate = _real("WarmUpLR", "learning_rate", learning_rate)
-        self.warmup_steps = _steps("WarmUpLR", "warmup_steps", warmup_steps)
+        self.warmup_steps = positive_int("WarmUpLR", "warmup_steps", warmup_steps)
 
     def construct(self, global_step):
         step = ops.minimum(global_step, float(self.warmup_steps))

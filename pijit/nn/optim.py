@@ -14,6 +14,7 @@ import numbers
 import numpy as np
 
 from pijit import ops
+from pijit._arg_checks import check_bool
 from pijit._tensor import Parameter, ParameterTuple, Tensor, float32
 from pijit.nn.cell import Cell
 
@@ -29,6 +30,11 @@ def _check_number(cls, name, value, low=None, low_open=False, high=None, high_op
     if high is not None and (value > high or (high_open and value == high)):
         raise ValueError(f"{cls}: {name} must be {'<' if high_open else '<='} {high}, got {value}")
     return value
+
+
+def _repr_fields(optimizer, *names):
+    """`, name=value` for each named attribute, for extend_repr."""
+    return "".join(f", {name}={getattr(optimizer, name)}" for name in names)
 
 
 def _decays(param):
@@ -229,6 +235,14 @@ class Optimizer(Cell):
         return f"learning_rate={lr}, weight_decay={self.weight_decay}"
 
 
+def _momentum_step(p, g, lr, buffer, new_buffer, momentum, nesterov):
+    """Stores a parameter's new momentum buffer and steps the parameter by it (by Nesterov's
+    g + momentum * buffer when asked)."""
+    ops.assign(buffer, new_buffer)
+    step = g + new_buffer * momentum if nesterov else new_buffer
+    ops.assign(p, p - lr * step)
+
+
 class SGD(Optimizer):
     """Stochastic gradient descent with optional momentum, dampening, Nesterov momentum and
     weight decay (MindSpore's nn.SGD):
@@ -245,8 +259,7 @@ class SGD(Optimizer):
         super().__init__(learning_rate, params, weight_decay, loss_scale)
         self.momentum = _check_number("SGD", "momentum", momentum, low=0.0)
         self.dampening = _check_number("SGD", "dampening", dampening, low=0.0)
-        if not isinstance(nesterov, bool):
-            raise TypeError(f"SGD: nesterov must be a bool, got {type(nesterov).__name__}")
+        check_bool("SGD: nesterov", nesterov)
         if nesterov and (self.momentum <= 0.0 or self.dampening != 0.0):
             raise ValueError("SGD: nesterov needs momentum > 0 and dampening = 0")
         self.nesterov = nesterov
@@ -266,15 +279,12 @@ class SGD(Optimizer):
         stat = self.stat
         for p, g, acc, lr in zip(self.parameters, gradients, self.accum, lrs):
             new_acc = stat * g + (1.0 - stat) * (acc * mom + g * damp)
-            ops.assign(acc, new_acc)
-            step = g + new_acc * mom if self.nesterov else new_acc
-            ops.assign(p, p - lr * step)
+            _momentum_step(p, g, lr, acc, new_acc, mom, self.nesterov)
         ops.assign(stat, stat * 0.0)
         return True
 
     def extend_repr(self):
-        return super().extend_repr() + f", momentum={self.momentum}, " \
-               f"dampening={self.dampening}, nesterov={self.nesterov}"
+        return super().extend_repr() + _repr_fields(self, "momentum", "dampening", "nesterov")
 
 
 class Momentum(Optimizer):
@@ -288,9 +298,7 @@ class Momentum(Optimizer):
                  use_nesterov=False):
         super().__init__(learning_rate, params, weight_decay, loss_scale)
         self.momentum = _check_number("Momentum", "momentum", momentum, low=0.0)
-        if not isinstance(use_nesterov, bool):
-            raise TypeError(f"Momentum: use_nesterov must be a bool, got "
-                            f"{type(use_nesterov).__name__}")
+        check_bool("Momentum: use_nesterov", use_nesterov)
         self.use_nesterov = use_nesterov
         self._state("moments")
 
@@ -298,15 +306,11 @@ class Momentum(Optimizer):
         gradients = self.scale_grad(self.decay_weight(self._gradients(gradients)))
         mom = self.momentum
         for p, g, m, lr in zip(self.parameters, gradients, self.moments, self._lrs()):
-            new_m = m * mom + g
-            ops.assign(m, new_m)
-            step = g + new_m * mom if self.use_nesterov else new_m
-            ops.assign(p, p - lr * step)
+            _momentum_step(p, g, lr, m, m * mom + g, mom, self.use_nesterov)
         return True
 
     def extend_repr(self):
-        return super().extend_repr() + f", momentum={self.momentum}, " \
-               f"use_nesterov={self.use_nesterov}"
+        return super().extend_repr() + _repr_fields(self, "momentum", "use_nesterov")
 
 
 class Adam(Optimizer):
@@ -328,8 +332,7 @@ class Adam(Optimizer):
         self.beta2 = _check_number("Adam", "beta2", beta2, low=0.0, low_open=True, high=1.0,
                                    high_open=True)
         self.eps = _check_number("Adam", "eps", eps, low=0.0, low_open=True)
-        if not isinstance(use_nesterov, bool):
-            raise TypeError(f"Adam: use_nesterov must be a bool, got {type(use_nesterov).__name__}")
+        check_bool("Adam: use_nesterov", use_nesterov)
         self.use_nesterov = use_nesterov
         self._state("moment1")
         self._state("moment2")
@@ -356,4 +359,4 @@ class Adam(Optimizer):
         return True
 
     def extend_repr(self):
-        return super().extend_repr() + f", beta1={self.beta1}, beta2={self.beta2}, eps={self.eps}"
+        return super().extend_repr() + _repr_fields(self, "beta1", "beta2", "eps")

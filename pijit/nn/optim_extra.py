@@ -5,9 +5,10 @@ forward and backward as one graph."""
 import numpy as np
 
 from pijit import ops
+from pijit._arg_checks import check_bool
 from pijit._tensor import Parameter
 from pijit.nn.cell import Cell
-from pijit.nn.optim import Adam, Optimizer, _check_number
+from pijit.nn.optim import Adam, Optimizer, _check_number, _repr_fields
 
 __all__ = ["ASGD", "Rprop", "Lamb", "LARS", "AdamOffload"]
 
@@ -66,7 +67,7 @@ class ASGD(Optimizer):
         return True
 
     def extend_repr(self):
-        return super().extend_repr() + f", lambd={self.lambd}, alpha={self.alpha}, t0={self.t0}"
+        return super().extend_repr() + _repr_fields(self, "lambd", "alpha", "t0")
 
 
 def _pair(cls, name, value):
@@ -169,7 +170,7 @@ class Lamb(Optimizer):
         return True
 
     def extend_repr(self):
-        return super().extend_repr() + f", beta1={self.beta1}, beta2={self.beta2}, eps={self.eps}"
+        return super().extend_repr() + _repr_fields(self, "beta1", "beta2", "eps")
 
 
 def _default_lars_filter(param):
@@ -194,8 +195,7 @@ class LARS(Optimizer):
                             f"{type(optimizer).__name__}")
         epsilon = _check_number("LARS", "epsilon", epsilon)
         coefficient = _check_number("LARS", "coefficient", coefficient)
-        if not isinstance(use_clip, bool):
-            raise TypeError(f"LARS: use_clip must be a bool, got {type(use_clip).__name__}")
+        check_bool("LARS: use_clip", use_clip)
         if not callable(lars_filter):
             raise TypeError(f"LARS: lars_filter must be callable, got "
                             f"{type(lars_filter).__name__}")
@@ -255,8 +255,6 @@ class AdamOffload(Adam):
             _check_number("AdamOffload", name, beta, low=0.0, low_open=True, high=1.0,
                           high_open=True)
         _check_number("AdamOffload", "eps", eps, low=0.0, low_open=True)
-        if not isinstance(use_nesterov, bool):
-            raise TypeError(f"AdamOffload: use_nesterov must be a bool, got "
-                            f"{type(use_nesterov).__name__}")
+        check_bool("AdamOffload: use_nesterov", use_nesterov)
         super().__init__(params, learning_rate, beta1, beta2, eps, use_locking, use_nesterov,
                          weight_decay, loss_scale)

@@ -4,6 +4,7 @@ and ProximalAdagrad, each the update of the ops primitive of its kind (ApplyAdag
 ApplyRMSProp, ...). Weight decay is added to the gradient first (Optimizer.decay_weight),
 except in AdamWeightDecay, which decays the weights in its update."""
 from pijit import ops
+from pijit._arg_checks import check_bool
 from pijit.common.initializer import Constant
 from pijit.nn.optim import Adam, Optimizer, _check_number
 
@@ -54,9 +55,7 @@ class Adagrad(Optimizer):
                  loss_scale=1.0, weight_decay=0.0):
         super().__init__(learning_rate, params, weight_decay, loss_scale)
         self.initial_accum = _check_number("Adagrad", "accum", accum, low=0.0)
-        if not isinstance(update_slots, bool):
-            raise TypeError(f"Adagrad: update_slots must be a bool, got "
-                            f"{type(update_slots).__name__}")
+        check_bool("Adagrad: update_slots", update_slots)
         self.update_slots = update_slots
         self._state("accum", Constant(self.initial_accum))
         self._apply = ops.ApplyAdagrad(update_slots=update_slots)
@@ -79,8 +78,7 @@ class RMSProp(Optimizer):
         self.decay = _check_number("RMSProp", "decay", decay, low=0.0)
         self.momentum = _check_number("RMSProp", "momentum", momentum, low=0.0)
         self.epsilon = _check_number("RMSProp", "epsilon", epsilon, low=0.0, low_open=True)
-        if not isinstance(centered, bool):
-            raise TypeError(f"RMSProp: centered must be a bool, got {type(centered).__name__}")
+        check_bool("RMSProp: centered", centered)
         self.centered = centered
         if centered:
             self._state("mean_grad")

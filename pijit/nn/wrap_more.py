@@ -58,6 +58,14 @@ def _accumulate(total, output):
     return total + output
 
 
+def _micro_batch_sum(cls, network, inputs, parts):
+    """The sum of network's outputs over the `parts` micro-batches of `inputs`."""
+    total = None
+    for i in range(parts):
+        total = _accumulate(total, network(*_micro_batch(cls, inputs, i, parts)))
+    return total
+
+
 class MicroBatchInterleaved(Cell):
     """Splits every input along its batch axis into `interleave_num` parts, runs `network` on
     each and returns the sum of the outputs (MindSpore overlaps the parts' computation and
@@ -70,11 +78,7 @@ class MicroBatchInterleaved(Cell):
                                            interleave_num)
 
     def construct(self, *inputs):
-        total = None
-        for i in range(self.interleave_num):
-            micro = _micro_batch("MicroBatchInterleaved", inputs, i, self.interleave_num)
-            total = _accumulate(total, self.network(*micro))
-        return total
+        return _micro_batch_sum("MicroBatchInterleaved", self.network, inputs, self.interleave_num)
 
 
 class PipelineCell(Cell):
@@ -95,11 +99,7 @@ class PipelineCell(Cell):
                                  f"which needs several processes; pijit runs one stage")
 
     def construct(self, *inputs):
-        total = None
-        for i in range(self.micro_size):
-            micro = _micro_batch("PipelineCell", inputs, i, self.micro_size)
-            total = _accumulate(total, self.network(*micro))
-        return total
+        return _micro_batch_sum("PipelineCell", self.network, inputs, self.micro_size)
 
 
 def _check_world(cls, group):

@@ -10,6 +10,8 @@ Sequences are iterated as tuples (a caller's list is converted first): capture r
 list that a loop iterates by the address of its storage and refuses later changes to any
 container built at that address, so a loop over a temporary list can make a list or dict
 built afterwards unchangeable (an append or item store then stops the graph)."""
+import sys
+
 import numpy as onp
 
 from pijit import _C
@@ -221,6 +223,20 @@ def operands(fname, x1, x2):
     if isinstance(x1, Tensor):
         return _with_number(x1, plain(x2)), plain(x2)
     return plain(x1), _with_number(x2, plain(x1))
+
+
+def binary_function(name, op, doc, prepare=operands):
+    """mindspore.numpy's `name(x1, x2, dtype=None)`: op(a, b) of the operands that
+    prepare(name, x1, x2) gives (`operands`' dtype rule unless told), as `dtype` when given. The
+    function is named after `name` and belongs to the calling module, like one defined there."""
+    def function(x1, x2, dtype=None):
+        a, b = prepare(name, x1, x2)
+        return with_dtype(name, op(a, b), dtype)
+
+    function.__name__ = function.__qualname__ = name
+    function.__doc__ = doc
+    function.__module__ = sys._getframe(1).f_globals["__name__"]
+    return function
 
 
 def _with_number(t, number):

@@ -7,30 +7,19 @@ import builtins
 import numpy as onp
 
 from pijit._tensor import bool_, float64
-from pijit.numpy._utils import (broadcast_shapes, check_axes, is_float, native, operands, plain,
-                                to_tensor, with_dtype)
+from pijit.numpy._utils import (binary_function, broadcast_shapes, check_axes, is_float, native,
+                                operands, plain, to_tensor, with_dtype)
 
 
-def _compare(name, op):
-    def compare(x1, x2, dtype=None):
-        a, b = operands(name, x1, x2)
-        return with_dtype(name, op(a, b), dtype)
-    compare.__name__ = compare.__qualname__ = name
-    return compare
-
-
-equal = _compare("equal", native.equal)
-equal.__doc__ = "x1 == x2, element-wise with broadcasting."
-not_equal = _compare("not_equal", native.not_equal)
-not_equal.__doc__ = "x1 != x2, element-wise with broadcasting."
-less = _compare("less", native.less)
-less.__doc__ = "x1 < x2, element-wise with broadcasting."
-less_equal = _compare("less_equal", native.less_equal)
-less_equal.__doc__ = "x1 <= x2, element-wise with broadcasting."
-greater = _compare("greater", native.greater)
-greater.__doc__ = "x1 > x2, element-wise with broadcasting."
-greater_equal = _compare("greater_equal", native.greater_equal)
-greater_equal.__doc__ = "x1 >= x2, element-wise with broadcasting."
+equal = binary_function("equal", native.equal, "x1 == x2, element-wise with broadcasting.")
+not_equal = binary_function("not_equal", native.not_equal,
+                            "x1 != x2, element-wise with broadcasting.")
+less = binary_function("less", native.less, "x1 < x2, element-wise with broadcasting.")
+less_equal = binary_function("less_equal", native.less_equal,
+                             "x1 <= x2, element-wise with broadcasting.")
+greater = binary_function("greater", native.greater, "x1 > x2, element-wise with broadcasting.")
+greater_equal = binary_function("greater_equal", native.greater_equal,
+                                "x1 >= x2, element-wise with broadcasting.")
 
 
 def _truth(name, x):
@@ -38,22 +27,16 @@ def _truth(name, x):
     return x if x.dtype == bool_ else native.not_equal(x, native.zeros((), x.dtype))
 
 
-def logical_and(x1, x2, dtype=None):
-    """x1 and x2 (non-zero is true), element-wise."""
-    a, b = _truth("logical_and", x1), _truth("logical_and", x2)
-    return with_dtype("logical_and", native.logical_and(a, b), dtype)
+def _truths(name, x1, x2):
+    return _truth(name, x1), _truth(name, x2)
 
 
-def logical_or(x1, x2, dtype=None):
-    """x1 or x2 (non-zero is true), element-wise."""
-    a, b = _truth("logical_or", x1), _truth("logical_or", x2)
-    return with_dtype("logical_or", native.logical_or(a, b), dtype)
-
-
-def logical_xor(x1, x2, dtype=None):
-    """Exactly one of x1 and x2 true (non-zero), element-wise."""
-    a, b = _truth("logical_xor", x1), _truth("logical_xor", x2)
-    return with_dtype("logical_xor", native.logical_xor(a, b), dtype)
+logical_and = binary_function("logical_and", native.logical_and,
+                              "x1 and x2 (non-zero is true), element-wise.", _truths)
+logical_or = binary_function("logical_or", native.logical_or,
+                             "x1 or x2 (non-zero is true), element-wise.", _truths)
+logical_xor = binary_function("logical_xor", native.logical_xor,
+                              "Exactly one of x1 and x2 true (non-zero), element-wise.", _truths)
 
 
 def logical_not(a, dtype=None):

@@ -10,8 +10,9 @@ give Float32 (NumPy: Float64)."""
 import math
 
 from pijit._tensor import bool_, float32, float64, int8, int16, int32, int64, uint8
-from pijit.numpy._utils import (Tensor, broadcast_shapes, cast_to, check_int, is_float, native,
-                                operands, raise_error, to_float, to_tensor, with_dtype)
+from pijit.numpy._utils import (Tensor, binary_function, broadcast_shapes, cast_to, check_int,
+                                is_float, native, operands, raise_error, to_float, to_tensor,
+                                with_dtype)
 from pijit.ops import constexpr
 
 
@@ -67,22 +68,9 @@ radians = deg2rad
 
 # ---- arithmetic ----------------------------------------------------------------------------------
 
-def add(x1, x2, dtype=None):
-    """x1 + x2, element-wise with broadcasting."""
-    a, b = operands("add", x1, x2)
-    return with_dtype("add", native.add(a, b), dtype)
-
-
-def subtract(x1, x2, dtype=None):
-    """x1 - x2, element-wise with broadcasting."""
-    a, b = operands("subtract", x1, x2)
-    return with_dtype("subtract", native.sub(a, b), dtype)
-
-
-def multiply(x1, x2, dtype=None):
-    """x1 * x2, element-wise with broadcasting."""
-    a, b = operands("multiply", x1, x2)
-    return with_dtype("multiply", native.mul(a, b), dtype)
+add = binary_function("add", native.add, "x1 + x2, element-wise with broadcasting.")
+subtract = binary_function("subtract", native.sub, "x1 - x2, element-wise with broadcasting.")
+multiply = binary_function("multiply", native.mul, "x1 * x2, element-wise with broadcasting.")
 
 
 def divide(x1, x2, dtype=None):
@@ -104,16 +92,10 @@ def _as_float32(v):
     return v.astype(float32) if isinstance(v, Tensor) else float(v)
 
 
-def floor_divide(x1, x2, dtype=None):
-    """The floor of x1 / x2, element-wise (Python's //)."""
-    a, b = operands("floor_divide", x1, x2)
-    return with_dtype("floor_divide", native.floor_divide(a, b), dtype)
-
-
-def remainder(x1, x2, dtype=None):
-    """x1 - floor(x1 / x2) * x2, which has the sign of x2 (Python's %)."""
-    a, b = operands("remainder", x1, x2)
-    return with_dtype("remainder", native.remainder(a, b), dtype)
+floor_divide = binary_function("floor_divide", native.floor_divide,
+                               "The floor of x1 / x2, element-wise (Python's //).")
+remainder = binary_function("remainder", native.remainder,
+                            "x1 - floor(x1 / x2) * x2, which has the sign of x2 (Python's %).")
 
 
 mod = remainder
@@ -135,10 +117,8 @@ def divmod(x1, x2, dtype=None):  # noqa: A001 - NumPy's name
     return floor_divide(x1, x2, dtype), remainder(x1, x2, dtype)
 
 
-def power(x1, x2, dtype=None):
-    """x1 ** x2, element-wise; integers to negative integer powers raise ValueError."""
-    a, b = operands("power", x1, x2)
-    return with_dtype("power", native.pow(a, b), dtype)
+power = binary_function("power", native.pow, "x1 ** x2, element-wise; integers to negative "
+                                             "integer powers raise ValueError.")
 
 
 def float_power(x1, x2, dtype=None):
@@ -194,30 +174,28 @@ def reciprocal(x, dtype=None):
     return with_dtype("reciprocal", native.where(unit, x, native.zeros((), x.dtype)), dtype)
 
 
-def maximum(x1, x2, dtype=None):
-    """The larger of x1 and x2, element-wise; NaN wins."""
-    a, b = operands("maximum", x1, x2)
-    return with_dtype("maximum", native.maximum(a, b), dtype)
+maximum = binary_function("maximum", native.maximum,
+                          "The larger of x1 and x2, element-wise; NaN wins.")
+minimum = binary_function("minimum", native.minimum,
+                          "The smaller of x1 and x2, element-wise; NaN wins.")
 
 
-def minimum(x1, x2, dtype=None):
-    """The smaller of x1 and x2, element-wise; NaN wins."""
-    a, b = operands("minimum", x1, x2)
-    return with_dtype("minimum", native.minimum(a, b), dtype)
+def _nan_loses(op, a, b):
+    """op(a, b), except that where one of a and b is NaN the other one is taken."""
+    m = native.where(native.not_equal(a, a), b, op(a, b))
+    return native.where(native.not_equal(b, b), a, m)
 
 
 def fmax(x1, x2, dtype=None):
     """The larger of x1 and x2, element-wise; a NaN loses to a number."""
     a, b = _tensor_operands("fmax", x1, x2)
-    m = native.where(native.not_equal(a, a), b, native.maximum(a, b))
-    return with_dtype("fmax", native.where(native.not_equal(b, b), a, m), dtype)
+    return with_dtype("fmax", _nan_loses(native.maximum, a, b), dtype)
 
 
 def fmin(x1, x2, dtype=None):
     """The smaller of x1 and x2, element-wise; a NaN loses to a number."""
     a, b = _tensor_operands("fmin", x1, x2)
-    m = native.where(native.not_equal(a, a), b, native.minimum(a, b))
-    return with_dtype("fmin", native.where(native.not_equal(b, b), a, m), dtype)
+    return with_dtype("fmin", _nan_loses(native.minimum, a, b), dtype)
 
 
 def clip(x, xmin, xmax, dtype=None):
@@ -356,19 +334,17 @@ def _rounding(name, op, x, dtype):
     return with_dtype(name, op(x), dtype)
 
 
-def floor(x, dtype=None):
-    """The largest integer <= x, element-wise."""
-    return _rounding("floor", native.floor, x, dtype)
+def _rounding_function(name, op, doc):
+    def function(x, dtype=None):
+        return _rounding(name, op, x, dtype)
+    function.__name__ = function.__qualname__ = name
+    function.__doc__ = doc
+    return function
 
 
-def ceil(x, dtype=None):
-    """The smallest integer >= x, element-wise."""
-    return _rounding("ceil", native.ceil, x, dtype)
-
-
-def trunc(x, dtype=None):
-    """x rounded toward zero, element-wise."""
-    return _rounding("trunc", native.trunc, x, dtype)
+floor = _rounding_function("floor", native.floor, "The largest integer <= x, element-wise.")
+ceil = _rounding_function("ceil", native.ceil, "The smallest integer >= x, element-wise.")
+trunc = _rounding_function("trunc", native.trunc, "x rounded toward zero, element-wise.")
 
 
 def fix(x):
@@ -410,22 +386,14 @@ def _integer_operands(name, x1, x2):
     return a, b
 
 
-def bitwise_and(x1, x2, dtype=None):
-    """x1 & x2 of integers or bools, element-wise."""
-    a, b = _integer_operands("bitwise_and", x1, x2)
-    return with_dtype("bitwise_and", native.bitwise_and(a, b), dtype)
+def _bitwise(name, op, symbol):
+    return binary_function(name, op, f"x1 {symbol} x2 of integers or bools, element-wise.",
+                           _integer_operands)
 
 
-def bitwise_or(x1, x2, dtype=None):
-    """x1 | x2 of integers or bools, element-wise."""
-    a, b = _integer_operands("bitwise_or", x1, x2)
-    return with_dtype("bitwise_or", native.bitwise_or(a, b), dtype)
-
-
-def bitwise_xor(x1, x2, dtype=None):
-    """x1 ^ x2 of integers or bools, element-wise."""
-    a, b = _integer_operands("bitwise_xor", x1, x2)
-    return with_dtype("bitwise_xor", native.bitwise_xor(a, b), dtype)
+bitwise_and = _bitwise("bitwise_and", native.bitwise_and, "&")
+bitwise_or = _bitwise("bitwise_or", native.bitwise_or, "|")
+bitwise_xor = _bitwise("bitwise_xor", native.bitwise_xor, "^")
 
 
 def invert(x, dtype=None):

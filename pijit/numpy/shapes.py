@@ -300,20 +300,21 @@ def hsplit(x, indices_or_sections):
 
 def vsplit(x, indices_or_sections):
     """split along axis 0 of an at least 2-D `x`."""
-    x = to_tensor("vsplit", x)
-    if x.ndim < 2:
-        raise_error(ValueError, f"vsplit: only works on tensors of 2 or more dimensions, got "
-                                f"shape {x.shape}")
-    return _split("vsplit", x, indices_or_sections, 0, equal=True)
+    return _split_deep("vsplit", x, indices_or_sections, 0, min_ndim=2)
 
 
 def dsplit(x, indices_or_sections):
     """split along axis 2 of an at least 3-D `x`."""
-    x = to_tensor("dsplit", x)
-    if x.ndim < 3:
-        raise_error(ValueError, f"dsplit: only works on tensors of 3 or more dimensions, got "
-                                f"shape {x.shape}")
-    return _split("dsplit", x, indices_or_sections, 2, equal=True)
+    return _split_deep("dsplit", x, indices_or_sections, 2, min_ndim=3)
+
+
+def _split_deep(name, x, indices_or_sections, axis, min_ndim):
+    """Equal split along `axis` of an `x` of at least min_ndim dimensions."""
+    x = to_tensor(name, x)
+    if x.ndim < min_ndim:
+        raise_error(ValueError, f"{name}: only works on tensors of {min_ndim} or more "
+                                f"dimensions, got shape {x.shape}")
+    return _split(name, x, indices_or_sections, axis, equal=True)
 
 
 # ---- tiling, repeating, flipping, rolling --------------------------------------------------------

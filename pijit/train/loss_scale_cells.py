@@ -16,6 +16,7 @@ import numbers
 import numpy as np
 
 from pijit import ops
+from pijit._arg_checks import check_positive_int
 from pijit._tensor import Parameter, Tensor, bool_, float16, float32, float64, bfloat16
 from pijit.nn.cell import Cell
 from pijit.nn.wrap import TrainOneStepCell
@@ -70,14 +71,6 @@ def _check_scale(owner, name, value):
     return float(value)
 
 
-def _check_positive_int(owner, name, value):
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{owner}: '{name}' must be an int, got {type(value).__name__}")
-    if value <= 0:
-        raise ValueError(f"{owner}: '{name}' must be > 0, got {value}")
-    return value
-
-
 class DynamicLossScaleUpdateCell(Cell):
     """Updates a loss scale Parameter after each step (MindSpore's nn.DynamicLossScaleUpdateCell):
     on overflow the scale becomes max(scale / scale_factor, 1); after `scale_window` steps
@@ -93,7 +86,7 @@ class DynamicLossScaleUpdateCell(Cell):
                 not scale_factor > 0:
             raise ValueError(f"{owner}: 'scale_factor' must be a number > 0, got {scale_factor!r}")
         self.scale_factor = float(scale_factor)
-        self.scale_window = _check_positive_int(owner, "scale_window", scale_window)
+        self.scale_window = check_positive_int(f"{owner}: 'scale_window'", scale_window)
         self.cur_iter = Parameter(np.array(1, np.int32), name="current_iterator_step",
                                   requires_grad=False)
         self.last_overflow_iter = Parameter(np.array(0, np.int32),

@@ -9,6 +9,7 @@ get_update_cell() gives the Cell that updates the scale inside the compiled trai
 Python, for loops that manage the scale themselves."""
 import numbers
 
+from pijit._arg_checks import check_bool
 from pijit.train.loss_scale_cells import DynamicLossScaleUpdateCell, FixedLossScaleUpdateCell
 
 __all__ = ["LossScaleManager", "FixedLossScaleManager", "DynamicLossScaleManager"]
@@ -46,10 +47,8 @@ class FixedLossScaleManager(LossScaleManager):
 
     def __init__(self, loss_scale=128.0, drop_overflow_update=True):
         self._loss_scale = _check_scale("FixedLossScaleManager", "loss_scale", loss_scale)
-        if not isinstance(drop_overflow_update, bool):
-            raise TypeError(f"FixedLossScaleManager: 'drop_overflow_update' must be a bool, got "
-                            f"{type(drop_overflow_update).__name__}")
-        self._drop_overflow_update = drop_overflow_update
+        self._drop_overflow_update = check_bool("FixedLossScaleManager: 'drop_overflow_update'",
+                                                drop_overflow_update)
 
     def get_loss_scale(self):
         return self._loss_scale

@@ -27,6 +27,7 @@ import copy
 import types
 
 from pijit import ops
+from pijit._arg_checks import check_bool, check_int
 from pijit._tensor import Tensor, bfloat16, float16, float32
 from pijit.jit import jit
 from pijit.nn.cell import Cell
@@ -72,20 +73,6 @@ def _compiled_call(cell, name):
     code = call_cell.__code__.replace(co_name=name)
     function = types.FunctionType(code, call_cell.__globals__, name, None, call_cell.__closure__)
     return jit(function, capture_mode="bytecode")
-
-
-def _check_int(function, name, value, minimum):
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"For '{function}', '{name}' must be an int, got {type(value).__name__}")
-    if value < minimum:
-        raise ValueError(f"For '{function}', '{name}' must be >= {minimum}, got {value}")
-    return value
-
-
-def _check_bool(function, name, value):
-    if not isinstance(value, bool):
-        raise TypeError(f"For '{function}', '{name}' must be a bool, got {type(value).__name__}")
-    return value
 
 
 def _check_dataset(function, name, dataset):
@@ -287,7 +274,7 @@ class Model:
         and cb_params.eval_results (with "eval_loss")."""
         self._check_train_args("Model.fit", epoch, train_dataset, dataset_sink_mode, sink_size,
                                initial_epoch)
-        _check_bool("Model.fit", "valid_dataset_sink_mode", valid_dataset_sink_mode)
+        check_bool("For 'Model.fit', 'valid_dataset_sink_mode'", valid_dataset_sink_mode)
         if isinstance(valid_frequency, bool) or not isinstance(valid_frequency, (int, list)):
             raise TypeError(f"For 'Model.fit', 'valid_frequency' must be an int or a list, got "
                             f"{type(valid_frequency).__name__}")
@@ -300,12 +287,12 @@ class Model:
 
     @staticmethod
     def _check_train_args(function, epoch, dataset, dataset_sink_mode, sink_size, initial_epoch):
-        _check_int(function, "epoch", epoch, 1)
-        _check_int(function, "initial_epoch", initial_epoch, 0)
+        check_int(f"For '{function}', 'epoch'", epoch, 1)
+        check_int(f"For '{function}', 'initial_epoch'", initial_epoch, 0)
         if initial_epoch >= epoch:
             raise ValueError(f"For '{function}', 'epoch' must be bigger than 'initial_epoch', "
                              f"got epoch {epoch} and initial_epoch {initial_epoch}")
-        _check_bool(function, "dataset_sink_mode", dataset_sink_mode)
+        check_bool(f"For '{function}', 'dataset_sink_mode'", dataset_sink_mode)
         if isinstance(sink_size, bool) or not isinstance(sink_size, int) or \
                 (sink_size < -1 or sink_size == 0):
             raise ValueError(f"For '{function}', 'sink_size' must be -1 or positive, got "
@@ -395,7 +382,7 @@ class Model:
 
     def eval(self, valid_dataset, callbacks=None, dataset_sink_mode=False):
         """The Model's metrics over `valid_dataset`: {metric name: value}."""
-        _check_bool("Model.eval", "dataset_sink_mode", dataset_sink_mode)
+        check_bool("For 'Model.eval', 'dataset_sink_mode'", dataset_sink_mode)
         if not self._metric_fns:
             raise ValueError("For 'Model.eval', the Model's 'metrics' can not be None or empty; "
                              "give Model metrics, e.g. metrics={'accuracy'}")

@@ -5,13 +5,7 @@ from pijit._tensor import Parameter, float32, int32
 from pijit.common.initializer import initializer
 from pijit.nn.cell import Cell
 from pijit.nn.layers.activation import get_activation
-
-
-def _positive_int(name, value, what):
-    value = plain(value)
-    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise ValueError(f"{name}: {what} must be a positive int, got {value!r}")
-    return value
+from pijit.nn._checks import positive_int
 
 
 class Dense(Cell):
@@ -20,8 +14,8 @@ class Dense(Cell):
     def __init__(self, in_channels, out_channels, weight_init="normal", bias_init="zeros",
                  has_bias=True, activation=None, dtype=float32):
         super().__init__()
-        in_channels = _positive_int("Dense", in_channels, "in_channels")
-        out_channels = _positive_int("Dense", out_channels, "out_channels")
+        in_channels = positive_int("Dense", "in_channels", in_channels)
+        out_channels = positive_int("Dense", "out_channels", out_channels)
         self.in_channels, self.out_channels, self.has_bias = in_channels, out_channels, has_bias
         self.weight = Parameter(initializer(weight_init, (out_channels, in_channels), dtype),
                                 name="weight")
@@ -92,8 +86,8 @@ class Embedding(Cell):
     def __init__(self, vocab_size, embedding_size, use_one_hot=False, embedding_table="normal",
                  dtype=int32, padding_idx=None):
         super().__init__()
-        vocab_size = _positive_int("Embedding", vocab_size, "vocab_size")
-        embedding_size = _positive_int("Embedding", embedding_size, "embedding_size")
+        vocab_size = positive_int("Embedding", "vocab_size", vocab_size)
+        embedding_size = positive_int("Embedding", "embedding_size", embedding_size)
         padding_idx = plain(padding_idx)
         self.vocab_size, self.embedding_size = vocab_size, embedding_size
         self.use_one_hot, self.padding_idx = use_one_hot, padding_idx

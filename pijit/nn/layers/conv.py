@@ -6,6 +6,7 @@ from pijit._numbers import plain
 from pijit._tensor import Parameter, float32
 from pijit.common.initializer import HeUniform, Uniform, _fans, initializer
 from pijit.nn.cell import Cell
+from pijit.nn._checks import int_at_least
 
 _PAD_MODES = ("same", "valid", "pad")
 
@@ -148,15 +149,6 @@ class Conv2dTranspose(Cell):
                 f"group={self.group}, has_bias={self.has_bias}")
 
 
-def _length(name, what, v, minimum):
-    v = plain(v)
-    if isinstance(v, (tuple, list)) and len(v) == 1:
-        v = v[0]
-    if isinstance(v, bool) or not isinstance(v, int) or v < minimum:
-        raise ValueError(f"{name}: {what} must be an int >= {minimum}, got {v!r}")
-    return v
-
-
 class _Conv1dBase(Cell):
     """1-D convolutions of (N, C, L) data, run as the 2-D ones over (N, C, 1, L) with a
     (1, k) kernel. The weight is 4-D, (out, in / group, 1, k) for Conv1d and
@@ -170,10 +162,10 @@ class _Conv1dBase(Cell):
         name = type(self).__name__
         in_channels, out_channels, group = _channels(name, in_channels, out_channels, group)
         self.in_channels, self.out_channels, self.group = in_channels, out_channels, group
-        self.kernel_size = _length(name, "kernel_size", kernel_size, 1)
-        self.stride = _length(name, "stride", stride, 1)
-        self.dilation = _length(name, "dilation", dilation, 1)
-        self.padding = _length(name, "padding", padding, 0)
+        self.kernel_size = int_at_least(name, "kernel_size", kernel_size, 1)
+        self.stride = int_at_least(name, "stride", stride, 1)
+        self.dilation = int_at_least(name, "dilation", dilation, 1)
+        self.padding = int_at_least(name, "padding", padding, 0)
         self.pad_mode = _pad_mode(name, pad_mode, self.padding)
         self.has_bias = has_bias
         shape = ((in_channels, out_channels // group) if self._transposed

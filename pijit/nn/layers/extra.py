@@ -4,28 +4,21 @@ import math
 
 from pijit import ops
 from pijit._numbers import plain
+from pijit._ops_conv3d import adaptive_avg_pool3d
 from pijit._tensor import Parameter, float32
 from pijit.common.initializer import Uniform, initializer
 from pijit.nn.cell import Cell
 from pijit.nn.layers.conv import _channels, _pad_mode, _weight_and_bias
 from pijit.nn.layers.normalization import BatchNorm2d
+from pijit.nn.layers.resize import _adaptive
 
 __all__ = ["AdaptiveAvgPool3d", "BatchNorm3d", "BiDense", "Conv3d", "EmbeddingLookup", "ParameterUpdate", "PSNR"]
 
 
-class AdaptiveAvgPool3d(Cell):
+AdaptiveAvgPool3d = _adaptive(
+    "AdaptiveAvgPool3d", adaptive_avg_pool3d,
     """The mean over windows splitting D, H and W of (N, C, D, H, W) data into output_size
-    parts (an int, or 3 of them; None keeps an axis)."""
-
-    def __init__(self, output_size):
-        super().__init__()
-        self.output_size = plain(output_size)
-
-    def construct(self, x):
-        return ops.adaptive_avg_pool3d(x, self.output_size)
-
-    def extend_repr(self):
-        return f"output_size={self.output_size}"
+    parts (an int, or 3 of them; None keeps an axis).""", module=__name__)
 
 
 class BatchNorm3d(BatchNorm2d):

@@ -7,13 +7,7 @@ from pijit._tensor import Parameter, float32
 from pijit.common.initializer import initializer
 from pijit.nn.cell import Cell
 from pijit.nn.layers.normalization import BatchNorm2d
-
-
-def _positive(name, what, v):
-    v = plain(v)
-    if isinstance(v, bool) or not isinstance(v, int) or v <= 0:
-        raise ValueError(f"{name}: {what} must be a positive int, got {v!r}")
-    return v
+from pijit.nn._checks import positive_int
 
 
 def _eps(name, eps):
@@ -21,6 +15,14 @@ def _eps(name, eps):
     if isinstance(eps, bool) or not isinstance(eps, (int, float)) or not eps > 0:
         raise ValueError(f"{name}: eps must be a positive number, got {eps!r}")
     return float(eps)
+
+
+def _add_scale_and_shift(cell, channels, gamma_init, beta_init, dtype):
+    """The per-channel gamma and beta of `cell`, trained when cell.affine."""
+    cell.gamma = Parameter(initializer(gamma_init, (channels,), dtype), name="gamma",
+                           requires_grad=cell.affine)
+    cell.beta = Parameter(initializer(beta_init, (channels,), dtype), name="beta",
+                          requires_grad=cell.affine)
 
 
 def _channel_view(v, ndim):
@@ -60,17 +62,13 @@ class GroupNorm(Cell):
     def __init__(self, num_groups, num_channels, eps=1e-5, affine=True, gamma_init="ones",
                  beta_init="zeros", dtype=float32):
         super().__init__()
-        self.num_groups = _positive("GroupNorm", "num_groups", num_groups)
-        self.num_channels = _positive("GroupNorm", "num_channels", num_channels)
+        self.num_groups = positive_int("GroupNorm", "num_groups", num_groups)
+        self.num_channels = positive_int("GroupNorm", "num_channels", num_channels)
         if self.num_channels % self.num_groups:
             raise ValueError(f"GroupNorm: num_channels ({self.num_channels}) must be divisible "
                              f"by num_groups ({self.num_groups})")
         self.eps, self.affine = _eps("GroupNorm", eps), bool(affine)
-        c = (self.num_channels,)
-        self.gamma = Parameter(initializer(gamma_init, c, dtype), name="gamma",
-                               requires_grad=self.affine)
-        self.beta = Parameter(initializer(beta_init, c, dtype), name="beta",
-                              requires_grad=self.affine)
+        _add_scale_and_shift(self, self.num_channels, gamma_init, beta_init, dtype)
 
     def construct(self, x):
         shape = x.shape
@@ -92,18 +90,15 @@ class _InstanceNorm(Cell):
                  beta_init="zeros", dtype=float32):
         super().__init__()
         name = type(self).__name__
-        self.num_features = _positive(name, "num_features", num_features)
+        self.num_features = positive_int(name, "num_features", num_features)
         self.eps, self.affine = _eps(name, eps), bool(affine)
         momentum = plain(momentum)
         if isinstance(momentum, bool) or not isinstance(momentum, (int, float)) \
                 or not 0 <= momentum <= 1:
             raise ValueError(f"{name}: momentum must be in [0, 1], got {momentum!r}")
         self.momentum = float(momentum)
+        _add_scale_and_shift(self, self.num_features, gamma_init, beta_init, dtype)
         c = (self.num_features,)
-        self.gamma = Parameter(initializer(gamma_init, c, dtype), name="gamma",
-                               requires_grad=self.affine)
-        self.beta = Parameter(initializer(beta_init, c, dtype), name="beta",
-                              requires_grad=self.affine)
         # MindSpore's InstanceNorm carries running statistics too (its checkpoints hold them);
         # the output always uses each instance's own statistics, so pijit keeps them for
         # checkpoints only and does not update them.

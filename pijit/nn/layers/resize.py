@@ -4,6 +4,7 @@ Unflatten, over the pijit.ops functions of the same names."""
 from pijit import ops
 from pijit._numbers import plain
 from pijit.nn.cell import Cell
+from pijit.nn._checks import int_at_least
 
 
 class Upsample(Cell):
@@ -44,7 +45,8 @@ class PixelUnshuffle(Cell):
         return ops.pixel_unshuffle(x, self.downscale_factor)
 
 
-def _adaptive(name, fn, doc):
+def _adaptive(name, fn, doc, module=__name__):
+    """An adaptive pooling Cell: fn(x, output_size) with output_size fixed at construction."""
     def __init__(self, output_size):
         Cell.__init__(self)
         self.output_size = plain(output_size)
@@ -56,7 +58,7 @@ def _adaptive(name, fn, doc):
         return f"output_size={self.output_size}"
 
     return type(name, (Cell,), {"__init__": __init__, "construct": construct, "__doc__": doc,
-                                "extend_repr": extend_repr, "__module__": __name__,
+                                "extend_repr": extend_repr, "__module__": module,
                                 "__qualname__": name})
 
 
@@ -70,15 +72,6 @@ AdaptiveMaxPool2d = _adaptive("AdaptiveMaxPool2d", ops.adaptive_max_pool2d,
                               "Maximum over windows splitting H and W into output_size parts.")
 
 
-def _length(name, what, v, minimum):
-    v = plain(v)
-    if isinstance(v, (tuple, list)) and len(v) == 1:
-        v = v[0]
-    if isinstance(v, bool) or not isinstance(v, int) or v < minimum:
-        raise ValueError(f"{name}: {what} must be an int >= {minimum}, got {v!r}")
-    return v
-
-
 class _Pool1d(Cell):
     """1-D pooling of (N, C, L) data, run as 2-D pooling over (N, C, 1, L)."""
     _op = None
@@ -86,9 +79,9 @@ class _Pool1d(Cell):
     def __init__(self, kernel_size=1, stride=1, pad_mode="valid", padding=0, ceil_mode=False):
         super().__init__()
         name = type(self).__name__
-        self.kernel_size = _length(name, "kernel_size", kernel_size, 1)
-        self.stride = _length(name, "stride", stride, 1)
-        self.padding = _length(name, "padding", padding, 0)
+        self.kernel_size = int_at_least(name, "kernel_size", kernel_size, 1)
+        self.stride = int_at_least(name, "stride", stride, 1)
+        self.padding = int_at_least(name, "padding", padding, 0)
         if not isinstance(pad_mode, str) or pad_mode.lower() not in ("valid", "same", "pad"):
             raise ValueError(f"{name}: pad_mode must be 'valid', 'same' or 'pad', got {pad_mode!r}")
         self.pad_mode, self.ceil_mode = pad_mode.lower(), bool(ceil_mode)

@@ -12,15 +12,9 @@ from pijit._numbers import plain
 from pijit._tensor import Parameter, Tensor, float32
 from pijit.common.initializer import Uniform
 from pijit.nn.cell import Cell
+from pijit.nn._checks import positive_int
 
 _GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "GRU": 3, "LSTM": 4}
-
-
-def _positive(name, what, v):
-    v = plain(v)
-    if isinstance(v, bool) or not isinstance(v, int) or v <= 0:
-        raise ValueError(f"{name}: {what} must be a positive int, got {v!r}")
-    return v
 
 
 def _linear(x, w, b):
@@ -70,9 +64,9 @@ class _RNNBase(Cell):
                  dropout=0.0, bidirectional=False, dtype=float32):
         super().__init__()
         name = type(self).__name__
-        self.input_size = _positive(name, "input_size", input_size)
-        self.hidden_size = _positive(name, "hidden_size", hidden_size)
-        self.num_layers = _positive(name, "num_layers", num_layers)
+        self.input_size = positive_int(name, "input_size", input_size)
+        self.hidden_size = positive_int(name, "hidden_size", hidden_size)
+        self.num_layers = positive_int(name, "num_layers", num_layers)
         dropout = plain(dropout)
         if isinstance(dropout, bool) or not isinstance(dropout, (int, float)) \
                 or not 0 <= dropout < 1:
@@ -219,8 +213,8 @@ class _CellBase(Cell):
     def __init__(self, input_size, hidden_size, has_bias=True, dtype=float32):
         super().__init__()
         name = type(self).__name__
-        self.input_size = _positive(name, "input_size", input_size)
-        self.hidden_size = _positive(name, "hidden_size", hidden_size)
+        self.input_size = positive_int(name, "input_size", input_size)
+        self.hidden_size = positive_int(name, "hidden_size", hidden_size)
         self.has_bias = bool(has_bias)
         gates = _GATES[self._mode] * self.hidden_size
         init = Uniform(1 / math.sqrt(self.hidden_size))

@@ -21,16 +21,10 @@ from pijit.common.initializer import HeUniform, Normal, Uniform, XavierUniform, 
 from pijit.nn.cell import Cell, CellList
 from pijit.nn.layers.basic import Dense, Dropout
 from pijit.nn.layers.normalization import LayerNorm
+from pijit.nn._checks import positive_int
 
 __all__ = ["MultiheadAttention", "TransformerEncoderLayer", "TransformerEncoder",
            "TransformerDecoderLayer", "TransformerDecoder", "Transformer"]
-
-
-def _positive_int(layer, what, value):
-    value = plain(value)
-    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise ValueError(f"{layer}: {what} must be a positive int, got {value!r}")
-    return value
 
 
 def _probability(layer, what, value):
@@ -123,14 +117,14 @@ class MultiheadAttention(Cell):
                  add_zero_attn=False, kdim=None, vdim=None, batch_first=False, dtype=float32):
         super().__init__()
         name = "MultiheadAttention"
-        embed_dim = _positive_int(name, "embed_dim", embed_dim)
-        num_heads = _positive_int(name, "num_heads", num_heads)
+        embed_dim = positive_int(name, "embed_dim", embed_dim)
+        num_heads = positive_int(name, "num_heads", num_heads)
         if embed_dim % num_heads:
             raise ValueError(f"{name}: embed_dim ({embed_dim}) must be divisible by num_heads "
                              f"({num_heads})")
         self.embed_dim, self.num_heads = embed_dim, num_heads
-        self.kdim = embed_dim if kdim is None else _positive_int(name, "kdim", kdim)
-        self.vdim = embed_dim if vdim is None else _positive_int(name, "vdim", vdim)
+        self.kdim = embed_dim if kdim is None else positive_int(name, "kdim", kdim)
+        self.vdim = embed_dim if vdim is None else positive_int(name, "vdim", vdim)
         self._qkv_same_embed_dim = self.kdim == embed_dim and self.vdim == embed_dim
         self.dropout = _probability(name, "dropout", dropout)
         self.batch_first = bool(batch_first)
@@ -311,19 +305,39 @@ def _resolve_activation(layer, activation):
 
 
 class _FeedForwardLayer(Cell):
-    """What the encoder and decoder layers share: their constructor arguments, kept under
-    MindSpore's attribute names (TransformerEncoder/Decoder rebuild layers from them), and the
-    feed-forward block dense2(dropout(activation(dense1(x))))."""
+    """What the encoder and decoder layers share: their constructor and its arguments, kept
+    under MindSpore's attribute names (TransformerEncoder/Decoder rebuild layers from them),
+    the self-attention block and the feed-forward block dense2(dropout(activation(dense1(x)))).
+    Each residual block k (self-attention, [attention over memory,] feed-forward) has its own
+    norm<k> and dropout<k>; the decoder's middle block attends to the encoder's memory
+    (multihead_attn)."""
+    _attends_memory = False
+
+    def __init__(self, d_model, nhead, dim_feedforward=2048, dropout=0.1, activation="relu",
+                 layer_norm_eps=1e-5, batch_first=False, norm_first=False, dtype=float32):
+        super().__init__()
+        activation = self._keep_config(d_model, nhead, dim_feedforward, dropout, activation,
+                                       layer_norm_eps, batch_first, norm_first, dtype)
+        self.self_attn = self._attention()
+        if self._attends_memory:
+            self.multihead_attn = self._attention()
+        self._make_feed_forward()
+        blocks = 3 if self._attends_memory else 2
+        for k in range(1, blocks + 1):
+            setattr(self, f"norm{k}", self._layer_norm())
+        for k in range(1, blocks + 1):
+            setattr(self, f"dropout{k}", Dropout(p=self.dropout_num))
+        self.activation = activation
 
     def _keep_config(self, d_model, nhead, dim_feedforward, dropout, activation,
                      layer_norm_eps, batch_first, norm_first, dtype):
         name = type(self).__name__
-        self.d_model = _positive_int(name, "d_model", d_model)
-        self.nhead = _positive_int(name, "nhead", nhead)
+        self.d_model = positive_int(name, "d_model", d_model)
+        self.nhead = positive_int(name, "nhead", nhead)
         if self.d_model % self.nhead:
             raise ValueError(f"{name}: d_model ({self.d_model}) must be divisible by nhead "
                              f"({self.nhead})")
-        self.dim_feedforward = _positive_int(name, "dim_feedforward", dim_feedforward)
+        self.dim_feedforward = positive_int(name, "dim_feedforward", dim_feedforward)
         self.dropout_num = _probability(name, "dropout", dropout)
         self.layernorm_eps = float(plain(layer_norm_eps))
         self.batch_first, self.norm_first = bool(batch_first), bool(norm_first)
@@ -345,11 +359,20 @@ class _FeedForwardLayer(Cell):
         self.dropout = Dropout(p=self.dropout_num)
         self.dense2 = _dense(self.dim_feedforward, self.d_model, True, self.dtype)
 
+    def _attention(self):
+        return MultiheadAttention(self.d_model, self.nhead, dropout=self.dropout_num,
+                                  batch_first=self.batch_first, dtype=self.dtype)
+
     def _layer_norm(self):
         return LayerNorm((self.d_model,), epsilon=self.layernorm_eps, dtype=self.dtype)
 
     def _ff_block(self, x):
         return self.dense2(self.dropout(self.activation(self.dense1(x))))
+
+    def _sa_block(self, x, attn_mask, key_padding_mask):
+        x = self.self_attn(x, x, x, key_padding_mask=key_padding_mask, need_weights=False,
+                           attn_mask=attn_mask)[0]
+        return self.dropout1(x)
 
 
 class TransformerEncoderLayer(_FeedForwardLayer):
@@ -357,20 +380,6 @@ class TransformerEncoderLayer(_FeedForwardLayer):
     connection and LayerNorm (after the sum by default; before the block with norm_first).
     Inputs: src (S, N, E) ((N, S, E) with batch_first, (S, E) unbatched), src_mask,
     src_key_padding_mask."""
-
-    def __init__(self, d_model, nhead, dim_feedforward=2048, dropout=0.1, activation="relu",
-                 layer_norm_eps=1e-5, batch_first=False, norm_first=False, dtype=float32):
-        super().__init__()
-        activation = self._keep_config(d_model, nhead, dim_feedforward, dropout, activation,
-                                       layer_norm_eps, batch_first, norm_first, dtype)
-        self.self_attn = MultiheadAttention(self.d_model, self.nhead, dropout=self.dropout_num,
-                                            batch_first=self.batch_first, dtype=dtype)
-        self._make_feed_forward()
-        self.norm1 = self._layer_norm()
-        self.norm2 = self._layer_norm()
-        self.dropout1 = Dropout(p=self.dropout_num)
-        self.dropout2 = Dropout(p=self.dropout_num)
-        self.activation = activation
 
     def construct(self, src, src_mask=None, src_key_padding_mask=None):
         x = src
@@ -382,36 +391,13 @@ class TransformerEncoderLayer(_FeedForwardLayer):
             x = self.norm2(x + self.dropout2(self._ff_block(x)))
         return x
 
-    def _sa_block(self, x, attn_mask, key_padding_mask):
-        x = self.self_attn(x, x, x, key_padding_mask=key_padding_mask, need_weights=False,
-                           attn_mask=attn_mask)[0]
-        return self.dropout1(x)
-
 
 class TransformerDecoderLayer(_FeedForwardLayer):
     """One decoder layer: self-attention over tgt, attention over the encoder's memory, then a
     feed-forward block, each with a residual connection and LayerNorm (norm_first as in
     TransformerEncoderLayer). Inputs: tgt, memory, tgt_mask, memory_mask,
     tgt_key_padding_mask, memory_key_padding_mask."""
-
-    def __init__(self, d_model, nhead, dim_feedforward=2048, dropout=0.1, activation="relu",
-                 layer_norm_eps=1e-5, batch_first=False, norm_first=False, dtype=float32):
-        super().__init__()
-        activation = self._keep_config(d_model, nhead, dim_feedforward, dropout, activation,
-                                       layer_norm_eps, batch_first, norm_first, dtype)
-        self.self_attn = MultiheadAttention(self.d_model, self.nhead, dropout=self.dropout_num,
-                                            batch_first=self.batch_first, dtype=dtype)
-        self.multihead_attn = MultiheadAttention(self.d_model, self.nhead,
-                                                 dropout=self.dropout_num,
-                                                 batch_first=self.batch_first, dtype=dtype)
-        self._make_feed_forward()
-        self.norm1 = self._layer_norm()
-        self.norm2 = self._layer_norm()
-        self.norm3 = self._layer_norm()
-        self.dropout1 = Dropout(p=self.dropout_num)
-        self.dropout2 = Dropout(p=self.dropout_num)
-        self.dropout3 = Dropout(p=self.dropout_num)
-        self.activation = activation
+    _attends_memory = True
 
     def construct(self, tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None,
                   memory_key_padding_mask=None):
@@ -426,11 +412,6 @@ class TransformerDecoderLayer(_FeedForwardLayer):
             x = self.norm3(x + self.dropout3(self._ff_block(x)))
         return x
 
-    def _sa_block(self, x, attn_mask, key_padding_mask):
-        x = self.self_attn(x, x, x, key_padding_mask=key_padding_mask, need_weights=False,
-                           attn_mask=attn_mask)[0]
-        return self.dropout1(x)
-
     def _mha_block(self, x, memory, attn_mask, key_padding_mask):
         x = self.multihead_attn(x, memory, memory, key_padding_mask=key_padding_mask,
                                 need_weights=False, attn_mask=attn_mask)[0]
@@ -444,7 +425,7 @@ def _copies(stack, template, expected_cls, num_layers):
     if not isinstance(template, expected_cls):
         raise TypeError(f"{stack}: expected a {expected_cls.__name__}, got "
                         f"{type(template).__name__}")
-    num_layers = _positive_int(stack, "num_layers", num_layers)
+    num_layers = positive_int(stack, "num_layers", num_layers)
     layers = []
     for _ in range(num_layers):
         layer = type(template)(**template._config())
@@ -463,16 +444,21 @@ def _check_norm(stack, norm):
     return norm
 
 
+def _stack(stack, name, template, expected_cls, num_layers, norm):
+    """Gives `stack`, the TransformerEncoder or TransformerDecoder `name`, its layers (copies
+    of `template`), num_layers and final norm."""
+    stack.layers = _copies(name, template, expected_cls, num_layers)
+    stack.num_layers = len(stack.layers)
+    stack.norm = _check_norm(name, norm)
+
+
 class TransformerEncoder(Cell):
     """num_layers TransformerEncoderLayers run in turn (copies of encoder_layer), then `norm`
     when given. Inputs: src, src_mask, src_key_padding_mask."""
 
     def __init__(self, encoder_layer, num_layers, norm=None):
         super().__init__()
-        self.layers = _copies("TransformerEncoder", encoder_layer, TransformerEncoderLayer,
-                              num_layers)
-        self.num_layers = len(self.layers)
-        self.norm = _check_norm("TransformerEncoder", norm)
+        _stack(self, "TransformerEncoder", encoder_layer, TransformerEncoderLayer, num_layers, norm)
 
     def construct(self, src, src_mask=None, src_key_padding_mask=None):
         output = src
@@ -489,10 +475,7 @@ class TransformerDecoder(Cell):
 
     def __init__(self, decoder_layer, num_layers, norm=None):
         super().__init__()
-        self.layers = _copies("TransformerDecoder", decoder_layer, TransformerDecoderLayer,
-                              num_layers)
-        self.num_layers = len(self.layers)
-        self.norm = _check_norm("TransformerDecoder", norm)
+        _stack(self, "TransformerDecoder", decoder_layer, TransformerDecoderLayer, num_layers, norm)
 
     def construct(self, tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None,
                   memory_key_padding_mask=None):
@@ -519,22 +502,21 @@ class Transformer(Cell):
         super().__init__()
         layer_args = (d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps,
                       batch_first, norm_first, dtype)
-        if custom_encoder is not None:
-            self.encoder = _check_custom("custom_encoder", custom_encoder)
-        else:
-            self.encoder = TransformerEncoder(
-                TransformerEncoderLayer(*layer_args), num_encoder_layers,
-                LayerNorm((d_model,), epsilon=layer_norm_eps, dtype=dtype))
-        if custom_decoder is not None:
-            self.decoder = _check_custom("custom_decoder", custom_decoder)
-        else:
-            self.decoder = TransformerDecoder(
-                TransformerDecoderLayer(*layer_args), num_decoder_layers,
-                LayerNorm((d_model,), epsilon=layer_norm_eps, dtype=dtype))
+
+        def custom_or_stack(what, custom, stack_cls, layer_cls, num_layers):
+            if custom is not None:
+                return _check_custom(what, custom)
+            return stack_cls(layer_cls(*layer_args), num_layers,
+                             LayerNorm((d_model,), epsilon=layer_norm_eps, dtype=dtype))
+
+        self.encoder = custom_or_stack("custom_encoder", custom_encoder, TransformerEncoder,
+                                       TransformerEncoderLayer, num_encoder_layers)
+        self.decoder = custom_or_stack("custom_decoder", custom_decoder, TransformerDecoder,
+                                       TransformerDecoderLayer, num_decoder_layers)
         for param in self.get_parameters():
             if param.ndim > 1:
                 param.set_data(initializer(XavierUniform(), param.shape, param.dtype))
-        self.d_model, self.nhead = _positive_int("Transformer", "d_model", d_model), nhead
+        self.d_model, self.nhead = positive_int("Transformer", "d_model", d_model), nhead
         self.batch_first = bool(batch_first)
 
     def construct(self, src, tgt, src_mask=None, tgt_mask=None, memory_mask=None,

@@ -6,6 +6,7 @@ import time
 
 import numpy as np
 
+from pijit._arg_checks import check_bool, check_int
 from pijit._tensor import Parameter, Tensor
 from pijit.train.callback._callback import Callback, handle_loss
 
@@ -13,20 +14,6 @@ __all__ = ["LossMonitor", "TimeMonitor", "History", "LambdaCallback", "LearningR
            "EarlyStopping"]
 
 logger = logging.getLogger("pijit.train")
-
-
-def _check_non_negative_int(owner, name, value):
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{owner}: '{name}' must be an int, got {type(value).__name__}")
-    if value < 0:
-        raise ValueError(f"{owner}: '{name}' must be >= 0, got {value}")
-    return value
-
-
-def _check_bool(owner, name, value):
-    if not isinstance(value, bool):
-        raise TypeError(f"{owner}: '{name}' must be a bool, got {type(value).__name__}")
-    return value
 
 
 class LossMonitor(Callback):
@@ -39,8 +26,7 @@ class LossMonitor(Callback):
 
     def __init__(self, per_print_times=1):
         super().__init__()
-        self._per_print_times = _check_non_negative_int("LossMonitor", "per_print_times",
-                                                        per_print_times)
+        self._per_print_times = check_int("LossMonitor: 'per_print_times'", per_print_times, 0)
         self._last_print_time = 0
 
     def step_end(self, run_context):
@@ -78,9 +64,9 @@ class TimeMonitor(Callback):
     def __init__(self, data_size=None, data_time=False):
         super().__init__()
         if data_size is not None:
-            _check_non_negative_int("TimeMonitor", "data_size", data_size)
+            check_int("TimeMonitor: 'data_size'", data_size, 0)
         self.data_size = data_size
-        self.data_time = _check_bool("TimeMonitor", "data_time", data_time)
+        self.data_time = check_bool("TimeMonitor: 'data_time'", data_time)
         self.epoch_time = time.time()
         self.data_time_sum = 0.0
         self.data_time_start = 0.0
@@ -221,12 +207,12 @@ class EarlyStopping(Callback):
                             f"{type(baseline).__name__}")
         self.monitor = monitor
         self.min_delta = abs(min_delta)
-        self.patience = _check_non_negative_int("EarlyStopping", "patience", patience)
-        self.verbose = _check_bool("EarlyStopping", "verbose", verbose)
+        self.patience = check_int("EarlyStopping: 'patience'", patience, 0)
+        self.verbose = check_bool("EarlyStopping: 'verbose'", verbose)
         self.mode = mode
         self.baseline = baseline
-        self.restore_best_weights = _check_bool("EarlyStopping", "restore_best_weights",
-                                                restore_best_weights)
+        self.restore_best_weights = check_bool("EarlyStopping: 'restore_best_weights'",
+                                               restore_best_weights)
         self._minimize = mode == "min" or (mode == "auto" and monitor in _SMALLER_IS_BETTER)
         self.on_train_begin(None)
 
