@@ -554,3 +554,4 @@ from pijit._primitives_comm import *  # noqa: E402,F401,F403 - AllReduce, AllGat
 from pijit import _tensor_methods_extra  # noqa: E402
 
 _tensor_methods_extra.install()  # x.addmm(...), x.cumsum(...), x.float(), ...
+from pijit._primitives_lstm import *  # noqa: E402,F401,F403 - LSTM
