@@ -77,6 +77,13 @@ absl::Status CheckMember(int group, const char* what) {
   return absl::OkStatus();
 }
 
+// Collectives run on host memory (MPI); a device tensor is moved by the caller.
+absl::Status CheckHost(const Tensor& t, const char* what) {
+  if (t.device() == Device::kCPU) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(
+      what, ": collectives run on host tensors; move the tensor to the CPU first (Tensor.move_to(\"CPU\"))"));
+}
+
 std::string Describe(DType dtype, const Shape& shape) {
   return absl::StrCat(DTypeName(dtype), " (", absl::StrJoin(shape, ", "), shape.size() == 1 ? ",)" : ")");
 }
@@ -334,6 +341,7 @@ absl::StatusOr<Tensor> Pending::Wait() {
 
 absl::StatusOr<Pending> AllReduceStart(const Tensor& t, ReduceOp op, int group) {
   PIJIT_RETURN_IF_ERROR(CheckMember(group, "all_reduce"));
+  PIJIT_RETURN_IF_ERROR(CheckHost(t, "all_reduce"));
   if (t.dtype() == DType::kBool && op != ReduceOp::kMax && op != ReduceOp::kMin) {
     return absl::InvalidArgumentError("all_reduce: a bool tensor reduces with MAX or MIN only");
   }
@@ -374,6 +382,7 @@ absl::StatusOr<Tensor> AllReduce(const Tensor& t, ReduceOp op, int group) {
 
 absl::StatusOr<Tensor> AllGather(const Tensor& t, int group) {
   PIJIT_RETURN_IF_ERROR(CheckMember(group, "all_gather"));
+  PIJIT_RETURN_IF_ERROR(CheckHost(t, "all_gather"));
   const int n = static_cast<int>(S().ranks[group].size());
   Shape shape = t.shape();
   if (shape.empty()) shape.push_back(1);  // 0-d tensors gather into a vector
@@ -399,6 +408,7 @@ absl::StatusOr<Tensor> AllGather(const Tensor& t, int group) {
 
 absl::StatusOr<Tensor> ReduceScatter(const Tensor& t, ReduceOp op, int group) {
   PIJIT_RETURN_IF_ERROR(CheckMember(group, "reduce_scatter"));
+  PIJIT_RETURN_IF_ERROR(CheckHost(t, "reduce_scatter"));
   const int n = static_cast<int>(S().ranks[group].size());
   if (t.ndim() == 0 || t.shape()[0] % n != 0) {
     return absl::InvalidArgumentError(absl::StrFormat(
@@ -420,6 +430,7 @@ absl::StatusOr<Tensor> ReduceScatter(const Tensor& t, ReduceOp op, int group) {
 
 absl::StatusOr<Tensor> Broadcast(const Tensor& t, int root, int group) {
   PIJIT_RETURN_IF_ERROR(CheckMember(group, "broadcast"));
+  PIJIT_RETURN_IF_ERROR(CheckHost(t, "broadcast"));
   const int n = static_cast<int>(S().ranks[group].size());
   if (root < 0 || root >= n) {
     return absl::InvalidArgumentError(absl::StrFormat("broadcast: root %d is not a rank of the group's %d", root, n));
@@ -468,6 +479,7 @@ absl::Status CheckPeer(int group, int peer, const char* what) {
 
 absl::Status Send(const Tensor& t, int dest, int tag, int group) {
   PIJIT_RETURN_IF_ERROR(CheckPeer(group, dest, "send"));
+  PIJIT_RETURN_IF_ERROR(CheckHost(t, "send"));
 #ifdef PIJIT_WITH_MPI
   Tensor in = t.Contiguous();
   return OnCommThread([&]() -> absl::Status {
