@@ -372,27 +372,34 @@ TEST(AutodiffTest, Float32InputOfAFloat64OpGetsAFloat32Gradient) {
   EXPECT_TRUE(g.Verify().ok());
 }
 
-TEST(AutodiffTest, IntegerInputsGetNoGradientAndUnusedInputsGetZeros) {
+// As MindSpore: an integer input's gradient is the float gradient cast to its dtype
+// (truncated); a Bool input gets none; an input nothing uses gets zeros.
+TEST(AutodiffTest, IntegerInputsGetTruncatedGradientsBoolNoneAndUnusedZeros) {
   Graph g;
   NodeId x = g.AddParam({kF64, {3}});
   NodeId n = g.AddParam({DType::kInt64, {3}});
   NodeId unused = g.AddParam({kF64, {2, 2}});
+  NodeId flag = g.AddParam({DType::kBool, {3}});
   NodeId out = Emit(g, Op::kSum, {Emit(g, Op::kMul, {x, n})}, Ints({}));
   NodeId seed = g.AddConstant(Tensor::Scalar<double>(1.0));
-  auto grads = AppendBackward(g, {out}, {seed}, {x, n, unused});
+  auto grads = AppendBackward(g, {out}, {seed}, {x, n, unused, flag});
   ASSERT_TRUE(grads.ok()) << grads.status().message();
-  EXPECT_EQ((*grads)[1], kNoGradient);
-  g.SetOutputs({(*grads)[0], (*grads)[2]});
+  EXPECT_EQ((*grads)[3], kNoGradient);
+  g.SetOutputs({(*grads)[0], (*grads)[1], (*grads)[2]});
   auto c = CompiledGraph::Compile(g);
   ASSERT_TRUE(c.ok());
   std::mt19937 rng(1);
-  Tensor xv = Random({3}, rng, -1, 1), nv = Tensor::Empty({3}, DType::kInt64),
-         uv = Tensor::Empty({2, 2}, kF64);
+  Tensor xv = Random({3}, rng, -3, 3), nv = Tensor::Empty({3}, DType::kInt64),
+         uv = Tensor::Empty({2, 2}, kF64), fv = Tensor::Empty({3}, DType::kBool);
   for (int i = 0; i < 3; ++i) nv.data<int64_t>()[i] = i + 1;
-  auto out_t = RunGraph(*c, {xv, nv, uv});
+  auto out_t = RunGraph(*c, {xv, nv, uv, fv});
   for (int i = 0; i < 3; ++i) EXPECT_EQ(out_t[0].Contiguous().data<double>()[i], i + 1);
-  EXPECT_EQ(out_t[1].shape(), Shape({2, 2}));
-  for (int i = 0; i < 4; ++i) EXPECT_EQ(out_t[1].Contiguous().data<double>()[i], 0.0);
+  ASSERT_EQ(out_t[1].dtype(), DType::kInt64);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(out_t[1].Contiguous().data<int64_t>()[i], static_cast<int64_t>(xv.data<double>()[i]));
+  }
+  EXPECT_EQ(out_t[2].shape(), Shape({2, 2}));
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(out_t[2].Contiguous().data<double>()[i], 0.0);
 }
 
 TEST(AutodiffTest, OpWithoutRuleIsAnErrorNamingIt) {
