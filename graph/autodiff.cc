@@ -123,8 +123,8 @@ Grads JoinVjp(Builder& b, const VjpArgs& a) {
 // the reduce-scatter (sum) of its gradient and a reduce-scatter's (sum) the all-gather; a
 // broadcast's is the output gradient itself. Prod has none.
 Grads CollectiveVjp(Builder& b, const VjpArgs& a) {
-  const int64_t group = a.n.op == Op::kAllGather ? a.n.attr : a.n.attr / kAllReduceOps;
-  const int64_t op = a.n.op == Op::kAllReduce || a.n.op == Op::kReduceScatter ? a.n.attr % kAllReduceOps : 0;
+  const int64_t group = CollectiveGroup(a.n);
+  const int64_t op = a.n.op == Op::kAllReduce || a.n.op == Op::kReduceScatter ? CollectiveReduction(a.n) : 0;
   const bool sum_or_pick = a.n.op == Op::kAllReduce && (op == 1 || op == 2);
   if (op != 0 && !sum_or_pick) {
     return {b.Fail(absl::UnimplementedError(absl::StrCat(

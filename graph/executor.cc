@@ -227,8 +227,8 @@ absl::StatusOr<Tensor> StartNode(const Backend& backend, const Node& n, absl::Sp
                                  NodeId id, InFlight& in_flight) {
   if (n.op != Op::kAllReduce || backend.device() != Device::kCPU || n.attr < 0) return backend.RunNode(n, args);
   PIJIT_ASSIGN_OR_RETURN(comm::Pending p,
-                         comm::AllReduceStart(*args[0], static_cast<comm::ReduceOp>(n.attr % kAllReduceOps),
-                                              static_cast<int>(n.attr / kAllReduceOps)));
+                         comm::AllReduceStart(*args[0], static_cast<comm::ReduceOp>(CollectiveReduction(n)),
+                                              static_cast<int>(CollectiveGroup(n))));
   if (p.work) in_flight.Add(id, std::move(p.work));
   return std::move(p.result);
 }

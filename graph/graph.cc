@@ -131,13 +131,13 @@ std::vector<std::string> AttrTexts(const Node& n) {
       break;
     case Op::kConv2DGradInput: case Op::kConv2DGradWeight: ints("window_shape"); break;
     case Op::kAllReduce: case Op::kReduceScatter:
-      a.push_back(absl::StrCat("op=", kAllReduceOpNames[n.attr % kAllReduceOps]));
-      a.push_back(absl::StrCat("group=", n.attr / kAllReduceOps));
+      a.push_back(absl::StrCat("op=", kAllReduceOpNames[CollectiveReduction(n)]));
+      a.push_back(absl::StrCat("group=", CollectiveGroup(n)));
       break;
     case Op::kAllGather: a.push_back(absl::StrCat("group=", n.attr)); break;
     case Op::kBroadcast:
-      a.push_back(absl::StrCat("root=", n.attr % kBroadcastRoots));
-      a.push_back(absl::StrCat("group=", n.attr / kBroadcastRoots));
+      a.push_back(absl::StrCat("root=", BroadcastRoot(n)));
+      a.push_back(absl::StrCat("group=", CollectiveGroup(n)));
       break;
     case Op::kConv2DTranspose: ints("window_outpad"); break;
     case Op::kFusedMatMul: case Op::kFusedConv2D: {

@@ -71,6 +71,16 @@ struct Node : Attrs {
   std::shared_ptr<const FusedKernel> fused;  // fused: program and generated code
 };
 
+// The parts of a collective node's attr (see kAllReduceOps and kBroadcastRoots): its
+// reduction (all_reduce, reduce_scatter; a kernels/comm ReduceOp), its root (broadcast) and its
+// communication group (every collective).
+inline int64_t CollectiveReduction(const Node& n) { return n.attr % kAllReduceOps; }
+inline int64_t BroadcastRoot(const Node& n) { return n.attr % kBroadcastRoots; }
+inline int64_t CollectiveGroup(const Node& n) {
+  if (n.op == Op::kAllGather) return n.attr;
+  return n.op == Op::kBroadcast ? n.attr / kBroadcastRoots : n.attr / kAllReduceOps;
+}
+
 class Graph {
  public:
   NodeId AddParam(const TensorMeta& meta);

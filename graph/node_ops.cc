@@ -47,7 +47,7 @@ absl::StatusOr<DType> NodeDType(const Node& n) {
 // vector) and reduce_scatter (axis 0 divided by it), with the group's size as it is now.
 absl::StatusOr<TensorMeta> InferCollective(const Node& n, const TensorMeta& in) {
   const bool gather = n.op == Op::kAllGather;
-  const int group = static_cast<int>(gather ? n.attr : n.attr / kAllReduceOps);
+  const int group = static_cast<int>(CollectiveGroup(n));
   if (n.attr < 0) return absl::InternalError(absl::StrCat(OpName(n.op), ": negative attr"));
   PIJIT_ASSIGN_OR_RETURN(int size, comm::GroupSize(group));
   TensorMeta out = in;
@@ -425,15 +425,14 @@ absl::StatusOr<Tensor> RunNode(const Node& n, absl::Span<const Tensor* const> in
     case Op::kAssign: return Assign(*in[0], *in[1]);
     case Op::kAllReduce:
       if (n.attr < 0) return absl::InvalidArgumentError("all_reduce: expects attr = op + 4 * group");
-      return comm::AllReduce(*in[0], static_cast<comm::ReduceOp>(n.attr % kAllReduceOps),
-                             static_cast<int>(n.attr / kAllReduceOps));
+      return comm::AllReduce(*in[0], static_cast<comm::ReduceOp>(CollectiveReduction(n)),
+                             static_cast<int>(CollectiveGroup(n)));
     case Op::kAllGather: return comm::AllGather(*in[0], static_cast<int>(n.attr));
     case Op::kReduceScatter:
-      return comm::ReduceScatter(*in[0], static_cast<comm::ReduceOp>(n.attr % kAllReduceOps),
-                                 static_cast<int>(n.attr / kAllReduceOps));
+      return comm::ReduceScatter(*in[0], static_cast<comm::ReduceOp>(CollectiveReduction(n)),
+                                 static_cast<int>(CollectiveGroup(n)));
     case Op::kBroadcast:
-      return comm::Broadcast(*in[0], static_cast<int>(n.attr % kBroadcastRoots),
-                             static_cast<int>(n.attr / kBroadcastRoots));
+      return comm::Broadcast(*in[0], static_cast<int>(BroadcastRoot(n)), static_cast<int>(CollectiveGroup(n)));
     case Op::kReshape: return Reshape(*in[0], n.ints);
     case Op::kCustomGrad: return *in[0];
     case Op::kTranspose: return Transpose(*in[0], n.ints);

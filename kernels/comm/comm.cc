@@ -144,6 +144,18 @@ absl::Status Wait(MPI_Request* req, const char* what) {
   }
 }
 
+// The status of a blocking MPI call that returned `rc`.
+absl::Status Checked(int rc, const char* what) { return rc == MPI_SUCCESS ? absl::OkStatus() : MpiError(rc, what); }
+
+// The status of a non-blocking MPI call that returned `rc` and posted `req`: waited on with the
+// deadline when posted.
+absl::Status Posted(int rc, MPI_Request* req, const char* what) {
+  return rc == MPI_SUCCESS ? Wait(req, what) : MpiError(rc, what);
+}
+
+// A tensor's bytes as MPI counts them (MPI_BYTE buffers).
+int Bytes(const Tensor& t) { return static_cast<int>(t.numel() * t.itemsize()); }
+
 // Every member compares what the others pass: the collective, its op or root, the dtype and
 // the shape. A mismatch fails on every rank with the same message.
 absl::Status CheckSameEverywhere(int group, const char* what, int arg, DType dtype, const Shape& shape) {
@@ -156,11 +168,8 @@ absl::Status CheckSameEverywhere(int group, const char* what, int arg, DType dty
   const int n = static_cast<int>(S().ranks[group].size());
   std::vector<int64_t> all(static_cast<size_t>(n) * kWords);
   MPI_Request req;
-  if (int rc = MPI_Iallgather(mine, kWords, MPI_INT64_T, all.data(), kWords, MPI_INT64_T, S().comms[group], &req);
-      rc != MPI_SUCCESS) {
-    return MpiError(rc, what);
-  }
-  if (absl::Status s = Wait(&req, what); !s.ok()) return s;
+  PIJIT_RETURN_IF_ERROR(Posted(
+      MPI_Iallgather(mine, kWords, MPI_INT64_T, all.data(), kWords, MPI_INT64_T, S().comms[group], &req), &req, what));
   std::vector<std::string> seen;
   bool differ = false;
   for (int r = 0; r < n; ++r) {
@@ -287,7 +296,7 @@ absl::StatusOr<int> CreateGroup(const std::vector<int>& ranks) {
       const int rc = MPI_Comm_create(MPI_COMM_WORLD, sub, &comm);  // every world rank calls it
       MPI_Group_free(&sub);
       MPI_Group_free(&world);
-      return rc == MPI_SUCCESS ? absl::OkStatus() : MpiError(rc, "create_group");
+      return Checked(rc, "create_group");
     }));
   }
   s.comms.push_back(comm);
@@ -365,9 +374,9 @@ absl::StatusOr<Pending> AllReduceStart(const Tensor& t, ReduceOp op, int group) 
       // Every rank has arrived (the check waited for them with the deadline): the blocking
       // collective cannot wait for a rank that never comes, and runs MPI's tuned algorithms
       // (twice as fast as the non-blocking one for megabytes between two local ranks).
-      const int rc = MPI_Allreduce(MPI_IN_PLACE, out.raw_data(), static_cast<int>(out.numel()), type, MpiOp(op),
-                                   S().comms[group]);
-      return rc == MPI_SUCCESS ? absl::OkStatus() : MpiError(rc, "all_reduce");
+      return Checked(MPI_Allreduce(MPI_IN_PLACE, out.raw_data(), static_cast<int>(out.numel()), type, MpiOp(op),
+                                   S().comms[group]),
+                     "all_reduce");
     });
   }
 #endif
@@ -398,9 +407,9 @@ absl::StatusOr<Tensor> AllGather(const Tensor& t, int group) {
   PIJIT_RETURN_IF_ERROR(OnCommThread([&]() -> absl::Status {
     PIJIT_RETURN_IF_ERROR(CheckSameEverywhere(group, "all_gather", -1, t.dtype(), t.shape()));
     // Every rank has arrived: blocking is safe (see AllReduceStart).
-    const int rc = MPI_Allgather(in.raw_data(), static_cast<int>(bytes), MPI_BYTE, out.raw_data(),
-                                 static_cast<int>(bytes), MPI_BYTE, S().comms[group]);
-    return rc == MPI_SUCCESS ? absl::OkStatus() : MpiError(rc, "all_gather");
+    return Checked(MPI_Allgather(in.raw_data(), Bytes(in), MPI_BYTE, out.raw_data(), Bytes(in), MPI_BYTE,
+                                 S().comms[group]),
+                   "all_gather");
   }));
 #endif
   return out;
@@ -442,9 +451,7 @@ absl::StatusOr<Tensor> Broadcast(const Tensor& t, int root, int group) {
     PIJIT_RETURN_IF_ERROR(OnCommThread([&]() -> absl::Status {
       PIJIT_RETURN_IF_ERROR(CheckSameEverywhere(group, "broadcast", root, t.dtype(), t.shape()));
       // Every rank has arrived: blocking is safe (see AllReduceStart).
-      const int rc = MPI_Bcast(out.raw_data(), static_cast<int>(out.numel() * out.itemsize()), MPI_BYTE, root,
-                               S().comms[group]);
-      return rc == MPI_SUCCESS ? absl::OkStatus() : MpiError(rc, "broadcast");
+      return Checked(MPI_Bcast(out.raw_data(), Bytes(out), MPI_BYTE, root, S().comms[group]), "broadcast");
     }));
   }
 #endif
@@ -457,8 +464,7 @@ absl::Status Barrier(int group) {
   if (S().mpi) {
     return OnCommThread([group]() -> absl::Status {
       MPI_Request req;
-      if (int rc = MPI_Ibarrier(S().comms[group], &req); rc != MPI_SUCCESS) return MpiError(rc, "barrier");
-      return Wait(&req, "barrier");
+      return Posted(MPI_Ibarrier(S().comms[group], &req), &req, "barrier");
     });
   }
 #endif
@@ -484,12 +490,7 @@ absl::Status Send(const Tensor& t, int dest, int tag, int group) {
   Tensor in = t.Contiguous();
   return OnCommThread([&]() -> absl::Status {
     MPI_Request req;
-    if (int rc = MPI_Isend(in.raw_data(), static_cast<int>(in.numel() * in.itemsize()), MPI_BYTE, dest, tag,
-                           S().comms[group], &req);
-        rc != MPI_SUCCESS) {
-      return MpiError(rc, "send");
-    }
-    return Wait(&req, "send");
+    return Posted(MPI_Isend(in.raw_data(), Bytes(in), MPI_BYTE, dest, tag, S().comms[group], &req), &req, "send");
   });
 #else
   (void)t, (void)tag;
@@ -503,12 +504,8 @@ absl::StatusOr<Tensor> Receive(DType dtype, const Shape& shape, int src, int tag
 #ifdef PIJIT_WITH_MPI
   PIJIT_RETURN_IF_ERROR(OnCommThread([&]() -> absl::Status {
     MPI_Request req;
-    if (int rc = MPI_Irecv(out.raw_data(), static_cast<int>(out.numel() * out.itemsize()), MPI_BYTE, src, tag,
-                           S().comms[group], &req);
-        rc != MPI_SUCCESS) {
-      return MpiError(rc, "receive");
-    }
-    return Wait(&req, "receive");
+    return Posted(MPI_Irecv(out.raw_data(), Bytes(out), MPI_BYTE, src, tag, S().comms[group], &req), &req,
+                  "receive");
   }));
 #else
   (void)tag;

@@ -61,6 +61,7 @@ def init(backend_name=None):
             raise RuntimeError(f"For 'init', the argument 'backend_name' must be one of "
                                f"{', '.join(repr(b) for b in _BACKENDS)}, but got "
                                f"'backend_name' : {backend_name}")
+    joining = not GlobalComm.INITED
     _C.comm.init()
     _group_ranks[0] = tuple(range(_C.comm.world_size()))
     GlobalComm.INITED = True
@@ -68,8 +69,8 @@ def init(backend_name=None):
     if _C.comm.world_size() > 1 and sys.excepthook is not _abort_on_uncaught:
         _previous_hook[0] = sys.excepthook
         sys.excepthook = _abort_on_uncaught
-    if _C.comm.world_size() > 1:
-        _share_dataset_entropy()
+    if joining and _C.comm.world_size() > 1:
+        _share_dataset_entropy()  # once: a later init() must not restart the shared seeds
     if backend_name in ("nccl", "mccl"):
         GlobalComm.WORLD_COMM_GROUP = {"nccl": NCCL_WORLD_COMM_GROUP, "mccl": MCCL_WORLD_COMM_GROUP}[backend_name]
 

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "graph/graph.h"
 #include "interop/convert.h"
 #include "kernels/comm/comm.h"
 #include "pijit/csrc/module.h"
@@ -88,7 +89,9 @@ void BindComm(py::module_& m) {
   c.def("all_reduce_start", [](py::handle t, int64_t code) {
     const Tensor& x = HostTensor(t, "all_reduce");
     if (code < 0) throw py::value_error("all_reduce: negative code");
-    comm::Pending p = Get(comm::AllReduceStart(x, static_cast<comm::ReduceOp>(code % 4), static_cast<int>(code / 4)));
+    // The code of the graph op (graph/graph.h): reduction plus kAllReduceOps times group.
+    comm::Pending p = Get(comm::AllReduceStart(x, static_cast<comm::ReduceOp>(code % graph::kAllReduceOps),
+                                               static_cast<int>(code / graph::kAllReduceOps)));
     py::object work = p.work ? py::cast(p.work) : py::none();
     return py::make_tuple(py::reinterpret_steal<py::object>(WrapTensor(std::move(p.result))), work);
   });
