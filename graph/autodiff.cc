@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "graph/autodiff_rules.h"
+#include "graph/loop.h"
 #include "kernels/errors.h"
 
 namespace pijit::graph {
@@ -359,7 +360,9 @@ VjpFn FindRule(Op op) {
 
 }  // namespace
 
-bool HasVjpRule(Op op) { return FindRule(op) != nullptr; }
+bool HasVjpRule(Op op) {
+  return FindRule(op) != nullptr || op == Op::kWhileLoop || op == Op::kLoopResult;
+}
 
 absl::StatusOr<NodeId> AppendSumTo(Graph& g, NodeId x, absl::Span<const int64_t> shape) {
   Builder b(g);
@@ -403,6 +406,37 @@ std::vector<NodeId> StackRowGradients(const Graph& g, Builder& b, const TensorMe
   return out;
 }
 
+// The gradients of a while_loop's inputs (graph/loop.h) given its results' (kNil: none): one
+// while_grad node over the loop's inputs, the seeds and zeros for the invariants' sums.
+absl::StatusOr<std::vector<NodeId>> LoopVjp(Builder& b, Graph& g, NodeId id, absl::Span<const NodeId> result_grads) {
+  const Node n = g.node(id);  // a copy: nodes are appended below
+  const int64_t k = LoopCarried(n), m = LoopInvariants(n);
+  PIJIT_ASSIGN_OR_RETURN(Graph vjp, LoopBodyVjp(n.region->body, k));
+  Node grad;
+  grad.op = Op::kWhileGrad;
+  grad.attr = k;
+  grad.inputs = n.inputs;
+  for (int64_t i = 0; i < k; ++i) {
+    const TensorMeta& m_i = g.node(n.inputs[1 + i]).meta;
+    grad.inputs.push_back(result_grads[i] != kNil ? b.Fit(result_grads[i], m_i) : b.Zeros(m_i));
+  }
+  for (int64_t j = 0; j < m; ++j) grad.inputs.push_back(b.Zeros(g.node(n.inputs[1 + k + j]).meta));
+  PIJIT_RETURN_IF_ERROR(b.status());
+  auto region = std::make_shared<Region>();
+  region->body = n.region->body;
+  region->body_vjp = std::move(vjp);
+  grad.region = std::move(region);
+  PIJIT_ASSIGN_OR_RETURN(const NodeId node, g.AddNode(std::move(grad)));
+  std::vector<NodeId> grads;
+  for (int64_t j = 0; j < k + m; ++j) {
+    Attrs a;
+    a.attr = j;
+    PIJIT_ASSIGN_OR_RETURN(NodeId r, g.AddOp(Op::kLoopResult, {node, n.inputs[1 + j]}, std::move(a)));
+    grads.push_back(r);
+  }
+  return grads;
+}
+
 }  // namespace
 
 absl::StatusOr<std::vector<NodeId>> AppendBackward(Graph& g, absl::Span<const NodeId> outputs,
@@ -441,7 +475,8 @@ absl::StatusOr<std::vector<NodeId>> AppendBackward(Graph& g, absl::Span<const No
   for (NodeId w : wrt) is_wrt[w] = true;
   for (NodeId id = 0; id < count; ++id) {
     const Node& n = g.node(id);
-    if (!CarriesGradient(n.meta.dtype)) continue;
+    // A loop's own value is its final condition; its results carry its gradients.
+    if (!CarriesGradient(n.meta.dtype) && n.op != Op::kWhileLoop) continue;
     const bool integer = IsInteger(n.meta.dtype);
     bool d = is_wrt[id];
     if (id >= first && !(d || (integer && !HasVjpRule(n.op)))) {
@@ -478,6 +513,7 @@ absl::StatusOr<std::vector<NodeId>> AppendBackward(Graph& g, absl::Span<const No
   PIJIT_RETURN_IF_ERROR(b.status());
 
   absl::InlinedVector<bool, 4> want;
+  absl::flat_hash_map<NodeId, std::vector<NodeId>> loop_seeds;  // per while_loop, its results' gradients
   for (NodeId id = count - 1; id >= 0; --id) {
     finalize(id);
     if (auto c = custom_of.find(id); c != custom_of.end()) {
@@ -512,6 +548,29 @@ absl::StatusOr<std::vector<NodeId>> AppendBackward(Graph& g, absl::Span<const No
         if (auto it = clone.find(gk); it != clone.end()) gk = it->second;
         accumulate(n.inputs[k + 1], gk);
       }
+      PIJIT_RETURN_IF_ERROR(b.status());
+      continue;
+    }
+    if (const Op op = g.node(id).op; op == Op::kLoopResult || op == Op::kWhileLoop) {
+      const Node& n = g.node(id);
+      if (!dep[id] || id < first) continue;
+      if (op == Op::kLoopResult) {
+        // Kept for the loop node, reached later (it comes before its results).
+        if (grad[id] != kNil && g.node(n.inputs[0]).op == Op::kWhileLoop) {
+          auto& seeds = loop_seeds[n.inputs[0]];
+          seeds.resize(static_cast<size_t>(LoopCarried(g.node(n.inputs[0]))), kNil);
+          seeds[static_cast<size_t>(n.attr)] = grad[id];
+        } else if (grad[id] != kNil) {
+          return absl::UnimplementedError("grad: the gradient of a loop's gradient is not implemented");
+        }
+        continue;
+      }
+      auto seeds = loop_seeds.find(id);
+      if (seeds == loop_seeds.end()) continue;
+      PIJIT_ASSIGN_OR_RETURN(std::vector<NodeId> gs, LoopVjp(b, g, id, seeds->second));
+      const Node loop = g.node(id);
+      for (size_t j = 0; j < gs.size(); ++j)
+        if (dep[loop.inputs[1 + j]]) accumulate(loop.inputs[1 + j], gs[j]);
       PIJIT_RETURN_IF_ERROR(b.status());
       continue;
     }

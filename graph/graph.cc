@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "graph/loop.h"
 #include "kernels/errors.h"
 #include "kernels/number_text.h"
 
@@ -140,6 +141,8 @@ std::vector<std::string> AttrTexts(const Node& n) {
       a.push_back(absl::StrCat("group=", CollectiveGroup(n)));
       break;
     case Op::kConv2DTranspose: ints("window_outpad"); break;
+    case Op::kWhileLoop: case Op::kWhileGrad: a.push_back(absl::StrCat("carried=", n.attr)); break;
+    case Op::kLoopResult: a.push_back(absl::StrCat("index=", n.attr)); break;
     case Op::kFusedMatMul: case Op::kFusedConv2D: {
       absl::Span<const int64_t> post(n.ints);
       if (n.op == Op::kFusedConv2D) {
@@ -234,6 +237,7 @@ void Graph::ReplaceWithConstant(NodeId id, Tensor value) {
   n.ints.clear();
   n.keepdims = false;
   n.fused.reset();
+  n.region.reset();
   n.meta = MetaOf(value);
   n.value = std::move(value);
 }
@@ -331,40 +335,63 @@ absl::StatusOr<NodeId> Graph::AddOp(Op op, absl::Span<const NodeId> inputs, Attr
   return static_cast<NodeId>(nodes_.size() - 1);
 }
 
-std::string Graph::ToText() const {
-  std::string out = "graph(";
-  for (size_t i = 0; i < params_.size(); ++i) {
-    absl::StrAppend(&out, i ? ", " : "", "%", params_[i], ": ", MetaText(nodes_[params_[i]].meta));
+namespace {
+
+// The text of `g`, each line after `indent` (a loop's body prints inside its node).
+void AppendGraphText(const Graph& g, const std::string& indent, std::string* out) {
+  const auto& nodes = g.nodes();
+  const auto& params = g.params();
+  absl::StrAppend(out, "graph(");
+  for (size_t i = 0; i < params.size(); ++i) {
+    absl::StrAppend(out, i ? ", " : "", "%", params[i], ": ", MetaText(nodes[params[i]].meta));
   }
-  absl::StrAppend(&out, ") {\n");
-  for (size_t id = 0; id < nodes_.size(); ++id) {
-    const Node& n = nodes_[id];
+  absl::StrAppend(out, ") {\n");
+  for (size_t id = 0; id < nodes.size(); ++id) {
+    const Node& n = nodes[id];
     if (n.op == Op::kParam) continue;
-    absl::StrAppend(&out, "  %", id, ": ", MetaText(n.meta), " = ", OpName(n.op), "(");
-    absl::StrAppend(&out, absl::StrJoin(n.inputs, ", ", [](std::string* s, NodeId i) {
+    absl::StrAppend(out, indent, "  %", id, ": ", MetaText(n.meta), " = ", OpName(n.op), "(");
+    absl::StrAppend(out, absl::StrJoin(n.inputs, ", ", [](std::string* s, NodeId i) {
                       absl::StrAppend(s, "%", i);
                     }));
     if (n.op == Op::kConstant) {
-      AppendConstantValue(&out, n.value);
+      AppendConstantValue(out, n.value);
     } else if (n.op == Op::kFused || n.op == Op::kFusedReduce) {
-      absl::StrAppend(&out, ", program=\"", n.fused ? n.fused->program().ToText() : "?", "\"");
+      absl::StrAppend(out, ", program=\"", n.fused ? n.fused->program().ToText() : "?", "\"");
       if (n.op == Op::kFusedReduce) {
         const bool known = n.attr >= 0 && n.attr <= static_cast<int64_t>(ReduceOp::kStd);
-        absl::StrAppend(&out, ", reduce=",
+        absl::StrAppend(out, ", reduce=",
                         known ? ReduceOpName(static_cast<ReduceOp>(n.attr)) : "?", ", axes=[",
                         absl::StrJoin(n.ints, ","), "], keepdims=",
                         n.keepdims ? "true" : "false");
       }
     } else {
       std::vector<std::string> attrs = AttrTexts(n);
-      if (!n.inputs.empty() && !attrs.empty()) absl::StrAppend(&out, ", ");
-      absl::StrAppend(&out, absl::StrJoin(attrs, ", "));
+      if (!n.inputs.empty() && !attrs.empty()) absl::StrAppend(out, ", ");
+      absl::StrAppend(out, absl::StrJoin(attrs, ", "));
     }
-    absl::StrAppend(&out, ")\n");
+    absl::StrAppend(out, ")");
+    if (n.region) {
+      const std::string inner = indent + "    ";
+      absl::StrAppend(out, " {\n", inner);
+      AppendGraphText(n.region->body, inner, out);
+      if (n.op == Op::kWhileGrad) {
+        absl::StrAppend(out, inner);
+        AppendGraphText(n.region->body_vjp, inner, out);
+      }
+      absl::StrAppend(out, indent, "  }");
+    }
+    absl::StrAppend(out, "\n");
   }
-  absl::StrAppend(&out, "  return (", absl::StrJoin(outputs_, ", ", [](std::string* s, NodeId i) {
+  absl::StrAppend(out, indent, "  return (", absl::StrJoin(g.outputs(), ", ", [](std::string* s, NodeId i) {
                     absl::StrAppend(s, "%", i);
-                  }), ")\n}\n");
+                  }), ")\n", indent, "}\n");
+}
+
+}  // namespace
+
+std::string Graph::ToText() const {
+  std::string out;
+  AppendGraphText(*this, "", &out);
   return out;
 }
 
@@ -403,6 +430,16 @@ absl::Status Graph::Verify() const {
     if ((n.op == Op::kFused || n.op == Op::kFusedReduce) && !n.fused) {
       return absl::InternalError(absl::StrFormat("verify: fused %%%d has no kernel", id));
     }
+    if (n.region) {
+      for (const Graph* sub : {&n.region->body, &n.region->body_vjp}) {
+        if (sub == &n.region->body_vjp && n.op != Op::kWhileGrad) continue;
+        absl::Status inner = sub->Verify();
+        if (!inner.ok()) {
+          return absl::InternalError(absl::StrFormat("verify: in the body of %%%d: %s", id, inner.message()));
+        }
+      }
+    }
+    if (n.op == Op::kLoopResult) PIJIT_RETURN_IF_ERROR(VerifyLoopResult(*this, static_cast<NodeId>(id)));
     auto meta = InferNode(n, metas);
     if (!meta.ok()) {
       return absl::InternalError(absl::StrFormat("verify: %%%d (%s) fails inference: %s", id,

@@ -31,7 +31,8 @@ enum class Op : uint8_t {
 };
 
 enum Trait : uint8_t {
-  kNone = 0, kSource = 1, kElementwise = 2, kReduction = 4, kShape = 8, kStateful = 16
+  kNone = 0, kSource = 1, kElementwise = 2, kReduction = 4, kShape = 8, kStateful = 16,
+  kRegion = 32
 };
 
 const char* OpName(Op op);
@@ -63,12 +64,15 @@ struct Attrs {
   Tensor value;                // constant, fill value, creation parameters
 };
 
+struct Region;
+
 struct Node : Attrs {
   Op op;
   absl::InlinedVector<NodeId, 2> inputs;
   TensorMeta meta;
   int param_index = -1;  // param
   std::shared_ptr<const FusedKernel> fused;  // fused: program and generated code
+  std::shared_ptr<const Region> region;      // while_loop, while_grad: their subgraphs
 };
 
 // The parts of a collective node's attr (see kAllReduceOps and kBroadcastRoots): its
@@ -128,6 +132,12 @@ class Graph {
   std::vector<Node> nodes_;
   std::vector<NodeId> params_;
   std::vector<NodeId> outputs_;
+};
+
+// The subgraphs of a loop node (graph/loop.h says what each takes and gives).
+struct Region {
+  Graph body;
+  Graph body_vjp;  // while_grad only
 };
 
 // Infers a node's output meta from its inputs' metas and its attributes.

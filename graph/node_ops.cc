@@ -1,5 +1,6 @@
 // Maps each IR op to its kernel's inference and execution functions.
 #include "graph/graph.h"
+#include "graph/loop.h"
 #include "kernels/comm/comm.h"
 #include "kernels/errors.h"
 #include "kernels/fused_reduce.h"
@@ -337,6 +338,9 @@ absl::StatusOr<TensorMeta> InferNode(const Node& n, absl::Span<const TensorMeta*
     case Op::kConstant: return MetaOf(n.value);
     case Op::kParam: return n.meta;
     case Op::kFused: return InferFused(n, in);
+    case Op::kWhileLoop:
+    case Op::kWhileGrad:
+    case Op::kLoopResult: return InferLoop(n, in);
     case Op::kFusedReduce: return InferFusedReduce(n, in);
     default: break;
   }
@@ -510,6 +514,9 @@ absl::StatusOr<Tensor> RunNode(const Node& n, absl::Span<const Tensor* const> in
       return FusedReduce(*n.fused, r, in, shape, n.ints, n.keepdims);
     }
     default: break;
+  }
+  if (HasTrait(n.op, kRegion) || n.op == Op::kLoopResult) {
+    return absl::UnimplementedError(absl::StrFormat("%s runs in a compiled graph (graph/executor.h)", OpName(n.op)));
   }
   return absl::InternalError(absl::StrFormat("no kernel for %s", OpName(n.op)));
 }

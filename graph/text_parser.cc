@@ -3,6 +3,7 @@
 #include <cctype>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <optional>
 
 #include "absl/strings/str_cat.h"
@@ -108,9 +109,17 @@ struct Parsed {
 
 class Parser {
  public:
-  explicit Parser(std::vector<Token> toks) : t_(std::move(toks)) {}
+  Parser(const std::vector<Token>& toks, size_t at) : t_(toks), i_(at) {}
 
   absl::StatusOr<Graph> Run() {
+    PIJIT_ASSIGN_OR_RETURN(Graph g, ParseGraph());
+    if (Peek().kind != Token::kEnd) return Lexer::Error(Peek(), "unexpected text after '}'");
+    return g;
+  }
+
+ private:
+  // graph(...) { ... return (...) }: a whole graph, or a loop's body inside its node.
+  absl::StatusOr<Graph> ParseGraph() {
     PIJIT_RETURN_IF_ERROR(ExpectWord("graph"));
     PIJIT_RETURN_IF_ERROR(Expect("("));
     std::vector<NodeId> param_ids;
@@ -161,11 +170,23 @@ class Parser {
     }
     PIJIT_RETURN_IF_ERROR(Expect(")"));
     PIJIT_RETURN_IF_ERROR(Expect("}"));
-    if (Peek().kind != Token::kEnd) return Lexer::Error(Peek(), "unexpected text after '}'");
     return Build(outputs);
   }
 
- private:
+  // A loop node's body (and a while_grad's backward body) in braces after its attributes.
+  absl::Status ParseRegion(Parsed* p) {
+    PIJIT_RETURN_IF_ERROR(Expect("{"));
+    auto region = std::make_shared<Region>();
+    for (Graph* sub : {&region->body, &region->body_vjp}) {
+      if (sub == &region->body_vjp && p->node.op != Op::kWhileGrad) break;
+      Parser inner(t_, i_);
+      PIJIT_ASSIGN_OR_RETURN(*sub, inner.ParseGraph());
+      i_ = inner.i_;
+    }
+    p->node.region = std::move(region);
+    return Expect("}");
+  }
+
   const Token& Peek() const { return t_[i_]; }
   const Token& Next() { return t_[i_ < t_.size() - 1 ? i_++ : i_]; }
   bool Is(absl::string_view p) const {
@@ -271,7 +292,7 @@ class Parser {
   absl::Status ParseOp(Parsed* p) {
     const Token& name = Peek();
     bool found = false;
-    for (int o = 0; o <= static_cast<int>(Op::kFusedReduce); ++o) {
+    for (int o = 0; o <= static_cast<int>(Op::kLoopResult); ++o) {
       if (name.kind == Token::kWord && name.text == OpName(static_cast<Op>(o))) {
         p->node.op = static_cast<Op>(o);
         found = true;
@@ -328,6 +349,9 @@ class Parser {
       } else if (attr.text == "axis" &&
                  (n.op == Op::kUnsqueeze || n.op == Op::kSoftmax || n.op == Op::kLogSoftmax ||
                   n.op == Op::kConcat || n.op == Op::kStack)) {
+        PIJIT_ASSIGN_OR_RETURN(n.attr, ParseInt());
+      } else if ((attr.text == "carried" && HasTrait(n.op, kRegion)) ||
+                 (attr.text == "index" && n.op == Op::kLoopResult)) {
         PIJIT_ASSIGN_OR_RETURN(n.attr, ParseInt());
       } else if (attr.text == "op" && (n.op == Op::kAllReduce || n.op == Op::kReduceScatter)) {
         const Token& v = Peek();
@@ -395,6 +419,7 @@ class Parser {
       }
     }
     Next();  // ')'
+    if (HasTrait(n.op, kRegion)) PIJIT_RETURN_IF_ERROR(ParseRegion(p));
     if ((n.op == Op::kReshape || n.op == Op::kBroadcastTo) && !seen["shape"]) {
       return Lexer::Error(name, absl::StrCat(OpName(n.op), " needs shape="));
     }
@@ -513,7 +538,7 @@ class Parser {
     return g;
   }
 
-  std::vector<Token> t_;
+  const std::vector<Token>& t_;
   size_t i_ = 0;
   std::map<NodeId, Parsed> defined_;
 };
@@ -522,7 +547,7 @@ class Parser {
 
 absl::StatusOr<Graph> Parse(absl::string_view text) {
   PIJIT_ASSIGN_OR_RETURN(std::vector<Token> toks, Lexer(text).Run());
-  return Parser(std::move(toks)).Run();
+  return Parser(toks, 0).Run();
 }
 
 }  // namespace pijit::graph

@@ -1,0 +1,205 @@
+// while_loop and while_grad (graph/loop.h): text form, verification, passes, execution against
+// a C++ loop, and gradients against central differences.
+#include "graph/loop.h"
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "graph/autodiff.h"
+#include "graph/executor.h"
+#include "graph/passes/pipeline.h"
+#include "graph/text_parser.h"
+#include "gtest/gtest.h"
+
+namespace pijit::graph {
+namespace {
+
+// while sum(x) < n: x = x * a + 0.25   (x: f64[3] carried; n: f64[] and a: f64[3] invariants)
+const char kLoop[] =
+    "graph(%0: f64[3], %1: f64[], %2: f64[3]) {\n"
+    "  %3: f64[] = sum(%0, axes=[], keepdims=false)\n"
+    "  %4: bool[] = less(%3, %1)\n"
+    "  %5: bool[] = while_loop(%4, %0, %1, %2, carried=1) {\n"
+    "    graph(%0: f64[3], %1: f64[], %2: f64[3]) {\n"
+    "      %3: f64[3] = mul(%0, %2)\n"
+    "      %4: f64[] = constant(0.25)\n"
+    "      %5: f64[3] = add(%3, %4)\n"
+    "      %6: f64[] = sum(%5, axes=[], keepdims=false)\n"
+    "      %7: bool[] = less(%6, %1)\n"
+    "      return (%5, %7)\n"
+    "    }\n"
+    "  }\n"
+    "  %6: f64[3] = loop_result(%5, %0, index=0)\n"
+    "  %7: f64[3] = mul(%6, %6)\n"
+    "  return (%7)\n"
+    "}\n";
+
+Tensor Vec(std::vector<double> v) {
+  Tensor t = Tensor::Empty({static_cast<int64_t>(v.size())}, DType::kFloat64);
+  for (size_t i = 0; i < v.size(); ++i) t.data<double>()[i] = v[i];
+  return t;
+}
+
+Tensor Num(double v) {
+  Tensor t = Tensor::Empty({}, DType::kFloat64);
+  *t.data<double>() = v;
+  return t;
+}
+
+std::vector<Tensor> RunLoopGraph(const CompiledGraph& c, const std::vector<Tensor>& in) {
+  std::vector<const Tensor*> ptrs;
+  for (const Tensor& t : in) ptrs.push_back(&t);
+  std::vector<Tensor> out;
+  absl::Status st = c.Run(ptrs, &out);
+  EXPECT_TRUE(st.ok()) << st.message();
+  return out;
+}
+
+// The same loop in C++: (x*x after the loop, the number of trips).
+std::vector<double> Reference(std::vector<double> x, double n, const std::vector<double>& a, int* trips) {
+  *trips = 0;
+  auto sum = [&] { return x[0] + x[1] + x[2]; };
+  while (sum() < n) {
+    for (size_t i = 0; i < 3; ++i) x[i] = x[i] * a[i] + 0.25;
+    ++*trips;
+  }
+  for (double& v : x) v *= v;
+  return x;
+}
+
+TEST(LoopTest, TextRoundTripsAndVerifies) {
+  auto g = Parse(kLoop);
+  ASSERT_TRUE(g.ok()) << g.status();
+  EXPECT_TRUE(g->Verify().ok()) << g->Verify();
+  EXPECT_EQ(g->ToText(), kLoop);
+}
+
+TEST(LoopTest, RunsZeroOneAndManyTripsAsACLoop) {
+  auto g = Parse(kLoop);
+  ASSERT_TRUE(g.ok()) << g.status();
+  for (bool optimize : {false, true}) {
+    CompileOptions options;
+    options.optimize = optimize;
+    auto c = CompiledGraph::Compile(*g, options);
+    ASSERT_TRUE(c.ok()) << c.status();
+    const std::vector<double> a = {1.5, 1.25, 2.0};
+    for (double n : {-1.0, 1.2, 40.0}) {
+      const std::vector<double> x = {0.1, 0.2, 0.3};
+      int trips = 0;
+      const std::vector<double> want = Reference(x, n, a, &trips);
+      Tensor got = RunLoopGraph(*c, {Vec(x), Num(n), Vec(a)})[0].Contiguous();
+      for (int i = 0; i < 3; ++i) EXPECT_DOUBLE_EQ(got.data<double>()[i], want[i]) << "n=" << n << " trips=" << trips;
+      if (n == -1.0) {
+        EXPECT_EQ(trips, 0);
+      } else if (n == 40.0) {
+        EXPECT_GT(trips, 3);
+      }
+    }
+  }
+}
+
+TEST(LoopTest, GradientsMatchCentralDifferences) {
+  auto parsed = Parse(kLoop);
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  Graph g = *parsed;
+  const NodeId out = g.outputs()[0];
+  const NodeId seed = g.AddParam(g.node(out).meta);
+  auto grads = AppendBackward(g, {out}, {seed}, {g.params()[0], g.params()[2]});
+  ASSERT_TRUE(grads.ok()) << grads.status();
+  g.SetOutputs({(*grads)[0], (*grads)[1]});
+  ASSERT_TRUE(g.Verify().ok()) << g.Verify() << "\n" << g.ToText();
+  EXPECT_NE(g.ToText().find("while_grad("), std::string::npos);
+  auto forward = CompiledGraph::Compile(*parsed);
+  ASSERT_TRUE(forward.ok()) << forward.status();
+  for (bool optimize : {false, true}) {
+    CompileOptions options;
+    options.optimize = optimize;
+    auto back = CompiledGraph::Compile(g, options);
+    ASSERT_TRUE(back.ok()) << back.status() << "\n" << g.ToText();
+    for (double n : {-1.0, 1.3, 25.0}) {
+      const std::vector<double> x = {0.1, 0.2, 0.3}, a = {1.5, 1.25, 2.0}, s = {0.5, -1.0, 2.0};
+      std::vector<Tensor> analytic = RunLoopGraph(*back, {Vec(x), Num(n), Vec(a), Vec(s)});
+      ASSERT_EQ(analytic.size(), 2u);
+      auto objective = [&](std::vector<double> xv, std::vector<double> av) {
+        Tensor y = RunLoopGraph(*forward, {Vec(xv), Num(n), Vec(av)})[0].Contiguous();
+        double total = 0;
+        for (int i = 0; i < 3; ++i) total += s[i] * y.data<double>()[i];
+        return total;
+      };
+      for (int which = 0; which < 2; ++which) {
+        Tensor got = analytic[which].Contiguous();
+        for (int i = 0; i < 3; ++i) {
+          const double h = 1e-6;
+          std::vector<double> xp = x, xm = x, ap = a, am = a;
+          (which == 0 ? xp : ap)[i] += h;
+          (which == 0 ? xm : am)[i] -= h;
+          const double numeric = (objective(xp, ap) - objective(xm, am)) / (2 * h);
+          EXPECT_NEAR(got.data<double>()[i], numeric, 1e-5 * std::max(1.0, std::abs(numeric)))
+              << (which == 0 ? "x" : "a") << "[" << i << "] n=" << n << (optimize ? " optimised" : "");
+        }
+      }
+    }
+  }
+}
+
+TEST(LoopTest, PassesKeepLoopsApartAndUnfolded) {
+  // Two loops over the same inputs with different bodies must not merge; a loop over
+  // constants is not folded; a loop whose results nobody reads goes.
+  const std::string body_mul =
+      "    graph(%0: f64[3]) {\n"
+      "      %1: f64[] = constant(2)\n"
+      "      %2: f64[3] = mul(%0, %1)\n"
+      "      %3: f64[] = sum(%2, axes=[], keepdims=false)\n"
+      "      %4: f64[] = constant(10)\n"
+      "      %5: bool[] = less(%3, %4)\n"
+      "      return (%2, %5)\n"
+      "    }\n";
+  std::string body_add = body_mul;
+  body_add.replace(body_add.find("mul("), 4, "add(");
+  const std::string text =
+      "graph(%0: f64[3]) {\n"
+      "  %1: bool[] = constant(true)\n"
+      "  %2: bool[] = while_loop(%1, %0, carried=1) {\n" + body_mul + "  }\n"
+      "  %3: f64[3] = loop_result(%2, %0, index=0)\n"
+      "  %4: bool[] = while_loop(%1, %0, carried=1) {\n" + body_add + "  }\n"
+      "  %5: f64[3] = loop_result(%4, %0, index=0)\n"
+      "  %6: bool[] = while_loop(%1, %0, carried=1) {\n" + body_add + "  }\n"
+      "  return (%3, %5)\n"
+      "}\n";
+  auto g = Parse(text);
+  ASSERT_TRUE(g.ok()) << g.status();
+  Graph optimised = *g;
+  ASSERT_TRUE(RunPipeline(optimised, {}).ok());
+  const std::string after = optimised.ToText();
+  size_t loops = 0;
+  for (size_t at = after.find("while_loop("); at != std::string::npos; at = after.find("while_loop(", at + 1)) ++loops;
+  EXPECT_EQ(loops, 2u) << after;
+  auto c = CompiledGraph::Compile(*g);
+  ASSERT_TRUE(c.ok()) << c.status();
+  std::vector<Tensor> out = RunLoopGraph(*c, {Vec({1, 1, 1})});
+  // x*2 until the sum reaches 10: 3 -> 6 -> 12; x+2: 3 -> 9 -> 15.
+  EXPECT_DOUBLE_EQ(out[0].Contiguous().data<double>()[0], 4.0);
+  EXPECT_DOUBLE_EQ(out[1].Contiguous().data<double>()[0], 5.0);
+}
+
+TEST(LoopTest, BodyOfAnotherMetaIsRejected) {
+  const std::string text =
+      "graph(%0: f64[3]) {\n"
+      "  %1: bool[] = constant(true)\n"
+      "  %2: bool[] = while_loop(%1, %0, carried=1) {\n"
+      "    graph(%0: f64[3]) {\n"
+      "      %1: f64[] = sum(%0, axes=[], keepdims=false)\n"
+      "      %2: bool[] = constant(false)\n"
+      "      return (%1, %2)\n"
+      "    }\n"
+      "  }\n"
+      "  return (%2)\n"
+      "}\n";
+  auto g = Parse(text);
+  ASSERT_FALSE(g.ok());
+  EXPECT_NE(std::string(g.status().message()).find("the body's result list"), std::string::npos) << g.status();
+}
+
+}  // namespace
+}  // namespace pijit::graph
