@@ -39,13 +39,6 @@ void Fingerprint(const Value& v, absl::flat_hash_set<const void*>& seen, size_t&
   if (v.keys) h = absl::HashOf(h, v.keys->size());
 }
 
-size_t FingerprintOf(const std::vector<Value>& locals, const std::vector<Value>& stack) {
-  absl::flat_hash_set<const void*> seen;
-  size_t h = 0;
-  for (const Value& v : locals) Fingerprint(v, seen, h);
-  for (const Value& v : stack) Fingerprint(v, seen, h);
-  return h;
-}
 
 bool SamePlainValue(PyObject* a, PyObject* b) {
   if (a == b) return true;
@@ -67,8 +60,17 @@ std::string Describe(const Value& v) {
 
 }  // namespace
 
+size_t FingerprintOf(const std::vector<Value>& locals, const std::vector<Value>& stack) {
+  absl::flat_hash_set<const void*> seen;
+  size_t h = 0;
+  for (const Value& v : locals) Fingerprint(v, seen, h);
+  for (const Value& v : stack) Fingerprint(v, seen, h);
+  return h;
+}
+
 bool Interp::RunBranchPath(Frame& f, size_t start, size_t stop, bool exit_jump, PathEnd* end) {
   for (size_t pc = start;;) {
+    if (LeavesLoop(f, pc)) return false;
     if (pc == stop) {
       end->join = stop;
       return true;
@@ -170,32 +172,9 @@ bool Interp::MergeBranchValues(graph::NodeId pred, const Value& on_true, const V
 bool Interp::BranchOnTensor(StepState& s, const Value& cond, bool jump_on_true) {
   Frame& f = s.f;
   const size_t fall = s.next, target = static_cast<size_t>(s.in.target);
-  const TensorMeta cond_meta = g().node(cond.node).meta;
-  if (NumElements(cond_meta.shape) != 1) {
-    Fail(BreakCategory::kInvalidInput, absl::StrFormat(
-        "bool: the truth value of a Tensor with %d elements (shape %s) is ambiguous, use all() or any()",
-        NumElements(cond_meta.shape), ShapeToString(cond_meta.shape)));
-    return false;
-  }
-  // The condition as a 0-d bool (a tensor's truth: nonzero, NaN included), so that where
-  // broadcasts it over values of any shape.
-  graph::NodeId pred = cond.node;
-  if (cond_meta.dtype != DType::kBool) {
-    auto b = g().AddOp(graph::Op::kCast, {pred}, CastTo(DType::kBool));
-    if (!b.ok()) {
-      Fail(BreakCategory::kInternal, std::string(b.status().message()));
-      return false;
-    }
-    pred = *b;
-  }
-  if (!cond_meta.shape.empty()) {
-    auto r = g().AddOp(graph::Op::kReshape, {pred}, Shape{});
-    if (!r.ok()) {
-      Fail(BreakCategory::kInternal, std::string(r.status().message()));
-      return false;
-    }
-    pred = *r;
-  }
+  // The condition as a 0-d bool, so that where broadcasts it over values of any shape.
+  graph::NodeId pred;
+  if (!TruthNode(cond.node, /*on_true=*/true, &pred)) return false;
   const std::vector<Value> locals = f.locals, stack = f.stack;
   const size_t shared_state = FingerprintOf(locals, stack);
   const size_t effects_before = effects_.size();

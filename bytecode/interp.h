@@ -541,6 +541,38 @@ class Interp {
     Value value;  // the return value
   };
   bool RunBranchPath(Frame& f, size_t start, size_t stop, bool exit_jump, PathEnd* end);
+  // `cond` as a 0-d bool node that holds when the condition is `on_true` (handlers_loop.cc).
+  bool TruthNode(graph::NodeId cond, bool on_true, graph::NodeId* pred);
+  // A while loop on a tensor in whole-graph mode (handlers_loop.cc): its first jump at
+  // instruction `jump` leaves for `exit`; the body runs from `body` to the jump at `end`, which
+  // decides whether to go round again.
+  struct WhileShape {
+    size_t body = 0, end = 0, exit = 0;
+    bool entry_stays_on_true = true, end_stays_on_true = true;
+  };
+  // A frame slot (a local or a stack entry) holding a tensor when a loop starts.
+  struct LoopSlot {
+    bool local;
+    size_t index;
+    Value before;                 // its value at the loop's start
+    graph::NodeId stand_in = -1;  // the node the body reads for it
+  };
+  bool FindWhileLoop(const Frame& f, size_t jump, WhileShape* shape) const;
+  // Whether `pc` of `f` leaves the body of the innermost while loop on a tensor being captured
+  // (failing capture with the reason if it does).
+  bool LeavesLoop(const Frame& f, size_t pc);
+  struct OpenLoop {
+    const Frame* frame;
+    WhileShape shape;
+  };
+  std::vector<OpenLoop> open_loops_;
+  bool LoopOnTensor(StepState& s, const Value& cond, const WhileShape& shape);
+  bool MoveBodyIntoLoop(graph::NodeId stay, graph::NodeId stay_again, size_t first_node,
+                        const std::vector<LoopSlot>& slots, const std::vector<const LoopSlot*>& carried,
+                        const std::vector<Value>& after, std::vector<Value>* results);
+  // After nodes from `first_node` on were dropped: the node ids the interpreter keeps by
+  // source and by object, renumbered.
+  void RenumberInputs(const std::vector<graph::NodeId>& new_id, size_t first_node);
   bool MergeBranchValues(graph::NodeId pred, const Value& on_true, const Value& on_false,
                          const std::string& what, Value* out);
   bool StepStoreSubscript(StepState& s);
@@ -626,6 +658,10 @@ class Interp {
 
   friend struct FramePosition;
 };
+
+// A hash of what the frame slots hold, containers followed (handlers_branch.cc): equal before
+// and after code that mutated nothing they reach.
+size_t FingerprintOf(const std::vector<Value>& locals, const std::vector<Value>& stack);
 
 // Decodes `co` into `f` for simulation; fails (through `in`) on what cannot be followed.
 bool PrepareFrame(Interp& in, PyCodeObject* co, Frame& f, bool generator = false);

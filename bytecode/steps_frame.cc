@@ -329,6 +329,9 @@ bool Interp::StepJump(StepState& s) {
       // Whole-graph mode compiles an `if` on a tensor into the graph (both ways, joined).
       if (a.kind == Value::kTensor && !allow_break_ &&
           (in.op == Opc::POP_JUMP_FORWARD_IF_TRUE || in.op == Opc::POP_JUMP_FORWARD_IF_FALSE)) {
+        // ... and a while loop on a tensor into a loop node.
+        WhileShape loop;
+        if (FindWhileLoop(f, s.next - 1, &loop)) return LoopOnTensor(s, a, loop);
         return BranchOnTensor(s, a, on_true);
       }
       bool t;

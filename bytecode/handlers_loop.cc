@@ -1,0 +1,312 @@
+// A `while` loop on a tensor's value in whole-graph mode (capture_mode="ast", GRAPH_MODE,
+// PSJit, fullgraph) becomes one while_loop node (graph/loop.h), as MindSpore's graph mode and
+// lax.while_loop compile it.
+//
+// CPython compiles `while cond: body` to the condition, a forward jump to the exit, the body,
+// the condition again and a jump back to the body (3.11: one conditional backward jump; 3.12
+// and 3.13: a conditional forward jump to the exit, then JUMP_BACKWARD). At the first jump the
+// interpreter captures the body once, over stand-ins for the tensors in the frame's locals and
+// stack, up to the second condition: the tensors the body changes are the loop's carried
+// values, the values from before the loop it reads are its invariants. The nodes the body added
+// move into the loop node's body graph; the frame continues at the exit with the loop's results.
+//
+// What the body may do: compute tensors of the dtype and shape they had before the loop (or
+// leave them), read anything from before it, branch on tensors (joined as in whole-graph mode)
+// and on values known at capture time. A body that changes a Python value (`i += 1`), records a
+// side effect (a store, a print), leaves the loop (break, return) or changes a tensor's dtype or
+// shape stops capture with the reason, as whole-graph mode reports it.
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/hash/hash.h"
+#include "absl/strings/str_format.h"
+#include "bytecode/interp.h"
+#include "graph/loop.h"
+
+namespace pijit::bytecode {
+namespace {
+
+bool IsConditionalForward(Opc op) { return op == Opc::POP_JUMP_FORWARD_IF_TRUE || op == Opc::POP_JUMP_FORWARD_IF_FALSE; }
+bool IsConditionalBackward(Opc op) {
+  return op == Opc::POP_JUMP_BACKWARD_IF_TRUE || op == Opc::POP_JUMP_BACKWARD_IF_FALSE;
+}
+bool JumpsOnTrue(Opc op) { return op == Opc::POP_JUMP_FORWARD_IF_TRUE || op == Opc::POP_JUMP_BACKWARD_IF_TRUE; }
+
+}  // namespace
+
+bool Interp::FindWhileLoop(const Frame& f, size_t jump, WhileShape* shape) const {
+  const Instr& j = f.instrs[jump];
+  const size_t body = jump + 1, exit = static_cast<size_t>(j.target);
+  if (!IsConditionalForward(j.op) || exit <= body + 1 || exit > f.instrs.size()) return false;
+  // The stay condition at the entry: the jump to the exit is not taken.
+  shape->entry_stays_on_true = !JumpsOnTrue(j.op);
+  const Instr& last = f.instrs[exit - 1];
+  if (IsConditionalBackward(last.op) && static_cast<size_t>(last.target) == body) {
+    shape->end = exit - 1;  // 3.11: jumps back to the body while the condition holds
+    shape->end_stays_on_true = JumpsOnTrue(last.op);
+  } else if ((last.op == Opc::JUMP_BACKWARD || last.op == Opc::JUMP_BACKWARD_NO_INTERRUPT) &&
+             static_cast<size_t>(last.target) == body && exit >= body + 2 &&
+             IsConditionalForward(f.instrs[exit - 2].op) && static_cast<size_t>(f.instrs[exit - 2].target) == exit) {
+    shape->end = exit - 2;  // 3.12, 3.13: leaves for the exit, else jumps back
+    shape->end_stays_on_true = !JumpsOnTrue(f.instrs[exit - 2].op);
+  } else {
+    return false;
+  }
+  shape->body = body;
+  shape->exit = exit;
+  return true;
+}
+
+bool Interp::LeavesLoop(const Frame& f, size_t pc) {
+  if (open_loops_.empty() || open_loops_.back().frame != &f) return false;
+  const WhileShape& loop = open_loops_.back().shape;
+  if (pc >= loop.body && pc < loop.end) return false;  // `end` decides whether to go round again
+  Fail(BreakCategory::kUnsupportedBytecode,
+       "a jump out of a while loop on a tensor (break, continue to its condition) in whole-graph mode",
+       "keep the loop's exits in its condition");
+  return true;
+}
+
+bool Interp::TruthNode(graph::NodeId cond, bool on_true, graph::NodeId* pred) {
+  const TensorMeta meta = g().node(cond).meta;
+  if (NumElements(meta.shape) != 1) {
+    Fail(BreakCategory::kInvalidInput, absl::StrFormat(
+        "bool: the truth value of a Tensor with %d elements (shape %s) is ambiguous, use all() or any()",
+        NumElements(meta.shape), ShapeToString(meta.shape)));
+    return false;
+  }
+  // A tensor's truth (nonzero, NaN included) as a 0-d bool.
+  auto add = [&](graph::Op op, graph::Attrs attrs) {
+    auto node = g().AddOp(op, {*pred}, std::move(attrs));
+    if (!node.ok()) {
+      Fail(BreakCategory::kInternal, std::string(node.status().message()));
+      return false;
+    }
+    *pred = *node;
+    return true;
+  };
+  *pred = cond;
+  if (meta.dtype != DType::kBool && !add(graph::Op::kCast, CastTo(DType::kBool))) return false;
+  if (!meta.shape.empty()) {
+    graph::Attrs scalar;
+    if (!add(graph::Op::kReshape, std::move(scalar))) return false;
+  }
+  return on_true || add(graph::Op::kLogicalNot, {});
+}
+
+bool Interp::LoopOnTensor(StepState& s, const Value& cond, const WhileShape& shape) {
+  Frame& f = s.f;
+  graph::NodeId stay;
+  if (!TruthNode(cond.node, shape.entry_stays_on_true, &stay)) return false;
+  const std::vector<Value> locals = f.locals, stack = f.stack;
+  const size_t first_node = g().nodes().size();
+  // Stand-ins for the tensors the body may change: the body's parameters once it is captured.
+  std::vector<LoopSlot> slots;
+  auto add_slot = [&](bool local, size_t i, const Value& v) {
+    if (v.kind != Value::kTensor) return true;
+    auto node = g().AddOp(graph::Op::kCast, {v.node}, CastTo(g().node(v.node).meta.dtype));
+    if (!node.ok()) {
+      Fail(BreakCategory::kInternal, std::string(node.status().message()));
+      return false;
+    }
+    slots.push_back({local, i, v, *node});
+    (local ? f.locals[i] : f.stack[i]).node = *node;
+    return true;
+  };
+  for (size_t i = 0; i < locals.size(); ++i)
+    if (!add_slot(true, i, locals[i])) return false;
+  for (size_t i = 0; i < stack.size(); ++i)
+    if (!add_slot(false, i, stack[i])) return false;
+  // Everything else the body could change, to compare after it.
+  const auto without_tensors = [](std::vector<Value> vs) {
+    for (Value& v : vs)
+      if (v.kind == Value::kTensor) v = Value();
+    return vs;
+  };
+  const size_t state_before = FingerprintOf(without_tensors(locals), without_tensors(stack));
+  const size_t effects_before = effects_.size(), pending_before = pending_.size() + pending_cells_.size(),
+               customs_before = customs_.size();
+  // The body, then the condition, up to the jump that decides whether to go round again.
+  open_loops_.push_back({&f, shape});
+  struct Close {
+    std::vector<OpenLoop>& loops;
+    ~Close() { loops.pop_back(); }
+  } close{open_loops_};
+  for (size_t pc = shape.body; pc != shape.end;) {
+    if (LeavesLoop(f, pc)) return false;
+    if (++steps_ > kMaxSteps) {
+      Fail(BreakCategory::kTooLong, absl::StrFormat("capture stopped after %d bytecode steps", kMaxSteps));
+      return false;
+    }
+    cur_offset_ = f.instrs[pc].offset;
+    bool returned = false;
+    Value ignored;
+    if (!Step(f, pc, &returned, &ignored)) return false;
+    if (returned) {
+      Fail(BreakCategory::kUnsupportedBytecode, "a return from a while loop on a tensor in whole-graph mode",
+           "keep the result in a variable and return after the loop");
+      return false;
+    }
+  }
+  Value again;
+  if (!Pop(f, &again)) return false;
+  if (again.kind != Value::kTensor) {
+    Fail(BreakCategory::kDataDependent, "the condition of a while loop on a tensor is not a tensor after the body");
+    return false;
+  }
+  if (effects_.size() != effects_before || pending_.size() + pending_cells_.size() != pending_before ||
+      customs_.size() != customs_before) {
+    Fail(BreakCategory::kSideEffect, "a while loop on a tensor has a side effect (a store, a print, a Cell with a bprop)",
+         "in whole-graph mode a loop on a tensor computes tensors only: keep side effects out of it");
+    return false;
+  }
+  if (f.stack.size() != stack.size() || f.locals.size() != locals.size()) {
+    Fail(BreakCategory::kInternal, "a while loop on a tensor leaves a stack of another depth");
+    return false;
+  }
+  auto name_of = [&](const LoopSlot& slot) {
+    if (!slot.local) return std::string("a value on the stack");
+    const char* name = PyUnicode_AsUTF8(PyTuple_GET_ITEM(f.code->co_localsplusnames, slot.index));
+    return absl::StrFormat("`%s`", name ? name : "?");
+  };
+  for (size_t i = 0; i < locals.size(); ++i) {
+    // A variable the body assigns first (a temporary of the body) is left unassigned after the
+    // loop, where Python leaves it holding its value from the last trip, if there was one.
+    if (locals[i].kind == Value::kUndef) {
+      f.locals[i] = Value();
+      continue;
+    }
+    if ((locals[i].kind == Value::kTensor) != (f.locals[i].kind == Value::kTensor)) {
+      const char* name = PyUnicode_AsUTF8(PyTuple_GET_ITEM(f.code->co_localsplusnames, i));
+      Fail(BreakCategory::kDataDependent,
+           absl::StrFormat("`%s` is %s before a while loop on a tensor and %s after its body", name ? name : "?",
+                           locals[i].kind == Value::kTensor ? "a tensor" : "not a tensor",
+                           f.locals[i].kind == Value::kTensor ? "a tensor" : "not a tensor"),
+           "in whole-graph mode the values a loop on a tensor carries are tensors of one dtype and shape");
+      return false;
+    }
+  }
+  if (FingerprintOf(without_tensors(f.locals), without_tensors(f.stack)) != state_before) {
+    Fail(BreakCategory::kDataDependent,
+         "a while loop on a tensor changes a Python value (a counter, a container)",
+         "in whole-graph mode a loop on a tensor carries tensors only: make the counter a Tensor "
+         "(i = ops.zeros((), ms.int32) before the loop)");
+    return false;
+  }
+  // The carried values: the slots whose tensor the body changed (same dtype and shape).
+  std::vector<const LoopSlot*> carried;
+  std::vector<Value> after;
+  for (const LoopSlot& slot : slots) {
+    const Value& now = slot.local ? f.locals[slot.index] : f.stack[slot.index];
+    if (now.kind != Value::kTensor) {
+      Fail(BreakCategory::kDataDependent, absl::StrFormat("%s is a tensor before a while loop on a tensor "
+                                                          "but not after its body", name_of(slot)));
+      return false;
+    }
+    if (now.node == slot.stand_in) continue;
+    const TensorMeta& a = g().node(slot.before.node).meta;
+    const TensorMeta& b = g().node(now.node).meta;
+    if (!(a == b)) {
+      Fail(BreakCategory::kDataDependent,
+           absl::StrFormat("%s is %s%s before a while loop on a tensor and %s%s after its body", name_of(slot),
+                           DTypeName(a.dtype), ShapeToString(a.shape), DTypeName(b.dtype), ShapeToString(b.shape)),
+           "in whole-graph mode a loop on a tensor keeps each value's dtype and shape");
+      return false;
+    }
+    carried.push_back(&slot);
+    after.push_back(now);
+  }
+  graph::NodeId stay_again;
+  if (!TruthNode(again.node, shape.end_stays_on_true, &stay_again)) return false;
+  f.locals = locals;
+  f.stack = stack;
+  std::vector<Value> results;
+  if (!MoveBodyIntoLoop(stay, stay_again, first_node, slots, carried, after, &results)) return false;
+  for (size_t i = 0; i < carried.size(); ++i) (carried[i]->local ? f.locals : f.stack)[carried[i]->index] = results[i];
+  s.next = shape.exit;
+  return true;
+}
+
+bool Interp::MoveBodyIntoLoop(graph::NodeId stay, graph::NodeId stay_again, size_t first_node,
+                              const std::vector<LoopSlot>& slots, const std::vector<const LoopSlot*>& carried,
+                              const std::vector<Value>& after, std::vector<Value>* results) {
+  graph::Graph& outer = g();
+  const size_t count = outer.nodes().size();
+  // The body graph: the carried values' parameters first, then one per value from outside
+  // the body it reads (nodes from before the loop, inputs first read in the body, stand-ins
+  // of the tensors it leaves as they were), in the order it first reads them.
+  graph::Graph body;
+  absl::flat_hash_map<graph::NodeId, graph::NodeId> inside;  // outer id -> body id
+  std::vector<graph::NodeId> invariants;                   // outer ids, in parameter order
+  absl::flat_hash_map<graph::NodeId, graph::NodeId> unchanged;  // stand-in -> its value before the loop
+  for (const LoopSlot* c : carried) inside[c->stand_in] = body.AddParam(outer.node(c->stand_in).meta);
+  for (const LoopSlot& slot : slots)
+    if (!inside.contains(slot.stand_in)) unchanged[slot.stand_in] = slot.before.node;
+  auto map = [&](graph::NodeId id) {
+    if (auto it = inside.find(id); it != inside.end()) return it->second;
+    graph::NodeId from_outside = id;
+    if (auto u = unchanged.find(id); u != unchanged.end()) from_outside = u->second;
+    const graph::NodeId p = body.AddParam(outer.node(id).meta);
+    invariants.push_back(from_outside);
+    inside[id] = p;
+    return p;
+  };
+  for (size_t id = first_node; id < count; ++id) {
+    const graph::Node& n = outer.node(static_cast<graph::NodeId>(id));
+    if (n.op == graph::Op::kParam || inside.contains(static_cast<graph::NodeId>(id)) ||
+        unchanged.contains(static_cast<graph::NodeId>(id))) {
+      continue;
+    }
+    graph::Node copy = n;
+    for (graph::NodeId& i : copy.inputs) i = map(i);
+    auto added = body.AddNode(std::move(copy));
+    if (!added.ok()) {
+      Fail(BreakCategory::kInternal, std::string(added.status().message()));
+      return false;
+    }
+    inside[static_cast<graph::NodeId>(id)] = *added;
+  }
+  std::vector<graph::NodeId> outs;
+  for (const Value& v : after) outs.push_back(map(v.node));
+  outs.push_back(map(stay_again));
+  body.SetOutputs(std::move(outs));
+  // The outer graph keeps what came before the loop and the inputs the body read first.
+  std::vector<bool> keep(count, false);
+  std::vector<graph::NodeId> new_id(count, -1);
+  graph::NodeId next = 0;
+  for (size_t id = 0; id < count; ++id) {
+    keep[id] = id < first_node;
+    if (keep[id] || outer.node(static_cast<graph::NodeId>(id)).op == graph::Op::kParam) new_id[id] = next++;
+  }
+  outer.Compact(keep);
+  RenumberInputs(new_id, first_node);
+  std::vector<graph::NodeId> inputs{stay};
+  for (const LoopSlot* c : carried) inputs.push_back(c->before.node);
+  for (graph::NodeId v : invariants) inputs.push_back(new_id[v]);
+  auto loop = graph::AppendWhileLoop(outer, inputs, static_cast<int64_t>(carried.size()), std::move(body));
+  if (!loop.ok()) {
+    Fail(BreakCategory::kInternal, std::string(loop.status().message()));
+    return false;
+  }
+  for (size_t i = 0; i < carried.size(); ++i) results->push_back(Value::Tensor((*loop)[i], after[i].type));
+  return true;
+}
+
+void Interp::RenumberInputs(const std::vector<graph::NodeId>& new_id, size_t first_node) {
+  auto fix = [&](graph::NodeId& id) {
+    if (id >= 0 && static_cast<size_t>(id) >= first_node) id = new_id[id];
+  };
+  for (auto& [source, node] : param_of_source_) fix(node);
+  for (auto& [key, node] : param_of_number_) fix(node);
+  for (auto& [obj, entry] : param_of_object_) fix(entry.first);
+  absl::flat_hash_map<graph::NodeId, int32_t> outputs;
+  for (const auto& [old_node, index] : output_of_node_) {
+    graph::NodeId node = old_node;
+    fix(node);
+    if (node >= 0) outputs[node] = index;
+  }
+  output_of_node_ = std::move(outputs);
+}
+
+}  // namespace pijit::bytecode

@@ -1,0 +1,269 @@
+"""`while` on a tensor's value in whole-graph mode (capture_mode="ast"): the loop is one
+while_loop node of the graph, equal to eager Python for 0, 1 and many trips, gradients
+included; what a loop on a tensor cannot carry is a GraphBreakError that says why."""
+import numpy as np
+import pytest
+
+import pijit as ms
+from pijit import nn, ops
+
+
+def t(*values, dtype=np.float32):
+    return ms.Tensor(np.array(values, dtype=dtype))
+
+
+def whole_graph(fn):
+    jitted = ms.jit(fn, capture_mode="ast")
+    ms.reset(jitted)
+    return jitted
+
+
+def one_loop_graph(jitted, *args):
+    info = ms.explain(jitted, *args)
+    assert not info.breaks_graph and not info.break_reasons, info
+    assert len(info.graphs) == 1 and "while_loop(" in info.graphs[0], info.graphs
+    return info
+
+
+def doubling(x, limit):
+    while x.sum() < limit:
+        x = x * 2
+    return x
+
+
+def two_carried_and_a_tensor_counter(x, limit):
+    steps = ms.Tensor(0, ms.int32)
+    total = x * 0
+    while total.sum() < limit:
+        total = total + x
+        steps = steps + 1
+    return total, steps
+
+
+def condition_with_not_and_else_after(x):
+    y = x + 1
+    while not (y.max() > 10):
+        y = y * 1.5 + 0.5
+    z = y - 3
+    return z
+
+
+def branch_inside(x, limit):
+    while x.sum() < limit:
+        if x.mean() > 1:
+            x = x * 3
+        else:
+            x = x + 1
+    return x
+
+
+def nested_loops(x, limit):
+    rows = x * 0
+    while rows.sum() < limit:
+        inner = x
+        while inner.sum() < 4:
+            inner = inner * 2
+        rows = rows + inner
+    return rows
+
+
+def unchanged_values_read_inside(x, w, limit):
+    y = x
+    while y.sum() < limit:
+        y = y * w + x   # reads x and w, which the loop leaves as they are
+    return y, w, x
+
+
+CASES = [
+    (doubling, lambda k: (t(0.5, 1.0, 1.5), t(k))),
+    (two_carried_and_a_tensor_counter, lambda k: (t(0.5, 1.0, 1.5), t(k))),
+    (branch_inside, lambda k: (t(0.1, 0.2, 0.3), t(k))),
+    (nested_loops, lambda k: (t(0.5, 1.0), t(k))),
+    (unchanged_values_read_inside, lambda k: (t(0.5, 1.0), t(1.5, 2.0), t(k))),
+]
+
+
+def as_numpy(result):
+    if isinstance(result, tuple):
+        return [r.asnumpy() for r in result]
+    return [result.asnumpy()]
+
+
+@pytest.mark.parametrize("fn, make", CASES, ids=[c[0].__name__ for c in CASES])
+def test_zero_one_and_many_trips_equal_eager_in_one_graph(fn, make):
+    jitted = whole_graph(fn)
+    for limit in (-5.0, 3.2, 50.0, 1000.0):  # no trip, one or two, several, many
+        args = make(limit)
+        for got, want in zip(as_numpy(jitted(*args)), as_numpy(fn(*args))):
+            assert got.dtype == want.dtype and got.shape == want.shape
+            np.testing.assert_allclose(got, want, rtol=1e-6, err_msg=f"{fn.__name__} limit={limit}")
+    one_loop_graph(jitted, *make(3.0))
+    assert ms.get_code_extra(jitted)["compile_count"] == 1
+
+
+def test_a_negated_condition_and_code_after_the_loop():
+    jitted = whole_graph(condition_with_not_and_else_after)
+    for x in (t(0.5, 2.0), t(20.0, 1.0)):
+        np.testing.assert_allclose(jitted(x).asnumpy(), condition_with_not_and_else_after(x).asnumpy(), rtol=1e-6)
+    one_loop_graph(jitted, t(0.5, 2.0))
+
+
+class Repeated(nn.Cell):
+    """A Cell whose loop reads its weights (first read inside the loop's body)."""
+
+    def __init__(self):
+        super().__init__()
+        self.dense = nn.Dense(3, 3, weight_init="normal", bias_init="zeros")
+
+    def construct(self, x):
+        while ops.abs(x).sum() < 50:
+            x = ops.tanh(self.dense(x)) * 4 + x
+        return x
+
+
+def test_a_cell_whose_loop_reads_its_weights():
+    ms.set_seed(3)
+    net = Repeated()
+    x = ms.Tensor(np.array([[0.1, -0.2, 0.3], [0.0, 0.5, -0.5]], np.float32))
+    want = net(x).asnumpy()
+    jitted = ms.jit(net.construct, capture_mode="ast")
+    np.testing.assert_allclose(jitted(x).asnumpy(), want, rtol=1e-5, atol=1e-6)
+    one_loop_graph(jitted, x)
+
+
+def loss_through_loop(x, w):
+    y = x
+    while y.sum() < 30:
+        y = y * w + 1
+    return (y * y).sum()
+
+
+@pytest.mark.parametrize("start", [25.0, 1.0, 0.1], ids=["no-trip", "few-trips", "many-trips"])
+def test_gradients_through_the_loop_equal_eager_and_finite_differences(start):
+    grad = ms.grad(loss_through_loop, grad_position=(0, 1))
+    x = ms.Tensor(np.array([start, start / 2], np.float64))
+    w = ms.Tensor(np.array([1.5, 1.25], np.float64))
+
+    def step(x, w):
+        return grad(x, w)
+
+    jitted = whole_graph(step)
+    got = [g.asnumpy() for g in jitted(x, w)]
+    eager = [g.asnumpy() for g in grad(x, w)]
+    for a, b in zip(got, eager):
+        np.testing.assert_allclose(a, b, rtol=1e-9)
+    # Central differences (the trip count is constant near these points).
+    h = 1e-6
+    for which, base in enumerate((x.asnumpy(), w.asnumpy())):
+        for i in range(2):
+            plus, minus = base.copy(), base.copy()
+            plus[i] += h
+            minus[i] -= h
+            args_p = [ms.Tensor(plus) if k == which else (x, w)[k] for k in range(2)]
+            args_m = [ms.Tensor(minus) if k == which else (x, w)[k] for k in range(2)]
+            numeric = (float(loss_through_loop(*args_p)) - float(loss_through_loop(*args_m))) / (2 * h)
+            np.testing.assert_allclose(got[which][i], numeric, rtol=1e-5)
+    assert "while_grad(" in ms.explain(jitted, x, w).graphs[0]
+
+
+def python_counter(x):
+    i = 0
+    while x.sum() < 10:
+        x = x * 2
+        i += 1
+    return x, i
+
+
+def leaves_with_break(x):
+    while x.sum() < 10:
+        x = x * 2
+        if x.max() > 100:
+            break
+    return x
+
+
+def grows(x):
+    while x.sum() < 10:
+        x = ops.concat((x, x))
+    return x
+
+
+def changes_dtype(x):
+    while x.sum() < 10:
+        x = x.astype(ms.float64) * 2
+    return x
+
+
+def prints_inside(x):
+    while x.sum() < 10:
+        x = x * 2
+        print(x)
+    return x
+
+
+@pytest.mark.parametrize("fn, message", [
+    (python_counter, "changes a Python value"),
+    (leaves_with_break, "jump out of a while loop on a tensor"),
+    (grows, r"is Float32\(2,\) before a while loop on a tensor and Float32\(4,\) after its body"),
+    (changes_dtype, r"is Float32\(2,\) before a while loop on a tensor and Float64\(2,\) after its body"),
+    (prints_inside, "side effect"),
+])
+def test_what_a_loop_cannot_carry_says_why(fn, message):
+    jitted = whole_graph(fn)
+    x = t(1.0, 2.0)
+    with pytest.raises(ms.GraphBreakError, match=message):
+        jitted(x)
+
+
+def test_bytecode_mode_still_breaks_at_the_loop():
+    jitted = ms.jit(doubling, capture_mode="bytecode")
+    x, limit = t(0.5, 1.0), t(9.0)
+    np.testing.assert_allclose(jitted(x, limit).asnumpy(), doubling(x, limit).asnumpy())
+    assert ms.explain(jitted, x, limit).breaks_graph
+
+
+def test_fullgraph_bytecode_mode_compiles_the_loop():
+    jitted = ms.jit(doubling, capture_mode="bytecode", fullgraph=True)
+    ms.reset(jitted)
+    for limit in (0.0, 9.0, 100.0):
+        x = t(0.5, 1.0)
+        np.testing.assert_allclose(jitted(x, t(limit)).asnumpy(), doubling(x, t(limit)).asnumpy())
+    one_loop_graph(jitted, t(0.5, 1.0), t(9.0))
+
+
+# ---- generated loops: bodies with assignments and ifs, against eager ----------------------------
+
+EXPRS = ["{u} + {v} * 0.5", "{u} * 0.9 + 0.3", "ops.tanh({u}) + {v}", "{u} - y * 0.1", "ops.relu({u}) + 0.2"]
+
+
+def program(seed):
+    rng = np.random.default_rng(seed)
+    lines = ["def prog(x, y):", "    a = x + 1", "    b = y * 2", "    n = a * 0"]
+    lines.append(f"    while n.sum() < {rng.integers(0, 6)}:")
+    for _ in range(rng.integers(1, 4)):
+        target, u, v = ("ab"[rng.integers(2)] for _ in range(3))
+        if rng.random() < 0.3:
+            lines.append(f"        if {u}.sum() > {rng.normal():.2f}:")
+            lines.append(f"            {target} = " + EXPRS[rng.integers(len(EXPRS))].format(u=u, v=v))
+            lines.append("        else:")
+            lines.append(f"            {target} = {u} * -0.5")
+        else:
+            lines.append(f"        {target} = " + EXPRS[rng.integers(len(EXPRS))].format(u=u, v=v))
+    lines.append("        n = n + 1")
+    lines.append("    return a + b * 3, n")
+    ns = {"ops": ops}
+    exec(compile("\n".join(lines) + "\n", f"<generated loop {seed}>", "exec"), ns)
+    return ns["prog"], "\n".join(lines)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_generated_loops_equal_eager(seed):
+    fn, source = program(seed)
+    jitted = whole_graph(fn)
+    rng = np.random.default_rng(500 + seed)
+    for _ in range(3):
+        x = ms.Tensor(rng.standard_normal((2, 3)).astype(np.float32))
+        y = ms.Tensor(rng.standard_normal((2, 3)).astype(np.float32))
+        for got, want in zip(as_numpy(jitted(x, y)), as_numpy(fn(x, y))):
+            np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5, err_msg=source)
+    assert ms.get_code_extra(jitted)["compile_count"] == 1, source
