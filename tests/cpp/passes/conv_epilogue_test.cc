@@ -5,6 +5,7 @@
 #include <limits>
 #include <random>
 
+#include "kernels/cpu/cpu_features.h"
 #include "tests/cpp/passes/pass_test_util.h"
 
 namespace pijit::graph {
@@ -123,7 +124,10 @@ TEST(ConvEpilogueTest, KernelEqualsTheOpsOneByOne) {
       for (const auto& post : posts) {
         if (c.own_bias && post[0] == kBias) continue;
         std::vector<const Tensor*> ops;
-        bool exact = true;
+        // Bit for bit where oneDNN runs the convolution with and without post-ops through one
+        // implementation (its AVX-512 kernels); on AVX2-only hosts it picks different
+        // implementations for the two, which sum in another order.
+        bool exact = cpu::Host().avx512f;
         for (int64_t p : post) {
           if (p == kBias) ops.push_back(&chan);
           if (p == kAdd) ops.push_back(&res);
