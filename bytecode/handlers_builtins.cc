@@ -300,6 +300,11 @@ std::optional<bool> FoldCall::Numeric() {
         *out = Value::Const(t ? Py_True : Py_False);
         return true;
       }
+      // range() of tensors: a for loop over it becomes a loop node in whole-graph mode.
+      if (b == Builtin::kRange && in.WholeGraph() &&
+          std::any_of(args.begin(), args.end(), [](const Value& a) { return a.kind == Value::kTensor; })) {
+        return in.TensorRange(args, out);
+      }
       // int("3") and float("-inf") parse a constant string.
       const bool parses_str = b == Builtin::kInt || b == Builtin::kFloat;
       for (const Value& a : args) {

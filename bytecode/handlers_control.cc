@@ -264,6 +264,10 @@ bool Interp::IterInputDict(const Value& v, Value* out) {
 bool Interp::StepGetIter(Frame& f) {
   Value a;
   if (!Pop(f, &a)) return false;
+  if (a.kind == Value::kTensorRange) {  // its own iterator: FOR_ITER makes the loop a loop node
+    f.stack.push_back(std::move(a));
+    return true;
+  }
   Value it;
   if (!IterOf(f, a, &it)) return false;
   f.stack.push_back(std::move(it));

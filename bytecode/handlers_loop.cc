@@ -15,6 +15,8 @@
 // and on values known at capture time. A body that changes a Python value (`i += 1`), records a
 // side effect (a store, a print), leaves the loop (break, return) or changes a tensor's dtype or
 // shape stops capture with the reason, as whole-graph mode reports it.
+#include <algorithm>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -63,7 +65,7 @@ bool Interp::LeavesLoop(const Frame& f, size_t pc) {
   const WhileShape& loop = open_loops_.back().shape;
   if (pc >= loop.body && pc < loop.end) return false;  // `end` decides whether to go round again
   Fail(BreakCategory::kUnsupportedBytecode,
-       "a jump out of a while loop on a tensor (break, continue to its condition) in whole-graph mode",
+       "a jump out of a loop on a tensor (break, continue to its condition) in whole-graph mode",
        "keep the loop's exits in its condition");
   return true;
 }
@@ -95,10 +97,111 @@ bool Interp::TruthNode(graph::NodeId cond, bool on_true, graph::NodeId* pred) {
   return on_true || add(graph::Op::kLogicalNot, {});
 }
 
-bool Interp::LoopOnTensor(StepState& s, const Value& cond, const WhileShape& shape) {
+bool Interp::TensorRange(const ValueList& args, Value* out) {
+  if (args.empty() || args.size() > 3) {
+    Fail(BreakCategory::kInvalidInput, absl::StrFormat("range expected 1 to 3 arguments, got %d", args.size()));
+    return false;
+  }
+  int64_t step = 1;
+  if (args.size() == 3) {
+    const Value& st = args[2];
+    if (st.kind != Value::kConst || !PyLong_CheckExact(st.obj) || (step = PyLong_AsLongLong(st.obj)) == 0) {
+      PyErr_Clear();
+      Fail(BreakCategory::kDataDependent, "range() of tensors with a step that is not a nonzero Python int",
+           "in whole-graph mode a loop over range() of tensors takes a fixed step");
+      return false;
+    }
+    UseConst(st);
+  }
+  // The bounds as 0-d tensors of the first tensor bound's integer dtype.
+  std::optional<DType> dtype;
+  PyTypeObject* type = nullptr;
+  for (size_t i = 0; i < std::min<size_t>(args.size(), 2); ++i) {
+    if (args[i].kind != Value::kTensor) continue;
+    const TensorMeta& m = g().node(args[i].node).meta;
+    if (!IsInteger(m.dtype) || NumElements(m.shape) != 1) {
+      Fail(BreakCategory::kInvalidInput, absl::StrFormat("range: a %s tensor of shape %s cannot be interpreted as an "
+                                                         "integer", DTypeName(m.dtype), ShapeToString(m.shape)));
+      return false;
+    }
+    if (!dtype) dtype = m.dtype, type = args[i].type;
+  }
+  auto bound = [&](const Value& v, graph::NodeId* node) {
+    absl::StatusOr<graph::NodeId> made = graph::NodeId{-1};
+    if (v.kind == Value::kTensor) {
+      made = g().AddOp(graph::Op::kReshape, {v.node}, Shape{});
+    } else if (v.kind == Value::kConst && PyLong_CheckExact(v.obj)) {
+      UseConst(v);
+      const long long x = PyLong_AsLongLong(v.obj);
+      if (PyErr_Occurred()) {
+        PyErr_Clear();
+        Fail(BreakCategory::kInvalidInput, "range: a bound beyond 64 bits");
+        return false;
+      }
+      made = g().AddConstant(Tensor::Scalar<int64_t>(x));
+    } else {
+      Fail(BreakCategory::kInvalidInput, "range: a bound that is neither an int nor an integer tensor");
+      return false;
+    }
+    if (made.ok()) made = g().AddOp(graph::Op::kCast, {*made}, CastTo(*dtype));
+    if (!made.ok()) {
+      Fail(BreakCategory::kInternal, std::string(made.status().message()));
+      return false;
+    }
+    *node = *made;
+    return true;
+  };
+  graph::NodeId start, stop;
+  if (args.size() == 1) {
+    if (!bound(Value::Const(Keep(PyLong_FromLong(0))), &start)) return false;
+    if (!bound(args[0], &stop)) return false;
+  } else if (!bound(args[0], &start) || !bound(args[1], &stop)) {
+    return false;
+  }
+  *out = Value();
+  out->kind = Value::kTensorRange;
+  out->items = std::make_shared<ValueList>(ValueList{Value::Tensor(start, type), Value::Tensor(stop, type)});
+  out->range_step = step;
+  return true;
+}
+
+bool Interp::ForOverTensorRange(StepState& s, size_t pc) {
   Frame& f = s.f;
+  const size_t exit = static_cast<size_t>(f.instrs[pc].target);
+  // The trip ends at the jump back to FOR_ITER (the last one: a `continue` jumps there too).
+  size_t end = 0;
+  for (size_t i = exit; i-- > pc + 1 && end == 0;) {
+    const Instr& in = f.instrs[i];
+    if ((in.op == Opc::JUMP_BACKWARD || in.op == Opc::JUMP_BACKWARD_NO_INTERRUPT) && static_cast<size_t>(in.target) == pc) {
+      end = i;
+    }
+  }
+  if (end == 0) {
+    Fail(BreakCategory::kUnsupportedBytecode, "a for loop over range() of tensors whose end pijit does not recognise");
+    return false;
+  }
+  WhileShape shape;
+  shape.body = pc + 1;
+  shape.end = end;
+  shape.exit = exit;
+  const Value range = f.stack.back();
+  const LoopCounter counter{(*range.items)[0], (*range.items)[1].node, range.range_step};
+  auto stay = g().AddOp(range.range_step > 0 ? graph::Op::kLess : graph::Op::kGreater, {counter.start.node, counter.stop});
+  if (!stay.ok()) {
+    Fail(BreakCategory::kInternal, std::string(stay.status().message()));
+    return false;
+  }
+  return CaptureLoop(s, *stay, shape, &counter);
+}
+
+bool Interp::LoopOnTensor(StepState& s, const Value& cond, const WhileShape& shape) {
   graph::NodeId stay;
   if (!TruthNode(cond.node, shape.entry_stays_on_true, &stay)) return false;
+  return CaptureLoop(s, stay, shape, nullptr);
+}
+
+bool Interp::CaptureLoop(StepState& s, graph::NodeId stay, const WhileShape& shape, const LoopCounter* counter) {
+  Frame& f = s.f;
   const std::vector<Value> locals = f.locals, stack = f.stack;
   const size_t first_node = g().nodes().size();
   // Stand-ins for the tensors the body may change: the body's parameters once it is captured.
@@ -111,13 +214,18 @@ bool Interp::LoopOnTensor(StepState& s, const Value& cond, const WhileShape& sha
       return false;
     }
     slots.push_back({local, i, v, *node});
-    (local ? f.locals[i] : f.stack[i]).node = *node;
+    if (i != kCounterSlot) (local ? f.locals[i] : f.stack[i]).node = *node;
     return true;
   };
   for (size_t i = 0; i < locals.size(); ++i)
     if (!add_slot(true, i, locals[i])) return false;
   for (size_t i = 0; i < stack.size(); ++i)
     if (!add_slot(false, i, stack[i])) return false;
+  if (counter) {
+    // The item FOR_ITER pushes: a carried value of its own, outside the frame.
+    if (!add_slot(false, kCounterSlot, counter->start)) return false;
+    f.stack.push_back(Value::Tensor(slots.back().stand_in, counter->start.type));
+  }
   // Everything else the body could change, to compare after it.
   const auto without_tensors = [](std::vector<Value> vs) {
     for (Value& v : vs)
@@ -144,28 +252,48 @@ bool Interp::LoopOnTensor(StepState& s, const Value& cond, const WhileShape& sha
     Value ignored;
     if (!Step(f, pc, &returned, &ignored)) return false;
     if (returned) {
-      Fail(BreakCategory::kUnsupportedBytecode, "a return from a while loop on a tensor in whole-graph mode",
+      Fail(BreakCategory::kUnsupportedBytecode, "a return from a loop on a tensor in whole-graph mode",
            "keep the result in a variable and return after the loop");
       return false;
     }
   }
-  Value again;
-  if (!Pop(f, &again)) return false;
-  if (again.kind != Value::kTensor) {
-    Fail(BreakCategory::kDataDependent, "the condition of a while loop on a tensor is not a tensor after the body");
-    return false;
+  // Whether to go round again: the loop's condition, or the counter's next value against the
+  // range's end.
+  graph::NodeId stay_again, next_count = -1;
+  if (counter) {
+    const graph::NodeId count = slots.back().stand_in;
+    const DType dtype = g().node(count).meta.dtype;
+    auto step = g().AddOp(graph::Op::kCast, {g().AddConstant(Tensor::Scalar<int64_t>(counter->step))}, CastTo(dtype));
+    auto next = step.ok() ? g().AddOp(graph::Op::kAdd, {count, *step}) : step;
+    auto more = next.ok() ? g().AddOp(counter->step > 0 ? graph::Op::kLess : graph::Op::kGreater, {*next, counter->stop})
+                          : next;
+    if (!more.ok()) {
+      Fail(BreakCategory::kInternal, std::string(more.status().message()));
+      return false;
+    }
+    next_count = *next;
+    stay_again = *more;
+  } else {
+    Value again;
+    if (!Pop(f, &again)) return false;
+    if (again.kind != Value::kTensor) {
+      Fail(BreakCategory::kDataDependent, "the condition of a while loop on a tensor is not a tensor after the body");
+      return false;
+    }
+    if (!TruthNode(again.node, shape.end_stays_on_true, &stay_again)) return false;
   }
   if (effects_.size() != effects_before || pending_.size() + pending_cells_.size() != pending_before ||
       customs_.size() != customs_before) {
-    Fail(BreakCategory::kSideEffect, "a while loop on a tensor has a side effect (a store, a print, a Cell with a bprop)",
+    Fail(BreakCategory::kSideEffect, "a loop on a tensor has a side effect (a store, a print, a Cell with a bprop)",
          "in whole-graph mode a loop on a tensor computes tensors only: keep side effects out of it");
     return false;
   }
   if (f.stack.size() != stack.size() || f.locals.size() != locals.size()) {
-    Fail(BreakCategory::kInternal, "a while loop on a tensor leaves a stack of another depth");
+    Fail(BreakCategory::kInternal, "a loop on a tensor leaves a stack of another depth");
     return false;
   }
   auto name_of = [&](const LoopSlot& slot) {
+    if (slot.index == kCounterSlot) return std::string("the loop's counter");
     if (!slot.local) return std::string("a value on the stack");
     const char* name = PyUnicode_AsUTF8(PyTuple_GET_ITEM(f.code->co_localsplusnames, slot.index));
     return absl::StrFormat("`%s`", name ? name : "?");
@@ -180,7 +308,7 @@ bool Interp::LoopOnTensor(StepState& s, const Value& cond, const WhileShape& sha
     if ((locals[i].kind == Value::kTensor) != (f.locals[i].kind == Value::kTensor)) {
       const char* name = PyUnicode_AsUTF8(PyTuple_GET_ITEM(f.code->co_localsplusnames, i));
       Fail(BreakCategory::kDataDependent,
-           absl::StrFormat("`%s` is %s before a while loop on a tensor and %s after its body", name ? name : "?",
+           absl::StrFormat("`%s` is %s before a loop on a tensor and %s after its body", name ? name : "?",
                            locals[i].kind == Value::kTensor ? "a tensor" : "not a tensor",
                            f.locals[i].kind == Value::kTensor ? "a tensor" : "not a tensor"),
            "in whole-graph mode the values a loop on a tensor carries are tensors of one dtype and shape");
@@ -189,7 +317,7 @@ bool Interp::LoopOnTensor(StepState& s, const Value& cond, const WhileShape& sha
   }
   if (FingerprintOf(without_tensors(f.locals), without_tensors(f.stack)) != state_before) {
     Fail(BreakCategory::kDataDependent,
-         "a while loop on a tensor changes a Python value (a counter, a container)",
+         "a loop on a tensor changes a Python value (a counter, a container)",
          "in whole-graph mode a loop on a tensor carries tensors only: make the counter a Tensor "
          "(i = ops.zeros((), ms.int32) before the loop)");
     return false;
@@ -198,9 +326,11 @@ bool Interp::LoopOnTensor(StepState& s, const Value& cond, const WhileShape& sha
   std::vector<const LoopSlot*> carried;
   std::vector<Value> after;
   for (const LoopSlot& slot : slots) {
-    const Value& now = slot.local ? f.locals[slot.index] : f.stack[slot.index];
+    const Value now = slot.index == kCounterSlot ? Value::Tensor(next_count, slot.before.type)
+                      : slot.local             ? f.locals[slot.index]
+                                               : f.stack[slot.index];
     if (now.kind != Value::kTensor) {
-      Fail(BreakCategory::kDataDependent, absl::StrFormat("%s is a tensor before a while loop on a tensor "
+      Fail(BreakCategory::kDataDependent, absl::StrFormat("%s is a tensor before a loop on a tensor "
                                                           "but not after its body", name_of(slot)));
       return false;
     }
@@ -209,7 +339,7 @@ bool Interp::LoopOnTensor(StepState& s, const Value& cond, const WhileShape& sha
     const TensorMeta& b = g().node(now.node).meta;
     if (!(a == b)) {
       Fail(BreakCategory::kDataDependent,
-           absl::StrFormat("%s is %s%s before a while loop on a tensor and %s%s after its body", name_of(slot),
+           absl::StrFormat("%s is %s%s before a loop on a tensor and %s%s after its body", name_of(slot),
                            DTypeName(a.dtype), ShapeToString(a.shape), DTypeName(b.dtype), ShapeToString(b.shape)),
            "in whole-graph mode a loop on a tensor keeps each value's dtype and shape");
       return false;
@@ -217,13 +347,14 @@ bool Interp::LoopOnTensor(StepState& s, const Value& cond, const WhileShape& sha
     carried.push_back(&slot);
     after.push_back(now);
   }
-  graph::NodeId stay_again;
-  if (!TruthNode(again.node, shape.end_stays_on_true, &stay_again)) return false;
   f.locals = locals;
   f.stack = stack;
   std::vector<Value> results;
   if (!MoveBodyIntoLoop(stay, stay_again, first_node, slots, carried, after, &results)) return false;
-  for (size_t i = 0; i < carried.size(); ++i) (carried[i]->local ? f.locals : f.stack)[carried[i]->index] = results[i];
+  for (size_t i = 0; i < carried.size(); ++i) {
+    if (carried[i]->index != kCounterSlot) (carried[i]->local ? f.locals : f.stack)[carried[i]->index] = results[i];
+  }
+  if (counter) f.stack.pop_back();  // the exhausted range, as FOR_ITER leaves it
   s.next = shape.exit;
   return true;
 }

@@ -67,6 +67,8 @@ struct Value {
                     // `keys`, values in `items`, class in `seq_type` (handlers_object.cc)
     kPartial,       // functools.partial made during capture: its function in `cell`, its
                     // positional then keyword arguments in `items`, the keywords in `keys`
+    kTensorRange,   // range() of tensors in whole-graph mode: (start, stop) in `items`, its
+                    // step in `range_step`; a for loop over it is a loop node (handlers_loop.cc)
   };
   Kind kind = kUndef;
   graph::NodeId node = -1;       // kTensor
@@ -95,6 +97,7 @@ struct Value {
   int32_t iter_dict = -1;
   Py_ssize_t iter_total = 0;
   std::shared_ptr<const NumberInfo> number;  // kConst: a number the graph computes
+  int64_t range_step = 1;                     // kTensorRange
   // kIter made by zip or enumerate over other iterators: taking its items advances them.
   std::shared_ptr<IterLink> link;
   // kIter of a `for` loop over a list made during capture: that list's items (the iterator
@@ -312,6 +315,11 @@ class Interp {
   bool LoadDeref(Frame& f, int slot, Value* out);
   bool Call(Frame& f, const Value& callable, ValueList args, Value* out);  // handlers_call.cc
   bool CallOp(PyOp op, const ValueList& args, const std::vector<std::string>& kwnames, Value* out);
+  // Whole-graph mode (capture_mode="ast", fullgraph): no graph breaks.
+  bool WholeGraph() const { return !allow_break_; }
+  // range(start, stop, step) whose start or stop is a tensor, in whole-graph mode: a
+  // kTensorRange, which a for loop turns into a loop node (handlers_loop.cc).
+  bool TensorRange(const ValueList& args, Value* out);
   bool NumpyScalarsAsConstants(ValueList* args, absl::InlinedVector<PyObject*, 4>* numbers);
   bool CallVjp(Frame& f, ValueList args, Value* out);
   bool VjpSeeds(const Value& sens, bool scalar, const std::vector<graph::NodeId>& out_nodes,
@@ -567,6 +575,17 @@ class Interp {
   };
   std::vector<OpenLoop> open_loops_;
   bool LoopOnTensor(StepState& s, const Value& cond, const WhileShape& shape);
+  // FOR_ITER over a kTensorRange at instruction `pc`: the loop becomes a loop node.
+  bool ForOverTensorRange(StepState& s, size_t pc);
+  // for loops over a tensor range: the counter is a carried value outside the frame.
+  struct LoopCounter {
+    Value start;          // a 0-d integer tensor
+    graph::NodeId stop;   // of the start's dtype
+    int64_t step;
+  };
+  static constexpr size_t kCounterSlot = ~size_t{0};
+  bool CaptureLoop(StepState& s, graph::NodeId stay, const WhileShape& shape, const LoopCounter* counter);
+
   bool MoveBodyIntoLoop(graph::NodeId stay, graph::NodeId stay_again, size_t first_node,
                         const std::vector<LoopSlot>& slots, const std::vector<const LoopSlot*>& carried,
                         const std::vector<Value>& after, std::vector<Value>* results);

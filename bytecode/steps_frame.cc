@@ -299,6 +299,7 @@ bool Interp::StepIterate(StepState& s) {
       if (!StepGetIter(f)) return false;
       break;
     case Opc::FOR_ITER:
+      if (!f.stack.empty() && f.stack.back().kind == Value::kTensorRange) return ForOverTensorRange(s, s.next - 1);
       if (!StepForIter(f, in.target, &s.next)) return false;
       break;
     default:

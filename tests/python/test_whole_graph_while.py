@@ -203,9 +203,9 @@ def prints_inside(x):
 
 @pytest.mark.parametrize("fn, message", [
     (python_counter, "changes a Python value"),
-    (leaves_with_break, "jump out of a while loop on a tensor"),
-    (grows, r"is Float32\(2,\) before a while loop on a tensor and Float32\(4,\) after its body"),
-    (changes_dtype, r"is Float32\(2,\) before a while loop on a tensor and Float64\(2,\) after its body"),
+    (leaves_with_break, "jump out of a loop on a tensor"),
+    (grows, r"is Float32\(2,\) before a loop on a tensor and Float32\(4,\) after its body"),
+    (changes_dtype, r"is Float32\(2,\) before a loop on a tensor and Float64\(2,\) after its body"),
     (prints_inside, "side effect"),
 ])
 def test_what_a_loop_cannot_carry_says_why(fn, message):
@@ -267,3 +267,93 @@ def test_generated_loops_equal_eager(seed):
         for got, want in zip(as_numpy(jitted(x, y)), as_numpy(fn(x, y))):
             np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5, err_msg=source)
     assert ms.get_code_extra(jitted)["compile_count"] == 1, source
+
+
+# ---- for loops over range() of tensors ----------------------------------------------------------
+
+def over_range(x, n):
+    for i in range(n):
+        x = x * 1.5 + i
+    return x
+
+
+def over_range_from_to(x, lo, hi):
+    total = x * 0
+    for i in range(lo, hi):
+        total = total + x * i
+    return total
+
+
+def over_range_stepping(x, n):
+    for k in range(1, n, 2):
+        x = x - k
+    for k in range(n, 0, -1):
+        x = x * 0.5 + k
+    return x
+
+
+def n_of(k):
+    return ms.Tensor(k, ms.int32)
+
+
+RANGE_CASES = [
+    (over_range, lambda k: (t(0.5, -1.0), n_of(k))),
+    (over_range_from_to, lambda k: (t(0.5, -1.0), n_of(2), n_of(k))),
+    (over_range_stepping, lambda k: (t(0.5, -1.0), n_of(k))),
+]
+
+
+@pytest.mark.parametrize("fn, make", RANGE_CASES, ids=[c[0].__name__ for c in RANGE_CASES])
+def test_for_over_range_of_a_tensor_equals_eager_in_one_graph(fn, make):
+    jitted = whole_graph(fn)
+    for k in (0, 1, 2, 7):
+        args = make(k)
+        got, want = jitted(*args), fn(*args)
+        assert got.dtype == want.dtype
+        np.testing.assert_allclose(got.asnumpy(), want.asnumpy(), rtol=1e-6, err_msg=f"{fn.__name__} k={k}")
+    one_loop_graph(jitted, *make(3))
+    assert ms.get_code_extra(jitted)["compile_count"] == 1
+
+
+def test_gradients_through_a_for_over_range_equal_eager():
+    def loss(x, n):
+        for i in range(n):
+            x = ops.sin(x) * 1.5 + i
+        return (x * x).sum()
+
+    grad = ms.grad(loss)
+    jitted = whole_graph(lambda x, n: grad(x, n))
+    x = ms.Tensor(np.array([0.3, -0.7, 1.1], np.float64))
+    for k in (0, 1, 5):
+        np.testing.assert_allclose(jitted(x, n_of(k)).asnumpy(), grad(x, n_of(k)).asnumpy(), rtol=1e-12)
+    assert "while_grad(" in ms.explain(jitted, x, n_of(3)).graphs[0]
+
+
+def range_of_a_float(x, n):
+    for i in range(n):
+        x = x + 1
+    return x
+
+
+def range_with_a_tensor_step(x, n):
+    for i in range(0, 10, n):
+        x = x + 1
+    return x
+
+
+def continues(x, n):
+    for i in range(n):
+        if x.sum() > 5:
+            continue
+        x = x + 1
+    return x
+
+
+@pytest.mark.parametrize("fn, arg, message", [
+    (range_of_a_float, t(3.0), "integer"),
+    (range_with_a_tensor_step, n_of(2), "step that is not a nonzero Python int"),
+    (continues, n_of(3), "jump out of a loop on a tensor"),
+])
+def test_what_a_for_over_a_tensor_range_cannot_do_says_why(fn, arg, message):
+    with pytest.raises((ms.GraphBreakError, TypeError, ValueError), match=message):
+        whole_graph(fn)(t(1.0, 2.0), arg)
