@@ -22,8 +22,11 @@ def jit_matches_eager(fn, *args):
     jf = ms.jit(fn, capture_mode="bytecode")
     ms.reset(jf)  # parametrized lambdas share one code object
     eager = fn(*args).asnumpy()
+    # float32 products may go through another oneDNN kernel in the graph (its operands made
+    # contiguous), which on AVX2-only hosts sums in another order: a rounding step apart.
+    rtol = 1e-6 if eager.dtype == np.float32 else 1e-12
     for _ in range(2):
-        np.testing.assert_allclose(jf(*args).asnumpy(), eager, rtol=1e-12)
+        np.testing.assert_allclose(jf(*args).asnumpy(), eager, rtol=rtol)
     return eager
 
 
