@@ -1,8 +1,9 @@
 // An `if` on a tensor's value in whole-graph mode (capture_mode="ast", GRAPH_MODE, PSJit,
-// fullgraph): both ways are captured and every value that differs between them is joined
-// with where(cond, value if true, value if false), as XLA turns a cheap conditional into a
-// select. The graph computes both ways; the caller sees the way the condition takes, and
-// gradients flow through where to the way taken.
+// fullgraph) becomes one cond node (graph/control_flow.h), as MindSpore's graph mode, lax.cond
+// and XLA's conditional compile it: both ways are captured, the nodes of each move into a
+// branch graph of the node, and every value that differs between the ways becomes one of its
+// results. Only the way the condition takes runs, and only its gradient: a way that would
+// give NaN or infinity (sqrt or log of what the other way guards against) affects nothing.
 //
 // What the join accepts: tensors of one dtype and shape (or the same tensor), the same
 // Python value, and tuples and lists of those, in locals and on the stack; both ways reach
@@ -12,10 +13,12 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/hash/hash.h"
 #include "absl/strings/str_format.h"
 #include "bytecode/interp.h"
+#include "graph/control_flow.h"
 #include "guards/guards.h"
 #include "interop/convert.h"
 
@@ -102,7 +105,7 @@ bool Interp::RunBranchPath(Frame& f, size_t start, size_t stop, bool exit_jump, 
   }
 }
 
-bool Interp::MergeBranchValues(graph::NodeId pred, const Value& on_true, const Value& on_false,
+bool Interp::MergeBranchValues(BranchJoin& join, const Value& on_true, const Value& on_false,
                                const std::string& what, Value* out) {
   auto differ = [&]() {
     Fail(BreakCategory::kDataDependent,
@@ -119,20 +122,22 @@ bool Interp::MergeBranchValues(graph::NodeId pred, const Value& on_true, const V
         *out = on_true;
         return true;
       }
-      const TensorMeta& a = g().node(on_true.node).meta;
-      const TensorMeta& b = g().node(on_false.node).meta;
-      if (!(a == b) || on_true.type != on_false.type) return differ();
-      auto node = g().AddOp(graph::Op::kWhere, {pred, on_true.node, on_false.node});
-      if (!node.ok()) {
-        Fail(BreakCategory::kInternal, std::string(node.status().message()));
-        return false;
+      if (join.results == nullptr) {  // the first pass: the cond's results are these pairs
+        const TensorMeta& a = g().node(on_true.node).meta;
+        const TensorMeta& b = g().node(on_false.node).meta;
+        if (!(a == b) || on_true.type != on_false.type) return differ();
+        join.pairs.push_back({on_true.node, on_false.node});
+        *out = on_true;
+        return true;
       }
-      *out = Value::Tensor(*node, on_true.type);
+      *out = Value::Tensor((*join.results)[join.next++], on_true.type);
       return true;
     }
     case Value::kConst:
       if (!SamePlainValue(on_true.obj, on_false.obj)) return differ();
       *out = on_true;
+      // A number one way computed: its node went with that way's nodes; the value is the same.
+      if (out->number && static_cast<size_t>(out->number->node) >= join.first_node) out->number = nullptr;
       return true;
     case Value::kUndef:
     case Value::kNull:
@@ -149,7 +154,7 @@ bool Interp::MergeBranchValues(graph::NodeId pred, const Value& on_true, const V
       }
       ValueList items(on_true.items->size());
       for (size_t i = 0; i < items.size(); ++i) {
-        if (!MergeBranchValues(pred, (*on_true.items)[i], (*on_false.items)[i],
+        if (!MergeBranchValues(join, (*on_true.items)[i], (*on_false.items)[i],
                                absl::StrFormat("item %d of %s", i, what), &items[i])) {
           return false;
         }
@@ -172,27 +177,35 @@ bool Interp::MergeBranchValues(graph::NodeId pred, const Value& on_true, const V
 bool Interp::BranchOnTensor(StepState& s, const Value& cond, bool jump_on_true) {
   Frame& f = s.f;
   const size_t fall = s.next, target = static_cast<size_t>(s.in.target);
-  // The condition as a 0-d bool, so that where broadcasts it over values of any shape.
-  graph::NodeId pred;
+  graph::NodeId pred;  // the condition as a bool[]
   if (!TruthNode(cond.node, /*on_true=*/true, &pred)) return false;
+  const size_t first_node = g().nodes().size();
   const std::vector<Value> locals = f.locals, stack = f.stack;
   const size_t shared_state = FingerprintOf(locals, stack);
-  const size_t effects_before = effects_.size();
+  const size_t effects_before = effects_.size(), customs_before = customs_.size();
   auto kept_to_itself = [&](const char* way) {
-    if (effects_.size() == effects_before && FingerprintOf(locals, stack) == shared_state) return true;
+    if (effects_.size() == effects_before && customs_.size() == customs_before &&
+        FingerprintOf(locals, stack) == shared_state) {
+      return true;
+    }
     Fail(BreakCategory::kSideEffect,
          absl::StrFormat("the %s way of an if on a tensor has a side effect (a store, a print, a "
-                         "mutation of a container both ways see)", way),
-         "in whole-graph mode both ways of an if on a tensor are computed: keep side effects out of them");
+                         "mutation of a container both ways see, a Cell with a bprop)", way),
+         "in whole-graph mode both ways of an if on a tensor are captured: keep side effects out of them");
     return false;
   };
+  // The nodes each way adds, as ranges of node ids.
+  NodeRanges first_nodes, second_nodes;
+  auto record = [&](NodeRanges& ranges, size_t from) { ranges.push_back({from, g().nodes().size()}); };
   // The way that falls through (the `if` block), then the way the jump takes.
   PathEnd first;
   if (!RunBranchPath(f, fall, target, /*exit_jump=*/true, &first) || !kept_to_itself("first")) return false;
+  record(first_nodes, first_node);
   std::vector<Value> first_locals = std::move(f.locals), first_stack = std::move(f.stack);
   f.locals = locals;
   f.stack = stack;
   PathEnd second;
+  const size_t second_node = g().nodes().size();
   if (first.returned) {
     // `if c: return a` then the rest of the function: the rest must return too.
     if (!RunBranchPath(f, target, f.instrs.size(), false, &second)) return false;
@@ -206,13 +219,16 @@ bool Interp::BranchOnTensor(StepState& s, const Value& cond, bool jump_on_true) 
     return false;
   }
   if (!kept_to_itself("second")) return false;
+  record(second_nodes, second_node);
   if (!first.returned && second.returned) {
     // `if c: ... else: return b` then more code: the first way runs that code to its return
     // (what later CPython versions compile such a function to).
     std::vector<Value> second_locals = std::move(f.locals), second_stack = std::move(f.stack);
     f.locals = std::move(first_locals);
     f.stack = std::move(first_stack);
+    const size_t more = g().nodes().size();
     if (!RunBranchPath(f, first.join, f.instrs.size(), false, &first) || !kept_to_itself("first")) return false;
+    record(first_nodes, more);
     f.locals = std::move(second_locals);
     f.stack = std::move(second_stack);
   }
@@ -221,36 +237,136 @@ bool Interp::BranchOnTensor(StepState& s, const Value& cond, bool jump_on_true) 
          "in whole-graph mode both ways of an if on a tensor must continue at one place or both return");
     return false;
   }
-  // The fall-through way is the one taken when the condition is false if the jump is taken
-  // when it is true.
-  const bool first_is_true = !jump_on_true;
-  auto merge = [&](const Value& a, const Value& b, const std::string& what, Value* out) {
-    return first_is_true ? MergeBranchValues(pred, a, b, what, out) : MergeBranchValues(pred, b, a, what, out);
-  };
-  if (first.returned) {
-    Value result;
-    if (!merge(first.value, second.value, "the return value", &result)) return false;
-    *s.result = result;
-    s.returned = true;
-    return true;
-  }
-  if (first_stack.size() != f.stack.size()) {
+  if (!first.returned && first_stack.size() != f.stack.size()) {
     Fail(BreakCategory::kInternal, "the two ways of an if on a tensor leave stacks of different depths");
     return false;
   }
+  // The fall-through way is the one taken when the condition is false if the jump is taken
+  // when it is true.
+  const bool first_is_true = !jump_on_true;
+  // Joins what the ways leave: the first pass finds the tensors that differ (the cond's
+  // results), the second puts the results in their places.
+  BranchJoin join;
+  join.first_node = first_node;
   std::vector<Value> joined_locals(f.locals.size()), joined_stack(f.stack.size());
-  for (size_t i = 0; i < joined_locals.size(); ++i) {
-    const char* name = PyUnicode_AsUTF8(PyTuple_GET_ITEM(f.code->co_localsplusnames, i));
-    if (!merge(first_locals[i], f.locals[i], absl::StrFormat("`%s`", name ? name : "?"), &joined_locals[i])) {
-      return false;
+  Value returned;
+  auto join_all = [&]() {
+    auto merge = [&](const Value& a, const Value& b, const std::string& what, Value* out) {
+      return first_is_true ? MergeBranchValues(join, a, b, what, out) : MergeBranchValues(join, b, a, what, out);
+    };
+    if (first.returned) return merge(first.value, second.value, "the return value", &returned);
+    for (size_t i = 0; i < joined_locals.size(); ++i) {
+      const char* name = PyUnicode_AsUTF8(PyTuple_GET_ITEM(f.code->co_localsplusnames, i));
+      if (!merge(first_locals[i], f.locals[i], absl::StrFormat("`%s`", name ? name : "?"), &joined_locals[i])) {
+        return false;
+      }
     }
+    for (size_t i = 0; i < joined_stack.size(); ++i) {
+      if (!merge(first_stack[i], f.stack[i], "a value on the stack", &joined_stack[i])) return false;
+    }
+    return true;
+  };
+  if (!join_all()) return false;
+  std::vector<graph::NodeId> results;
+  if (!MoveWaysIntoCond(pred, first_node, first_is_true ? first_nodes : second_nodes,
+                        first_is_true ? second_nodes : first_nodes, join.pairs, &results)) {
+    return false;
   }
-  for (size_t i = 0; i < joined_stack.size(); ++i) {
-    if (!merge(first_stack[i], f.stack[i], "a value on the stack", &joined_stack[i])) return false;
+  join.results = &results;
+  if (!join_all()) return false;
+  if (first.returned) {
+    *s.result = returned;
+    s.returned = true;
+    return true;
   }
   f.locals = std::move(joined_locals);
   f.stack = std::move(joined_stack);
   s.next = first.join;
+  return true;
+}
+
+bool Interp::MoveWaysIntoCond(graph::NodeId pred, size_t first_node, const NodeRanges& if_true,
+                              const NodeRanges& if_false,
+                              const std::vector<std::pair<graph::NodeId, graph::NodeId>>& pairs,
+                              std::vector<graph::NodeId>* results) {
+  graph::Graph& outer = g();
+  const size_t count = outer.nodes().size();
+  const NodeRanges* ways[2] = {&if_true, &if_false};
+  auto way_of = [&](graph::NodeId id) {
+    for (int w = 0; w < 2; ++w)
+      for (auto [begin, end] : *ways[w])
+        if (static_cast<size_t>(id) >= begin && static_cast<size_t>(id) < end) return w;
+    return -1;
+  };
+  // The operands: what the ways read from before the if (inputs they read first included),
+  // in the order they are first read; both branches take them all.
+  std::vector<graph::NodeId> operands;
+  absl::flat_hash_map<graph::NodeId, size_t> operand_index;
+  auto note = [&](graph::NodeId id, int way) {
+    const int owner = way_of(id);
+    if (owner == way && outer.node(id).op != graph::Op::kParam) return true;
+    if (owner >= 0 && outer.node(id).op != graph::Op::kParam) {
+      Fail(BreakCategory::kInternal, "one way of an if on a tensor reads a value the other way computed");
+      return false;
+    }
+    if (operand_index.emplace(id, operands.size()).second) operands.push_back(id);
+    return true;
+  };
+  for (int w = 0; w < 2; ++w) {
+    for (auto [begin, end] : *ways[w]) {
+      for (size_t id = begin; id < end; ++id) {
+        const graph::Node& n = outer.node(static_cast<graph::NodeId>(id));
+        if (n.op == graph::Op::kParam) continue;
+        for (graph::NodeId i : n.inputs)
+          if (!note(i, w)) return false;
+      }
+    }
+  }
+  for (const auto& [a, b] : pairs)
+    if (!note(a, 0) || !note(b, 1)) return false;
+  // Each way's nodes, copied into its branch over the operands.
+  std::vector<graph::Graph> branches(2);
+  for (int w = 0; w < 2; ++w) {
+    graph::Graph& branch = branches[w];
+    absl::flat_hash_map<graph::NodeId, graph::NodeId> inside;
+    for (graph::NodeId id : operands) inside[id] = branch.AddParam(outer.node(id).meta);
+    for (auto [begin, end] : *ways[w]) {
+      for (size_t id = begin; id < end; ++id) {
+        const graph::Node& n = outer.node(static_cast<graph::NodeId>(id));
+        if (n.op == graph::Op::kParam) continue;
+        graph::Node copy = n;
+        for (graph::NodeId& i : copy.inputs) i = inside.at(i);
+        auto added = branch.AddNode(std::move(copy));
+        if (!added.ok()) {
+          Fail(BreakCategory::kInternal, std::string(added.status().message()));
+          return false;
+        }
+        inside[static_cast<graph::NodeId>(id)] = *added;
+      }
+    }
+    std::vector<graph::NodeId> outs;
+    for (const auto& pair : pairs) outs.push_back(inside.at(w == 0 ? pair.first : pair.second));
+    branch.SetOutputs(std::move(outs));
+  }
+  // The outer graph keeps what came before the if and the inputs the ways read first.
+  std::vector<bool> keep(count, false);
+  std::vector<graph::NodeId> new_id(count, -1);
+  graph::NodeId next = 0;
+  for (size_t id = 0; id < count; ++id) {
+    keep[id] = id < first_node;
+    if (keep[id] || outer.node(static_cast<graph::NodeId>(id)).op == graph::Op::kParam) new_id[id] = next++;
+  }
+  outer.Compact(keep);
+  RenumberInputs(new_id, first_node);
+  if (pairs.empty()) return true;  // nothing differs: the ways' nodes were dead
+  std::vector<graph::NodeId> inputs{pred};
+  for (graph::NodeId id : operands) inputs.push_back(new_id[id]);
+  auto made = graph::AppendRegion(outer, graph::Op::kCond, inputs, std::move(branches));
+  if (!made.ok()) {
+    Fail(BreakCategory::kInternal, std::string(made.status().message()));
+    return false;
+  }
+  *results = std::move(*made);
   return true;
 }
 

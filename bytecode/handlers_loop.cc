@@ -1,5 +1,5 @@
 // A `while` loop on a tensor's value in whole-graph mode (capture_mode="ast", GRAPH_MODE,
-// PSJit, fullgraph) becomes one while_loop node (graph/loop.h), as MindSpore's graph mode and
+// PSJit, fullgraph) becomes one while_loop node (graph/control_flow.h), as MindSpore's graph mode and
 // lax.while_loop compile it.
 //
 // CPython compiles `while cond: body` to the condition, a forward jump to the exit, the body,
@@ -24,7 +24,7 @@
 #include "absl/hash/hash.h"
 #include "absl/strings/str_format.h"
 #include "bytecode/interp.h"
-#include "graph/loop.h"
+#include "graph/control_flow.h"
 
 namespace pijit::bytecode {
 namespace {
@@ -415,7 +415,10 @@ bool Interp::MoveBodyIntoLoop(graph::NodeId stay, graph::NodeId stay_again, size
   std::vector<graph::NodeId> inputs{stay};
   for (const LoopSlot* c : carried) inputs.push_back(c->before.node);
   for (graph::NodeId v : invariants) inputs.push_back(new_id[v]);
-  auto loop = graph::AppendWhileLoop(outer, inputs, static_cast<int64_t>(carried.size()), std::move(body));
+  std::vector<graph::Graph> graphs;
+  graphs.push_back(std::move(body));
+  auto loop = graph::AppendRegion(outer, graph::Op::kWhileLoop, inputs, std::move(graphs),
+                                  static_cast<int64_t>(carried.size()));
   if (!loop.ok()) {
     Fail(BreakCategory::kInternal, std::string(loop.status().message()));
     return false;

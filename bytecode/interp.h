@@ -592,8 +592,23 @@ class Interp {
   // After nodes from `first_node` on were dropped: the node ids the interpreter keeps by
   // source and by object, renumbered.
   void RenumberInputs(const std::vector<graph::NodeId>& new_id, size_t first_node);
-  bool MergeBranchValues(graph::NodeId pred, const Value& on_true, const Value& on_false,
+  // Joining the ways of an if on a tensor (handlers_branch.cc): the first pass collects the
+  // pairs of tensors that differ (the cond's results); the second, with `results` set, puts
+  // result i where pair i was.
+  struct BranchJoin {
+    size_t first_node = 0;  // the first node of the ways
+    std::vector<std::pair<graph::NodeId, graph::NodeId>> pairs;  // (if true, if false)
+    const std::vector<graph::NodeId>* results = nullptr;
+    size_t next = 0;
+  };
+  bool MergeBranchValues(BranchJoin& join, const Value& on_true, const Value& on_false,
                          const std::string& what, Value* out);
+  using NodeRanges = std::vector<std::pair<size_t, size_t>>;  // [begin, end) of node ids
+  // Moves the nodes of the ways (from `first_node` on) into the branches of a cond node on
+  // `pred` whose results are the pairs' values; `results` gets them (renumbered graph).
+  bool MoveWaysIntoCond(graph::NodeId pred, size_t first_node, const NodeRanges& if_true,
+                        const NodeRanges& if_false, const std::vector<std::pair<graph::NodeId, graph::NodeId>>& pairs,
+                        std::vector<graph::NodeId>* results);
   bool StepStoreSubscript(StepState& s);
   bool StepGenerator(StepState& s);
   bool StepReturn(StepState& s);

@@ -7,7 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "graph/autodiff_rules.h"
-#include "graph/loop.h"
+#include "graph/control_flow.h"
 #include "kernels/errors.h"
 
 namespace pijit::graph {
@@ -361,7 +361,7 @@ VjpFn FindRule(Op op) {
 }  // namespace
 
 bool HasVjpRule(Op op) {
-  return FindRule(op) != nullptr || op == Op::kWhileLoop || op == Op::kLoopResult;
+  return FindRule(op) != nullptr || op == Op::kWhileLoop || op == Op::kCond || op == Op::kResult;
 }
 
 absl::StatusOr<NodeId> AppendSumTo(Graph& g, NodeId x, absl::Span<const int64_t> shape) {
@@ -406,35 +406,29 @@ std::vector<NodeId> StackRowGradients(const Graph& g, Builder& b, const TensorMe
   return out;
 }
 
-// The gradients of a while_loop's inputs (graph/loop.h) given its results' (kNil: none): one
-// while_grad node over the loop's inputs, the seeds and zeros for the invariants' sums.
-absl::StatusOr<std::vector<NodeId>> LoopVjp(Builder& b, Graph& g, NodeId id, absl::Span<const NodeId> result_grads) {
+// The gradients of a while_loop's or cond's inputs after its predicate (graph/control_flow.h),
+// given its results' (kNil: none): one while_grad or cond_grad node.
+absl::StatusOr<std::vector<NodeId>> RegionVjp(Builder& b, Graph& g, NodeId id, absl::Span<const NodeId> result_grads) {
   const Node n = g.node(id);  // a copy: nodes are appended below
-  const int64_t k = LoopCarried(n), m = LoopInvariants(n);
-  PIJIT_ASSIGN_OR_RETURN(Graph vjp, LoopBodyVjp(n.region->body, k));
-  Node grad;
-  grad.op = Op::kWhileGrad;
-  grad.attr = k;
-  grad.inputs = n.inputs;
-  for (int64_t i = 0; i < k; ++i) {
-    const TensorMeta& m_i = g.node(n.inputs[1 + i]).meta;
-    grad.inputs.push_back(result_grads[i] != kNil ? b.Fit(result_grads[i], m_i) : b.Zeros(m_i));
+  std::vector<NodeId> inputs(n.inputs.begin(), n.inputs.end());
+  for (int64_t i = 0; i < RegionResults(n); ++i) {
+    PIJIT_ASSIGN_OR_RETURN(const TensorMeta meta, RegionResultMeta(g, id, i));
+    const NodeId given = static_cast<size_t>(i) < result_grads.size() ? result_grads[i] : kNil;
+    inputs.push_back(given != kNil ? b.Fit(given, meta) : b.Zeros(meta));
   }
-  for (int64_t j = 0; j < m; ++j) grad.inputs.push_back(b.Zeros(g.node(n.inputs[1 + k + j]).meta));
+  const auto& graphs = n.region->graphs;
+  if (n.op == Op::kWhileLoop) {
+    const int64_t k = LoopCarried(n), m = LoopInvariants(n);
+    for (int64_t j = 0; j < m; ++j) inputs.push_back(b.Zeros(g.node(n.inputs[1 + k + j]).meta));
+    PIJIT_RETURN_IF_ERROR(b.status());
+    PIJIT_ASSIGN_OR_RETURN(Graph body_vjp, LoopBodyVjp(graphs[0], k));
+    return AppendRegion(g, Op::kWhileGrad, inputs, {graphs[0], std::move(body_vjp)}, k);
+  }
   PIJIT_RETURN_IF_ERROR(b.status());
-  auto region = std::make_shared<Region>();
-  region->body = n.region->body;
-  region->body_vjp = std::move(vjp);
-  grad.region = std::move(region);
-  PIJIT_ASSIGN_OR_RETURN(const NodeId node, g.AddNode(std::move(grad)));
-  std::vector<NodeId> grads;
-  for (int64_t j = 0; j < k + m; ++j) {
-    Attrs a;
-    a.attr = j;
-    PIJIT_ASSIGN_OR_RETURN(NodeId r, g.AddOp(Op::kLoopResult, {node, n.inputs[1 + j]}, std::move(a)));
-    grads.push_back(r);
-  }
-  return grads;
+  const int64_t results = RegionResults(n);
+  PIJIT_ASSIGN_OR_RETURN(Graph if_true, BodyVjp(graphs[0], results));
+  PIJIT_ASSIGN_OR_RETURN(Graph if_false, BodyVjp(graphs[1], results));
+  return AppendRegion(g, Op::kCondGrad, inputs, {std::move(if_true), std::move(if_false)});
 }
 
 }  // namespace
@@ -476,7 +470,7 @@ absl::StatusOr<std::vector<NodeId>> AppendBackward(Graph& g, absl::Span<const No
   for (NodeId id = 0; id < count; ++id) {
     const Node& n = g.node(id);
     // A loop's own value is its final condition; its results carry its gradients.
-    if (!CarriesGradient(n.meta.dtype) && n.op != Op::kWhileLoop) continue;
+    if (!CarriesGradient(n.meta.dtype) && n.op != Op::kWhileLoop && n.op != Op::kCond) continue;
     const bool integer = IsInteger(n.meta.dtype);
     bool d = is_wrt[id];
     if (id >= first && !(d || (integer && !HasVjpRule(n.op)))) {
@@ -513,7 +507,7 @@ absl::StatusOr<std::vector<NodeId>> AppendBackward(Graph& g, absl::Span<const No
   PIJIT_RETURN_IF_ERROR(b.status());
 
   absl::InlinedVector<bool, 4> want;
-  absl::flat_hash_map<NodeId, std::vector<NodeId>> loop_seeds;  // per while_loop, its results' gradients
+  absl::flat_hash_map<NodeId, std::vector<NodeId>> region_seeds;  // per loop or cond, its results' gradients
   for (NodeId id = count - 1; id >= 0; --id) {
     finalize(id);
     if (auto c = custom_of.find(id); c != custom_of.end()) {
@@ -551,26 +545,28 @@ absl::StatusOr<std::vector<NodeId>> AppendBackward(Graph& g, absl::Span<const No
       PIJIT_RETURN_IF_ERROR(b.status());
       continue;
     }
-    if (const Op op = g.node(id).op; op == Op::kLoopResult || op == Op::kWhileLoop) {
+    if (const Op op = g.node(id).op; op == Op::kResult || op == Op::kWhileLoop || op == Op::kCond) {
       const Node& n = g.node(id);
       if (!dep[id] || id < first) continue;
-      if (op == Op::kLoopResult) {
-        // Kept for the loop node, reached later (it comes before its results).
-        if (grad[id] != kNil && g.node(n.inputs[0]).op == Op::kWhileLoop) {
-          auto& seeds = loop_seeds[n.inputs[0]];
-          seeds.resize(static_cast<size_t>(LoopCarried(g.node(n.inputs[0]))), kNil);
-          seeds[static_cast<size_t>(n.attr)] = grad[id];
-        } else if (grad[id] != kNil) {
-          return absl::UnimplementedError("grad: the gradient of a loop's gradient is not implemented");
+      if (op == Op::kResult) {
+        // Kept for its region node, reached later (it comes before its results).
+        if (grad[id] == kNil) continue;
+        const Node& region = g.node(n.inputs[0]);
+        if (region.op != Op::kWhileLoop && region.op != Op::kCond) {
+          return absl::UnimplementedError(absl::StrFormat(
+              "grad: the gradient of %s (a gradient of a loop or conditional) is not implemented", OpName(region.op)));
         }
+        auto& seeds = region_seeds[n.inputs[0]];
+        seeds.resize(static_cast<size_t>(RegionResults(region)), kNil);
+        seeds[static_cast<size_t>(n.attr)] = grad[id];
         continue;
       }
-      auto seeds = loop_seeds.find(id);
-      if (seeds == loop_seeds.end()) continue;
-      PIJIT_ASSIGN_OR_RETURN(std::vector<NodeId> gs, LoopVjp(b, g, id, seeds->second));
-      const Node loop = g.node(id);
+      auto seeds = region_seeds.find(id);
+      if (seeds == region_seeds.end()) continue;
+      PIJIT_ASSIGN_OR_RETURN(std::vector<NodeId> gs, RegionVjp(b, g, id, seeds->second));
+      const Node region = g.node(id);
       for (size_t j = 0; j < gs.size(); ++j)
-        if (dep[loop.inputs[1 + j]]) accumulate(loop.inputs[1 + j], gs[j]);
+        if (dep[region.inputs[1 + j]]) accumulate(region.inputs[1 + j], gs[j]);
       PIJIT_RETURN_IF_ERROR(b.status());
       continue;
     }

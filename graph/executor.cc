@@ -1,8 +1,5 @@
 #include "graph/executor.h"
 
-#include "absl/container/flat_hash_map.h"
-#include "graph/loop_run.h"
-
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -20,7 +17,7 @@
 #include "kernels/errors.h"
 #include "graph/backend.h"
 #include "graph/device_replay.h"
-#include "graph/loop_run.h"
+#include "graph/control_flow_run.h"
 #include "kernels/flags.h"
 
 namespace pijit::graph {
@@ -316,7 +313,7 @@ absl::StatusOr<CompiledGraph> CompiledGraph::Compile(Graph g, const CompileOptio
     }
   }
   if (!on_host) PIJIT_RETURN_IF_ERROR(c.PrepareForDevice(g));
-  PIJIT_RETURN_IF_ERROR(c.CompileLoops(g, options));
+  PIJIT_RETURN_IF_ERROR(c.CompileRegions(g, options));
   // Symbolic sizes: a recording holds one call's sizes.
   // A random node draws new numbers on each call from the generator's counter at launch: a
   // recording would replay one call's draw.
@@ -351,21 +348,19 @@ absl::StatusOr<CompiledGraph> CompiledGraph::Compile(Graph g, const CompileOptio
   return c;
 }
 
-absl::Status CompiledGraph::CompileLoops(const Graph& g, const CompileOptions& options) {
+absl::Status CompiledGraph::CompileRegions(const Graph& g, const CompileOptions& options) {
   for (size_t id = 0; id < g.nodes().size(); ++id) {
     const Node& n = g.node(static_cast<NodeId>(id));
     if (!n.region) continue;
     CompileOptions inner = options;
     inner.backend = backend_;
-    auto programs = std::make_shared<LoopPrograms>();
-    PIJIT_ASSIGN_OR_RETURN(CompiledGraph body, Compile(n.region->body, inner));
-    programs->body = std::make_shared<const CompiledGraph>(std::move(body));
-    if (n.op == Op::kWhileGrad) {
-      PIJIT_ASSIGN_OR_RETURN(CompiledGraph vjp, Compile(n.region->body_vjp, inner));
-      programs->body_vjp = std::make_shared<const CompiledGraph>(std::move(vjp));
+    auto programs = std::make_shared<RegionPrograms>();
+    for (const Graph& sub : n.region->graphs) {
+      PIJIT_ASSIGN_OR_RETURN(CompiledGraph compiled, Compile(sub, inner));
+      programs->graphs.push_back(std::make_shared<const CompiledGraph>(std::move(compiled)));
     }
-    loops_.resize(g.nodes().size());
-    loops_[id] = std::move(programs);
+    regions_.resize(g.nodes().size());
+    regions_[id] = std::move(programs);
   }
   return absl::OkStatus();
 }
@@ -439,8 +434,8 @@ absl::Status CompiledGraph::RunOnBackend(absl::Span<const Tensor* const> inputs,
   absl::InlinedVector<Tensor, 16> values(nodes.size());
   absl::InlinedVector<const Tensor*, 16> value_of(nodes.size(), nullptr);
   absl::InlinedVector<const Tensor*, 2> args;
-  // The results of the loop nodes run so far (graph/loop.h), until their last reader.
-  absl::flat_hash_map<NodeId, std::vector<Tensor>> loop_results;
+  // The results of the control-flow nodes run so far (graph/control_flow.h), until their last reader.
+  absl::flat_hash_map<NodeId, std::vector<Tensor>> region_results;
   for (size_t id = 0; id < nodes.size(); ++id) {
     const Node& n = nodes[id];
     if (n.op == Op::kParam) {
@@ -456,11 +451,11 @@ absl::Status CompiledGraph::RunOnBackend(absl::Span<const Tensor* const> inputs,
     for (NodeId i : n.inputs) args.push_back(value_of[i]);
     if (!in_flight.empty())
       for (NodeId i : n.inputs) PIJIT_RETURN_IF_ERROR(in_flight.WaitFor(i));
-    if (!loops_.empty() && loops_[id]) {
-      PIJIT_ASSIGN_OR_RETURN(loop_results[static_cast<NodeId>(id)], RunLoopNode(n, *loops_[id], args));
-      values[id] = Tensor::Scalar<bool>(false);  // the final condition
-    } else if (n.op == Op::kLoopResult) {
-      values[id] = loop_results[n.inputs[0]][static_cast<size_t>(n.attr)];
+    if (!regions_.empty() && regions_[id]) {
+      PIJIT_ASSIGN_OR_RETURN(region_results[static_cast<NodeId>(id)], RunRegionNode(n, *regions_[id], args));
+      values[id] = *args[0];  // its predicate (a loop's final one is false, but nothing reads it)
+    } else if (n.op == Op::kResult) {
+      values[id] = region_results[n.inputs[0]][static_cast<size_t>(n.attr)];
     } else {
       // The node's result goes to its slot when the plan gave it one.
       std::optional<PlannedSlot> planned;
@@ -478,7 +473,7 @@ absl::Status CompiledGraph::RunOnBackend(absl::Span<const Tensor* const> inputs,
     for (NodeId i : n.inputs) {
       if (last_use_[i] != static_cast<int32_t>(id)) continue;
       values[i] = Tensor();
-      if (!loop_results.empty()) loop_results.erase(i);
+      if (!region_results.empty()) region_results.erase(i);
     }
   }
   PIJIT_RETURN_IF_ERROR(in_flight.WaitAll());

@@ -51,7 +51,7 @@ struct CompileOptions {
 
 class ArenaPool;
 class DeviceReplay;
-struct LoopPrograms;
+struct RegionPrograms;
 
 class CompiledGraph {
  public:
@@ -80,8 +80,8 @@ class CompiledGraph {
   // For a device backend: checks every node runs there, notes the params the graph writes,
   // and copies the constants to the device.
   absl::Status PrepareForDevice(const Graph& g);
-  // Compiles the bodies of the loop nodes of `g` for this graph's backend.
-  absl::Status CompileLoops(const Graph& g, const CompileOptions& options);
+  // Compiles the graphs of the control-flow nodes of `g` for this graph's backend.
+  absl::Status CompileRegions(const Graph& g, const CompileOptions& options);
   Graph graph_;
   const Backend* backend_ = nullptr;  // graph/backend.h
   std::string backend_note_;
@@ -92,8 +92,9 @@ class CompiledGraph {
   MemoryPlan plan_;                // empty: every value gets fresh memory
   std::shared_ptr<ArenaPool> arenas_;  // with a plan: arenas idle between calls
   std::shared_ptr<DeviceReplay> replay_;  // device backends that record whole calls
-  // Per node, a loop node's compiled bodies (graph/loop_run.h); empty when there is no loop.
-  std::vector<std::shared_ptr<const LoopPrograms>> loops_;
+  // Per node, a control-flow node's compiled graphs (graph/control_flow_run.h); empty when
+  // the graph has none.
+  std::vector<std::shared_ptr<const RegionPrograms>> regions_;
 };
 
 }  // namespace pijit::graph

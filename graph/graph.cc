@@ -5,7 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "graph/loop.h"
+#include "graph/control_flow.h"
 #include "kernels/errors.h"
 #include "kernels/number_text.h"
 
@@ -142,7 +142,7 @@ std::vector<std::string> AttrTexts(const Node& n) {
       break;
     case Op::kConv2DTranspose: ints("window_outpad"); break;
     case Op::kWhileLoop: case Op::kWhileGrad: a.push_back(absl::StrCat("carried=", n.attr)); break;
-    case Op::kLoopResult: a.push_back(absl::StrCat("index=", n.attr)); break;
+    case Op::kResult: return {absl::StrCat("index=", n.attr)};  // its meta is its declared one
     case Op::kFusedMatMul: case Op::kFusedConv2D: {
       absl::Span<const int64_t> post(n.ints);
       if (n.op == Op::kFusedConv2D) {
@@ -373,10 +373,9 @@ void AppendGraphText(const Graph& g, const std::string& indent, std::string* out
     if (n.region) {
       const std::string inner = indent + "    ";
       absl::StrAppend(out, " {\n", inner);
-      AppendGraphText(n.region->body, inner, out);
-      if (n.op == Op::kWhileGrad) {
-        absl::StrAppend(out, inner);
-        AppendGraphText(n.region->body_vjp, inner, out);
+      for (size_t i = 0; i < n.region->graphs.size(); ++i) {
+        if (i) absl::StrAppend(out, inner);
+        AppendGraphText(n.region->graphs[i], inner, out);
       }
       absl::StrAppend(out, indent, "  }");
     }
@@ -431,15 +430,14 @@ absl::Status Graph::Verify() const {
       return absl::InternalError(absl::StrFormat("verify: fused %%%d has no kernel", id));
     }
     if (n.region) {
-      for (const Graph* sub : {&n.region->body, &n.region->body_vjp}) {
-        if (sub == &n.region->body_vjp && n.op != Op::kWhileGrad) continue;
-        absl::Status inner = sub->Verify();
+      for (const Graph& sub : n.region->graphs) {
+        absl::Status inner = sub.Verify();
         if (!inner.ok()) {
           return absl::InternalError(absl::StrFormat("verify: in the body of %%%d: %s", id, inner.message()));
         }
       }
     }
-    if (n.op == Op::kLoopResult) PIJIT_RETURN_IF_ERROR(VerifyLoopResult(*this, static_cast<NodeId>(id)));
+    if (n.op == Op::kResult) PIJIT_RETURN_IF_ERROR(VerifyResult(*this, static_cast<NodeId>(id)));
     auto meta = InferNode(n, metas);
     if (!meta.ok()) {
       return absl::InternalError(absl::StrFormat("verify: %%%d (%s) fails inference: %s", id,

@@ -72,7 +72,7 @@ struct Node : Attrs {
   TensorMeta meta;
   int param_index = -1;  // param
   std::shared_ptr<const FusedKernel> fused;  // fused: program and generated code
-  std::shared_ptr<const Region> region;      // while_loop, while_grad: their subgraphs
+  std::shared_ptr<const Region> region;      // control flow: its branches or body (kRegion ops)
 };
 
 // The parts of a collective node's attr (see kAllReduceOps and kBroadcastRoots): its
@@ -134,10 +134,11 @@ class Graph {
   std::vector<NodeId> outputs_;
 };
 
-// The subgraphs of a loop node (graph/loop.h says what each takes and gives).
+// The graphs of a control-flow node (graph/control_flow.h says what each takes and gives):
+// while_loop {body}, while_grad {body, body_vjp}, cond {if_true, if_false}, cond_grad
+// {if_true_vjp, if_false_vjp}.
 struct Region {
-  Graph body;
-  Graph body_vjp;  // while_grad only
+  std::vector<Graph> graphs;
 };
 
 // Infers a node's output meta from its inputs' metas and its attributes.

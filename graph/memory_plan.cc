@@ -94,7 +94,7 @@ MemoryPlan PlanMemory(const Graph& g) {
     const Node& node = nodes[id];
     if (plan.root[id] != id || escapes[id] || HasTrait(node.op, kSource)) continue;
     // A loop's results come from its body's own compiled graph.
-    if (HasTrait(node.op, kRegion) || node.op == Op::kLoopResult) continue;
+    if (HasTrait(node.op, kRegion) || node.op == Op::kResult) continue;
     const auto& shape = node.meta.shape;
     if (std::any_of(shape.begin(), shape.end(), [](int64_t d) { return d < 0; })) continue;
     const int64_t numel = NumElements(shape);

@@ -1,6 +1,6 @@
 // Maps each IR op to its kernel's inference and execution functions.
 #include "graph/graph.h"
-#include "graph/loop.h"
+#include "graph/control_flow.h"
 #include "kernels/comm/comm.h"
 #include "kernels/errors.h"
 #include "kernels/fused_reduce.h"
@@ -340,7 +340,9 @@ absl::StatusOr<TensorMeta> InferNode(const Node& n, absl::Span<const TensorMeta*
     case Op::kFused: return InferFused(n, in);
     case Op::kWhileLoop:
     case Op::kWhileGrad:
-    case Op::kLoopResult: return InferLoop(n, in);
+    case Op::kCond:
+    case Op::kCondGrad:
+    case Op::kResult: return InferRegion(n, in);
     case Op::kFusedReduce: return InferFusedReduce(n, in);
     default: break;
   }
@@ -515,7 +517,7 @@ absl::StatusOr<Tensor> RunNode(const Node& n, absl::Span<const Tensor* const> in
     }
     default: break;
   }
-  if (HasTrait(n.op, kRegion) || n.op == Op::kLoopResult) {
+  if (HasTrait(n.op, kRegion) || n.op == Op::kResult) {
     return absl::UnimplementedError(absl::StrFormat("%s runs in a compiled graph (graph/executor.h)", OpName(n.op)));
   }
   return absl::InternalError(absl::StrFormat("no kernel for %s", OpName(n.op)));

@@ -173,14 +173,15 @@ class Parser {
     return Build(outputs);
   }
 
-  // A loop node's body (and a while_grad's backward body) in braces after its attributes.
+  // A control-flow node's graphs (graph/control_flow.h) in braces after its attributes.
   absl::Status ParseRegion(Parsed* p) {
     PIJIT_RETURN_IF_ERROR(Expect("{"));
     auto region = std::make_shared<Region>();
-    for (Graph* sub : {&region->body, &region->body_vjp}) {
-      if (sub == &region->body_vjp && p->node.op != Op::kWhileGrad) break;
+    const int count = p->node.op == Op::kWhileLoop ? 1 : 2;
+    for (int i = 0; i < count; ++i) {
       Parser inner(t_, i_);
-      PIJIT_ASSIGN_OR_RETURN(*sub, inner.ParseGraph());
+      PIJIT_ASSIGN_OR_RETURN(Graph sub, inner.ParseGraph());
+      region->graphs.push_back(std::move(sub));
       i_ = inner.i_;
     }
     p->node.region = std::move(region);
@@ -292,7 +293,7 @@ class Parser {
   absl::Status ParseOp(Parsed* p) {
     const Token& name = Peek();
     bool found = false;
-    for (int o = 0; o <= static_cast<int>(Op::kLoopResult); ++o) {
+    for (int o = 0; o <= static_cast<int>(Op::kResult); ++o) {
       if (name.kind == Token::kWord && name.text == OpName(static_cast<Op>(o))) {
         p->node.op = static_cast<Op>(o);
         found = true;
@@ -351,7 +352,7 @@ class Parser {
                   n.op == Op::kConcat || n.op == Op::kStack)) {
         PIJIT_ASSIGN_OR_RETURN(n.attr, ParseInt());
       } else if ((attr.text == "carried" && HasTrait(n.op, kRegion)) ||
-                 (attr.text == "index" && n.op == Op::kLoopResult)) {
+                 (attr.text == "index" && n.op == Op::kResult)) {
         PIJIT_ASSIGN_OR_RETURN(n.attr, ParseInt());
       } else if (attr.text == "op" && (n.op == Op::kAllReduce || n.op == Op::kReduceScatter)) {
         const Token& v = Peek();
@@ -420,6 +421,10 @@ class Parser {
     }
     Next();  // ')'
     if (HasTrait(n.op, kRegion)) PIJIT_RETURN_IF_ERROR(ParseRegion(p));
+    if (n.op == Op::kResult) {  // a region's result is what its declaration says
+      n.ints = n.meta.shape;
+      n.dtype = n.meta.dtype;
+    }
     if ((n.op == Op::kReshape || n.op == Op::kBroadcastTo) && !seen["shape"]) {
       return Lexer::Error(name, absl::StrCat(OpName(n.op), " needs shape="));
     }

@@ -14,9 +14,9 @@
 // (sum/mean, default [] and false), shape=[..] (reshape), perm=[..] (transpose, default
 // reversed), program="..." (fused, see kernels/fused.h). A constant takes one literal (a
 // scalar, or a splat over its declared shape) or a list of every element in row-major order;
-// "<N elements>" (what the printer writes for large constants) cannot be parsed. A loop node
-// (while_loop, while_grad: graph/loop.h) writes its body graph (and a while_grad its backward
-// body) in braces after its attributes, each in this same form.
+// "<N elements>" (what the printer writes for large constants) cannot be parsed. A control-flow
+// node (while_loop, while_grad, cond, cond_grad: graph/control_flow.h) writes its graphs in
+// braces after its attributes, each in this same form.
 // Text after '#' up to the end of a line is a comment.
 //
 // Errors are InvalidArgument with the line and column: "line 3, column 14: ...".

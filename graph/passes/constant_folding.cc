@@ -7,7 +7,7 @@ absl::StatusOr<bool> Run(Graph& g) {
   for (size_t id = 0; id < g.nodes().size(); ++id) {
     const Node& n = g.node(static_cast<NodeId>(id));
     if (HasTrait(n.op, kSource) || HasTrait(n.op, kStateful) || HasTrait(n.op, kRegion) ||
-        n.op == Op::kLoopResult ||
+        n.op == Op::kResult ||
         NumElements(n.meta.shape) > kMaxFoldedElements) {
       continue;
     }

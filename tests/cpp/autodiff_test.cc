@@ -500,7 +500,7 @@ TEST(AutodiffTest, EveryDifferentiableOpHasARule) {
       // Its gradient is a Cell's bprop, given to AppendBackward as a CustomVjp.
       {Op::kCustomGrad, "custom"},
       // A loop's gradient; its own gradient (second order) is not implemented.
-      {Op::kWhileGrad, "second order"},
+      {Op::kWhileGrad, "second order"}, {Op::kCondGrad, "second order"},
   };
 #define PIJIT_GRAPH_OP(e, name, arity, traits) \
   EXPECT_NE(HasVjpRule(Op::e), without_rule.contains(Op::e)) << name;

@@ -1,6 +1,7 @@
 """`if` on a tensor's value in whole-graph mode (capture_mode="ast"): both ways are captured
-and joined with where() in one graph, equal to eager Python for either way, gradients
-included; what cannot be joined is a GraphBreakError that says why."""
+as the branches of one cond node of the graph, of which only the way taken runs, equal to
+eager Python for either way, gradients included; what cannot be joined is a GraphBreakError
+that says why."""
 import numpy as np
 import pytest
 
@@ -24,7 +25,7 @@ def whole_graph(fn):
 def one_graph(jitted, *args):
     info = ms.explain(jitted, *args)
     assert not info.breaks_graph and not info.break_reasons, info
-    assert "where(" in info.graphs[0]
+    assert "cond(" in info.graphs[0]
     return info
 
 
@@ -136,6 +137,32 @@ def test_gradients_flow_to_the_way_taken(x):
     want = 2 * x.asnumpy() if x.asnumpy().sum() > 0 else 3 * np.cos(x.asnumpy())
     np.testing.assert_allclose(jitted(x).asnumpy(), want, rtol=1e-5)
     np.testing.assert_allclose(grad(x).asnumpy(), want, rtol=1e-5)  # eager agrees
+
+
+def guarded_sqrt(x):
+    if x.sum() > 0:
+        y = ops.sqrt(x)
+    else:
+        y = x * 0  # sqrt of these values is NaN; only the way taken may count
+    return y.sum()
+
+
+def guarded_log(x):
+    if x.min() > 0:
+        return ops.log(x).sum()
+    return (x * 2).sum()
+
+
+@pytest.mark.parametrize("fn", [guarded_sqrt, guarded_log])
+@pytest.mark.parametrize("x", [POSITIVE, NEGATIVE], ids=["true", "false"])
+def test_the_way_not_taken_leaves_no_nan_in_values_or_gradients(fn, x):
+    grad = ms.grad(fn)
+    jitted_value, jitted_grad = whole_graph(fn), whole_graph(lambda x: grad(x))
+    np.testing.assert_array_equal(jitted_value(x).asnumpy(), fn(x).asnumpy())
+    got, want = jitted_grad(x).asnumpy(), grad(x).asnumpy()
+    assert not np.isnan(got).any()
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+    assert "cond_grad(" in ms.explain(jitted_grad, x).graphs[0]
 
 
 def different_shapes(x):

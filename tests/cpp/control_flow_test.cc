@@ -1,6 +1,6 @@
-// while_loop and while_grad (graph/loop.h): text form, verification, passes, execution against
-// a C++ loop, and gradients against central differences.
-#include "graph/loop.h"
+// while_loop, while_grad, cond and cond_grad (graph/control_flow.h): text form, verification,
+// passes, execution against C++ control flow, and gradients against central differences.
+#include "graph/control_flow.h"
 
 #include <cmath>
 #include <string>
@@ -30,7 +30,7 @@ const char kLoop[] =
     "      return (%5, %7)\n"
     "    }\n"
     "  }\n"
-    "  %6: f64[3] = loop_result(%5, %0, index=0)\n"
+    "  %6: f64[3] = result(%5, index=0)\n"
     "  %7: f64[3] = mul(%6, %6)\n"
     "  return (%7)\n"
     "}\n";
@@ -68,14 +68,14 @@ std::vector<double> Reference(std::vector<double> x, double n, const std::vector
   return x;
 }
 
-TEST(LoopTest, TextRoundTripsAndVerifies) {
+TEST(ControlFlowTest, TextRoundTripsAndVerifies) {
   auto g = Parse(kLoop);
   ASSERT_TRUE(g.ok()) << g.status();
   EXPECT_TRUE(g->Verify().ok()) << g->Verify();
   EXPECT_EQ(g->ToText(), kLoop);
 }
 
-TEST(LoopTest, RunsZeroOneAndManyTripsAsACLoop) {
+TEST(ControlFlowTest, RunsZeroOneAndManyTripsAsACLoop) {
   auto g = Parse(kLoop);
   ASSERT_TRUE(g.ok()) << g.status();
   for (bool optimize : {false, true}) {
@@ -99,7 +99,7 @@ TEST(LoopTest, RunsZeroOneAndManyTripsAsACLoop) {
   }
 }
 
-TEST(LoopTest, GradientsMatchCentralDifferences) {
+TEST(ControlFlowTest, GradientsMatchCentralDifferences) {
   auto parsed = Parse(kLoop);
   ASSERT_TRUE(parsed.ok()) << parsed.status();
   Graph g = *parsed;
@@ -143,7 +143,7 @@ TEST(LoopTest, GradientsMatchCentralDifferences) {
   }
 }
 
-TEST(LoopTest, PassesKeepLoopsApartAndUnfolded) {
+TEST(ControlFlowTest, PassesKeepLoopsApartAndUnfolded) {
   // Two loops over the same inputs with different bodies must not merge; a loop over
   // constants is not folded; a loop whose results nobody reads goes.
   const std::string body_mul =
@@ -161,9 +161,9 @@ TEST(LoopTest, PassesKeepLoopsApartAndUnfolded) {
       "graph(%0: f64[3]) {\n"
       "  %1: bool[] = constant(true)\n"
       "  %2: bool[] = while_loop(%1, %0, carried=1) {\n" + body_mul + "  }\n"
-      "  %3: f64[3] = loop_result(%2, %0, index=0)\n"
+      "  %3: f64[3] = result(%2, index=0)\n"
       "  %4: bool[] = while_loop(%1, %0, carried=1) {\n" + body_add + "  }\n"
-      "  %5: f64[3] = loop_result(%4, %0, index=0)\n"
+      "  %5: f64[3] = result(%4, index=0)\n"
       "  %6: bool[] = while_loop(%1, %0, carried=1) {\n" + body_add + "  }\n"
       "  return (%3, %5)\n"
       "}\n";
@@ -183,7 +183,7 @@ TEST(LoopTest, PassesKeepLoopsApartAndUnfolded) {
   EXPECT_DOUBLE_EQ(out[1].Contiguous().data<double>()[0], 5.0);
 }
 
-TEST(LoopTest, BodyOfAnotherMetaIsRejected) {
+TEST(ControlFlowTest, BodyOfAnotherMetaIsRejected) {
   const std::string text =
       "graph(%0: f64[3]) {\n"
       "  %1: bool[] = constant(true)\n"
@@ -199,6 +199,99 @@ TEST(LoopTest, BodyOfAnotherMetaIsRejected) {
   auto g = Parse(text);
   ASSERT_FALSE(g.ok());
   EXPECT_NE(std::string(g.status().message()).find("the body's result list"), std::string::npos) << g.status();
+}
+
+// if sum(x) > 0: (sqrt(x) * a, its sum) else: (x * 0, mean(a)): the branches read both operands and
+// give results of their own shapes; the untaken branch's NaNs (sqrt of negatives) must reach
+// neither the results nor the gradients.
+const char kCond[] =
+    "graph(%0: f64[3], %1: f64[3]) {\n"
+    "  %2: f64[] = sum(%0, axes=[], keepdims=false)\n"
+    "  %3: f64[] = constant(0)\n"
+    "  %4: bool[] = greater(%2, %3)\n"
+    "  %5: bool[] = cond(%4, %0, %1) {\n"
+    "    graph(%0: f64[3], %1: f64[3]) {\n"
+    "      %2: f64[3] = sqrt(%0)\n"
+    "      %3: f64[3] = mul(%2, %1)\n"
+    "      %4: f64[] = sum(%3, axes=[], keepdims=false)\n"
+    "      return (%3, %4)\n"
+    "    }\n"
+    "    graph(%0: f64[3], %1: f64[3]) {\n"
+    "      %2: f64[] = constant(0)\n"
+    "      %3: f64[3] = mul(%0, %2)\n"
+    "      %4: f64[] = mean(%1, axes=[], keepdims=false)\n"
+    "      return (%3, %4)\n"
+    "    }\n"
+    "  }\n"
+    "  %6: f64[3] = result(%5, index=0)\n"
+    "  %7: f64[] = result(%5, index=1)\n"
+    "  %8: f64[3] = mul(%6, %7)\n"
+    "  return (%8)\n"
+    "}\n";
+
+TEST(ControlFlowTest, CondTextRoundTrips) {
+  auto g = Parse(kCond);
+  ASSERT_TRUE(g.ok()) << g.status();
+  EXPECT_TRUE(g->Verify().ok()) << g->Verify();
+  EXPECT_EQ(g->ToText(), kCond);
+}
+
+TEST(ControlFlowTest, CondRunsOnlyTheTakenBranchAndItsGradient) {
+  auto parsed = Parse(kCond);
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  auto forward = CompiledGraph::Compile(*parsed);
+  ASSERT_TRUE(forward.ok()) << forward.status();
+  Graph g = *parsed;
+  const NodeId out = g.outputs()[0];
+  const NodeId seed = g.AddParam(g.node(out).meta);
+  auto grads = AppendBackward(g, {out}, {seed}, {g.params()[0], g.params()[1]});
+  ASSERT_TRUE(grads.ok()) << grads.status();
+  g.SetOutputs({(*grads)[0], (*grads)[1]});
+  ASSERT_TRUE(g.Verify().ok()) << g.Verify() << "\n" << g.ToText();
+  EXPECT_NE(g.ToText().find("cond_grad("), std::string::npos);
+  auto back = CompiledGraph::Compile(g);
+  ASSERT_TRUE(back.ok()) << back.status();
+  const std::vector<double> a = {0.5, -1.5, 2.0}, s = {1.0, -0.5, 0.25};
+  for (const std::vector<double>& x : {std::vector<double>{1.0, 4.0, 0.25}, std::vector<double>{-1.0, -4.0, 2.0}}) {
+    const bool taken = x[0] + x[1] + x[2] > 0;
+    // The C++ reference of the forward.
+    std::vector<double> r(3);
+    double k = 0;
+    for (int i = 0; i < 3; ++i) r[i] = taken ? std::sqrt(x[i]) * a[i] : 0.0;
+    for (int i = 0; i < 3; ++i) k += taken ? r[i] : 0.0;
+    if (!taken) k = (a[0] + a[1] + a[2]) / 3;
+    Tensor y = RunLoopGraph(*forward, {Vec(x), Vec(a)})[0].Contiguous();
+    for (int i = 0; i < 3; ++i) EXPECT_DOUBLE_EQ(y.data<double>()[i], r[i] * k) << "taken=" << taken;
+    std::vector<Tensor> analytic = RunLoopGraph(*back, {Vec(x), Vec(a), Vec(s)});
+    auto objective = [&](std::vector<double> xv, std::vector<double> av) {
+      Tensor v = RunLoopGraph(*forward, {Vec(xv), Vec(av)})[0].Contiguous();
+      double total = 0;
+      for (int i = 0; i < 3; ++i) total += s[i] * v.data<double>()[i];
+      return total;
+    };
+    for (int which = 0; which < 2; ++which) {
+      Tensor got = analytic[which].Contiguous();
+      for (int i = 0; i < 3; ++i) {
+        EXPECT_FALSE(std::isnan(got.data<double>()[i])) << "the untaken branch's gradient leaked";
+        const double h = 1e-6;
+        std::vector<double> xp = x, xm = x, ap = a, am = a;
+        (which == 0 ? xp : ap)[i] += h;
+        (which == 0 ? xm : am)[i] -= h;
+        const double numeric = (objective(xp, ap) - objective(xm, am)) / (2 * h);
+        EXPECT_NEAR(got.data<double>()[i], numeric, 1e-5 * std::max(1.0, std::abs(numeric)))
+            << (which == 0 ? "x" : "a") << "[" << i << "] taken=" << taken;
+      }
+    }
+  }
+}
+
+TEST(ControlFlowTest, BranchesOfOtherResultMetasAreRejected) {
+  std::string text = kCond;
+  const std::string mean = "      %4: f64[] = mean(%1, axes=[], keepdims=false)\n";
+  text.replace(text.find(mean), mean.size(), "      %4: f64[1] = mean(%1, axes=[], keepdims=true)\n");
+  auto g = Parse(text);
+  ASSERT_FALSE(g.ok());
+  EXPECT_NE(std::string(g.status().message()).find("the false branch's result list 1"), std::string::npos) << g.status();
 }
 
 }  // namespace

@@ -1,0 +1,69 @@
+// Control flow on tensor values in the IR: a conditional or a while loop is one node holding
+// its branches or its body as graphs (Node::region), as XLA's conditional and while, and JAX's
+// lax.cond and lax.while_loop, hold theirs. Such a node's own value is a bool[] (a loop's final
+// condition, a conditional's predicate); each of its results is a `result` node.
+//
+//   %4: bool[] = while_loop(%3, %0, %1, carried=1) {
+//     graph(%0: f32[4], %1: f32[]) {
+//       %2: f32[4] = mul(%0, %1)
+//       %3: f32[] = sum(%2, axes=[], keepdims=false)
+//       %4: bool[] = less(%3, %1)
+//       return (%2, %4)
+//     }
+//   }
+//   %5: f32[4] = result(%4, index=0)
+//
+// while_loop(stay, c_1..c_k, v_1..v_m), attr = k, graphs {body}: `while stay: (c, stay) =
+// body(c, v)`. The body takes the carried values c (which it may change) then the invariants v
+// (values from before the loop it reads) and returns the next carried values, each of its
+// carried value's meta, then the next stay, a bool[]. Result i is c_{i+1}'s final value (0
+// trips: c_{i+1} itself).
+//
+// while_grad(stay, c, v, s_1..s_k, z_1..z_m), attr = k, graphs {body, body_vjp}: while_loop's
+// vector-Jacobian product for the seeds s (one per carried result) over the same inputs. It
+// runs the loop again from its inputs, keeping each trip's carried values, then runs body_vjp
+// over the trips last to first: body_vjp(c, v, dc', acc) -> (dc, acc + dv), starting from
+// dc' = s and acc = z (zeros of the invariants' metas). Result j is the gradient of c_{j+1}
+// for j < k, of v_{j-k+1} after. Recomputing the trips costs a second forward run of the loop
+// and keeps one set of carried values per trip while the backward runs.
+//
+// cond(pred, x_1..x_n), graphs {if_true, if_false}: the branch the predicate (a bool[]) picks,
+// run on the operands x; both branches take the operands and give results of the same metas.
+// Only that branch runs, and only its gradient: cond_grad(pred, x, s_1..s_r), graphs
+// {if_true_vjp, if_false_vjp}, each (x, s) -> (dx): result j is the gradient of x_{j+1}.
+#pragma once
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "graph/graph.h"
+
+namespace pijit::graph {
+
+// The number of carried values and of invariants of a while_loop or while_grad node.
+inline int64_t LoopCarried(const Node& n) { return n.attr; }
+int64_t LoopInvariants(const Node& n);
+// How many results a region node has.
+int64_t RegionResults(const Node& n);
+// The meta of result `index` of region node `id`.
+absl::StatusOr<TensorMeta> RegionResultMeta(const Graph& g, NodeId id, int64_t index);
+
+// Inference of the region nodes (bool[], after checking their graphs against their inputs)
+// and of result (the meta its attributes hold: ints = shape, dtype).
+absl::StatusOr<TensorMeta> InferRegion(const Node& n, absl::Span<const TensorMeta* const> in);
+// What Graph::Verify adds for a result: it reads a region node, its index is one of that
+// node's results, and its meta is that result's.
+absl::Status VerifyResult(const Graph& g, NodeId id);
+
+// A region node `op` over `inputs` with `graphs` (and attr), appended to `g`, and its results
+// as result nodes, in order.
+absl::StatusOr<std::vector<NodeId>> AppendRegion(Graph& g, Op op, absl::Span<const NodeId> inputs,
+                                                 std::vector<Graph> graphs, int64_t attr = 0);
+
+// The vector-Jacobian product of `body`'s first `seeded` outputs: a copy of it taking one seed
+// per such output after its own parameters, giving the gradient of each parameter (zeros where
+// none flows).
+absl::StatusOr<Graph> BodyVjp(const Graph& body, int64_t seeded);
+// while_grad's body_vjp for a while_loop body with `carried` carried values (see above).
+absl::StatusOr<Graph> LoopBodyVjp(const Graph& body, int64_t carried);
+
+}  // namespace pijit::graph
