@@ -290,7 +290,6 @@ bool Interp::MoveWaysIntoCond(graph::NodeId pred, size_t first_node, const NodeR
                               const std::vector<std::pair<graph::NodeId, graph::NodeId>>& pairs,
                               std::vector<graph::NodeId>* results) {
   graph::Graph& outer = g();
-  const size_t count = outer.nodes().size();
   const NodeRanges* ways[2] = {&if_true, &if_false};
   auto way_of = [&](graph::NodeId id) {
     for (int w = 0; w < 2; ++w)
@@ -349,15 +348,7 @@ bool Interp::MoveWaysIntoCond(graph::NodeId pred, size_t first_node, const NodeR
     branch.SetOutputs(std::move(outs));
   }
   // The outer graph keeps what came before the if and the inputs the ways read first.
-  std::vector<bool> keep(count, false);
-  std::vector<graph::NodeId> new_id(count, -1);
-  graph::NodeId next = 0;
-  for (size_t id = 0; id < count; ++id) {
-    keep[id] = id < first_node;
-    if (keep[id] || outer.node(static_cast<graph::NodeId>(id)).op == graph::Op::kParam) new_id[id] = next++;
-  }
-  outer.Compact(keep);
-  RenumberInputs(new_id, first_node);
+  const std::vector<graph::NodeId> new_id = DropNodesFrom(first_node);
   if (pairs.empty()) return true;  // nothing differs: the ways' nodes were dead
   std::vector<graph::NodeId> inputs{pred};
   for (graph::NodeId id : operands) inputs.push_back(new_id[id]);

@@ -403,15 +403,7 @@ bool Interp::MoveBodyIntoLoop(graph::NodeId stay, graph::NodeId stay_again, size
   outs.push_back(map(stay_again));
   body.SetOutputs(std::move(outs));
   // The outer graph keeps what came before the loop and the inputs the body read first.
-  std::vector<bool> keep(count, false);
-  std::vector<graph::NodeId> new_id(count, -1);
-  graph::NodeId next = 0;
-  for (size_t id = 0; id < count; ++id) {
-    keep[id] = id < first_node;
-    if (keep[id] || outer.node(static_cast<graph::NodeId>(id)).op == graph::Op::kParam) new_id[id] = next++;
-  }
-  outer.Compact(keep);
-  RenumberInputs(new_id, first_node);
+  const std::vector<graph::NodeId> new_id = DropNodesFrom(first_node);
   std::vector<graph::NodeId> inputs{stay};
   for (const LoopSlot* c : carried) inputs.push_back(c->before.node);
   for (graph::NodeId v : invariants) inputs.push_back(new_id[v]);
@@ -427,7 +419,18 @@ bool Interp::MoveBodyIntoLoop(graph::NodeId stay, graph::NodeId stay_again, size
   return true;
 }
 
-void Interp::RenumberInputs(const std::vector<graph::NodeId>& new_id, size_t first_node) {
+std::vector<graph::NodeId> Interp::DropNodesFrom(size_t first_node) {
+  graph::Graph& outer = g();
+  const size_t count = outer.nodes().size();
+  std::vector<bool> keep(count, false);
+  std::vector<graph::NodeId> new_id(count, -1);
+  graph::NodeId next = 0;
+  for (size_t id = 0; id < count; ++id) {
+    keep[id] = id < first_node;
+    if (keep[id] || outer.node(static_cast<graph::NodeId>(id)).op == graph::Op::kParam) new_id[id] = next++;
+  }
+  outer.Compact(keep);
+  // The node ids the interpreter keeps by source and by object.
   auto fix = [&](graph::NodeId& id) {
     if (id >= 0 && static_cast<size_t>(id) >= first_node) id = new_id[id];
   };
@@ -441,6 +444,7 @@ void Interp::RenumberInputs(const std::vector<graph::NodeId>& new_id, size_t fir
     if (node >= 0) outputs[node] = index;
   }
   output_of_node_ = std::move(outputs);
+  return new_id;
 }
 
 }  // namespace pijit::bytecode

@@ -589,9 +589,9 @@ class Interp {
   bool MoveBodyIntoLoop(graph::NodeId stay, graph::NodeId stay_again, size_t first_node,
                         const std::vector<LoopSlot>& slots, const std::vector<const LoopSlot*>& carried,
                         const std::vector<Value>& after, std::vector<Value>* results);
-  // After nodes from `first_node` on were dropped: the node ids the interpreter keeps by
-  // source and by object, renumbered.
-  void RenumberInputs(const std::vector<graph::NodeId>& new_id, size_t first_node);
+  // Drops the nodes from `first_node` on but the inputs among them (params), which move down,
+  // and renumbers the node ids the interpreter keeps; returns each old id's new one (-1: gone).
+  std::vector<graph::NodeId> DropNodesFrom(size_t first_node);
   // Joining the ways of an if on a tensor (handlers_branch.cc): the first pass collects the
   // pairs of tensors that differ (the cond's results); the second, with `results` set, puts
   // result i where pair i was.
