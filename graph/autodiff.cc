@@ -421,8 +421,17 @@ absl::StatusOr<std::vector<NodeId>> RegionVjp(Builder& b, Graph& g, NodeId id, a
     const int64_t k = LoopCarried(n), m = LoopInvariants(n);
     for (int64_t j = 0; j < m; ++j) inputs.push_back(b.Zeros(g.node(n.inputs[1 + k + j]).meta));
     PIJIT_RETURN_IF_ERROR(b.status());
-    PIJIT_ASSIGN_OR_RETURN(Graph body_vjp, LoopBodyVjp(graphs[0], k));
-    return AppendRegion(g, Op::kWhileGrad, inputs, {graphs[0], std::move(body_vjp)}, k);
+    PIJIT_ASSIGN_OR_RETURN(LoopVjpBodies bodies, LoopBodyVjp(graphs[0], k));
+    if (LoopResiduals(n) == 0) {
+      // The loop keeps each trip's values for this gradient: its body gives the residuals, and
+      // while_grad reads the loop node instead of running the trips again. (A loop already
+      // differentiated keeps them for that gradient; another one runs its trips again.)
+      auto region = std::make_shared<Region>();
+      region->graphs.push_back(bodies.body);
+      g.mutable_node(id).region = std::move(region);
+      inputs[0] = id;
+    }
+    return AppendRegion(g, Op::kWhileGrad, inputs, {std::move(bodies.body), std::move(bodies.body_bwd)}, k);
   }
   PIJIT_RETURN_IF_ERROR(b.status());
   const int64_t results = RegionResults(n);

@@ -3,6 +3,7 @@
 #include <memory>
 #include <utility>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_format.h"
 #include "graph/autodiff.h"
 #include "kernels/errors.h"
@@ -61,9 +62,20 @@ absl::Status CheckLoop(const Node& n, absl::Span<const TensorMeta* const> in) {
   PIJIT_RETURN_IF_ERROR(SameMetas(n, "the body's parameter list", ParamMetas(graphs[0]), loop_in));
   Metas want(loop_in.begin(), loop_in.begin() + k);
   want.push_back(&kPredicateMeta);
-  PIJIT_RETURN_IF_ERROR(SameMetas(n, "the body's result list", OutputMetas(graphs[0]), want));
+  Metas outs = OutputMetas(graphs[0]);
+  if (outs.size() < want.size()) {
+    return absl::InvalidArgumentError(absl::StrFormat("%s: the body gives %d values, expected at least %d",
+                                                      OpName(n.op), outs.size(), want.size()));
+  }
+  const Metas residuals(outs.begin() + static_cast<std::ptrdiff_t>(want.size()), outs.end());
+  outs.resize(want.size());
+  PIJIT_RETURN_IF_ERROR(SameMetas(n, "the body's result list", outs, want));
   if (!grad) return absl::OkStatus();
-  PIJIT_RETURN_IF_ERROR(SameMetas(n, "the backward body's parameter list", ParamMetas(graphs[1]), in.subspan(1)));
+  // body_bwd: (c, v, r, dc', acc) -> (dc, acc + dv).
+  Metas bwd_in(loop_in.begin(), loop_in.end());
+  bwd_in.insert(bwd_in.end(), residuals.begin(), residuals.end());
+  bwd_in.insert(bwd_in.end(), in.begin() + 1 + k + m, in.end());
+  PIJIT_RETURN_IF_ERROR(SameMetas(n, "the backward body's parameter list", ParamMetas(graphs[1]), bwd_in));
   return SameMetas(n, "the backward body's result list", OutputMetas(graphs[1]), loop_in);
 }
 
@@ -189,23 +201,65 @@ absl::StatusOr<Graph> BodyVjp(const Graph& body, int64_t seeded) {
   return vjp;
 }
 
-absl::StatusOr<Graph> LoopBodyVjp(const Graph& body, int64_t carried) {
+absl::StatusOr<LoopVjpBodies> LoopBodyVjp(const Graph& body, int64_t carried) {
   const size_t k = static_cast<size_t>(carried);
+  // The body's own outputs past the stay (residuals of an earlier gradient) are not seeded.
   PIJIT_ASSIGN_OR_RETURN(Graph vjp, BodyVjp(body, carried));
-  const std::vector<NodeId> params = body.params();  // the same ids in the copy
-  std::vector<NodeId> results = vjp.outputs();
+  // vjp is the body's nodes (same ids), then the seeds and the backward nodes.
+  const size_t forward_end = body.nodes().size();
+  const std::vector<NodeId>& params = body.params();
+  const size_t cv = params.size();
+  auto forward_value = [&](NodeId id) {
+    return static_cast<size_t>(id) < forward_end && vjp.node(id).op != Op::kParam;
+  };
+  // Residuals: the forward values the backward reads (or gives as a gradient).
+  std::vector<NodeId> residuals;
+  absl::flat_hash_map<NodeId, size_t> residual_index;
+  auto note = [&](NodeId id) {
+    if (forward_value(id) && residual_index.emplace(id, residuals.size()).second) residuals.push_back(id);
+  };
+  for (size_t id = forward_end; id < vjp.nodes().size(); ++id)
+    for (NodeId i : vjp.node(static_cast<NodeId>(id)).inputs) note(i);
+  for (NodeId o : vjp.outputs()) note(o);
+  LoopVjpBodies out;
+  out.body = body;
+  std::vector<NodeId> outs(body.outputs().begin(), body.outputs().begin() + static_cast<std::ptrdiff_t>(k + 1));
+  outs.insert(outs.end(), residuals.begin(), residuals.end());
+  out.body.SetOutputs(std::move(outs));
+  // body_bwd: (c, v, r, dc', acc) -> (dc, acc + dv), the backward nodes alone.
+  Graph& bwd = out.body_bwd;
+  absl::flat_hash_map<NodeId, NodeId> inside;
+  for (NodeId p : params) inside[p] = bwd.AddParam(vjp.node(p).meta);
+  for (NodeId r : residuals) inside[r] = bwd.AddParam(vjp.node(r).meta);
+  for (size_t id = forward_end; id < vjp.nodes().size(); ++id) {
+    const Node& n = vjp.node(static_cast<NodeId>(id));
+    if (n.op == Op::kParam) {  // a seed
+      inside[static_cast<NodeId>(id)] = bwd.AddParam(n.meta);
+      continue;
+    }
+    Node copy = n;
+    for (NodeId& i : copy.inputs) i = inside.at(i);
+    PIJIT_ASSIGN_OR_RETURN(inside[static_cast<NodeId>(id)], bwd.AddNode(std::move(copy)));
+  }
+  std::vector<NodeId> results;
+  for (NodeId o : vjp.outputs()) results.push_back(inside.at(o));
   // The invariants' gradients are summed over the trips: acc + dv.
-  for (size_t j = k; j < params.size(); ++j) {
+  for (size_t j = k; j < cv; ++j) {
     const TensorMeta& m = vjp.node(params[j]).meta;
-    const NodeId acc = vjp.AddParam(m);
+    const NodeId acc = bwd.AddParam(m);
     if (CarriesGradient(m.dtype)) {
-      PIJIT_ASSIGN_OR_RETURN(results[j], vjp.AddOp(Op::kAdd, {acc, results[j]}));
+      PIJIT_ASSIGN_OR_RETURN(results[j], bwd.AddOp(Op::kAdd, {acc, results[j]}));
     } else {
       results[j] = acc;
     }
   }
-  vjp.SetOutputs(std::move(results));
-  return vjp;
+  bwd.SetOutputs(std::move(results));
+  return out;
+}
+
+int64_t LoopResiduals(const Node& n) {
+  if (!n.region || n.region->graphs.empty()) return 0;
+  return static_cast<int64_t>(n.region->graphs[0].outputs().size()) - LoopCarried(n) - 1;
 }
 
 }  // namespace pijit::graph

@@ -16,16 +16,18 @@
 // while_loop(stay, c_1..c_k, v_1..v_m), attr = k, graphs {body}: `while stay: (c, stay) =
 // body(c, v)`. The body takes the carried values c (which it may change) then the invariants v
 // (values from before the loop it reads) and returns the next carried values, each of its
-// carried value's meta, then the next stay, a bool[]. Result i is c_{i+1}'s final value (0
-// trips: c_{i+1} itself).
+// carried value's meta, then the next stay, a bool[], then (once the loop is differentiated)
+// its residuals r: the values of the trip its backward reads. Result i is c_{i+1}'s final
+// value (0 trips: c_{i+1} itself).
 //
-// while_grad(stay, c, v, s_1..s_k, z_1..z_m), attr = k, graphs {body, body_vjp}: while_loop's
-// vector-Jacobian product for the seeds s (one per carried result) over the same inputs. It
-// runs the loop again from its inputs, keeping each trip's carried values, then runs body_vjp
-// over the trips last to first: body_vjp(c, v, dc', acc) -> (dc, acc + dv), starting from
-// dc' = s and acc = z (zeros of the invariants' metas). Result j is the gradient of c_{j+1}
-// for j < k, of v_{j-k+1} after. Recomputing the trips costs a second forward run of the loop
-// and keeps one set of carried values per trip while the backward runs.
+// while_grad(loop, c, v, s_1..s_k, z_1..z_m), attr = k, graphs {body, body_bwd}: the
+// vector-Jacobian product of a while_loop for the seeds s (one per carried result) over the
+// same inputs. `loop` is that while_loop node, which then keeps each trip's carried values and
+// residuals for it (the loop saves what its backward needs, and runs once); where `loop` is
+// another bool[] (a stay condition), while_grad runs the trips again with `body` (the loop's
+// body with its residuals). Then body_bwd runs over the trips last to first: body_bwd(c, v, r,
+// dc', acc) -> (dc, acc + dv), starting from dc' = s and acc = z (zeros of the invariants'
+// metas). Result j is the gradient of c_{j+1} for j < k, of v_{j-k+1} after.
 //
 // cond(pred, x_1..x_n), graphs {if_true, if_false}: the branch the predicate (a bool[]) picks,
 // run on the operands x; both branches take the operands and give results of the same metas.
@@ -63,7 +65,14 @@ absl::StatusOr<std::vector<NodeId>> AppendRegion(Graph& g, Op op, absl::Span<con
 // per such output after its own parameters, giving the gradient of each parameter (zeros where
 // none flows).
 absl::StatusOr<Graph> BodyVjp(const Graph& body, int64_t seeded);
-// while_grad's body_vjp for a while_loop body with `carried` carried values (see above).
-absl::StatusOr<Graph> LoopBodyVjp(const Graph& body, int64_t carried);
+// A while_loop body with `carried` carried values split for its gradient (see above): the body
+// with its residuals as extra outputs, and body_bwd.
+struct LoopVjpBodies {
+  Graph body;
+  Graph body_bwd;
+};
+absl::StatusOr<LoopVjpBodies> LoopBodyVjp(const Graph& body, int64_t carried);
+// The number of residuals a while_loop or while_grad body gives (outputs after the stay).
+int64_t LoopResiduals(const Node& n);
 
 }  // namespace pijit::graph

@@ -16,9 +16,17 @@ struct RegionPrograms {
   std::vector<std::shared_ptr<const CompiledGraph>> graphs;
 };
 
+// A while_loop's trips for its while_grad: per trip, its carried values then its residuals.
+struct LoopTrips {
+  std::vector<std::vector<Tensor>> trips;
+};
+
 // The results of region node `n` on `inputs`: a loop's carried results, a conditional's
-// branch's results, or the gradients of a while_grad or cond_grad.
+// branch's results, or the gradients of a while_grad or cond_grad. A while_loop fills `keep`
+// with its trips when given one; a while_grad reads `kept` (its loop's trips) when given one,
+// else runs the trips again.
 absl::StatusOr<std::vector<Tensor>> RunRegionNode(const Node& n, const RegionPrograms& programs,
-                                                  absl::Span<const Tensor* const> inputs);
+                                                  absl::Span<const Tensor* const> inputs,
+                                                  LoopTrips* keep = nullptr, const LoopTrips* kept = nullptr);
 
 }  // namespace pijit::graph

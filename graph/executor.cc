@@ -361,6 +361,11 @@ absl::Status CompiledGraph::CompileRegions(const Graph& g, const CompileOptions&
     }
     regions_.resize(g.nodes().size());
     regions_[id] = std::move(programs);
+    // A while_grad reading its loop node: that loop keeps its trips for it.
+    if (n.op == Op::kWhileGrad && g.node(n.inputs[0]).op == Op::kWhileLoop) {
+      keeps_trips_.resize(g.nodes().size(), false);
+      keeps_trips_[n.inputs[0]] = true;
+    }
   }
   return absl::OkStatus();
 }
@@ -436,6 +441,7 @@ absl::Status CompiledGraph::RunOnBackend(absl::Span<const Tensor* const> inputs,
   absl::InlinedVector<const Tensor*, 2> args;
   // The results of the control-flow nodes run so far (graph/control_flow.h), until their last reader.
   absl::flat_hash_map<NodeId, std::vector<Tensor>> region_results;
+  absl::flat_hash_map<NodeId, LoopTrips> loop_trips;  // the trips of loops a while_grad reads
   for (size_t id = 0; id < nodes.size(); ++id) {
     const Node& n = nodes[id];
     if (n.op == Op::kParam) {
@@ -452,7 +458,13 @@ absl::Status CompiledGraph::RunOnBackend(absl::Span<const Tensor* const> inputs,
     if (!in_flight.empty())
       for (NodeId i : n.inputs) PIJIT_RETURN_IF_ERROR(in_flight.WaitFor(i));
     if (!regions_.empty() && regions_[id]) {
-      PIJIT_ASSIGN_OR_RETURN(region_results[static_cast<NodeId>(id)], RunRegionNode(n, *regions_[id], args));
+      LoopTrips* keep = id < keeps_trips_.size() && keeps_trips_[id] ? &loop_trips[static_cast<NodeId>(id)] : nullptr;
+      const LoopTrips* kept = nullptr;
+      if (n.op == Op::kWhileGrad) {
+        auto it = loop_trips.find(n.inputs[0]);
+        if (it != loop_trips.end()) kept = &it->second;
+      }
+      PIJIT_ASSIGN_OR_RETURN(region_results[static_cast<NodeId>(id)], RunRegionNode(n, *regions_[id], args, keep, kept));
       values[id] = *args[0];  // its predicate (a loop's final one is false, but nothing reads it)
     } else if (n.op == Op::kResult) {
       values[id] = region_results[n.inputs[0]][static_cast<size_t>(n.attr)];
@@ -474,6 +486,7 @@ absl::Status CompiledGraph::RunOnBackend(absl::Span<const Tensor* const> inputs,
       if (last_use_[i] != static_cast<int32_t>(id)) continue;
       values[i] = Tensor();
       if (!region_results.empty()) region_results.erase(i);
+      if (!loop_trips.empty()) loop_trips.erase(i);
     }
   }
   PIJIT_RETURN_IF_ERROR(in_flight.WaitAll());

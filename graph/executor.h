@@ -95,6 +95,7 @@ class CompiledGraph {
   // Per node, a control-flow node's compiled graphs (graph/control_flow_run.h); empty when
   // the graph has none.
   std::vector<std::shared_ptr<const RegionPrograms>> regions_;
+  std::vector<bool> keeps_trips_;  // per node: a while_loop whose while_grad reads its trips
 };
 
 }  // namespace pijit::graph

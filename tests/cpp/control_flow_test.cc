@@ -143,6 +143,71 @@ TEST(ControlFlowTest, GradientsMatchCentralDifferences) {
   }
 }
 
+// while sum(x) < n: x = tanh(x) * a + x   (tanh's gradient reads a residual of the trip)
+const char kTanhLoop[] =
+    "graph(%0: f64[3], %1: f64[], %2: f64[3]) {\n"
+    "  %3: f64[] = sum(%0, axes=[], keepdims=false)\n"
+    "  %4: bool[] = less(%3, %1)\n"
+    "  %5: bool[] = while_loop(%4, %0, %1, %2, carried=1) {\n"
+    "    graph(%0: f64[3], %1: f64[], %2: f64[3]) {\n"
+    "      %3: f64[3] = tanh(%0)\n"
+    "      %4: f64[3] = mul(%3, %2)\n"
+    "      %5: f64[3] = add(%4, %0)\n"
+    "      %6: f64[] = sum(%5, axes=[], keepdims=false)\n"
+    "      %7: bool[] = less(%6, %1)\n"
+    "      return (%5, %7)\n"
+    "    }\n"
+    "  }\n"
+    "  %6: f64[3] = result(%5, index=0)\n"
+    "  %7: f64[3] = mul(%6, %6)\n"
+    "  return (%7)\n"
+    "}\n";
+
+TEST(ControlFlowTest, TheLoopKeepsItsTripsForOneGradientAndASecondRunsThemAgain) {
+  auto parsed = Parse(kTanhLoop);
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  Graph g = *parsed;
+  const NodeId out = g.outputs()[0];
+  NodeId loop = -1;
+  for (size_t id = 0; id < g.nodes().size(); ++id)
+    if (g.node(static_cast<NodeId>(id)).op == Op::kWhileLoop) loop = static_cast<NodeId>(id);
+  const NodeId seed = g.AddParam(g.node(out).meta);
+  auto first = AppendBackward(g, {out}, {seed}, {g.params()[0]});
+  ASSERT_TRUE(first.ok()) << first.status();
+  auto second = AppendBackward(g, {out}, {seed}, {g.params()[0]});
+  ASSERT_TRUE(second.ok()) << second.status();
+  std::vector<NodeId> grads_of;
+  for (size_t id = 0; id < g.nodes().size(); ++id)
+    if (g.node(static_cast<NodeId>(id)).op == Op::kWhileGrad) grads_of.push_back(g.node(static_cast<NodeId>(id)).inputs[0]);
+  ASSERT_EQ(grads_of.size(), 2u);
+  EXPECT_EQ(grads_of[0], loop);  // reads the loop's kept trips
+  EXPECT_NE(grads_of[1], loop);  // runs the trips again from the stay condition
+  g.SetOutputs({(*first)[0], (*second)[0]});
+  ASSERT_TRUE(g.Verify().ok()) << g.Verify() << "\n" << g.ToText();
+  auto c = CompiledGraph::Compile(g);
+  ASSERT_TRUE(c.ok()) << c.status();
+  for (double n : {-1.0, 1.3, 25.0}) {
+    const std::vector<double> x = {0.1, 0.2, 0.3}, a = {1.5, 1.25, 2.0}, s = {0.5, -1.0, 2.0};
+    std::vector<Tensor> got = RunLoopGraph(*c, {Vec(x), Num(n), Vec(a), Vec(s)});
+    Tensor kept = got[0].Contiguous(), again = got[1].Contiguous();
+    auto forward = CompiledGraph::Compile(*parsed);
+    ASSERT_TRUE(forward.ok()) << forward.status();
+    for (int i = 0; i < 3; ++i) {
+      EXPECT_DOUBLE_EQ(kept.data<double>()[i], again.data<double>()[i]) << "n=" << n;
+      const double h = 1e-6;
+      std::vector<double> xp = x, xm = x;
+      xp[i] += h;
+      xm[i] -= h;
+      auto objective = [&](const std::vector<double>& xv) {
+        Tensor y = RunLoopGraph(*forward, {Vec(xv), Num(n), Vec(a)})[0].Contiguous();
+        return s[0] * y.data<double>()[0] + s[1] * y.data<double>()[1] + s[2] * y.data<double>()[2];
+      };
+      const double numeric = (objective(xp) - objective(xm)) / (2 * h);
+      EXPECT_NEAR(kept.data<double>()[i], numeric, 1e-5 * std::max(1.0, std::abs(numeric))) << "n=" << n;
+    }
+  }
+}
+
 TEST(ControlFlowTest, PassesKeepLoopsApartAndUnfolded) {
   // Two loops over the same inputs with different bodies must not merge; a loop over
   // constants is not folded; a loop whose results nobody reads goes.
