@@ -51,9 +51,13 @@ bool SamePlainValue(PyObject* a, PyObject* b) {
   return eq == 1;
 }
 
-std::string Describe(const Value& v) {
+// What a value is, for the message of ways that do not join (a tensor with its dtype and shape).
+std::string Describe(const Value& v, const graph::Graph& g) {
   switch (v.kind) {
-    case Value::kTensor: return "a tensor";
+    case Value::kTensor: {
+      const TensorMeta& m = g.node(v.node).meta;
+      return absl::StrFormat("a %s%s tensor", DTypeName(m.dtype), ShapeToString(m.shape));
+    }
     case Value::kConst: return ReprOf(v.obj);
     case Value::kUndef: return "no value";
     case Value::kSeq: return v.is_list ? "a list" : "a tuple";
@@ -110,7 +114,7 @@ bool Interp::MergeBranchValues(BranchJoin& join, const Value& on_true, const Val
   auto differ = [&]() {
     Fail(BreakCategory::kDataDependent,
          absl::StrFormat("%s is %s when the tensor condition is true and %s when it is false", what,
-                         Describe(on_true), Describe(on_false)),
+                         Describe(on_true, g()), Describe(on_false, g())),
          "in whole-graph mode both ways of an if on a tensor must give tensors of one dtype and "
          "shape (or the same Python value) to what follows");
     return false;

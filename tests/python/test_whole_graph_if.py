@@ -2,6 +2,8 @@
 as the branches of one cond node of the graph, of which only the way taken runs, equal to
 eager Python for either way, gradients included; what cannot be joined is a GraphBreakError
 that says why."""
+import re
+
 import numpy as np
 import pytest
 
@@ -188,7 +190,8 @@ def prints_in_a_way(x):
 
 @pytest.mark.parametrize("fn, message", [
     # (3.12 copies the return into both ways: the value is `z` or the return value.)
-    (different_shapes, "is a tensor when the tensor condition is true and a tensor when it is false"),
+    (different_shapes, r"is a Float32\(3,\) tensor when the tensor condition is true and a Float32\(2,\) tensor when "
+                       "it is false"),
     (different_python_values, "`n` is 2 when the tensor condition is true and 1 when it is false"),
     (prints_in_a_way, "side effect"),
 ])
@@ -196,8 +199,8 @@ def test_what_cannot_be_joined_says_why(fn, message):
     jitted = whole_graph(fn)
     with pytest.raises(ms.GraphBreakError, match=message):
         jitted(POSITIVE)
-    assert message in str(ms.explain(jitted, POSITIVE).break_reasons[0]["explanation"]) or \
-        message in ms.explain(jitted, POSITIVE).break_reasons[0]["text"]
+    reason = ms.explain(jitted, POSITIVE).break_reasons[0]
+    assert re.search(message, str(reason["explanation"])) or re.search(message, reason["text"])
 
 
 def test_a_condition_of_many_elements_is_ambiguous_as_in_python():
