@@ -357,3 +357,37 @@ def continues(x, n):
 def test_what_a_for_over_a_tensor_range_cannot_do_says_why(fn, arg, message):
     with pytest.raises((ms.GraphBreakError, TypeError, ValueError), match=message):
         whole_graph(fn)(t(1.0, 2.0), arg)
+
+
+class Collatz(nn.Cell):
+    """MindSpore-style control flow in a GRAPH_MODE Cell: a while loop on a tensor whose body
+    branches on a tensor and calls a helper."""
+
+    def halve_or_grow(self, n):
+        if (n % 2) == 0:
+            return n // 2
+        return n * 3 + 1
+
+    def construct(self, n):
+        steps = n * 0
+        while n > 1:
+            n = self.halve_or_grow(n)
+            steps = steps + 1
+        return steps
+
+
+def test_a_graph_mode_cell_with_a_loop_and_a_branch_equals_pynative():
+    net = Collatz()
+    ms.set_context(mode=ms.PYNATIVE_MODE)
+    want = [int(net(ms.Tensor(k, ms.int64)).asnumpy()) for k in (1, 6, 27)]
+    assert want == [0, 8, 111]  # the Collatz sequences' lengths
+    try:
+        ms.set_context(mode=ms.GRAPH_MODE)
+        graph_net = Collatz()
+        got = [int(graph_net(ms.Tensor(k, ms.int64)).asnumpy()) for k in (1, 6, 27)]
+    finally:
+        ms.set_context(mode=ms.PYNATIVE_MODE)
+    assert got == want
+    jitted = ms.jit(Collatz().construct, capture_mode="ast")
+    info = one_loop_graph(jitted, ms.Tensor(27, ms.int64))
+    assert "cond(" in info.graphs[0]
