@@ -257,31 +257,8 @@ bool Interp::CaptureLoop(StepState& s, graph::NodeId stay, const WhileShape& sha
       return false;
     }
   }
-  // Whether to go round again: the loop's condition, or the counter's next value against the
-  // range's end.
   graph::NodeId stay_again, next_count = -1;
-  if (counter) {
-    const graph::NodeId count = slots.back().stand_in;
-    const DType dtype = g().node(count).meta.dtype;
-    auto step = g().AddOp(graph::Op::kCast, {g().AddConstant(Tensor::Scalar<int64_t>(counter->step))}, CastTo(dtype));
-    auto next = step.ok() ? g().AddOp(graph::Op::kAdd, {count, *step}) : step;
-    auto more = next.ok() ? g().AddOp(counter->step > 0 ? graph::Op::kLess : graph::Op::kGreater, {*next, counter->stop})
-                          : next;
-    if (!more.ok()) {
-      Fail(BreakCategory::kInternal, std::string(more.status().message()));
-      return false;
-    }
-    next_count = *next;
-    stay_again = *more;
-  } else {
-    Value again;
-    if (!Pop(f, &again)) return false;
-    if (again.kind != Value::kTensor) {
-      Fail(BreakCategory::kDataDependent, "the condition of a while loop on a tensor is not a tensor after the body");
-      return false;
-    }
-    if (!TruthNode(again.node, shape.end_stays_on_true, &stay_again)) return false;
-  }
+  if (!GoRoundAgain(f, shape, counter, counter ? slots.back().stand_in : -1, &stay_again, &next_count)) return false;
   if (effects_.size() != effects_before || pending_.size() + pending_cells_.size() != pending_before ||
       customs_.size() != customs_before) {
     Fail(BreakCategory::kSideEffect, "a loop on a tensor has a side effect (a store, a print, a Cell with a bprop)",
@@ -356,6 +333,32 @@ bool Interp::CaptureLoop(StepState& s, graph::NodeId stay, const WhileShape& sha
   }
   if (counter) f.stack.pop_back();  // the exhausted range, as FOR_ITER leaves it
   s.next = shape.exit;
+  return true;
+}
+
+bool Interp::GoRoundAgain(Frame& f, const WhileShape& shape, const LoopCounter* counter, graph::NodeId count,
+                          graph::NodeId* stay_again, graph::NodeId* next_count) {
+  if (!counter) {  // the loop's condition, on the stack
+    Value again;
+    if (!Pop(f, &again)) return false;
+    if (again.kind != Value::kTensor) {
+      Fail(BreakCategory::kDataDependent, "the condition of a while loop on a tensor is not a tensor after the body");
+      return false;
+    }
+    return TruthNode(again.node, shape.end_stays_on_true, stay_again);
+  }
+  // The counter's next value against the range's end.
+  const DType dtype = g().node(count).meta.dtype;
+  auto step = g().AddOp(graph::Op::kCast, {g().AddConstant(Tensor::Scalar<int64_t>(counter->step))}, CastTo(dtype));
+  auto next = step.ok() ? g().AddOp(graph::Op::kAdd, {count, *step}) : step;
+  auto more = next.ok() ? g().AddOp(counter->step > 0 ? graph::Op::kLess : graph::Op::kGreater, {*next, counter->stop})
+                        : next;
+  if (!more.ok()) {
+    Fail(BreakCategory::kInternal, std::string(more.status().message()));
+    return false;
+  }
+  *next_count = *next;
+  *stay_again = *more;
   return true;
 }
 

@@ -585,6 +585,10 @@ class Interp {
   };
   static constexpr size_t kCounterSlot = ~size_t{0};
   bool CaptureLoop(StepState& s, graph::NodeId stay, const WhileShape& shape, const LoopCounter* counter);
+  // After a trip's body: whether to go round again (a while loop's condition, popped; a for
+  // loop's next count, from the counter's stand-in `count`, against the range's end).
+  bool GoRoundAgain(Frame& f, const WhileShape& shape, const LoopCounter* counter, graph::NodeId count,
+                    graph::NodeId* stay_again, graph::NodeId* next_count);
 
   bool MoveBodyIntoLoop(graph::NodeId stay, graph::NodeId stay_again, size_t first_node,
                         const std::vector<LoopSlot>& slots, const std::vector<const LoopSlot*>& carried,

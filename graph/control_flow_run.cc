@@ -1,5 +1,7 @@
 #include "graph/control_flow_run.h"
 
+#include <atomic>
+
 #include "absl/container/inlined_vector.h"
 #include "graph/control_flow.h"
 #include "graph/executor.h"
@@ -7,6 +9,8 @@
 
 namespace pijit::graph {
 namespace {
+
+std::atomic<bool (*)()> g_interrupt_check{nullptr};
 
 // A bool[] predicate's value (on the host: control flow runs on the CPU).
 bool Holds(const Tensor& pred) { return *pred.Contiguous().data<bool>(); }
@@ -19,7 +23,12 @@ absl::StatusOr<std::vector<Tensor>> RunTrips(const CompiledGraph& body, size_t k
   absl::InlinedVector<const Tensor*, 8> args(k + m);
   for (size_t j = 0; j < m; ++j) args[k + j] = inputs[1 + k + j];
   std::vector<Tensor> next;
-  for (bool stay = Holds(*inputs[0]); stay;) {
+  int64_t trip = 0;
+  for (bool stay = Holds(*inputs[0]); stay; ++trip) {
+    if ((trip & 63) == 63) {
+      bool (*check)() = g_interrupt_check.load(std::memory_order_relaxed);
+      if (check && check()) return absl::CancelledError("a while loop was interrupted");
+    }
     for (size_t i = 0; i < k; ++i) args[i] = &carried[i];
     PIJIT_RETURN_IF_ERROR(body.Run(args, &next));
     stay = Holds(next[k]);
@@ -66,6 +75,8 @@ absl::StatusOr<std::vector<Tensor>> RunLoopBackward(const Node& n, const RegionP
 }
 
 }  // namespace
+
+void SetLoopInterruptCheck(bool (*check)()) { g_interrupt_check.store(check, std::memory_order_relaxed); }
 
 absl::StatusOr<std::vector<Tensor>> RunRegionNode(const Node& n, const RegionPrograms& programs,
                                                   absl::Span<const Tensor* const> inputs, LoopTrips* keep,

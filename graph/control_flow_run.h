@@ -25,6 +25,11 @@ struct LoopTrips {
 // branch's results, or the gradients of a while_grad or cond_grad. A while_loop fills `keep`
 // with its trips when given one; a while_grad reads `kept` (its loop's trips) when given one,
 // else runs the trips again.
+// A loop whose condition never fails runs until the process is interrupted, as Python's would:
+// every 64 trips a while_loop asks `check` (the bindings: Python's signal handlers, which may
+// leave an exception set), and stops with a Cancelled error when it says so.
+void SetLoopInterruptCheck(bool (*check)());
+
 absl::StatusOr<std::vector<Tensor>> RunRegionNode(const Node& n, const RegionPrograms& programs,
                                                   absl::Span<const Tensor* const> inputs,
                                                   LoopTrips* keep = nullptr, const LoopTrips* kept = nullptr);

@@ -183,6 +183,9 @@ static PyObject* ExceptionFor(absl::StatusCode code) {
 }
 
 void SetPyError(const absl::Status& s) {
+  // Cancelled with an exception set: Python code interrupted the work (a signal handler's
+  // KeyboardInterrupt during a compiled loop); that exception is the error.
+  if (s.code() == absl::StatusCode::kCancelled && PyErr_Occurred()) return;
   PyErr_SetString(ExceptionFor(s.code()), std::string(s.message()).c_str());
 }
 

@@ -236,7 +236,7 @@ PyObject* RunEntry(CodeState* st, PyCodeObject* code, PyObject* func, const Cach
     }
     absl::Status st = e.graph->Run(inputs, &outs);
     if (!st.ok()) {
-      if (e.dynamic) {
+      if (e.dynamic && !(st.code() == absl::StatusCode::kCancelled && PyErr_Occurred())) {
         if (runtime::TraceOn()) {
           runtime::TraceEagerFallback(code, {bytecode::BreakCategory::kInternal,
                                              PyUnicode_AsUTF8(code->co_filename), code->co_firstlineno,

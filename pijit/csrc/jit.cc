@@ -13,6 +13,7 @@
 #include "frame_eval/eval_frame.h"
 #include "interop/convert.h"
 #include "runtime/dispatch.h"
+#include "graph/control_flow_run.h"
 #include "graph/executor.h"
 #include "runtime/trace.h"
 #include "runtime/continuation.h"
@@ -273,6 +274,8 @@ void BindJit(py::module_& m) {
   Py_INCREF(&g_jit_type);
   m.attr("JitFunction") = py::handle(reinterpret_cast<PyObject*>(&g_jit_type));
   guards::g_jit_wrapped_function = JitWrappedFunction;
+  // Ctrl-C (and other signal handlers) reach a compiled loop that does not end.
+  graph::SetLoopInterruptCheck([] { return PyErr_CheckSignals() != 0; });
   g_graph_break_error = PyErr_NewExceptionWithDoc(
       "pijit._C.GraphBreakError",
       "Raised in strict mode (PSJit, fullgraph=True) when a function cannot be one graph.",

@@ -1,6 +1,8 @@
 """`while` on a tensor's value in whole-graph mode (capture_mode="ast"): the loop is one
 while_loop node of the graph, equal to eager Python for 0, 1 and many trips, gradients
 included; what a loop on a tensor cannot carry is a GraphBreakError that says why."""
+import signal
+
 import numpy as np
 import pytest
 
@@ -391,3 +393,73 @@ def test_a_graph_mode_cell_with_a_loop_and_a_branch_equals_pynative():
     jitted = ms.jit(Collatz().construct, capture_mode="ast")
     info = one_loop_graph(jitted, ms.Tensor(27, ms.int64))
     assert "cond(" in info.graphs[0]
+
+
+# ---- generated loops with branches: gradients against eager -------------------------------------
+
+GRAD_EXPRS = ["ops.tanh({u}) * 0.9 + {v} * 0.1", "{u} * {v} * 0.5 + 0.1", "ops.sin({u}) + 0.2",
+              "{u} * 0.8 - {v} * 0.05"]
+
+
+def grad_program(seed):
+    rng = np.random.default_rng(seed)
+    lines = ["def prog(x, y):", "    a = x * 1.0", "    b = y * 1.0", "    n = x.sum() * 0"]
+    lines.append(f"    while n < {rng.integers(0, 5)}:")
+    for _ in range(rng.integers(1, 4)):
+        target, u, v = ("ab"[rng.integers(2)] for _ in range(3))
+        expr = GRAD_EXPRS[rng.integers(len(GRAD_EXPRS))].format(u=u, v=v)
+        if rng.random() < 0.4:
+            lines.append(f"        if {u}.mean() > {rng.normal() * 0.3:.2f}:")
+            lines.append(f"            {target} = {expr}")
+            lines.append("        else:")
+            lines.append(f"            {target} = ops.sqrt(ops.abs({u}) + 0.5)")
+        else:
+            lines.append(f"        {target} = {expr}")
+    lines.append("        n = n + 1")
+    lines.append("    return (a * b).sum() + (a * a).sum()")
+    ns = {"ops": ops}
+    exec(compile("\n".join(lines) + "\n", f"<generated grad loop {seed}>", "exec"), ns)
+    return ns["prog"], "\n".join(lines)
+
+
+@pytest.mark.parametrize("seed", range(16))
+def test_generated_loop_gradients_equal_eager(seed):
+    fn, source = grad_program(seed)
+    grad = ms.grad(fn, grad_position=(0, 1))
+    jitted = whole_graph(lambda x, y: grad(x, y))
+    rng = np.random.default_rng(900 + seed)
+    for _ in range(3):
+        x = ms.Tensor(rng.standard_normal((2, 3)))
+        y = ms.Tensor(rng.standard_normal((2, 3)))
+        for got, want in zip(jitted(x, y), grad(x, y)):
+            np.testing.assert_allclose(got.asnumpy(), want.asnumpy(), rtol=1e-10, atol=1e-12, err_msg=source)
+    info = ms.explain(jitted, x, y)
+    assert not info.breaks_graph and "while_grad(" in info.graphs[0], source
+
+
+class Interrupted(Exception):
+    pass
+
+
+@pytest.mark.skipif(not hasattr(signal, "setitimer"), reason="needs POSIX interval timers")
+def test_a_loop_that_never_ends_stops_at_a_signal_as_python_would():
+    def forever(x):
+        while x.sum() > -1:  # x grows to inf and stays there
+            x = x + 1
+        return x
+
+    def interrupt(signum, frame):
+        raise Interrupted()
+
+    jitted = whole_graph(forever)
+    previous = signal.signal(signal.SIGALRM, interrupt)
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 0.3)
+        with pytest.raises(Interrupted):
+            jitted(t(1.0, 2.0))
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    # The compiled function is intact: a call whose loop ends runs the same graph.
+    np.testing.assert_array_equal(jitted(t(-5.0, -5.0)).asnumpy(), [-5.0, -5.0])
+    assert ms.get_code_extra(jitted)["compile_count"] == 1
