@@ -10,6 +10,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "graph/executor.h"
 #include "gtest/gtest.h"
+#include "tests/cpp/run_graph.h"
 
 namespace pijit::graph {
 namespace {
@@ -44,18 +45,9 @@ Tensor Random(const Shape& shape, std::mt19937& rng, double lo, double hi) {
   return t;
 }
 
-std::vector<Tensor> RunGraph(const CompiledGraph& c, const std::vector<Tensor>& in) {
-  std::vector<const Tensor*> ptrs;
-  for (const Tensor& t : in) ptrs.push_back(&t);
-  std::vector<Tensor> out;
-  absl::Status st = c.Run(ptrs, &out);
-  EXPECT_TRUE(st.ok()) << st.message();
-  return out;
-}
-
 // sum(seed * f(inputs)), the scalar whose gradient the VJP gives.
 double Objective(const CompiledGraph& f, const std::vector<Tensor>& in, const Tensor& seed) {
-  Tensor y = RunGraph(f, in)[0].Contiguous();
+  Tensor y = RunCompiled(f, in)[0].Contiguous();
   double s = 0;
   for (int64_t i = 0; i < y.numel(); ++i) s += y.data<double>()[i] * seed.data<double>()[i];
   return s;
@@ -99,7 +91,7 @@ void CheckGradients(const Case& c, uint32_t seed_value = 7) {
     ASSERT_TRUE(back.ok()) << back.status().message() << "\n" << g.ToText();
     std::vector<Tensor> args = in;
     args.push_back(seed_t);
-    std::vector<Tensor> analytic = RunGraph(*back, args);
+    std::vector<Tensor> analytic = RunCompiled(*back, args);
     ASSERT_EQ(analytic.size(), params.size());
     for (size_t p = 0; p < params.size(); ++p) {
       Tensor a = analytic[p].Contiguous();
@@ -392,7 +384,7 @@ TEST(AutodiffTest, IntegerInputsGetTruncatedGradientsBoolNoneAndUnusedZeros) {
   Tensor xv = Random({3}, rng, -3, 3), nv = Tensor::Empty({3}, DType::kInt64),
          uv = Tensor::Empty({2, 2}, kF64), fv = Tensor::Empty({3}, DType::kBool);
   for (int i = 0; i < 3; ++i) nv.data<int64_t>()[i] = i + 1;
-  auto out_t = RunGraph(*c, {xv, nv, uv, fv});
+  auto out_t = RunCompiled(*c, {xv, nv, uv, fv});
   for (int i = 0; i < 3; ++i) EXPECT_EQ(out_t[0].Contiguous().data<double>()[i], i + 1);
   ASSERT_EQ(out_t[1].dtype(), DType::kInt64);
   for (int i = 0; i < 3; ++i) {

@@ -11,6 +11,7 @@
 #include "graph/passes/pipeline.h"
 #include "graph/text_parser.h"
 #include "gtest/gtest.h"
+#include "tests/cpp/run_graph.h"
 
 namespace pijit::graph {
 namespace {
@@ -47,13 +48,46 @@ Tensor Num(double v) {
   return t;
 }
 
-std::vector<Tensor> RunLoopGraph(const CompiledGraph& c, const std::vector<Tensor>& in) {
-  std::vector<const Tensor*> ptrs;
-  for (const Tensor& t : in) ptrs.push_back(&t);
-  std::vector<Tensor> out;
-  absl::Status st = c.Run(ptrs, &out);
-  EXPECT_TRUE(st.ok()) << st.message();
-  return out;
+std::vector<double> Values(const Tensor& t) {
+  Tensor c = t.Contiguous();
+  return std::vector<double>(c.data<double>(), c.data<double>() + c.numel());
+}
+
+// Each `analytic[w]`, the gradient of sum(s * forward(inputs)[0]) with respect to input
+// `wrt[w]` (a vector), against central differences.
+void ExpectCentralDifferences(const CompiledGraph& forward, const std::vector<Tensor>& inputs,
+                              const std::vector<double>& s, const std::vector<int>& wrt,
+                              const std::vector<Tensor>& analytic, const std::string& where) {
+  auto objective = [&](const std::vector<Tensor>& in) {
+    const std::vector<double> y = Values(RunCompiled(forward, in)[0]);
+    double total = 0;
+    for (size_t i = 0; i < s.size(); ++i) total += s[i] * y[i];
+    return total;
+  };
+  ASSERT_EQ(analytic.size(), wrt.size());
+  for (size_t w = 0; w < wrt.size(); ++w) {
+    const std::vector<double> got = Values(analytic[w]), base = Values(inputs[wrt[w]]);
+    for (size_t i = 0; i < base.size(); ++i) {
+      const double h = 1e-6;
+      std::vector<double> up = base, down = base;
+      up[i] += h;
+      down[i] -= h;
+      std::vector<Tensor> plus = inputs, minus = inputs;
+      plus[wrt[w]] = Vec(up);
+      minus[wrt[w]] = Vec(down);
+      const double numeric = (objective(plus) - objective(minus)) / (2 * h);
+      EXPECT_FALSE(std::isnan(got[i])) << where;
+      EXPECT_NEAR(got[i], numeric, 1e-5 * std::max(1.0, std::abs(numeric)))
+          << "input " << wrt[w] << "[" << i << "] " << where;
+    }
+  }
+}
+
+void ExpectRoundTrip(const char* text) {
+  auto g = Parse(text);
+  ASSERT_TRUE(g.ok()) << g.status();
+  EXPECT_TRUE(g->Verify().ok()) << g->Verify();
+  EXPECT_EQ(g->ToText(), text);
 }
 
 // The same loop in C++: (x*x after the loop, the number of trips).
@@ -66,13 +100,6 @@ std::vector<double> Reference(std::vector<double> x, double n, const std::vector
   }
   for (double& v : x) v *= v;
   return x;
-}
-
-TEST(ControlFlowTest, TextRoundTripsAndVerifies) {
-  auto g = Parse(kLoop);
-  ASSERT_TRUE(g.ok()) << g.status();
-  EXPECT_TRUE(g->Verify().ok()) << g->Verify();
-  EXPECT_EQ(g->ToText(), kLoop);
 }
 
 TEST(ControlFlowTest, RunsZeroOneAndManyTripsAsACLoop) {
@@ -88,7 +115,7 @@ TEST(ControlFlowTest, RunsZeroOneAndManyTripsAsACLoop) {
       const std::vector<double> x = {0.1, 0.2, 0.3};
       int trips = 0;
       const std::vector<double> want = Reference(x, n, a, &trips);
-      Tensor got = RunLoopGraph(*c, {Vec(x), Num(n), Vec(a)})[0].Contiguous();
+      Tensor got = RunCompiled(*c, {Vec(x), Num(n), Vec(a)})[0].Contiguous();
       for (int i = 0; i < 3; ++i) EXPECT_DOUBLE_EQ(got.data<double>()[i], want[i]) << "n=" << n << " trips=" << trips;
       if (n == -1.0) {
         EXPECT_EQ(trips, 0);
@@ -118,27 +145,12 @@ TEST(ControlFlowTest, GradientsMatchCentralDifferences) {
     auto back = CompiledGraph::Compile(g, options);
     ASSERT_TRUE(back.ok()) << back.status() << "\n" << g.ToText();
     for (double n : {-1.0, 1.3, 25.0}) {
-      const std::vector<double> x = {0.1, 0.2, 0.3}, a = {1.5, 1.25, 2.0}, s = {0.5, -1.0, 2.0};
-      std::vector<Tensor> analytic = RunLoopGraph(*back, {Vec(x), Num(n), Vec(a), Vec(s)});
-      ASSERT_EQ(analytic.size(), 2u);
-      auto objective = [&](std::vector<double> xv, std::vector<double> av) {
-        Tensor y = RunLoopGraph(*forward, {Vec(xv), Num(n), Vec(av)})[0].Contiguous();
-        double total = 0;
-        for (int i = 0; i < 3; ++i) total += s[i] * y.data<double>()[i];
-        return total;
-      };
-      for (int which = 0; which < 2; ++which) {
-        Tensor got = analytic[which].Contiguous();
-        for (int i = 0; i < 3; ++i) {
-          const double h = 1e-6;
-          std::vector<double> xp = x, xm = x, ap = a, am = a;
-          (which == 0 ? xp : ap)[i] += h;
-          (which == 0 ? xm : am)[i] -= h;
-          const double numeric = (objective(xp, ap) - objective(xm, am)) / (2 * h);
-          EXPECT_NEAR(got.data<double>()[i], numeric, 1e-5 * std::max(1.0, std::abs(numeric)))
-              << (which == 0 ? "x" : "a") << "[" << i << "] n=" << n << (optimize ? " optimised" : "");
-        }
-      }
+      const std::vector<Tensor> in = {Vec({0.1, 0.2, 0.3}), Num(n), Vec({1.5, 1.25, 2.0})};
+      const std::vector<double> s = {0.5, -1.0, 2.0};
+      std::vector<Tensor> args = in;
+      args.push_back(Vec(s));
+      ExpectCentralDifferences(*forward, in, s, {0, 2}, RunCompiled(*back, args),
+                               "n=" + std::to_string(n) + (optimize ? " optimised" : ""));
     }
   }
 }
@@ -187,24 +199,15 @@ TEST(ControlFlowTest, TheLoopKeepsItsTripsForOneGradientAndASecondRunsThemAgain)
   auto c = CompiledGraph::Compile(g);
   ASSERT_TRUE(c.ok()) << c.status();
   for (double n : {-1.0, 1.3, 25.0}) {
-    const std::vector<double> x = {0.1, 0.2, 0.3}, a = {1.5, 1.25, 2.0}, s = {0.5, -1.0, 2.0};
-    std::vector<Tensor> got = RunLoopGraph(*c, {Vec(x), Num(n), Vec(a), Vec(s)});
-    Tensor kept = got[0].Contiguous(), again = got[1].Contiguous();
+    const std::vector<Tensor> in = {Vec({0.1, 0.2, 0.3}), Num(n), Vec({1.5, 1.25, 2.0})};
+    const std::vector<double> s = {0.5, -1.0, 2.0};
+    std::vector<Tensor> args = in;
+    args.push_back(Vec(s));
+    std::vector<Tensor> got = RunCompiled(*c, args);
+    EXPECT_EQ(Values(got[0]), Values(got[1])) << "n=" << n;
     auto forward = CompiledGraph::Compile(*parsed);
     ASSERT_TRUE(forward.ok()) << forward.status();
-    for (int i = 0; i < 3; ++i) {
-      EXPECT_DOUBLE_EQ(kept.data<double>()[i], again.data<double>()[i]) << "n=" << n;
-      const double h = 1e-6;
-      std::vector<double> xp = x, xm = x;
-      xp[i] += h;
-      xm[i] -= h;
-      auto objective = [&](const std::vector<double>& xv) {
-        Tensor y = RunLoopGraph(*forward, {Vec(xv), Num(n), Vec(a)})[0].Contiguous();
-        return s[0] * y.data<double>()[0] + s[1] * y.data<double>()[1] + s[2] * y.data<double>()[2];
-      };
-      const double numeric = (objective(xp) - objective(xm)) / (2 * h);
-      EXPECT_NEAR(kept.data<double>()[i], numeric, 1e-5 * std::max(1.0, std::abs(numeric))) << "n=" << n;
-    }
+    ExpectCentralDifferences(*forward, in, s, {0}, {got[0]}, "n=" + std::to_string(n));
   }
 }
 
@@ -242,7 +245,7 @@ TEST(ControlFlowTest, PassesKeepLoopsApartAndUnfolded) {
   EXPECT_EQ(loops, 2u) << after;
   auto c = CompiledGraph::Compile(*g);
   ASSERT_TRUE(c.ok()) << c.status();
-  std::vector<Tensor> out = RunLoopGraph(*c, {Vec({1, 1, 1})});
+  std::vector<Tensor> out = RunCompiled(*c, {Vec({1, 1, 1})});
   // x*2 until the sum reaches 10: 3 -> 6 -> 12; x+2: 3 -> 9 -> 15.
   EXPECT_DOUBLE_EQ(out[0].Contiguous().data<double>()[0], 4.0);
   EXPECT_DOUBLE_EQ(out[1].Contiguous().data<double>()[0], 5.0);
@@ -294,13 +297,6 @@ const char kCond[] =
     "  return (%8)\n"
     "}\n";
 
-TEST(ControlFlowTest, CondTextRoundTrips) {
-  auto g = Parse(kCond);
-  ASSERT_TRUE(g.ok()) << g.status();
-  EXPECT_TRUE(g->Verify().ok()) << g->Verify();
-  EXPECT_EQ(g->ToText(), kCond);
-}
-
 TEST(ControlFlowTest, CondRunsOnlyTheTakenBranchAndItsGradient) {
   auto parsed = Parse(kCond);
   ASSERT_TRUE(parsed.ok()) << parsed.status();
@@ -325,28 +321,10 @@ TEST(ControlFlowTest, CondRunsOnlyTheTakenBranchAndItsGradient) {
     for (int i = 0; i < 3; ++i) r[i] = taken ? std::sqrt(x[i]) * a[i] : 0.0;
     for (int i = 0; i < 3; ++i) k += taken ? r[i] : 0.0;
     if (!taken) k = (a[0] + a[1] + a[2]) / 3;
-    Tensor y = RunLoopGraph(*forward, {Vec(x), Vec(a)})[0].Contiguous();
+    Tensor y = RunCompiled(*forward, {Vec(x), Vec(a)})[0].Contiguous();
     for (int i = 0; i < 3; ++i) EXPECT_DOUBLE_EQ(y.data<double>()[i], r[i] * k) << "taken=" << taken;
-    std::vector<Tensor> analytic = RunLoopGraph(*back, {Vec(x), Vec(a), Vec(s)});
-    auto objective = [&](std::vector<double> xv, std::vector<double> av) {
-      Tensor v = RunLoopGraph(*forward, {Vec(xv), Vec(av)})[0].Contiguous();
-      double total = 0;
-      for (int i = 0; i < 3; ++i) total += s[i] * v.data<double>()[i];
-      return total;
-    };
-    for (int which = 0; which < 2; ++which) {
-      Tensor got = analytic[which].Contiguous();
-      for (int i = 0; i < 3; ++i) {
-        EXPECT_FALSE(std::isnan(got.data<double>()[i])) << "the untaken branch's gradient leaked";
-        const double h = 1e-6;
-        std::vector<double> xp = x, xm = x, ap = a, am = a;
-        (which == 0 ? xp : ap)[i] += h;
-        (which == 0 ? xm : am)[i] -= h;
-        const double numeric = (objective(xp, ap) - objective(xm, am)) / (2 * h);
-        EXPECT_NEAR(got.data<double>()[i], numeric, 1e-5 * std::max(1.0, std::abs(numeric)))
-            << (which == 0 ? "x" : "a") << "[" << i << "] taken=" << taken;
-      }
-    }
+    ExpectCentralDifferences(*forward, {Vec(x), Vec(a)}, s, {0, 1}, RunCompiled(*back, {Vec(x), Vec(a), Vec(s)}),
+                             taken ? "taken" : "not taken");
   }
 }
 
@@ -357,6 +335,12 @@ TEST(ControlFlowTest, BranchesOfOtherResultMetasAreRejected) {
   auto g = Parse(text);
   ASSERT_FALSE(g.ok());
   EXPECT_NE(std::string(g.status().message()).find("the false branch's result list 1"), std::string::npos) << g.status();
+}
+
+TEST(ControlFlowTest, TextRoundTripsAndVerifies) {
+  ExpectRoundTrip(kLoop);
+  ExpectRoundTrip(kTanhLoop);
+  ExpectRoundTrip(kCond);
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 
 #include "graph/executor.h"
 #include "gtest/gtest.h"
+#include "tests/cpp/run_graph.h"
 #include "tests/cpp/passes/pass_test_util.h"
 
 namespace pijit::graph {
@@ -143,15 +144,6 @@ Tensor Filled(const TensorMeta& m, uint32_t seed) {
   return t;
 }
 
-std::vector<Tensor> RunOnce(const CompiledGraph& c, const std::vector<Tensor>& in) {
-  std::vector<const Tensor*> args;
-  for (const Tensor& t : in) args.push_back(&t);
-  std::vector<Tensor> out;
-  absl::Status st = c.Run(args, &out);
-  EXPECT_TRUE(st.ok()) << st;
-  return out;
-}
-
 void ExpectSameBits(const Tensor& a, const Tensor& b) {
   ASSERT_EQ(a.dtype(), b.dtype());
   ASSERT_EQ(a.shape(), b.shape());
@@ -176,8 +168,8 @@ void ExpectPlannedMatchesUnplanned(const Graph& g, bool optimize = true, bool ex
   for (int call = 0; call < 3; ++call) {
     std::vector<Tensor> in;
     for (NodeId p : g.params()) in.push_back(Filled(g.node(p).meta, 11 * call + p));
-    std::vector<Tensor> want = RunOnce(*plain, in);
-    std::vector<Tensor> got = RunOnce(*planned, in);
+    std::vector<Tensor> want = RunCompiled(*plain, in);
+    std::vector<Tensor> got = RunCompiled(*planned, in);
     ASSERT_EQ(want.size(), got.size());
     for (size_t i = 0; i < want.size(); ++i) {
       SCOPED_TRACE(testing::Message() << "call " << call << ", output " << i);
@@ -273,7 +265,7 @@ TEST(MemoryPlanRunTest, InPlaceLookingPatterns) {
       a.push_back(Filled(g.node(p).meta, call * 5 + p));
       b.push_back(Filled(g.node(p).meta, call * 5 + p));
     }
-    std::vector<Tensor> want = RunOnce(*plain, a), got = RunOnce(*planned, b);
+    std::vector<Tensor> want = RunCompiled(*plain, a), got = RunCompiled(*planned, b);
     ASSERT_EQ(got.size(), 2u);
     ExpectSameBits(want[0], got[0]);
     ExpectSameBits(want[1], got[1]);
@@ -325,17 +317,17 @@ TEST(MemoryPlanRunTest, SteadyStateCallAllocatesOnlyItsOutputs) {
     ASSERT_FALSE(c->memory_plan().empty());
     std::vector<Tensor> in = {Filled({DType::kFloat32, {128, 64}}, 1),
                               Filled({DType::kFloat32, {64, 64}}, 2)};
-    RunOnce(*c, in);
+    RunCompiled(*c, in);
     const uint64_t before = StorageAllocations();
-    std::vector<Tensor> out = RunOnce(*c, in);
+    std::vector<Tensor> out = RunCompiled(*c, in);
     EXPECT_EQ(StorageAllocations() - before, out.size());
     // Without a plan the same call allocates every intermediate too.
     opts.plan_memory = false;
     auto plain = CompiledGraph::Compile(g, opts);
     ASSERT_TRUE(plain.ok());
-    RunOnce(*plain, in);
+    RunCompiled(*plain, in);
     const uint64_t before_plain = StorageAllocations();
-    RunOnce(*plain, in);
+    RunCompiled(*plain, in);
     EXPECT_GT(StorageAllocations() - before_plain, out.size());
   }
 }
@@ -376,7 +368,7 @@ TEST(MemoryPlanRunTest, NestedCallDoesNotTakeAnEnclosingSlot) {
   const std::vector<Tensor> in = {Filled({DType::kFloat32, {16}}, 3)};
   auto outer = Storage::Allocate(16 * sizeof(float));
   PlannedSlot planned(outer);
-  std::vector<Tensor> out = RunOnce(*c, in);
+  std::vector<Tensor> out = RunCompiled(*c, in);
   ASSERT_EQ(out.size(), 1u);
   EXPECT_FALSE(planned.taken());
   EXPECT_NE(out[0].storage(), outer);
@@ -401,7 +393,7 @@ TEST(MemoryPlanRunTest, ConcurrentCallsOfOneGraph) {
   for (int t = 0; t < kThreads; ++t) {
     inputs.push_back({Filled({DType::kFloat32, {96, 80}}, 100 + t),
                       Filled({DType::kFloat32, {80, 96}}, 200 + t)});
-    wants.push_back(RunOnce(*plain, inputs.back()));
+    wants.push_back(RunCompiled(*plain, inputs.back()));
   }
   std::vector<int> mismatches(kThreads, 0);
   std::vector<std::thread> threads;
