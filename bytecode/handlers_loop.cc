@@ -16,6 +16,7 @@
 // side effect (a store, a print), leaves the loop (break, return) or changes a tensor's dtype or
 // shape stops capture with the reason, as whole-graph mode reports it.
 #include <algorithm>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -34,6 +35,49 @@ bool IsConditionalBackward(Opc op) {
   return op == Opc::POP_JUMP_BACKWARD_IF_TRUE || op == Opc::POP_JUMP_BACKWARD_IF_FALSE;
 }
 bool JumpsOnTrue(Opc op) { return op == Opc::POP_JUMP_FORWARD_IF_TRUE || op == Opc::POP_JUMP_BACKWARD_IF_TRUE; }
+
+// The value at `path` inside `root` (tuples followed), or nullptr where the structure differs.
+const Value* ValueAt(const Value& root, const std::vector<size_t>& path) {
+  const Value* v = &root;
+  for (size_t i : path) {
+    if (v->kind != Value::kSeq || v->is_list || !v->items || i >= v->items->size()) return nullptr;
+    v = &(*v->items)[i];
+  }
+  return v;
+}
+
+// Sets the value at `path` inside `root`, copying each tuple on the way (the state before the
+// loop shares them).
+void SetAt(Value& root, const std::vector<size_t>& path, size_t depth, Value value) {
+  if (depth == path.size()) {
+    root = std::move(value);
+    return;
+  }
+  auto items = std::make_shared<ValueList>(*root.items);
+  SetAt((*items)[path[depth]], path, depth + 1, std::move(value));
+  root.items = std::move(items);
+}
+
+// `v` with its tensors, and those in tuples, cleared: what else a loop's body may not change.
+// A tuple rebuilt in the body is a new object of the same shape: its source goes too.
+Value WithoutTensors(const Value& v) {
+  if (v.kind == Value::kTensor) return Value();
+  if (v.kind != Value::kSeq || v.is_list || !v.items) return v;
+  Value out = v;
+  out.source = -1;
+  auto items = std::make_shared<ValueList>();
+  for (const Value& item : *v.items) items->push_back(WithoutTensors(item));
+  out.items = std::move(items);
+  return out;
+}
+
+std::vector<Value> WithoutTensors(const std::vector<Value>& vs) {
+  std::vector<Value> out;
+  for (const Value& v : vs) out.push_back(WithoutTensors(v));
+  return out;
+}
+
+constexpr size_t kMaxTupleDepth = 4;
 
 }  // namespace
 
@@ -205,16 +249,29 @@ bool Interp::CaptureLoop(StepState& s, graph::NodeId stay, const WhileShape& sha
   const std::vector<Value> locals = f.locals, stack = f.stack;
   const size_t first_node = g().nodes().size();
   // Stand-ins for the tensors the body may change: the body's parameters once it is captured.
+  // A tensor in a local or on the stack, or inside tuples held there, is a slot.
   std::vector<LoopSlot> slots;
-  auto add_slot = [&](bool local, size_t i, const Value& v) {
+  std::vector<size_t> path;
+  std::function<bool(bool, size_t, const Value&)> add_slot = [&](bool local, size_t i, const Value& v) {
+    if (v.kind == Value::kSeq && !v.is_list && v.items && path.size() < kMaxTupleDepth) {
+      for (size_t k = 0; k < v.items->size(); ++k) {
+        path.push_back(k);
+        const bool ok = add_slot(local, i, (*v.items)[k]);
+        path.pop_back();
+        if (!ok) return false;
+      }
+      return true;
+    }
     if (v.kind != Value::kTensor) return true;
     auto node = g().AddOp(graph::Op::kCast, {v.node}, CastTo(g().node(v.node).meta.dtype));
     if (!node.ok()) {
       Fail(BreakCategory::kInternal, std::string(node.status().message()));
       return false;
     }
-    slots.push_back({local, i, v, *node});
-    if (i != kCounterSlot) (local ? f.locals[i] : f.stack[i]).node = *node;
+    slots.push_back({local, i, v, *node, path});
+    Value stand_in = v;
+    stand_in.node = *node;
+    if (i != kCounterSlot) SetAt(local ? f.locals[i] : f.stack[i], path, 0, std::move(stand_in));
     return true;
   };
   for (size_t i = 0; i < locals.size(); ++i)
@@ -227,12 +284,7 @@ bool Interp::CaptureLoop(StepState& s, graph::NodeId stay, const WhileShape& sha
     f.stack.push_back(Value::Tensor(slots.back().stand_in, counter->start.type));
   }
   // Everything else the body could change, to compare after it.
-  const auto without_tensors = [](std::vector<Value> vs) {
-    for (Value& v : vs)
-      if (v.kind == Value::kTensor) v = Value();
-    return vs;
-  };
-  const size_t state_before = FingerprintOf(without_tensors(locals), without_tensors(stack));
+  const size_t state_before = FingerprintOf(WithoutTensors(locals), WithoutTensors(stack));
   const size_t effects_before = effects_.size(), pending_before = pending_.size() + pending_cells_.size(),
                customs_before = customs_.size();
   // The body, then the condition, up to the jump that decides whether to go round again.
@@ -271,9 +323,13 @@ bool Interp::CaptureLoop(StepState& s, graph::NodeId stay, const WhileShape& sha
   }
   auto name_of = [&](const LoopSlot& slot) {
     if (slot.index == kCounterSlot) return std::string("the loop's counter");
-    if (!slot.local) return std::string("a value on the stack");
-    const char* name = PyUnicode_AsUTF8(PyTuple_GET_ITEM(f.code->co_localsplusnames, slot.index));
-    return absl::StrFormat("`%s`", name ? name : "?");
+    std::string name = "a value on the stack";
+    if (slot.local) {
+      const char* local = PyUnicode_AsUTF8(PyTuple_GET_ITEM(f.code->co_localsplusnames, slot.index));
+      name = absl::StrFormat("`%s`", local ? local : "?");
+    }
+    for (size_t k : slot.path) name += absl::StrFormat("[%d]", k);
+    return name;
   };
   for (size_t i = 0; i < locals.size(); ++i) {
     // A variable the body assigns first (a temporary of the body) is left unassigned after the
@@ -292,7 +348,7 @@ bool Interp::CaptureLoop(StepState& s, graph::NodeId stay, const WhileShape& sha
       return false;
     }
   }
-  if (FingerprintOf(without_tensors(f.locals), without_tensors(f.stack)) != state_before) {
+  if (FingerprintOf(WithoutTensors(f.locals), WithoutTensors(f.stack)) != state_before) {
     Fail(BreakCategory::kDataDependent,
          "a loop on a tensor changes a Python value (a counter, a container)",
          "in whole-graph mode a loop on a tensor carries tensors only: make the counter a Tensor "
@@ -303,9 +359,12 @@ bool Interp::CaptureLoop(StepState& s, graph::NodeId stay, const WhileShape& sha
   std::vector<const LoopSlot*> carried;
   std::vector<Value> after;
   for (const LoopSlot& slot : slots) {
+    const Value* at = slot.index == kCounterSlot
+                          ? nullptr
+                          : ValueAt(slot.local ? f.locals[slot.index] : f.stack[slot.index], slot.path);
     const Value now = slot.index == kCounterSlot ? Value::Tensor(next_count, slot.before.type)
-                      : slot.local             ? f.locals[slot.index]
-                                               : f.stack[slot.index];
+                      : at                       ? *at
+                                                 : Value();
     if (now.kind != Value::kTensor) {
       Fail(BreakCategory::kDataDependent, absl::StrFormat("%s is a tensor before a loop on a tensor "
                                                           "but not after its body", name_of(slot)));
@@ -329,7 +388,8 @@ bool Interp::CaptureLoop(StepState& s, graph::NodeId stay, const WhileShape& sha
   std::vector<Value> results;
   if (!MoveBodyIntoLoop(stay, stay_again, first_node, slots, carried, after, &results)) return false;
   for (size_t i = 0; i < carried.size(); ++i) {
-    if (carried[i]->index != kCounterSlot) (carried[i]->local ? f.locals : f.stack)[carried[i]->index] = results[i];
+    const LoopSlot& slot = *carried[i];
+    if (slot.index != kCounterSlot) SetAt((slot.local ? f.locals : f.stack)[slot.index], slot.path, 0, results[i]);
   }
   if (counter) f.stack.pop_back();  // the exhausted range, as FOR_ITER leaves it
   s.next = shape.exit;

@@ -564,6 +564,7 @@ class Interp {
     size_t index;
     Value before;                 // its value at the loop's start
     graph::NodeId stand_in = -1;  // the node the body reads for it
+    std::vector<size_t> path;     // a tensor inside tuples held there: its item indices
   };
   bool FindWhileLoop(const Frame& f, size_t jump, WhileShape* shape) const;
   // Whether `pc` of `f` leaves the body of the innermost while loop on a tensor being captured

@@ -76,8 +76,17 @@ def unchanged_values_read_inside(x, w, limit):
     return y, w, x
 
 
+def tuple_state(x, y, limit):
+    state = (x, (y, x * 0))
+    while state[0].sum() < limit:
+        a, (b, c) = state
+        state = (a * 2, (b + 1, c + a))
+    return state
+
+
 CASES = [
     (doubling, lambda k: (t(0.5, 1.0, 1.5), t(k))),
+    (tuple_state, lambda k: (t(0.5, 1.0), t(1.5, 2.0), t(k))),
     (two_carried_and_a_tensor_counter, lambda k: (t(0.5, 1.0, 1.5), t(k))),
     (branch_inside, lambda k: (t(0.1, 0.2, 0.3), t(k))),
     (nested_loops, lambda k: (t(0.5, 1.0), t(k))),
@@ -87,7 +96,7 @@ CASES = [
 
 def as_numpy(result):
     if isinstance(result, tuple):
-        return [r.asnumpy() for r in result]
+        return [a for r in result for a in as_numpy(r)]
     return [result.asnumpy()]
 
 
@@ -203,8 +212,16 @@ def prints_inside(x):
     return x
 
 
+def tuple_grows(x):
+    state = (x,)
+    while state[0].sum() < 10:
+        state = (state[0] * 2, x)
+    return state[0]
+
+
 @pytest.mark.parametrize("fn, message", [
     (python_counter, "changes a Python value"),
+    (tuple_grows, "changes a Python value"),
     (leaves_with_break, "jump out of a loop on a tensor"),
     (grows, r"is Float32\(2,\) before a loop on a tensor and Float32\(4,\) after its body"),
     (changes_dtype, r"is Float32\(2,\) before a loop on a tensor and Float64\(2,\) after its body"),
