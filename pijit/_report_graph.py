@@ -44,7 +44,9 @@ def node_kind(op):
 
 
 def parse_graph(text):
-    """(nodes, edges, outputs): nodes {id: (op, type, kind)}, edges [(src, dst)], the output ids."""
+    """(nodes, edges, outputs): nodes {id: (op, type, kind)}, edges [(src, dst)], the output ids.
+    A control-flow node (while_loop, cond: docs/control_flow.md) is one node; the graphs it holds,
+    printed in braces after it, are not drawn."""
     nodes, edges, outputs = {}, [], []
     lines = text.strip().splitlines()
     if not lines:
@@ -54,17 +56,25 @@ def parse_graph(text):
         params = header[len("graph("):header.rfind(")")]
         for m in _HEADER.finditer(params):
             nodes[int(m.group(1))] = ("input", m.group(2).strip(), "input")
+    depth = 1  # inside the graph's braces; deeper: inside a control-flow node's graphs
     for line in lines[1:]:
-        m = _LINE.match(line)
-        if m:
-            nid = int(m.group(1))
-            op = m.group(3)
-            args = re.sub(r'"(?:[^"\\]|\\.)*"', '""', m.group(4))  # attribute strings
-            nodes[nid] = (op, m.group(2).strip(), node_kind(op))
-            for src in re.findall(r"%(\d+)", args):
-                edges.append((int(src), nid))
-        elif line.strip().startswith("return"):
-            outputs = [int(x) for x in re.findall(r"%(\d+)", line)]
+        stripped = line.strip()
+        opens = stripped.endswith("{")
+        if depth == 1:
+            m = _LINE.match(stripped[:-1].rstrip() if opens else stripped)
+            if m:
+                nid = int(m.group(1))
+                op = m.group(3)
+                args = re.sub(r'"(?:[^"\\]|\\.)*"', '""', m.group(4))  # attribute strings
+                nodes[nid] = (op, m.group(2).strip(), node_kind(op))
+                for src in re.findall(r"%(\d+)", args):
+                    edges.append((int(src), nid))
+            elif stripped.startswith("return"):
+                outputs = [int(x) for x in re.findall(r"%(\d+)", line)]
+        if opens:
+            depth += 1
+        elif stripped == "}":
+            depth -= 1
     edges = [(a, b) for a, b in edges if a in nodes]
     return nodes, edges, outputs
 

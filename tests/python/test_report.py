@@ -137,6 +137,17 @@ def test_graph_text_is_parsed_and_drawn_without_graphviz():
     assert note == ""
 
 
+def test_control_flow_nodes_are_drawn_as_one_node_each():
+    text = ("graph(%0: f32[3], %1: f32[]) {\n  %2: f32[] = sum(%0, axes=[], keepdims=false)\n"
+            "  %3: bool[] = less(%2, %1)\n  %4: bool[] = while_loop(%3, %0, %1, carried=1) {\n"
+            "    graph(%0: f32[3], %1: f32[]) {\n      %2: f32[3] = exp(%0)\n"
+            "      %3: f32[] = sum(%2, axes=[], keepdims=false)\n      %4: bool[] = less(%3, %1)\n"
+            "      return (%2, %4)\n    }\n  }\n  %5: f32[3] = result(%4, index=0)\n  return (%5)\n}\n")
+    nodes, edges, outputs = _report_graph.parse_graph(text)
+    assert sorted(nodes) == [0, 1, 2, 3, 4, 5] and nodes[4][0] == "while_loop" and nodes[2][0] == "sum"
+    assert sorted(edges) == [(0, 2), (0, 4), (1, 3), (1, 4), (2, 3), (3, 4), (4, 5)] and outputs == [5]
+
+
 def chromium():
     for name in ("chromium", "chromium-browser", "google-chrome"):
         path = shutil.which(name)
