@@ -119,6 +119,13 @@ bool Interp::MergeBranchValues(BranchJoin& join, const Value& on_true, const Val
          "shape (or the same Python value) to what follows");
     return false;
   };
+  // A variable one way assigns and the other does not (a temporary of that way) is unassigned
+  // after the if; reading it later stops capture there, as Python would raise if that way
+  // had not run.
+  if (on_true.kind == Value::kUndef || on_false.kind == Value::kUndef) {
+    *out = Value();
+    return true;
+  }
   if (on_true.kind != on_false.kind) return differ();
   switch (on_true.kind) {
     case Value::kTensor: {

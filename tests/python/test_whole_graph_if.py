@@ -77,11 +77,22 @@ def python_choice_inside(x, scale):
     return z
 
 
+def temporaries_in_one_way(x, y):
+    if x.sum() > 0:
+        doubled = x * 2  # assigned in this way only, not read after the if
+        z = doubled + y
+    else:
+        parts = (x, y)
+        z = parts[0] - parts[1]
+    return z
+
+
 @pytest.mark.parametrize("x", [POSITIVE, NEGATIVE], ids=["true", "false"])
 def test_both_ways_equal_eager_in_one_graph(x):
     y = t(0.5, 4.0, -2.0)
     for fn, args in [(if_else, (x, y)), (if_without_else, (x,)), (ternary, (x,)),
-                     (nested, (x, y)), (nested, (x, -y)), (python_choice_inside, (x, 3))]:
+                     (nested, (x, y)), (nested, (x, -y)), (python_choice_inside, (x, 3)),
+                     (temporaries_in_one_way, (x, y))]:
         jitted = whole_graph(fn)
         np.testing.assert_allclose(jitted(*args).asnumpy(), fn(*args).asnumpy(), rtol=1e-6,
                                    err_msg=fn.__name__)

@@ -480,3 +480,62 @@ def test_a_loop_that_never_ends_stops_at_a_signal_as_python_would():
     # The compiled function is intact: a call whose loop ends runs the same graph.
     np.testing.assert_array_equal(jitted(t(-5.0, -5.0)).asnumpy(), [-5.0, -5.0])
     assert ms.get_code_extra(jitted)["compile_count"] == 1
+
+
+# ---- generated programs mixing ifs, while loops, for loops over range(tensor) and tuples ----------
+
+MIXED_EXPRS = ["ops.tanh({u}) * 0.9 + {v} * 0.1", "{u} * {v} * 0.5 + 0.1", "ops.sin({u}) + 0.2",
+               "ops.relu({u}) + {v} * 0.3", "ops.exp({u} * 0.1)"]
+
+
+def mixed_block(rng, lines, pad, depth):
+    for _ in range(rng.integers(1, 4)):
+        kind = rng.random()
+        target, u, v = ("ab"[rng.integers(2)] for _ in range(3))
+        expr = MIXED_EXPRS[rng.integers(len(MIXED_EXPRS))].format(u=u, v=v)
+        if kind < 0.25 and depth > 0:
+            lines.append(f"{pad}if {u}.mean() > {rng.normal() * 0.3:.2f}:")
+            mixed_block(rng, lines, pad + "    ", depth - 1)
+            if rng.random() < 0.7:
+                lines.append(f"{pad}else:")
+                mixed_block(rng, lines, pad + "    ", depth - 1)
+        elif kind < 0.4 and depth > 0:
+            lines.append(f"{pad}for i in range(k):")
+            lines.append(f"{pad}    {target} = {expr} + i * 0")
+        elif kind < 0.5 and depth > 0:
+            counter = f"n{len(lines)}"
+            lines.append(f"{pad}{counter} = {u}.sum() * 0")
+            lines.append(f"{pad}while {counter} < {rng.integers(0, 3)}:")
+            mixed_block(rng, lines, pad + "    ", depth - 1)
+            lines.append(f"{pad}    {counter} = {counter} + 1")
+        elif kind < 0.6:  # a tuple temporary
+            lines.append(f"{pad}pair = ({u}, {v})")
+            lines.append(f"{pad}a, b = pair[0] * 0.5 + pair[1] * 0.25, pair[1]")
+        else:
+            lines.append(f"{pad}{target} = {expr}")
+
+
+def mixed_program(seed):
+    rng = np.random.default_rng(seed)
+    lines = ["def prog(x, y, k):", "    a = x * 1.0", "    b = y * 1.0"]
+    mixed_block(rng, lines, "    ", 2)
+    lines.append("    return (a * b).sum() + (a * a).sum()")
+    ns = {"ops": ops}
+    exec(compile("\n".join(lines) + "\n", f"<generated mixed {seed}>", "exec"), ns)
+    return ns["prog"], "\n".join(lines)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_generated_mixed_control_flow_equals_eager_with_gradients(seed):
+    fn, source = mixed_program(seed)
+    grad = ms.grad(fn, grad_position=(0, 1))
+    jitted, jitted_grad = whole_graph(fn), whole_graph(lambda x, y, k: grad(x, y, k))
+    rng = np.random.default_rng(seed + 7)
+    for _ in range(2):
+        x, y = ms.Tensor(rng.standard_normal((2, 3))), ms.Tensor(rng.standard_normal((2, 3)))
+        k = ms.Tensor(int(rng.integers(0, 3)), ms.int32)
+        np.testing.assert_allclose(jitted(x, y, k).asnumpy(), fn(x, y, k).asnumpy(), rtol=1e-9, atol=1e-12,
+                                   err_msg=source)
+        for got, want in zip(jitted_grad(x, y, k), grad(x, y, k)):
+            np.testing.assert_allclose(got.asnumpy(), want.asnumpy(), rtol=1e-8, atol=1e-10, err_msg=source)
+    assert not ms.explain(jitted, x, y, k).breaks_graph, source
