@@ -83,19 +83,34 @@ constexpr size_t kMaxTupleDepth = 4;
 
 bool Interp::FindWhileLoop(const Frame& f, size_t jump, WhileShape* shape) const {
   const Instr& j = f.instrs[jump];
-  const size_t body = jump + 1, exit = static_cast<size_t>(j.target);
-  if (!IsConditionalForward(j.op) || exit <= body + 1 || exit > f.instrs.size()) return false;
+  const size_t body = jump + 1, target = static_cast<size_t>(j.target);
+  if (!IsConditionalForward(j.op) || target <= body + 1 || target > f.instrs.size()) return false;
+  // The jump back to the body that ends a trip (the last one: the loop's whole extent).
+  size_t back = 0;
+  for (size_t i = body + 1; i < f.instrs.size(); ++i) {
+    const Instr& in = f.instrs[i];
+    const bool backward = IsConditionalBackward(in.op) || in.op == Opc::JUMP_BACKWARD ||
+                          in.op == Opc::JUMP_BACKWARD_NO_INTERRUPT;
+    if (backward && static_cast<size_t>(in.target) == body) back = i;
+  }
+  if (back == 0) return false;
+  const size_t exit = back + 1;  // where the loop leaves to
+  // A jump that leaves the loop may go straight where a JUMP_FORWARD at the exit goes (the
+  // compiler threads jumps: a loop ending an `if` block jumps past the `else`).
+  auto leaves = [&](size_t to) {
+    return to == exit || (exit < f.instrs.size() && f.instrs[exit].op == Opc::JUMP_FORWARD &&
+                          static_cast<size_t>(f.instrs[exit].target) == to);
+  };
+  if (!leaves(target)) return false;
   // The stay condition at the entry: the jump to the exit is not taken.
   shape->entry_stays_on_true = !JumpsOnTrue(j.op);
-  const Instr& last = f.instrs[exit - 1];
-  if (IsConditionalBackward(last.op) && static_cast<size_t>(last.target) == body) {
-    shape->end = exit - 1;  // 3.11: jumps back to the body while the condition holds
+  const Instr& last = f.instrs[back];
+  if (IsConditionalBackward(last.op)) {
+    shape->end = back;  // 3.11: jumps back to the body while the condition holds
     shape->end_stays_on_true = JumpsOnTrue(last.op);
-  } else if ((last.op == Opc::JUMP_BACKWARD || last.op == Opc::JUMP_BACKWARD_NO_INTERRUPT) &&
-             static_cast<size_t>(last.target) == body && exit >= body + 2 &&
-             IsConditionalForward(f.instrs[exit - 2].op) && static_cast<size_t>(f.instrs[exit - 2].target) == exit) {
-    shape->end = exit - 2;  // 3.12, 3.13: leaves for the exit, else jumps back
-    shape->end_stays_on_true = !JumpsOnTrue(f.instrs[exit - 2].op);
+  } else if (IsConditionalForward(f.instrs[back - 1].op) && leaves(static_cast<size_t>(f.instrs[back - 1].target))) {
+    shape->end = back - 1;  // 3.12, 3.13: leaves for the exit, else jumps back
+    shape->end_stays_on_true = !JumpsOnTrue(f.instrs[back - 1].op);
   } else {
     return false;
   }
