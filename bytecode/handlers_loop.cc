@@ -164,9 +164,10 @@ bool Interp::TensorRange(const ValueList& args, Value* out) {
   int64_t step = 1;
   if (args.size() == 3) {
     const Value& st = args[2];
-    if (st.kind != Value::kConst || !PyLong_CheckExact(st.obj) || (step = PyLong_AsLongLong(st.obj)) == 0) {
+    if (st.kind == Value::kConst && PyLong_CheckExact(st.obj)) step = PyLong_AsLongLong(st.obj);
+    if (st.kind != Value::kConst || !PyLong_CheckExact(st.obj) || PyErr_Occurred() || step == 0) {
       PyErr_Clear();
-      Fail(BreakCategory::kDataDependent, "range() of tensors with a step that is not a nonzero Python int",
+      Fail(BreakCategory::kDataDependent, "range() of tensors with a step that is not a nonzero Python int within 64 bits",
            "in whole-graph mode a loop over range() of tensors takes a fixed step");
       return false;
     }
