@@ -311,7 +311,7 @@ bool Interp::MoveWaysIntoCond(graph::NodeId pred, size_t first_node, const NodeR
   // The operands: what the ways read from before the if (inputs they read first included),
   // in the order they are first read; both branches take them all.
   std::vector<graph::NodeId> operands;
-  absl::flat_hash_map<graph::NodeId, size_t> operand_index;
+  absl::flat_hash_set<graph::NodeId> noted;
   auto note = [&](graph::NodeId id, int way) {
     const int owner = way_of(id);
     if (owner == way && outer.node(id).op != graph::Op::kParam) return true;
@@ -319,7 +319,7 @@ bool Interp::MoveWaysIntoCond(graph::NodeId pred, size_t first_node, const NodeR
       Fail(BreakCategory::kInternal, "one way of an if on a tensor reads a value the other way computed");
       return false;
     }
-    if (operand_index.emplace(id, operands.size()).second) operands.push_back(id);
+    if (noted.insert(id).second) operands.push_back(id);
     return true;
   };
   for (int w = 0; w < 2; ++w) {

@@ -10,19 +10,21 @@
 // values, the values from before the loop it reads are its invariants. The nodes the body added
 // move into the loop node's body graph; the frame continues at the exit with the loop's results.
 //
-// What the body may do: compute tensors of the dtype and shape they had before the loop (or
-// leave them), read anything from before it, branch on tensors (joined as in whole-graph mode)
-// and on values known at capture time. A body that changes a Python value (`i += 1`), records a
-// side effect (a store, a print), leaves the loop (break, return) or changes a tensor's dtype or
-// shape stops capture with the reason, as whole-graph mode reports it.
+// A `for` over range() of tensors is the same loop with a carried counter (FOR_ITER's item).
+//
+// What the body may do: compute tensors (in locals, on the stack or inside tuples held there)
+// of the dtype and shape they had before the loop (or leave them), read anything from before
+// it, branch on tensors (cond nodes) and on values known at capture time. A body that changes a
+// Python value (`i += 1`), records a side effect (a store, a print), leaves the loop (break,
+// continue, return) or changes a tensor's dtype or shape stops capture with the reason, as
+// whole-graph mode reports it.
 #include <algorithm>
 #include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "absl/container/flat_hash_set.h"
-#include "absl/hash/hash.h"
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_format.h"
 #include "bytecode/interp.h"
 #include "graph/control_flow.h"

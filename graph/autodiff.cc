@@ -364,6 +364,13 @@ bool HasVjpRule(Op op) {
   return FindRule(op) != nullptr || op == Op::kWhileLoop || op == Op::kCond || op == Op::kResult;
 }
 
+absl::StatusOr<NodeId> AppendZeros(Graph& g, const TensorMeta& meta) {
+  Builder b(g);
+  NodeId r = b.Zeros(meta);
+  PIJIT_RETURN_IF_ERROR(b.status());
+  return r;
+}
+
 absl::StatusOr<NodeId> AppendSumTo(Graph& g, NodeId x, absl::Span<const int64_t> shape) {
   Builder b(g);
   NodeId r = b.SumTo(x, shape);

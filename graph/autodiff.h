@@ -65,6 +65,9 @@ absl::StatusOr<std::vector<NodeId>> AppendBackward(Graph& g, absl::Span<const No
 // Whether `op` has a VJP rule (params and constants need none).
 bool HasVjpRule(Op op);
 
+// Appends a node of zeros of `meta` (a gradient where none flows).
+absl::StatusOr<NodeId> AppendZeros(Graph& g, const TensorMeta& meta);
+
 // Appends nodes reducing `x` (by summation) to `shape`, which `x`'s shape broadcasts from:
 // the adjoint of broadcasting. Returns `x` itself when the shapes are equal.
 absl::StatusOr<NodeId> AppendSumTo(Graph& g, NodeId x, absl::Span<const int64_t> shape);

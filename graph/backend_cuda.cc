@@ -143,7 +143,7 @@ absl::Status NoKernel(const Node& n, const char* why = "") {
 // What RunNode would do with these inputs, decided from their metas: the same renderers and
 // the same dtype rules, so that a compile never accepts a graph a call would then refuse.
 absl::Status SupportsNode(const Node& n, absl::Span<const TensorMeta* const> in) {
-  if (HasTrait(n.op, kRegion) || n.op == Op::kResult) return NoKernel(n, " (loops run on the CPU)");
+  if (HasTrait(n.op, kRegion) || n.op == Op::kResult) return NoKernel(n, " (control flow runs on the CPU)");
   for (const TensorMeta* m : in) PIJIT_RETURN_IF_ERROR(cuda::DeviceType(m->dtype).status());
   PIJIT_RETURN_IF_ERROR(cuda::DeviceType(n.meta.dtype).status());
   for (const TensorMeta* m : in) {

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_format.h"
 #include "graph/autodiff.h"
 #include "kernels/errors.h"
@@ -46,8 +47,6 @@ Metas OutputMetas(const Graph& g) {
   for (NodeId o : g.outputs()) m.push_back(&g.node(o).meta);
   return m;
 }
-
-size_t GraphsOf(Op op) { return op == Op::kWhileLoop ? 1 : 2; }
 
 absl::Status CheckLoop(const Node& n, absl::Span<const TensorMeta* const> in) {
   const int64_t k = LoopCarried(n), m = LoopInvariants(n);
@@ -136,8 +135,8 @@ absl::StatusOr<TensorMeta> InferRegion(const Node& n, absl::Span<const TensorMet
     if (!(*in[0] == kPredicateMeta)) return absl::InvalidArgumentError("result: its input is not a region node");
     return TensorMeta{*n.dtype, n.ints};
   }
-  if (!n.region || n.region->graphs.size() != GraphsOf(n.op)) {
-    return absl::InvalidArgumentError(absl::StrFormat("%s: expects %d graphs", op, GraphsOf(n.op)));
+  if (!n.region || n.region->graphs.size() != RegionGraphs(n.op)) {
+    return absl::InvalidArgumentError(absl::StrFormat("%s: expects %d graphs", op, RegionGraphs(n.op)));
   }
   if (in.empty() || !(*in[0] == kPredicateMeta)) {
     return absl::InvalidArgumentError(absl::StrFormat("%s: the condition is not a bool[]", op));
@@ -190,12 +189,7 @@ absl::StatusOr<Graph> BodyVjp(const Graph& body, int64_t seeded) {
   PIJIT_ASSIGN_OR_RETURN(std::vector<NodeId> grads, AppendBackward(vjp, outs, seeds, params));
   for (size_t j = 0; j < params.size(); ++j) {
     if (grads[j] != kNoGradient) continue;
-    const TensorMeta& m = vjp.node(params[j]).meta;
-    Attrs zeros;
-    zeros.ints = m.shape;
-    zeros.dtype = m.dtype;
-    zeros.value = Tensor::Scalar<int64_t>(0);
-    PIJIT_ASSIGN_OR_RETURN(grads[j], vjp.AddOp(Op::kFull, {}, std::move(zeros)));
+    PIJIT_ASSIGN_OR_RETURN(grads[j], AppendZeros(vjp, vjp.node(params[j]).meta));
   }
   vjp.SetOutputs(std::move(grads));
   return vjp;
@@ -214,9 +208,9 @@ absl::StatusOr<LoopVjpBodies> LoopBodyVjp(const Graph& body, int64_t carried) {
   };
   // Residuals: the forward values the backward reads (or gives as a gradient).
   std::vector<NodeId> residuals;
-  absl::flat_hash_map<NodeId, size_t> residual_index;
+  absl::flat_hash_set<NodeId> noted;
   auto note = [&](NodeId id) {
-    if (forward_value(id) && residual_index.emplace(id, residuals.size()).second) residuals.push_back(id);
+    if (forward_value(id) && noted.insert(id).second) residuals.push_back(id);
   };
   for (size_t id = forward_end; id < vjp.nodes().size(); ++id)
     for (NodeId i : vjp.node(static_cast<NodeId>(id)).inputs) note(i);

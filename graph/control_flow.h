@@ -44,6 +44,8 @@ namespace pijit::graph {
 // The number of carried values and of invariants of a while_loop or while_grad node.
 inline int64_t LoopCarried(const Node& n) { return n.attr; }
 int64_t LoopInvariants(const Node& n);
+// How many graphs a region op holds: while_loop one, the others two.
+inline size_t RegionGraphs(Op op) { return op == Op::kWhileLoop ? 1 : 2; }
 // How many results a region node has.
 int64_t RegionResults(const Node& n);
 // The meta of result `index` of region node `id`.

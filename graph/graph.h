@@ -135,7 +135,7 @@ class Graph {
 };
 
 // The graphs of a control-flow node (graph/control_flow.h says what each takes and gives):
-// while_loop {body}, while_grad {body, body_vjp}, cond {if_true, if_false}, cond_grad
+// while_loop {body}, while_grad {body, body_bwd}, cond {if_true, if_false}, cond_grad
 // {if_true_vjp, if_false_vjp}.
 struct Region {
   std::vector<Graph> graphs;

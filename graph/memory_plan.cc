@@ -93,7 +93,7 @@ MemoryPlan PlanMemory(const Graph& g) {
   for (int32_t id = 0; id < n; ++id) {
     const Node& node = nodes[id];
     if (plan.root[id] != id || escapes[id] || HasTrait(node.op, kSource)) continue;
-    // A loop's results come from its body's own compiled graph.
+    // A control-flow node's results come from its graphs' own compiled graphs.
     if (HasTrait(node.op, kRegion) || node.op == Op::kResult) continue;
     const auto& shape = node.meta.shape;
     if (std::any_of(shape.begin(), shape.end(), [](int64_t d) { return d < 0; })) continue;

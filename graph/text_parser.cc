@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "absl/strings/str_cat.h"
+#include "graph/control_flow.h"
 #include "kernels/errors.h"
 #include "kernels/fused_reduce.h"
 #include "kernels/number_text.h"
@@ -177,8 +178,7 @@ class Parser {
   absl::Status ParseRegion(Parsed* p) {
     PIJIT_RETURN_IF_ERROR(Expect("{"));
     auto region = std::make_shared<Region>();
-    const int count = p->node.op == Op::kWhileLoop ? 1 : 2;
-    for (int i = 0; i < count; ++i) {
+    for (size_t i = 0; i < RegionGraphs(p->node.op); ++i) {
       Parser inner(t_, i_);
       PIJIT_ASSIGN_OR_RETURN(Graph sub, inner.ParseGraph());
       region->graphs.push_back(std::move(sub));

@@ -49,7 +49,7 @@ absl::StatusOr<bool> Run(Graph& g) {
       i = canon[i];
     }
     // Each stateful node (a random draw) is its own value.
-    // A loop's body is not part of the key: each loop node is its own value too.
+    // A control-flow node's graphs are not part of the key: each such node is its own value.
     if (n.op == Op::kParam || HasTrait(n.op, kStateful) || HasTrait(n.op, kRegion)) continue;
     auto [it, inserted] = seen.try_emplace(Key(n), static_cast<NodeId>(id));
     if (!inserted) canon[id] = it->second;
