@@ -9,6 +9,7 @@ import pytest
 
 import pijit as ms
 from pijit import ops
+from whole_graph_testutil import generated_function, whole_graph
 
 
 def t(*values):
@@ -16,12 +17,6 @@ def t(*values):
 
 
 POSITIVE, NEGATIVE = t(1.0, 2.0, 3.0), t(-1.0, -2.0, 0.5)
-
-
-def whole_graph(fn):
-    jitted = ms.jit(fn, capture_mode="ast")
-    ms.reset(jitted)
-    return jitted
 
 
 def one_graph(jitted, *args):
@@ -262,9 +257,7 @@ def program(seed):
     lines = ["def prog(x, y):", "    a = x + 1", "    b = y * 2"]
     generate(rng, 2, 4, lines)
     lines.append("    return a + b * 3")
-    ns = {"ops": ops}
-    exec(compile("\n".join(lines) + "\n", f"<generated {seed}>", "exec"), ns)
-    return ns["prog"], "\n".join(lines)
+    return generated_function(lines, f"<generated {seed}>")
 
 
 @pytest.mark.parametrize("seed", range(40))

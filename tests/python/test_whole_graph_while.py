@@ -8,16 +8,11 @@ import pytest
 
 import pijit as ms
 from pijit import nn, ops
+from whole_graph_testutil import generated_function, whole_graph
 
 
 def t(*values, dtype=np.float32):
     return ms.Tensor(np.array(values, dtype=dtype))
-
-
-def whole_graph(fn):
-    jitted = ms.jit(fn, capture_mode="ast")
-    ms.reset(jitted)
-    return jitted
 
 
 def one_loop_graph(jitted, *args):
@@ -270,9 +265,7 @@ def program(seed):
             lines.append(f"        {target} = " + EXPRS[rng.integers(len(EXPRS))].format(u=u, v=v))
     lines.append("        n = n + 1")
     lines.append("    return a + b * 3, n")
-    ns = {"ops": ops}
-    exec(compile("\n".join(lines) + "\n", f"<generated loop {seed}>", "exec"), ns)
-    return ns["prog"], "\n".join(lines)
+    return generated_function(lines, f"<generated loop {seed}>")
 
 
 @pytest.mark.parametrize("seed", range(20))
@@ -434,9 +427,7 @@ def grad_program(seed):
             lines.append(f"        {target} = {expr}")
     lines.append("        n = n + 1")
     lines.append("    return (a * b).sum() + (a * a).sum()")
-    ns = {"ops": ops}
-    exec(compile("\n".join(lines) + "\n", f"<generated grad loop {seed}>", "exec"), ns)
-    return ns["prog"], "\n".join(lines)
+    return generated_function(lines, f"<generated grad loop {seed}>")
 
 
 @pytest.mark.parametrize("seed", range(16))
@@ -520,9 +511,7 @@ def mixed_program(seed):
     lines = ["def prog(x, y, k):", "    a = x * 1.0", "    b = y * 1.0"]
     mixed_block(rng, lines, "    ", 2)
     lines.append("    return (a * b).sum() + (a * a).sum()")
-    ns = {"ops": ops}
-    exec(compile("\n".join(lines) + "\n", f"<generated mixed {seed}>", "exec"), ns)
-    return ns["prog"], "\n".join(lines)
+    return generated_function(lines, f"<generated mixed {seed}>")
 
 
 @pytest.mark.parametrize("seed", range(12))
