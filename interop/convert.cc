@@ -85,6 +85,10 @@ absl::StatusOr<Tensor> ScalarOperand(const char* op, PyObject* s, DType other) {
     IntegerRange(dt, &lo, &hi);
     if (IsInteger(dt) && (v < lo || v > hi) && ScalarNeedNotFit(op)) {
       // NumPy compares with the exact value, and divides in float64: the int need not fit.
+      // The wide unsigned types mix with no other integer type: a float64 holds the value
+      // closely enough there (only negative values fall outside their int64-sized range, and
+      // every one of them compares below every unsigned value however it rounds).
+      if (IsWideUnsigned(dt)) return Tensor::Scalar<double>(static_cast<double>(v));
       return Tensor::Scalar<int64_t>(v);
     }
     if (IsInteger(dt) && (v < lo || v > hi) && (std::string_view(op) == "clip" || std::string_view(op) == "clamp")) {
@@ -129,6 +133,7 @@ bool DTypeFromNumpyChar(char c, DType* out) {
     PIJIT_DTYPES(PIJIT_NP)
 #undef PIJIT_NP
     case 'q': *out = DType::kInt64; return sizeof(long long) == 8;
+    case 'Q': *out = DType::kUInt64; return sizeof(unsigned long long) == 8;
     default: return false;
   }
 }
@@ -168,7 +173,7 @@ absl::StatusOr<DType> DTypeFromObject(const char* op, PyObject* obj) {
   if (PyErr_Occurred()) PyErr_Clear();
   if (ok) return out;
   return absl::UnimplementedError(absl::StrFormat(
-      "%s: unsupported dtype %s, expected one of bool, int8, int16, int32, int64, uint8, float16, bfloat16, float32, float64", op, name));
+      "%s: unsupported dtype %s, expected one of %s", op, name, kTensorDTypeNames));
 }
 
 static PyObject* ExceptionFor(absl::StatusCode code) {

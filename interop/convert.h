@@ -56,6 +56,10 @@ absl::StatusOr<Tensor> PyScalarTensor(const char* op, PyObject* scalar);
 // the operation in errors.
 absl::StatusOr<DType> DTypeFromObject(const char* op, PyObject* obj);
 bool DTypeFromNumpyChar(char c, DType* out);
+// The dtypes a tensor can have, by their NumPy names, for errors about the others.
+inline constexpr const char kTensorDTypeNames[] =
+    "bool, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float16, bfloat16, float32, "
+    "float64";
 // Whether a numpy.dtype is ml_dtypes' bfloat16.
 bool IsNumpyBFloat16(PyObject* np_dtype);
 

@@ -37,8 +37,7 @@ Tensor FromNumpy(py::array arr, const DType* want) {
   } else if (!DTypeFromNumpyChar(arr.dtype().char_(), &dt)) {
     std::string name = py::str(arr.dtype());
     ThrowStatus(absl::UnimplementedError(absl::StrFormat(
-        "Tensor: unsupported dtype %s, expected one of bool, int8, int16, int32, int64, uint8, "
-        "float16, bfloat16, float32, float64", name)));
+        "Tensor: unsupported dtype %s, expected one of %s", name, kTensorDTypeNames)));
   }
   const ssize_t item = arr.itemsize();
   bool addressable = arr.dtype().byteorder() != '>' &&

@@ -8,7 +8,8 @@
 namespace pijit {
 
 // X(enumerator, C++ type, display name (as MindSpore prints it), short IR name, NumPy char).
-// bfloat16 has no NumPy type: its char (0) matches no NumPy dtype.
+// bfloat16 has no NumPy type: its char (0) matches no NumPy dtype. The wide unsigned types come
+// last so that the enumerators of the others keep their values.
 #define PIJIT_DTYPES(X)                             \
   X(kBool, bool, "Bool", "bool", '?')               \
   X(kUInt8, uint8_t, "UInt8", "u8", 'B')            \
@@ -19,14 +20,17 @@ namespace pijit {
   X(kFloat16, Half, "Float16", "f16", 'e')          \
   X(kBFloat16, BFloat16, "BFloat16", "bf16", '\0')  \
   X(kFloat32, float, "Float32", "f32", 'f')         \
-  X(kFloat64, double, "Float64", "f64", 'd')
+  X(kFloat64, double, "Float64", "f64", 'd')        \
+  X(kUInt16, uint16_t, "UInt16", "u16", 'H')        \
+  X(kUInt32, uint32_t, "UInt32", "u32", 'I')        \
+  X(kUInt64, uint64_t, "UInt64", "u64", 'L')
 
 enum class DType : uint8_t {
 #define PIJIT_ENUM(e, t, n, s, c) e,
   PIJIT_DTYPES(PIJIT_ENUM)
 #undef PIJIT_ENUM
 };
-constexpr int kNumDTypes = 10;
+constexpr int kNumDTypes = 13;
 
 size_t ItemSize(DType d);
 const char* DTypeName(DType d);       // "Float32"
@@ -38,14 +42,28 @@ inline bool IsFloating(DType d) {
 // Signed and unsigned integers (not bool).
 inline bool IsInteger(DType d) {
   return d == DType::kUInt8 || d == DType::kInt8 || d == DType::kInt16 || d == DType::kInt32 ||
-         d == DType::kInt64;
+         d == DType::kInt64 || d == DType::kUInt16 || d == DType::kUInt32 || d == DType::kUInt64;
+}
+// uint16, uint32 and uint64: MindSpore mixes them with no other dtype but bool (uint16 + int32
+// is a TypeError there, not a promotion). pijit refuses them with the other integer types too,
+// where no integer type holds both ranges, but lets a float win as it does over every integer
+// (uint16 + float32 -> float32), so that a Python float scalar works as in MindSpore.
+inline bool IsWideUnsigned(DType d) {
+  return d == DType::kUInt16 || d == DType::kUInt32 || d == DType::kUInt64;
 }
 // float16 and bfloat16: stored in 16 bits, computed in float32.
 inline bool IsHalfFloat(DType d) { return d == DType::kFloat16 || d == DType::kBFloat16; }
 
 // The result dtype of an op on two tensors, as MindSpore promotes them (the float wins over
 // integers whatever their widths: int32 + float32 -> float32). One table, in tensor.cc.
+// A pair MindSpore refuses to mix (a wide unsigned type with any other but bool; CanPromote
+// says false) has no entry: ops check with PromoteOrError (tensor.h), which makes it the
+// TypeError they report, and PromoteTypes gives the first operand's dtype for it.
 DType PromoteTypes(DType a, DType b);
+inline bool CanPromote(DType a, DType b) {
+  return a == b || !(IsWideUnsigned(a) || IsWideUnsigned(b)) || a == DType::kBool ||
+         b == DType::kBool || IsFloating(a) || IsFloating(b);
+}
 
 // The kind of a Python scalar mixed with a tensor. Python scalars are "weak" (NEP 50):
 // they adopt the tensor's dtype unless their kind is higher.
@@ -78,6 +96,9 @@ decltype(auto) DispatchDType(DType d, Fn&& fn) {
     case DType::kFloat16: return fn(Half{});
     case DType::kBFloat16: return fn(BFloat16{});
     case DType::kFloat32: return fn(float{});
+    case DType::kUInt16: return fn(uint16_t{});
+    case DType::kUInt32: return fn(uint32_t{});
+    case DType::kUInt64: return fn(uint64_t{});
     case DType::kFloat64: break;
   }
   return fn(double{});

@@ -11,6 +11,7 @@
 #include <new>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "kernels/flags.h"
@@ -48,11 +49,13 @@ namespace {
 constexpr DType b = DType::kBool, u8 = DType::kUInt8, i8 = DType::kInt8, i16 = DType::kInt16,
                 i32 = DType::kInt32, i64 = DType::kInt64, f16 = DType::kFloat16,
                 bf = DType::kBFloat16, f32 = DType::kFloat32, f64 = DType::kFloat64;
-// kPromote[a][b], rows and columns in enum order: MindSpore's rules (torch's too). Within a
-// category (bool < integers < floats) the wider type wins, uint8 meets int8 at int16; across
-// categories the higher category's type wins whatever its width (int32 + float32 -> float32,
-// int64 + float16 -> float16); float16 and bfloat16 meet at float32.
-constexpr DType kPromote[kNumDTypes][kNumDTypes] = {
+constexpr int kFirstWideUnsigned = static_cast<int>(DType::kUInt16);
+// kPromote[a][b] for the dtypes before the wide unsigned ones, in enum order: MindSpore's rules
+// (torch's too). Within a category (bool < integers < floats) the wider type wins, uint8 meets
+// int8 at int16; across categories the higher category's type wins whatever its width
+// (int32 + float32 -> float32, int64 + float16 -> float16); float16 and bfloat16 meet at
+// float32. The wide unsigned types meet only themselves, bool and the floats (CanPromote).
+constexpr DType kPromote[kFirstWideUnsigned][kFirstWideUnsigned] = {
     //         b    u8   i8   i16  i32  i64  f16  bf   f32  f64
     /* b   */ {b,   u8,  i8,  i16, i32, i64, f16, bf,  f32, f64},
     /* u8  */ {u8,  u8,  i16, i16, i32, i64, f16, bf,  f32, f64},
@@ -68,7 +71,21 @@ constexpr DType kPromote[kNumDTypes][kNumDTypes] = {
 }  // namespace
 
 DType PromoteTypes(DType a, DType b) {
+  if (IsWideUnsigned(a) || IsWideUnsigned(b)) {
+    if (a == DType::kBool || IsFloating(b)) return b;
+    return a;  // a == b, b bool or floating, or a pair CanPromote refuses (callers check it)
+  }
   return kPromote[static_cast<int>(a)][static_cast<int>(b)];
+}
+
+absl::StatusOr<DType> PromoteOrError(const char* op, DType a, DType b) {
+  if (!CanPromote(a, b)) {
+    return absl::UnimplementedError(absl::StrFormat(
+        "%s: %s and %s cannot be mixed; uint16, uint32 and uint64 combine only with themselves, "
+        "Bool and floating-point types: cast one operand first (e.g. .astype(pijit.int64))",
+        op, DTypeName(a), DTypeName(b)));
+  }
+  return PromoteTypes(a, b);
 }
 
 DType PromoteWithScalar(DType tensor, ScalarKind scalar) {
@@ -86,7 +103,9 @@ void IntegerRange(DType d, int64_t* lo, int64_t* hi) {
     using T = decltype(tag);
     if constexpr (std::is_integral_v<T>) {
       *lo = static_cast<int64_t>(std::numeric_limits<T>::min());
-      *hi = static_cast<int64_t>(std::numeric_limits<T>::max());
+      // uint64's upper half is beyond int64: Python integers there are refused as too large.
+      *hi = static_cast<int64_t>(std::min<uint64_t>(std::numeric_limits<T>::max(),
+                                                    std::numeric_limits<int64_t>::max()));
     } else {
       *lo = std::numeric_limits<int64_t>::min();
       *hi = std::numeric_limits<int64_t>::max();

@@ -18,6 +18,10 @@ namespace pijit {
 
 using Shape = absl::InlinedVector<int64_t, 6>;
 
+// PromoteTypes for ops that report what they cannot mix: the result dtype of `op` on a and b,
+// or a TypeError (Unimplemented) naming both where MindSpore refuses the pair (CanPromote).
+absl::StatusOr<DType> PromoteOrError(const char* op, DType a, DType b);
+
 // Where a storage's memory lives. Every storage is host memory today; a CUDA backend
 // (kernels/cuda/) makes device storages. The guards check it (TENSOR_MATCH), so a graph
 // compiled for one device never runs on another's tensors.

@@ -16,8 +16,8 @@ import os as _os
 _os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 from pijit import _C  # noqa: E402
 from pijit._tensor import (Tensor, Parameter, ParameterTuple, bool_, int8, int16, int32,
-                           int64, uint8, float16, bfloat16, float32, float64, dtype_to_nptype,
-                           dtype_to_pytype, pytype_to_dtype)
+                           int64, uint8, uint16, uint32, uint64, float16, bfloat16, float32,
+                           float64, dtype_to_nptype, dtype_to_pytype, pytype_to_dtype)
 from pijit import dtype
 from pijit import ops
 from pijit import common
@@ -41,6 +41,7 @@ constexpr = ops.constexpr
 tensor = Tensor  # MindSpore's function form of the constructor
 # MindSpore's second names of the dtypes (C's and NumPy's spellings).
 byte, ubyte, short, intc, intp = int8, uint8, int16, int32, int64
+ushort, uintc, uintp = uint16, uint32, uint64
 half, single, double = float16, float32, float64
 set_seed = _C.set_seed
 from_dlpack = _C.from_dlpack
@@ -49,7 +50,7 @@ get_seed = _C.get_seed
 
 __all__ = [
     "Tensor", "Parameter", "ParameterTuple", "common", "context", "dtype", "bool_", "int8", "int16",
-    "int32", "int64", "uint8", "float16", "bfloat16", "float32", "float64",
+    "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16", "bfloat16", "float32", "float64",
     "ops", "nn", "jit", "jit_class", "mutable", "ms_function", "tensor", "capture", "enable", "disable", "explain",
     "get_code_extra", "reset", "set_context", "get_context", "GRAPH_MODE", "PYNATIVE_MODE",
     "ParallelMode", "set_auto_parallel_context", "get_auto_parallel_context",
@@ -57,7 +58,7 @@ __all__ = [
     "GraphBreakError", "ExplainOutput", "dtype_to_nptype", "dtype_to_pytype", "pytype_to_dtype",
     "set_seed", "get_seed", "from_dlpack", "grad", "value_and_grad", "graph_break", "trace", "read_trace",
     "mint", "vjp", "jacrev", "jacfwd", "vmap", "ms_class", "constexpr", "byte", "ubyte",
-    "short", "intc", "intp", "half", "single", "double",
+    "short", "ushort", "intc", "uintc", "intp", "uintp", "half", "single", "double",
 ]
 
 # mindspore.train's names are mindspore's too (Model, save_checkpoint, LossMonitor, ...).

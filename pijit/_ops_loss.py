@@ -10,14 +10,14 @@ so a valid call is still captured as one graph."""
 from pijit import _C
 from pijit._numbers import plain
 from pijit._tensor import (Tensor, bfloat16, float16, float32, float64, int8, int16, int32,
-                           int64, uint8)
+                           int64, uint8, uint16, uint32, uint64)
 
 _ops = _C.ops
 
 _REDUCTIONS = ("mean", "sum", "none")
 _KL_REDUCTIONS = ("mean", "batchmean", "sum", "none")
 _FLOAT_DTYPES = (float16, bfloat16, float32, float64)
-_INT_DTYPES = (uint8, int8, int16, int32, int64)
+_INT_DTYPES = (uint8, int8, int16, int32, int64, uint16, uint32, uint64)
 # The floor of log(p) in binary_cross_entropy, as the reference frameworks clamp it, so that a
 # probability of exactly 0 or 1 gives a large finite loss rather than inf.
 _LOG_FLOOR = -100.0

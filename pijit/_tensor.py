@@ -5,9 +5,10 @@ from pijit import _C
 
 Tensor = _C.Tensor
 dtype = _C.dtype
-_DTYPES = (dtype.bool, dtype.i8, dtype.i16, dtype.i32, dtype.i64, dtype.u8, dtype.f16, dtype.bf16,
-           dtype.f32, dtype.f64)
-bool_, int8, int16, int32, int64, uint8, float16, bfloat16, float32, float64 = _DTYPES
+_DTYPES = (dtype.bool, dtype.i8, dtype.i16, dtype.i32, dtype.i64, dtype.u8, dtype.u16, dtype.u32,
+           dtype.u64, dtype.f16, dtype.bf16, dtype.f32, dtype.f64)
+(bool_, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float16, bfloat16, float32,
+ float64) = _DTYPES
 _PYTYPES = {bool: bool_, int: int64, float: float32}
 
 
@@ -62,7 +63,18 @@ def _iter(self):
     return (self[i] for i in range(self.shape[0]))
 
 
-_native_init = Tensor.__init__
+_native_init_unguarded = Tensor.__init__
+
+
+def _native_init(self, input_data, dtype):
+    try:
+        _native_init_unguarded(self, input_data, dtype)
+    except BaseException:
+        # A construction that failed leaves an object without its native part, which a
+        # traceback printer or debugger showing `self` would trip on: make it an empty tensor
+        # before the error goes on.
+        _native_init_unguarded(self, np.zeros(0, np.float32), None)
+        raise
 
 
 def _init(self, input_data=None, dtype=None, shape=None, init=None, internal=False,

@@ -26,7 +26,7 @@ absl::StatusOr<TensorMeta> InferConcat(bool stack, absl::Span<const TensorMeta* 
   if (stack) out.insert(out.begin() + ax, static_cast<int64_t>(in.size()));
   for (size_t i = 1; i < in.size(); ++i) {
     const Shape& s = in[i]->shape;
-    dt = PromoteTypes(dt, in[i]->dtype);
+    PIJIT_ASSIGN_OR_RETURN(dt, PromoteOrError(stack ? "stack" : "concat", dt, in[i]->dtype));
     if (stack) {
       if (s != first) {
         return absl::InvalidArgumentError(absl::StrFormat(

@@ -103,7 +103,7 @@ Family FamilyOf(BinaryOp op) {
 // The dtype both operands are converted to before the loop runs.
 absl::StatusOr<DType> ComputeDType(BinaryOp op, DType a, DType b) {
   const char* name = BinaryOpName(op);
-  DType dt = PromoteTypes(a, b);
+  PIJIT_ASSIGN_OR_RETURN(DType dt, PromoteOrError(name, a, b));
   switch (FamilyOf(op)) {
     case Family::kLogical: return DType::kBool;
     case Family::kCompare: return dt;
@@ -155,13 +155,18 @@ T IntPow(T base, T exp) {
 template <typename T>
 T IntFloorDiv(T a, T b) {
   if (b == 0) return 0;  // NumPy warns and gives 0
-  if (b == -1) return static_cast<T>(-static_cast<std::make_unsigned_t<T>>(a));
+  if constexpr (std::is_unsigned_v<T>) {
+    return a / b;  // (b == -1 below would be true for an unsigned b of all ones)
+  } else {
+    if (b == -1) return static_cast<T>(-static_cast<std::make_unsigned_t<T>>(a));
+  }
   T q = a / b;
   if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
   return q;
 }
 template <typename T>
 T IntMod(T a, T b) {
+  if constexpr (std::is_unsigned_v<T>) return b == 0 ? 0 : a % b;
   if (b == 0 || b == -1) return 0;
   T r = a % b;
   if (r != 0 && ((r < 0) != (b < 0))) r += b;

@@ -164,7 +164,8 @@ absl::StatusOr<TensorMeta> InferMatMul(const TensorMeta& a, const TensorMeta& b)
   Shape out = batch;
   if (a.shape.size() > 1) out.push_back(sa[sa.size() - 2]);
   if (b.shape.size() > 1) out.push_back(sb.back());
-  return TensorMeta{PromoteTypes(a.dtype, b.dtype), std::move(out)};
+  PIJIT_ASSIGN_OR_RETURN(DType dt, PromoteOrError("matmul", a.dtype, b.dtype));
+  return TensorMeta{dt, std::move(out)};
 }
 
 absl::StatusOr<Tensor> MatMul(const Tensor& a, const Tensor& b) {

@@ -69,7 +69,10 @@ absl::StatusOr<ReducePlan> Plan(const char* name, const TensorMeta& a,
 
 DType ReduceDType(ReduceOp op, DType in) {
   switch (op) {
-    case ReduceOp::kSum: case ReduceOp::kProd: return IsFloating(in) ? in : DType::kInt64;
+    // Integers sum in int64, as NumPy's signed ones do; the wide unsigned types, which mix
+    // with no signed integer, in uint64 (NumPy's too).
+    case ReduceOp::kSum: case ReduceOp::kProd:
+      return IsFloating(in) ? in : IsWideUnsigned(in) ? DType::kUInt64 : DType::kInt64;
     case ReduceOp::kMean: case ReduceOp::kVar: case ReduceOp::kStd:
       return FloatFunctionDType(in);
     case ReduceOp::kAll: case ReduceOp::kAny: return DType::kBool;
@@ -110,12 +113,19 @@ T WrappingMul(T a, T b) {
   }
 }
 
-// An accumulator: init, step(acc, x), and the output value from acc and the count.
+template <typename T>
+constexpr bool kIsWideUnsigned =
+    std::is_same_v<T, uint16_t> || std::is_same_v<T, uint32_t> || std::is_same_v<T, uint64_t>;
+
+// An accumulator: init, step(acc, x), and the output value from acc and the count. Integers
+// accumulate in 64 bits, the wide unsigned ones unsigned (their sums are uint64); a mean of
+// uint64 in double, as NumPy's, since its sums overflow 64 bits with a few large values.
 template <typename T, typename R, ReduceOp op>
 struct Acc {
   using A = std::conditional_t<op == ReduceOp::kMax || op == ReduceOp::kMin, T,
             std::conditional_t<op == ReduceOp::kAll || op == ReduceOp::kAny, bool,
-            std::conditional_t<kIsFloat<T>, double, int64_t>>>;
+            std::conditional_t<kIsFloat<T> || (op == ReduceOp::kMean && std::is_same_v<T, uint64_t>), double,
+            std::conditional_t<kIsWideUnsigned<T>, uint64_t, int64_t>>>>;
   static A Init() {
     if constexpr (op == ReduceOp::kProd) return A(1);
     else if constexpr (op == ReduceOp::kAll) return true;

@@ -31,7 +31,8 @@ absl::StatusOr<TensorMeta> InferWhere(const TensorMeta& cond, const TensorMeta& 
                                       const TensorMeta& y) {
   const Shape* shapes[] = {&cond.shape, &x.shape, &y.shape};
   PIJIT_ASSIGN_OR_RETURN(Shape shape, BroadcastAll("where", shapes));
-  return TensorMeta{PromoteTypes(x.dtype, y.dtype), std::move(shape)};
+  PIJIT_ASSIGN_OR_RETURN(DType dt, PromoteOrError("where", x.dtype, y.dtype));
+  return TensorMeta{dt, std::move(shape)};
 }
 
 absl::StatusOr<Tensor> Where(const Tensor& cond, const Tensor& x, const Tensor& y) {
@@ -80,7 +81,7 @@ absl::StatusOr<TensorMeta> InferClip(const TensorMeta& x, const TensorMeta* lo,
   for (const TensorMeta* b : {lo, hi}) {
     if (!b) continue;
     shapes.push_back(&b->shape);
-    dt = PromoteTypes(dt, b->dtype);
+    PIJIT_ASSIGN_OR_RETURN(dt, PromoteOrError("clip", dt, b->dtype));
   }
   PIJIT_ASSIGN_OR_RETURN(Shape shape, BroadcastAll("clip", shapes));
   return TensorMeta{dt, std::move(shape)};

@@ -25,7 +25,10 @@ constexpr DLEntry kDLTypes[] = {
     {DType::kInt64, kDLInt, 64},      {DType::kFloat16, kDLFloat, 16},
     {DType::kBFloat16, kDLBfloat, 16}, {DType::kFloat32, kDLFloat, 32},
     {DType::kFloat64, kDLFloat, 64},  {DType::kBool, 6 /* kDLBool in dlpack >= 0.8 */, 8},
+    {DType::kUInt16, kDLUInt, 16},    {DType::kUInt32, kDLUInt, 32},
+    {DType::kUInt64, kDLUInt, 64},
 };
+static_assert(sizeof(kDLTypes) / sizeof(kDLTypes[0]) == kNumDTypes, "a dtype without a DLPack type");
 
 bool ToDL(DType d, DLDataType* out) {
   if (d == DType::kBool) {

@@ -48,7 +48,7 @@ py::object ToPyScalar(const Tensor& device_or_host, const char* what) {
     using T = decltype(tag);
     const T v = *t.data<T>();  // one element: the view's offset addresses it
     if constexpr (std::is_same_v<T, bool>) return py::bool_(v);
-    else if constexpr (std::is_integral_v<T>) return py::int_(static_cast<int64_t>(v));
+    else if constexpr (std::is_integral_v<T>) return py::int_(v);
     else return py::float_(static_cast<double>(v));
   });
 }

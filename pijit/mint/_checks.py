@@ -7,7 +7,8 @@ from pijit.numpy._utils import raise_error
 
 Tensor = _C.Tensor
 FLOAT_DTYPES = (_C.dtype.f16, _C.dtype.bf16, _C.dtype.f32, _C.dtype.f64)
-INT_DTYPES = (_C.dtype.u8, _C.dtype.i8, _C.dtype.i16, _C.dtype.i32, _C.dtype.i64)
+INT_DTYPES = (_C.dtype.u8, _C.dtype.i8, _C.dtype.i16, _C.dtype.i32, _C.dtype.i64, _C.dtype.u16,
+              _C.dtype.u32, _C.dtype.u64)
 
 
 def check_tensor(fname, name, value):

@@ -13,7 +13,7 @@ a float takes the float's dtype, and the float functions of integers give Float3
 bincount and unique size their results by the data, which they read on the host: a captured
 graph breaks where they are called. Left out: where / nonzero with a condition alone."""
 from pijit._tensor import (bfloat16, bool_, float16, float32, float64, int8, int16, int32,
-                           int64, uint8)
+                           int64, uint8, uint16, uint32, uint64)
 from pijit.numpy.creation import (arange, array, asarray, asfarray, bartlett, blackman, copy,
                                   diag, diag_indices, diagflat, diagonal, empty, empty_like, eye,
                                   full, full_like, geomspace, hamming, hanning, identity, indices,
@@ -62,7 +62,7 @@ min = amin  # noqa: A001
 
 __all__ = [
     # dtypes and constants
-    "bool_", "int8", "int16", "int32", "int64", "uint8", "float16", "bfloat16", "float32",
+    "bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16", "bfloat16", "float32",
     "float64", "int_", "float_", "inf", "PINF", "NINF", "nan", "pi", "e", "numeric_types",
     "dtype_tuple", "promote_types", "result_type",
     # creation

@@ -17,7 +17,7 @@ import numpy as onp
 from pijit import _C
 from pijit._numbers import plain as _plain
 from pijit._tensor import (bfloat16, bool_, float16, float32, float64, int8, int16, int32,
-                           int64, uint8)
+                           int64, uint8, uint16, uint32, uint64)
 from pijit.ops import constexpr
 
 Tensor = _C.Tensor
@@ -25,19 +25,22 @@ DType = _C.dtype
 native = _C.ops
 
 FLOAT_DTYPES = (float16, bfloat16, float32, float64)
-INT_DTYPES = (uint8, int8, int16, int32, int64)
+INT_DTYPES = (uint8, int8, int16, int32, int64, uint16, uint32, uint64)
+WIDE_UNSIGNED = ("u16", "u32", "u64")
 NUMBER_TYPES = (bool, int, float)
 
 # Dtype tables are keyed by the dtype's name: captured code reads `dtype.name` and looks up
 # strings, where a lookup keyed by the dtype object itself would stop the graph (and a
 # constexpr may not return a dtype).
 _BY_NAME = {d.name: d for d in (bool_, uint8, int8, int16, int32, int64, float16, bfloat16,
-                                float32, float64)}
+                                float32, float64, uint16, uint32, uint64)}
 # Kind (bool < integer < float) and width of each dtype, for MindSpore's promotion rule.
 _KIND = {"bool": (0, 1), "u8": (1, 8), "i8": (1, 8), "i16": (1, 16), "i32": (1, 32),
-         "i64": (1, 64), "f16": (2, 16), "bf16": (2, 16), "f32": (2, 32), "f64": (2, 64)}
+         "i64": (1, 64), "f16": (2, 16), "bf16": (2, 16), "f32": (2, 32), "f64": (2, 64),
+         "u16": (1, 16), "u32": (1, 32), "u64": (1, 64)}
 _NAMES = {"bool": "bool", "bool_": "bool", "int8": "i8", "int16": "i16", "int32": "i32",
-          "int64": "i64", "uint8": "u8", "float16": "f16", "bfloat16": "bf16",
+          "int64": "i64", "uint8": "u8", "uint16": "u16", "uint32": "u32", "uint64": "u64",
+          "float16": "f16", "bfloat16": "bf16",
           "float32": "f32", "float64": "f64", "half": "f16", "single": "f32", "double": "f64",
           # MindSpore maps NumPy's platform int and float to 32 bits.
           "int": "i32", "int_": "i32", "float": "f32", "float_": "f32"}
@@ -101,12 +104,17 @@ def check_dtype(fname, dtype):
 def promote(d1, d2):
     """MindSpore's result dtype of two tensor dtypes: the higher kind wins (an integer meeting
     Float16 gives Float16, where NumPy widens to Float64), then the wider; UInt8 with Int8
-    gives Int16, and Float16 with BFloat16 gives Float32."""
+    gives Int16, and Float16 with BFloat16 gives Float32. UInt16, UInt32 and UInt64 meet no
+    other integer type (a TypeError, as the tensor ops raise)."""
     if d1 == d2:
         return d1
     (k1, w1), (k2, w2) = _KIND[d1.name], _KIND[d2.name]
     if k1 != k2:
         return d1 if k1 > k2 else d2
+    if k1 == 1 and (d1.name in WIDE_UNSIGNED or d2.name in WIDE_UNSIGNED):
+        raise_error(TypeError, f"promote_types: {d1} and {d2} cannot be mixed; uint16, uint32 "
+                               "and uint64 combine only with themselves, Bool and floating-point "
+                               "types")
     if w1 == w2:  # uint8/int8, float16/bfloat16
         return int16 if k1 == 1 else float32
     return d1 if w1 > w2 else d2
@@ -147,8 +155,8 @@ def constant_tensor(fname, data, dtype):
         raise TypeError(f"{fname}: cannot make a tensor of {a.dtype} values: {data!r}")
     if dtype is None:
         dtype = {"b": bool_, "f": float32}.get(a.dtype.kind, int32)
-        if a.dtype == onp.uint8:
-            dtype = uint8
+        if a.dtype.kind == "u":  # unsigned data keeps its dtype
+            dtype = _BY_NAME["u" + str(8 * a.dtype.itemsize)]
     if a.size == 0 and a.dtype.kind == "f" and dtype in INT_DTYPES:
         a = a.astype(onp.int64)  # NumPy makes [] Float64; an integer dtype was asked for
     return Tensor(a, dtype)
@@ -190,8 +198,8 @@ def to_tensor(fname, x, dtype=None):
             return t if dtype is None else cast_to(t, dtype)
         return constant_tensor(fname, x, dtype)
     if isinstance(x, onp.ndarray):
-        # An ndarray keeps its dtype, as in MindSpore; pijit has no unsigned type but UInt8.
-        if x.dtype.kind not in "biuf" or (x.dtype.kind == "u" and x.dtype != onp.uint8):
+        # An ndarray keeps its dtype, as in MindSpore.
+        if x.dtype.kind not in "biuf":
             raise_error(TypeError, f"{fname}: pijit has no dtype for NumPy's {x.dtype}")
         t = Tensor(onp.ascontiguousarray(x))
         return t if dtype is None else cast_to(t, dtype)

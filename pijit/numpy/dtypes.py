@@ -4,7 +4,7 @@ are 64)."""
 import math
 
 from pijit._tensor import (bfloat16, bool_, float16, float32, float64, int8, int16, int32,
-                           int64, uint8)
+                           int64, uint8, uint16, uint32, uint64)
 from pijit.numpy._utils import (Tensor, check_dtype, is_number, number_dtype, promote,
                                 raise_error)
 
@@ -16,10 +16,10 @@ nan = float("nan")
 pi = math.pi
 e = math.e
 
-numeric_types = ["int_", "int8", "int16", "int32", "int64", "uint8", "float_", "float16",
-                 "float32", "float64", "bool_"]
-dtype_tuple = (int_, int8, int16, int32, int64, uint8, float_, float16, float32, float64,
-               bool_, bfloat16)
+numeric_types = ["int_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+                 "float_", "float16", "float32", "float64", "bool_"]
+dtype_tuple = (int_, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float_, float16,
+               float32, float64, bool_, bfloat16)
 
 
 def promote_types(type1, type2):

@@ -9,7 +9,8 @@ Float64), and the float functions (exp, sin, sqrt, true division, ...) of intege
 give Float32 (NumPy: Float64)."""
 import math
 
-from pijit._tensor import bool_, float32, float64, int8, int16, int32, int64, uint8
+from pijit._tensor import (bool_, float32, float64, int8, int16, int32, int64, uint8, uint16,
+                           uint32, uint64)
 from pijit.numpy._utils import (Tensor, binary_function, broadcast_shapes, cast_to, check_int,
                                 is_float, native, operands, raise_error, to_float, to_tensor,
                                 with_dtype)
@@ -408,7 +409,8 @@ bitwise_not = invert
 
 # Euclid's algorithm needs at most this many steps for the integers of each width (the
 # worst case is consecutive Fibonacci numbers).
-_EUCLID_STEPS = {bool_: 2, uint8: 13, int8: 12, int16: 24, int32: 47, int64: 93}
+_EUCLID_STEPS = {bool_: 2, uint8: 13, int8: 12, int16: 24, int32: 47, int64: 93, uint16: 25,
+                 uint32: 48, uint64: 94}
 
 
 @constexpr

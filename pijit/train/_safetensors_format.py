@@ -24,6 +24,7 @@ _FORMAT_KEY, _FORMAT = "format", "ms"
 _NUMPY_TYPES = {
     "BOOL": np.dtype(np.bool_), "U8": np.dtype(np.uint8), "I8": np.dtype(np.int8),
     "I16": np.dtype(np.int16), "I32": np.dtype(np.int32), "I64": np.dtype(np.int64),
+    "U16": np.dtype(np.uint16), "U32": np.dtype(np.uint32), "U64": np.dtype(np.uint64),
     "F16": np.dtype(np.float16), "F32": np.dtype(np.float32), "F64": np.dtype(np.float64),
     "BF16": np.dtype(bfloat16.to_numpy()),
 }

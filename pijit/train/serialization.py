@@ -25,15 +25,14 @@ __all__ = ["save_checkpoint", "load_checkpoint", "load_param_into_net"]
 
 logger = logging.getLogger("pijit.train")
 
-# MindSpore's tensor_type names and their NumPy types. The unsigned types wider than 8 bits have
-# no pijit dtype: loading them raises an error naming the parameter.
+# MindSpore's tensor_type names and their NumPy types.
 _NUMPY_TYPES = {
     "Bool": np.dtype(np.bool_), "Int8": np.dtype(np.int8), "UInt8": np.dtype(np.uint8),
     "Int16": np.dtype(np.int16), "Int32": np.dtype(np.int32), "Int64": np.dtype(np.int64),
+    "UInt16": np.dtype(np.uint16), "UInt32": np.dtype(np.uint32), "UInt64": np.dtype(np.uint64),
     "Float16": np.dtype(np.float16), "Float32": np.dtype(np.float32),
     "Float64": np.dtype(np.float64), "BFloat16": np.dtype(bfloat16.to_numpy()),
 }
-_NO_PIJIT_DTYPE = ("UInt16", "UInt32", "UInt64")
 _FLOAT_TYPES = ("Float16", "Float32", "Float64", "BFloat16")
 _INT_TYPES = ("Int8", "Int16", "Int32", "Int64")
 
@@ -323,9 +322,6 @@ def _value_of(tag, pieces, path):
     content = b"".join(p.content for p in pieces)
     if tensor_type == "str":
         return str(np.frombuffer(content, f"U{len(content) // 4}")[0]) if content else ""
-    if tensor_type in _NO_PIJIT_DTYPE:
-        raise ValueError(f"For 'load_checkpoint', parameter {tag!r} in {path} is {tensor_type}, "
-                         f"a dtype pijit does not have")
     np_type = _NUMPY_TYPES.get(tensor_type)
     if np_type is None:
         raise ValueError(f"For 'load_checkpoint', parameter {tag!r} in {path} has the unknown "

@@ -1,9 +1,11 @@
 // The dtype table: NumPy's promotion between every pair (one table in kernels/tensor.cc),
-// bfloat16's ML convention, weak Python scalars, and the 16-bit float conversions.
+// bfloat16's ML convention, weak Python scalars, the 16-bit float conversions, and the wide
+// unsigned types (uint16/32/64), which mix with no other integer type.
 #include <cmath>
 #include <cstring>
 
 #include "gtest/gtest.h"
+#include "kernels/number_text.h"
 #include "kernels/ops.h"
 
 namespace pijit {
@@ -154,6 +156,69 @@ Tensor Vec(std::initializer_list<double> v, DType dt) {
   int i = 0;
   for (double x : v) t.data<T>()[i++] = static_cast<T>(x);
   return t;
+}
+
+constexpr DType u16 = DType::kUInt16, u32 = DType::kUInt32, u64 = DType::kUInt64;
+
+TEST(WideUnsignedTest, MixOnlyWithThemselvesBoolAndFloats) {
+  for (DType w : {u16, u32, u64}) {
+    EXPECT_TRUE(IsInteger(w) && IsWideUnsigned(w) && !IsFloating(w));
+    EXPECT_EQ(*PromoteOrError("add", w, w), w);
+    EXPECT_EQ(*PromoteOrError("add", b, w), w);
+    EXPECT_EQ(*PromoteOrError("add", w, b), w);
+    EXPECT_EQ(*PromoteOrError("add", w, f16), f16);
+    EXPECT_EQ(*PromoteOrError("add", f64, w), f64);
+    for (DType other : {u8, i8, i16, i32, i64, u16, u32, u64}) {
+      if (other == w) continue;
+      auto r = PromoteOrError("add", w, other);
+      ASSERT_FALSE(r.ok()) << DTypeName(w) << " " << DTypeName(other);
+      EXPECT_EQ(r.status().code(), absl::StatusCode::kUnimplemented);  // a TypeError
+      EXPECT_NE(r.status().message().find(std::string(DTypeName(w)) + " and " + DTypeName(other)),
+                std::string::npos);
+      EXPECT_FALSE(CanPromote(other, w));
+    }
+  }
+  EXPECT_FALSE(IsWideUnsigned(u8));
+  EXPECT_EQ(ItemSize(u16), 2u);
+  EXPECT_EQ(ItemSize(u64), 8u);
+  EXPECT_STREQ(DTypeName(u32), "UInt32");
+  EXPECT_STREQ(DTypeShortName(u64), "u64");
+}
+
+TEST(WideUnsignedTest, RangesTextAndKernelsCoverTheWholeRange) {
+  int64_t lo, hi;
+  IntegerRange(u64, &lo, &hi);  // Python ints are read through int64: its top is the bound
+  EXPECT_EQ(lo, 0);
+  EXPECT_EQ(hi, std::numeric_limits<int64_t>::max());
+  IntegerRange(u32, &lo, &hi);
+  EXPECT_EQ(hi, 4294967295);
+  const uint64_t top = std::numeric_limits<uint64_t>::max();
+  std::string text;
+  AppendElement(&text, u64, &top);
+  EXPECT_EQ(text, "18446744073709551615");
+  uint64_t back = 0;
+  ASSERT_TRUE(ParseElement(text, u64, &back));
+  EXPECT_EQ(back, top);
+  // Floor division and modulo by all ones are not by -1; sums of uint64 stay unsigned.
+  auto q = Binary(BinaryOp::kFloorDiv, Vec<uint64_t>({5, 7}, u64), Vec<uint64_t>({1, 2}, u64));
+  ASSERT_TRUE(q.ok());
+  EXPECT_EQ(q->data<uint64_t>()[1], 3u);
+  Tensor big = Tensor::Empty({2}, u64);
+  big.data<uint64_t>()[0] = top;
+  big.data<uint64_t>()[1] = top - 6;
+  auto d = Binary(BinaryOp::kFloorDiv, Vec<uint64_t>({1, 2}, u64), big);
+  auto m = Binary(BinaryOp::kMod, Vec<uint64_t>({1, 2}, u64), big);
+  ASSERT_TRUE(d.ok() && m.ok());
+  EXPECT_EQ(d->data<uint64_t>()[0], 0u);
+  EXPECT_EQ(m->data<uint64_t>()[0], 1u);
+  EXPECT_EQ(m->data<uint64_t>()[1], 2u);
+  auto s = Reduce(ReduceOp::kSum, big, {}, false, 0);
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(s->dtype(), u64);
+  EXPECT_EQ(s->data<uint64_t>()[0], top - 7);  // wraps modulo 2**64, as NumPy's
+  auto mean = Reduce(ReduceOp::kMean, big, {}, false, 0);
+  ASSERT_TRUE(mean.ok());
+  EXPECT_FLOAT_EQ(mean->data<float>()[0], static_cast<float>(static_cast<double>(top)));
 }
 
 TEST(SmallDTypeKernelTest, Int8AndUInt8WrapAroundLikeNumpy) {

@@ -49,7 +49,8 @@ def _signed_int_of_size(itemsize):
 
 def _promote_integers(a, b):
     """The wider integer wins. A signed and an unsigned integer meet at a signed one that holds
-    both: uint8 + int8 -> int16, uint8 + int16 -> int16 (uint8 is pijit's only unsigned type)."""
+    both: uint8 + int8 -> int16, uint8 + int16 -> int16 (uint16, uint32 and uint64 mix with
+    no other integer type: test_dtypes_wide_unsigned.py)."""
     if a.kind == b.kind:
         return a if a.itemsize >= b.itemsize else b
     signed, unsigned = (a, b) if a.kind == "i" else (b, a)

@@ -41,8 +41,9 @@ def assert_matches_numpy(t, expected, rtol=None, atol=0.0):
     assert isinstance(t, ms.Tensor), f"expected a Tensor, got {type(t).__name__}"
     expected = np.asarray(expected)
     if expected.dtype == np.uint64:
-        # NumPy sums and multiplies uint8 into uint64, which pijit does not have: its result
-        # is Int64 (the same values below 2**63), documented in kernels/cpu/reduce.cc.
+        # NumPy sums and multiplies uint8 into uint64; pijit into Int64 (the same values below
+        # 2**63), documented in kernels/cpu/reduce.cc. The wide unsigned dtypes, whose sums
+        # are UInt64, have their own checks (test_dtypes_wide_unsigned.py).
         expected = expected.astype(np.int64)
     assert np_dtype(t) == expected.dtype, f"dtype {t.dtype} != numpy {expected.dtype}"
     assert t.shape == expected.shape, f"shape {t.shape} != numpy {expected.shape}"

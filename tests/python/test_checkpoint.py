@@ -152,10 +152,13 @@ def test_the_two_codecs_agree_on_every_file():
 
 
 @pytest.mark.parametrize("dtype", [ms.bfloat16, ms.float16, ms.float32, ms.float64, ms.int8,
-                                   ms.int16, ms.int32, ms.int64, ms.uint8, ms.bool_])
+                                   ms.int16, ms.int32, ms.int64, ms.uint8, ms.uint16, ms.uint32,
+                                   ms.uint64, ms.bool_])
 def test_dtypes_round_trip(tmp_path, dtype):
     rng = np.random.default_rng(5)
     values = rng.standard_normal((3, 4)) * 50
+    if str(dtype).startswith("UInt"):
+        values = np.abs(values)  # (negative floats have no unsigned value)
     source = ms.Tensor(values.astype(np.float32)).astype(dtype)
     path = str(tmp_path / "dtype.ckpt")
     save_checkpoint({"t": ms.Parameter(source, name="t")}, path)
@@ -306,11 +309,6 @@ def test_load_errors_for_missing_corrupt_and_strange_files(tmp_path):
     with pytest.raises(ValueError, match="parameter 'fc.weight' .* shape \\(2, 3\\) \\(Float32\\) "
                                          "but 8 bytes"):
         load_checkpoint(str(short))
-    unsigned = tmp_path / "unsigned.ckpt"
-    unsigned.write_bytes(codec.encode(fmt.Entry("count", [1], "UInt32", b"\0" * 4)))
-    with pytest.raises(ValueError, match="parameter 'count' .* is UInt32, a dtype pijit does not "
-                                         "have"):
-        load_checkpoint(str(unsigned))
     untyped = tmp_path / "untyped.ckpt"
     untyped.write_bytes(codec.encode(fmt.Entry("x", [1], "Complex64", b"\0" * 8)))
     with pytest.raises(ValueError, match="parameter 'x' .* unknown tensor_type 'Complex64'"):
