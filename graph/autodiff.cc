@@ -8,6 +8,7 @@
 #include "absl/strings/str_format.h"
 #include "graph/autodiff_rules.h"
 #include "graph/control_flow.h"
+#include "graph/gradient_sums.h"
 #include "kernels/errors.h"
 
 namespace pijit::graph {
@@ -378,40 +379,7 @@ absl::StatusOr<NodeId> AppendSumTo(Graph& g, NodeId x, absl::Span<const int64_t>
   return r;
 }
 
-// Contributions to one gradient that are index_grad nodes writing distinct rows (a single
-// integer on axis 0) of every row: the rows stacked, instead of one zero-filled tensor per
-// row added up (a loop over a sequence's steps makes one per step). The other contributions
-// follow; a partial set of rows is left as it is.
 namespace {
-
-std::vector<NodeId> StackRowGradients(const Graph& g, Builder& b, const TensorMeta& target,
-                                      std::vector<NodeId> parts) {
-  if (parts.size() < 2 || target.shape.empty()) return parts;
-  const int64_t rows = target.shape[0];
-  if (rows > static_cast<int64_t>(parts.size()) || rows > 4096) return parts;  // cannot cover
-  std::vector<NodeId> row_of(static_cast<size_t>(rows), kNil), rest;
-  int64_t found = 0;
-  for (NodeId p : parts) {
-    const Node& n = g.node(p);
-    const size_t rank = static_cast<size_t>(n.attr);
-    const bool one_int = n.op == Op::kIndexGrad && rank == target.shape.size() &&
-                         n.ints.size() == rank + 4 && n.ints[rank] == IndexItem::kInt;
-    int64_t r = one_int ? n.ints[rank + 1] : -1;
-    if (one_int && r < 0) r += rows;
-    if (!one_int || r < 0 || r >= rows || row_of[r] != kNil) {
-      rest.push_back(p);
-      continue;
-    }
-    row_of[r] = n.inputs[0];
-    ++found;
-  }
-  if (found != rows) return parts;
-  Attrs axis;
-  axis.attr = 0;
-  std::vector<NodeId> out{b.EmitN(Op::kStack, row_of, std::move(axis))};
-  out.insert(out.end(), rest.begin(), rest.end());
-  return out;
-}
 
 // The gradients of a while_loop's or cond's inputs after its predicate (graph/control_flow.h),
 // given its results' (kNil: none): one while_grad or cond_grad node.
@@ -497,7 +465,9 @@ absl::StatusOr<std::vector<NodeId>> AppendBackward(Graph& g, absl::Span<const No
   Builder b(g);
   std::vector<NodeId> grad(count, kNil);
   // A node's gradient contributions are summed when the node is reached (every use comes
-  // later in the graph, so all have arrived): rows written by index_grad make one stack.
+  // later in the graph, so all have arrived), first combined where adding them up one by one
+  // is slow (graph/gradient_sums.h): rows and slices written by index_grad are stacked or
+  // concatenated, products of matrices become one product.
   std::vector<std::vector<NodeId>> parts(count);
   auto accumulate = [&](NodeId target, NodeId contribution) {
     parts[target].push_back(b.Fit(contribution, g.node(target).meta));
@@ -505,7 +475,10 @@ absl::StatusOr<std::vector<NodeId>> AppendBackward(Graph& g, absl::Span<const No
   auto finalize = [&](NodeId id) {
     std::vector<NodeId>& p = parts[id];
     if (p.empty()) return;
-    p = StackRowGradients(g, b, g.node(id).meta, std::move(p));
+    const TensorMeta meta = g.node(id).meta;  // a copy: the combinations below add nodes
+    p = StackRowGradients(g, b, meta, std::move(p));
+    p = ConcatSliceGradients(g, b, meta, std::move(p));
+    p = MergeMatMulGradients(g, b, meta, std::move(p));
     grad[id] = p[0];
     for (size_t i = 1; i < p.size(); ++i) grad[id] = b.Add(grad[id], p[i]);
     p = {};

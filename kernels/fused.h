@@ -30,8 +30,10 @@
 // kFusedTanhRelTol of std::tanh, with tanh(-0.0) = -0.0 and +-1 at large |x|. erf (erf's
 // Taylor series below |x| = 0.75, above 1 - exp(-x^2) * g(x) with Pade approximants of
 // g = erfc * exp(x^2); kernels/cpu/fused_x86.cc) is within kFusedErfRelTol of std::erf, with
-// erf(-0.0) = -0.0 and +-1 at large |x|. The interpreter uses std::exp, std::log, std::tanh and
-// std::erf themselves.
+// erf(-0.0) = -0.0 and +-1 at large |x|. sigmoid is 1 / (1 + e) for x >= 0 and e / (1 + e)
+// below, e = exp(-|x|) by the generated exp (as the eager kernel's two branches, so that
+// neither overflows), within kFusedSigmoidRelTol of the exact value. The interpreter uses
+// std::exp, std::log, std::tanh and std::erf themselves.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -59,6 +61,10 @@ template <typename T> inline constexpr double kFusedTanhRelTol = 0;
 template <> inline constexpr double kFusedTanhRelTol<float> = 4e-7;    // ~3 ulp
 template <> inline constexpr double kFusedTanhRelTol<double> = 1e-15;  // ~5 ulp
 // And for the generated erf (measured: 4.2e-7 float32, 7.2e-16 float64).
+template <typename T> inline constexpr double kFusedSigmoidRelTol = 0;
+template <> inline constexpr double kFusedSigmoidRelTol<float> = 4e-7;     // ~3 ulp
+template <> inline constexpr double kFusedSigmoidRelTol<double> = 1e-15;   // ~5 ulp
+
 template <typename T> inline constexpr double kFusedErfRelTol = 0;
 template <> inline constexpr double kFusedErfRelTol<float> = 6e-7;     // ~5 ulp
 template <> inline constexpr double kFusedErfRelTol<double> = 1.5e-15; // ~7 ulp
@@ -69,6 +75,7 @@ enum class FusedOpcode : uint8_t {
   kWhere,
   kSqrt, kRsqrt,  // rsqrt(x) = 1 / sqrt(x), as the eager kernel computes it
   kLog, kTanh, kErf,
+  kSigmoid,
 };
 const char* FusedOpcodeName(FusedOpcode op);
 int FusedOpcodeArity(FusedOpcode op);

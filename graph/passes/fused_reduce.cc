@@ -48,7 +48,7 @@ std::shared_ptr<const FusedKernel> SingleOpKernel(const Graph& g, const Node& p,
                                                   std::vector<NodeId>* inputs) {
   FusedOpcode op;
   if (!fusion::FusedOpcodeOf(p.op, &op) || op == FusedOpcode::kExp || op == FusedOpcode::kLog ||
-      op == FusedOpcode::kTanh || op == FusedOpcode::kErf ||
+      op == FusedOpcode::kTanh || op == FusedOpcode::kErf || op == FusedOpcode::kSigmoid ||
       op == FusedOpcode::kWhere || FusedOpcodeIsCompare(op)) {
     return nullptr;
   }

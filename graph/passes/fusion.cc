@@ -35,6 +35,7 @@ bool FusedOpcodeOf(Op op, FusedOpcode* out) {
     case Op::kLog: *out = FusedOpcode::kLog; return true;
     case Op::kTanh: *out = FusedOpcode::kTanh; return true;
     case Op::kErf: *out = FusedOpcode::kErf; return true;
+    case Op::kSigmoid: *out = FusedOpcode::kSigmoid; return true;
     default: return false;  // sin, gelu, ...: no vectorised version yet
   }
 }

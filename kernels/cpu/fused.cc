@@ -34,7 +34,7 @@ constexpr struct {
     {FusedOpcode::kNotEqual, "not_equal", 2}, {FusedOpcode::kWhere, "where", 3},
     {FusedOpcode::kSqrt, "sqrt", 1}, {FusedOpcode::kRsqrt, "rsqrt", 1},
     {FusedOpcode::kLog, "log", 1}, {FusedOpcode::kTanh, "tanh", 1},
-    {FusedOpcode::kErf, "erf", 1},
+    {FusedOpcode::kErf, "erf", 1}, {FusedOpcode::kSigmoid, "sigmoid", 1},
 };
 constexpr int kMaxFusedInputs = 64;
 }  // namespace
@@ -266,6 +266,10 @@ T Apply(FusedOpcode op, T a, T b, T c) {
     case FusedOpcode::kLog: return std::log(a);
     case FusedOpcode::kTanh: return std::tanh(a);
     case FusedOpcode::kErf: return std::erf(a);
+    case FusedOpcode::kSigmoid: {  // as the eager kernel: exp sees non-positive arguments only
+      const T e = std::exp(-std::abs(a));
+      return a >= T(0) ? T(1) / (T(1) + e) : e / (T(1) + e);
+    }
   }
   return a;
 }

@@ -334,6 +334,7 @@ class Gen {
         case FusedOpcode::kLog: Log(d, a); break;
         case FusedOpcode::kTanh: Tanh(d, a); break;
         case FusedOpcode::kErf: Erf(d, a); break;
+        case FusedOpcode::kSigmoid: Sigmoid(d, a); break;
         case FusedOpcode::kSqrt:
           f32_ ? cc_.vsqrtps(d, a) : cc_.vsqrtpd(d, a);
           break;
@@ -611,6 +612,22 @@ class Gen {
     x86::Vec nan = NewVec();
     f32_ ? cc_.vsqrtps(nan, x) : cc_.vsqrtpd(nan, x);
     SelectWhere(d, nan, x, zero, 0x19);                              // !(x >= 0) (NGE_UQ)
+  }
+
+  // 1 / (1 + e) for x >= 0, e / (1 + e) below (NaN too), e = exp(-|x|): the eager kernel's
+  // two branches, so exp never overflows and tiny results keep their precision.
+  void Sigmoid(const x86::Vec& d, const x86::Vec& x) {
+    x86::Vec ax = NewVec(), sign = NewVec(), e = NewVec(), den = NewVec(), q = NewVec();
+    SplitSign(x, ax, sign);
+    f32_ ? cc_.vxorps(ax, ax, SignMask()) : cc_.vxorpd(ax, ax, SignMask());  // -|x|
+    Exp(e, ax);
+    f32_ ? cc_.vmovups(q, Splat(1.0)) : cc_.vmovupd(q, Splat(1.0));
+    f32_ ? cc_.vaddps(den, q, e) : cc_.vaddpd(den, q, e);
+    f32_ ? cc_.vdivps(d, e, den) : cc_.vdivpd(d, e, den);
+    f32_ ? cc_.vdivps(q, q, den) : cc_.vdivpd(q, q, den);
+    x86::Vec zero = NewVec();
+    f32_ ? cc_.vxorps(zero, zero, zero) : cc_.vxorpd(zero, zero, zero);
+    SelectWhere(d, q, x, zero, 0x1D);  // x >= 0 (GE_OQ: not for NaN)
   }
 
   void Tanh(const x86::Vec& d, const x86::Vec& x) {

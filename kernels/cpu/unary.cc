@@ -121,7 +121,7 @@ absl::StatusOr<TensorMeta> InferUnary(UnaryOp op, const TensorMeta& a) {
   return TensorMeta{dt, a.shape};
 }
 
-// exp, log, tanh and erf of float32/float64 run the vectorised versions that fused graphs use
+// exp, log, tanh, erf and sigmoid of float32/float64 run the vectorised versions that fused graphs use
 // (kernels/fused.h), so a jitted graph and the eager call give bit-identical results whether
 // or not the op is fused.
 const FusedKernel* GeneratedKernel(UnaryOp op, DType dt) {
@@ -131,17 +131,19 @@ const FusedKernel* GeneratedKernel(UnaryOp op, DType dt) {
     auto k = FusedKernel::Create(*program, {Shape{1}}, Shape{1});
     return k.ok() ? *k : nullptr;
   };
-  static const std::shared_ptr<const FusedKernel> kernels[4][2] = {
+  static const std::shared_ptr<const FusedKernel> kernels[5][2] = {
       {make("exp($0)", DType::kFloat32), make("exp($0)", DType::kFloat64)},
       {make("log($0)", DType::kFloat32), make("log($0)", DType::kFloat64)},
       {make("tanh($0)", DType::kFloat32), make("tanh($0)", DType::kFloat64)},
-      {make("erf($0)", DType::kFloat32), make("erf($0)", DType::kFloat64)}};
+      {make("erf($0)", DType::kFloat32), make("erf($0)", DType::kFloat64)},
+      {make("sigmoid($0)", DType::kFloat32), make("sigmoid($0)", DType::kFloat64)}};
   int which;
   switch (op) {
     case UnaryOp::kExp: which = 0; break;
     case UnaryOp::kLog: which = 1; break;
     case UnaryOp::kTanh: which = 2; break;
     case UnaryOp::kErf: which = 3; break;
+    case UnaryOp::kSigmoid: which = 4; break;
     default: return nullptr;
   }
   if (dt != DType::kFloat32 && dt != DType::kFloat64) return nullptr;

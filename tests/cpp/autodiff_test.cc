@@ -351,6 +351,65 @@ TEST(AutodiffTest, ChainsReuseAndAccumulateGradients) {
   }});
 }
 
+// An unrolled recurrence: W read at every step as h @ W, U as h @ Uᵀ (the transpose's
+// gradient is the transposed product), the step's gate matrix sliced three ways.
+NodeId Recurrence(Graph& g, const std::vector<NodeId>& p, bool slices_tile) {
+  using I = IndexItem;
+  auto cols = [](int64_t lo, int64_t hi) {
+    return Ints(EncodeIndex({I{I::kSlice, I::kNone, I::kNone, 1}, I{I::kSlice, lo, hi, 1}}));
+  };
+  NodeId h = p[2], total = kNoGradient;
+  for (int t = 0; t < 5; ++t) {
+    const NodeId gates = Emit(g, Op::kAdd, {Emit(g, Op::kMatMul, {h, p[0]}),
+                                            Emit(g, Op::kMatMul, {h, Emit(g, Op::kTranspose, {p[1]}, Ints({1, 0}))})});
+    const NodeId i = Emit(g, Op::kSigmoid, {Emit(g, Op::kIndex, {gates}, cols(0, 2))});
+    const NodeId f = Emit(g, Op::kIndex, {gates}, cols(2, slices_tile ? 4 : 3));
+    const NodeId c = Emit(g, Op::kTanh, {Emit(g, Op::kIndex, {gates}, cols(4, I::kNone))});  // 2 wide
+    h = Emit(g, Op::kConcat, {Emit(g, Op::kMul, {i, f}), c, Emit(g, Op::kMul, {i, c})}, Axis(1));
+    const NodeId s = Emit(g, Op::kSum, {h}, Ints({}));
+    total = total == kNoGradient ? s : Emit(g, Op::kAdd, {total, s});
+  }
+  return total;
+}
+
+// How many nodes that the gradients of Recurrence read have op `op` (and, when given, shape
+// `shape`). Contributions that were combined stay behind unread (compilation drops them).
+int CountBackwardNodes(bool slices_tile, Op op, const Shape& shape = {}) {
+  Graph g;
+  std::vector<NodeId> p = {g.AddParam({kF64, {6, 6}}), g.AddParam({kF64, {6, 6}}),
+                           g.AddParam({kF64, {3, 6}})};
+  const NodeId out = Recurrence(g, p, slices_tile);
+  const NodeId seed = g.AddParam(g.node(out).meta);
+  auto grads = AppendBackward(g, {out}, {seed}, p);
+  EXPECT_TRUE(grads.ok()) << grads.status().message();
+  if (!grads.ok()) return -1;
+  std::vector<NodeId> stack(grads->begin(), grads->end());
+  absl::flat_hash_map<NodeId, bool> seen;
+  int count = 0;
+  while (!stack.empty()) {
+    const NodeId id = stack.back();
+    stack.pop_back();
+    if (seen[id]) continue;
+    seen[id] = true;
+    const Node& n = g.node(id);
+    count += id > seed && n.op == op && (shape.empty() || n.meta.shape == shape);
+    stack.insert(stack.end(), n.inputs.begin(), n.inputs.end());
+  }
+  return count;
+}
+
+TEST(AutodiffTest, AWeightReadAtEveryStepGetsOneProductAndSlicesOneConcat) {
+  for (bool tile : {true, false}) {
+    CheckGradients({{{6, 6}, {6, 6}, {3, 6}}, [tile](Graph& g, const std::vector<NodeId>& p) {
+      return Recurrence(g, p, tile);
+    }});
+  }
+  // Five steps' products into W and into U: one product each.
+  EXPECT_EQ(CountBackwardNodes(true, Op::kMatMul, {6, 6}), 2);
+  EXPECT_EQ(CountBackwardNodes(true, Op::kIndexGrad), 0);  // the slices tile: concatenated
+  EXPECT_GT(CountBackwardNodes(false, Op::kIndexGrad), 0);  // a gap (column 3): left as they are
+}
+
 TEST(AutodiffTest, Float32InputOfAFloat64OpGetsAFloat32Gradient) {
   Graph g;
   NodeId x = g.AddParam({DType::kFloat32, {3}});

@@ -61,6 +61,7 @@ Tensor Eager(const FusedProgram& p, const std::vector<Tensor>& in) {
       case FusedOpcode::kLog: r = Unary(UnaryOp::kLog, a); break;
       case FusedOpcode::kTanh: r = Unary(UnaryOp::kTanh, a); break;
       case FusedOpcode::kErf: r = Unary(UnaryOp::kErf, a); break;
+      case FusedOpcode::kSigmoid: r = Unary(UnaryOp::kSigmoid, a); break;
     }
     EXPECT_TRUE(r.ok());
     temps.push_back(*r);
@@ -447,6 +448,29 @@ void CheckErfAccuracy(FusedBackend backend) {
   const double worst = MaxRelError<T, Wider<T>>(
       "erf", OddFunctionInputs<T>(7, {T(0.75), T(2.5)}), backend, std::erf, std::erf);
   EXPECT_LE(worst, kFusedErfRelTol<T>);
+}
+
+template <typename T>
+T SigmoidOf(T x) {
+  return x >= T(0) ? T(1) / (T(1) + std::exp(-x)) : std::exp(x) / (T(1) + std::exp(x));
+}
+
+// Both branches, the switch at 0 and NaN; results stay normal numbers (below about -87 in
+// float32 they are subnormal, where the generated exp is held to an absolute bound).
+template <typename T>
+void CheckSigmoidAccuracy(FusedBackend backend) {
+  if (!HostHasAvx2()) GTEST_SKIP() << "no AVX2: sigmoid is the interpreter's";
+  const double range = std::is_same_v<T, float> ? 80 : 700;
+  const double worst = MaxRelError<T, Wider<T>>("sigmoid", OddFunctionInputs<T>(range, {T(0)}),
+                                                backend, SigmoidOf<T>, SigmoidOf<Wider<T>>);
+  EXPECT_LE(worst, kFusedSigmoidRelTol<T>);
+}
+
+TEST(FusedKernelTest, SigmoidWithinDocumentedTolerance) {
+  CheckSigmoidAccuracy<float>(FusedBackend::kAuto);
+  CheckSigmoidAccuracy<float>(FusedBackend::kAvx2);
+  CheckSigmoidAccuracy<double>(FusedBackend::kAuto);
+  CheckSigmoidAccuracy<double>(FusedBackend::kAvx2);
 }
 
 TEST(FusedKernelTest, LogFloat32WithinDocumentedTolerance) {
