@@ -2,6 +2,7 @@
 // vectorises, and an index walk over broadcast (strided) views otherwise. Binary and Unary
 // also take an optional vector loop (isa_loops.h) for the stretches it can run.
 #pragma once
+#include <algorithm>
 #include <cmath>
 #include <type_traits>
 
@@ -9,21 +10,35 @@
 
 namespace pijit::loops {
 
-// Calls body(offsets..., base, inner, inner_strides...) for every innermost run of `shape`,
-// where offsets are the element offsets of each operand at the start of the run.
+// Calls body(offsets, base, inner) for every innermost run of `shape` (the output's, which is
+// contiguous), where offsets are the element offsets of each operand at the start of the run
+// and element i of a run is at offset + i * (the operand's stride of the last axis). Axes
+// before the last join the run where every operand steps over them as over the run taken
+// whole (size-1 axes always do): a broadcast over (N, C, H, W) with H and W broadcast runs
+// H * W elements at a time, not W.
 template <size_t N, typename F>
 void ForEachRun(const Shape& shape, const Shape* const (&strides)[N], F body) {
   const int64_t n = NumElements(shape);
   if (n == 0) return;
   const int64_t nd = static_cast<int64_t>(shape.size());
-  const int64_t inner = nd ? shape[nd - 1] : 1;
-  Shape idx(nd, 0);
+  int64_t inner = nd ? shape[nd - 1] : 1;
+  int64_t outer_axes = nd ? nd - 1 : 0;  // axes [0, outer_axes) are walked one by one
+  while (outer_axes > 0) {
+    const int64_t d = outer_axes - 1;
+    bool joins = true;
+    for (size_t k = 0; k < N && shape[d] != 1; ++k)
+      joins = joins && (*strides[k])[d] == (*strides[k])[nd - 1] * inner;
+    if (!joins) break;
+    inner *= shape[d];
+    --outer_axes;
+  }
+  Shape idx(outer_axes, 0);
   for (int64_t base = 0; base < n; base += inner) {
     int64_t off[N] = {};
-    for (int64_t k = 0; k + 1 < nd; ++k)
+    for (int64_t k = 0; k < outer_axes; ++k)
       for (size_t j = 0; j < N; ++j) off[j] += idx[k] * (*strides[j])[k];
     body(off, base, inner);
-    for (int64_t k = nd - 2; k >= 0; --k) {
+    for (int64_t k = outer_axes - 1; k >= 0; --k) {
       if (++idx[k] < shape[k]) break;
       idx[k] = 0;
     }
@@ -72,6 +87,8 @@ void Binary(const Tensor& a, const Tensor& b, const Tensor& out, F f,
     } else if (sa == 0 && sb == 1) {
       const T va = *xa;
       for (int64_t i = 0; i < inner; ++i) xo[i] = f(va, xb[i]);
+    } else if (sa == 0 && sb == 0) {  // both broadcast along the run: one value
+      std::fill(xo, xo + inner, f(*xa, *xb));
     } else {
       for (int64_t i = 0; i < inner; ++i) xo[i] = f(xa[i * sa], xb[i * sb]);
     }

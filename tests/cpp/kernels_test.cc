@@ -42,6 +42,38 @@ TEST(BinaryTest, AddBroadcastsRowAgainstColumn) {
     for (int j = 0; j < 4; ++j) EXPECT_EQ(c->data<float>()[i * 4 + j], float(i + j));
 }
 
+// Broadcast runs join axes that every operand steps over alike (loops::ForEachRun): a
+// per-channel value against a scalar over (N, C, H, W), a transposed view, size-1 axes
+// between, and both operands broadcast along the whole run.
+TEST(BinaryTest, BroadcastRunsOverJoinedAxesMatchElementByElement) {
+  Tensor channel = Arange({1, 3, 1, 1});
+  Tensor scalar = Arange({1, 1, 1, 1});
+  scalar.data<float>()[0] = 2.5f;
+  Tensor t = *Transpose(Arange({5, 1, 4}, DType::kFloat64), {2, 1, 0});  // (4, 1, 5), strided
+  struct Case { Tensor a, b; };
+  const Case cases[] = {{channel, scalar}, {scalar, channel}, {t, Arange({1, 1, 5}, DType::kFloat64)},
+                        {Arange({2, 1, 3, 1}), Arange({1, 1, 1, 1})}};
+  for (const Case& c : cases) {
+    auto out = Binary(BinaryOp::kMul, c.a, c.b);
+    ASSERT_TRUE(out.ok());
+    auto shape = BroadcastShapes("mul", c.a.shape(), c.b.shape());
+    ASSERT_TRUE(shape.ok());
+    Tensor va = *BroadcastTo(*Cast(c.a, out->dtype()), *shape);
+    Tensor vb = *BroadcastTo(*Cast(c.b, out->dtype()), *shape);
+    Tensor ca = va.Contiguous(), cb = vb.Contiguous();
+    DispatchDType(out->dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      for (int64_t i = 0; i < out->numel(); ++i)
+        EXPECT_EQ(out->data<T>()[i], ca.data<T>()[i] * cb.data<T>()[i]) << i;
+    });
+  }
+  Tensor big = *BroadcastTo(channel, {2, 3, 4, 5});
+  auto sum = Binary(BinaryOp::kAdd, big, *BroadcastTo(scalar, {2, 3, 4, 5}));
+  ASSERT_TRUE(sum.ok());
+  for (int64_t i = 0; i < sum->numel(); ++i)
+    EXPECT_EQ(sum->data<float>()[i], static_cast<float>((i / 20) % 3) + 2.5f) << i;
+}
+
 TEST(BinaryTest, IntegerDivisionIsTrueDivisionInFloat32) {
   auto c = Binary(BinaryOp::kDiv, Arange({4}, DType::kInt32), Tensor::Scalar<int32_t>(2));
   ASSERT_TRUE(c.ok());
