@@ -510,6 +510,34 @@ template void ReduceColumns<double>(ReduceOp, const FetchRows<double>&, double*,
                                     int64_t, int64_t, int64_t);
 }  // namespace rvec
 
+namespace {
+// A float sum, mean, max or min over axes the input is broadcast along (stride 0, the seed of
+// a backward pass broadcast from a scalar, say): the reduction of one slice along them, times
+// their size for a sum, instead of reading the same values again (and gathering the view into
+// rows first). Nullopt where it does not apply.
+std::optional<Tensor> ReduceOverBroadcast(ReduceOp op, const Tensor& a, const ReducePlan& p,
+                                          absl::Span<const int64_t> axes, bool keepdims) {
+  const bool applies = (op == ReduceOp::kSum || op == ReduceOp::kMean || op == ReduceOp::kMax ||
+                        op == ReduceOp::kMin) &&
+                       (a.dtype() == DType::kFloat32 || a.dtype() == DType::kFloat64);
+  if (!applies || p.kept == 0) return std::nullopt;
+  Shape shape = a.shape();
+  double repeats = 1;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (p.reduced[i] && shape[i] > 1 && a.strides()[i] == 0) repeats *= static_cast<double>(shape[i]), shape[i] = 1;
+  }
+  if (repeats == 1) return std::nullopt;
+  const Tensor slice = Tensor::View(a.storage(), a.dtype(), shape, a.strides(), a.offset());
+  absl::StatusOr<Tensor> r = Reduce(op, slice, axes, keepdims, 0);
+  if (r.ok() && op == ReduceOp::kSum) {
+    absl::StatusOr<Tensor> count = Cast(Tensor::Scalar<double>(repeats), a.dtype());
+    r = count.ok() ? Binary(BinaryOp::kMul, *r, *count) : count;
+  }
+  if (!r.ok()) return std::nullopt;  // (not expected: the plain path reports the error)
+  return *r;
+}
+}  // namespace
+
 absl::StatusOr<TensorMeta> InferReduce(ReduceOp op, const TensorMeta& a,
                                        absl::Span<const int64_t> axes, bool keepdims) {
   const char* name = ReduceOpName(op);
@@ -527,6 +555,7 @@ absl::StatusOr<Tensor> Reduce(ReduceOp op, const Tensor& a, absl::Span<const int
                               bool keepdims, int64_t ddof) {
   PIJIT_ASSIGN_OR_RETURN(TensorMeta meta, InferReduce(op, MetaOf(a), axes, keepdims));
   PIJIT_ASSIGN_OR_RETURN(ReducePlan p, Plan(ReduceOpName(op), MetaOf(a), axes, keepdims));
+  if (std::optional<Tensor> r = ReduceOverBroadcast(op, a, p, axes, keepdims)) return *r;
   Tensor out = Tensor::Empty(meta.shape, meta.dtype);
   if (p.kept == 0) return out;
   if ((a.dtype() == DType::kFloat32 || a.dtype() == DType::kFloat64) && HasFastPath(op)) {

@@ -74,6 +74,30 @@ TEST(BinaryTest, BroadcastRunsOverJoinedAxesMatchElementByElement) {
     EXPECT_EQ(sum->data<float>()[i], static_cast<float>((i / 20) % 3) + 2.5f) << i;
 }
 
+// A reduction over axes the input is broadcast along reads one slice (times the count for a
+// sum) and equals the reduction of the materialised copy.
+TEST(ReduceTest, OverBroadcastAxesEqualsTheMaterialisedCopy) {
+  Tensor channel = Arange({1, 3, 1, 1});
+  channel.data<float>()[1] = -1.5f;
+  const Tensor view = *BroadcastTo(channel, {4, 3, 5, 6});
+  const Tensor copy = view.Contiguous();
+  const std::vector<std::vector<int64_t>> axes_list = {{0, 2, 3}, {}, {2}, {1, 3}};
+  for (ReduceOp op : {ReduceOp::kSum, ReduceOp::kMean, ReduceOp::kMax, ReduceOp::kMin}) {
+    for (const auto& axes : axes_list) {
+      for (bool keep : {false, true}) {
+        auto got = Reduce(op, view, axes, keep);
+        auto want = Reduce(op, copy, axes, keep);
+        ASSERT_TRUE(got.ok() && want.ok());
+        ASSERT_EQ(got->shape(), want->shape());
+        ASSERT_EQ(got->dtype(), want->dtype());
+        const Tensor g = got->Contiguous(), w = want->Contiguous();
+        for (int64_t i = 0; i < g.numel(); ++i)
+          EXPECT_FLOAT_EQ(g.data<float>()[i], w.data<float>()[i]) << static_cast<int>(op) << " " << i;
+      }
+    }
+  }
+}
+
 TEST(BinaryTest, IntegerDivisionIsTrueDivisionInFloat32) {
   auto c = Binary(BinaryOp::kDiv, Arange({4}, DType::kInt32), Tensor::Scalar<int32_t>(2));
   ASSERT_TRUE(c.ok());
