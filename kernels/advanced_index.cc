@@ -7,6 +7,7 @@
 // the result at (p, b, q) (p: view axes before the block, b: the broadcast block, q: the view
 // axes after it) sits at base + off_p[p] + off_b[b] + off_q[q] in the input's storage.
 #include <cstring>
+#include <limits>
 #include <type_traits>
 
 #include "kernels/errors.h"
@@ -242,6 +243,22 @@ absl::Status ExpandBooleanMasks(Shape* encoded, std::vector<Tensor>* arrays) {
 }
 
 namespace {
+// An integer index array as int64. uint64 values past int64's range would read as negative
+// (counted from the end): they are out of bounds of every axis, as in NumPy.
+absl::StatusOr<Tensor> IndexAsInt64(const Tensor& index, absl::Span<const int64_t> input_shape) {
+  if (index.dtype() == DType::kUInt64) {
+    const Tensor c = index.Contiguous();
+    for (int64_t i = 0; i < c.numel(); ++i) {
+      const uint64_t v = c.data<uint64_t>()[i];
+      if (v > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+        return absl::NotFoundError(absl::StrFormat(
+            "index: index %u is out of bounds for every axis (tensor of shape %s)", v,
+            ShapeToString(input_shape)));
+      }
+    }
+  }
+  return Cast(index, DType::kInt64);
+}
 
 absl::StatusOr<Selection> Select(const Plan& plan, absl::Span<const Tensor* const> arrays,
                                  absl::Span<const int64_t> input_shape) {
@@ -264,7 +281,7 @@ absl::StatusOr<Selection> Select(const Plan& plan, absl::Span<const Tensor* cons
         for (int64_t k = 0; k < a.ndim; ++k) parts.push_back({pos[k], a.vdim + k, a.axis + k});
       }
     } else {
-      PIJIT_ASSIGN_OR_RETURN(Tensor idx, Cast(*arrays[a.array], DType::kInt64));
+      PIJIT_ASSIGN_OR_RETURN(Tensor idx, IndexAsInt64(*arrays[a.array], input_shape));
       parts.push_back({std::move(idx), a.vdim, a.axis});
     }
   }

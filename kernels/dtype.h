@@ -56,7 +56,7 @@ inline bool IsHalfFloat(DType d) { return d == DType::kFloat16 || d == DType::kB
 
 // The result dtype of an op on two tensors, as MindSpore promotes them (the float wins over
 // integers whatever their widths: int32 + float32 -> float32). One table, in tensor.cc.
-// A pair MindSpore refuses to mix (a wide unsigned type with any other but bool; CanPromote
+// A pair pijit refuses to mix (a wide unsigned type with another integer type; CanPromote
 // says false) has no entry: ops check with PromoteOrError (tensor.h), which makes it the
 // TypeError they report, and PromoteTypes gives the first operand's dtype for it.
 DType PromoteTypes(DType a, DType b);

@@ -251,6 +251,23 @@ def test_indexing_layout_and_selection(rng, dtype):
     assert_exactly(t2, u)
 
 
+@pytest.mark.parametrize("dtype", WIDE, ids=str)
+def test_index_arrays_of_the_dtype(rng, dtype):
+    a = rng.standard_normal(7).astype(np.float32)
+    idx = np.array([6, 0, 3], dtype)
+    assert_exactly(T(a)[T(idx)], a[idx])
+    assert_exactly(ops.gather(T(a), T(idx), 0), a[idx])
+    with pytest.raises(IndexError, match="out of bounds"):
+        T(a)[T(np.array([7], dtype))]
+
+
+def test_uint64_indices_beyond_int64_are_out_of_bounds_not_counted_from_the_end():
+    a = T(np.arange(5.0))
+    for big in (2**64 - 1, 2**63):
+        with pytest.raises(IndexError, match=f"index {big} is out of bounds"):
+            a[T(np.array([big], np.uint64))]
+
+
 # ---- jitted graphs ------------------------------------------------------------------------------
 
 def mixed_program(a, b):
