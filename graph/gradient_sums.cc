@@ -119,7 +119,9 @@ std::vector<NodeId> ConcatSliceGradients(const Graph& g, Builder& b, const Tenso
       ok = axis == target.shape.size() && s < e;  // one sliced axis, a non-empty slice
       axis = i, lo = s, hi = e;
     }
-    if (ok && axis < target.shape.size()) by_axis[axis].emplace_back(lo, hi, g.node(p).inputs[0], p);
+    if (ok && axis < target.shape.size()) {
+      by_axis[axis].emplace_back(lo, hi, g.node(p).inputs[0], p);
+    }
   }
   for (auto& [axis, slices] : by_axis) {
     std::sort(slices.begin(), slices.end());

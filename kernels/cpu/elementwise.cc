@@ -152,25 +152,30 @@ T IntPow(T base, T exp) {
   }
   return result;
 }
+// Unsigned types have no -1 divisor and no signs to correct for (a uint32 or uint64 b of all
+// ones compared with -1 would match).
 template <typename T>
 T IntFloorDiv(T a, T b) {
   if (b == 0) return 0;  // NumPy warns and gives 0
   if constexpr (std::is_unsigned_v<T>) {
-    return a / b;  // (b == -1 below would be true for an unsigned b of all ones)
+    return a / b;
   } else {
     if (b == -1) return static_cast<T>(-static_cast<std::make_unsigned_t<T>>(a));
+    T q = a / b;
+    if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
+    return q;
   }
-  T q = a / b;
-  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
-  return q;
 }
 template <typename T>
 T IntMod(T a, T b) {
-  if constexpr (std::is_unsigned_v<T>) return b == 0 ? 0 : a % b;
-  if (b == 0 || b == -1) return 0;
-  T r = a % b;
-  if (r != 0 && ((r < 0) != (b < 0))) r += b;
-  return r;
+  if constexpr (std::is_unsigned_v<T>) {
+    return b == 0 ? 0 : a % b;
+  } else {
+    if (b == 0 || b == -1) return 0;
+    T r = a % b;
+    if (r != 0 && ((r < 0) != (b < 0))) r += b;
+    return r;
+  }
 }
 // Python's float floor division and modulo (NumPy's npy_divmod).
 template <typename T>

@@ -617,16 +617,20 @@ class Gen {
   // 1 / (1 + e) for x >= 0, e / (1 + e) below (NaN too), e = exp(-|x|): the eager kernel's
   // two branches, so exp never overflows and tiny results keep their precision.
   void Sigmoid(const x86::Vec& d, const x86::Vec& x) {
-    x86::Vec ax = NewVec(), sign = NewVec(), e = NewVec(), den = NewVec(), q = NewVec();
-    SplitSign(x, ax, sign);
-    f32_ ? cc_.vxorps(ax, ax, SignMask()) : cc_.vxorpd(ax, ax, SignMask());  // -|x|
-    Exp(e, ax);
+    x86::Vec nax = NewVec(), e = NewVec(), den = NewVec(), q = NewVec(), zero = NewVec();
+    // -|x|: the sign bit set (vorps/vxorps on zmm need AVX512DQ: the integer forms there).
+    if (zmm()) {
+      cc_.vpord(nax, x, SignMask());  // bitwise: the lane width does not matter unmasked
+      cc_.vpxord(zero, zero, zero);
+    } else {
+      f32_ ? cc_.vorps(nax, x, SignMask()) : cc_.vorpd(nax, x, SignMask());
+      cc_.vxorps(zero, zero, zero);
+    }
+    Exp(e, nax);
     f32_ ? cc_.vmovups(q, Splat(1.0)) : cc_.vmovupd(q, Splat(1.0));
     f32_ ? cc_.vaddps(den, q, e) : cc_.vaddpd(den, q, e);
     f32_ ? cc_.vdivps(d, e, den) : cc_.vdivpd(d, e, den);
     f32_ ? cc_.vdivps(q, q, den) : cc_.vdivpd(q, q, den);
-    x86::Vec zero = NewVec();
-    f32_ ? cc_.vxorps(zero, zero, zero) : cc_.vxorpd(zero, zero, zero);
     SelectWhere(d, q, x, zero, 0x1D);  // x >= 0 (GE_OQ: not for NaN)
   }
 

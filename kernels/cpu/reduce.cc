@@ -124,8 +124,8 @@ template <typename T, typename R, ReduceOp op>
 struct Acc {
   using A = std::conditional_t<op == ReduceOp::kMax || op == ReduceOp::kMin, T,
             std::conditional_t<op == ReduceOp::kAll || op == ReduceOp::kAny, bool,
-            std::conditional_t<kIsFloat<T> || (op == ReduceOp::kMean && std::is_same_v<T, uint64_t>), double,
-            std::conditional_t<kIsWideUnsigned<T>, uint64_t, int64_t>>>>;
+            std::conditional_t<kIsFloat<T> || (op == ReduceOp::kMean && std::is_same_v<T, uint64_t>),
+                               double, std::conditional_t<kIsWideUnsigned<T>, uint64_t, int64_t>>>>;
   static A Init() {
     if constexpr (op == ReduceOp::kProd) return A(1);
     else if constexpr (op == ReduceOp::kAll) return true;
@@ -524,7 +524,10 @@ std::optional<Tensor> ReduceOverBroadcast(ReduceOp op, const Tensor& a, const Re
   Shape shape = a.shape();
   double repeats = 1;
   for (size_t i = 0; i < shape.size(); ++i) {
-    if (p.reduced[i] && shape[i] > 1 && a.strides()[i] == 0) repeats *= static_cast<double>(shape[i]), shape[i] = 1;
+    if (p.reduced[i] && shape[i] > 1 && a.strides()[i] == 0) {
+      repeats *= static_cast<double>(shape[i]);
+      shape[i] = 1;
+    }
   }
   if (repeats == 1) return std::nullopt;
   const Tensor slice = Tensor::View(a.storage(), a.dtype(), shape, a.strides(), a.offset());

@@ -121,9 +121,9 @@ absl::StatusOr<TensorMeta> InferUnary(UnaryOp op, const TensorMeta& a) {
   return TensorMeta{dt, a.shape};
 }
 
-// exp, log, tanh, erf and sigmoid of float32/float64 run the vectorised versions that fused graphs use
-// (kernels/fused.h), so a jitted graph and the eager call give bit-identical results whether
-// or not the op is fused.
+// exp, log, tanh, erf and sigmoid of float32/float64 run the vectorised versions that fused
+// graphs use (kernels/fused.h), so a jitted graph and the eager call give bit-identical
+// results whether or not the op is fused.
 const FusedKernel* GeneratedKernel(UnaryOp op, DType dt) {
   auto make = [](const char* text, DType d) -> std::shared_ptr<const FusedKernel> {
     auto program = FusedProgram::Parse(text, d, 1);

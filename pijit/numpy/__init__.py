@@ -62,9 +62,9 @@ min = amin  # noqa: A001
 
 __all__ = [
     # dtypes and constants
-    "bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16", "bfloat16", "float32",
-    "float64", "int_", "float_", "inf", "PINF", "NINF", "nan", "pi", "e", "numeric_types",
-    "dtype_tuple", "promote_types", "result_type",
+    "bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16",
+    "bfloat16", "float32", "float64", "int_", "float_", "inf", "PINF", "NINF", "nan", "pi", "e",
+    "numeric_types", "dtype_tuple", "promote_types", "result_type",
     # creation
     "array", "asarray", "asfarray", "copy", "zeros", "ones", "empty", "full", "zeros_like",
     "ones_like", "empty_like", "full_like", "arange", "linspace", "logspace", "geomspace", "eye",
