@@ -48,7 +48,7 @@ inline bool IsInteger(DType d) {
 // is a TypeError there, not a promotion). pijit refuses them with the other integer types too,
 // where no integer type holds both ranges, but lets a float win as it does over every integer
 // (uint16 + float32 -> float32), so that a Python float scalar works as in MindSpore.
-inline bool IsWideUnsigned(DType d) {
+constexpr bool IsWideUnsigned(DType d) {
   return d == DType::kUInt16 || d == DType::kUInt32 || d == DType::kUInt64;
 }
 // float16 and bfloat16: stored in 16 bits, computed in float32.

@@ -266,10 +266,7 @@ T Apply(FusedOpcode op, T a, T b, T c) {
     case FusedOpcode::kLog: return std::log(a);
     case FusedOpcode::kTanh: return std::tanh(a);
     case FusedOpcode::kErf: return std::erf(a);
-    case FusedOpcode::kSigmoid: {  // as the eager kernel: exp sees non-positive arguments only
-      const T e = std::exp(-std::abs(a));
-      return a >= T(0) ? T(1) / (T(1) + e) : e / (T(1) + e);
-    }
+    case FusedOpcode::kSigmoid: return loops::Sigmoid(a);  // as the eager kernel
   }
   return a;
 }

@@ -192,4 +192,13 @@ inline T Relu(T x) {
   return x > T(0) ? x : (x != x ? x : T(0));
 }
 
+// sigmoid as the eager op and the fused programs' interpreter compute it: both branches stay
+// finite, exp only sees non-positive arguments.
+template <typename T>
+inline T Sigmoid(T x) {
+  if (x >= T(0)) return T(1) / (T(1) + std::exp(-x));
+  T e = std::exp(x);
+  return e / (T(1) + e);
+}
+
 }  // namespace pijit::loops

@@ -113,10 +113,6 @@ T WrappingMul(T a, T b) {
   }
 }
 
-template <typename T>
-constexpr bool kIsWideUnsigned =
-    std::is_same_v<T, uint16_t> || std::is_same_v<T, uint32_t> || std::is_same_v<T, uint64_t>;
-
 // An accumulator: init, step(acc, x), and the output value from acc and the count. Integers
 // accumulate in 64 bits, the wide unsigned ones unsigned (their sums are uint64); a mean of
 // uint64 in double, as NumPy's, since its sums overflow 64 bits with a few large values.
@@ -125,7 +121,7 @@ struct Acc {
   using A = std::conditional_t<op == ReduceOp::kMax || op == ReduceOp::kMin, T,
             std::conditional_t<op == ReduceOp::kAll || op == ReduceOp::kAny, bool,
             std::conditional_t<kIsFloat<T> || (op == ReduceOp::kMean && std::is_same_v<T, uint64_t>),
-                               double, std::conditional_t<kIsWideUnsigned<T>, uint64_t, int64_t>>>>;
+                               double, std::conditional_t<IsWideUnsigned(DTypeOf<T>::value), uint64_t, int64_t>>>>;
   static A Init() {
     if constexpr (op == ReduceOp::kProd) return A(1);
     else if constexpr (op == ReduceOp::kAll) return true;

@@ -43,13 +43,7 @@ loops::UnaryRunFn<T> VectorLoop(UnaryOp op, const Tensor& out) {
     return nullptr;
 }
 
-template <typename T>
-T Sigmoid(T x) {
-  // Both branches stay finite: exp only sees non-positive arguments.
-  if (x >= T(0)) return T(1) / (T(1) + std::exp(-x));
-  T e = std::exp(x);
-  return e / (T(1) + e);
-}
+using loops::Sigmoid;  // the op table's expression (kernels/ops.h) names it
 
 // T is the element type, C the type the functions compute in (float32 for the 16-bit
 // floats, which round once when the result is stored).

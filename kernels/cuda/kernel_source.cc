@@ -35,11 +35,6 @@ PJ_UNARY(trunc, truncf, trunc) PJ_UNARY(nearbyint, nearbyintf, nearbyint)
 PJ_UNARY(abs, fabsf, fabs)
 #undef PJ_UNARY
 template <typename T> __device__ __forceinline__ T max(T a, T b) { return a < b ? b : a; }
-// As the CPU kernels: exp only sees non-positive arguments.
-template <typename T> __device__ __forceinline__ T sigmoid(T x) {
-  const T e = exp(-abs(x));
-  return x >= T(0) ? T(1) / (T(1) + e) : e / (T(1) + e);
-}
 #define PJ_BINARY(name, f32, f64) \
   __device__ __forceinline__ float name(float a, float b) { return ::f32(a, b); } \
   __device__ __forceinline__ double name(double a, double b) { return ::f64(a, b); }
@@ -197,7 +192,7 @@ std::string FusedExpression(const FusedInst& inst, const char* t) {
     case FusedOpcode::kLog: return absl::StrCat("pj::log(", a, ")");
     case FusedOpcode::kTanh: return absl::StrCat("pj::tanh(", a, ")");
     case FusedOpcode::kErf: return absl::StrCat("pj::erf(", a, ")");
-    case FusedOpcode::kSigmoid: return absl::StrCat("pj::sigmoid(", a, ")");
+    case FusedOpcode::kSigmoid: return absl::StrCat("Sigmoid(", a, ")");
     case FusedOpcode::kSqrt: return absl::StrCat("pj::sqrt(", a, ")");
     case FusedOpcode::kRsqrt: return absl::StrCat("(", t, "(1) / pj::sqrt(", a, "))");
     default: return "";

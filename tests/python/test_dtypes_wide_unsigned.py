@@ -163,7 +163,7 @@ def test_python_scalars_are_weak(rng, dtype):
 def mixes(a, b):
     """MindSpore's rule as pijit applies it: a wide unsigned dtype meets itself and bool;
     pijit also lets a float win (so that Python floats work); any other integer is refused."""
-    wide = {np.dtype(np.uint16), np.dtype(np.uint32), np.dtype(np.uint64)}
+    wide = set(WIDE)
     if a == b or a == np.bool_ or b == np.bool_:
         return True
     return (a.kind == "f" or b.kind == "f") if (a in wide or b in wide) else True
