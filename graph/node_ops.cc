@@ -1,4 +1,6 @@
 // Maps each IR op to its kernel's inference and execution functions.
+#include <type_traits>
+
 #include "graph/graph.h"
 #include "graph/control_flow.h"
 #include "kernels/comm/comm.h"
@@ -6,37 +8,29 @@
 #include "kernels/fused_reduce.h"
 
 namespace pijit::graph {
-// Binary and unary graph ops share their enumerators with the kernel enums.
+// Binary, unary and reduction graph ops share their enumerators with the kernel enums.
+#define PIJIT_AS_KERNEL_OP(e, ...) \
+  case Op::e: *out = std::remove_pointer_t<decltype(out)>::e; return true;
 bool AsBinary(Op op, BinaryOp* out) {
   switch (op) {
-#define PIJIT_AS(e, n, ...) case Op::e: *out = BinaryOp::e; return true;
-    PIJIT_BINARY_OPS(PIJIT_AS)
-#undef PIJIT_AS
+    PIJIT_BINARY_OPS(PIJIT_AS_KERNEL_OP)
     default: return false;
   }
 }
 bool AsUnary(Op op, UnaryOp* out) {
   switch (op) {
-#define PIJIT_AS(e, n, ...) case Op::e: *out = UnaryOp::e; return true;
-    PIJIT_UNARY_OPS(PIJIT_AS)
-#undef PIJIT_AS
+    PIJIT_UNARY_OPS(PIJIT_AS_KERNEL_OP)
     default: return false;
   }
 }
 bool AsReduce(Op op, ReduceOp* out) {
   switch (op) {
-    case Op::kSum: *out = ReduceOp::kSum; return true;
-    case Op::kMean: *out = ReduceOp::kMean; return true;
-    case Op::kProd: *out = ReduceOp::kProd; return true;
-    case Op::kMax: *out = ReduceOp::kMax; return true;
-    case Op::kMin: *out = ReduceOp::kMin; return true;
-    case Op::kAll: *out = ReduceOp::kAll; return true;
-    case Op::kAny: *out = ReduceOp::kAny; return true;
-    case Op::kVar: *out = ReduceOp::kVar; return true;
-    case Op::kStd: *out = ReduceOp::kStd; return true;
+    PIJIT_REDUCE_OPS(PIJIT_AS_KERNEL_OP)
     default: return false;
   }
 }
+#undef PIJIT_AS_KERNEL_OP
+
 namespace {
 
 absl::StatusOr<DType> NodeDType(const Node& n) {

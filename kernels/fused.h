@@ -69,13 +69,23 @@ template <typename T> inline constexpr double kFusedErfRelTol = 0;
 template <> inline constexpr double kFusedErfRelTol<float> = 6e-7;     // ~5 ulp
 template <> inline constexpr double kFusedErfRelTol<double> = 1.5e-15; // ~7 ulp
 
+// The instructions of fused programs: X(enumerator, text name, arity). Each is the graph op
+// of the same enumerator and name (graph/ops.def), which the fusion pass turns into it
+// (graph/passes/fusion.cc maps them through this table), so a row added here is fused
+// wherever its op appears once the code generators have its case. The comparisons stay
+// together (FusedOpcodeIsCompare); rsqrt(x) = 1 / sqrt(x), as the eager kernel computes it.
+#define PIJIT_FUSED_OPCODES(X)                                                                  \
+  X(kAdd, "add", 2) X(kSub, "sub", 2) X(kMul, "mul", 2) X(kDiv, "div", 2) X(kNeg, "neg", 1)      \
+  X(kRelu, "relu", 1) X(kExp, "exp", 1) X(kMaximum, "maximum", 2) X(kMinimum, "minimum", 2)     \
+  X(kGreater, "greater", 2) X(kGreaterEqual, "greater_equal", 2) X(kLess, "less", 2)            \
+  X(kLessEqual, "less_equal", 2) X(kEqual, "equal", 2) X(kNotEqual, "not_equal", 2)            \
+  X(kWhere, "where", 3) X(kSqrt, "sqrt", 1) X(kRsqrt, "rsqrt", 1) X(kLog, "log", 1)              \
+  X(kTanh, "tanh", 1) X(kErf, "erf", 1) X(kSigmoid, "sigmoid", 1)
+
 enum class FusedOpcode : uint8_t {
-  kAdd, kSub, kMul, kDiv, kNeg, kRelu, kExp, kMaximum, kMinimum,
-  kGreater, kGreaterEqual, kLess, kLessEqual, kEqual, kNotEqual,  // masks
-  kWhere,
-  kSqrt, kRsqrt,  // rsqrt(x) = 1 / sqrt(x), as the eager kernel computes it
-  kLog, kTanh, kErf,
-  kSigmoid,
+#define PIJIT_FUSED_ENUM(e, name, arity) e,
+  PIJIT_FUSED_OPCODES(PIJIT_FUSED_ENUM)
+#undef PIJIT_FUSED_ENUM
 };
 const char* FusedOpcodeName(FusedOpcode op);
 int FusedOpcodeArity(FusedOpcode op);

@@ -122,7 +122,15 @@ absl::StatusOr<Tensor> Clip(const Tensor& x, const Tensor* lo, const Tensor* hi)
 
 // sum/prod: integers accumulate in Int64; mean/var/std: integers give Float64; max/min keep
 // the dtype and fail on an empty reduction; all/any give Bool.
-enum class ReduceOp : uint8_t { kSum, kMean, kProd, kMax, kMin, kAll, kAny, kVar, kStd };
+// X(enumerator, name): each is the graph op of the same enumerator and name (graph/ops.def).
+#define PIJIT_REDUCE_OPS(X)                                                                     \
+  X(kSum, "sum") X(kMean, "mean") X(kProd, "prod") X(kMax, "max") X(kMin, "min") X(kAll, "all") \
+  X(kAny, "any") X(kVar, "var") X(kStd, "std")
+enum class ReduceOp : uint8_t {
+#define PIJIT_REDUCE_ENUM(e, name) e,
+  PIJIT_REDUCE_OPS(PIJIT_REDUCE_ENUM)
+#undef PIJIT_REDUCE_ENUM
+};
 const char* ReduceOpName(ReduceOp op);
 
 // `axes` empty means every axis. Negative axes count from the end. `ddof` is used by var/std

@@ -8,16 +8,6 @@
 namespace pijit::graph::fused_reduce {
 namespace {
 
-bool ReduceOpOf(Op op, ReduceOp* out) {
-  switch (op) {
-    case Op::kSum: *out = ReduceOp::kSum; return true;
-    case Op::kMean: *out = ReduceOp::kMean; return true;
-    case Op::kMax: *out = ReduceOp::kMax; return true;
-    case Op::kMin: *out = ReduceOp::kMin; return true;
-    default: return false;
-  }
-}
-
 // Whether the reduced axes of `shape` of size > 1 are adjacent among its axes of size > 1: the
 // [outer, reduced, inner] layouts the kernel reduces directly.
 bool ReducedAxesAdjacent(const Shape& shape, const Shape& axes) {
@@ -86,7 +76,7 @@ absl::StatusOr<bool> RunWith(Graph& g, FusedBackend backend) {
   for (NodeId id = 0; id < count; ++id) {
     const Node& n = g.node(id);
     ReduceOp op;
-    if (!ReduceOpOf(n.op, &op)) continue;
+    if (!AsReduce(n.op, &op) || !FusedReduceSupports(op)) continue;
     const Node& p = g.node(n.inputs[0]);
     if (uses[n.inputs[0]] != 1 || !FusedKernelSupports(p.meta.dtype) ||
         !ReducedAxesAdjacent(p.meta.shape, n.ints)) {

@@ -10,33 +10,16 @@
 
 namespace pijit::graph::fusion {
 
-// IR op -> fused opcode, for the elementwise ops fused code supports.
+// IR op -> fused opcode, for the elementwise ops fused code supports (kernels/fused.h's table:
+// sin, gelu, ... have no vectorised version yet).
 bool FusedOpcodeOf(Op op, FusedOpcode* out) {
   if (!IsElementwise(op)) return false;
   switch (op) {
-    case Op::kAdd: *out = FusedOpcode::kAdd; return true;
-    case Op::kSub: *out = FusedOpcode::kSub; return true;
-    case Op::kMul: *out = FusedOpcode::kMul; return true;
-    case Op::kDiv: *out = FusedOpcode::kDiv; return true;
-    case Op::kNeg: *out = FusedOpcode::kNeg; return true;
-    case Op::kRelu: *out = FusedOpcode::kRelu; return true;
-    case Op::kExp: *out = FusedOpcode::kExp; return true;
-    case Op::kMaximum: *out = FusedOpcode::kMaximum; return true;
-    case Op::kMinimum: *out = FusedOpcode::kMinimum; return true;
-    case Op::kGreater: *out = FusedOpcode::kGreater; return true;
-    case Op::kGreaterEqual: *out = FusedOpcode::kGreaterEqual; return true;
-    case Op::kLess: *out = FusedOpcode::kLess; return true;
-    case Op::kLessEqual: *out = FusedOpcode::kLessEqual; return true;
-    case Op::kEqual: *out = FusedOpcode::kEqual; return true;
-    case Op::kNotEqual: *out = FusedOpcode::kNotEqual; return true;
-    case Op::kWhere: *out = FusedOpcode::kWhere; return true;
-    case Op::kSqrt: *out = FusedOpcode::kSqrt; return true;
-    case Op::kRsqrt: *out = FusedOpcode::kRsqrt; return true;
-    case Op::kLog: *out = FusedOpcode::kLog; return true;
-    case Op::kTanh: *out = FusedOpcode::kTanh; return true;
-    case Op::kErf: *out = FusedOpcode::kErf; return true;
-    case Op::kSigmoid: *out = FusedOpcode::kSigmoid; return true;
-    default: return false;  // sin, gelu, ...: no vectorised version yet
+#define PIJIT_FUSED_CASE(e, name, arity) \
+  case Op::e: *out = FusedOpcode::e; return true;
+    PIJIT_FUSED_OPCODES(PIJIT_FUSED_CASE)
+#undef PIJIT_FUSED_CASE
+    default: return false;
   }
 }
 

@@ -24,17 +24,9 @@ constexpr struct {
   const char* name;
   int arity;
 } kFusedOps[] = {
-    {FusedOpcode::kAdd, "add", 2}, {FusedOpcode::kSub, "sub", 2},
-    {FusedOpcode::kMul, "mul", 2}, {FusedOpcode::kDiv, "div", 2},
-    {FusedOpcode::kNeg, "neg", 1}, {FusedOpcode::kRelu, "relu", 1},
-    {FusedOpcode::kExp, "exp", 1}, {FusedOpcode::kMaximum, "maximum", 2},
-    {FusedOpcode::kMinimum, "minimum", 2}, {FusedOpcode::kGreater, "greater", 2},
-    {FusedOpcode::kGreaterEqual, "greater_equal", 2}, {FusedOpcode::kLess, "less", 2},
-    {FusedOpcode::kLessEqual, "less_equal", 2}, {FusedOpcode::kEqual, "equal", 2},
-    {FusedOpcode::kNotEqual, "not_equal", 2}, {FusedOpcode::kWhere, "where", 3},
-    {FusedOpcode::kSqrt, "sqrt", 1}, {FusedOpcode::kRsqrt, "rsqrt", 1},
-    {FusedOpcode::kLog, "log", 1}, {FusedOpcode::kTanh, "tanh", 1},
-    {FusedOpcode::kErf, "erf", 1}, {FusedOpcode::kSigmoid, "sigmoid", 1},
+#define PIJIT_FUSED_ROW(e, name, arity) {FusedOpcode::e, name, arity},
+    PIJIT_FUSED_OPCODES(PIJIT_FUSED_ROW)
+#undef PIJIT_FUSED_ROW
 };
 constexpr int kMaxFusedInputs = 64;
 }  // namespace

@@ -21,15 +21,10 @@ namespace pijit {
 
 const char* ReduceOpName(ReduceOp op) {
   switch (op) {
-    case ReduceOp::kSum: return "sum";
-    case ReduceOp::kMean: return "mean";
-    case ReduceOp::kProd: return "prod";
-    case ReduceOp::kMax: return "max";
-    case ReduceOp::kMin: return "min";
-    case ReduceOp::kAll: return "all";
-    case ReduceOp::kAny: return "any";
-    case ReduceOp::kVar: return "var";
-    case ReduceOp::kStd: return "std";
+#define PIJIT_REDUCE_NAME(e, name) \
+  case ReduceOp::e: return name;
+    PIJIT_REDUCE_OPS(PIJIT_REDUCE_NAME)
+#undef PIJIT_REDUCE_NAME
   }
   return "?";
 }
