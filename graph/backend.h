@@ -32,14 +32,48 @@ class RecordedCall {
   virtual int64_t launches() const = 0;     // what one Replay issues (kernels, copies)
 };
 
+// What a backend made of one node when its graph was compiled (Backend::Lower): the CPU's
+// generated code for a fused program. The node itself holds only the device-neutral program.
+class LoweredNode {
+ public:
+  virtual ~LoweredNode() = default;
+};
+
+// The CPU backends' lowering of a fused or fused_reduce node: its program's kernel, with code
+// generated for the graph's input layouts (LowerFusedForCpu).
+struct LoweredFusedKernel final : LoweredNode {
+  std::shared_ptr<const FusedKernel> kernel;
+};
+absl::StatusOr<std::shared_ptr<const LoweredNode>> LowerFusedForCpu(
+    const Node& n, absl::Span<const TensorMeta* const> inputs, FusedBackend codegen);
+// The kernel in what LowerFusedForCpu made (null for null: RunNode then makes one).
+inline const FusedKernel* KernelOf(const LoweredNode* lowered) {
+  return lowered ? static_cast<const LoweredFusedKernel*>(lowered)->kernel.get() : nullptr;
+}
+
 class Backend {
  public:
   virtual ~Backend() = default;
   virtual const char* name() const = 0;
   // Where its tensors live: the graph's inputs are guarded to be there (TENSOR_MATCH).
   virtual Device device() const = 0;
-  // Runs node `n` (not a parameter or constant) on `inputs`, tensors of this backend's device.
-  virtual absl::StatusOr<Tensor> RunNode(const Node& n, absl::Span<const Tensor* const> inputs) const = 0;
+  // Compiles what node `n` (inputs of `inputs` metas) needs before it runs, once per compiled
+  // graph: null when it needs nothing (the default). A graph's calls hand it to RunNode.
+  virtual absl::StatusOr<std::shared_ptr<const LoweredNode>> Lower(
+      const Node& n, absl::Span<const TensorMeta* const> inputs) const {
+    return nullptr;
+  }
+  // Runs node `n` (not a parameter or constant) on `inputs`, tensors of this backend's device,
+  // with what Lower made of it (null outside a compiled graph: then made for this call).
+  virtual absl::StatusOr<Tensor> RunNode(const Node& n, absl::Span<const Tensor* const> inputs,
+                                         const LoweredNode* lowered) const = 0;
+  // Whether compiled graphs on this backend run with a memory plan (graph/memory_plan.h): their
+  // arenas come from AllocateArena, and this backend's kernels put a planned node's result in
+  // the slot the executor opens for it (kernels/tensor.h PlannedSlot). The CPU's do; the GPU's
+  // kernels allocate from its caching allocator, whose addresses its recorded graphs fix.
+  virtual bool AllocatesArenas() const { return device() == Device::kCPU; }
+  // An arena's memory on this backend's device (only where AllocatesArenas).
+  virtual std::shared_ptr<Storage> AllocateArena(size_t nbytes) const { return Storage::Allocate(nbytes); }
   // A graph constant (a host tensor) where this backend's nodes read it; once, at compile time.
   virtual absl::StatusOr<Tensor> Upload(const Tensor& host) const { return host; }
   // A fresh contiguous copy of one of this backend's tensors (outputs that must not share).

@@ -4,21 +4,46 @@
 
 #include "absl/strings/str_format.h"
 #include "graph/backend.h"
+#include "kernels/errors.h"
 #include "kernels/flags.h"
 
 namespace pijit::graph {
 namespace {
 
+// PIJIT_FUSED_BACKEND: how fused programs become code ("interpreter", "avx2", else the best
+// the host has); read per compile, so tests can switch it.
+FusedBackend FusedCodegenFromEnv() {
+  const std::string_view choice = flags::FusedBackend();
+  return choice == "interpreter" ? FusedBackend::kInterpreter
+         : choice == "avx2"      ? FusedBackend::kAvx2
+                                 : FusedBackend::kAuto;
+}
+
 class CpuBackendImpl final : public Backend {
  public:
   const char* name() const override { return "cpu"; }
   Device device() const override { return Device::kCPU; }
-  absl::StatusOr<Tensor> RunNode(const Node& n, absl::Span<const Tensor* const> inputs) const override {
-    return graph::RunNode(n, inputs);
+  absl::StatusOr<std::shared_ptr<const LoweredNode>> Lower(
+      const Node& n, absl::Span<const TensorMeta* const> inputs) const override {
+    return LowerFusedForCpu(n, inputs, FusedCodegenFromEnv());
+  }
+  absl::StatusOr<Tensor> RunNode(const Node& n, absl::Span<const Tensor* const> inputs,
+                                 const LoweredNode* lowered) const override {
+    return graph::RunNode(n, inputs, KernelOf(lowered));
   }
 };
 
 }  // namespace
+
+absl::StatusOr<std::shared_ptr<const LoweredNode>> LowerFusedForCpu(
+    const Node& n, absl::Span<const TensorMeta* const> inputs, FusedBackend codegen) {
+  if (n.op != Op::kFused && n.op != Op::kFusedReduce) return nullptr;
+  absl::InlinedVector<Shape, 4> shapes;
+  for (const TensorMeta* m : inputs) shapes.push_back(m->shape);
+  auto lowered = std::make_shared<LoweredFusedKernel>();
+  PIJIT_ASSIGN_OR_RETURN(lowered->kernel, CompileFusedNode(n, shapes, codegen));
+  return lowered;
+}
 
 const Backend& CpuBackend() {
   static const CpuBackendImpl backend;

@@ -153,9 +153,9 @@ absl::Status SupportsNode(const Node& n, absl::Span<const TensorMeta* const> in)
   BinaryOp bop;
   UnaryOp uop;
   ReduceOp rop;
-  if (n.op == Op::kFused && n.fused) {
+  if (n.op == Op::kFused && n.program) {
     if (in.size() > static_cast<size_t>(cuda::kMaxInputs)) return NoKernel(n, " of more than 16 inputs");
-    return cuda::FusedProgramBody(n.fused->program()).status();
+    return cuda::FusedProgramBody(*n.program).status();
   }
   if (AsBinary(n.op, &bop)) {
     const DType compute = n.meta.dtype == DType::kBool ? PromoteTypes(in[0]->dtype, in[1]->dtype) : n.meta.dtype;
@@ -213,7 +213,10 @@ class CudaBackendImpl final : public Backend {
   const char* name() const override { return "cuda"; }
   Device device() const override { return Device::kCUDA; }
 
-  absl::StatusOr<Tensor> RunNode(const Node& n, absl::Span<const Tensor* const> in) const override {
+  // Fused programs compile with NVRTC on their first run (kernels/cuda keeps them per program
+  // and architecture): no Lower.
+  absl::StatusOr<Tensor> RunNode(const Node& n, absl::Span<const Tensor* const> in,
+                                 const LoweredNode*) const override {
     absl::StatusOr<Tensor> out = Run(n, in);
     // PIJIT_PROFILE times each node on the host: wait for the device, so the time is the
     // node's own and not its launch's.
@@ -234,7 +237,7 @@ class CudaBackendImpl final : public Backend {
     BinaryOp bop;
     UnaryOp uop;
     ReduceOp rop;
-    if (n.op == Op::kFused && n.fused) return cuda::DeviceFused(n.fused->program(), in, n.meta);
+    if (n.op == Op::kFused && n.program) return cuda::DeviceFused(*n.program, in, n.meta);
     if (AsBinary(n.op, &bop)) return cuda::DeviceBinary(bop, *in[0], *in[1], n.meta);
     if (AsUnary(n.op, &uop)) return cuda::DeviceUnary(uop, *in[0], n.meta);
     if (n.op == Op::kVar || n.op == Op::kStd) {

@@ -1,9 +1,7 @@
 // The reference backend (graph/backend.h): portable code where the CPU backend runs generated
-// or library code.
+// or library code: fused programs through the interpreter, float32 products through loops.
 #include <memory>
-#include <mutex>
 
-#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_format.h"
 #include "graph/backend.h"
 #include "kernels/errors.h"
@@ -34,45 +32,29 @@ class ReferenceBackendImpl final : public Backend {
   const char* name() const override { return "reference"; }
   Device device() const override { return Device::kCPU; }
 
-  absl::StatusOr<Tensor> RunNode(const Node& n, absl::Span<const Tensor* const> in) const override {
-    if (n.op == Op::kFused && n.fused) return RunFusedInterpreted(n, in);
+  // Fused programs run through the interpreter (code generation is what the CPU backend adds).
+  absl::StatusOr<std::shared_ptr<const LoweredNode>> Lower(
+      const Node& n, absl::Span<const TensorMeta* const> inputs) const override {
+    return LowerFusedForCpu(n, inputs, FusedBackend::kInterpreter);
+  }
+
+  absl::StatusOr<Tensor> RunNode(const Node& n, absl::Span<const Tensor* const> in,
+                                 const LoweredNode* lowered) const override {
     if (n.op == Op::kMatMul && in.size() == 2 && in[0]->dtype() == DType::kFloat32 &&
         in[1]->dtype() == DType::kFloat32 && in[0]->ndim() == 2 && in[1]->ndim() == 2 &&
         in[0]->shape()[1] == in[1]->shape()[0]) {
       return MatMulLoops2D(*in[0], *in[1]);
     }
-    return graph::RunNode(n, in);
+    if ((n.op == Op::kFused || n.op == Op::kFusedReduce) && !lowered) {
+      absl::InlinedVector<const TensorMeta*, 4> metas;
+      absl::InlinedVector<TensorMeta, 4> held;
+      for (const Tensor* t : in) held.push_back(MetaOf(*t));
+      for (const TensorMeta& m : held) metas.push_back(&m);
+      PIJIT_ASSIGN_OR_RETURN(std::shared_ptr<const LoweredNode> made, Lower(n, metas));
+      return graph::RunNode(n, in, KernelOf(made.get()));
+    }
+    return graph::RunNode(n, in, KernelOf(lowered));
   }
-
- private:
-  // The node's program through the interpreter, compiled once per program.
-  absl::StatusOr<Tensor> RunFusedInterpreted(const Node& n, absl::Span<const Tensor* const> in) const {
-    Shape shape;
-    for (const Tensor* t : in) {
-      PIJIT_ASSIGN_OR_RETURN(shape, BroadcastShapes("fused", shape, t->shape()));
-    }
-    std::shared_ptr<const FusedKernel> kernel;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      auto it = interpreted_.find(n.fused.get());
-      if (it != interpreted_.end()) kernel = it->second.second;
-    }
-    if (!kernel) {
-      std::vector<Shape> shapes;
-      for (const Tensor* t : in) shapes.push_back(t->shape());
-      PIJIT_ASSIGN_OR_RETURN(kernel, FusedKernel::Create(n.fused->program(), shapes, shape,
-                                                         FusedBackend::kInterpreter));
-      std::lock_guard<std::mutex> lock(mu_);
-      // Keyed by the node's kernel, which the entry keeps alive: the key is never reused.
-      interpreted_.emplace(n.fused.get(), std::make_pair(n.fused, kernel));
-    }
-    return kernel->Run(in, shape);
-  }
-
-  mutable std::mutex mu_;
-  mutable absl::flat_hash_map<const FusedKernel*,
-                              std::pair<std::shared_ptr<const FusedKernel>,
-                                        std::shared_ptr<const FusedKernel>>> interpreted_;
 };
 
 }  // namespace

@@ -85,7 +85,7 @@ absl::StatusOr<Tensor> RunNodeWhereInputsAre(const Node& n, absl::Span<const Ten
     return absl::Status(s.code(), absl::StrFormat("%s; move the inputs with Tensor.move_to(\"CPU\") to run it there",
                                                   s.message()));
   }
-  return backend->RunNode(node, on_device);
+  return backend->RunNode(node, on_device, /*lowered=*/nullptr);
 }
 
 }  // namespace pijit::graph

@@ -106,18 +106,19 @@ bool MemoryPlanningEnabled() {
 
 }  // namespace
 
-// One arena: a buffer of the plan's size and, per slot, a storage over the slot's bytes. Each
-// slot storage holds the buffer, so memory that a value somehow kept after its call stays
-// valid; such an arena is then dropped instead of reused (ArenaPool::Give).
+// One arena: a buffer of the plan's size on the backend's device (Backend::AllocateArena) and,
+// per slot, a storage over the slot's bytes. Each slot storage holds the buffer, so memory that
+// a value somehow kept after its call stays valid; such an arena is then dropped instead of
+// reused (ArenaPool::Give).
 struct Arena {
   std::shared_ptr<Storage> buffer;
   std::vector<std::shared_ptr<Storage>> slots;
 
-  explicit Arena(const MemoryPlan& plan) : buffer(Storage::Allocate(plan.arena_bytes)) {
+  Arena(const MemoryPlan& plan, const Backend& backend) : buffer(backend.AllocateArena(plan.arena_bytes)) {
     char* base = static_cast<char*>(buffer->data());
     slots.reserve(plan.slots.size());
     for (const MemoryPlan::Slot& s : plan.slots) {
-      slots.push_back(Storage::Wrap(base + s.offset, s.nbytes, [keep = buffer] {}));
+      slots.push_back(Storage::Wrap(base + s.offset, s.nbytes, [keep = buffer] {}, buffer->device()));
     }
   }
   bool Contains(const void* p) const {
@@ -140,6 +141,7 @@ struct Arena {
 class ArenaPool {
  public:
   static constexpr size_t kMaxIdle = 2;
+  explicit ArenaPool(const Backend& backend) : backend_(backend) {}
   ~ArenaPool() {
     delete spare_.load();
     for (Arena* a : idle_) delete a;
@@ -154,7 +156,7 @@ class ArenaPool {
         return std::unique_ptr<Arena>(a);
       }
     }
-    return std::make_unique<Arena>(plan);
+    return std::make_unique<Arena>(plan, backend_);
   }
   void Give(std::unique_ptr<Arena> a) {
     if (!a->Unshared()) return;  // dropped: its buffer lives as long as what holds it
@@ -168,6 +170,7 @@ class ArenaPool {
   }
 
  private:
+  const Backend& backend_;  // where the arenas' memory is
   std::atomic<Arena*> spare_{nullptr};
   std::mutex mu_;
   std::vector<Arena*> idle_;
@@ -225,8 +228,10 @@ class InFlight {
 // Runs node `n`: all-reduces on the host start and return (their value arrives before a reader
 // waits for it in `in_flight`); any other node runs to completion on `backend`.
 absl::StatusOr<Tensor> StartNode(const Backend& backend, const Node& n, absl::Span<const Tensor* const> args,
-                                 NodeId id, InFlight& in_flight) {
-  if (n.op != Op::kAllReduce || backend.device() != Device::kCPU || n.attr < 0) return backend.RunNode(n, args);
+                                 const LoweredNode* lowered, NodeId id, InFlight& in_flight) {
+  if (n.op != Op::kAllReduce || backend.device() != Device::kCPU || n.attr < 0) {
+    return backend.RunNode(n, args, lowered);
+  }
   PIJIT_ASSIGN_OR_RETURN(comm::Pending p,
                          comm::AllReduceStart(*args[0], static_cast<comm::ReduceOp>(CollectiveReduction(n)),
                                               static_cast<int>(CollectiveGroup(n))));
@@ -314,6 +319,7 @@ absl::StatusOr<CompiledGraph> CompiledGraph::Compile(Graph g, const CompileOptio
   }
   if (!on_host) PIJIT_RETURN_IF_ERROR(c.PrepareForDevice(g));
   PIJIT_RETURN_IF_ERROR(c.CompileRegions(g, options));
+  PIJIT_RETURN_IF_ERROR(c.LowerNodes(g));
   // Symbolic sizes: a recording holds one call's sizes.
   // A random node draws new numbers on each call from the generator's counter at launch: a
   // recording would replay one call's draw.
@@ -336,12 +342,13 @@ absl::StatusOr<CompiledGraph> CompiledGraph::Compile(Graph g, const CompileOptio
     for (NodeId i : nodes[id].inputs) c.last_use_[i] = static_cast<int32_t>(id);
   for (NodeId o : g.outputs()) c.last_use_[o] = static_cast<int32_t>(nodes.size());
   // Symbolic sizes: the metas hold one call's sizes, so slots would be the wrong size.
-  // The plan's arena is host memory: device backends allocate their own.
-  if (on_host && options.plan_memory && !options.pipeline.symbolic_sizes && MemoryPlanningEnabled()) {
+  // The arenas are the backend's memory, where its kernels' planned results land.
+  if (c.backend_->AllocatesArenas() && options.plan_memory && !options.pipeline.symbolic_sizes &&
+      MemoryPlanningEnabled()) {
     MemoryPlan plan = PlanMemory(g);
     if (!plan.empty()) {
       c.plan_ = std::move(plan);
-      c.arenas_ = std::make_shared<ArenaPool>();
+      c.arenas_ = std::make_shared<ArenaPool>(*c.backend_);
     }
   }
   c.graph_ = std::move(g);
@@ -366,6 +373,21 @@ absl::Status CompiledGraph::CompileRegions(const Graph& g, const CompileOptions&
       keeps_trips_.resize(g.nodes().size(), false);
       keeps_trips_[n.inputs[0]] = true;
     }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CompiledGraph::LowerNodes(const Graph& g) {
+  absl::InlinedVector<const TensorMeta*, 4> metas;
+  for (size_t id = 0; id < g.nodes().size(); ++id) {
+    const Node& n = g.node(static_cast<NodeId>(id));
+    if (n.op == Op::kParam || n.op == Op::kConstant || n.region) continue;
+    metas.clear();
+    for (NodeId i : n.inputs) metas.push_back(&g.node(i).meta);
+    PIJIT_ASSIGN_OR_RETURN(std::shared_ptr<const LoweredNode> lowered, backend_->Lower(n, metas));
+    if (!lowered) continue;
+    lowered_.resize(g.nodes().size());
+    lowered_[id] = std::move(lowered);
   }
   return absl::OkStatus();
 }
@@ -472,12 +494,13 @@ absl::Status CompiledGraph::RunOnBackend(absl::Span<const Tensor* const> inputs,
       // The node's result goes to its slot when the plan gave it one.
       std::optional<PlannedSlot> planned;
       if (arena && plan_.slot[id] != MemoryPlan::kNoSlot) planned.emplace(arena->slots[plan_.slot[id]]);
+      const LoweredNode* lowered = id < lowered_.size() ? lowered_[id].get() : nullptr;
       if (NodeProfile* prof = NodeProfile::Get()) {
         const auto start = std::chrono::steady_clock::now();
-        PIJIT_ASSIGN_OR_RETURN(values[id], StartNode(*backend_, n, args, static_cast<NodeId>(id), in_flight));
+        PIJIT_ASSIGN_OR_RETURN(values[id], StartNode(*backend_, n, args, lowered, static_cast<NodeId>(id), in_flight));
         prof->Add(n, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
       } else {
-        PIJIT_ASSIGN_OR_RETURN(values[id], StartNode(*backend_, n, args, static_cast<NodeId>(id), in_flight));
+        PIJIT_ASSIGN_OR_RETURN(values[id], StartNode(*backend_, n, args, lowered, static_cast<NodeId>(id), in_flight));
       }
     }
     if (arena) KeepInPlan(plan_, *arena, static_cast<NodeId>(id), values[id]);

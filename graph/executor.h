@@ -50,6 +50,7 @@ struct CompileOptions {
 };
 
 class ArenaPool;
+class LoweredNode;
 class DeviceReplay;
 struct RegionPrograms;
 
@@ -82,6 +83,8 @@ class CompiledGraph {
   absl::Status PrepareForDevice(const Graph& g);
   // Compiles the graphs of the control-flow nodes of `g` for this graph's backend.
   absl::Status CompileRegions(const Graph& g, const CompileOptions& options);
+  // What the backend compiles of each node before it runs (Backend::Lower: fused code).
+  absl::Status LowerNodes(const Graph& g);
   Graph graph_;
   const Backend* backend_ = nullptr;  // graph/backend.h
   std::string backend_note_;
@@ -96,6 +99,8 @@ class CompiledGraph {
   // the graph has none.
   std::vector<std::shared_ptr<const RegionPrograms>> regions_;
   std::vector<bool> keeps_trips_;  // per node: a while_loop whose while_grad reads its trips
+  // Per node, what the backend made of it at compile time; empty when it made nothing.
+  std::vector<std::shared_ptr<const LoweredNode>> lowered_;
 };
 
 }  // namespace pijit::graph

@@ -236,7 +236,7 @@ void Graph::ReplaceWithConstant(NodeId id, Tensor value) {
   n.inputs.clear();
   n.ints.clear();
   n.keepdims = false;
-  n.fused.reset();
+  n.program.reset();
   n.region.reset();
   n.meta = MetaOf(value);
   n.value = std::move(value);
@@ -356,7 +356,7 @@ void AppendGraphText(const Graph& g, const std::string& indent, std::string* out
     if (n.op == Op::kConstant) {
       AppendConstantValue(out, n.value);
     } else if (n.op == Op::kFused || n.op == Op::kFusedReduce) {
-      absl::StrAppend(out, ", program=\"", n.fused ? n.fused->program().ToText() : "?", "\"");
+      absl::StrAppend(out, ", program=\"", n.program ? n.program->ToText() : "?", "\"");
       if (n.op == Op::kFusedReduce) {
         const bool known = n.attr >= 0 && n.attr <= static_cast<int64_t>(ReduceOp::kStd);
         absl::StrAppend(out, ", reduce=",
@@ -426,8 +426,8 @@ absl::Status Graph::Verify() const {
       }
       continue;
     }
-    if ((n.op == Op::kFused || n.op == Op::kFusedReduce) && !n.fused) {
-      return absl::InternalError(absl::StrFormat("verify: fused %%%d has no kernel", id));
+    if ((n.op == Op::kFused || n.op == Op::kFusedReduce) && !n.program) {
+      return absl::InternalError(absl::StrFormat("verify: fused %%%d has no program", id));
     }
     if (n.region) {
       for (const Graph& sub : n.region->graphs) {

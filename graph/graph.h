@@ -71,7 +71,9 @@ struct Node : Attrs {
   absl::InlinedVector<NodeId, 2> inputs;
   TensorMeta meta;
   int param_index = -1;  // param
-  std::shared_ptr<const FusedKernel> fused;  // fused: program and generated code
+  // fused, fused_reduce: the device-neutral program; each backend compiles it when the graph
+  // is compiled (Backend::Lower), so the IR holds no machine code.
+  std::shared_ptr<const FusedProgram> program;
   std::shared_ptr<const Region> region;      // control flow: its branches or body (kRegion ops)
 };
 
@@ -143,8 +145,18 @@ struct Region {
 
 // Infers a node's output meta from its inputs' metas and its attributes.
 absl::StatusOr<TensorMeta> InferNode(const Node& n, absl::Span<const TensorMeta* const> inputs);
-// Runs one node's eager kernel.
-absl::StatusOr<Tensor> RunNode(const Node& n, absl::Span<const Tensor* const> inputs);
+// Runs one node on the CPU's kernels. A fused or fused_reduce node runs `kernel` (what the
+// backend made of its program when the graph was compiled: Backend::Lower), else a kernel
+// compiled for this call.
+absl::StatusOr<Tensor> RunNode(const Node& n, absl::Span<const Tensor* const> inputs,
+                               const FusedKernel* kernel = nullptr);
+// The CPU's kernel for a fused or fused_reduce node's program over inputs of `input_shapes`
+// broadcast together, code generated with `codegen` for their layout now (compile time). Where
+// code generation fails, the interpreter's kernel: unfused results within the documented
+// tolerances either way.
+absl::StatusOr<std::shared_ptr<const FusedKernel>> CompileFusedNode(const Node& n,
+                                                                    absl::Span<const Shape> input_shapes,
+                                                                    FusedBackend codegen);
 // The kernel op of a binary or unary elementwise graph op (they share enumerators); false
 // for any other op.
 bool AsBinary(Op op, BinaryOp* out);

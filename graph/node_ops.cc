@@ -141,8 +141,8 @@ absl::StatusOr<std::pair<Window2D, ConvTransposeShape>> TransposedWindow(const N
 
 // A fused node's result: the program's dtype, the inputs' broadcast shape.
 absl::StatusOr<TensorMeta> InferFused(const Node& n, absl::Span<const TensorMeta* const> in) {
-  if (!n.fused) return absl::InternalError("fused: node has no program");
-  const FusedProgram& p = n.fused->program();
+  if (!n.program) return absl::InternalError("fused: node has no program");
+  const FusedProgram& p = *n.program;
   if (static_cast<int>(in.size()) != p.num_inputs) {
     return absl::InternalError(absl::StrFormat("fused: %d inputs for a program of %d",
                                                in.size(), p.num_inputs));
@@ -343,7 +343,34 @@ absl::StatusOr<TensorMeta> InferNode(const Node& n, absl::Span<const TensorMeta*
   return absl::InternalError(absl::StrFormat("no inference rule for %s", OpName(n.op)));
 }
 
-absl::StatusOr<Tensor> RunNode(const Node& n, absl::Span<const Tensor* const> in) {
+absl::StatusOr<std::shared_ptr<const FusedKernel>> CompileFusedNode(const Node& n,
+                                                                    absl::Span<const Shape> input_shapes,
+                                                                    FusedBackend codegen) {
+  if (!n.program) return absl::InternalError(absl::StrFormat("%s: node has no program", OpName(n.op)));
+  Shape produced;
+  for (const Shape& s : input_shapes) {
+    PIJIT_ASSIGN_OR_RETURN(produced, BroadcastShapes("fused", produced, s));
+  }
+  auto kernel = FusedKernel::Create(*n.program, input_shapes, produced, codegen);
+  if (kernel.ok() || codegen == FusedBackend::kInterpreter) return kernel;
+  return FusedKernel::Create(*n.program, input_shapes, produced, FusedBackend::kInterpreter);
+}
+
+namespace {
+// The kernel a fused node runs: the compiled graph's, or one made for these inputs.
+absl::StatusOr<const FusedKernel*> KernelForCall(const Node& n, absl::Span<const Tensor* const> in,
+                                                 const FusedKernel* lowered,
+                                                 std::shared_ptr<const FusedKernel>* made) {
+  if (lowered) return lowered;
+  absl::InlinedVector<Shape, 4> shapes;
+  for (const Tensor* t : in) shapes.push_back(t->shape());
+  PIJIT_ASSIGN_OR_RETURN(*made, CompileFusedNode(n, shapes, FusedBackend::kAuto));
+  return made->get();
+}
+}  // namespace
+
+absl::StatusOr<Tensor> RunNode(const Node& n, absl::Span<const Tensor* const> in,
+                               const FusedKernel* kernel) {
   BinaryOp b;
   UnaryOp u;
   ReduceOp r;
@@ -498,16 +525,19 @@ absl::StatusOr<Tensor> RunNode(const Node& n, absl::Span<const Tensor* const> in
       for (const Tensor* t : in) {
         PIJIT_ASSIGN_OR_RETURN(shape, BroadcastShapes("fused", shape, t->shape()));
       }
-      return n.fused->Run(in, shape);
+      std::shared_ptr<const FusedKernel> made;
+      PIJIT_ASSIGN_OR_RETURN(const FusedKernel* k, KernelForCall(n, in, kernel, &made));
+      return k->Run(in, shape);
     }
     case Op::kFusedReduce: {
-      if (!n.fused) return absl::InternalError("fused_reduce: node has no program");
       PIJIT_ASSIGN_OR_RETURN(ReduceOp r, FusedReduceOpOf(n));
       Shape shape;  // as for fused: the run-time sizes
       for (const Tensor* t : in) {
         PIJIT_ASSIGN_OR_RETURN(shape, BroadcastShapes("fused_reduce", shape, t->shape()));
       }
-      return FusedReduce(*n.fused, r, in, shape, n.ints, n.keepdims);
+      std::shared_ptr<const FusedKernel> made;
+      PIJIT_ASSIGN_OR_RETURN(const FusedKernel* k, KernelForCall(n, in, kernel, &made));
+      return FusedReduce(*k, r, in, shape, n.ints, n.keepdims);
     }
     default: break;
   }

@@ -504,24 +504,11 @@ class Parser {
       }
       if (p.node.op == Op::kFused || p.node.op == Op::kFusedReduce) {
         // A fused_reduce's program computes in its result's dtype (sum, mean, max and min of
-        // float32/float64 keep it) over the inputs' broadcast shape.
-        absl::InlinedVector<Shape, 4> shapes;
-        DType dt = p.node.meta.dtype;
-        Shape produced = p.node.meta.shape;
-        if (p.node.op == Op::kFusedReduce) produced.clear();
-        for (NodeId in : p.node.inputs) {
-          shapes.push_back(g.node(in).meta.shape);
-          if (p.node.op != Op::kFusedReduce) continue;
-          auto s = BroadcastShapes("fused_reduce", produced, shapes.back());
-          if (!s.ok()) return Lexer::Error(p.at, s.status().message());
-          produced = *s;
-        }
-        auto prog = FusedProgram::Parse(p.program->text, dt,
+        // float32/float64 keep it).
+        auto prog = FusedProgram::Parse(p.program->text, p.node.meta.dtype,
                                         static_cast<int>(p.node.inputs.size()));
         if (!prog.ok()) return Lexer::Error(*p.program, prog.status().message());
-        auto k = FusedKernel::Create(std::move(*prog), shapes, produced);
-        if (!k.ok()) return Lexer::Error(*p.program, k.status().message());
-        p.node.fused = std::move(*k);
+        p.node.program = std::make_shared<const FusedProgram>(std::move(*prog));
       }
       const TensorMeta declared = p.node.meta;
       auto added = g.AddNode(std::move(p.node));

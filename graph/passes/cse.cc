@@ -30,7 +30,7 @@ std::string Key(const Node& n) {
     for (int64_t d : v.shape()) put(&d, sizeof(d));
     put(v.raw_data(), static_cast<size_t>(v.numel()) * v.itemsize());
   }
-  if (n.op == Op::kFused || n.op == Op::kFusedReduce) absl::StrAppend(&k, n.fused->program().ToText());
+  if (n.op == Op::kFused || n.op == Op::kFusedReduce) absl::StrAppend(&k, n.program->ToText());
   return k;
 }
 

@@ -33,9 +33,8 @@ bool ReducedAxesAdjacent(const Shape& shape, const Shape& axes) {
 
 // The program of a single elementwise op `p` (inputs: its distinct inputs, in order), if fused
 // code computes it exactly as the eager kernel does.
-std::shared_ptr<const FusedKernel> SingleOpKernel(const Graph& g, const Node& p,
-                                                  FusedBackend backend,
-                                                  std::vector<NodeId>* inputs) {
+std::shared_ptr<const FusedProgram> SingleOpProgram(const Graph& g, const Node& p,
+                                                    std::vector<NodeId>* inputs) {
   FusedOpcode op;
   if (!fusion::FusedOpcodeOf(p.op, &op) || op == FusedOpcode::kExp || op == FusedOpcode::kLog ||
       op == FusedOpcode::kTanh || op == FusedOpcode::kErf || op == FusedOpcode::kSigmoid ||
@@ -57,15 +56,13 @@ std::shared_ptr<const FusedKernel> SingleOpKernel(const Graph& g, const Node& p,
   }
   program.insts.push_back(inst);
   program.num_inputs = static_cast<int>(inputs->size());
-  std::vector<Shape> shapes;
-  for (NodeId i : *inputs) shapes.push_back(g.node(i).meta.shape);
-  auto kernel = FusedKernel::Create(std::move(program), shapes, p.meta.shape, backend);
-  return kernel.ok() ? *kernel : nullptr;
+  if (!program.Validate().ok()) return nullptr;
+  return std::make_shared<const FusedProgram>(std::move(program));
 }
 
 }  // namespace
 
-absl::StatusOr<bool> RunWith(Graph& g, FusedBackend backend) {
+absl::StatusOr<bool> Run(Graph& g) {
   const NodeId count = static_cast<NodeId>(g.nodes().size());
   std::vector<int> uses(count, 0);
   for (NodeId id = 0; id < count; ++id)
@@ -83,14 +80,14 @@ absl::StatusOr<bool> RunWith(Graph& g, FusedBackend backend) {
       continue;
     }
     std::vector<NodeId> inputs;
-    std::shared_ptr<const FusedKernel> kernel;
+    std::shared_ptr<const FusedProgram> program;
     if (p.op == Op::kFused) {
       inputs.assign(p.inputs.begin(), p.inputs.end());
-      kernel = p.fused;
+      program = p.program;
     } else {
-      kernel = SingleOpKernel(g, p, backend, &inputs);
+      program = SingleOpProgram(g, p, &inputs);
     }
-    if (!kernel) continue;
+    if (!program) continue;
     // Inputs the kernel reads directly: a single element, or all of the producer's elements
     // (a partial broadcast would always take the materialising path).
     const int64_t total = NumElements(p.meta.shape);
@@ -104,12 +101,11 @@ absl::StatusOr<bool> RunWith(Graph& g, FusedBackend backend) {
     r.op = Op::kFusedReduce;
     r.attr = static_cast<int64_t>(op);
     r.inputs.assign(inputs.begin(), inputs.end());
-    r.fused = std::move(kernel);
+    r.program = std::move(program);
     changed = true;
   }
   return changed;
 }
 
-absl::StatusOr<bool> Run(Graph& g) { return RunWith(g, fusion::BackendFromEnv()); }
 
 }  // namespace pijit::graph::fused_reduce

@@ -18,8 +18,5 @@
 #include "kernels/fused.h"
 
 namespace pijit::graph::fused_reduce {
-// Run with an explicit backend for the kernels of single-op producers (tests); Run uses the
-// one fusion uses (fusion::BackendFromEnv).
-absl::StatusOr<bool> RunWith(Graph& g, FusedBackend backend);
 absl::StatusOr<bool> Run(Graph& g);
 }  // namespace pijit::graph::fused_reduce

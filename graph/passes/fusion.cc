@@ -89,7 +89,7 @@ FusedProgram BuildProgram(const Graph& g, const std::vector<NodeId>& members, bo
 
 }  // namespace
 
-absl::StatusOr<bool> RunWith(Graph& g, FusedBackend backend) {
+absl::StatusOr<bool> Run(Graph& g) {
   const NodeId count = static_cast<NodeId>(g.nodes().size());
   std::vector<std::vector<NodeId>> users(count);
   for (NodeId id = 0; id < count; ++id)
@@ -155,29 +155,17 @@ absl::StatusOr<bool> RunWith(Graph& g, FusedBackend backend) {
       program = BuildProgram(g, members, /*literals=*/false, &inputs);
     }
     if (inputs.empty() || static_cast<int>(inputs.size()) > kMaxClusterInputs) continue;
-    std::vector<Shape> shapes;
-    for (NodeId i : inputs) shapes.push_back(g.node(i).meta.shape);
-    auto kernel = FusedKernel::Create(std::move(program), shapes, meta.shape, backend);
-    if (!kernel.ok()) continue;  // unfused is always correct
+    if (!program.Validate().ok()) continue;  // unfused is always correct
 
     for (NodeId m : members) taken[m] = true;
     Node& n = g.mutable_node(root);
     n.op = Op::kFused;
     n.inputs.assign(inputs.begin(), inputs.end());
     n.ints.clear();
-    n.fused = std::move(*kernel);
+    n.program = std::make_shared<const FusedProgram>(std::move(program));
     changed = true;
   }
   return changed;
 }
-
-FusedBackend BackendFromEnv() {
-  const std::string_view choice = flags::FusedBackend();  // read per compile: tests switch it
-  return choice == "interpreter" ? FusedBackend::kInterpreter
-         : choice == "avx2"      ? FusedBackend::kAvx2
-                                 : FusedBackend::kAuto;
-}
-
-absl::StatusOr<bool> Run(Graph& g) { return RunWith(g, BackendFromEnv()); }
 
 }  // namespace pijit::graph::fusion

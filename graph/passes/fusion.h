@@ -21,12 +21,7 @@
 namespace pijit::graph::fusion {
 inline constexpr int kMaxClusterOps = 48;
 inline constexpr int kMaxClusterInputs = 32;
-// Run with an explicit backend (tests force the interpreter); Run uses kAuto, or what the
-// environment's PIJIT_FUSED_BACKEND names: "interpreter" or "avx2" (tests of jitted code).
-absl::StatusOr<bool> RunWith(Graph& g, FusedBackend backend);
 absl::StatusOr<bool> Run(Graph& g);
-// The backend Run uses (PIJIT_FUSED_BACKEND, read at each call).
-FusedBackend BackendFromEnv();
 // The fused opcode of an IR op; false for ops fused code does not compute.
 bool FusedOpcodeOf(Op op, FusedOpcode* out);
 }  // namespace pijit::graph::fusion

@@ -108,7 +108,7 @@ bool HasApproximateEpilogue(const Graph& g) {
 bool HasFusedExp(const Graph& g) {
   for (const Node& n : g.nodes())
     if ((n.op == Op::kFused || n.op == Op::kFusedReduce) &&
-        n.fused->program().ToText().find("exp") != std::string::npos)
+        n.program->ToText().find("exp") != std::string::npos)
       return true;
   return false;
 }
