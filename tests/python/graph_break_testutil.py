@@ -174,6 +174,32 @@ def raiser(t):
     raise KeyError(f"raiser {t.shape}")
 
 
+def not_caught(x):
+    """A break inside a try block whose except clause does not match what the break raises."""
+    y = x + 1.0
+    try:
+        show("in try")
+        raiser(y)
+    except ValueError:
+        y = y * 2.0
+    return y
+
+
+class Ctx:
+    """A context manager whose enter and exit print (exit: the type of the exception it sees,
+    if any) and log; it does not suppress exceptions."""
+
+    def __enter__(self):
+        show("enter")
+        LOG.append("enter")
+        return self
+
+    def __exit__(self, *exc):
+        show("exit", exc[0].__name__ if exc[0] else None)
+        LOG.append("exit")
+        return False
+
+
 def count_up(n):
     for i in range(n):
         yield i
