@@ -116,6 +116,14 @@ def compare(fn, make_args=lambda: (X(),), *, capsys, state=module_state, reset=N
     return stats, want[0], want[1]
 
 
+def compare_as_one_graph(fn, *args, **kwargs):
+    """compare(fn, ...), checked to have jitted fn as one graph without a break; its result."""
+    result = compare(fn, *args, **kwargs)
+    stats = result[0]
+    assert stats["total_break_count"] == 0 and stats["graph_count"] == 1, stats["all_reasons"]
+    return result
+
+
 def counters(stats):
     return {k: stats[k] for k in ("graph_count", "total_break_count", "resume_functions",
                                   "compile_count")}
