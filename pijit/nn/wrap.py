@@ -5,7 +5,7 @@ Gradients are taken on pijit's eager tape (pijit/_autodiff.py): the forward runs
 and the same run gives both the loss and the gradients."""
 from pijit import _autodiff
 from pijit import ops
-from pijit._tensor import ParameterTuple, Tensor, float32
+from pijit._tensor import ParameterTuple, float32
 from pijit.nn.cell import Cell
 
 __all__ = ["WithLossCell", "TrainOneStepCell", "ForwardValueAndGrad", "WithEvalCell",
@@ -93,21 +93,10 @@ class ForwardValueAndGrad(Cell):
     def construct(self, *inputs):
         sens = 1.0
         if self.sens_param:
-            if not inputs:
-                raise TypeError("ForwardValueAndGrad(sens_param=True): the last input must be "
-                                "the sensitivity")
-            inputs, sens = inputs[:-1], inputs[-1]
-        if self.get_all:
-            positions = tuple([i for i, a in enumerate(inputs) if isinstance(a, Tensor)])
-        elif self.get_by_list:
-            positions = ()
-        else:
-            positions = (0,)
+            inputs, sens = _autodiff.split_sensitivity(inputs, "ForwardValueAndGrad", "input")
+        positions = _autodiff.grad_positions(inputs, self.get_all, self.get_by_list)
         out, gi, gw = _autodiff.vjp(self.network, inputs, positions, self.weights, sens)
-        if self.get_by_list and not self.get_all:
-            return out, gw
-        gi = gi if self.get_all else gi[0]
-        return out, ((gi, gw) if self.get_by_list else gi)
+        return out, _autodiff.chosen_gradients(gi, gw, self.get_all, self.get_by_list)
 
 
 class WithEvalCell(Cell):
