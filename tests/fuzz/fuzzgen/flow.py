@@ -90,6 +90,12 @@ class Flow(FlowCalls, FlowGenerators):
         sc["s"].add(name)
         sc["maybe_s"].discard(name)
 
+    def _scale_by_scalar(self, sc, depth, s):
+        """Adds the number `s` to the scope and assigns a new tensor: a tensor expression
+        times s (so the number reaches the results)."""
+        self._add_s(sc, s)
+        self.assign_t(sc, self.fresh("v"), depth, f"{self.texpr(sc)} * {s}")
+
     def _add_l(self, sc, name):
         sc["l"].add(name)
         sc["maybe_l"].discard(name)
@@ -233,20 +239,23 @@ class Flow(FlowCalls, FlowGenerators):
         self.merge(sc, after, before)  # the body may have been left by the ValueError
 
     # -- iterating NumPy array constants
+    def _sum_loop(self, depth, s, v, items):
+        """`for v in items` adding float(v) to s (from 0.0); more of the body may follow at
+        depth + 1."""
+        self.emit(depth, f"{s} = 0.0")
+        self.emit(depth, f"for {v} in {items}:")
+        self.emit(depth + 1, f"{s} = {s} + float({v})")
+
     def _arr_sum(self, sc, depth, in_loop, in_try):
         r = self.r
         s, v = self.fresh("s"), self.fresh("i")
         arr = r.choice(["ARR", "IARR", "ARR2I[1]"])
-        self.emit(depth, f"{s} = 0.0")
-        self.emit(depth, f"for {v} in {arr}:")
-        self.emit(depth + 1, f"{s} = {s} + float({v})")
+        self._sum_loop(depth, s, v, arr)
         if r.random() < 0.3:
             self.emit(depth + 1, f"note(float({v}))")
         if r.random() < 0.3:
-            self.emit(depth + 1, f"if float({v}) > {r.choice([0.6, 1.5, 2.5])}:")
-            self.emit(depth + 2, "break")
-        self._add_s(sc, s)
-        self.assign_t(sc, self.fresh("v"), depth, f"{self.texpr(sc)} * {s}")
+            self._break_if(depth + 1, f"float({v}) > {r.choice([0.6, 1.5, 2.5])}")
+        self._scale_by_scalar(sc, depth, s)
 
     def _arr_rows(self, sc, depth, in_loop, in_try):
         r = self.r
@@ -268,8 +277,7 @@ class Flow(FlowCalls, FlowGenerators):
             "sum(float(v) for v in ARR)", "float(sum(ARR))", "int(sum(IARR))",
             "sum([float(v) * 2 for v in IARR])", "max(float(v) for v in ARR)",
             "float(sum(ARR2)[1])", "len([v for v in ARR if v > 0])"]))
-        self._add_s(sc, s)
-        self.assign_t(sc, self.fresh("v"), depth, f"{self.texpr(sc)} * {s}")
+        self._scale_by_scalar(sc, depth, s)
 
     def _arr_list(self, sc, depth, in_loop, in_try):
         r = self.r
@@ -294,8 +302,7 @@ class Flow(FlowCalls, FlowGenerators):
         self.emit(depth, f"for {i}, {v} in enumerate({arr}{r.choice(['', ', 1'])}):")
         self.emit(depth + 1, f"{acc} = {acc} + {t} * (float({v}) * {i})")
         if r.random() < 0.5:
-            self.emit(depth + 1, f"if {i} >= k:")
-            self.emit(depth + 2, "break")
+            self._break_if(depth + 1, f"{i} >= k")
         if r.random() < 0.3:
             self.emit(depth + 1, f"LOG.append(({i}, float({v})))")
 
@@ -317,8 +324,7 @@ class Flow(FlowCalls, FlowGenerators):
             self.emit(depth, f"for {a}, {b} in zip(ARR2, [{self.texpr(sc)}, {self.texpr(sc)}]):")
             self.emit(depth + 1, f"{acc} = {acc} + {b} * Tensor({a})")
         if r.random() < 0.3:
-            self.emit(depth + 1, f"if {self._pycond(sc)}:")
-            self.emit(depth + 2, "break")
+            self._break_if(depth + 1, self._pycond(sc))
         if r.random() < 0.25:
             self.emit(depth + 1, f"note({acc}.shape[0])")
         if how == 1:
@@ -342,8 +348,7 @@ class Flow(FlowCalls, FlowGenerators):
         self.emit(depth, f"for {v} in ARR:")
         self.emit(depth + 1, f"{acc} = {acc} - float({v})")
         self._maybe_break_stmt(sc, depth + 1)
-        self.emit(depth + 1, f"if {r.choice([f'float({v}) < 0', 'k % 2 == 0', f'{v} > 1.0'])}:")
-        self.emit(depth + 2, "break")
+        self._break_if(depth + 1, r.choice([f"float({v}) < 0", "k % 2 == 0", f"{v} > 1.0"]))
         self.emit(depth, f"LOG.append(float({v}))")
 
     # -- more managers and arrays
@@ -419,8 +424,7 @@ class Flow(FlowCalls, FlowGenerators):
             self.emit(depth + 1, f"{s} = {s} + float({v}) * ({i} + 1)")
         if r.random() < 0.3:
             self.emit(depth + 1, f"note({s})")
-        self._add_s(sc, s)
-        self.assign_t(sc, self.fresh("v"), depth, f"{self.texpr(sc)} * {s}")
+        self._scale_by_scalar(sc, depth, s)
 
     def _arr_local(self, sc, depth, in_loop, in_try):
         # An array built in the function from Python values, iterated.
@@ -429,14 +433,10 @@ class Flow(FlowCalls, FlowGenerators):
         self.emit(depth, f"{a} = " + r.choice([f"np.array([k, 1.5, {self.svar(sc)}])",
                                                "np.arange(k + 1)", "np.linspace(0.0, k, 3)",
                                                "ARR * k"]))
-        self.emit(depth, f"{s} = 0.0")
-        self.emit(depth, f"for {v} in {a}:")
-        self.emit(depth + 1, f"{s} = {s} + float({v})")
+        self._sum_loop(depth, s, v, a)
         if r.random() < 0.3:
-            self.emit(depth + 1, f"if {s} > 2:")
-            self.emit(depth + 2, "break")
-        self._add_s(sc, s)
-        self.assign_t(sc, self.fresh("v"), depth, f"{self.texpr(sc)} * {s}")
+            self._break_if(depth + 1, f"{s} > 2")
+        self._scale_by_scalar(sc, depth, s)
 
     def _with_tally(self, sc, depth, in_loop, in_try):
         # Tensor work in the manager; a nonzero n swallows a ValueError of the body.
@@ -518,8 +518,7 @@ class Flow(FlowCalls, FlowGenerators):
         self.emit(depth, f"{s} = 0.0")
         self.emit(depth, f"for {v} in {where}:")
         self.emit(depth + 1, f"{s} = {s} * 2 + float({v})")
-        self._add_s(sc, s)
-        self.assign_t(sc, self.fresh("v"), depth, f"{self.texpr(sc)} * {s}")
+        self._scale_by_scalar(sc, depth, s)
 
     def _arr_live(self, sc, depth, in_loop, in_try):
         # Stores into an array while a loop or an iterator over it is live: later items are
@@ -537,5 +536,4 @@ class Flow(FlowCalls, FlowGenerators):
             self.emit(depth, f"for {i}, {v} in enumerate(MUT):")
             self.emit(depth + 1, f"{s} = {s} * 2 + float({v})")
             self.emit(depth + 1, f"MUT[({i} + 1) % 3] = float({v}) * 2 + k")
-        self._add_s(sc, s)
-        self.assign_t(sc, self.fresh("v"), depth, f"{self.texpr(sc)} * {s}")
+        self._scale_by_scalar(sc, depth, s)

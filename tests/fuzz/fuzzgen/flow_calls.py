@@ -193,8 +193,7 @@ class FlowCalls:
         elif how == 1:
             s = self.fresh("s")
             self.emit(depth, f"{s} = len({e}.args) + (2 if isinstance({e}, LookupError) else 1)")
-            self._add_s(sc, s)
-            self.assign_t(sc, self.fresh("v"), depth, f"{self.texpr(sc)} * {s}")
+            self._scale_by_scalar(sc, depth, s)
         else:
             self.emit(depth, f"LOG.append({e})")
             if r.random() < 0.5:

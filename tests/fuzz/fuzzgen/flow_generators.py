@@ -349,8 +349,7 @@ class FlowGenerators:
         cond = r.choice(["True", "k % 2 == 0", self._cond(sc)])
         if kind == "s":
             cond = r.choice([cond, f"{item} >= 1"])
-        self.emit(depth + 1, f"if {cond}:")
-        self.emit(depth + 2, "break")
+        self._break_if(depth + 1, cond)
         self.merge(sc, self._snap(sc), before)
         self._maybe_break_stmt(sc, depth)
         self._gen_rest(sc, depth, g, kind)
@@ -491,8 +490,7 @@ class FlowGenerators:
         self._maybe_break_stmt(sc, depth + 1)
         self._body(sc, depth + 1, True, in_try, 0, 1)
         if r.random() < 0.5:
-            self.emit(depth + 1, f"if {r.choice(['k % 2 == 1', 'True', self._pycond(sc)])}:")
-            self.emit(depth + 2, "break")
+            self._break_if(depth + 1, r.choice(["k % 2 == 1", "True", self._pycond(sc)]))
         self.merge(sc, self._snap(sc), before)
         self.emit(depth, "LOG.append(('after', len(EXITS)))")
         if keep and r.random() < 0.6:

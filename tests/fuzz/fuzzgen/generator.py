@@ -35,6 +35,10 @@ class Gen(Statements, Made, Flow):
     def emit(self, depth, text):
         self.lines.append(INDENT * depth + text)
 
+    def _break_if(self, depth, cond):
+        self.emit(depth, f"if {cond}:")
+        self.emit(depth + 1, "break")
+
     # -- expressions (scope: dict with 't' tensors (2,3), 's' Python numbers, 'l' lists of
     #    tensors; 'maybe' names assigned only on some paths)
     def tvar(self, sc):

@@ -345,8 +345,7 @@ class Statements:
             self.emit(depth + 1, f"note({acc}.shape[0])")
         cond = r.choice([f"float({get.format(item)}.sum()) > {round(r.uniform(-3, 3), 2)}",
                          f"{acc}.shape[0] > 1", "k % 2 == 0"])
-        self.emit(depth + 1, f"if {cond}:")
-        self.emit(depth + 2, "break")
+        self._break_if(depth + 1, cond)
         if r.random() < 0.3:
             self.emit(depth, f"print(\"rest\", {acc}.shape, sep=\"|\")")
         how = r.randrange(4)
