@@ -86,19 +86,11 @@ class Flow(FlowCalls, FlowGenerators):
         self.r.shuffle(outs)
         return f"return ({', '.join(outs[:self.r.randint(1, 2)])},)"
 
-    def _add_s(self, sc, name):
-        sc["s"].add(name)
-        sc["maybe_s"].discard(name)
-
     def _scale_by_scalar(self, sc, depth, s):
         """Adds the number `s` to the scope and assigns a new tensor: a tensor expression
         times s (so the number reaches the results)."""
-        self._add_s(sc, s)
+        self.bind(sc, "s", s)
         self.assign_t(sc, self.fresh("v"), depth, f"{self.texpr(sc)} * {s}")
-
-    def _add_l(self, sc, name):
-        sc["l"].add(name)
-        sc["maybe_l"].discard(name)
 
     def _snap(self, sc):
         return {key: set(v) for key, v in sc.items()}
@@ -122,13 +114,12 @@ class Flow(FlowCalls, FlowGenerators):
         if r.random() < 0.6:
             t = self.fresh("t")
             self.emit(depth, f"with Hold({self.texpr(sc)}) as {t}:")
-            sc["t"].add(t)
-            sc["maybe_t"].discard(t)
+            self.bind(sc, "t", t)
             self.assign_t(sc, v, depth + 1, f"{t} * 2.0 + {self.texpr(sc)}")
         else:
             s = self.fresh("s")
             self.emit(depth, f"with Hold({self.sexpr(sc)}) as {s}:")
-            self._add_s(sc, s)
+            self.bind(sc, "s", s)
             self.assign_t(sc, v, depth + 1, f"{self.texpr(sc)} * {s}")
         self._maybe_break_stmt(sc, depth + 1)
         if r.random() < 0.6:
@@ -144,7 +135,7 @@ class Flow(FlowCalls, FlowGenerators):
         else:
             s = self.fresh("s")
             self.emit(depth, f"with HOLD as {s}:")
-            self._add_s(sc, s)
+            self.bind(sc, "s", s)
             self.assign_t(sc, self.fresh("v"), depth + 1, f"{self.texpr(sc)} * {s}")
         self._maybe_break_stmt(sc, depth + 1)
         self._body(sc, depth + 1, in_loop, in_try)
@@ -164,8 +155,7 @@ class Flow(FlowCalls, FlowGenerators):
             self._maybe_break_stmt(sc, depth + 1)
             self.emit(depth + 1, f"with Hold({self.texpr(sc)}) as {t}:")
             inner = depth + 2
-        sc["t"].add(t)
-        sc["maybe_t"].discard(t)
+        self.bind(sc, "t", t)
         self.assign_t(sc, self.fresh("v"), inner, f"{t} + {c}.entered * {self.texpr(sc)}")
         self._maybe_break_stmt(sc, inner)
         self._body(sc, inner, in_loop, in_try, 0, 2)
@@ -188,7 +178,7 @@ class Flow(FlowCalls, FlowGenerators):
         self.assign_t(sc, acc, depth, self.texpr(sc))
         self.emit(depth, f"for {i} in range({r.randint(1, 4)}):")
         before = self._snap(sc)
-        self._add_s(sc, i)
+        self.bind(sc, "s", i)
         self.emit(depth + 1, r.choice([f"with Cm({i}) as {c}:", f"with MGR as {c}:"]))
         self.emit(depth + 2, f"{acc} = {acc} + {self.texpr(sc)} * {i}")
         self._maybe_break_stmt(sc, depth + 2)
@@ -204,7 +194,7 @@ class Flow(FlowCalls, FlowGenerators):
     def _with_loud(self, sc, depth, in_loop, in_try):
         s = self.fresh("s")
         self.emit(depth, f"with Loud() as {s}:")
-        self._add_s(sc, s)
+        self.bind(sc, "s", s)
         self.assign_t(sc, self.fresh("v"), depth + 1, f"{self.texpr(sc)} * {s}")
         self._body(sc, depth + 1, in_loop, in_try)
         self._maybe_exit(sc, depth + 1, in_loop)
@@ -291,7 +281,7 @@ class Flow(FlowCalls, FlowGenerators):
         else:
             s = self.fresh("s")
             self.emit(depth, f"{s} = float({lst}[k % len({lst})].sum())")
-            self._add_s(sc, s)
+            self.bind(sc, "s", s)
 
     def _arr_enum(self, sc, depth, in_loop, in_try):
         r = self.r
@@ -329,7 +319,7 @@ class Flow(FlowCalls, FlowGenerators):
             self.emit(depth + 1, f"note({acc}.shape[0])")
         if how == 1:
             self.emit(depth, f"{acc} = {acc} * {s}")
-            self._add_s(sc, s)
+            self.bind(sc, "s", s)
 
     def _arr_nested(self, sc, depth, in_loop, in_try):
         s, row, v = self.fresh("s"), self.fresh("row"), self.fresh("i")
@@ -337,7 +327,7 @@ class Flow(FlowCalls, FlowGenerators):
         self.emit(depth, f"for {row} in {self.r.choice(['ARR2', 'ARR2I'])}:")
         self.emit(depth + 1, f"for {v} in {row}:")
         self.emit(depth + 2, f"{s} = {s} + float({v}) * 0.5")
-        self._add_s(sc, s)
+        self.bind(sc, "s", s)
         self.assign_t(sc, self.fresh("v"), depth, f"{self.texpr(sc)} + {s}")
 
     def _arr_break(self, sc, depth, in_loop, in_try):
@@ -356,7 +346,7 @@ class Flow(FlowCalls, FlowGenerators):
         # A contextlib.contextmanager generator.
         s = self.fresh("s")
         self.emit(depth, f"with scope({self.r.choice(['k', str(self.r.randint(0, 3))])}) as {s}:")
-        self._add_s(sc, s)
+        self.bind(sc, "s", s)
         self.assign_t(sc, self.fresh("v"), depth + 1, f"{self.texpr(sc)} * {s}")
         self._maybe_break_stmt(sc, depth + 1)
         self._body(sc, depth + 1, in_loop, in_try, 0, 2)
@@ -374,7 +364,7 @@ class Flow(FlowCalls, FlowGenerators):
             else:
                 self.emit(depth, f"HOLD.v = {self.sexpr(sc)}")
                 self.emit(depth, f"with HOLD as {h}:")
-                self._add_s(sc, h)
+                self.bind(sc, "s", h)
                 self.assign_t(sc, self.fresh("v"), depth + 1, f"{self.texpr(sc)} * {h}")
             self.emit(depth + 1, "LOG.append(HOLD.depth)")
         else:
@@ -399,7 +389,7 @@ class Flow(FlowCalls, FlowGenerators):
         before = self._snap(sc)
         self.emit(depth, "try:")
         self.emit(depth + 1, f"with Picky({self.r.choice(['k', self.svar(sc)])}) as {n}:")
-        self._add_s(sc, n)
+        self.bind(sc, "s", n)
         self.assign_t(sc, self.fresh("v"), depth + 2, f"{self.texpr(sc)} * {n}")
         self._maybe_break_stmt(sc, depth + 2)
         after = self._snap(sc)
