@@ -237,23 +237,39 @@ class GradOperation:
         def run(*args):
             sens = None
             if self.sens_param:
-                if not args:
-                    raise TypeError("GradOperation(sens_param=True): the last argument must be "
-                                    "the sensitivity")
-                args, sens = args[:-1], args[-1]
-            if self.get_all:
-                positions = tuple([i for i, a in enumerate(args) if isinstance(a, Tensor)])
-            elif self.get_by_list:
-                positions = ()
-            else:
-                positions = (0,)  # _Recorded checks that it is a Tensor
+                args, sens = split_sensitivity(args, "GradOperation", "argument")
+            positions = grad_positions(args, self.get_all, self.get_by_list)
             _, gi, gw = vjp(fn, args, positions, weights, sens)
-            if self.get_by_list and not self.get_all:
-                return gw
-            gi = gi if self.get_all else gi[0]
-            return (gi, gw) if self.get_by_list else gi
+            return chosen_gradients(gi, gw, self.get_all, self.get_by_list)
 
         return run
+
+
+def split_sensitivity(args, owner, what):
+    """(args, sensitivity) of a call with sens_param=True, whose last argument is the
+    sensitivity; `owner` and `what` ("argument", "input") name them in the error."""
+    if not args:
+        raise TypeError(f"{owner}(sens_param=True): the last {what} must be the sensitivity")
+    return args[:-1], args[-1]
+
+
+def grad_positions(args, get_all, get_by_list):
+    """The positions of the inputs that GradOperation's options differentiate: every Tensor
+    with get_all, none with get_by_list alone, else the first (_Recorded checks that it is a
+    Tensor)."""
+    if get_all:
+        return tuple([i for i, a in enumerate(args) if isinstance(a, Tensor)])
+    if get_by_list:
+        return ()
+    return (0,)
+
+
+def chosen_gradients(input_grads, weight_grads, get_all, get_by_list):
+    """What GradOperation's options return of vjp's input and weight gradients."""
+    if get_by_list and not get_all:
+        return weight_grads
+    input_grads = input_grads if get_all else input_grads[0]
+    return (input_grads, weight_grads) if get_by_list else input_grads
 
 
 def call_with_bprop(cell, args, kwargs):

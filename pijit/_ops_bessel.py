@@ -237,47 +237,31 @@ class _BesselFunction(Cell):
         return ((dout.astype(float64) * slope).astype(x.dtype),)
 
 
-_CELLS = {name: _BesselFunction(name) for name in _VALUES}
+def _bessel_function(name, doc):
+    """ops.<name>(x): the float check, then the Cell that computes it (with its bprop)."""
+    cell = _BesselFunction(name)
+
+    def function(x):
+        return cell(_check_float(name, x))
+
+    function.__name__ = function.__qualname__ = name
+    function.__doc__ = doc
+    return function
 
 
-def bessel_j0(x):
-    """The Bessel function of the first kind of order 0."""
-    return _CELLS["bessel_j0"](_check_float("bessel_j0", x))
-
-
-def bessel_j1(x):
-    """The Bessel function of the first kind of order 1."""
-    return _CELLS["bessel_j1"](_check_float("bessel_j1", x))
-
-
-def bessel_y0(x):
-    """The Bessel function of the second kind of order 0 (nan for x < 0, -inf at 0)."""
-    return _CELLS["bessel_y0"](_check_float("bessel_y0", x))
-
-
-def bessel_y1(x):
-    """The Bessel function of the second kind of order 1 (nan for x < 0, -inf at 0)."""
-    return _CELLS["bessel_y1"](_check_float("bessel_y1", x))
-
-
-def bessel_k0(x):
-    """The modified Bessel function of the second kind of order 0 (nan for x < 0)."""
-    return _CELLS["bessel_k0"](_check_float("bessel_k0", x))
-
-
-def bessel_k0e(x):
-    """exp(x) K0(x), which neither underflows nor loses accuracy at large x."""
-    return _CELLS["bessel_k0e"](_check_float("bessel_k0e", x))
-
-
-def bessel_k1(x):
-    """The modified Bessel function of the second kind of order 1 (nan for x < 0)."""
-    return _CELLS["bessel_k1"](_check_float("bessel_k1", x))
-
-
-def bessel_k1e(x):
-    """exp(x) K1(x)."""
-    return _CELLS["bessel_k1e"](_check_float("bessel_k1e", x))
+bessel_j0 = _bessel_function("bessel_j0", "The Bessel function of the first kind of order 0.")
+bessel_j1 = _bessel_function("bessel_j1", "The Bessel function of the first kind of order 1.")
+bessel_y0 = _bessel_function("bessel_y0", "The Bessel function of the second kind of order 0 "
+                             "(nan for x < 0, -inf at 0).")
+bessel_y1 = _bessel_function("bessel_y1", "The Bessel function of the second kind of order 1 "
+                             "(nan for x < 0, -inf at 0).")
+bessel_k0 = _bessel_function("bessel_k0", "The modified Bessel function of the second kind of "
+                             "order 0 (nan for x < 0).")
+bessel_k0e = _bessel_function("bessel_k0e", "exp(x) K0(x), which neither underflows nor loses "
+                              "accuracy at large x.")
+bessel_k1 = _bessel_function("bessel_k1", "The modified Bessel function of the second kind of "
+                             "order 1 (nan for x < 0).")
+bessel_k1e = _bessel_function("bessel_k1e", "exp(x) K1(x).")
 
 
 def _unary_primitive(name, fn):

@@ -3,7 +3,7 @@
 pijit.jit as it does eagerly."""
 from pijit import _C
 from pijit._numbers import plain
-from pijit.numpy._utils import raise_error
+from pijit.numpy._utils import int_or_ints, raise_error
 
 Tensor = _C.Tensor
 FLOAT_DTYPES = (_C.dtype.f16, _C.dtype.bf16, _C.dtype.f32, _C.dtype.f64)
@@ -32,15 +32,10 @@ def check_dim(fname, dim, ndim, name="dim"):
 
 def check_dims(fname, dims, ndim, name="dims"):
     """A tuple of distinct non-negative axes from an int or a sequence of ints."""
-    dims = plain(dims)
-    if isinstance(dims, int) and not isinstance(dims, bool):
-        dims = (dims,)
-    if not isinstance(dims, (tuple, list)):
-        raise_error(TypeError, f"{fname}: {name} must be an int or a tuple of ints, got "
-                               f"{type(dims).__name__}")
-    out = tuple(check_dim(fname, d, ndim, name) for d in tuple(dims))
+    dims = int_or_ints(fname, name, dims)
+    out = tuple(check_dim(fname, d, ndim, name) for d in dims)
     if len(set(out)) != len(out):
-        raise_error(ValueError, f"{fname}: {name} {tuple(dims)} repeats an axis")
+        raise_error(ValueError, f"{fname}: {name} {dims} repeats an axis")
     return out
 
 

@@ -1,7 +1,16 @@
-"""Checks of the integer arguments of layers and schedules. Each accepts a Python int or what
-`plain` turns into one (a 0-d Tensor, a NumPy integer) and raises a ValueError that names the
-owner (the layer or schedule) and the argument."""
+"""Checks of the arguments of layers, wrappers and schedules; the errors name the owner (the
+layer, wrapper or schedule) and the argument. The integer checks accept a Python int or what
+`plain` turns into one (a 0-d Tensor, a NumPy integer) and raise a ValueError."""
 from pijit._numbers import plain
+
+
+def instance_of(owner, what, value, cls):
+    """`value`, which must be an instance of `cls` (else a TypeError)."""
+    if not isinstance(value, cls):
+        article = "an" if cls.__name__[0] in "AEIOU" else "a"
+        raise TypeError(f"{owner}: {what} must be {article} {cls.__name__}, got "
+                        f"{type(value).__name__}")
+    return value
 
 
 def positive_int(owner, what, value):

@@ -5,7 +5,8 @@ Gradients are taken on pijit's eager tape (pijit/_autodiff.py): the forward runs
 and the same run gives both the loss and the gradients."""
 from pijit import _autodiff
 from pijit import ops
-from pijit._tensor import ParameterTuple, Tensor, float32
+from pijit._tensor import ParameterTuple, float32
+from pijit.nn._checks import instance_of
 from pijit.nn.cell import Cell
 
 __all__ = ["WithLossCell", "TrainOneStepCell", "ForwardValueAndGrad", "WithEvalCell",
@@ -17,8 +18,7 @@ class WithLossCell(Cell):
 
     def __init__(self, backbone, loss_fn):
         super().__init__(auto_prefix=False)
-        if not isinstance(backbone, Cell):
-            raise TypeError(f"WithLossCell: backbone must be a Cell, got {type(backbone).__name__}")
+        instance_of("WithLossCell", "backbone", backbone, Cell)
         if not callable(loss_fn):
             raise TypeError(f"WithLossCell: loss_fn must be callable, got {type(loss_fn).__name__}")
         self._backbone = backbone
@@ -41,8 +41,7 @@ class TrainOneStepCell(Cell):
 
     def __init__(self, network, optimizer, sens=1.0):
         super().__init__(auto_prefix=False)
-        if not isinstance(network, Cell):
-            raise TypeError(f"TrainOneStepCell: network must be a Cell, got {type(network).__name__}")
+        instance_of("TrainOneStepCell", "network", network, Cell)
         if not callable(optimizer) or not hasattr(optimizer, "parameters"):
             raise TypeError(f"TrainOneStepCell: optimizer must be an Optimizer, got "
                             f"{type(optimizer).__name__}")
@@ -79,9 +78,7 @@ class ForwardValueAndGrad(Cell):
 
     def __init__(self, network, weights=None, get_all=False, get_by_list=False, sens_param=False):
         super().__init__(auto_prefix=False)
-        if not isinstance(network, Cell):
-            raise TypeError(f"ForwardValueAndGrad: network must be a Cell, got "
-                            f"{type(network).__name__}")
+        instance_of("ForwardValueAndGrad", "network", network, Cell)
         if get_by_list and weights is None:
             raise ValueError("ForwardValueAndGrad: get_by_list=True needs the weights")
         self.network = network
@@ -93,21 +90,10 @@ class ForwardValueAndGrad(Cell):
     def construct(self, *inputs):
         sens = 1.0
         if self.sens_param:
-            if not inputs:
-                raise TypeError("ForwardValueAndGrad(sens_param=True): the last input must be "
-                                "the sensitivity")
-            inputs, sens = inputs[:-1], inputs[-1]
-        if self.get_all:
-            positions = tuple([i for i, a in enumerate(inputs) if isinstance(a, Tensor)])
-        elif self.get_by_list:
-            positions = ()
-        else:
-            positions = (0,)
+            inputs, sens = _autodiff.split_sensitivity(inputs, "ForwardValueAndGrad", "input")
+        positions = _autodiff.grad_positions(inputs, self.get_all, self.get_by_list)
         out, gi, gw = _autodiff.vjp(self.network, inputs, positions, self.weights, sens)
-        if self.get_by_list and not self.get_all:
-            return out, gw
-        gi = gi if self.get_all else gi[0]
-        return out, ((gi, gw) if self.get_by_list else gi)
+        return out, _autodiff.chosen_gradients(gi, gw, self.get_all, self.get_by_list)
 
 
 class WithEvalCell(Cell):
@@ -116,8 +102,7 @@ class WithEvalCell(Cell):
 
     def __init__(self, network, loss_fn, add_cast_fp32=False):
         super().__init__(auto_prefix=False)
-        if not isinstance(network, Cell):
-            raise TypeError(f"WithEvalCell: network must be a Cell, got {type(network).__name__}")
+        instance_of("WithEvalCell", "network", network, Cell)
         self._network = network
         self._loss_fn = loss_fn
         self.add_cast_fp32 = bool(add_cast_fp32)
@@ -137,8 +122,7 @@ class WithGradCell(Cell):
 
     def __init__(self, network, loss_fn=None, sens=None):
         super().__init__(auto_prefix=False)
-        if not isinstance(network, Cell):
-            raise TypeError(f"WithGradCell: network must be a Cell, got {type(network).__name__}")
+        instance_of("WithGradCell", "network", network, Cell)
         self.network = network if loss_fn is None else WithLossCell(network, loss_fn)
         self.__dict__["weights"] = ParameterTuple(network.trainable_params())
         self.sens = sens

@@ -5,6 +5,7 @@ of one, where AdaSum of one update is that update. Asking for more than one proc
 ValueError rather than silently training without the combination. DistributedGradReducer,
 which does reduce over processes, is in distributed.py."""
 from pijit._tensor import Tensor
+from pijit.nn._checks import instance_of
 from pijit.nn.cell import Cell
 from pijit.nn.distributed import DistributedGradReducer  # noqa: F401 (re-exported)
 from pijit.nn.optim import Optimizer
@@ -15,12 +16,6 @@ __all__ = ["MicroBatchInterleaved", "PipelineCell", "DistributedGradReducer",
 # The names MindSpore gives the world group on each backend: in a single process all of them
 # are the group of that one process.
 _WORLD_GROUPS = ("hccl_world_group", "nccl_world_group", "mccl_world_group")
-
-
-def _check_cell(cls, name, value):
-    if not isinstance(value, Cell):
-        raise TypeError(f"{cls}: {name} must be a Cell, got {type(value).__name__}")
-    return value
 
 
 def _check_count(cls, name, value):
@@ -73,7 +68,7 @@ class MicroBatchInterleaved(Cell):
 
     def __init__(self, network, interleave_num=2):
         super().__init__(auto_prefix=False)
-        self.network = _check_cell("MicroBatchInterleaved", "network", network)
+        self.network = instance_of("MicroBatchInterleaved", "network", network, Cell)
         self.interleave_num = _check_count("MicroBatchInterleaved", "interleave_num",
                                            interleave_num)
 
@@ -90,7 +85,7 @@ class PipelineCell(Cell):
 
     def __init__(self, network, micro_size, stage_config=None, segment_config=None):
         super().__init__(auto_prefix=False)
-        self.network = _check_cell("PipelineCell", "network", network)
+        self.network = instance_of("PipelineCell", "network", network, Cell)
         self.micro_size = _check_count("PipelineCell", "micro_size", micro_size)
         for name, config in (("stage_config", stage_config), ("segment_config",
                                                                segment_config)):
@@ -114,10 +109,7 @@ class _SingleProcessAdaSum(Cell):
 
     def __init__(self, optimizer):
         super().__init__(auto_prefix=False)
-        if not isinstance(optimizer, Optimizer):
-            raise TypeError(f"{type(self).__name__}: optimizer must be an Optimizer, got "
-                            f"{type(optimizer).__name__}")
-        self.optimizer = optimizer
+        self.optimizer = instance_of(type(self).__name__, "optimizer", optimizer, Optimizer)
         self.__dict__["parameters"] = optimizer.parameters
 
     def construct(self, grads):

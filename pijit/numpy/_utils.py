@@ -287,15 +287,20 @@ def check_axes(fname, axis, ndim):
     return (check_axis(fname, axis, ndim),)
 
 
+def int_or_ints(fname, name, value):
+    """`value` (an int, or a tuple or list of them) as a tuple; the items are not checked."""
+    value = plain(value)
+    if isinstance(value, int) and not isinstance(value, bool):
+        return (value,)
+    if not isinstance(value, (tuple, list)):
+        raise_error(TypeError, f"{fname}: {name} must be an int or a tuple of ints, got "
+                               f"{type(value).__name__}")
+    return tuple(value)
+
+
 def check_shape(fname, shape):
     """`shape` (an int or a sequence of ints) as a tuple of non-negative ints."""
-    shape = plain(shape)
-    if isinstance(shape, int) and not isinstance(shape, bool):
-        shape = (shape,)
-    if not isinstance(shape, (tuple, list)):
-        raise_error(TypeError, f"{fname}: shape must be an int or a tuple of ints, got "
-                               f"{type(shape).__name__}")
-    shape = tuple(plain(d) for d in tuple(shape))
+    shape = tuple(plain(d) for d in int_or_ints(fname, "shape", shape))
     for d in shape:
         if isinstance(d, bool) or not isinstance(d, int):
             raise_error(TypeError, f"{fname}: shape must hold ints, got {shape!r}")

@@ -116,6 +116,14 @@ def compare(fn, make_args=lambda: (X(),), *, capsys, state=module_state, reset=N
     return stats, want[0], want[1]
 
 
+def compare_as_one_graph(fn, *args, **kwargs):
+    """compare(fn, ...), checked to have jitted fn as one graph without a break; its result."""
+    result = compare(fn, *args, **kwargs)
+    stats = result[0]
+    assert stats["total_break_count"] == 0 and stats["graph_count"] == 1, stats["all_reasons"]
+    return result
+
+
 def counters(stats):
     return {k: stats[k] for k in ("graph_count", "total_break_count", "resume_functions",
                                   "compile_count")}
@@ -172,6 +180,32 @@ opaque_mutate = Mutator()
 
 def raiser(t):
     raise KeyError(f"raiser {t.shape}")
+
+
+def not_caught(x):
+    """A break inside a try block whose except clause does not match what the break raises."""
+    y = x + 1.0
+    try:
+        show("in try")
+        raiser(y)
+    except ValueError:
+        y = y * 2.0
+    return y
+
+
+class Ctx:
+    """A context manager whose enter and exit print (exit: the type of the exception it sees,
+    if any) and log; it does not suppress exceptions."""
+
+    def __enter__(self):
+        show("enter")
+        LOG.append("enter")
+        return self
+
+    def __exit__(self, *exc):
+        show("exit", exc[0].__name__ if exc[0] else None)
+        LOG.append("exit")
+        return False
 
 
 def count_up(n):

@@ -518,21 +518,31 @@ def sample_calls():
 SAMPLES = sample_calls()
 
 
+def as_plain_function_call(sample):
+    """(function, args, kwargs) of a sample; a bound method becomes its function with the
+    instance as the first argument."""
+    _, fn, args, kwargs = sample
+    if isinstance(fn, types.MethodType):
+        return fn.__func__, (fn.__self__,) + tuple(args), kwargs
+    return fn, args, kwargs
+
+
+def assert_equal_outcome_of_the_same_type(got, want):
+    """The same exception, or equal plain (non-tensor) results of the same type."""
+    assert got[0] == want[0]
+    if want[0] == "raise":
+        assert got[1:] == want[1:]
+    else:
+        assert got[1] == want[1] and type(got[1]) is type(want[1])
+
+
 @pytest.mark.parametrize("sample", SAMPLES, ids=[s[0] for s in SAMPLES])
 def test_stdlib_function_jitted_gives_the_eager_result(sample):
-    _, fn, args, kwargs = sample
-    base = fn.__func__ if isinstance(fn, types.MethodType) else fn
-    if isinstance(fn, types.MethodType):
-        args = (fn.__self__,) + tuple(args)
+    base, args, kwargs = as_plain_function_call(sample)
     want = outcome(lambda: base(*args, **kwargs))
     jf = pijit(base)
     for _ in range(2):
-        got = outcome(lambda: jf(*args, **kwargs))
-        assert got[0] == want[0]
-        if want[0] == "raise":
-            assert got[1:] == want[1:]
-        else:
-            assert got[1] == want[1] and type(got[1]) is type(want[1])
+        assert_equal_outcome_of_the_same_type(outcome(lambda: jf(*args, **kwargs)), want)
 
 
 COLORSYS = ["rgb_to_yiq", "yiq_to_rgb", "rgb_to_hls", "hls_to_rgb", "rgb_to_hsv", "hsv_to_rgb"]
@@ -651,10 +661,7 @@ def test_make_resume_code_refuses_cell_variables():
 @NEEDS_BINDING
 @pytest.mark.parametrize("sample", SAMPLES, ids=[s[0] for s in SAMPLES])
 def test_stdlib_resume_at_offset_zero_behaves_as_the_original(sample):
-    _, fn, args, kwargs = sample
-    base = fn.__func__ if isinstance(fn, types.MethodType) else fn
-    if isinstance(fn, types.MethodType):
-        args = (fn.__self__,) + tuple(args)
+    base, args, kwargs = as_plain_function_call(sample)
     code = base.__code__
     if code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS) or code.co_freevars or \
             code.co_cellvars:
@@ -667,9 +674,4 @@ def test_stdlib_resume_at_offset_zero_behaves_as_the_original(sample):
     rfn = types.FunctionType(resume, base.__globals__)
     # Keyword-only parameters are positional in the resume function, like every local.
     got = outcome(rfn, *values, *([None] * (code.co_nlocals - nargs)))
-    want = outcome(lambda: base(*args, **kwargs))
-    assert got[0] == want[0]
-    if want[0] == "raise":
-        assert got[1:] == want[1:]
-    else:
-        assert got[1] == want[1] and type(got[1]) is type(want[1])
+    assert_equal_outcome_of_the_same_type(got, outcome(lambda: base(*args, **kwargs)))

@@ -9,7 +9,8 @@ import pytest
 
 import pijit as ms
 from graph_break_testutil import _reset_state  # noqa: F401 (autouse fixture)
-from graph_break_testutil import LOG, X, compare  # noqa: F401 (LOG: the functions' log)
+from graph_break_testutil import (LOG, X, compare,  # noqa: F401 (LOG: the functions' log)
+                                  compare_as_one_graph)
 
 
 class Scaler:
@@ -74,8 +75,7 @@ CASES = [numbers_builtins, dict_constructor, item_assignment, class_level_access
 
 @pytest.mark.parametrize("fn", CASES, ids=lambda f: f.__name__)
 def test_captured_without_a_break_and_equal_to_eager(fn, capsys):
-    stats, _, _ = compare(fn, capsys=capsys)
-    assert stats["total_break_count"] == 0 and stats["graph_count"] == 1, stats["all_reasons"]
+    compare_as_one_graph(fn, capsys=capsys)
 
 
 def assigning_while_looping(x):
@@ -172,9 +172,8 @@ LIST_CASES = [concat_of_a_list, loop_over_a_list, returns_the_list]
 
 @pytest.mark.parametrize("fn", LIST_CASES, ids=lambda f: f.__name__)
 def test_lists_of_tensors_are_inputs_like_tuples(fn, capsys):
-    stats, _, _ = compare(fn, make_args=lambda: ([X(), X() + 1.0, X() * 2.0],), capsys=capsys,
-                          state=list_state)
-    assert stats["total_break_count"] == 0 and stats["graph_count"] == 1, stats["all_reasons"]
+    compare_as_one_graph(fn, make_args=lambda: ([X(), X() + 1.0, X() * 2.0],), capsys=capsys,
+                         state=list_state)
 
 
 def test_a_returned_input_list_is_the_callers_own_object():
@@ -231,8 +230,7 @@ def reads_an_input_namedtuple(p):
 
 
 def test_namedtuples_made_inside_stay_in_the_graph(capsys):
-    stats, _, _ = compare(builds_namedtuples, capsys=capsys)
-    assert stats["total_break_count"] == 0 and stats["graph_count"] == 1, stats["all_reasons"]
+    compare_as_one_graph(builds_namedtuples, capsys=capsys)
 
 
 def test_returned_namedtuples_are_rebuilt_with_their_class(capsys):
@@ -314,8 +312,7 @@ def gradient_operation_made_inside(x):
 
 def test_objects_made_inside_stay_in_the_graph(capsys):
     for fn in (uses_objects, gradient_operation_made_inside):
-        stats, _, _ = compare(fn, capsys=capsys)
-        assert stats["total_break_count"] == 0 and stats["graph_count"] == 1, stats["all_reasons"]
+        compare_as_one_graph(fn, capsys=capsys)
 
 
 def test_a_returned_object_is_a_fresh_instance_with_its_attributes():

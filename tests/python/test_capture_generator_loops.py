@@ -7,7 +7,7 @@ import pytest
 
 import pijit as ms
 from graph_break_testutil import _reset_state  # noqa: F401 (autouse fixture)
-from graph_break_testutil import LOG, X, compare
+from graph_break_testutil import LOG, X, compare, compare_as_one_graph
 
 
 def countdown(n):
@@ -95,8 +95,7 @@ def exhausted_generator_looped_again(x):
                                 next_then_loop, comprehension_over_a_generator, nested_generators,
                                 exhausted_generator_looped_again])
 def test_generator_stepped_item_by_item_is_one_graph(fn, capsys):
-    stats, _, _ = compare(fn, capsys=capsys)
-    assert stats["total_break_count"] == 0 and stats["graph_count"] == 1, stats["all_reasons"]
+    compare_as_one_graph(fn, capsys=capsys)
 
 
 def logs(n):

@@ -47,6 +47,15 @@ def run_job(n, scenario, *args, env=None, timeout=120, launcher=None):
         shutil.rmtree(results_dir, ignore_errors=True)
 
 
+def run_job_on_every_rank(n, scenario, *args, **kwargs):
+    """run_job, checked to have succeeded with a result from each of the n ranks; the
+    results."""
+    proc, results = run_job(n, scenario, *args, **kwargs)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert sorted(results) == list(range(n))
+    return results
+
+
 # ---- a world of one process -----------------------------------------------------------------
 
 def test_a_process_not_started_by_mpirun_is_a_world_of_one():
@@ -200,17 +209,13 @@ def test_msrun_builds_mpiruns_command_line_and_rejects_what_does_not_fit():
 @needs_mpi
 def test_msrun_launches_a_job():
     launcher = [sys.executable, "-m", "pijit.msrun", "--worker_num=2", "--local_worker_num=2"]
-    proc, results = run_job(2, "graph_collectives", launcher=launcher)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    assert sorted(results) == [0, 1]
+    results = run_job_on_every_rank(2, "graph_collectives", launcher=launcher)
     assert results[0]["broadcast"] == results[1]["broadcast"] == float(3 * (np.arange(4) + 1).sum())
 
 @needs_mpi
 @pytest.mark.parametrize("n", [2, 3, 4])
 def test_collectives_match_numpy(n):
-    proc, results = run_job(n, "collectives")
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    assert sorted(results) == list(range(n))
+    results = run_job_on_every_rank(n, "collectives")
     base = np.arange(6).reshape(2, 3)
     t = [np.arange(4, dtype=np.float32) * (r + 1) for r in range(n)]
     for r, got in results.items():
@@ -249,9 +254,7 @@ def test_collectives_match_numpy(n):
 @needs_mpi
 @pytest.mark.parametrize("n", [2, 4])
 def test_data_parallel_training_equals_training_on_the_whole_batch(tmp_path, n):
-    proc, results = run_job(n, "data_parallel", str(tmp_path))
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    assert sorted(results) == list(range(n))
+    results = run_job_on_every_rank(n, "data_parallel", str(tmp_path))
     for r in range(n):
         single = results[r]["single"][0]
         for mode in ("eager", "jitted"):
@@ -276,9 +279,7 @@ def test_data_parallel_training_equals_training_on_the_whole_batch(tmp_path, n):
 @needs_mpi
 @pytest.mark.parametrize("n", [2, 4])
 def test_data_parallel_lenet5_equals_the_single_process_step_on_the_whole_batch(n):
-    proc, results = run_job(n, "lenet")
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    assert sorted(results) == list(range(n))
+    results = run_job_on_every_rank(n, "lenet")
     for r in range(n):
         params, losses, breaks, all_reduces = results[r]["parallel"]
         single_params, single_losses = results[r]["single"][:2]
@@ -295,9 +296,7 @@ def test_data_parallel_lenet5_equals_the_single_process_step_on_the_whole_batch(
 @needs_mpi
 @pytest.mark.parametrize("n", [2, 3])
 def test_ops_communication_in_place_collectives_match_numpy(n):
-    proc, results = run_job(n, "process_group")
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    assert sorted(results) == list(range(n))
+    results = run_job_on_every_rank(n, "process_group")
     base = [(np.arange(4) + 1).astype(np.float32) * (k + 1) for k in range(n)]
     for r, got in results.items():
         assert got["initialized"] is True and got["backend"] == "mpi"

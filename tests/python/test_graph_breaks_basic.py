@@ -121,22 +121,18 @@ def branch_on_tensor_truth(x):
     return z * 3.0
 
 
+# A Python float of a tensor breaks before the jump (one resume function); on a tensor's truth
+# the bridge runs the jump, with one resume function per way it can go.
+@pytest.mark.parametrize("fn, resume_functions", [(branch_on_float, 1),
+                                                  (branch_on_tensor_truth, 2)],
+                         ids=["python_float_of_tensor", "tensor_truth"])
 @pytest.mark.parametrize("make", [X, NEG], ids=["positive", "negative"])
-def test_branch_on_python_float_of_tensor(make, capsys):
-    stats, out, _ = compare(branch_on_float, lambda: (make(),), capsys=capsys)
+def test_branch_on_data_breaks_once(fn, resume_functions, make, capsys):
+    stats, out, _ = compare(fn, lambda: (make(),), capsys=capsys)
     assert stats["total_break_count"] == 1
-    assert stats["resume_functions"] == 1
+    assert stats["resume_functions"] == resume_functions
     assert stats["graph_count"] == 2
     assert stats["all_reasons"][0]["category"] == "data_dependent"
-
-
-@pytest.mark.parametrize("make", [X, NEG], ids=["positive", "negative"])
-def test_branch_on_tensor_truth(make, capsys):
-    stats, out, _ = compare(branch_on_tensor_truth, lambda: (make(),), capsys=capsys)
-    assert stats["total_break_count"] == 1
-    # The bridge runs the jump; one resume function per way it can go.
-    assert stats["resume_functions"] == 2
-    assert stats["graph_count"] == 2
 
 
 def test_both_ways_of_a_tensor_branch_in_one_cache(capsys):

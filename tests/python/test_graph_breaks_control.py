@@ -9,7 +9,8 @@ import pytest
 
 import pijit as ms
 from graph_break_testutil import _reset_state  # noqa: F401 (autouse fixture)
-from graph_break_testutil import LOG, X, compare, count_up, raiser, tensor_gen, unknown, show
+from graph_break_testutil import (LOG, X, Ctx, compare, count_up, not_caught, raiser,
+                                  tensor_gen, unknown, show)
 from pijit_testutil import assert_same_result
 
 
@@ -108,16 +109,6 @@ def break_in_try(x):
     return y
 
 
-def break_in_try_not_caught(x):
-    y = x + 1.0
-    try:
-        show("in try")
-        raiser(y)
-    except ValueError:
-        y = y * 2.0
-    return y
-
-
 def break_in_finally(x):
     y = x + 1.0
     try:
@@ -125,18 +116,6 @@ def break_in_finally(x):
     finally:
         show("finally")
     return y
-
-
-class Ctx:
-    def __enter__(self):
-        show("enter")
-        LOG.append("enter")
-        return self
-
-    def __exit__(self, *exc):
-        show("exit", exc[0].__name__ if exc[0] else None)
-        LOG.append("exit")
-        return False
 
 
 def with_block(x):
@@ -173,7 +152,7 @@ def generator_expression(x):
 
 
 @pytest.mark.parametrize("fn", [break_in_loop, break_in_loop_with_data_branch, break_in_try,
-                                break_in_try_not_caught, break_in_finally, with_block,
+                                not_caught, break_in_finally, with_block,
                                 with_block_raises, generator_consumer, generator_next,
                                 generator_expression],
                          ids=lambda f: f.__name__)

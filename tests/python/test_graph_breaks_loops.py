@@ -18,7 +18,7 @@ import pytest
 
 import pijit as ms
 from graph_break_testutil import _reset_state  # noqa: F401 (autouse fixture)
-from graph_break_testutil import LOG, STATE, X, compare, raiser, unknown, show
+from graph_break_testutil import LOG, STATE, X, Ctx, compare, not_caught, raiser, unknown, show
 
 # ---- loops -------------------------------------------------------------------------------------
 
@@ -169,18 +169,6 @@ def test_loops_with_breaks_match_eager(fn, capsys):
 
 # ---- with blocks -------------------------------------------------------------------------------
 
-class Ctx:
-    def __enter__(self):
-        show("enter")
-        LOG.append("enter")
-        return self
-
-    def __exit__(self, *exc):
-        show("exit", exc[0].__name__ if exc[0] else None)
-        LOG.append("exit")
-        return False
-
-
 class Suppress:
     def __enter__(self):
         return "suppressing"
@@ -292,16 +280,6 @@ def caught_by_except(x):
         show("caught", e)
         y = y * 3.0
     return y + 1.0
-
-
-def not_caught(x):
-    y = x + 1.0
-    try:
-        show("in try")
-        raiser(y)
-    except ValueError:
-        y = y * 2.0
-    return y
 
 
 def try_finally_raises(x):

@@ -41,6 +41,14 @@ def frames_seen(fn, *args):
     return out, after["frames"] - before["frames"], after["subtree_runs"] - before["subtree_runs"]
 
 
+def fib_skipped_after_six_runs(n):
+    """Turns the hook on and runs fib(n) six times; by then fib's subtree is skipped."""
+    ms.enable()
+    for _ in range(6):
+        fib(n)
+    assert _C._skip_info(fib)["subtree"]
+
+
 def test_recursion_runs_with_the_hook_off_once_it_is_known_pure():
     ms.enable()
     assert fib(15) == 610  # the first call analyses fib: no tensor work, skipped from now on
@@ -152,10 +160,7 @@ def test_disable_inside_a_skipped_subtree_leaves_the_hook_off():
 
 
 def test_a_second_python_thread_keeps_the_hook_on():
-    ms.enable()
-    for _ in range(6):
-        fib(12)
-    assert _C._skip_info(fib)["subtree"]
+    fib_skipped_after_six_runs(12)
     release = threading.Event()
     worker = threading.Thread(target=release.wait)
     worker.start()
@@ -169,10 +174,7 @@ def test_a_second_python_thread_keeps_the_hook_on():
 
 
 def test_reset_forgets_skipped_subtrees():
-    ms.enable()
-    for _ in range(6):
-        fib(10)
-    assert _C._skip_info(fib)["subtree"]
+    fib_skipped_after_six_runs(10)
     ms.reset()
     assert not _C._skip_info(fib)["subtree"]
     assert frames_seen(fib, 10)[2] == 0

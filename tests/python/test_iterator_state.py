@@ -10,7 +10,7 @@ import pytest
 
 import pijit as ms
 from graph_break_testutil import _reset_state  # noqa: F401 (autouse fixture)
-from graph_break_testutil import LOG, compare, log
+from graph_break_testutil import LOG, compare, compare_as_one_graph, log
 
 
 def enumerate_rest_after_break(x):
@@ -220,8 +220,7 @@ def iter_and_next(x):
 
 
 def test_iter_and_next_are_captured(capsys):
-    stats, _, _ = compare(iter_and_next, capsys=capsys)
-    assert stats["total_break_count"] == 0 and stats["graph_count"] == 1, stats["all_reasons"]
+    compare_as_one_graph(iter_and_next, capsys=capsys)
 
 
 def next_of_an_exhausted_iterator(x):

@@ -7,6 +7,7 @@ from pijit._numbers import plain
 from pijit._ops_conv3d import adaptive_avg_pool3d
 from pijit._tensor import Parameter, float32
 from pijit.common.initializer import Uniform, initializer
+from pijit.nn._checks import instance_of
 from pijit.nn.cell import Cell
 from pijit.nn.layers.conv import _channels, _pad_mode, _weight_and_bias
 from pijit.nn.layers.normalization import BatchNorm2d
@@ -127,10 +128,7 @@ class ParameterUpdate(Cell):
 
     def __init__(self, param):
         super().__init__(auto_prefix=False)
-        if not isinstance(param, Parameter):
-            raise TypeError(f"ParameterUpdate: param must be a Parameter, got "
-                            f"{type(param).__name__}")
-        self._param = param
+        self._param = instance_of("ParameterUpdate", "param", param, Parameter)
 
     def construct(self, x):
         return ops.assign(self._param, x)

@@ -21,7 +21,7 @@ from pijit.common.initializer import HeUniform, Normal, Uniform, XavierUniform, 
 from pijit.nn.cell import Cell, CellList
 from pijit.nn.layers.basic import Dense, Dropout
 from pijit.nn.layers.normalization import LayerNorm
-from pijit.nn._checks import positive_int
+from pijit.nn._checks import instance_of, positive_int
 
 __all__ = ["MultiheadAttention", "TransformerEncoderLayer", "TransformerEncoder",
            "TransformerDecoderLayer", "TransformerDecoder", "Transformer"]
@@ -505,7 +505,7 @@ class Transformer(Cell):
 
         def custom_or_stack(what, custom, stack_cls, layer_cls, num_layers):
             if custom is not None:
-                return _check_custom(what, custom)
+                return instance_of("Transformer", what, custom, Cell)
             return stack_cls(layer_cls(*layer_args), num_layers,
                              LayerNorm((d_model,), epsilon=layer_norm_eps, dtype=dtype))
 
@@ -534,9 +534,3 @@ class Transformer(Cell):
         return self.decoder(tgt, memory, tgt_mask=tgt_mask, memory_mask=memory_mask,
                             tgt_key_padding_mask=tgt_key_padding_mask,
                             memory_key_padding_mask=memory_key_padding_mask)
-
-
-def _check_custom(what, cell):
-    if not isinstance(cell, Cell):
-        raise TypeError(f"Transformer: {what} must be a Cell, got {type(cell).__name__}")
-    return cell

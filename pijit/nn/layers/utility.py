@@ -5,6 +5,7 @@ losses. Each construct is made of ops, so networks using them capture as one gra
 from pijit import ops
 from pijit._numbers import plain
 from pijit._tensor import float32, int64
+from pijit.nn._checks import instance_of
 from pijit.nn.cell import Cell
 
 __all__ = ["ZeroPad2d", "ConstantPad1d", "ConstantPad2d", "ConstantPad3d", "ReflectionPad1d",
@@ -280,9 +281,7 @@ class TimeDistributed(Cell):
 
     def __init__(self, layer, time_axis, reshape_with_axis=None):
         super().__init__()
-        if not isinstance(layer, Cell):
-            raise TypeError(f"TimeDistributed: layer must be a Cell, got {type(layer).__name__}")
-        self.layer = layer
+        self.layer = instance_of("TimeDistributed", "layer", layer, Cell)
         self.time_axis = time_axis
         self.reshape_with_axis = reshape_with_axis
 

@@ -8,7 +8,7 @@ import sys
 
 import numpy as np
 
-from pijit.train.metrics.metric import (EvaluationBase, Metric, one_hot_rows,
+from pijit.train.metrics.metric import (EvaluationBase, Metric, TotalOverCount, one_hot_rows,
                                         rearrange_inputs)
 
 __all__ = ["Accuracy", "TopKCategoricalAccuracy", "Top1CategoricalAccuracy",
@@ -24,17 +24,16 @@ def _check_average(metric, average):
                         f"{type(average).__name__}")
 
 
-class Accuracy(EvaluationBase):
+class Accuracy(EvaluationBase, TotalOverCount):
     """The fraction of samples predicted right: for 'classification' the arg-max of y_pred
-    equals the label; for 'multilabel' every label of the sample matches."""
+    equals the label; for 'multilabel' every label of the sample matches. The total is the
+    number of samples predicted right, the count that of all samples."""
 
     def __init__(self, eval_type="classification"):
-        super().__init__(eval_type)
-        self.clear()
+        super().__init__(eval_type)  # TotalOverCount.__init__ clears, after Metric.__init__
 
     def clear(self):
-        self._correct_num = 0
-        self._total_num = 0
+        super().clear()
         self._class_num = 0
 
     @rearrange_inputs
@@ -46,15 +45,11 @@ class Accuracy(EvaluationBase):
             # One row per (sample, remaining positions), with the classes along the last axis.
             rows = lambda a: np.moveaxis(a, 1, -1).reshape(-1, self._class_num)
             result = np.all(rows(y_pred) == rows(y), axis=1)
-        self._correct_num += int(result.sum())
-        self._total_num += result.shape[0]
-
-    def eval(self):
-        self._check_not_empty(self._total_num == 0)
-        return np.float64(self._correct_num) / self._total_num
+        self._total += int(result.sum())
+        self._count += result.shape[0]
 
 
-class TopKCategoricalAccuracy(Metric):
+class TopKCategoricalAccuracy(TotalOverCount):
     """The fraction of samples whose label is among the k classes with the highest scores (ties
     broken towards the lower class index)."""
 
@@ -66,22 +61,13 @@ class TopKCategoricalAccuracy(Metric):
         if k < 1:
             raise ValueError(f"For 'TopKCategoricalAccuracy', 'k' must be at least 1, got {k}")
         self.k = k
-        self.clear()
-
-    def clear(self):
-        self._correct_num = 0
-        self._samples_num = 0
 
     @rearrange_inputs
     def update(self, *inputs):
         y_pred, y = self._scores_and_labels(inputs)
         top = np.argsort(-y_pred, axis=1, kind="stable")[:, :self.k]
-        self._correct_num += int((top == y.reshape(-1, 1)).any(axis=1).sum())
-        self._samples_num += top.shape[0]
-
-    def eval(self):
-        self._check_not_empty(self._samples_num == 0)
-        return np.float64(self._correct_num) / self._samples_num
+        self._total += int((top == y.reshape(-1, 1)).any(axis=1).sum())
+        self._count += top.shape[0]
 
 
 class Top1CategoricalAccuracy(TopKCategoricalAccuracy):

@@ -103,6 +103,23 @@ class Metric(metaclass=ABCMeta):
                                f"number of samples is 0; call update before eval")
 
 
+class TotalOverCount(Metric):
+    """A metric that adds up a total (self._total) and a count (self._count) over the updates
+    since clear; eval gives total / count as an np.float64."""
+
+    def __init__(self):
+        super().__init__()
+        self.clear()
+
+    def clear(self):
+        self._total = 0.0
+        self._count = 0
+
+    def eval(self):
+        self._check_not_empty(self._count == 0)
+        return np.float64(self._total) / self._count
+
+
 class EvaluationBase(Metric):
     """A metric of eval_type 'classification' (y_pred [N, C, ...] scores, y [N, ...] class
     indices or one-hot [N, C]) or 'multilabel' (y_pred and y both 0/1 of the same shape)."""

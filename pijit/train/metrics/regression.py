@@ -2,20 +2,12 @@
 and divide by the number of samples (the first axis), not of elements."""
 import numpy as np
 
-from pijit.train.metrics.metric import Metric, rearrange_inputs
+from pijit.train.metrics.metric import TotalOverCount, rearrange_inputs
 
 __all__ = ["MAE", "MSE", "Loss"]
 
 
-class _ErrorSum(Metric):
-    def __init__(self):
-        super().__init__()
-        self.clear()
-
-    def clear(self):
-        self._error_sum = 0.0
-        self._samples_num = 0
-
+class _ErrorSum(TotalOverCount):
     def _errors(self, difference):
         raise NotImplementedError
 
@@ -26,12 +18,8 @@ class _ErrorSum(Metric):
             raise ValueError(f"For '{type(self).__name__}.update', y_pred {y_pred.shape} and y "
                              f"{y.shape} must have the same number of elements")
         difference = y.reshape(y_pred.shape).astype(np.float64) - y_pred.astype(np.float64)
-        self._error_sum += float(self._errors(difference).sum())
-        self._samples_num += y.shape[0] if y.ndim else 1
-
-    def eval(self):
-        self._check_not_empty(self._samples_num == 0)
-        return np.float64(self._error_sum) / self._samples_num
+        self._total += float(self._errors(difference).sum())
+        self._count += y.shape[0] if y.ndim else 1
 
 
 class MAE(_ErrorSum):
@@ -48,16 +36,8 @@ class MSE(_ErrorSum):
         return difference ** 2
 
 
-class Loss(Metric):
+class Loss(TotalOverCount):
     """The mean, over update calls, of each call's loss (a scalar, or the mean of a 1-D loss)."""
-
-    def __init__(self):
-        super().__init__()
-        self.clear()
-
-    def clear(self):
-        self._sum_loss = 0.0
-        self._total_num = 0
 
     @rearrange_inputs
     def update(self, *inputs):
@@ -68,9 +48,5 @@ class Loss(Metric):
         if loss.ndim != 1:
             raise ValueError(f"For 'Loss.update', the loss must be a scalar or 1-D, got "
                              f"{loss.ndim} dimensions")
-        self._sum_loss += float(loss.astype(np.float64).mean())
-        self._total_num += 1
-
-    def eval(self):
-        self._check_not_empty(self._total_num == 0)
-        return np.float64(self._sum_loss) / self._total_num
+        self._total += float(loss.astype(np.float64).mean())
+        self._count += 1

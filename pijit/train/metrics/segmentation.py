@@ -13,7 +13,7 @@ import numpy as np
 
 from pijit.train.metrics._args import (check_bool, check_choice, check_input_count,
                                        check_real, require_update)
-from pijit.train.metrics.metric import Metric, rearrange_inputs
+from pijit.train.metrics.metric import Metric, TotalOverCount, rearrange_inputs
 
 __all__ = ["Dice", "HausdorffDistance", "MeanSurfaceDistance", "RootMeanSquareDistance"]
 
@@ -22,18 +22,13 @@ _DISTANCE_METRICS = ("euclidean", "chessboard", "taxicab")
 _PAIRS_PER_BLOCK = 1 << 22
 
 
-class Dice(Metric):
+class Dice(TotalOverCount):
     """2 * sum(y_pred * y) / (sum(y_pred^2) + sum(y^2) + smooth) of each update's batch, summed
     over updates and divided by the number of samples (the first axis), as MindSpore does."""
 
     def __init__(self, smooth=1e-5):
         super().__init__()
         self.smooth = check_real("Dice", "smooth", smooth, positive=True)
-        self.clear()
-
-    def clear(self):
-        self._dice_coeff_sum = 0.0
-        self._samples_num = 0
 
     @rearrange_inputs
     def update(self, *inputs):
@@ -46,13 +41,12 @@ class Dice(Metric):
         y_pred, y = y_pred.astype(np.float64).ravel(), y.astype(np.float64).ravel()
         intersection = np.dot(y_pred, y)
         union = np.dot(y_pred, y_pred) + np.dot(y, y)
-        self._dice_coeff_sum += 2.0 * float(intersection) / float(union + self.smooth)
-        self._samples_num += samples
+        self._total += 2.0 * float(intersection) / float(union + self.smooth)
+        self._count += samples
 
     def eval(self):
         """The Dice coefficient, a float."""
-        self._check_not_empty(self._samples_num == 0)
-        return self._dice_coeff_sum / float(self._samples_num)
+        return float(super().eval())
 
 
 def _erode(mask):

@@ -7,7 +7,7 @@ import numpy as np
 
 from pijit.train.metrics._args import (check_bool, check_input_count, check_int,
                                        require_update)
-from pijit.train.metrics.metric import Metric, rearrange_inputs
+from pijit.train.metrics.metric import Metric, TotalOverCount, rearrange_inputs
 
 __all__ = ["BleuScore", "Perplexity"]
 
@@ -96,7 +96,7 @@ class BleuScore(Metric):
         return np.float64(brevity_penalty * geometric_mean)
 
 
-class Perplexity(Metric):
+class Perplexity(TotalOverCount):
     """exp of the mean negative log probability that the predictions give the labels.
 
     Update takes preds [..., C] (probabilities over C classes) and labels with one entry per
@@ -107,11 +107,6 @@ class Perplexity(Metric):
         super().__init__()
         self.ignore_label = None if ignore_label is None else \
             check_int("Perplexity", "ignore_label", ignore_label)
-        self.clear()
-
-    def clear(self):
-        self._sum_metric = 0.0
-        self._num_inst = 0
 
     @rearrange_inputs
     def update(self, *inputs):
@@ -132,13 +127,13 @@ class Perplexity(Metric):
                              f"{labels.max()}")
         rows = np.flatnonzero(kept)
         probabilities = preds[rows, class_indices[rows]].astype(np.float64)
-        self._sum_metric -= float(np.sum(np.log(np.maximum(1e-10, probabilities))))
-        self._num_inst += int(rows.size)
+        self._total -= float(np.sum(np.log(np.maximum(1e-10, probabilities))))
+        self._count += int(rows.size)
 
     def eval(self):
         """The perplexity, a float."""
-        if self._num_inst == 0:
+        if self._count == 0:
             raise RuntimeError("The 'Perplexity' can not be calculated, because the number of "
                                "samples is 0; call update (with labels that are not all "
                                "ignored) before eval")
-        return math.exp(self._sum_metric / self._num_inst)
+        return math.exp(self._total / self._count)

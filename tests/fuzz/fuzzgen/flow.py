@@ -86,13 +86,11 @@ class Flow(FlowCalls, FlowGenerators):
         self.r.shuffle(outs)
         return f"return ({', '.join(outs[:self.r.randint(1, 2)])},)"
 
-    def _add_s(self, sc, name):
-        sc["s"].add(name)
-        sc["maybe_s"].discard(name)
-
-    def _add_l(self, sc, name):
-        sc["l"].add(name)
-        sc["maybe_l"].discard(name)
+    def _scale_by_scalar(self, sc, depth, s):
+        """Adds the number `s` to the scope and assigns a new tensor: a tensor expression
+        times s (so the number reaches the results)."""
+        self.bind(sc, "s", s)
+        self.assign_t(sc, self.fresh("v"), depth, f"{self.texpr(sc)} * {s}")
 
     def _snap(self, sc):
         return {key: set(v) for key, v in sc.items()}
@@ -116,13 +114,12 @@ class Flow(FlowCalls, FlowGenerators):
         if r.random() < 0.6:
             t = self.fresh("t")
             self.emit(depth, f"with Hold({self.texpr(sc)}) as {t}:")
-            sc["t"].add(t)
-            sc["maybe_t"].discard(t)
+            self.bind(sc, "t", t)
             self.assign_t(sc, v, depth + 1, f"{t} * 2.0 + {self.texpr(sc)}")
         else:
             s = self.fresh("s")
             self.emit(depth, f"with Hold({self.sexpr(sc)}) as {s}:")
-            self._add_s(sc, s)
+            self.bind(sc, "s", s)
             self.assign_t(sc, v, depth + 1, f"{self.texpr(sc)} * {s}")
         self._maybe_break_stmt(sc, depth + 1)
         if r.random() < 0.6:
@@ -138,7 +135,7 @@ class Flow(FlowCalls, FlowGenerators):
         else:
             s = self.fresh("s")
             self.emit(depth, f"with HOLD as {s}:")
-            self._add_s(sc, s)
+            self.bind(sc, "s", s)
             self.assign_t(sc, self.fresh("v"), depth + 1, f"{self.texpr(sc)} * {s}")
         self._maybe_break_stmt(sc, depth + 1)
         self._body(sc, depth + 1, in_loop, in_try)
@@ -158,8 +155,7 @@ class Flow(FlowCalls, FlowGenerators):
             self._maybe_break_stmt(sc, depth + 1)
             self.emit(depth + 1, f"with Hold({self.texpr(sc)}) as {t}:")
             inner = depth + 2
-        sc["t"].add(t)
-        sc["maybe_t"].discard(t)
+        self.bind(sc, "t", t)
         self.assign_t(sc, self.fresh("v"), inner, f"{t} + {c}.entered * {self.texpr(sc)}")
         self._maybe_break_stmt(sc, inner)
         self._body(sc, inner, in_loop, in_try, 0, 2)
@@ -182,7 +178,7 @@ class Flow(FlowCalls, FlowGenerators):
         self.assign_t(sc, acc, depth, self.texpr(sc))
         self.emit(depth, f"for {i} in range({r.randint(1, 4)}):")
         before = self._snap(sc)
-        self._add_s(sc, i)
+        self.bind(sc, "s", i)
         self.emit(depth + 1, r.choice([f"with Cm({i}) as {c}:", f"with MGR as {c}:"]))
         self.emit(depth + 2, f"{acc} = {acc} + {self.texpr(sc)} * {i}")
         self._maybe_break_stmt(sc, depth + 2)
@@ -198,7 +194,7 @@ class Flow(FlowCalls, FlowGenerators):
     def _with_loud(self, sc, depth, in_loop, in_try):
         s = self.fresh("s")
         self.emit(depth, f"with Loud() as {s}:")
-        self._add_s(sc, s)
+        self.bind(sc, "s", s)
         self.assign_t(sc, self.fresh("v"), depth + 1, f"{self.texpr(sc)} * {s}")
         self._body(sc, depth + 1, in_loop, in_try)
         self._maybe_exit(sc, depth + 1, in_loop)
@@ -233,20 +229,23 @@ class Flow(FlowCalls, FlowGenerators):
         self.merge(sc, after, before)  # the body may have been left by the ValueError
 
     # -- iterating NumPy array constants
+    def _sum_loop(self, depth, s, v, items):
+        """`for v in items` adding float(v) to s (from 0.0); more of the body may follow at
+        depth + 1."""
+        self.emit(depth, f"{s} = 0.0")
+        self.emit(depth, f"for {v} in {items}:")
+        self.emit(depth + 1, f"{s} = {s} + float({v})")
+
     def _arr_sum(self, sc, depth, in_loop, in_try):
         r = self.r
         s, v = self.fresh("s"), self.fresh("i")
         arr = r.choice(["ARR", "IARR", "ARR2I[1]"])
-        self.emit(depth, f"{s} = 0.0")
-        self.emit(depth, f"for {v} in {arr}:")
-        self.emit(depth + 1, f"{s} = {s} + float({v})")
+        self._sum_loop(depth, s, v, arr)
         if r.random() < 0.3:
             self.emit(depth + 1, f"note(float({v}))")
         if r.random() < 0.3:
-            self.emit(depth + 1, f"if float({v}) > {r.choice([0.6, 1.5, 2.5])}:")
-            self.emit(depth + 2, "break")
-        self._add_s(sc, s)
-        self.assign_t(sc, self.fresh("v"), depth, f"{self.texpr(sc)} * {s}")
+            self._break_if(depth + 1, f"float({v}) > {r.choice([0.6, 1.5, 2.5])}")
+        self._scale_by_scalar(sc, depth, s)
 
     def _arr_rows(self, sc, depth, in_loop, in_try):
         r = self.r
@@ -268,8 +267,7 @@ class Flow(FlowCalls, FlowGenerators):
             "sum(float(v) for v in ARR)", "float(sum(ARR))", "int(sum(IARR))",
             "sum([float(v) * 2 for v in IARR])", "max(float(v) for v in ARR)",
             "float(sum(ARR2)[1])", "len([v for v in ARR if v > 0])"]))
-        self._add_s(sc, s)
-        self.assign_t(sc, self.fresh("v"), depth, f"{self.texpr(sc)} * {s}")
+        self._scale_by_scalar(sc, depth, s)
 
     def _arr_list(self, sc, depth, in_loop, in_try):
         r = self.r
@@ -283,7 +281,7 @@ class Flow(FlowCalls, FlowGenerators):
         else:
             s = self.fresh("s")
             self.emit(depth, f"{s} = float({lst}[k % len({lst})].sum())")
-            self._add_s(sc, s)
+            self.bind(sc, "s", s)
 
     def _arr_enum(self, sc, depth, in_loop, in_try):
         r = self.r
@@ -294,8 +292,7 @@ class Flow(FlowCalls, FlowGenerators):
         self.emit(depth, f"for {i}, {v} in enumerate({arr}{r.choice(['', ', 1'])}):")
         self.emit(depth + 1, f"{acc} = {acc} + {t} * (float({v}) * {i})")
         if r.random() < 0.5:
-            self.emit(depth + 1, f"if {i} >= k:")
-            self.emit(depth + 2, "break")
+            self._break_if(depth + 1, f"{i} >= k")
         if r.random() < 0.3:
             self.emit(depth + 1, f"LOG.append(({i}, float({v})))")
 
@@ -317,13 +314,12 @@ class Flow(FlowCalls, FlowGenerators):
             self.emit(depth, f"for {a}, {b} in zip(ARR2, [{self.texpr(sc)}, {self.texpr(sc)}]):")
             self.emit(depth + 1, f"{acc} = {acc} + {b} * Tensor({a})")
         if r.random() < 0.3:
-            self.emit(depth + 1, f"if {self._pycond(sc)}:")
-            self.emit(depth + 2, "break")
+            self._break_if(depth + 1, self._pycond(sc))
         if r.random() < 0.25:
             self.emit(depth + 1, f"note({acc}.shape[0])")
         if how == 1:
             self.emit(depth, f"{acc} = {acc} * {s}")
-            self._add_s(sc, s)
+            self.bind(sc, "s", s)
 
     def _arr_nested(self, sc, depth, in_loop, in_try):
         s, row, v = self.fresh("s"), self.fresh("row"), self.fresh("i")
@@ -331,7 +327,7 @@ class Flow(FlowCalls, FlowGenerators):
         self.emit(depth, f"for {row} in {self.r.choice(['ARR2', 'ARR2I'])}:")
         self.emit(depth + 1, f"for {v} in {row}:")
         self.emit(depth + 2, f"{s} = {s} + float({v}) * 0.5")
-        self._add_s(sc, s)
+        self.bind(sc, "s", s)
         self.assign_t(sc, self.fresh("v"), depth, f"{self.texpr(sc)} + {s}")
 
     def _arr_break(self, sc, depth, in_loop, in_try):
@@ -342,8 +338,7 @@ class Flow(FlowCalls, FlowGenerators):
         self.emit(depth, f"for {v} in ARR:")
         self.emit(depth + 1, f"{acc} = {acc} - float({v})")
         self._maybe_break_stmt(sc, depth + 1)
-        self.emit(depth + 1, f"if {r.choice([f'float({v}) < 0', 'k % 2 == 0', f'{v} > 1.0'])}:")
-        self.emit(depth + 2, "break")
+        self._break_if(depth + 1, r.choice([f"float({v}) < 0", "k % 2 == 0", f"{v} > 1.0"]))
         self.emit(depth, f"LOG.append(float({v}))")
 
     # -- more managers and arrays
@@ -351,7 +346,7 @@ class Flow(FlowCalls, FlowGenerators):
         # A contextlib.contextmanager generator.
         s = self.fresh("s")
         self.emit(depth, f"with scope({self.r.choice(['k', str(self.r.randint(0, 3))])}) as {s}:")
-        self._add_s(sc, s)
+        self.bind(sc, "s", s)
         self.assign_t(sc, self.fresh("v"), depth + 1, f"{self.texpr(sc)} * {s}")
         self._maybe_break_stmt(sc, depth + 1)
         self._body(sc, depth + 1, in_loop, in_try, 0, 2)
@@ -369,7 +364,7 @@ class Flow(FlowCalls, FlowGenerators):
             else:
                 self.emit(depth, f"HOLD.v = {self.sexpr(sc)}")
                 self.emit(depth, f"with HOLD as {h}:")
-                self._add_s(sc, h)
+                self.bind(sc, "s", h)
                 self.assign_t(sc, self.fresh("v"), depth + 1, f"{self.texpr(sc)} * {h}")
             self.emit(depth + 1, "LOG.append(HOLD.depth)")
         else:
@@ -394,7 +389,7 @@ class Flow(FlowCalls, FlowGenerators):
         before = self._snap(sc)
         self.emit(depth, "try:")
         self.emit(depth + 1, f"with Picky({self.r.choice(['k', self.svar(sc)])}) as {n}:")
-        self._add_s(sc, n)
+        self.bind(sc, "s", n)
         self.assign_t(sc, self.fresh("v"), depth + 2, f"{self.texpr(sc)} * {n}")
         self._maybe_break_stmt(sc, depth + 2)
         after = self._snap(sc)
@@ -419,8 +414,7 @@ class Flow(FlowCalls, FlowGenerators):
             self.emit(depth + 1, f"{s} = {s} + float({v}) * ({i} + 1)")
         if r.random() < 0.3:
             self.emit(depth + 1, f"note({s})")
-        self._add_s(sc, s)
-        self.assign_t(sc, self.fresh("v"), depth, f"{self.texpr(sc)} * {s}")
+        self._scale_by_scalar(sc, depth, s)
 
     def _arr_local(self, sc, depth, in_loop, in_try):
         # An array built in the function from Python values, iterated.
@@ -429,14 +423,10 @@ class Flow(FlowCalls, FlowGenerators):
         self.emit(depth, f"{a} = " + r.choice([f"np.array([k, 1.5, {self.svar(sc)}])",
                                                "np.arange(k + 1)", "np.linspace(0.0, k, 3)",
                                                "ARR * k"]))
-        self.emit(depth, f"{s} = 0.0")
-        self.emit(depth, f"for {v} in {a}:")
-        self.emit(depth + 1, f"{s} = {s} + float({v})")
+        self._sum_loop(depth, s, v, a)
         if r.random() < 0.3:
-            self.emit(depth + 1, f"if {s} > 2:")
-            self.emit(depth + 2, "break")
-        self._add_s(sc, s)
-        self.assign_t(sc, self.fresh("v"), depth, f"{self.texpr(sc)} * {s}")
+            self._break_if(depth + 1, f"{s} > 2")
+        self._scale_by_scalar(sc, depth, s)
 
     def _with_tally(self, sc, depth, in_loop, in_try):
         # Tensor work in the manager; a nonzero n swallows a ValueError of the body.
@@ -518,8 +508,7 @@ class Flow(FlowCalls, FlowGenerators):
         self.emit(depth, f"{s} = 0.0")
         self.emit(depth, f"for {v} in {where}:")
         self.emit(depth + 1, f"{s} = {s} * 2 + float({v})")
-        self._add_s(sc, s)
-        self.assign_t(sc, self.fresh("v"), depth, f"{self.texpr(sc)} * {s}")
+        self._scale_by_scalar(sc, depth, s)
 
     def _arr_live(self, sc, depth, in_loop, in_try):
         # Stores into an array while a loop or an iterator over it is live: later items are
@@ -537,5 +526,4 @@ class Flow(FlowCalls, FlowGenerators):
             self.emit(depth, f"for {i}, {v} in enumerate(MUT):")
             self.emit(depth + 1, f"{s} = {s} * 2 + float({v})")
             self.emit(depth + 1, f"MUT[({i} + 1) % 3] = float({v}) * 2 + k")
-        self._add_s(sc, s)
-        self.assign_t(sc, self.fresh("v"), depth, f"{self.texpr(sc)} * {s}")
+        self._scale_by_scalar(sc, depth, s)

@@ -9,7 +9,8 @@ raise ... from in an except clause."""
 
 class FlowCalls:
     """Uses Flow's helpers (_pycond, _cond, _body, _maybe_exit, _maybe_break_stmt, _ret,
-    _add_s, _add_l, _snap) and Gen's r, fresh, emit, merge, texpr, sexpr, svar, assign_t."""
+    _scale_by_scalar, _snap) and Gen's r, fresh, emit, bind, merge, texpr, sexpr, svar,
+    assign_t."""
 
     # -- map and filter
     def _map_sum(self, sc, depth, in_loop, in_try):
@@ -29,7 +30,7 @@ class FlowCalls:
             f"list(map(shift, [{a}, {b}, {c}], ({self.sexpr(sc)}, 1.0)))",
             f"list(map(lambda p, q: p * q, ({a}, {b}), [{c}, {d}]))",
             f"list(map(ops.add, [{a}, {b}], [{c}, {d}]))"]))
-        self._add_l(sc, lst)
+        self.bind(sc, "l", lst)
 
     def _filter_nums(self, sc, depth, in_loop, in_try):
         r = self.r
@@ -40,14 +41,14 @@ class FlowCalls:
         if r.random() < 0.5:
             self.emit(depth, f"LOG.append({p})")
         self.emit(depth, f"{s} = len({p}) + sum({p})")
-        self._add_s(sc, s)
+        self.bind(sc, "s", s)
 
     def _map_abs(self, sc, depth, in_loop, in_try):
         r = self.r
         if r.random() < 0.6:
             lst = self.fresh("l")
             self.emit(depth, f"{lst} = list(map(abs, ({self.texpr(sc)}, {self.texpr(sc)})))")
-            self._add_l(sc, lst)
+            self.bind(sc, "l", lst)
         else:
             self.emit(depth, f"LOG.append(list(map(abs, (k - 3, -1.5, {self.svar(sc)}))))")
 
@@ -73,14 +74,14 @@ class FlowCalls:
             self.assign_t(sc, first, depth, f"next({m})")
             self._maybe_break_stmt(sc, depth)
             self.emit(depth, f"{rest} = list({m})")
-            self._add_l(sc, rest)
+            self.bind(sc, "l", rest)
             self.assign_t(sc, self.fresh("v"), depth, f"{first} + {rest}[-1]")
         else:
             s = self.fresh("s")
             self.emit(depth, f"{m} = filter(positive, [0, k, -1, 2, {self.svar(sc)}])")
             self.emit(depth, f"{s} = next({m}, -5)")
             self.emit(depth, f"LOG.append(({s}, list({m}), list({m})))")
-            self._add_s(sc, s)
+            self.bind(sc, "s", s)
 
     def _filter_tensors(self, sc, depth, in_loop, in_try):
         r = self.r
@@ -98,7 +99,7 @@ class FlowCalls:
         else:
             s = self.fresh("s")
             self.emit(depth, f"{s} = sum(map(note, [1, k, {self.svar(sc)}]))")
-            self._add_s(sc, s)
+            self.bind(sc, "s", s)
 
     def _map_misc(self, sc, depth, in_loop, in_try):
         r = self.r
@@ -148,7 +149,7 @@ class FlowCalls:
         elif how == 1:
             lst = self.fresh("l")
             self.emit(depth, f"{lst} = list({m})")
-            self._add_l(sc, lst)
+            self.bind(sc, "l", lst)
         else:
             v = self.fresh("v")
             self.assign_t(sc, v, depth, f"next({m})")
@@ -171,8 +172,8 @@ class FlowCalls:
         self.emit(depth, f"{lst} = list(map({fn}, {it}, {other}))")
         self.emit(depth, f"{rest} = list({it})")
         self.emit(depth, f"LOG.append((len({lst}), len({rest})))")
-        self._add_l(sc, lst)
-        self._add_l(sc, rest)
+        self.bind(sc, "l", lst)
+        self.bind(sc, "l", rest)
 
     # -- exception objects
     def _exc_obj(self, sc, depth, in_loop, in_try):
@@ -193,8 +194,7 @@ class FlowCalls:
         elif how == 1:
             s = self.fresh("s")
             self.emit(depth, f"{s} = len({e}.args) + (2 if isinstance({e}, LookupError) else 1)")
-            self._add_s(sc, s)
-            self.assign_t(sc, self.fresh("v"), depth, f"{self.texpr(sc)} * {s}")
+            self._scale_by_scalar(sc, depth, s)
         else:
             self.emit(depth, f"LOG.append({e})")
             if r.random() < 0.5:
@@ -214,7 +214,7 @@ class FlowCalls:
         exc = r.choice(["KeyError", "ValueError", "LookupError"])
         raised = "KeyError" if exc == "LookupError" else exc
         self.emit(depth, f"{s} = {r.randint(0, 2)}")
-        self._add_s(sc, s)
+        self.bind(sc, "s", s)
         before = self._snap(sc)
         self.emit(depth, "try:")
         self._body(sc, depth + 1, in_loop, True, 0, 2)
@@ -272,7 +272,7 @@ class FlowCalls:
         self.emit(depth + 1, f"raise ValueError({self.svar(sc)})")
         self.emit(depth, "except ValueError as err:")
         self.emit(depth + 1, f"{s} = len(err.args)")
-        self._add_s(sc, s)
+        self.bind(sc, "s", s)
         self.emit(depth, "try:")
         self.emit(depth + 1, "LOG.append(err)")
         self.emit(depth, "except NameError as gone:")
@@ -285,14 +285,14 @@ class FlowCalls:
         self.emit(depth, f"LOG.append(({a}, {b}, {e}.args == (\"u\", k), repr({e}), "
                          f"isinstance({e}, (KeyError, IndexError)), "
                          f"issubclass(type({e}), LookupError)))")
-        self._add_s(sc, b)
+        self.bind(sc, "s", b)
 
     def _exc_user(self, sc, depth, in_loop, in_try):
         # A user exception class: raised under a condition, caught or not; its attribute.
         r = self.r
         s = self.fresh("s")
         self.emit(depth, f"{s} = 0")
-        self._add_s(sc, s)
+        self.bind(sc, "s", s)
         if r.random() < 0.7:
             before = self._snap(sc)
             self.emit(depth, "try:")

@@ -16,7 +16,7 @@ generators; a generator raising into its consumer's try."""
 
 class FlowGenerators:
     """Uses Flow's helpers (_pycond, _cond, _body, _maybe_exit, _maybe_break_stmt, _ret,
-    _add_s, _add_l, _snap) and Gen's r, fresh, emit, merge, texpr, sexpr, svar, tvar,
+    _snap) and Gen's r, fresh, emit, bind, _break_if, merge, texpr, sexpr, svar, tvar,
     assign_t, iterating."""
 
     GEN_FORMS = (["gen_loop"] * 3 + ["gen_local"] * 3 + ["gen_expr"] * 2 +
@@ -132,10 +132,9 @@ class FlowGenerators:
 
     def _gen_bind_item(self, sc, item, kind):
         if kind == "t":
-            sc["t"].add(item)
-            sc["maybe_t"].discard(item)
+            self.bind(sc, "t", item)
         elif kind == "s":
-            self._add_s(sc, item)
+            self.bind(sc, "s", item)
 
     def _gen_loop_body(self, sc, depth, in_try, acc, item, kind, lo=0, hi=2):
         """The body of a loop over a generator: the item used, ordinary statements (breaks),
@@ -168,7 +167,7 @@ class FlowGenerators:
             elif kind == "s":
                 s = self.fresh("s")
                 self.emit(depth, f"{s} = sum({g})")
-                self._add_s(sc, s)
+                self.bind(sc, "s", s)
             else:
                 self.emit(depth, f"LOG.append(sum(p[0] for p in {g}))")
         elif how == 2:
@@ -243,7 +242,7 @@ class FlowGenerators:
         else:
             xs = self.fresh("l")
             self.emit(depth, f"{xs} = [{self.texpr(sc)}]")
-            self._add_l(sc, xs)
+            self.bind(sc, "l", xs)
         self.assign_t(sc, acc, depth, self.texpr(sc))
         cap = r.randint(2, 5)
         self.emit(depth, f"for {item} in reads({xs}{r.choice(['', f', {cap}'])}):")
@@ -349,8 +348,7 @@ class FlowGenerators:
         cond = r.choice(["True", "k % 2 == 0", self._cond(sc)])
         if kind == "s":
             cond = r.choice([cond, f"{item} >= 1"])
-        self.emit(depth + 1, f"if {cond}:")
-        self.emit(depth + 2, "break")
+        self._break_if(depth + 1, cond)
         self.merge(sc, self._snap(sc), before)
         self._maybe_break_stmt(sc, depth)
         self._gen_rest(sc, depth, g, kind)
@@ -367,7 +365,7 @@ class FlowGenerators:
         else:
             s = self.fresh("s")
             self.emit(depth, f"{s} = next({g}, -2)")
-            self._add_s(sc, s)
+            self.bind(sc, "s", s)
             self.assign_t(sc, acc, depth, f"{self.texpr(sc)} * {s}")
         self._maybe_break_stmt(sc, depth)
         self.emit(depth, f"for {item} in {g}:")
@@ -395,7 +393,7 @@ class FlowGenerators:
                           f"(j + 1 for j in range({self._gen_n()}))"])
         self.emit(depth, f"for {a} in {outer}:")
         before = self._snap(sc)
-        self._add_s(sc, a)
+        self.bind(sc, "s", a)
         inner = r.choice([f"ramp({self.tvar(sc)}, {a})", f"countdown({a})",
                           f"early({self.tvar(sc)}, {a} + 1)", f"({a} * j for j in countdown({a}))"])
         kind = "s" if inner.startswith(("countdown", "(")) else "t"
@@ -420,7 +418,7 @@ class FlowGenerators:
             self.emit(depth, f"{lst} = [t * 2.0 for t in {src}]")
             self.emit(depth, f"if not {lst}:")
             self.emit(depth + 1, f"{lst}.append({self.texpr(sc)})")
-            self._add_l(sc, lst)
+            self.bind(sc, "l", lst)
         elif how == 1:
             src, _ = self._gen_source(sc, depth, "p")
             d = self.fresh("d")
@@ -440,7 +438,7 @@ class FlowGenerators:
             s = self.fresh("s")
             src, _ = self._gen_source(sc, depth, "s")
             self.emit(depth, f"{s} = len([v for v in {src} if v > 0])")
-            self._add_s(sc, s)
+            self.bind(sc, "s", s)
 
     def _gen_twice(self, sc, depth, in_loop, in_try):
         # A generator consumed twice: the second consumer gets nothing.
@@ -491,8 +489,7 @@ class FlowGenerators:
         self._maybe_break_stmt(sc, depth + 1)
         self._body(sc, depth + 1, True, in_try, 0, 1)
         if r.random() < 0.5:
-            self.emit(depth + 1, f"if {r.choice(['k % 2 == 1', 'True', self._pycond(sc)])}:")
-            self.emit(depth + 2, "break")
+            self._break_if(depth + 1, r.choice(["k % 2 == 1", "True", self._pycond(sc)]))
         self.merge(sc, self._snap(sc), before)
         self.emit(depth, "LOG.append(('after', len(EXITS)))")
         if keep and r.random() < 0.6:
@@ -549,7 +546,7 @@ class FlowGenerators:
         r = self.r
         s, item = self.fresh("s"), self.fresh("i")
         self.emit(depth, f"{s} = 0")
-        self._add_s(sc, s)
+        self.bind(sc, "s", s)
         before = self._snap(sc)
         self.emit(depth, "try:")
         self.emit(depth + 1, f"for {item} in raising({r.randint(1, 4)}, "
@@ -557,7 +554,7 @@ class FlowGenerators:
         self.emit(depth + 2, f"{s} = {s} + {item}")
         self._maybe_break_stmt(sc, depth + 2)
         inner = self._snap(sc)
-        self._add_s(sc, item)
+        self.bind(sc, "s", item)
         self._body(sc, depth + 2, True, True, 0, 1)
         self.merge(sc, self._snap(sc), inner)
         after = self._snap(sc)
@@ -574,7 +571,7 @@ class FlowGenerators:
         r = self.r
         g, lst, acc = self.fresh("g"), self.fresh("l"), self.fresh("v")
         self.emit(depth, f"{lst} = [{self.texpr(sc)}, {self.texpr(sc)}]")
-        self._add_l(sc, lst)
+        self.bind(sc, "l", lst)
         how = r.randrange(3)
         if how == 0:
             self.emit(depth, f"{g} = (t * 2.0 for t in {lst})")
@@ -598,7 +595,7 @@ class FlowGenerators:
                                                    f"max(countdown(k + 1))",
                                                    f"len(list(delegate({self._gen_n()})))",
                                                    f"sum(i * 0.5 for i in countdown(k))"]))
-            self._add_s(sc, s)
+            self.bind(sc, "s", s)
         elif how == 1:
             self.assign_t(sc, self.fresh("v"), depth,
                           f"sum(ramp({self.texpr(sc)}, {self._gen_n()}), {self.tvar(sc)})")

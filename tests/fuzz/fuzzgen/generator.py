@@ -35,6 +35,16 @@ class Gen(Statements, Made, Flow):
     def emit(self, depth, text):
         self.lines.append(INDENT * depth + text)
 
+    def bind(self, sc, kind, name):
+        """Records `name` in the scope as bound on every path, to a tensor (kind 't'), a
+        Python number ('s') or a list of tensors ('l')."""
+        sc[kind].add(name)
+        sc["maybe_" + kind].discard(name)
+
+    def _break_if(self, depth, cond):
+        self.emit(depth, f"if {cond}:")
+        self.emit(depth + 1, "break")
+
     # -- expressions (scope: dict with 't' tensors (2,3), 's' Python numbers, 'l' lists of
     #    tensors; 'maybe' names assigned only on some paths)
     def tvar(self, sc):

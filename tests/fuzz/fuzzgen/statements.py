@@ -23,8 +23,7 @@ class Statements:
 
     def assign_t(self, sc, name, depth, expr):
         self.emit(depth, f"{name} = {expr}")
-        sc["t"].add(name)
-        sc["maybe_t"].discard(name)
+        self.bind(sc, "t", name)
 
     def stmt(self, sc, depth, in_loop, in_try):
         r = self.r
@@ -63,8 +62,7 @@ class Statements:
         elif kind == "scalar":
             name = self.fresh("s")
             self.emit(depth, f"{name} = {self.sexpr(sc)}")
-            sc["s"].add(name)
-            sc["maybe_s"].discard(name)
+            self.bind(sc, "s", name)
         elif kind == "unk":
             name = self.fresh("v")
             self.assign_t(sc, name, depth, f"unk({self.texpr(sc)})")
@@ -173,8 +171,7 @@ class Statements:
         elif kind == "list":
             name = self.fresh("l")
             self.emit(depth, f"{name} = [{self.texpr(sc)}, {self.texpr(sc)}]")
-            sc["l"].add(name)
-            sc["maybe_l"].discard(name)
+            self.bind(sc, "l", name)
         elif kind == "list_mut":
             if not sc["l"] - self.iterating:
                 return
@@ -345,8 +342,7 @@ class Statements:
             self.emit(depth + 1, f"note({acc}.shape[0])")
         cond = r.choice([f"float({get.format(item)}.sum()) > {round(r.uniform(-3, 3), 2)}",
                          f"{acc}.shape[0] > 1", "k % 2 == 0"])
-        self.emit(depth + 1, f"if {cond}:")
-        self.emit(depth + 2, "break")
+        self._break_if(depth + 1, cond)
         if r.random() < 0.3:
             self.emit(depth, f"print(\"rest\", {acc}.shape, sep=\"|\")")
         how = r.randrange(4)
@@ -484,8 +480,7 @@ class Statements:
                 # the function's), read back by the harness.
                 s = self.fresh("s")
                 self.emit(depth, f"{s} = bump({r.choice([str(r.randint(1, 3)), self.svar(sc)])})")
-                sc["s"].add(s)
-                sc["maybe_s"].discard(s)
+                self.bind(sc, "s", s)
                 return
             # A nested function over a local of prog (prog then has cells: its breaks run
             # the whole call eagerly).
@@ -496,8 +491,7 @@ class Statements:
             self.emit(depth + 1, f"{c} = {c} + d")
             self.emit(depth + 1, f"return {c}")
             self.emit(depth, f"{s} = {inc}({r.randint(1, 3)}) + {inc}({self.svar(sc)})")
-            sc["s"].add(s)
-            sc["maybe_s"].discard(s)
+            self.bind(sc, "s", s)
 
     @staticmethod
     def merge(sc, a, b):
