@@ -60,59 +60,56 @@ struct ConvPrimitive : ConvProblem {
 // The primitive for `k`, or null when oneDNN cannot build it with the key's post-ops (the
 // failure is cached too; a plain convolution always builds).
 const ConvPrimitive* GetConv(const ConvKey& k) {
-  static thread_local absl::flat_hash_map<ConvKey, std::unique_ptr<ConvPrimitive>> cache;
-  auto it = cache.find(k);
-  if (it != cache.end()) return it->second.get();
-  auto p = std::make_unique<ConvPrimitive>();
-  static_cast<ConvProblem&>(*p) = MakeConvProblem(k.data());
-  const auto prop = dnnl::prop_kind::forward_inference;
-  const auto alg = dnnl::algorithm::convolution_direct;
-  // Many channels: let oneDNN choose blocked layouts (its direct kernels); the reorders cost
-  // less than the GEMM-based kernel it runs on plain NCHW. Few channels: plain layouts.
-  p->blocked = k[1] / k[15] >= 16 && k[4] / k[15] >= 16;
-  using dnnl::memory;
-  const auto any = memory::format_tag::any;
-  const memory::desc src = p->blocked ? memory::desc(p->src.dims(), memory::data_type::f32, any) : p->src;
-  const memory::desc wts = p->blocked ? memory::desc(p->weights.dims(), memory::data_type::f32, any) : p->weights;
-  const memory::desc dst = p->blocked ? memory::desc(p->dst.dims(), memory::data_type::f32, any) : p->dst;
-  if (k[16]) p->bias = memory::desc({k[4]}, memory::data_type::f32, memory::format_tag::a);
-  const dnnl::convolution_forward::desc d =
-      k[16] ? dnnl::convolution_forward::desc(prop, alg, src, wts, p->bias, dst, p->strides,
-                                              p->dilates, p->pad_l, p->pad_r)
-            : dnnl::convolution_forward::desc(prop, alg, src, wts, dst, p->strides, p->dilates,
-                                              p->pad_l, p->pad_r);
-  try {
-    dnnl::convolution_forward::primitive_desc pd(d, DnnlEngine());
-    if (k.size() > kConvKeyFixed) {
-      // The residual operands are read in the result's layout, known once oneDNN has chosen
-      // it for the plain problem; the post-ops must not make it choose another.
-      const memory::desc out = pd.dst_desc();
-      dnnl::post_ops ops;
-      for (size_t i = kConvKeyFixed; i < k.size(); ++i) {
-        const auto post = static_cast<MatMulPost>(k[i]);
-        if (post == MatMulPost::kAdd) {
-          p->binary_index.push_back(static_cast<int>(i - kConvKeyFixed));
-          ops.append_binary(dnnl::algorithm::binary_add, out);
-        } else {
-          ops.append_eltwise(1.f, EltwiseAlgorithm(post), 0.f, 0.f);
+  return CachedPrimitive(k, [&] {
+    auto p = std::make_unique<ConvPrimitive>();
+    static_cast<ConvProblem&>(*p) = MakeConvProblem(k.data());
+    const auto prop = dnnl::prop_kind::forward_inference;
+    const auto alg = dnnl::algorithm::convolution_direct;
+    // Many channels: let oneDNN choose blocked layouts (its direct kernels); the reorders cost
+    // less than the GEMM-based kernel it runs on plain NCHW. Few channels: plain layouts.
+    p->blocked = k[1] / k[15] >= 16 && k[4] / k[15] >= 16;
+    using dnnl::memory;
+    const memory::desc src = LayoutFor(p->blocked, p->src);
+    const memory::desc wts = LayoutFor(p->blocked, p->weights);
+    const memory::desc dst = LayoutFor(p->blocked, p->dst);
+    if (k[16]) p->bias = memory::desc({k[4]}, memory::data_type::f32, memory::format_tag::a);
+    const dnnl::convolution_forward::desc d =
+        k[16] ? dnnl::convolution_forward::desc(prop, alg, src, wts, p->bias, dst, p->strides,
+                                                p->dilates, p->pad_l, p->pad_r)
+              : dnnl::convolution_forward::desc(prop, alg, src, wts, dst, p->strides, p->dilates,
+                                                p->pad_l, p->pad_r);
+    try {
+      dnnl::convolution_forward::primitive_desc pd(d, DnnlEngine());
+      if (k.size() > kConvKeyFixed) {
+        // The residual operands are read in the result's layout, known once oneDNN has chosen
+        // it for the plain problem; the post-ops must not make it choose another.
+        const memory::desc out = pd.dst_desc();
+        dnnl::post_ops ops;
+        for (size_t i = kConvKeyFixed; i < k.size(); ++i) {
+          const auto post = static_cast<MatMulPost>(k[i]);
+          if (post == MatMulPost::kAdd) {
+            p->binary_index.push_back(static_cast<int>(i - kConvKeyFixed));
+            ops.append_binary(dnnl::algorithm::binary_add, out);
+          } else {
+            ops.append_eltwise(1.f, EltwiseAlgorithm(post), 0.f, 0.f);
+          }
         }
+        dnnl::primitive_attr attr;
+        attr.set_post_ops(ops);
+        pd = dnnl::convolution_forward::primitive_desc(d, attr, DnnlEngine());
+        if (pd.dst_desc() != out) throw dnnl::error(dnnl_unimplemented, "layout changed");
       }
-      dnnl::primitive_attr attr;
-      attr.set_post_ops(ops);
-      pd = dnnl::convolution_forward::primitive_desc(d, attr, DnnlEngine());
-      if (pd.dst_desc() != out) throw dnnl::error(dnnl_unimplemented, "layout changed");
+      p->prim = dnnl::convolution_forward(pd);
+      p->src_in = pd.src_desc();
+      p->weights_in = pd.weights_desc();
+      p->dst_in = pd.dst_desc();
+      p->blocked = p->src_in != p->src || p->weights_in != p->weights || p->dst_in != p->dst;
+    } catch (const dnnl::error&) {
+      if (k.size() == kConvKeyFixed) throw;  // as before: a plain convolution always builds
+      p.reset();
     }
-    p->prim = dnnl::convolution_forward(pd);
-    p->src_in = pd.src_desc();
-    p->weights_in = pd.weights_desc();
-    p->dst_in = pd.dst_desc();
-    p->blocked = p->src_in != p->src || p->weights_in != p->weights || p->dst_in != p->dst;
-  } catch (const dnnl::error&) {
-    if (k.size() == kConvKeyFixed) throw;  // as before: a plain convolution always builds
-    p.reset();
-  }
-  TrimCache(cache);
-  return cache.emplace(k, std::move(p)).first->second.get();
+    return p;
+  });
 }
 
 // Runs the convolution on oneDNN with the post-ops `post` (kAdd and activations other than
@@ -123,9 +120,7 @@ bool ConvF32(const Tensor& x, const Tensor& w, const Tensor* bias, const Geometr
              absl::Span<const Tensor> adds = {}) {
   const Shape& xs = x.shape();
   const Shape& ws = w.shape();
-  ConvKey key{xs[0], xs[1], xs[2], xs[3], ws[0], ws[2], ws[3], win.stride[0],
-              win.stride[1], g.pad[0], g.pad[1], g.pad[2], g.pad[3], win.dilation[0],
-              win.dilation[1], win.groups, bias != nullptr};
+  ConvKey key = ConvKeyOf<ConvKey>(xs, ws, g, win, bias != nullptr);
   key.insert(key.end(), post.begin(), post.end());
   const ConvPrimitive* prim = GetConv(key);
   if (prim == nullptr) return false;
@@ -135,13 +130,7 @@ bool ConvF32(const Tensor& x, const Tensor& w, const Tensor* bias, const Geometr
   memory wts(p.weights, DnnlEngine(), w.raw_data());
   memory dst(p.dst, DnnlEngine(), out.raw_data());
   // Into the primitive's layouts (no-ops when they are the plain ones).
-  auto to = [](memory& from, const memory::desc& want) {
-    if (from.get_desc() == want) return from;
-    memory m(want, DnnlEngine());
-    dnnl::reorder(from, m).execute(DnnlStream(), from, m);
-    return m;
-  };
-  memory src_in = to(src, p.src_in), wts_in = to(wts, p.weights_in);
+  memory src_in = InLayout(src, p.src_in), wts_in = InLayout(wts, p.weights_in);
   memory dst_in = p.dst_in == p.dst ? dst : memory(p.dst_in, DnnlEngine());
   std::unordered_map<int, memory> args{{DNNL_ARG_SRC, src_in}, {DNNL_ARG_WEIGHTS, wts_in},
                                        {DNNL_ARG_DST, dst_in}};
@@ -149,7 +138,7 @@ bool ConvF32(const Tensor& x, const Tensor& w, const Tensor* bias, const Geometr
   for (size_t i = 0; i < adds.size() && i < p.binary_index.size(); ++i) {
     memory r(p.dst, DnnlEngine(), adds[i].raw_data());
     args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(p.binary_index[i]) | DNNL_ARG_SRC_1,
-                 to(r, p.dst_in));
+                 InLayout(r, p.dst_in));
   }
   p.prim.execute(DnnlStream(), args);
   if (!(p.dst_in == p.dst)) dnnl::reorder(dst_in, dst).execute(DnnlStream(), dst_in, dst);

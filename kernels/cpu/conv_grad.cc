@@ -24,78 +24,66 @@ struct ConvGradPrimitive : ConvProblem {
 };
 
 const ConvGradPrimitive& GetConvGrad(const ConvGradKey& k) {
-  static thread_local absl::flat_hash_map<ConvGradKey, std::unique_ptr<ConvGradPrimitive>> cache;
-  auto it = cache.find(k);
-  if (it != cache.end()) return *it->second;
-  auto p = std::make_unique<ConvGradPrimitive>();
-  static_cast<ConvProblem&>(*p) = MakeConvProblem(k.data());
-  const auto alg = dnnl::algorithm::convolution_direct;
-  // Many channels: oneDNN's blocked layouts, where its direct (jit) backward kernels run;
-  // on plain NCHW it runs the backward passes as im2col + GEMM, several times slower, and the
-  // reorders cost less than that difference (benchmarks/conv_backward.py). Few channels:
-  // plain layouts, as the forward (kernels/cpu/conv.cc).
-  const bool blocked = k[1] / k[15] >= 16 && k[4] / k[15] >= 16;
-  using dnnl::memory;
-  auto layout = [blocked](const memory::desc& plain) {
-    return blocked ? memory::desc(plain.dims(), memory::data_type::f32, memory::format_tag::any) : plain;
-  };
-  const memory::desc src = layout(p->src), wts = layout(p->weights), dst = layout(p->dst);
-  // The backward primitives take the forward one as a hint.
-  const dnnl::convolution_forward::primitive_desc hint(
-      dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training, alg, src, wts, dst,
-                                      p->strides, p->dilates, p->pad_l, p->pad_r),
-      DnnlEngine());
-  if (k[16] == 0) {
-    dnnl::convolution_backward_data::primitive_desc pd(
-        dnnl::convolution_backward_data::desc(alg, src, wts, dst, p->strides, p->dilates, p->pad_l, p->pad_r),
-        DnnlEngine(), hint);
-    p->prim = dnnl::convolution_backward_data(pd);
-    p->src_in = pd.diff_src_desc();
-    p->weights_in = pd.weights_desc();
-    p->dst_in = pd.diff_dst_desc();
-  } else {
-    dnnl::convolution_backward_weights::primitive_desc pd(
-        dnnl::convolution_backward_weights::desc(alg, src, wts, dst, p->strides, p->dilates, p->pad_l,
-                                                 p->pad_r),
-        DnnlEngine(), hint);
-    p->prim = dnnl::convolution_backward_weights(pd);
-    p->src_in = pd.src_desc();
-    p->weights_in = pd.diff_weights_desc();
-    p->dst_in = pd.diff_dst_desc();
-  }
-  TrimCache(cache);
-  return *cache.emplace(k, std::move(p)).first->second;
+  return *CachedPrimitive(k, [&] {
+    auto p = std::make_unique<ConvGradPrimitive>();
+    static_cast<ConvProblem&>(*p) = MakeConvProblem(k.data());
+    const auto alg = dnnl::algorithm::convolution_direct;
+    // Many channels: oneDNN's blocked layouts, where its direct (jit) backward kernels run;
+    // on plain NCHW it runs the backward passes as im2col + GEMM, several times slower, and the
+    // reorders cost less than that difference (benchmarks/conv_backward.py). Few channels:
+    // plain layouts, as the forward (kernels/cpu/conv.cc).
+    const bool blocked = k[1] / k[15] >= 16 && k[4] / k[15] >= 16;
+    using dnnl::memory;
+    const memory::desc src = LayoutFor(blocked, p->src), wts = LayoutFor(blocked, p->weights),
+                       dst = LayoutFor(blocked, p->dst);
+    // The backward primitives take the forward one as a hint.
+    const dnnl::convolution_forward::primitive_desc hint(
+        dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training, alg, src, wts, dst,
+                                        p->strides, p->dilates, p->pad_l, p->pad_r),
+        DnnlEngine());
+    if (k[16] == 0) {
+      dnnl::convolution_backward_data::primitive_desc pd(
+          dnnl::convolution_backward_data::desc(alg, src, wts, dst, p->strides, p->dilates,
+                                                p->pad_l, p->pad_r),
+          DnnlEngine(), hint);
+      p->prim = dnnl::convolution_backward_data(pd);
+      p->src_in = pd.diff_src_desc();
+      p->weights_in = pd.weights_desc();
+      p->dst_in = pd.diff_dst_desc();
+    } else {
+      dnnl::convolution_backward_weights::primitive_desc pd(
+          dnnl::convolution_backward_weights::desc(alg, src, wts, dst, p->strides, p->dilates,
+                                                   p->pad_l, p->pad_r),
+          DnnlEngine(), hint);
+      p->prim = dnnl::convolution_backward_weights(pd);
+      p->src_in = pd.src_desc();
+      p->weights_in = pd.diff_weights_desc();
+      p->dst_in = pd.diff_dst_desc();
+    }
+    return p;
+  });
 }
 
 void ConvGradF32(bool weights, const Tensor& x_or_dx, const Tensor& w_or_dw, const Tensor& dout,
                  const Shape& xs, const Shape& ws, const Geometry2D& g, const Window2D& win) {
-  const ConvGradKey key{xs[0], xs[1], xs[2], xs[3], ws[0], ws[2], ws[3], win.stride[0],
-                        win.stride[1], g.pad[0], g.pad[1], g.pad[2], g.pad[3], win.dilation[0],
-                        win.dilation[1], win.groups, weights ? 1 : 0};
-  const ConvGradPrimitive& p = GetConvGrad(key);
+  const ConvGradPrimitive& p = GetConvGrad(ConvKeyOf<ConvGradKey>(xs, ws, g, win, weights));
   using dnnl::memory;
   memory src(p.src, DnnlEngine(), x_or_dx.raw_data());
   memory wts(p.weights, DnnlEngine(), w_or_dw.raw_data());
   memory dst(p.dst, DnnlEngine(), dout.raw_data());
   // Operands into the primitive's layouts, the result (in its layout) back out: no-ops for
   // plain layouts.
-  auto in = [](memory& from, const memory::desc& want) {
-    if (from.get_desc() == want) return from;
-    memory m(want, DnnlEngine());
-    dnnl::reorder(from, m).execute(DnnlStream(), from, m);
-    return m;
-  };
   auto out = [](memory& plain, const memory::desc& want) {
     return plain.get_desc() == want ? plain : memory(want, DnnlEngine());
   };
-  memory dst_in = in(dst, p.dst_in);
+  memory dst_in = InLayout(dst, p.dst_in);
   if (weights) {
-    memory src_in = in(src, p.src_in), dw = out(wts, p.weights_in);
+    memory src_in = InLayout(src, p.src_in), dw = out(wts, p.weights_in);
     p.prim.execute(DnnlStream(), {{DNNL_ARG_SRC, src_in}, {DNNL_ARG_DIFF_DST, dst_in},
                                   {DNNL_ARG_DIFF_WEIGHTS, dw}});
     if (!(dw.get_desc() == wts.get_desc())) dnnl::reorder(dw, wts).execute(DnnlStream(), dw, wts);
   } else {
-    memory wts_in = in(wts, p.weights_in), dx = out(src, p.src_in);
+    memory wts_in = InLayout(wts, p.weights_in), dx = out(src, p.src_in);
     p.prim.execute(DnnlStream(), {{DNNL_ARG_DIFF_SRC, dx}, {DNNL_ARG_DIFF_DST, dst_in},
                                   {DNNL_ARG_WEIGHTS, wts_in}});
     if (!(dx.get_desc() == src.get_desc())) dnnl::reorder(dx, src).execute(DnnlStream(), dx, src);

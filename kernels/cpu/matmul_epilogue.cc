@@ -52,45 +52,43 @@ dnnl::algorithm EltwiseAlgorithm(MatMulPost p) {
 // The primitive for `key`, or null when oneDNN cannot build it (then the ops run one by one;
 // the failure is cached too).
 const EpiloguePrimitive* GetEpilogue(const EpilogueKey& key) {
-  static thread_local absl::flat_hash_map<EpilogueKey, std::unique_ptr<EpiloguePrimitive>> cache;
-  auto it = cache.find(key);
-  if (it != cache.end()) return it->second.get();
-  using dnnl::memory;
-  const auto f32 = memory::data_type::f32;
-  const int64_t m = key[0], n = key[1], k = key[2];
-  auto p = std::make_unique<EpiloguePrimitive>();
-  p->a = memory::desc({m, k}, f32, memory::dims{key[3], key[4]});
-  p->b = memory::desc({k, n}, f32, memory::dims{key[5], key[6]});
-  p->c = memory::desc({m, n}, f32, memory::format_tag::ab);
-  dnnl::post_ops ops;
-  int index = 0;
-  for (size_t i = 7; i < key.size(); ++i) {
-    const auto post = static_cast<MatMulPost>(key[i]);
-    if (post == MatMulPost::kBias) {
-      p->bias = memory::desc({1, n}, f32, memory::format_tag::ab);
-      ++i;  // the row flag
-      continue;
+  return CachedPrimitive(key, [&] {
+    using dnnl::memory;
+    const auto f32 = memory::data_type::f32;
+    const int64_t m = key[0], n = key[1], k = key[2];
+    auto p = std::make_unique<EpiloguePrimitive>();
+    p->a = memory::desc({m, k}, f32, memory::dims{key[3], key[4]});
+    p->b = memory::desc({k, n}, f32, memory::dims{key[5], key[6]});
+    p->c = memory::desc({m, n}, f32, memory::format_tag::ab);
+    dnnl::post_ops ops;
+    int index = 0;
+    for (size_t i = 7; i < key.size(); ++i) {
+      const auto post = static_cast<MatMulPost>(key[i]);
+      if (post == MatMulPost::kBias) {
+        p->bias = memory::desc({1, n}, f32, memory::format_tag::ab);
+        ++i;  // the row flag
+        continue;
+      }
+      if (post == MatMulPost::kAdd) {
+        const bool row = key[++i] != 0;
+        p->binary.push_back(memory::desc({row ? 1 : m, n}, f32, memory::format_tag::ab));
+        p->binary_index.push_back(index++);
+        ops.append_binary(dnnl::algorithm::binary_add, p->binary.back());
+        continue;
+      }
+      ops.append_eltwise(1.f, EltwiseAlgorithm(post), 0.f, 0.f);
+      ++index;
     }
-    if (post == MatMulPost::kAdd) {
-      const bool row = key[++i] != 0;
-      p->binary.push_back(memory::desc({row ? 1 : m, n}, f32, memory::format_tag::ab));
-      p->binary_index.push_back(index++);
-      ops.append_binary(dnnl::algorithm::binary_add, p->binary.back());
-      continue;
+    dnnl::primitive_attr attr;
+    attr.set_post_ops(ops);
+    try {
+      p->prim = dnnl::matmul(dnnl::matmul::primitive_desc(
+          dnnl::matmul::desc(p->a, p->b, p->bias, p->c), attr, DnnlEngine()));
+    } catch (const dnnl::error&) {
+      p.reset();
     }
-    ops.append_eltwise(1.f, EltwiseAlgorithm(post), 0.f, 0.f);
-    ++index;
-  }
-  dnnl::primitive_attr attr;
-  attr.set_post_ops(ops);
-  try {
-    p->prim = dnnl::matmul(dnnl::matmul::primitive_desc(
-        dnnl::matmul::desc(p->a, p->b, p->bias, p->c), attr, DnnlEngine()));
-  } catch (const dnnl::error&) {
-    p.reset();
-  }
-  TrimCache(cache);
-  return cache.emplace(key, std::move(p)).first->second.get();
+    return p;
+  });
 }
 
 // The op-by-op evaluation (also the definition the fused one is tested against).

@@ -24,22 +24,20 @@ struct PoolPrimitive {
 };
 
 const PoolPrimitive& GetPool(const PoolKey& k, int64_t oh, int64_t ow) {
-  static thread_local absl::flat_hash_map<PoolKey, std::unique_ptr<PoolPrimitive>> cache;
-  auto it = cache.find(k);
-  if (it != cache.end()) return *it->second;
-  using dnnl::memory;
-  const auto f32 = memory::data_type::f32;
-  auto p = std::make_unique<PoolPrimitive>();
-  p->src = memory::desc({k[0], k[1], k[2], k[3]}, f32, memory::format_tag::nchw);
-  p->dst = memory::desc({k[0], k[1], oh, ow}, f32, memory::format_tag::nchw);
-  p->prim = dnnl::pooling_v2_forward(dnnl::pooling_v2_forward::primitive_desc(
-      dnnl::pooling_v2_forward::desc(dnnl::prop_kind::forward_inference,
-                                     static_cast<dnnl::algorithm>(k[14]), p->src, p->dst,
-                                     {k[6], k[7]}, {k[4], k[5]}, {k[12] - 1, k[13] - 1},
-                                     {k[8], k[10]}, {k[9], k[11]}),
-      DnnlEngine()));
-  TrimCache(cache);
-  return *cache.emplace(k, std::move(p)).first->second;
+  return *CachedPrimitive(k, [&] {
+    using dnnl::memory;
+    const auto f32 = memory::data_type::f32;
+    auto p = std::make_unique<PoolPrimitive>();
+    p->src = memory::desc({k[0], k[1], k[2], k[3]}, f32, memory::format_tag::nchw);
+    p->dst = memory::desc({k[0], k[1], oh, ow}, f32, memory::format_tag::nchw);
+    p->prim = dnnl::pooling_v2_forward(dnnl::pooling_v2_forward::primitive_desc(
+        dnnl::pooling_v2_forward::desc(dnnl::prop_kind::forward_inference,
+                                       static_cast<dnnl::algorithm>(k[14]), p->src, p->dst,
+                                       {k[6], k[7]}, {k[4], k[5]}, {k[12] - 1, k[13] - 1},
+                                       {k[8], k[10]}, {k[9], k[11]}),
+        DnnlEngine()));
+    return p;
+  });
 }
 
 template <typename T>

@@ -4,7 +4,10 @@
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include <cmath>
+#include <memory>
 #include <optional>
+
+#include "absl/container/flat_hash_map.h"
 
 #include "kernels/cpu/conv_direct.h"
 
@@ -58,6 +61,33 @@ inline ConvProblem MakeConvProblem(const int64_t* k) {
   return p;
 }
 
+// The 16 numbers MakeConvProblem reads, for x of shape `xs` and weights of shape `ws`, then
+// `last` (the forward: whether it has a bias; the gradients: which one); `Key` is the caller's
+// cache key type.
+template <typename Key>
+Key ConvKeyOf(const Shape& xs, const Shape& ws, const Geometry2D& g, const Window2D& win,
+              int64_t last) {
+  return Key{xs[0], xs[1], xs[2], xs[3], ws[0], ws[2], ws[3], win.stride[0], win.stride[1],
+             g.pad[0], g.pad[1], g.pad[2], g.pad[3], win.dilation[0], win.dilation[1],
+             win.groups, last};
+}
+
+// `plain`'s dims in a float32 layout that oneDNN chooses when `blocked` (for its blocked
+// kernels), else `plain`.
+inline dnnl::memory::desc LayoutFor(bool blocked, const dnnl::memory::desc& plain) {
+  using dnnl::memory;
+  return blocked ? memory::desc(plain.dims(), memory::data_type::f32, memory::format_tag::any)
+                 : plain;
+}
+
+// `from` in the layout `want`: itself when it has that layout, else a reordered copy.
+inline dnnl::memory InLayout(dnnl::memory& from, const dnnl::memory::desc& want) {
+  if (from.get_desc() == want) return from;
+  dnnl::memory m(want, DnnlEngine());
+  dnnl::reorder(from, m).execute(DnnlStream(), from, m);
+  return m;
+}
+
 // Max pooling's choice, shared by the forward loop and the gradient: `v` replaces the window's
 // maximum so far when it is larger or the first NaN (a NaN, once taken, stays).
 template <typename T>
@@ -78,10 +108,19 @@ inline std::optional<conv_direct::Problem> DirectProblem(const Shape& xs, const 
   return p;
 }
 
-// Bounds a primitive cache: entries are cheap to rebuild.
-template <typename Map>
-void TrimCache(Map& cache) {
+// The oneDNN primitive for `key`, from this thread's cache, or built by `build` (which returns
+// it as a std::unique_ptr, null when oneDNN cannot build it: the failure is cached too). Each
+// caller's `build` lambda has a type of its own, hence a cache of its own. The cache is
+// bounded: entries are cheap to rebuild.
+template <typename Key, typename Build>
+const auto* CachedPrimitive(const Key& key, Build build) {
+  using P = typename decltype(build())::element_type;
+  static thread_local absl::flat_hash_map<Key, std::unique_ptr<P>> cache;
+  auto it = cache.find(key);
+  if (it != cache.end()) return static_cast<const P*>(it->second.get());
+  std::unique_ptr<P> p = build();
   if (cache.size() > 512) cache.clear();
+  return static_cast<const P*>(cache.emplace(key, std::move(p)).first->second.get());
 }
 
 }  // namespace pijit
