@@ -3,6 +3,7 @@
 #pragma once
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <optional>
@@ -93,6 +94,34 @@ inline dnnl::memory InLayout(dnnl::memory& from, const dnnl::memory::desc& want)
 template <typename T>
 inline bool MaxPoolTakes(T v, T best) {
   return (v > best || std::isnan(v)) && !std::isnan(best);
+}
+
+// Calls f(offset in the plane) for each element of an h x w plane under the pooling window
+// whose top-left corner is (y0, x0) (negative in the padding), row by row; taps that fall in
+// the padding are skipped.
+template <typename F>
+inline void ForEachInWindow(const Window2D& win, int64_t h, int64_t w, int64_t y0, int64_t x0,
+                            F&& f) {
+  const int64_t kh = win.kernel[0], kw = win.kernel[1], dy = win.dilation[0],
+                dx = win.dilation[1];
+  for (int64_t i = 0; i < kh; ++i) {
+    const int64_t iy = y0 + i * dy;
+    if (iy < 0 || iy >= h) continue;
+    for (int64_t j = 0; j < kw; ++j) {
+      const int64_t ix = x0 + j * dx;
+      if (ix < 0 || ix >= w) continue;
+      f(iy * w + ix);
+    }
+  }
+}
+
+// What average pooling divides by with count_include_pad: the window at (y0, x0) clipped to
+// the padded h x w input (not to the ceil_mode extension).
+inline int64_t PaddedWindowCount(const Window2D& win, const Geometry2D& g, int64_t h, int64_t w,
+                                 int64_t y0, int64_t x0) {
+  const int64_t ye = std::min(y0 + win.kernel[0], h + g.pad_given[1]);
+  const int64_t xe = std::min(x0 + win.kernel[1], w + g.pad_given[3]);
+  return (ye - y0) * (xe - x0);
 }
 
 // The problem as conv_direct's kernels see it, when they take it (stride and dilation 1,
