@@ -23,6 +23,18 @@ struct ConvGradPrimitive : ConvProblem {
   dnnl::memory::desc src_in, weights_in, dst_in;
 };
 
+// The primitive descriptor of the backward pass `Backward` (oneDNN's backward data or
+// weights convolution) of p's problem, on operands in the layouts src, wts and dst.
+template <typename Backward>
+typename Backward::primitive_desc BackwardDesc(
+    const ConvProblem& p, const dnnl::memory::desc& src, const dnnl::memory::desc& wts,
+    const dnnl::memory::desc& dst, const dnnl::convolution_forward::primitive_desc& hint) {
+  return typename Backward::primitive_desc(
+      typename Backward::desc(dnnl::algorithm::convolution_direct, src, wts, dst, p.strides,
+                              p.dilates, p.pad_l, p.pad_r),
+      DnnlEngine(), hint);
+}
+
 const ConvGradPrimitive& GetConvGrad(const ConvGradKey& k) {
   return *CachedPrimitive(k, [&] {
     auto p = std::make_unique<ConvGradPrimitive>();
@@ -42,19 +54,13 @@ const ConvGradPrimitive& GetConvGrad(const ConvGradKey& k) {
                                         p->strides, p->dilates, p->pad_l, p->pad_r),
         DnnlEngine());
     if (k[16] == 0) {
-      dnnl::convolution_backward_data::primitive_desc pd(
-          dnnl::convolution_backward_data::desc(alg, src, wts, dst, p->strides, p->dilates,
-                                                p->pad_l, p->pad_r),
-          DnnlEngine(), hint);
+      const auto pd = BackwardDesc<dnnl::convolution_backward_data>(*p, src, wts, dst, hint);
       p->prim = dnnl::convolution_backward_data(pd);
       p->src_in = pd.diff_src_desc();
       p->weights_in = pd.weights_desc();
       p->dst_in = pd.diff_dst_desc();
     } else {
-      dnnl::convolution_backward_weights::primitive_desc pd(
-          dnnl::convolution_backward_weights::desc(alg, src, wts, dst, p->strides, p->dilates,
-                                                   p->pad_l, p->pad_r),
-          DnnlEngine(), hint);
+      const auto pd = BackwardDesc<dnnl::convolution_backward_weights>(*p, src, wts, dst, hint);
       p->prim = dnnl::convolution_backward_weights(pd);
       p->src_in = pd.src_desc();
       p->weights_in = pd.diff_weights_desc();
@@ -204,32 +210,49 @@ absl::StatusOr<Geometry2D> CheckGrad(const char* op, const TensorMeta& x, const 
   return ResolveWindow(op, x.shape, kernel, win, false);
 }
 
+// The meta of the gradient for the input (`of_input`, `other` the weights) or for the weights
+// (`other` the input), of `shape`, once CheckGrad accepts the problem.
+absl::StatusOr<TensorMeta> GradMeta(bool of_input, const TensorMeta& other, const TensorMeta& dout,
+                                    absl::Span<const int64_t> shape, const Window2D& win) {
+  const TensorMeta result{other.dtype, Shape(shape.begin(), shape.end())};
+  PIJIT_RETURN_IF_ERROR(
+      (of_input ? CheckGrad("conv2d_grad_input", result, other, dout, win)
+                : CheckGrad("conv2d_grad_weight", other, result, dout, win))
+          .status());
+  return result;
+}
+
+// For a 16-bit float result: grad(a, b) on float32 copies of a and b, rounded once at the end
+// to `dtype`.
+template <typename Grad>
+absl::StatusOr<Tensor> InFloat32(const Tensor& a, const Tensor& b, DType dtype, Grad grad) {
+  PIJIT_ASSIGN_OR_RETURN(Tensor wa, Cast(a, DType::kFloat32));
+  PIJIT_ASSIGN_OR_RETURN(Tensor wb, Cast(b, DType::kFloat32));
+  PIJIT_ASSIGN_OR_RETURN(Tensor r, grad(wa, wb));
+  return Cast(r, dtype);
+}
+
 }  // namespace
 
 absl::StatusOr<TensorMeta> InferConv2DGradInput(const TensorMeta& dout, const TensorMeta& w,
                                                 absl::Span<const int64_t> x_shape,
                                                 const Window2D& win) {
-  const TensorMeta x{w.dtype, Shape(x_shape.begin(), x_shape.end())};
-  PIJIT_RETURN_IF_ERROR(CheckGrad("conv2d_grad_input", x, w, dout, win).status());
-  return x;
+  return GradMeta(true, w, dout, x_shape, win);
 }
 
 absl::StatusOr<TensorMeta> InferConv2DGradWeight(const TensorMeta& x, const TensorMeta& dout,
                                                  absl::Span<const int64_t> w_shape,
                                                  const Window2D& win) {
-  const TensorMeta w{x.dtype, Shape(w_shape.begin(), w_shape.end())};
-  PIJIT_RETURN_IF_ERROR(CheckGrad("conv2d_grad_weight", x, w, dout, win).status());
-  return w;
+  return GradMeta(false, x, dout, w_shape, win);
 }
 
 absl::StatusOr<Tensor> Conv2DGradInput(const Tensor& dout, const Tensor& w,
                                        absl::Span<const int64_t> x_shape, const Window2D& win) {
   PIJIT_ASSIGN_OR_RETURN(TensorMeta meta, InferConv2DGradInput(MetaOf(dout), MetaOf(w), x_shape, win));
-  if (IsHalfFloat(meta.dtype)) {  // in float32, rounded once at the end
-    PIJIT_ASSIGN_OR_RETURN(Tensor wd, Cast(dout, DType::kFloat32));
-    PIJIT_ASSIGN_OR_RETURN(Tensor ww, Cast(w, DType::kFloat32));
-    PIJIT_ASSIGN_OR_RETURN(Tensor r, Conv2DGradInput(wd, ww, x_shape, win));
-    return Cast(r, meta.dtype);
+  if (IsHalfFloat(meta.dtype)) {
+    return InFloat32(dout, w, meta.dtype, [&](const Tensor& d32, const Tensor& w32) {
+      return Conv2DGradInput(d32, w32, x_shape, win);
+    });
   }
   PIJIT_ASSIGN_OR_RETURN(Geometry2D g, CheckGrad("conv2d_grad_input", meta, MetaOf(w),
                                                  MetaOf(dout), win));
@@ -252,11 +275,10 @@ absl::StatusOr<Tensor> Conv2DGradInput(const Tensor& dout, const Tensor& w,
 absl::StatusOr<Tensor> Conv2DGradWeight(const Tensor& x, const Tensor& dout,
                                         absl::Span<const int64_t> w_shape, const Window2D& win) {
   PIJIT_ASSIGN_OR_RETURN(TensorMeta meta, InferConv2DGradWeight(MetaOf(x), MetaOf(dout), w_shape, win));
-  if (IsHalfFloat(meta.dtype)) {  // in float32, rounded once at the end
-    PIJIT_ASSIGN_OR_RETURN(Tensor wx, Cast(x, DType::kFloat32));
-    PIJIT_ASSIGN_OR_RETURN(Tensor wd, Cast(dout, DType::kFloat32));
-    PIJIT_ASSIGN_OR_RETURN(Tensor r, Conv2DGradWeight(wx, wd, w_shape, win));
-    return Cast(r, meta.dtype);
+  if (IsHalfFloat(meta.dtype)) {
+    return InFloat32(x, dout, meta.dtype, [&](const Tensor& x32, const Tensor& d32) {
+      return Conv2DGradWeight(x32, d32, w_shape, win);
+    });
   }
   PIJIT_ASSIGN_OR_RETURN(Geometry2D g, CheckGrad("conv2d_grad_weight", MetaOf(x), meta,
                                                  MetaOf(dout), win));
