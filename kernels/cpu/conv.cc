@@ -36,15 +36,6 @@ absl::Status CheckFloat(const char* op, const char* what, DType d, DType want) {
 using ConvKey = absl::InlinedVector<int64_t, 20>;
 constexpr size_t kConvKeyFixed = 17;
 
-dnnl::algorithm EltwiseAlgorithm(MatMulPost p) {
-  switch (p) {
-    case MatMulPost::kGelu: return dnnl::algorithm::eltwise_gelu_erf;
-    case MatMulPost::kTanh: return dnnl::algorithm::eltwise_tanh;
-    case MatMulPost::kSigmoid: return dnnl::algorithm::eltwise_logistic;
-    default: return dnnl::algorithm::eltwise_relu;
-  }
-}
-
 struct ConvPrimitive : ConvProblem {
   dnnl::memory::desc bias;
   dnnl::convolution_forward prim;
@@ -353,38 +344,13 @@ absl::StatusOr<TensorMeta> InferConv2DEpilogue(const TensorMeta& x, const Tensor
                                                absl::Span<const int64_t> post,
                                                absl::Span<const TensorMeta* const> operands) {
   PIJIT_ASSIGN_OR_RETURN(TensorMeta out, InferConv2D(x, w, bias, win));
-  size_t next = 0;
-  for (size_t i = 0; i < post.size(); ++i) {
-    if (post[i] < 0 || post[i] >= kNumMatMulPosts) {
-      return absl::InvalidArgumentError(
-          absl::StrFormat("fused_conv2d: unknown post-op %d", post[i]));
-    }
-    const bool is_bias = post[i] == static_cast<int64_t>(MatMulPost::kBias);
-    if (is_bias && (i != 0 || bias != nullptr)) {
-      return absl::InvalidArgumentError(
-          "fused_conv2d: bias must be the first post-op, on a convolution without a bias");
-    }
-    if (!MatMulPostTakesOperand(post[i])) continue;
-    if (next == operands.size()) {
-      return absl::InvalidArgumentError("fused_conv2d: more bias/add post-ops than operands");
-    }
-    const TensorMeta& o = *operands[next++];
-    if (o.dtype != out.dtype) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "fused_conv2d: operand %d has dtype %s but the convolution has dtype %s", next - 1,
-          DTypeName(o.dtype), DTypeName(out.dtype)));
-    }
-    PIJIT_ASSIGN_OR_RETURN(Shape s, BroadcastShapes("fused_conv2d", o.shape, out.shape));
-    const bool bias_ok = !is_bias || IsConvChannelVector(o, out.shape[1]);
-    if (s != out.shape || !bias_ok) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "fused_conv2d: operand %s does not %s the result's shape %s", ShapeToString(o.shape),
-          bias_ok ? "broadcast to" : "run along the channels of", ShapeToString(out.shape)));
-    }
-  }
-  if (next != operands.size()) {
-    return absl::InvalidArgumentError("fused_conv2d: more operands than bias/add post-ops");
-  }
+  static constexpr PostOpRules kRules{
+      "fused_conv2d", "the convolution", "the result's",
+      "bias must be the first post-op, on a convolution without a bias",
+      "run along the channels of", [](const TensorMeta& o, const TensorMeta& out) {
+        return IsConvChannelVector(o, out.shape[1]);
+      }};
+  PIJIT_RETURN_IF_ERROR(CheckPostOps(kRules, out, bias != nullptr, post, operands));
   return out;
 }
 
@@ -412,17 +378,14 @@ bool Conv2DEpilogueIsOnePrimitive(const TensorMeta& x, const TensorMeta& w,
 absl::StatusOr<Tensor> Conv2DEpilogue(const Tensor& x, const Tensor& w, const Tensor* bias,
                                       const Window2D& win, absl::Span<const int64_t> post,
                                       absl::Span<const Tensor* const> operands) {
-  absl::InlinedVector<TensorMeta, 4> metas;
-  absl::InlinedVector<const TensorMeta*, 4> meta_ptrs;
-  for (const Tensor* o : operands) metas.push_back(MetaOf(*o));
-  for (const TensorMeta& m : metas) meta_ptrs.push_back(&m);
+  const OperandMetas metas(operands);
   const TensorMeta mx = MetaOf(x), mw = MetaOf(w);
   std::optional<TensorMeta> mb;
   if (bias) mb = MetaOf(*bias);
   const TensorMeta* pmb = bias ? &*mb : nullptr;
   PIJIT_ASSIGN_OR_RETURN(TensorMeta meta,
-                         InferConv2DEpilogue(mx, mw, pmb, win, post, meta_ptrs));
-  if (!Conv2DEpilogueIsOnePrimitive(mx, mw, pmb, win, post, meta_ptrs)) {
+                         InferConv2DEpilogue(mx, mw, pmb, win, post, metas.ptrs));
+  if (!Conv2DEpilogueIsOnePrimitive(mx, mw, pmb, win, post, metas.ptrs)) {
     return RunOneByOne(x, w, bias, win, post, operands);
   }
   const int64_t kernel[2] = {w.shape()[2], w.shape()[3]};

@@ -40,15 +40,6 @@ struct EpiloguePrimitive {
   dnnl::matmul prim;
 };
 
-dnnl::algorithm EltwiseAlgorithm(MatMulPost p) {
-  switch (p) {
-    case MatMulPost::kGelu: return dnnl::algorithm::eltwise_gelu_erf;
-    case MatMulPost::kTanh: return dnnl::algorithm::eltwise_tanh;
-    case MatMulPost::kSigmoid: return dnnl::algorithm::eltwise_logistic;
-    default: return dnnl::algorithm::eltwise_relu;
-  }
-}
-
 // The primitive for `key`, or null when oneDNN cannot build it (then the ops run one by one;
 // the failure is cached too).
 const EpiloguePrimitive* GetEpilogue(const EpilogueKey& key) {
@@ -137,37 +128,12 @@ absl::StatusOr<TensorMeta> InferMatMulEpilogue(const TensorMeta& a, const Tensor
     return absl::UnimplementedError(absl::StrFormat(
         "fused_matmul: unsupported dtype %s, expected a floating dtype", DTypeName(out.dtype)));
   }
-  size_t next = 0;
-  for (size_t i = 0; i < post.size(); ++i) {
-    if (post[i] < 0 || post[i] >= kNumMatMulPosts) {
-      return absl::InvalidArgumentError(
-          absl::StrFormat("fused_matmul: unknown post-op %d", post[i]));
-    }
-    if (post[i] == static_cast<int64_t>(MatMulPost::kBias) && i != 0) {
-      return absl::InvalidArgumentError("fused_matmul: bias must be the first post-op");
-    }
-    if (!MatMulPostTakesOperand(post[i])) continue;
-    if (next == operands.size()) {
-      return absl::InvalidArgumentError("fused_matmul: more bias/add post-ops than operands");
-    }
-    const TensorMeta& o = *operands[next++];
-    if (o.dtype != out.dtype) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "fused_matmul: operand %d has dtype %s but the product has dtype %s", next - 1,
-          DTypeName(o.dtype), DTypeName(out.dtype)));
-    }
-    PIJIT_ASSIGN_OR_RETURN(Shape s, BroadcastShapes("fused_matmul", o.shape, out.shape));
-    const bool bias_ok = post[i] != static_cast<int64_t>(MatMulPost::kBias) ||
-                         (!out.shape.empty() && IsRow(o, out.shape.back()));
-    if (s != out.shape || !bias_ok) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "fused_matmul: operand %s does not %s the product's shape %s", ShapeToString(o.shape),
-          bias_ok ? "broadcast to" : "run along the last axis of", ShapeToString(out.shape)));
-    }
-  }
-  if (next != operands.size()) {
-    return absl::InvalidArgumentError("fused_matmul: more operands than bias/add post-ops");
-  }
+  static constexpr PostOpRules kRules{
+      "fused_matmul", "the product", "the product's", "bias must be the first post-op",
+      "run along the last axis of", [](const TensorMeta& o, const TensorMeta& out) {
+        return !out.shape.empty() && IsRow(o, out.shape.back());
+      }};
+  PIJIT_RETURN_IF_ERROR(CheckPostOps(kRules, out, false, post, operands));
   return out;
 }
 
@@ -190,13 +156,10 @@ bool MatMulEpilogueIsOnePrimitive(const TensorMeta& a, const TensorMeta& b,
 absl::StatusOr<Tensor> MatMulEpilogue(const Tensor& a, const Tensor& b,
                                       absl::Span<const int64_t> post,
                                       absl::Span<const Tensor* const> operands) {
-  absl::InlinedVector<TensorMeta, 4> metas;
-  absl::InlinedVector<const TensorMeta*, 4> meta_ptrs;
-  for (const Tensor* o : operands) metas.push_back(MetaOf(*o));
-  for (const TensorMeta& m : metas) meta_ptrs.push_back(&m);
+  const OperandMetas metas(operands);
   const TensorMeta ma = MetaOf(a), mb = MetaOf(b);
-  PIJIT_ASSIGN_OR_RETURN(TensorMeta meta, InferMatMulEpilogue(ma, mb, post, meta_ptrs));
-  if (!MatMulEpilogueIsOnePrimitive(ma, mb, post, meta_ptrs)) {
+  PIJIT_ASSIGN_OR_RETURN(TensorMeta meta, InferMatMulEpilogue(ma, mb, post, metas.ptrs));
+  if (!MatMulEpilogueIsOnePrimitive(ma, mb, post, metas.ptrs)) {
     return RunOneByOne(a, b, post, operands);
   }
   const int64_t k = b.shape()[0], n = b.shape()[1];

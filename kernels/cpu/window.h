@@ -1,5 +1,5 @@
 // Shared by the NCHW layer kernels: window geometry (output size and resolved padding) and
-// the oneDNN engine and stream.
+// the oneDNN engine and stream; and the post-op checks of fused_matmul and fused_conv2d.
 #pragma once
 #include <oneapi/dnnl/dnnl.hpp>
 
@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/inlined_vector.h"
 
 #include "kernels/cpu/conv_direct.h"
 
@@ -136,6 +137,46 @@ inline std::optional<conv_direct::Problem> DirectProblem(const Shape& xs, const 
   if (!conv_direct::Applies(p)) return std::nullopt;
   return p;
 }
+
+// oneDNN's eltwise post-op for an activation post-op (relu for the others).
+inline dnnl::algorithm EltwiseAlgorithm(MatMulPost p) {
+  switch (p) {
+    case MatMulPost::kGelu: return dnnl::algorithm::eltwise_gelu_erf;
+    case MatMulPost::kTanh: return dnnl::algorithm::eltwise_tanh;
+    case MatMulPost::kSigmoid: return dnnl::algorithm::eltwise_logistic;
+    default: return dnnl::algorithm::eltwise_relu;
+  }
+}
+
+// How fused_matmul and fused_conv2d name things in the errors of CheckPostOps, and where a
+// bias operand must lie.
+struct PostOpRules {
+  const char* op;            // "fused_matmul"
+  const char* result;        // "the product": whose dtype each operand must have
+  const char* result_shape;  // "the product's": whose shape each operand must broadcast to
+  const char* bias_first;    // the error for a bias post-op that is not first (or not allowed)
+  const char* bias_along;    // what a bias operand must do: "run along the last axis of"
+  bool (*bias_fits)(const TensorMeta& operand, const TensorMeta& out);
+};
+
+// The metas of a fused op's operands, and the pointers to them that its Infer function takes.
+struct OperandMetas {
+  explicit OperandMetas(absl::Span<const Tensor* const> operands) {
+    for (const Tensor* o : operands) metas.push_back(MetaOf(*o));
+    for (const TensorMeta& m : metas) ptrs.push_back(&m);
+  }
+  OperandMetas(const OperandMetas&) = delete;  // ptrs point into metas
+  OperandMetas& operator=(const OperandMetas&) = delete;
+  absl::InlinedVector<TensorMeta, 4> metas;
+  absl::InlinedVector<const TensorMeta*, 4> ptrs;
+};
+
+// Checks the post-op codes `post` and their `operands` (one per bias or add, in order) against
+// the result `out`: known codes, bias only first (and not when `has_bias`), operands of out's
+// dtype that broadcast to its shape, a bias operand where `rules.bias_fits` says.
+absl::Status CheckPostOps(const PostOpRules& rules, const TensorMeta& out, bool has_bias,
+                          absl::Span<const int64_t> post,
+                          absl::Span<const TensorMeta* const> operands);
 
 // The oneDNN primitive for `key`, from this thread's cache, or built by `build` (which returns
 // it as a std::unique_ptr, null when oneDNN cannot build it: the failure is cached too). Each
