@@ -94,38 +94,15 @@ template <typename T> __device__ __forceinline__ T Relu(T x) {
 }
 )";
 
-constexpr const char* kArgs = R"(
-#define PJ_MAX_DIMS 8
-#define PJ_MAX_INPUTS 16
-struct ElementwiseArgs {
-  void* out;
-  const void* in[PJ_MAX_INPUTS];
-  long long n;
-  int ndim;
-  int pad;
-  long long shape[PJ_MAX_DIMS];
-  long long strides[PJ_MAX_INPUTS][PJ_MAX_DIMS];
-  long long out_strides[PJ_MAX_DIMS];
-};
-struct ReduceArgs {
-  const void* in;
-  void* out;
-  long long n_out, n_red;
-  int kept_ndim, red_ndim;
-  long long kept_shape[PJ_MAX_DIMS], kept_stride[PJ_MAX_DIMS];
-  long long red_shape[PJ_MAX_DIMS], red_stride[PJ_MAX_DIMS];
-  long long chunks, chunk_len, divisor;
-};
-struct SoftmaxArgs {
-  const void* in;
-  void* out;
-  long long rows, len;
-  long long in_axis_stride, out_axis_stride;
-  int kept_ndim;
-  int pad;
-  long long kept_shape[PJ_MAX_DIMS], in_kept_stride[PJ_MAX_DIMS], out_kept_stride[PJ_MAX_DIMS];
-};
-// The offset of linear index `i` of a row-major `shape` in a tensor of `stride`, in index
+#define PIJIT_TEXT(...) PIJIT_TEXT_OF(__VA_ARGS__)
+#define PIJIT_TEXT_OF(...) #__VA_ARGS__
+constexpr const char* kArgs =
+    "\n#define PJ_MAX_DIMS 8\n#define PJ_MAX_INPUTS 16\n"
+    "struct ElementwiseArgs {\n  "
+    PIJIT_TEXT(PIJIT_ELEMENTWISE_ARGS_FIELDS(PJ_MAX_INPUTS, PJ_MAX_DIMS)) "\n};\n"
+    "struct ReduceArgs {\n  " PIJIT_TEXT(PIJIT_REDUCE_ARGS_FIELDS(PJ_MAX_DIMS)) "\n};\n"
+    "struct SoftmaxArgs {\n  " PIJIT_TEXT(PIJIT_SOFTMAX_ARGS_FIELDS(PJ_MAX_DIMS)) "\n};\n"
+    R"(// The offset of linear index `i` of a row-major `shape` in a tensor of `stride`, in index
 // type I: unsigned 32-bit where every index and offset fits (its division is several times
 // cheaper than 64-bit's; a negative stride wraps and the sum comes out right modulo 2^32).
 template <typename I>
@@ -140,6 +117,8 @@ __device__ __forceinline__ long long pj_offset(long long i, int ndim, const long
   return (long long)off;
 }
 )";
+#undef PIJIT_TEXT_OF
+#undef PIJIT_TEXT
 
 const char* FusedOperator(FusedOpcode op) {
   switch (op) {
