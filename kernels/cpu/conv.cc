@@ -158,15 +158,9 @@ void ConvLoop(const Tensor& x, const Tensor& w, const Tensor* bias, const Geomet
           for (int64_t ic = 0; ic < cg; ++ic) {
             const T* plane = px + ((b * c) + grp * cg + ic) * h * wd;
             const T* kern = pw + ((oc * cg) + ic) * kh * kw;
-            for (int64_t i = 0; i < kh; ++i) {
-              const int64_t iy = y * win.stride[0] - g.pad[0] + i * win.dilation[0];
-              if (iy < 0 || iy >= h) continue;
-              for (int64_t j = 0; j < kw; ++j) {
-                const int64_t ix = xo * win.stride[1] - g.pad[2] + j * win.dilation[1];
-                if (ix < 0 || ix >= wd) continue;
-                acc += plane[iy * wd + ix] * kern[i * kw + j];
-              }
-            }
+            ForEachTapInPlane(kh, kw, win.dilation[0], win.dilation[1], h, wd,
+                              y * win.stride[0] - g.pad[0], xo * win.stride[1] - g.pad[2],
+                              [&](int64_t at, int64_t k) { acc += plane[at] * kern[k]; });
           }
           po[((b * o + oc) * oh + y) * ow + xo] = acc + b0;
         }

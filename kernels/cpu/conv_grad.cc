@@ -111,15 +111,9 @@ void ForEachTap(const Shape& xs, const Shape& ws, const Geometry2D& g, const Win
     for (int64_t y = 0; y < oh; ++y)
       for (int64_t xo = 0; xo < ow; ++xo) {
         const int64_t oidx = ((b * o + oc) * oh + y) * ow + xo;
-        for (int64_t i = 0; i < kh; ++i) {
-          const int64_t iy = y * win.stride[0] - g.pad[0] + i * win.dilation[0];
-          if (iy < 0 || iy >= h) continue;
-          for (int64_t j = 0; j < kw; ++j) {
-            const int64_t ix = xo * win.stride[1] - g.pad[2] + j * win.dilation[1];
-            if (ix < 0 || ix >= wd) continue;
-            f(xplane + iy * wd + ix, wplane + i * kw + j, oidx);
-          }
-        }
+        ForEachTapInPlane(kh, kw, win.dilation[0], win.dilation[1], h, wd,
+                          y * win.stride[0] - g.pad[0], xo * win.stride[1] - g.pad[2],
+                          [&](int64_t at, int64_t k) { f(xplane + at, wplane + k, oidx); });
       }
   }
 }

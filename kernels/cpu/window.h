@@ -97,23 +97,30 @@ inline bool MaxPoolTakes(T v, T best) {
   return (v > best || std::isnan(v)) && !std::isnan(best);
 }
 
-// Calls f(offset in the plane) for each element of an h x w plane under the pooling window
-// whose top-left corner is (y0, x0) (negative in the padding), row by row; taps that fall in
-// the padding are skipped.
+// Calls f(offset in the plane, tap i * kw + j) for each tap (i, j) of a kh x kw window with
+// dilations (dy, dx) whose top-left corner is (y0, x0) in an h x w plane (negative in the
+// padding), row by row; taps that fall in the padding are skipped.
 template <typename F>
-inline void ForEachInWindow(const Window2D& win, int64_t h, int64_t w, int64_t y0, int64_t x0,
-                            F&& f) {
-  const int64_t kh = win.kernel[0], kw = win.kernel[1], dy = win.dilation[0],
-                dx = win.dilation[1];
+inline void ForEachTapInPlane(int64_t kh, int64_t kw, int64_t dy, int64_t dx, int64_t h,
+                              int64_t w, int64_t y0, int64_t x0, F&& f) {
   for (int64_t i = 0; i < kh; ++i) {
     const int64_t iy = y0 + i * dy;
     if (iy < 0 || iy >= h) continue;
     for (int64_t j = 0; j < kw; ++j) {
       const int64_t ix = x0 + j * dx;
       if (ix < 0 || ix >= w) continue;
-      f(iy * w + ix);
+      f(iy * w + ix, i * kw + j);
     }
   }
+}
+
+// Calls f(offset in the plane) for each element of an h x w plane under the pooling window
+// whose top-left corner is (y0, x0), as ForEachTapInPlane.
+template <typename F>
+inline void ForEachInWindow(const Window2D& win, int64_t h, int64_t w, int64_t y0, int64_t x0,
+                            F&& f) {
+  ForEachTapInPlane(win.kernel[0], win.kernel[1], win.dilation[0], win.dilation[1], h, w, y0,
+                    x0, [&](int64_t at, int64_t) { f(at); });
 }
 
 // What average pooling divides by with count_include_pad: the window at (y0, x0) clipped to
