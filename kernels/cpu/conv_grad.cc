@@ -216,14 +216,70 @@ absl::StatusOr<TensorMeta> GradMeta(bool of_input, const TensorMeta& other, cons
   return result;
 }
 
-// For a 16-bit float result: grad(a, b) on float32 copies of a and b, rounded once at the end
-// to `dtype`.
-template <typename Grad>
-absl::StatusOr<Tensor> InFloat32(const Tensor& a, const Tensor& b, DType dtype, Grad grad) {
-  PIJIT_ASSIGN_OR_RETURN(Tensor wa, Cast(a, DType::kFloat32));
-  PIJIT_ASSIGN_OR_RETURN(Tensor wb, Cast(b, DType::kFloat32));
-  PIJIT_ASSIGN_OR_RETURN(Tensor r, grad(wa, wb));
-  return Cast(r, dtype);
+// dx of x's shape from the contiguous dout and w.
+void FillGradInput(const Tensor& cd, const Tensor& cw, const Geometry2D& g, const Window2D& win,
+                   Tensor& dx) {
+  const Shape& xs = dx.shape();
+  if (dx.dtype() == DType::kFloat32) {
+    if (const auto direct = DirectProblem(xs, cw.shape(), g, win);
+        direct && conv_direct::GradInput(*direct, cd.data<float>(), cw.data<float>(),
+                                         dx.data<float>())) {
+      return;
+    }
+    ConvGradF32(false, dx, cw, cd, xs, cw.shape(), g, win);
+  } else {
+    ConvGradInputLoop<double>(cd, cw, xs, g, win, dx);
+  }
+}
+
+// dw of w's shape from the contiguous x and dout.
+void FillGradWeight(const Tensor& cx, const Tensor& cd, const Geometry2D& g, const Window2D& win,
+                    Tensor& dw) {
+  const Shape& ws = dw.shape();
+  const bool f32 = dw.dtype() == DType::kFloat32;
+  if (f32) {
+    if (const auto direct = DirectProblem(cx.shape(), ws, g, win);
+        direct && conv_direct::GradWeight(*direct, cx.data<float>(), cd.data<float>(),
+                                          dw.data<float>())) {
+      return;
+    }
+  }
+  // oneDNN's GEMM-based primitive pays off from a few input channels per group on (measured
+  // on LeNet's layers: 3x slower than the row loop with 1 channel, 4x faster with 6).
+  if (f32 && cx.shape()[1] / win.groups >= 4) {
+    ConvGradF32(true, cx, dw, cd, cx.shape(), ws, g, win);
+  } else if (f32) {
+    ConvGradWeightRows<float>(cx, cd, ws, g, win, dw);
+  } else {
+    ConvGradWeightRows<double>(cx, cd, ws, g, win, dw);
+  }
+}
+
+// The gradient for the input (`of_input`: a is dout, b the weights) or for the weights (a is
+// the input, b dout), of `shape`: 16-bit floats in float32, rounded once at the end.
+absl::StatusOr<Tensor> ConvGrad(bool of_input, const Tensor& a, const Tensor& b,
+                                absl::Span<const int64_t> shape, const Window2D& win) {
+  const TensorMeta ma = MetaOf(a), mb = MetaOf(b);
+  PIJIT_ASSIGN_OR_RETURN(TensorMeta meta, of_input ? GradMeta(true, mb, ma, shape, win)
+                                                   : GradMeta(false, ma, mb, shape, win));
+  if (IsHalfFloat(meta.dtype)) {
+    PIJIT_ASSIGN_OR_RETURN(Tensor a32, Cast(a, DType::kFloat32));
+    PIJIT_ASSIGN_OR_RETURN(Tensor b32, Cast(b, DType::kFloat32));
+    PIJIT_ASSIGN_OR_RETURN(Tensor r, ConvGrad(of_input, a32, b32, shape, win));
+    return Cast(r, meta.dtype);
+  }
+  PIJIT_ASSIGN_OR_RETURN(Geometry2D g, of_input
+                                           ? CheckGrad("conv2d_grad_input", meta, mb, ma, win)
+                                           : CheckGrad("conv2d_grad_weight", ma, meta, mb, win));
+  Tensor r = ZerosOf(meta);
+  if (r.numel() == 0 || a.numel() == 0 || b.numel() == 0) return r;
+  const Tensor ca = a.Contiguous(), cb = b.Contiguous();
+  if (of_input) {
+    FillGradInput(ca, cb, g, win, r);
+  } else {
+    FillGradWeight(ca, cb, g, win, r);
+  }
+  return r;
 }
 
 }  // namespace
@@ -242,60 +298,12 @@ absl::StatusOr<TensorMeta> InferConv2DGradWeight(const TensorMeta& x, const Tens
 
 absl::StatusOr<Tensor> Conv2DGradInput(const Tensor& dout, const Tensor& w,
                                        absl::Span<const int64_t> x_shape, const Window2D& win) {
-  PIJIT_ASSIGN_OR_RETURN(TensorMeta meta, InferConv2DGradInput(MetaOf(dout), MetaOf(w), x_shape, win));
-  if (IsHalfFloat(meta.dtype)) {
-    return InFloat32(dout, w, meta.dtype, [&](const Tensor& d32, const Tensor& w32) {
-      return Conv2DGradInput(d32, w32, x_shape, win);
-    });
-  }
-  PIJIT_ASSIGN_OR_RETURN(Geometry2D g, CheckGrad("conv2d_grad_input", meta, MetaOf(w),
-                                                 MetaOf(dout), win));
-  Tensor dx = ZerosOf(meta);
-  if (dx.numel() == 0 || dout.numel() == 0 || w.numel() == 0) return dx;
-  const Tensor cd = dout.Contiguous(), cw = w.Contiguous();
-  if (meta.dtype == DType::kFloat32) {
-    if (const auto direct = DirectProblem(meta.shape, w.shape(), g, win);
-        direct && conv_direct::GradInput(*direct, cd.data<float>(), cw.data<float>(),
-                                         dx.data<float>())) {
-      return dx;
-    }
-    ConvGradF32(false, dx, cw, cd, meta.shape, w.shape(), g, win);
-  } else {
-    ConvGradInputLoop<double>(cd, cw, meta.shape, g, win, dx);
-  }
-  return dx;
+  return ConvGrad(true, dout, w, x_shape, win);
 }
 
 absl::StatusOr<Tensor> Conv2DGradWeight(const Tensor& x, const Tensor& dout,
                                         absl::Span<const int64_t> w_shape, const Window2D& win) {
-  PIJIT_ASSIGN_OR_RETURN(TensorMeta meta, InferConv2DGradWeight(MetaOf(x), MetaOf(dout), w_shape, win));
-  if (IsHalfFloat(meta.dtype)) {
-    return InFloat32(x, dout, meta.dtype, [&](const Tensor& x32, const Tensor& d32) {
-      return Conv2DGradWeight(x32, d32, w_shape, win);
-    });
-  }
-  PIJIT_ASSIGN_OR_RETURN(Geometry2D g, CheckGrad("conv2d_grad_weight", MetaOf(x), meta,
-                                                 MetaOf(dout), win));
-  Tensor dw = ZerosOf(meta);
-  if (dw.numel() == 0 || dout.numel() == 0 || x.numel() == 0) return dw;
-  const Tensor cx = x.Contiguous(), cd = dout.Contiguous();
-  if (meta.dtype == DType::kFloat32) {
-    if (const auto direct = DirectProblem(x.shape(), meta.shape, g, win);
-        direct && conv_direct::GradWeight(*direct, cx.data<float>(), cd.data<float>(),
-                                          dw.data<float>())) {
-      return dw;
-    }
-  }
-  // oneDNN's GEMM-based primitive pays off from a few input channels per group on (measured
-  // on LeNet's layers: 3x slower than the row loop with 1 channel, 4x faster with 6).
-  if (meta.dtype == DType::kFloat32 && x.shape()[1] / win.groups >= 4) {
-    ConvGradF32(true, cx, dw, cd, x.shape(), meta.shape, g, win);
-  } else if (meta.dtype == DType::kFloat32) {
-    ConvGradWeightRows<float>(cx, cd, meta.shape, g, win, dw);
-  } else {
-    ConvGradWeightRows<double>(cx, cd, meta.shape, g, win, dw);
-  }
-  return dw;
+  return ConvGrad(false, x, dout, w_shape, win);
 }
 
 }  // namespace pijit
