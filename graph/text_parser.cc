@@ -236,36 +236,35 @@ class Parser {
     Next();
     return v;
   }
-  absl::StatusOr<Shape> ParseIntList() {
+  // [item, ...]: each item read by `item` (which returns an absl::StatusOr<int64_t>).
+  template <typename Item>
+  absl::StatusOr<Shape> ParseList(Item item) {
     PIJIT_RETURN_IF_ERROR(Expect("["));
     Shape out;
     if (!Is("]")) {
       do {
-        PIJIT_ASSIGN_OR_RETURN(int64_t v, ParseInt());
+        PIJIT_ASSIGN_OR_RETURN(int64_t v, item());
         out.push_back(v);
       } while (Accept(","));
     }
     PIJIT_RETURN_IF_ERROR(Expect("]"));
     return out;
   }
+  absl::StatusOr<Shape> ParseIntList() {
+    return ParseList([&] { return ParseInt(); });
+  }
   // fused_matmul's post-ops: [name, ...] with the names of MatMulPostName.
   absl::StatusOr<Shape> ParsePostOps() {
-    PIJIT_RETURN_IF_ERROR(Expect("["));
-    Shape out;
-    if (!Is("]")) {
-      do {
-        const Token& t = Peek();
-        int64_t code = -1;
-        for (int64_t c = 0; c < kNumMatMulPosts; ++c)
-          if (t.kind == Token::kWord && t.text == MatMulPostName(static_cast<MatMulPost>(c)))
-            code = c;
-        if (code < 0) return Lexer::Error(t, absl::StrCat("unknown post-op ", Describe(t)));
-        Next();
-        out.push_back(code);
-      } while (Accept(","));
-    }
-    PIJIT_RETURN_IF_ERROR(Expect("]"));
-    return out;
+    return ParseList([&]() -> absl::StatusOr<int64_t> {
+      const Token& t = Peek();
+      int64_t code = -1;
+      for (int64_t c = 0; c < kNumMatMulPosts; ++c)
+        if (t.kind == Token::kWord && t.text == MatMulPostName(static_cast<MatMulPost>(c)))
+          code = c;
+      if (code < 0) return Lexer::Error(t, absl::StrCat("unknown post-op ", Describe(t)));
+      Next();
+      return code;
+    });
   }
   absl::StatusOr<TensorMeta> ParseMeta() {
     const Token& t = Peek();

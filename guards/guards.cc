@@ -167,6 +167,8 @@ PyObject* CellItem(PyObject* closure, int32_t index) {
   if (!closure || !PyTuple_Check(closure) || index >= PyTuple_GET_SIZE(closure)) return nullptr;
   return PyCell_GET(PyTuple_GET_ITEM(closure, index));
 }
+// A function's __defaults__ or __kwdefaults__ as Python shows it: None when it has none.
+PyObject* OrNone(PyObject* v) { return v ? v : Py_None; }
 }  // namespace
 
 bool GuardProgram::HasGuard(int32_t source) const {
@@ -374,10 +376,7 @@ PyObject* ResolveSource(const Source& s, PyObject* p, const Roots& roots) {
       if (PyFunction_Check(p)) v = CellItem(PyFunction_GET_CLOSURE(p), s.index);
       break;
     case Source::kFuncDefaults:
-      if (PyFunction_Check(p)) {
-        v = PyFunction_GET_DEFAULTS(p);
-        if (!v) v = Py_None;
-      }
+      if (PyFunction_Check(p)) v = OrNone(PyFunction_GET_DEFAULTS(p));
       break;
     case Source::kTypeAttr: v = _PyType_Lookup(Py_TYPE(p), s.name); break;
     case Source::kItem:
@@ -388,10 +387,7 @@ PyObject* ResolveSource(const Source& s, PyObject* p, const Roots& roots) {
       if (PyDict_CheckExact(p)) v = DictItem(p, s.name);
       break;
     case Source::kFuncKwDefaults:
-      if (PyFunction_Check(p)) {
-        v = PyFunction_GET_KW_DEFAULTS(p);
-        if (!v) v = Py_None;
-      }
+      if (PyFunction_Check(p)) v = OrNone(PyFunction_GET_KW_DEFAULTS(p));
       break;
     case Source::kJitWrapped:
       if (g_jit_wrapped_function) v = g_jit_wrapped_function(p);

@@ -8,6 +8,16 @@
 namespace pijit::flags {
 namespace {
 const char* Get(const char* name) { return std::getenv(name); }
+// A switch that is on unless the variable is "0".
+bool OnUnlessZero(const char* name) {
+  const char* v = Get(name);
+  return v == nullptr || std::strcmp(v, "0") != 0;
+}
+// The variable's text, empty when it is not set.
+std::string_view TextOf(const char* name) {
+  const char* v = Get(name);
+  return v != nullptr ? v : "";
+}
 }  // namespace
 
 bool LogEnabled(std::string_view what) {
@@ -39,45 +49,21 @@ std::optional<double> CommTimeout() {
   return std::nullopt;
 }
 
-bool CommOverlap() {
-  const char* v = Get("PIJIT_COMM_OVERLAP");
-  return v == nullptr || std::strcmp(v, "0") != 0;
-}
+bool CommOverlap() { return OnUnlessZero("PIJIT_COMM_OVERLAP"); }
 
-bool MemoryPlanning() {
-  const char* v = Get("PIJIT_MEMORY_PLAN");
-  return v == nullptr || std::strcmp(v, "0") != 0;
-}
+bool MemoryPlanning() { return OnUnlessZero("PIJIT_MEMORY_PLAN"); }
 
-bool CudnnFind() {
-  const char* v = Get("PIJIT_CUDNN_FIND");
-  return v == nullptr || std::strcmp(v, "0") != 0;
-}
+bool CudnnFind() { return OnUnlessZero("PIJIT_CUDNN_FIND"); }
 
-bool CudaGraphs() {
-  const char* v = Get("PIJIT_CUDA_GRAPHS");
-  return v == nullptr || std::strcmp(v, "0") != 0;
-}
+bool CudaGraphs() { return OnUnlessZero("PIJIT_CUDA_GRAPHS"); }
 
-std::string_view FusedBackend() {
-  const char* v = Get("PIJIT_FUSED_BACKEND");
-  return v != nullptr ? v : "";
-}
+std::string_view FusedBackend() { return TextOf("PIJIT_FUSED_BACKEND"); }
 
-std::string_view Backend() {
-  const char* v = Get("PIJIT_BACKEND");
-  return v != nullptr ? v : "";
-}
+std::string_view Backend() { return TextOf("PIJIT_BACKEND"); }
 
-std::string_view CudaLibDirs() {
-  const char* v = Get("PIJIT_CUDA_LIB_DIRS");
-  return v != nullptr ? v : "";
-}
+std::string_view CudaLibDirs() { return TextOf("PIJIT_CUDA_LIB_DIRS"); }
 
-bool UseCudnn() {
-  const char* v = Get("PIJIT_CUDNN");
-  return v == nullptr || std::strcmp(v, "0") != 0;
-}
+bool UseCudnn() { return OnUnlessZero("PIJIT_CUDNN"); }
 
 std::optional<size_t> BufferCacheBytes() {
   const char* v = Get("PIJIT_BUFFER_CACHE_MB");

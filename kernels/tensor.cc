@@ -20,30 +20,30 @@ namespace pijit {
 
 const char* DeviceName(Device d) { return d == Device::kCUDA ? "GPU" : "CPU"; }
 
-size_t ItemSize(DType d) {
-  switch (d) {
-#define PIJIT_SIZE(e, t, n, s, c) case DType::e: return sizeof(t);
-    PIJIT_DTYPES(PIJIT_SIZE)
-#undef PIJIT_SIZE
-  }
-  return 0;
+namespace {
+// Each dtype's size and names, indexed by its enumerator (PIJIT_DTYPES lists them in order).
+struct DTypeInfo {
+  size_t size;
+  const char* name;
+  const char* short_name;
+};
+constexpr DTypeInfo kDTypeInfo[] = {
+#define PIJIT_INFO(e, t, n, s, c) {sizeof(t), n, s},
+    PIJIT_DTYPES(PIJIT_INFO)
+#undef PIJIT_INFO
+};
+static_assert(sizeof(kDTypeInfo) / sizeof(kDTypeInfo[0]) == kNumDTypes);
+// A value outside the enumeration has size 0 and the name "?".
+const DTypeInfo& InfoOf(DType d) {
+  static constexpr DTypeInfo kUnknown{0, "?", "?"};
+  const size_t i = static_cast<size_t>(d);
+  return i < static_cast<size_t>(kNumDTypes) ? kDTypeInfo[i] : kUnknown;
 }
-const char* DTypeName(DType d) {
-  switch (d) {
-#define PIJIT_NAME(e, t, n, s, c) case DType::e: return n;
-    PIJIT_DTYPES(PIJIT_NAME)
-#undef PIJIT_NAME
-  }
-  return "?";
-}
-const char* DTypeShortName(DType d) {
-  switch (d) {
-#define PIJIT_SNAME(e, t, n, s, c) case DType::e: return s;
-    PIJIT_DTYPES(PIJIT_SNAME)
-#undef PIJIT_SNAME
-  }
-  return "?";
-}
+}  // namespace
+
+size_t ItemSize(DType d) { return InfoOf(d).size; }
+const char* DTypeName(DType d) { return InfoOf(d).name; }
+const char* DTypeShortName(DType d) { return InfoOf(d).short_name; }
 
 namespace {
 constexpr DType b = DType::kBool, u8 = DType::kUInt8, i8 = DType::kInt8, i16 = DType::kInt16,

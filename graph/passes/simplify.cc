@@ -65,6 +65,20 @@ struct Rule {
   RuleFn apply;
 };
 
+// op(x, target) -> x where the result has x's shape and dtype (reshape, broadcast_to).
+NodeId SameShapeIsInput(Graph& g, NodeId n) {
+  const NodeId x = In(g, n, 0);
+  return SameMeta(g, n, x) ? x : kNoMatch;
+}
+// op(op(x, s1), s2) -> op(x, s2) for ops whose target replaces their input's (reshape,
+// broadcast_to).
+NodeId SkipInnerOfSameOp(Graph& g, NodeId n) {
+  const NodeId y = In(g, n, 0);
+  if (g.node(y).op != g.node(n).op) return kNoMatch;
+  g.mutable_node(n).inputs[0] = In(g, y, 0);
+  return n;
+}
+
 // clang-format off
 const Rule kRules[] = {
   // x*1 -> x
@@ -82,23 +96,13 @@ const Rule kRules[] = {
   // neg(neg(x)) -> x
   {Op::kNeg, [](Graph& g, NodeId n) { NodeId y = In(g, n, 0); return g.node(y).op == Op::kNeg ? In(g, y, 0) : kNoMatch; }},
   // reshape(x, shape(x)) -> x
-  {Op::kReshape, [](Graph& g, NodeId n) { NodeId x = In(g, n, 0); return SameMeta(g, n, x) ? x : kNoMatch; }},
+  {Op::kReshape, SameShapeIsInput},
   // reshape(reshape(x, s1), s2) -> reshape(x, s2)
-  {Op::kReshape, [](Graph& g, NodeId n) {
-    NodeId y = In(g, n, 0);
-    if (g.node(y).op != Op::kReshape) return kNoMatch;
-    g.mutable_node(n).inputs[0] = In(g, y, 0);
-    return n;
-  }},
+  {Op::kReshape, SkipInnerOfSameOp},
   // broadcast_to(x, shape(x)) -> x
-  {Op::kBroadcastTo, [](Graph& g, NodeId n) { NodeId x = In(g, n, 0); return SameMeta(g, n, x) ? x : kNoMatch; }},
+  {Op::kBroadcastTo, SameShapeIsInput},
   // broadcast_to(broadcast_to(x, s1), s2) -> broadcast_to(x, s2)
-  {Op::kBroadcastTo, [](Graph& g, NodeId n) {
-    NodeId y = In(g, n, 0);
-    if (g.node(y).op != Op::kBroadcastTo) return kNoMatch;
-    g.mutable_node(n).inputs[0] = In(g, y, 0);
-    return n;
-  }},
+  {Op::kBroadcastTo, SkipInnerOfSameOp},
   // transpose(x, identity) -> x
   {Op::kTranspose, [](Graph& g, NodeId n) {
     NodeId x = In(g, n, 0);

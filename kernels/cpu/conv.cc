@@ -36,15 +36,6 @@ absl::Status CheckFloat(const char* op, const char* what, DType d, DType want) {
 using ConvKey = absl::InlinedVector<int64_t, 20>;
 constexpr size_t kConvKeyFixed = 17;
 
-dnnl::algorithm EltwiseAlgorithm(MatMulPost p) {
-  switch (p) {
-    case MatMulPost::kGelu: return dnnl::algorithm::eltwise_gelu_erf;
-    case MatMulPost::kTanh: return dnnl::algorithm::eltwise_tanh;
-    case MatMulPost::kSigmoid: return dnnl::algorithm::eltwise_logistic;
-    default: return dnnl::algorithm::eltwise_relu;
-  }
-}
-
 struct ConvPrimitive : ConvProblem {
   dnnl::memory::desc bias;
   dnnl::convolution_forward prim;
@@ -60,59 +51,56 @@ struct ConvPrimitive : ConvProblem {
 // The primitive for `k`, or null when oneDNN cannot build it with the key's post-ops (the
 // failure is cached too; a plain convolution always builds).
 const ConvPrimitive* GetConv(const ConvKey& k) {
-  static thread_local absl::flat_hash_map<ConvKey, std::unique_ptr<ConvPrimitive>> cache;
-  auto it = cache.find(k);
-  if (it != cache.end()) return it->second.get();
-  auto p = std::make_unique<ConvPrimitive>();
-  static_cast<ConvProblem&>(*p) = MakeConvProblem(k.data());
-  const auto prop = dnnl::prop_kind::forward_inference;
-  const auto alg = dnnl::algorithm::convolution_direct;
-  // Many channels: let oneDNN choose blocked layouts (its direct kernels); the reorders cost
-  // less than the GEMM-based kernel it runs on plain NCHW. Few channels: plain layouts.
-  p->blocked = k[1] / k[15] >= 16 && k[4] / k[15] >= 16;
-  using dnnl::memory;
-  const auto any = memory::format_tag::any;
-  const memory::desc src = p->blocked ? memory::desc(p->src.dims(), memory::data_type::f32, any) : p->src;
-  const memory::desc wts = p->blocked ? memory::desc(p->weights.dims(), memory::data_type::f32, any) : p->weights;
-  const memory::desc dst = p->blocked ? memory::desc(p->dst.dims(), memory::data_type::f32, any) : p->dst;
-  if (k[16]) p->bias = memory::desc({k[4]}, memory::data_type::f32, memory::format_tag::a);
-  const dnnl::convolution_forward::desc d =
-      k[16] ? dnnl::convolution_forward::desc(prop, alg, src, wts, p->bias, dst, p->strides,
-                                              p->dilates, p->pad_l, p->pad_r)
-            : dnnl::convolution_forward::desc(prop, alg, src, wts, dst, p->strides, p->dilates,
-                                              p->pad_l, p->pad_r);
-  try {
-    dnnl::convolution_forward::primitive_desc pd(d, DnnlEngine());
-    if (k.size() > kConvKeyFixed) {
-      // The residual operands are read in the result's layout, known once oneDNN has chosen
-      // it for the plain problem; the post-ops must not make it choose another.
-      const memory::desc out = pd.dst_desc();
-      dnnl::post_ops ops;
-      for (size_t i = kConvKeyFixed; i < k.size(); ++i) {
-        const auto post = static_cast<MatMulPost>(k[i]);
-        if (post == MatMulPost::kAdd) {
-          p->binary_index.push_back(static_cast<int>(i - kConvKeyFixed));
-          ops.append_binary(dnnl::algorithm::binary_add, out);
-        } else {
-          ops.append_eltwise(1.f, EltwiseAlgorithm(post), 0.f, 0.f);
+  return CachedPrimitive(k, [&] {
+    auto p = std::make_unique<ConvPrimitive>();
+    static_cast<ConvProblem&>(*p) = MakeConvProblem(k.data());
+    const auto prop = dnnl::prop_kind::forward_inference;
+    const auto alg = dnnl::algorithm::convolution_direct;
+    // Many channels: let oneDNN choose blocked layouts (its direct kernels); the reorders cost
+    // less than the GEMM-based kernel it runs on plain NCHW. Few channels: plain layouts.
+    p->blocked = k[1] / k[15] >= 16 && k[4] / k[15] >= 16;
+    using dnnl::memory;
+    const memory::desc src = LayoutFor(p->blocked, p->src);
+    const memory::desc wts = LayoutFor(p->blocked, p->weights);
+    const memory::desc dst = LayoutFor(p->blocked, p->dst);
+    if (k[16]) p->bias = memory::desc({k[4]}, memory::data_type::f32, memory::format_tag::a);
+    const dnnl::convolution_forward::desc d =
+        k[16] ? dnnl::convolution_forward::desc(prop, alg, src, wts, p->bias, dst, p->strides,
+                                                p->dilates, p->pad_l, p->pad_r)
+              : dnnl::convolution_forward::desc(prop, alg, src, wts, dst, p->strides, p->dilates,
+                                                p->pad_l, p->pad_r);
+    try {
+      dnnl::convolution_forward::primitive_desc pd(d, DnnlEngine());
+      if (k.size() > kConvKeyFixed) {
+        // The residual operands are read in the result's layout, known once oneDNN has chosen
+        // it for the plain problem; the post-ops must not make it choose another.
+        const memory::desc out = pd.dst_desc();
+        dnnl::post_ops ops;
+        for (size_t i = kConvKeyFixed; i < k.size(); ++i) {
+          const auto post = static_cast<MatMulPost>(k[i]);
+          if (post == MatMulPost::kAdd) {
+            p->binary_index.push_back(static_cast<int>(i - kConvKeyFixed));
+            ops.append_binary(dnnl::algorithm::binary_add, out);
+          } else {
+            ops.append_eltwise(1.f, EltwiseAlgorithm(post), 0.f, 0.f);
+          }
         }
+        dnnl::primitive_attr attr;
+        attr.set_post_ops(ops);
+        pd = dnnl::convolution_forward::primitive_desc(d, attr, DnnlEngine());
+        if (pd.dst_desc() != out) throw dnnl::error(dnnl_unimplemented, "layout changed");
       }
-      dnnl::primitive_attr attr;
-      attr.set_post_ops(ops);
-      pd = dnnl::convolution_forward::primitive_desc(d, attr, DnnlEngine());
-      if (pd.dst_desc() != out) throw dnnl::error(dnnl_unimplemented, "layout changed");
+      p->prim = dnnl::convolution_forward(pd);
+      p->src_in = pd.src_desc();
+      p->weights_in = pd.weights_desc();
+      p->dst_in = pd.dst_desc();
+      p->blocked = p->src_in != p->src || p->weights_in != p->weights || p->dst_in != p->dst;
+    } catch (const dnnl::error&) {
+      if (k.size() == kConvKeyFixed) throw;  // as before: a plain convolution always builds
+      p.reset();
     }
-    p->prim = dnnl::convolution_forward(pd);
-    p->src_in = pd.src_desc();
-    p->weights_in = pd.weights_desc();
-    p->dst_in = pd.dst_desc();
-    p->blocked = p->src_in != p->src || p->weights_in != p->weights || p->dst_in != p->dst;
-  } catch (const dnnl::error&) {
-    if (k.size() == kConvKeyFixed) throw;  // as before: a plain convolution always builds
-    p.reset();
-  }
-  TrimCache(cache);
-  return cache.emplace(k, std::move(p)).first->second.get();
+    return p;
+  });
 }
 
 // Runs the convolution on oneDNN with the post-ops `post` (kAdd and activations other than
@@ -123,9 +111,7 @@ bool ConvF32(const Tensor& x, const Tensor& w, const Tensor* bias, const Geometr
              absl::Span<const Tensor> adds = {}) {
   const Shape& xs = x.shape();
   const Shape& ws = w.shape();
-  ConvKey key{xs[0], xs[1], xs[2], xs[3], ws[0], ws[2], ws[3], win.stride[0],
-              win.stride[1], g.pad[0], g.pad[1], g.pad[2], g.pad[3], win.dilation[0],
-              win.dilation[1], win.groups, bias != nullptr};
+  ConvKey key = ConvKeyOf<ConvKey>(xs, ws, g, win, bias != nullptr);
   key.insert(key.end(), post.begin(), post.end());
   const ConvPrimitive* prim = GetConv(key);
   if (prim == nullptr) return false;
@@ -135,13 +121,7 @@ bool ConvF32(const Tensor& x, const Tensor& w, const Tensor* bias, const Geometr
   memory wts(p.weights, DnnlEngine(), w.raw_data());
   memory dst(p.dst, DnnlEngine(), out.raw_data());
   // Into the primitive's layouts (no-ops when they are the plain ones).
-  auto to = [](memory& from, const memory::desc& want) {
-    if (from.get_desc() == want) return from;
-    memory m(want, DnnlEngine());
-    dnnl::reorder(from, m).execute(DnnlStream(), from, m);
-    return m;
-  };
-  memory src_in = to(src, p.src_in), wts_in = to(wts, p.weights_in);
+  memory src_in = InLayout(src, p.src_in), wts_in = InLayout(wts, p.weights_in);
   memory dst_in = p.dst_in == p.dst ? dst : memory(p.dst_in, DnnlEngine());
   std::unordered_map<int, memory> args{{DNNL_ARG_SRC, src_in}, {DNNL_ARG_WEIGHTS, wts_in},
                                        {DNNL_ARG_DST, dst_in}};
@@ -149,7 +129,7 @@ bool ConvF32(const Tensor& x, const Tensor& w, const Tensor* bias, const Geometr
   for (size_t i = 0; i < adds.size() && i < p.binary_index.size(); ++i) {
     memory r(p.dst, DnnlEngine(), adds[i].raw_data());
     args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(p.binary_index[i]) | DNNL_ARG_SRC_1,
-                 to(r, p.dst_in));
+                 InLayout(r, p.dst_in));
   }
   p.prim.execute(DnnlStream(), args);
   if (!(p.dst_in == p.dst)) dnnl::reorder(dst_in, dst).execute(DnnlStream(), dst_in, dst);
@@ -178,15 +158,9 @@ void ConvLoop(const Tensor& x, const Tensor& w, const Tensor* bias, const Geomet
           for (int64_t ic = 0; ic < cg; ++ic) {
             const T* plane = px + ((b * c) + grp * cg + ic) * h * wd;
             const T* kern = pw + ((oc * cg) + ic) * kh * kw;
-            for (int64_t i = 0; i < kh; ++i) {
-              const int64_t iy = y * win.stride[0] - g.pad[0] + i * win.dilation[0];
-              if (iy < 0 || iy >= h) continue;
-              for (int64_t j = 0; j < kw; ++j) {
-                const int64_t ix = xo * win.stride[1] - g.pad[2] + j * win.dilation[1];
-                if (ix < 0 || ix >= wd) continue;
-                acc += plane[iy * wd + ix] * kern[i * kw + j];
-              }
-            }
+            ForEachTapInPlane(kh, kw, win.dilation[0], win.dilation[1], h, wd,
+                              y * win.stride[0] - g.pad[0], xo * win.stride[1] - g.pad[2],
+                              [&](int64_t at, int64_t k) { acc += plane[at] * kern[k]; });
           }
           po[((b * o + oc) * oh + y) * ow + xo] = acc + b0;
         }
@@ -364,38 +338,13 @@ absl::StatusOr<TensorMeta> InferConv2DEpilogue(const TensorMeta& x, const Tensor
                                                absl::Span<const int64_t> post,
                                                absl::Span<const TensorMeta* const> operands) {
   PIJIT_ASSIGN_OR_RETURN(TensorMeta out, InferConv2D(x, w, bias, win));
-  size_t next = 0;
-  for (size_t i = 0; i < post.size(); ++i) {
-    if (post[i] < 0 || post[i] >= kNumMatMulPosts) {
-      return absl::InvalidArgumentError(
-          absl::StrFormat("fused_conv2d: unknown post-op %d", post[i]));
-    }
-    const bool is_bias = post[i] == static_cast<int64_t>(MatMulPost::kBias);
-    if (is_bias && (i != 0 || bias != nullptr)) {
-      return absl::InvalidArgumentError(
-          "fused_conv2d: bias must be the first post-op, on a convolution without a bias");
-    }
-    if (!MatMulPostTakesOperand(post[i])) continue;
-    if (next == operands.size()) {
-      return absl::InvalidArgumentError("fused_conv2d: more bias/add post-ops than operands");
-    }
-    const TensorMeta& o = *operands[next++];
-    if (o.dtype != out.dtype) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "fused_conv2d: operand %d has dtype %s but the convolution has dtype %s", next - 1,
-          DTypeName(o.dtype), DTypeName(out.dtype)));
-    }
-    PIJIT_ASSIGN_OR_RETURN(Shape s, BroadcastShapes("fused_conv2d", o.shape, out.shape));
-    const bool bias_ok = !is_bias || IsConvChannelVector(o, out.shape[1]);
-    if (s != out.shape || !bias_ok) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "fused_conv2d: operand %s does not %s the result's shape %s", ShapeToString(o.shape),
-          bias_ok ? "broadcast to" : "run along the channels of", ShapeToString(out.shape)));
-    }
-  }
-  if (next != operands.size()) {
-    return absl::InvalidArgumentError("fused_conv2d: more operands than bias/add post-ops");
-  }
+  static constexpr PostOpRules kRules{
+      "fused_conv2d", "the convolution", "the result's",
+      "bias must be the first post-op, on a convolution without a bias",
+      "run along the channels of", [](const TensorMeta& o, const TensorMeta& out) {
+        return IsConvChannelVector(o, out.shape[1]);
+      }};
+  PIJIT_RETURN_IF_ERROR(CheckPostOps(kRules, out, bias != nullptr, post, operands));
   return out;
 }
 
@@ -423,17 +372,14 @@ bool Conv2DEpilogueIsOnePrimitive(const TensorMeta& x, const TensorMeta& w,
 absl::StatusOr<Tensor> Conv2DEpilogue(const Tensor& x, const Tensor& w, const Tensor* bias,
                                       const Window2D& win, absl::Span<const int64_t> post,
                                       absl::Span<const Tensor* const> operands) {
-  absl::InlinedVector<TensorMeta, 4> metas;
-  absl::InlinedVector<const TensorMeta*, 4> meta_ptrs;
-  for (const Tensor* o : operands) metas.push_back(MetaOf(*o));
-  for (const TensorMeta& m : metas) meta_ptrs.push_back(&m);
+  const OperandMetas metas(operands);
   const TensorMeta mx = MetaOf(x), mw = MetaOf(w);
   std::optional<TensorMeta> mb;
   if (bias) mb = MetaOf(*bias);
   const TensorMeta* pmb = bias ? &*mb : nullptr;
   PIJIT_ASSIGN_OR_RETURN(TensorMeta meta,
-                         InferConv2DEpilogue(mx, mw, pmb, win, post, meta_ptrs));
-  if (!Conv2DEpilogueIsOnePrimitive(mx, mw, pmb, win, post, meta_ptrs)) {
+                         InferConv2DEpilogue(mx, mw, pmb, win, post, metas.ptrs));
+  if (!Conv2DEpilogueIsOnePrimitive(mx, mw, pmb, win, post, metas.ptrs)) {
     return RunOneByOne(x, w, bias, win, post, operands);
   }
   const int64_t kernel[2] = {w.shape()[2], w.shape()[3]};

@@ -23,79 +23,73 @@ struct ConvGradPrimitive : ConvProblem {
   dnnl::memory::desc src_in, weights_in, dst_in;
 };
 
+// The primitive descriptor of the backward pass `Backward` (oneDNN's backward data or
+// weights convolution) of p's problem, on operands in the layouts src, wts and dst.
+template <typename Backward>
+typename Backward::primitive_desc BackwardDesc(
+    const ConvProblem& p, const dnnl::memory::desc& src, const dnnl::memory::desc& wts,
+    const dnnl::memory::desc& dst, const dnnl::convolution_forward::primitive_desc& hint) {
+  return typename Backward::primitive_desc(
+      typename Backward::desc(dnnl::algorithm::convolution_direct, src, wts, dst, p.strides,
+                              p.dilates, p.pad_l, p.pad_r),
+      DnnlEngine(), hint);
+}
+
 const ConvGradPrimitive& GetConvGrad(const ConvGradKey& k) {
-  static thread_local absl::flat_hash_map<ConvGradKey, std::unique_ptr<ConvGradPrimitive>> cache;
-  auto it = cache.find(k);
-  if (it != cache.end()) return *it->second;
-  auto p = std::make_unique<ConvGradPrimitive>();
-  static_cast<ConvProblem&>(*p) = MakeConvProblem(k.data());
-  const auto alg = dnnl::algorithm::convolution_direct;
-  // Many channels: oneDNN's blocked layouts, where its direct (jit) backward kernels run;
-  // on plain NCHW it runs the backward passes as im2col + GEMM, several times slower, and the
-  // reorders cost less than that difference (benchmarks/conv_backward.py). Few channels:
-  // plain layouts, as the forward (kernels/cpu/conv.cc).
-  const bool blocked = k[1] / k[15] >= 16 && k[4] / k[15] >= 16;
-  using dnnl::memory;
-  auto layout = [blocked](const memory::desc& plain) {
-    return blocked ? memory::desc(plain.dims(), memory::data_type::f32, memory::format_tag::any) : plain;
-  };
-  const memory::desc src = layout(p->src), wts = layout(p->weights), dst = layout(p->dst);
-  // The backward primitives take the forward one as a hint.
-  const dnnl::convolution_forward::primitive_desc hint(
-      dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training, alg, src, wts, dst,
-                                      p->strides, p->dilates, p->pad_l, p->pad_r),
-      DnnlEngine());
-  if (k[16] == 0) {
-    dnnl::convolution_backward_data::primitive_desc pd(
-        dnnl::convolution_backward_data::desc(alg, src, wts, dst, p->strides, p->dilates, p->pad_l, p->pad_r),
-        DnnlEngine(), hint);
-    p->prim = dnnl::convolution_backward_data(pd);
-    p->src_in = pd.diff_src_desc();
-    p->weights_in = pd.weights_desc();
-    p->dst_in = pd.diff_dst_desc();
-  } else {
-    dnnl::convolution_backward_weights::primitive_desc pd(
-        dnnl::convolution_backward_weights::desc(alg, src, wts, dst, p->strides, p->dilates, p->pad_l,
-                                                 p->pad_r),
-        DnnlEngine(), hint);
-    p->prim = dnnl::convolution_backward_weights(pd);
-    p->src_in = pd.src_desc();
-    p->weights_in = pd.diff_weights_desc();
-    p->dst_in = pd.diff_dst_desc();
-  }
-  TrimCache(cache);
-  return *cache.emplace(k, std::move(p)).first->second;
+  return *CachedPrimitive(k, [&] {
+    auto p = std::make_unique<ConvGradPrimitive>();
+    static_cast<ConvProblem&>(*p) = MakeConvProblem(k.data());
+    const auto alg = dnnl::algorithm::convolution_direct;
+    // Many channels: oneDNN's blocked layouts, where its direct (jit) backward kernels run;
+    // on plain NCHW it runs the backward passes as im2col + GEMM, several times slower, and the
+    // reorders cost less than that difference (benchmarks/conv_backward.py). Few channels:
+    // plain layouts, as the forward (kernels/cpu/conv.cc).
+    const bool blocked = k[1] / k[15] >= 16 && k[4] / k[15] >= 16;
+    using dnnl::memory;
+    const memory::desc src = LayoutFor(blocked, p->src), wts = LayoutFor(blocked, p->weights),
+                       dst = LayoutFor(blocked, p->dst);
+    // The backward primitives take the forward one as a hint.
+    const dnnl::convolution_forward::primitive_desc hint(
+        dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training, alg, src, wts, dst,
+                                        p->strides, p->dilates, p->pad_l, p->pad_r),
+        DnnlEngine());
+    if (k[16] == 0) {
+      const auto pd = BackwardDesc<dnnl::convolution_backward_data>(*p, src, wts, dst, hint);
+      p->prim = dnnl::convolution_backward_data(pd);
+      p->src_in = pd.diff_src_desc();
+      p->weights_in = pd.weights_desc();
+      p->dst_in = pd.diff_dst_desc();
+    } else {
+      const auto pd = BackwardDesc<dnnl::convolution_backward_weights>(*p, src, wts, dst, hint);
+      p->prim = dnnl::convolution_backward_weights(pd);
+      p->src_in = pd.src_desc();
+      p->weights_in = pd.diff_weights_desc();
+      p->dst_in = pd.diff_dst_desc();
+    }
+    return p;
+  });
 }
 
 void ConvGradF32(bool weights, const Tensor& x_or_dx, const Tensor& w_or_dw, const Tensor& dout,
                  const Shape& xs, const Shape& ws, const Geometry2D& g, const Window2D& win) {
-  const ConvGradKey key{xs[0], xs[1], xs[2], xs[3], ws[0], ws[2], ws[3], win.stride[0],
-                        win.stride[1], g.pad[0], g.pad[1], g.pad[2], g.pad[3], win.dilation[0],
-                        win.dilation[1], win.groups, weights ? 1 : 0};
-  const ConvGradPrimitive& p = GetConvGrad(key);
+  const ConvGradPrimitive& p = GetConvGrad(ConvKeyOf<ConvGradKey>(xs, ws, g, win, weights));
   using dnnl::memory;
   memory src(p.src, DnnlEngine(), x_or_dx.raw_data());
   memory wts(p.weights, DnnlEngine(), w_or_dw.raw_data());
   memory dst(p.dst, DnnlEngine(), dout.raw_data());
   // Operands into the primitive's layouts, the result (in its layout) back out: no-ops for
   // plain layouts.
-  auto in = [](memory& from, const memory::desc& want) {
-    if (from.get_desc() == want) return from;
-    memory m(want, DnnlEngine());
-    dnnl::reorder(from, m).execute(DnnlStream(), from, m);
-    return m;
-  };
   auto out = [](memory& plain, const memory::desc& want) {
     return plain.get_desc() == want ? plain : memory(want, DnnlEngine());
   };
-  memory dst_in = in(dst, p.dst_in);
+  memory dst_in = InLayout(dst, p.dst_in);
   if (weights) {
-    memory src_in = in(src, p.src_in), dw = out(wts, p.weights_in);
+    memory src_in = InLayout(src, p.src_in), dw = out(wts, p.weights_in);
     p.prim.execute(DnnlStream(), {{DNNL_ARG_SRC, src_in}, {DNNL_ARG_DIFF_DST, dst_in},
                                   {DNNL_ARG_DIFF_WEIGHTS, dw}});
     if (!(dw.get_desc() == wts.get_desc())) dnnl::reorder(dw, wts).execute(DnnlStream(), dw, wts);
   } else {
-    memory wts_in = in(wts, p.weights_in), dx = out(src, p.src_in);
+    memory wts_in = InLayout(wts, p.weights_in), dx = out(src, p.src_in);
     p.prim.execute(DnnlStream(), {{DNNL_ARG_DIFF_SRC, dx}, {DNNL_ARG_DIFF_DST, dst_in},
                                   {DNNL_ARG_WEIGHTS, wts_in}});
     if (!(dx.get_desc() == src.get_desc())) dnnl::reorder(dx, src).execute(DnnlStream(), dx, src);
@@ -117,15 +111,9 @@ void ForEachTap(const Shape& xs, const Shape& ws, const Geometry2D& g, const Win
     for (int64_t y = 0; y < oh; ++y)
       for (int64_t xo = 0; xo < ow; ++xo) {
         const int64_t oidx = ((b * o + oc) * oh + y) * ow + xo;
-        for (int64_t i = 0; i < kh; ++i) {
-          const int64_t iy = y * win.stride[0] - g.pad[0] + i * win.dilation[0];
-          if (iy < 0 || iy >= h) continue;
-          for (int64_t j = 0; j < kw; ++j) {
-            const int64_t ix = xo * win.stride[1] - g.pad[2] + j * win.dilation[1];
-            if (ix < 0 || ix >= wd) continue;
-            f(xplane + iy * wd + ix, wplane + i * kw + j, oidx);
-          }
-        }
+        ForEachTapInPlane(kh, kw, win.dilation[0], win.dilation[1], h, wd,
+                          y * win.stride[0] - g.pad[0], xo * win.stride[1] - g.pad[2],
+                          [&](int64_t at, int64_t k) { f(xplane + at, wplane + k, oidx); });
       }
   }
 }
@@ -216,82 +204,106 @@ absl::StatusOr<Geometry2D> CheckGrad(const char* op, const TensorMeta& x, const 
   return ResolveWindow(op, x.shape, kernel, win, false);
 }
 
+// The meta of the gradient for the input (`of_input`, `other` the weights) or for the weights
+// (`other` the input), of `shape`, once CheckGrad accepts the problem.
+absl::StatusOr<TensorMeta> GradMeta(bool of_input, const TensorMeta& other, const TensorMeta& dout,
+                                    absl::Span<const int64_t> shape, const Window2D& win) {
+  const TensorMeta result{other.dtype, Shape(shape.begin(), shape.end())};
+  PIJIT_RETURN_IF_ERROR(
+      (of_input ? CheckGrad("conv2d_grad_input", result, other, dout, win)
+                : CheckGrad("conv2d_grad_weight", other, result, dout, win))
+          .status());
+  return result;
+}
+
+// dx of x's shape from the contiguous dout and w.
+void FillGradInput(const Tensor& cd, const Tensor& cw, const Geometry2D& g, const Window2D& win,
+                   Tensor& dx) {
+  const Shape& xs = dx.shape();
+  if (dx.dtype() == DType::kFloat32) {
+    if (const auto direct = DirectProblem(xs, cw.shape(), g, win);
+        direct && conv_direct::GradInput(*direct, cd.data<float>(), cw.data<float>(),
+                                         dx.data<float>())) {
+      return;
+    }
+    ConvGradF32(false, dx, cw, cd, xs, cw.shape(), g, win);
+  } else {
+    ConvGradInputLoop<double>(cd, cw, xs, g, win, dx);
+  }
+}
+
+// dw of w's shape from the contiguous x and dout.
+void FillGradWeight(const Tensor& cx, const Tensor& cd, const Geometry2D& g, const Window2D& win,
+                    Tensor& dw) {
+  const Shape& ws = dw.shape();
+  const bool f32 = dw.dtype() == DType::kFloat32;
+  if (f32) {
+    if (const auto direct = DirectProblem(cx.shape(), ws, g, win);
+        direct && conv_direct::GradWeight(*direct, cx.data<float>(), cd.data<float>(),
+                                          dw.data<float>())) {
+      return;
+    }
+  }
+  // oneDNN's GEMM-based primitive pays off from a few input channels per group on (measured
+  // on LeNet's layers: 3x slower than the row loop with 1 channel, 4x faster with 6).
+  if (f32 && cx.shape()[1] / win.groups >= 4) {
+    ConvGradF32(true, cx, dw, cd, cx.shape(), ws, g, win);
+  } else if (f32) {
+    ConvGradWeightRows<float>(cx, cd, ws, g, win, dw);
+  } else {
+    ConvGradWeightRows<double>(cx, cd, ws, g, win, dw);
+  }
+}
+
+// The gradient for the input (`of_input`: a is dout, b the weights) or for the weights (a is
+// the input, b dout), of `shape`: 16-bit floats in float32, rounded once at the end.
+absl::StatusOr<Tensor> ConvGrad(bool of_input, const Tensor& a, const Tensor& b,
+                                absl::Span<const int64_t> shape, const Window2D& win) {
+  const TensorMeta ma = MetaOf(a), mb = MetaOf(b);
+  PIJIT_ASSIGN_OR_RETURN(TensorMeta meta, of_input ? GradMeta(true, mb, ma, shape, win)
+                                                   : GradMeta(false, ma, mb, shape, win));
+  if (IsHalfFloat(meta.dtype)) {
+    PIJIT_ASSIGN_OR_RETURN(Tensor a32, Cast(a, DType::kFloat32));
+    PIJIT_ASSIGN_OR_RETURN(Tensor b32, Cast(b, DType::kFloat32));
+    PIJIT_ASSIGN_OR_RETURN(Tensor r, ConvGrad(of_input, a32, b32, shape, win));
+    return Cast(r, meta.dtype);
+  }
+  PIJIT_ASSIGN_OR_RETURN(Geometry2D g, of_input
+                                           ? CheckGrad("conv2d_grad_input", meta, mb, ma, win)
+                                           : CheckGrad("conv2d_grad_weight", ma, meta, mb, win));
+  Tensor r = ZerosOf(meta);
+  if (r.numel() == 0 || a.numel() == 0 || b.numel() == 0) return r;
+  const Tensor ca = a.Contiguous(), cb = b.Contiguous();
+  if (of_input) {
+    FillGradInput(ca, cb, g, win, r);
+  } else {
+    FillGradWeight(ca, cb, g, win, r);
+  }
+  return r;
+}
+
 }  // namespace
 
 absl::StatusOr<TensorMeta> InferConv2DGradInput(const TensorMeta& dout, const TensorMeta& w,
                                                 absl::Span<const int64_t> x_shape,
                                                 const Window2D& win) {
-  const TensorMeta x{w.dtype, Shape(x_shape.begin(), x_shape.end())};
-  PIJIT_RETURN_IF_ERROR(CheckGrad("conv2d_grad_input", x, w, dout, win).status());
-  return x;
+  return GradMeta(true, w, dout, x_shape, win);
 }
 
 absl::StatusOr<TensorMeta> InferConv2DGradWeight(const TensorMeta& x, const TensorMeta& dout,
                                                  absl::Span<const int64_t> w_shape,
                                                  const Window2D& win) {
-  const TensorMeta w{x.dtype, Shape(w_shape.begin(), w_shape.end())};
-  PIJIT_RETURN_IF_ERROR(CheckGrad("conv2d_grad_weight", x, w, dout, win).status());
-  return w;
+  return GradMeta(false, x, dout, w_shape, win);
 }
 
 absl::StatusOr<Tensor> Conv2DGradInput(const Tensor& dout, const Tensor& w,
                                        absl::Span<const int64_t> x_shape, const Window2D& win) {
-  PIJIT_ASSIGN_OR_RETURN(TensorMeta meta, InferConv2DGradInput(MetaOf(dout), MetaOf(w), x_shape, win));
-  if (IsHalfFloat(meta.dtype)) {  // in float32, rounded once at the end
-    PIJIT_ASSIGN_OR_RETURN(Tensor wd, Cast(dout, DType::kFloat32));
-    PIJIT_ASSIGN_OR_RETURN(Tensor ww, Cast(w, DType::kFloat32));
-    PIJIT_ASSIGN_OR_RETURN(Tensor r, Conv2DGradInput(wd, ww, x_shape, win));
-    return Cast(r, meta.dtype);
-  }
-  PIJIT_ASSIGN_OR_RETURN(Geometry2D g, CheckGrad("conv2d_grad_input", meta, MetaOf(w),
-                                                 MetaOf(dout), win));
-  Tensor dx = ZerosOf(meta);
-  if (dx.numel() == 0 || dout.numel() == 0 || w.numel() == 0) return dx;
-  const Tensor cd = dout.Contiguous(), cw = w.Contiguous();
-  if (meta.dtype == DType::kFloat32) {
-    if (const auto direct = DirectProblem(meta.shape, w.shape(), g, win);
-        direct && conv_direct::GradInput(*direct, cd.data<float>(), cw.data<float>(),
-                                         dx.data<float>())) {
-      return dx;
-    }
-    ConvGradF32(false, dx, cw, cd, meta.shape, w.shape(), g, win);
-  } else {
-    ConvGradInputLoop<double>(cd, cw, meta.shape, g, win, dx);
-  }
-  return dx;
+  return ConvGrad(true, dout, w, x_shape, win);
 }
 
 absl::StatusOr<Tensor> Conv2DGradWeight(const Tensor& x, const Tensor& dout,
                                         absl::Span<const int64_t> w_shape, const Window2D& win) {
-  PIJIT_ASSIGN_OR_RETURN(TensorMeta meta, InferConv2DGradWeight(MetaOf(x), MetaOf(dout), w_shape, win));
-  if (IsHalfFloat(meta.dtype)) {  // in float32, rounded once at the end
-    PIJIT_ASSIGN_OR_RETURN(Tensor wx, Cast(x, DType::kFloat32));
-    PIJIT_ASSIGN_OR_RETURN(Tensor wd, Cast(dout, DType::kFloat32));
-    PIJIT_ASSIGN_OR_RETURN(Tensor r, Conv2DGradWeight(wx, wd, w_shape, win));
-    return Cast(r, meta.dtype);
-  }
-  PIJIT_ASSIGN_OR_RETURN(Geometry2D g, CheckGrad("conv2d_grad_weight", MetaOf(x), meta,
-                                                 MetaOf(dout), win));
-  Tensor dw = ZerosOf(meta);
-  if (dw.numel() == 0 || dout.numel() == 0 || x.numel() == 0) return dw;
-  const Tensor cx = x.Contiguous(), cd = dout.Contiguous();
-  if (meta.dtype == DType::kFloat32) {
-    if (const auto direct = DirectProblem(x.shape(), meta.shape, g, win);
-        direct && conv_direct::GradWeight(*direct, cx.data<float>(), cd.data<float>(),
-                                          dw.data<float>())) {
-      return dw;
-    }
-  }
-  // oneDNN's GEMM-based primitive pays off from a few input channels per group on (measured
-  // on LeNet's layers: 3x slower than the row loop with 1 channel, 4x faster with 6).
-  if (meta.dtype == DType::kFloat32 && x.shape()[1] / win.groups >= 4) {
-    ConvGradF32(true, cx, dw, cd, x.shape(), meta.shape, g, win);
-  } else if (meta.dtype == DType::kFloat32) {
-    ConvGradWeightRows<float>(cx, cd, meta.shape, g, win, dw);
-  } else {
-    ConvGradWeightRows<double>(cx, cd, meta.shape, g, win, dw);
-  }
-  return dw;
+  return ConvGrad(false, x, dout, w_shape, win);
 }
 
 }  // namespace pijit

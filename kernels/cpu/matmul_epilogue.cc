@@ -40,57 +40,46 @@ struct EpiloguePrimitive {
   dnnl::matmul prim;
 };
 
-dnnl::algorithm EltwiseAlgorithm(MatMulPost p) {
-  switch (p) {
-    case MatMulPost::kGelu: return dnnl::algorithm::eltwise_gelu_erf;
-    case MatMulPost::kTanh: return dnnl::algorithm::eltwise_tanh;
-    case MatMulPost::kSigmoid: return dnnl::algorithm::eltwise_logistic;
-    default: return dnnl::algorithm::eltwise_relu;
-  }
-}
-
 // The primitive for `key`, or null when oneDNN cannot build it (then the ops run one by one;
 // the failure is cached too).
 const EpiloguePrimitive* GetEpilogue(const EpilogueKey& key) {
-  static thread_local absl::flat_hash_map<EpilogueKey, std::unique_ptr<EpiloguePrimitive>> cache;
-  auto it = cache.find(key);
-  if (it != cache.end()) return it->second.get();
-  using dnnl::memory;
-  const auto f32 = memory::data_type::f32;
-  const int64_t m = key[0], n = key[1], k = key[2];
-  auto p = std::make_unique<EpiloguePrimitive>();
-  p->a = memory::desc({m, k}, f32, memory::dims{key[3], key[4]});
-  p->b = memory::desc({k, n}, f32, memory::dims{key[5], key[6]});
-  p->c = memory::desc({m, n}, f32, memory::format_tag::ab);
-  dnnl::post_ops ops;
-  int index = 0;
-  for (size_t i = 7; i < key.size(); ++i) {
-    const auto post = static_cast<MatMulPost>(key[i]);
-    if (post == MatMulPost::kBias) {
-      p->bias = memory::desc({1, n}, f32, memory::format_tag::ab);
-      ++i;  // the row flag
-      continue;
+  return CachedPrimitive(key, [&] {
+    using dnnl::memory;
+    const auto f32 = memory::data_type::f32;
+    const int64_t m = key[0], n = key[1], k = key[2];
+    auto p = std::make_unique<EpiloguePrimitive>();
+    p->a = memory::desc({m, k}, f32, memory::dims{key[3], key[4]});
+    p->b = memory::desc({k, n}, f32, memory::dims{key[5], key[6]});
+    p->c = memory::desc({m, n}, f32, memory::format_tag::ab);
+    dnnl::post_ops ops;
+    int index = 0;
+    for (size_t i = 7; i < key.size(); ++i) {
+      const auto post = static_cast<MatMulPost>(key[i]);
+      if (post == MatMulPost::kBias) {
+        p->bias = memory::desc({1, n}, f32, memory::format_tag::ab);
+        ++i;  // the row flag
+        continue;
+      }
+      if (post == MatMulPost::kAdd) {
+        const bool row = key[++i] != 0;
+        p->binary.push_back(memory::desc({row ? 1 : m, n}, f32, memory::format_tag::ab));
+        p->binary_index.push_back(index++);
+        ops.append_binary(dnnl::algorithm::binary_add, p->binary.back());
+        continue;
+      }
+      ops.append_eltwise(1.f, EltwiseAlgorithm(post), 0.f, 0.f);
+      ++index;
     }
-    if (post == MatMulPost::kAdd) {
-      const bool row = key[++i] != 0;
-      p->binary.push_back(memory::desc({row ? 1 : m, n}, f32, memory::format_tag::ab));
-      p->binary_index.push_back(index++);
-      ops.append_binary(dnnl::algorithm::binary_add, p->binary.back());
-      continue;
+    dnnl::primitive_attr attr;
+    attr.set_post_ops(ops);
+    try {
+      p->prim = dnnl::matmul(dnnl::matmul::primitive_desc(
+          dnnl::matmul::desc(p->a, p->b, p->bias, p->c), attr, DnnlEngine()));
+    } catch (const dnnl::error&) {
+      p.reset();
     }
-    ops.append_eltwise(1.f, EltwiseAlgorithm(post), 0.f, 0.f);
-    ++index;
-  }
-  dnnl::primitive_attr attr;
-  attr.set_post_ops(ops);
-  try {
-    p->prim = dnnl::matmul(dnnl::matmul::primitive_desc(
-        dnnl::matmul::desc(p->a, p->b, p->bias, p->c), attr, DnnlEngine()));
-  } catch (const dnnl::error&) {
-    p.reset();
-  }
-  TrimCache(cache);
-  return cache.emplace(key, std::move(p)).first->second.get();
+    return p;
+  });
 }
 
 // The op-by-op evaluation (also the definition the fused one is tested against).
@@ -139,37 +128,12 @@ absl::StatusOr<TensorMeta> InferMatMulEpilogue(const TensorMeta& a, const Tensor
     return absl::UnimplementedError(absl::StrFormat(
         "fused_matmul: unsupported dtype %s, expected a floating dtype", DTypeName(out.dtype)));
   }
-  size_t next = 0;
-  for (size_t i = 0; i < post.size(); ++i) {
-    if (post[i] < 0 || post[i] >= kNumMatMulPosts) {
-      return absl::InvalidArgumentError(
-          absl::StrFormat("fused_matmul: unknown post-op %d", post[i]));
-    }
-    if (post[i] == static_cast<int64_t>(MatMulPost::kBias) && i != 0) {
-      return absl::InvalidArgumentError("fused_matmul: bias must be the first post-op");
-    }
-    if (!MatMulPostTakesOperand(post[i])) continue;
-    if (next == operands.size()) {
-      return absl::InvalidArgumentError("fused_matmul: more bias/add post-ops than operands");
-    }
-    const TensorMeta& o = *operands[next++];
-    if (o.dtype != out.dtype) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "fused_matmul: operand %d has dtype %s but the product has dtype %s", next - 1,
-          DTypeName(o.dtype), DTypeName(out.dtype)));
-    }
-    PIJIT_ASSIGN_OR_RETURN(Shape s, BroadcastShapes("fused_matmul", o.shape, out.shape));
-    const bool bias_ok = post[i] != static_cast<int64_t>(MatMulPost::kBias) ||
-                         (!out.shape.empty() && IsRow(o, out.shape.back()));
-    if (s != out.shape || !bias_ok) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "fused_matmul: operand %s does not %s the product's shape %s", ShapeToString(o.shape),
-          bias_ok ? "broadcast to" : "run along the last axis of", ShapeToString(out.shape)));
-    }
-  }
-  if (next != operands.size()) {
-    return absl::InvalidArgumentError("fused_matmul: more operands than bias/add post-ops");
-  }
+  static constexpr PostOpRules kRules{
+      "fused_matmul", "the product", "the product's", "bias must be the first post-op",
+      "run along the last axis of", [](const TensorMeta& o, const TensorMeta& out) {
+        return !out.shape.empty() && IsRow(o, out.shape.back());
+      }};
+  PIJIT_RETURN_IF_ERROR(CheckPostOps(kRules, out, false, post, operands));
   return out;
 }
 
@@ -192,13 +156,10 @@ bool MatMulEpilogueIsOnePrimitive(const TensorMeta& a, const TensorMeta& b,
 absl::StatusOr<Tensor> MatMulEpilogue(const Tensor& a, const Tensor& b,
                                       absl::Span<const int64_t> post,
                                       absl::Span<const Tensor* const> operands) {
-  absl::InlinedVector<TensorMeta, 4> metas;
-  absl::InlinedVector<const TensorMeta*, 4> meta_ptrs;
-  for (const Tensor* o : operands) metas.push_back(MetaOf(*o));
-  for (const TensorMeta& m : metas) meta_ptrs.push_back(&m);
+  const OperandMetas metas(operands);
   const TensorMeta ma = MetaOf(a), mb = MetaOf(b);
-  PIJIT_ASSIGN_OR_RETURN(TensorMeta meta, InferMatMulEpilogue(ma, mb, post, meta_ptrs));
-  if (!MatMulEpilogueIsOnePrimitive(ma, mb, post, meta_ptrs)) {
+  PIJIT_ASSIGN_OR_RETURN(TensorMeta meta, InferMatMulEpilogue(ma, mb, post, metas.ptrs));
+  if (!MatMulEpilogueIsOnePrimitive(ma, mb, post, metas.ptrs)) {
     return RunOneByOne(a, b, post, operands);
   }
   const int64_t k = b.shape()[0], n = b.shape()[1];

@@ -50,21 +50,19 @@ struct BnPrimitive {
 };
 
 const BnPrimitive& GetBatchNorm(const BnKey& k, double eps) {
-  static thread_local absl::flat_hash_map<BnKey, std::unique_ptr<BnPrimitive>> cache;
-  auto it = cache.find(k);
-  if (it != cache.end()) return *it->second;
-  using dnnl::memory;
-  auto p = std::make_unique<BnPrimitive>();
-  p->data = memory::desc({k[0], k[1], k[2], 1}, memory::data_type::f32, memory::format_tag::nchw);
-  p->stat = memory::desc({k[1]}, memory::data_type::f32, memory::format_tag::a);
-  auto flags = dnnl::normalization_flags::use_scale | dnnl::normalization_flags::use_shift;
-  if (!k[3]) flags = flags | dnnl::normalization_flags::use_global_stats;
-  const auto prop = k[3] ? dnnl::prop_kind::forward_training : dnnl::prop_kind::forward_inference;
-  p->prim = dnnl::batch_normalization_forward(dnnl::batch_normalization_forward::primitive_desc(
-      dnnl::batch_normalization_forward::desc(prop, p->data, static_cast<float>(eps), flags),
-      DnnlEngine()));
-  TrimCache(cache);
-  return *cache.emplace(k, std::move(p)).first->second;
+  return *CachedPrimitive(k, [&] {
+    using dnnl::memory;
+    auto p = std::make_unique<BnPrimitive>();
+    p->data = memory::desc({k[0], k[1], k[2], 1}, memory::data_type::f32, memory::format_tag::nchw);
+    p->stat = memory::desc({k[1]}, memory::data_type::f32, memory::format_tag::a);
+    auto flags = dnnl::normalization_flags::use_scale | dnnl::normalization_flags::use_shift;
+    if (!k[3]) flags = flags | dnnl::normalization_flags::use_global_stats;
+    const auto prop = k[3] ? dnnl::prop_kind::forward_training : dnnl::prop_kind::forward_inference;
+    p->prim = dnnl::batch_normalization_forward(dnnl::batch_normalization_forward::primitive_desc(
+        dnnl::batch_normalization_forward::desc(prop, p->data, static_cast<float>(eps), flags),
+        DnnlEngine()));
+    return p;
+  });
 }
 
 // Normalises x (viewed as [N, C, S]) with per-channel mean/var; the f32 path writes the batch
@@ -146,25 +144,23 @@ struct LnPrimitive {
 };
 
 const LnPrimitive& GetLayerNorm(const LnKey& k, double eps) {
-  static thread_local absl::flat_hash_map<LnKey, std::unique_ptr<LnPrimitive>> cache;
-  auto it = cache.find(k);
-  if (it != cache.end()) return *it->second;
-  using dnnl::memory;
-  const auto f32 = memory::data_type::f32;
-  auto p = std::make_unique<LnPrimitive>();
-  p->data = memory::desc({k[0], k[1]}, f32, memory::format_tag::ab);
-  p->stat = memory::desc({k[0]}, f32, memory::format_tag::a);
-  p->param = memory::desc({k[1]}, f32, memory::format_tag::a);
-  auto flags = dnnl::normalization_flags::none;
-  if (k[2]) flags = flags | dnnl::normalization_flags::use_scale;
-  if (k[3]) flags = flags | dnnl::normalization_flags::use_shift;
-  // forward_training: the statistics are outputs, written to scratch buffers.
-  p->prim = dnnl::layer_normalization_forward(dnnl::layer_normalization_forward::primitive_desc(
-      dnnl::layer_normalization_forward::desc(dnnl::prop_kind::forward_training, p->data, p->stat,
-                                              static_cast<float>(eps), flags),
-      DnnlEngine()));
-  TrimCache(cache);
-  return *cache.emplace(k, std::move(p)).first->second;
+  return *CachedPrimitive(k, [&] {
+    using dnnl::memory;
+    const auto f32 = memory::data_type::f32;
+    auto p = std::make_unique<LnPrimitive>();
+    p->data = memory::desc({k[0], k[1]}, f32, memory::format_tag::ab);
+    p->stat = memory::desc({k[0]}, f32, memory::format_tag::a);
+    p->param = memory::desc({k[1]}, f32, memory::format_tag::a);
+    auto flags = dnnl::normalization_flags::none;
+    if (k[2]) flags = flags | dnnl::normalization_flags::use_scale;
+    if (k[3]) flags = flags | dnnl::normalization_flags::use_shift;
+    // forward_training: the statistics are outputs, written to scratch buffers.
+    p->prim = dnnl::layer_normalization_forward(dnnl::layer_normalization_forward::primitive_desc(
+        dnnl::layer_normalization_forward::desc(dnnl::prop_kind::forward_training, p->data, p->stat,
+                                                static_cast<float>(eps), flags),
+        DnnlEngine()));
+    return p;
+  });
 }
 
 // Rows in parallel; per row, mean and variance from the vectorised double-accumulating sums

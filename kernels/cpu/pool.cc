@@ -24,22 +24,20 @@ struct PoolPrimitive {
 };
 
 const PoolPrimitive& GetPool(const PoolKey& k, int64_t oh, int64_t ow) {
-  static thread_local absl::flat_hash_map<PoolKey, std::unique_ptr<PoolPrimitive>> cache;
-  auto it = cache.find(k);
-  if (it != cache.end()) return *it->second;
-  using dnnl::memory;
-  const auto f32 = memory::data_type::f32;
-  auto p = std::make_unique<PoolPrimitive>();
-  p->src = memory::desc({k[0], k[1], k[2], k[3]}, f32, memory::format_tag::nchw);
-  p->dst = memory::desc({k[0], k[1], oh, ow}, f32, memory::format_tag::nchw);
-  p->prim = dnnl::pooling_v2_forward(dnnl::pooling_v2_forward::primitive_desc(
-      dnnl::pooling_v2_forward::desc(dnnl::prop_kind::forward_inference,
-                                     static_cast<dnnl::algorithm>(k[14]), p->src, p->dst,
-                                     {k[6], k[7]}, {k[4], k[5]}, {k[12] - 1, k[13] - 1},
-                                     {k[8], k[10]}, {k[9], k[11]}),
-      DnnlEngine()));
-  TrimCache(cache);
-  return *cache.emplace(k, std::move(p)).first->second;
+  return *CachedPrimitive(k, [&] {
+    using dnnl::memory;
+    const auto f32 = memory::data_type::f32;
+    auto p = std::make_unique<PoolPrimitive>();
+    p->src = memory::desc({k[0], k[1], k[2], k[3]}, f32, memory::format_tag::nchw);
+    p->dst = memory::desc({k[0], k[1], oh, ow}, f32, memory::format_tag::nchw);
+    p->prim = dnnl::pooling_v2_forward(dnnl::pooling_v2_forward::primitive_desc(
+        dnnl::pooling_v2_forward::desc(dnnl::prop_kind::forward_inference,
+                                       static_cast<dnnl::algorithm>(k[14]), p->src, p->dst,
+                                       {k[6], k[7]}, {k[4], k[5]}, {k[12] - 1, k[13] - 1},
+                                       {k[8], k[10]}, {k[9], k[11]}),
+        DnnlEngine()));
+    return p;
+  });
 }
 
 template <typename T>
@@ -47,7 +45,6 @@ void PoolLoop(PoolKind kind, const Tensor& x, const Window2D& win, const Geometr
               bool include_pad, Tensor& out) {
   const Shape& xs = x.shape();
   const int64_t planes = xs[0] * xs[1], h = xs[2], w = xs[3], oh = g.out[0], ow = g.out[1];
-  const int64_t kh = win.kernel[0], kw = win.kernel[1];
   const T* px = x.data<T>();
   T* po = out.data<T>();
   for (int64_t p = 0; p < planes; ++p) {
@@ -57,28 +54,17 @@ void PoolLoop(PoolKind kind, const Tensor& x, const Window2D& win, const Geometr
         const int64_t y0 = y * win.stride[0] - g.pad[0], x0 = xo * win.stride[1] - g.pad[2];
         T acc = kind == PoolKind::kMax ? -std::numeric_limits<T>::infinity() : T(0);
         int64_t count = 0;
-        for (int64_t i = 0; i < kh; ++i) {
-          const int64_t iy = y0 + i * win.dilation[0];
-          if (iy < 0 || iy >= h) continue;
-          for (int64_t j = 0; j < kw; ++j) {
-            const int64_t ix = x0 + j * win.dilation[1];
-            if (ix < 0 || ix >= w) continue;
-            const T v = plane[iy * w + ix];
-            if (kind == PoolKind::kMax) {
-              acc = MaxPoolTakes(v, acc) ? v : acc;
-            } else {
-              acc += v;
-            }
-            ++count;
+        ForEachInWindow(win, h, w, y0, x0, [&](int64_t at) {
+          const T v = plane[at];
+          if (kind == PoolKind::kMax) {
+            acc = MaxPoolTakes(v, acc) ? v : acc;
+          } else {
+            acc += v;
           }
-        }
+          ++count;
+        });
         if (kind == PoolKind::kAvg) {
-          if (include_pad) {
-            // The window clipped to the padded input (not to the ceil_mode extension).
-            const int64_t ye = std::min(y0 + kh, h + g.pad_given[1]);
-            const int64_t xe = std::min(x0 + kw, w + g.pad_given[3]);
-            count = (ye - y0) * (xe - x0);
-          }
+          if (include_pad) count = PaddedWindowCount(win, g, h, w, y0, x0);
           acc = count > 0 ? acc / static_cast<T>(count) : T(0);
         }
         po[(p * oh + y) * ow + xo] = acc;

@@ -142,40 +142,23 @@ void PoolGradPlanes(PoolKind kind, const T* px, const T* pd, const Window2D& win
         const int64_t y0 = y * win.stride[0] - g.pad[0], x0 = xo * win.stride[1] - g.pad[2];
         T best = -std::numeric_limits<T>::infinity();
         int64_t best_at = -1, count = 0;
-        for (int64_t i = 0; i < kh; ++i) {
-          const int64_t iy = y0 + i * win.dilation[0];
-          if (iy < 0 || iy >= h) continue;
-          for (int64_t j = 0; j < kw; ++j) {
-            const int64_t ix = x0 + j * win.dilation[1];
-            if (ix < 0 || ix >= w) continue;
-            ++count;
-            if (kind != PoolKind::kMax) continue;
-            const T v = plane[iy * w + ix];
-            if (best_at < 0 || MaxPoolTakes(v, best)) {
-              best = v;
-              best_at = iy * w + ix;
-            }
+        ForEachInWindow(win, h, w, y0, x0, [&](int64_t at) {
+          ++count;
+          if (kind != PoolKind::kMax) return;
+          const T v = plane[at];
+          if (best_at < 0 || MaxPoolTakes(v, best)) {
+            best = v;
+            best_at = at;
           }
-        }
+        });
         if (kind == PoolKind::kMax) {
           if (best_at >= 0) dplane[best_at] += grad;
           continue;
         }
-        if (include_pad) {
-          const int64_t ye = std::min(y0 + kh, h + g.pad_given[1]);
-          const int64_t xe = std::min(x0 + kw, w + g.pad_given[3]);
-          count = (ye - y0) * (xe - x0);
-        }
+        if (include_pad) count = PaddedWindowCount(win, g, h, w, y0, x0);
         if (count == 0) continue;
         const T share = grad / static_cast<T>(count);
-        for (int64_t i = 0; i < kh; ++i) {
-          const int64_t iy = y0 + i * win.dilation[0];
-          if (iy < 0 || iy >= h) continue;
-          for (int64_t j = 0; j < kw; ++j) {
-            const int64_t ix = x0 + j * win.dilation[1];
-            if (ix >= 0 && ix < w) dplane[iy * w + ix] += share;
-          }
-        }
+        ForEachInWindow(win, h, w, y0, x0, [&](int64_t at) { dplane[at] += share; });
       }
   }
 }

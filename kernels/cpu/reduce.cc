@@ -407,27 +407,32 @@ void ReduceRowChunks(ReduceOp op, const rvec::FetchRows<T>& fetch, T* out, const
     std::copy(acc.begin(), acc.end(), out);
     return;
   }
-  if (op == ReduceOp::kProd) {
-    std::vector<double> acc = ByRowChunks<double>(
+  // Partial rows in double, each chunk's started at `init` and accumulated block by block by
+  // cols(o, block, partial row); `fold` combines the chunks'.
+  auto in_double = [&](double init, auto cols, auto fold) {
+    return ByRowChunks<double>(
         b, rpc,
         [&](int64_t o, int64_t r0, int64_t r1, double* dst) {
-          std::fill(dst, dst + inner, 1.0);
-          each(o, r0, r1, [&](const rvec::RowBlock<T>& blk) {
-            rvec::ProdCols(blk.p, blk.rows, inner, blk.ld, dst);
-          });
+          std::fill(dst, dst + inner, init);
+          each(o, r0, r1, [&](const rvec::RowBlock<T>& blk) { cols(o, blk, dst); });
+        },
+        fold);
+  };
+  if (op == ReduceOp::kProd) {
+    std::vector<double> acc = in_double(
+        1.0,
+        [&](int64_t, const rvec::RowBlock<T>& blk, double* dst) {
+          rvec::ProdCols(blk.p, blk.rows, inner, blk.ld, dst);
         },
         [&](double* a, const double* p) { for (int64_t c = 0; c < inner; ++c) a[c] *= p[c]; });
     for (int64_t i = 0; i < n; ++i) out[i] = static_cast<T>(acc[i]);
     return;
   }
   auto add = [&](double* a, const double* p) { for (int64_t c = 0; c < inner; ++c) a[c] += p[c]; };
-  std::vector<double> sum = ByRowChunks<double>(
-      b, rpc,
-      [&](int64_t o, int64_t r0, int64_t r1, double* dst) {
-        std::fill(dst, dst + inner, 0.0);
-        each(o, r0, r1, [&](const rvec::RowBlock<T>& blk) {
-          rvec::SumCols(blk.p, blk.rows, inner, blk.ld, dst);
-        });
+  std::vector<double> sum = in_double(
+      0.0,
+      [&](int64_t, const rvec::RowBlock<T>& blk, double* dst) {
+        rvec::SumCols(blk.p, blk.rows, inner, blk.ld, dst);
       },
       add);
   const double count = static_cast<double>(b.red);
@@ -437,13 +442,10 @@ void ReduceRowChunks(ReduceOp op, const rvec::FetchRows<T>& fetch, T* out, const
     return;
   }
   for (double& v : sum) v /= count;  // the means
-  std::vector<double> ssd = ByRowChunks<double>(
-      b, rpc,
-      [&](int64_t o, int64_t r0, int64_t r1, double* dst) {
-        std::fill(dst, dst + inner, 0.0);
-        each(o, r0, r1, [&](const rvec::RowBlock<T>& blk) {
-          rvec::SsdCols(blk.p, blk.rows, inner, blk.ld, sum.data() + o * inner, dst);
-        });
+  std::vector<double> ssd = in_double(
+      0.0,
+      [&](int64_t o, const rvec::RowBlock<T>& blk, double* dst) {
+        rvec::SsdCols(blk.p, blk.rows, inner, blk.ld, sum.data() + o * inner, dst);
       },
       add);
   const double denom = static_cast<double>(std::max<int64_t>(b.red - ddof, 0));

@@ -91,6 +91,15 @@ int64_t FindFirstScalar(const T* x, int64_t n, T v) {
   return n;
 }
 
+// The extremum of a vector's `lanes` (none NaN) followed by the n elements of `tail`.
+template <typename T, bool kMax>
+T LanesThenTail(const T* lanes, int64_t count, const T* tail, int64_t n) {
+  const T m = ExtremumScalar<T, kMax>(lanes, count);
+  if (n == 0) return m;
+  const T t = ExtremumScalar<T, kMax>(tail, n);
+  return (t != t || (kMax ? t > m : t < m)) ? t : m;
+}
+
 // The vector extrema combine lanes out of element order, so between equal values they may
 // keep a later one. Only zeros compare equal with different bits: for a zero extremum, the
 // first zero of the input is the value the scalar loop keeps.
@@ -105,14 +114,11 @@ T FirstEqual(const T* x, int64_t n, T m) {
 PIJIT_AVX2 inline __m256d Load4(const float* p) { return _mm256_cvtps_pd(_mm_loadu_ps(p)); }
 PIJIT_AVX2 inline __m256d Load4(const double* p) { return _mm256_loadu_pd(p); }
 
+// (v - mean)^2 for sums of squared deviations, else v (the difference is then unused).
 template <bool kSsd>
 PIJIT_AVX2 inline __m256d Term4(__m256d v, __m256d mean) {
-  if constexpr (kSsd) {
-    const __m256d d = _mm256_sub_pd(v, mean);
-    return _mm256_mul_pd(d, d);
-  } else {
-    return v;
-  }
+  const __m256d d = _mm256_sub_pd(v, mean);
+  return kSsd ? _mm256_mul_pd(d, d) : v;
 }
 
 // acc[16] = the four vector accumulators, lanes in element order.
@@ -166,12 +172,7 @@ PIJIT_AVX2 float ExtremumAvx2(const float* x, int64_t n) {
   a0 = ext(ext(a0, a1), ext(a2, a3));
   float lanes[8];
   _mm256_storeu_ps(lanes, a0);
-  float m = ExtremumScalar<float, kMax>(lanes, 8);
-  if (i < n) {
-    const float t = ExtremumScalar<float, kMax>(x + i, n - i);
-    m = (t != t || (kMax ? t > m : t < m)) ? t : m;
-  }
-  return m;
+  return LanesThenTail<float, kMax>(lanes, 8, x + i, n - i);
 }
 
 template <bool kMax>
@@ -196,35 +197,32 @@ PIJIT_AVX2 double ExtremumAvx2(const double* x, int64_t n) {
             : _mm256_min_pd(_mm256_min_pd(a0, a1), _mm256_min_pd(a2, a3));
   double lanes[4];
   _mm256_storeu_pd(lanes, a0);
-  double m = ExtremumScalar<double, kMax>(lanes, 4);
-  if (i < n) {
-    const double t = ExtremumScalar<double, kMax>(x + i, n - i);
-    m = (t != t || (kMax ? t > m : t < m)) ? t : m;
-  }
-  return m;
+  return LanesThenTail<double, kMax>(lanes, 4, x + i, n - i);
 }
 
-PIJIT_AVX2 int64_t FindFirstAvx2(const float* x, int64_t n, float v) {
-  const __m256 vv = _mm256_set1_ps(v);
-  const bool nan = v != v;
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    const __m256 a = _mm256_loadu_ps(x + i);
-    const int m = _mm256_movemask_ps(nan ? _mm256_cmp_ps(a, a, _CMP_UNORD_Q)
-                                         : _mm256_cmp_ps(a, vv, _CMP_EQ_OQ));
-    if (m) return i + __builtin_ctz(m);
-  }
-  return i + FindFirstScalar(x + i, n - i, v);
+// Bit k set where element k of the 8 floats (4 doubles) at p is NaN (when `nan`) or equals v.
+PIJIT_AVX2 inline int Matches(const float* p, __m256 v, bool nan) {
+  const __m256 a = _mm256_loadu_ps(p);
+  return _mm256_movemask_ps(nan ? _mm256_cmp_ps(a, a, _CMP_UNORD_Q)
+                                : _mm256_cmp_ps(a, v, _CMP_EQ_OQ));
+}
+PIJIT_AVX2 inline int Matches(const double* p, __m256d v, bool nan) {
+  const __m256d a = _mm256_loadu_pd(p);
+  return _mm256_movemask_pd(nan ? _mm256_cmp_pd(a, a, _CMP_UNORD_Q)
+                                : _mm256_cmp_pd(a, v, _CMP_EQ_OQ));
 }
 
-PIJIT_AVX2 int64_t FindFirstAvx2(const double* x, int64_t n, double v) {
-  const __m256d vv = _mm256_set1_pd(v);
+template <typename T>
+PIJIT_AVX2 int64_t FindFirstAvx2(const T* x, int64_t n, T v) {
+  constexpr int64_t L = 32 / sizeof(T);
+  const auto vv = [v]() PIJIT_AVX2 {
+    if constexpr (std::is_same_v<T, float>) return _mm256_set1_ps(v);
+    else return _mm256_set1_pd(v);
+  }();
   const bool nan = v != v;
   int64_t i = 0;
-  for (; i + 4 <= n; i += 4) {
-    const __m256d a = _mm256_loadu_pd(x + i);
-    const int m = _mm256_movemask_pd(nan ? _mm256_cmp_pd(a, a, _CMP_UNORD_Q)
-                                          : _mm256_cmp_pd(a, vv, _CMP_EQ_OQ));
+  for (; i + L <= n; i += L) {
+    const int m = Matches(x + i, vv, nan);
     if (m) return i + __builtin_ctz(m);
   }
   return i + FindFirstScalar(x + i, n - i, v);
@@ -232,18 +230,15 @@ PIJIT_AVX2 int64_t FindFirstAvx2(const double* x, int64_t n, double v) {
 
 // ---- AVX-512 ----
 
-PIJIT_AVX512 inline __m512d Load8(const float* p) { return _mm512_cvtps_pd(_mm256_loadu_ps(p)); }
-PIJIT_AVX512 inline __m512d Load8(const double* p) { return _mm512_loadu_pd(p); }
-
+// (v - mean)^2 for sums of squared deviations, else v (the difference is then unused).
 template <bool kSsd>
 PIJIT_AVX512 inline __m512d Term8(__m512d v, __m512d mean) {
-  if constexpr (kSsd) {
-    const __m512d d = _mm512_sub_pd(v, mean);
-    return _mm512_mul_pd(d, d);
-  } else {
-    return v;
-  }
+  const __m512d d = _mm512_sub_pd(v, mean);
+  return kSsd ? _mm512_mul_pd(d, d) : v;
 }
+
+PIJIT_AVX512 inline __m512d Load8(const float* p) { return _mm512_cvtps_pd(_mm256_loadu_ps(p)); }
+PIJIT_AVX512 inline __m512d Load8(const double* p) { return _mm512_loadu_pd(p); }
 
 // The 16 lanes are two vectors: `lo` holds lanes 0..7, `hi` lanes 8..15.
 template <bool kSsd, typename T>
@@ -263,50 +258,59 @@ PIJIT_AVX512 double LanesAvx512(const T* x, int64_t n, double mean) {
 }
 
 // Vectors of 16 floats or 8 doubles with their masks, so that the extremum and FindFirst
-// loops are written once.
-struct F32x16 {
-  using T = float;
-  using V = __m512;
-  using Mask = __mmask16;
-  static constexpr int kLanes = 16;
-  PIJIT_AVX512 static V Set1(T v) { return _mm512_set1_ps(v); }
-  PIJIT_AVX512 static V Load(const T* p) { return _mm512_loadu_ps(p); }
-  // The lanes of `mask` from p, the others from `src` (masked-off lanes are not read).
-  PIJIT_AVX512 static V LoadTail(V src, Mask mask, const T* p) {
-    return _mm512_mask_loadu_ps(src, mask, p);
-  }
-  PIJIT_AVX512 static V Max(V a, V b) { return _mm512_max_ps(a, b); }
-  PIJIT_AVX512 static V Min(V a, V b) { return _mm512_min_ps(a, b); }
-  PIJIT_AVX512 static Mask Unord(Mask k, V a, V b) {
-    return _mm512_mask_cmp_ps_mask(k, a, b, _CMP_UNORD_Q);
-  }
-  PIJIT_AVX512 static Mask Eq(Mask k, V a, V b) {
-    return _mm512_mask_cmp_ps_mask(k, a, b, _CMP_EQ_OQ);
-  }
-  PIJIT_AVX512 static void Store(T* p, V v) { _mm512_storeu_ps(p, v); }
-};
-struct F64x8 {
-  using T = double;
+// loops are written once (each operation picks its intrinsic at compile time).
+// The vector type of 64 bytes of T (std::conditional_t would drop the vector types'
+// attributes).
+template <typename T>
+struct Zmm {
   using V = __m512d;
-  using Mask = __mmask8;
-  static constexpr int kLanes = 8;
-  PIJIT_AVX512 static V Set1(T v) { return _mm512_set1_pd(v); }
-  PIJIT_AVX512 static V Load(const T* p) { return _mm512_loadu_pd(p); }
-  PIJIT_AVX512 static V LoadTail(V src, Mask mask, const T* p) {
-    return _mm512_mask_loadu_pd(src, mask, p);
-  }
-  PIJIT_AVX512 static V Max(V a, V b) { return _mm512_max_pd(a, b); }
-  PIJIT_AVX512 static V Min(V a, V b) { return _mm512_min_pd(a, b); }
-  PIJIT_AVX512 static Mask Unord(Mask k, V a, V b) {
-    return _mm512_mask_cmp_pd_mask(k, a, b, _CMP_UNORD_Q);
-  }
-  PIJIT_AVX512 static Mask Eq(Mask k, V a, V b) {
-    return _mm512_mask_cmp_pd_mask(k, a, b, _CMP_EQ_OQ);
-  }
-  PIJIT_AVX512 static void Store(T* p, V v) { _mm512_storeu_pd(p, v); }
+};
+template <>
+struct Zmm<float> {
+  using V = __m512;
 };
 template <typename T>
-using Vec512 = std::conditional_t<std::is_same_v<T, float>, F32x16, F64x8>;
+struct Vec512 {
+  static constexpr bool kF32 = std::is_same_v<T, float>;
+  using V = typename Zmm<T>::V;
+  using Mask = std::conditional_t<kF32, __mmask16, __mmask8>;
+  static constexpr int kLanes = 64 / sizeof(T);
+  PIJIT_AVX512 static V Set1(T v) {
+    if constexpr (kF32) return _mm512_set1_ps(v);
+    else return _mm512_set1_pd(v);
+  }
+  PIJIT_AVX512 static V Load(const T* p) {
+    if constexpr (kF32) return _mm512_loadu_ps(p);
+    else return _mm512_loadu_pd(p);
+  }
+  // The lanes of `mask` from p, the others from `src` (masked-off lanes are not read).
+  PIJIT_AVX512 static V LoadTail(V src, Mask mask, const T* p) {
+    if constexpr (kF32) return _mm512_mask_loadu_ps(src, mask, p);
+    else return _mm512_mask_loadu_pd(src, mask, p);
+  }
+  PIJIT_AVX512 static V Max(V a, V b) {
+    if constexpr (kF32) return _mm512_max_ps(a, b);
+    else return _mm512_max_pd(a, b);
+  }
+  PIJIT_AVX512 static V Min(V a, V b) {
+    if constexpr (kF32) return _mm512_min_ps(a, b);
+    else return _mm512_min_pd(a, b);
+  }
+  // Lanes of k where a and b compare unordered (either is NaN), or equal.
+  PIJIT_AVX512 static Mask Unord(Mask k, V a, V b) { return Cmp<_CMP_UNORD_Q>(k, a, b); }
+  PIJIT_AVX512 static Mask Eq(Mask k, V a, V b) { return Cmp<_CMP_EQ_OQ>(k, a, b); }
+  PIJIT_AVX512 static void Store(T* p, V v) {
+    if constexpr (kF32) _mm512_storeu_ps(p, v);
+    else _mm512_storeu_pd(p, v);
+  }
+
+ private:
+  template <int kPredicate>
+  PIJIT_AVX512 static Mask Cmp(Mask k, V a, V b) {
+    if constexpr (kF32) return _mm512_mask_cmp_ps_mask(k, a, b, kPredicate);
+    else return _mm512_mask_cmp_pd_mask(k, a, b, kPredicate);
+  }
+};
 
 template <typename W>
 inline typename W::Mask FirstLanes(int64_t k) {

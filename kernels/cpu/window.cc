@@ -1,4 +1,5 @@
-// Window attributes of conv2d and the poolings: encoding for graph attributes and geometry.
+// Window attributes of conv2d and the poolings: encoding for graph attributes and geometry;
+// the post-op checks of the fused matmul and convolution.
 #include "kernels/cpu/window.h"
 
 #include "kernels/errors.h"
@@ -87,6 +88,46 @@ absl::StatusOr<Geometry2D> ResolveWindow(const char* op, const Shape& x, const i
     hi = std::max(hi, (g.out[i] - 1) * s + eff - in - lo);
   }
   return g;
+}
+
+absl::Status CheckPostOps(const PostOpRules& rules, const TensorMeta& out, bool has_bias,
+                          absl::Span<const int64_t> post,
+                          absl::Span<const TensorMeta* const> operands) {
+  size_t next = 0;
+  for (size_t i = 0; i < post.size(); ++i) {
+    if (post[i] < 0 || post[i] >= kNumMatMulPosts) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("%s: unknown post-op %d", rules.op, post[i]));
+    }
+    const bool is_bias = post[i] == static_cast<int64_t>(MatMulPost::kBias);
+    if (is_bias && (i != 0 || has_bias)) {
+      return absl::InvalidArgumentError(absl::StrCat(rules.op, ": ", rules.bias_first));
+    }
+    if (!MatMulPostTakesOperand(post[i])) continue;
+    if (next == operands.size()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(rules.op, ": more bias/add post-ops than operands"));
+    }
+    const TensorMeta& o = *operands[next++];
+    if (o.dtype != out.dtype) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s: operand %d has dtype %s but %s has dtype %s", rules.op, next - 1,
+          DTypeName(o.dtype), rules.result, DTypeName(out.dtype)));
+    }
+    PIJIT_ASSIGN_OR_RETURN(Shape s, BroadcastShapes(rules.op, o.shape, out.shape));
+    const bool bias_ok = !is_bias || rules.bias_fits(o, out);
+    if (s != out.shape || !bias_ok) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s: operand %s does not %s %s shape %s", rules.op, ShapeToString(o.shape),
+          bias_ok ? "broadcast to" : rules.bias_along, rules.result_shape,
+          ShapeToString(out.shape)));
+    }
+  }
+  if (next != operands.size()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(rules.op, ": more operands than bias/add post-ops"));
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace pijit

@@ -1,10 +1,15 @@
 // Shared by the NCHW layer kernels: window geometry (output size and resolved padding) and
-// the oneDNN engine and stream.
+// the oneDNN engine and stream; and the post-op checks of fused_matmul and fused_conv2d.
 #pragma once
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include <algorithm>
 #include <cmath>
+#include <memory>
 #include <optional>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/inlined_vector.h"
 
 #include "kernels/cpu/conv_direct.h"
 
@@ -58,11 +63,73 @@ inline ConvProblem MakeConvProblem(const int64_t* k) {
   return p;
 }
 
+// The 16 numbers MakeConvProblem reads, for x of shape `xs` and weights of shape `ws`, then
+// `last` (the forward: whether it has a bias; the gradients: which one); `Key` is the caller's
+// cache key type.
+template <typename Key>
+Key ConvKeyOf(const Shape& xs, const Shape& ws, const Geometry2D& g, const Window2D& win,
+              int64_t last) {
+  return Key{xs[0], xs[1], xs[2], xs[3], ws[0], ws[2], ws[3], win.stride[0], win.stride[1],
+             g.pad[0], g.pad[1], g.pad[2], g.pad[3], win.dilation[0], win.dilation[1],
+             win.groups, last};
+}
+
+// `plain`'s dims in a float32 layout that oneDNN chooses when `blocked` (for its blocked
+// kernels), else `plain`.
+inline dnnl::memory::desc LayoutFor(bool blocked, const dnnl::memory::desc& plain) {
+  using dnnl::memory;
+  return blocked ? memory::desc(plain.dims(), memory::data_type::f32, memory::format_tag::any)
+                 : plain;
+}
+
+// `from` in the layout `want`: itself when it has that layout, else a reordered copy.
+inline dnnl::memory InLayout(dnnl::memory& from, const dnnl::memory::desc& want) {
+  if (from.get_desc() == want) return from;
+  dnnl::memory m(want, DnnlEngine());
+  dnnl::reorder(from, m).execute(DnnlStream(), from, m);
+  return m;
+}
+
 // Max pooling's choice, shared by the forward loop and the gradient: `v` replaces the window's
 // maximum so far when it is larger or the first NaN (a NaN, once taken, stays).
 template <typename T>
 inline bool MaxPoolTakes(T v, T best) {
   return (v > best || std::isnan(v)) && !std::isnan(best);
+}
+
+// Calls f(offset in the plane, tap i * kw + j) for each tap (i, j) of a kh x kw window with
+// dilations (dy, dx) whose top-left corner is (y0, x0) in an h x w plane (negative in the
+// padding), row by row; taps that fall in the padding are skipped.
+template <typename F>
+inline void ForEachTapInPlane(int64_t kh, int64_t kw, int64_t dy, int64_t dx, int64_t h,
+                              int64_t w, int64_t y0, int64_t x0, F&& f) {
+  for (int64_t i = 0; i < kh; ++i) {
+    const int64_t iy = y0 + i * dy;
+    if (iy < 0 || iy >= h) continue;
+    for (int64_t j = 0; j < kw; ++j) {
+      const int64_t ix = x0 + j * dx;
+      if (ix < 0 || ix >= w) continue;
+      f(iy * w + ix, i * kw + j);
+    }
+  }
+}
+
+// Calls f(offset in the plane) for each element of an h x w plane under the pooling window
+// whose top-left corner is (y0, x0), as ForEachTapInPlane.
+template <typename F>
+inline void ForEachInWindow(const Window2D& win, int64_t h, int64_t w, int64_t y0, int64_t x0,
+                            F&& f) {
+  ForEachTapInPlane(win.kernel[0], win.kernel[1], win.dilation[0], win.dilation[1], h, w, y0,
+                    x0, [&](int64_t at, int64_t) { f(at); });
+}
+
+// What average pooling divides by with count_include_pad: the window at (y0, x0) clipped to
+// the padded h x w input (not to the ceil_mode extension).
+inline int64_t PaddedWindowCount(const Window2D& win, const Geometry2D& g, int64_t h, int64_t w,
+                                 int64_t y0, int64_t x0) {
+  const int64_t ye = std::min(y0 + win.kernel[0], h + g.pad_given[1]);
+  const int64_t xe = std::min(x0 + win.kernel[1], w + g.pad_given[3]);
+  return (ye - y0) * (xe - x0);
 }
 
 // The problem as conv_direct's kernels see it, when they take it (stride and dilation 1,
@@ -78,10 +145,59 @@ inline std::optional<conv_direct::Problem> DirectProblem(const Shape& xs, const 
   return p;
 }
 
-// Bounds a primitive cache: entries are cheap to rebuild.
-template <typename Map>
-void TrimCache(Map& cache) {
+// oneDNN's eltwise post-op for an activation post-op (relu for the others).
+inline dnnl::algorithm EltwiseAlgorithm(MatMulPost p) {
+  switch (p) {
+    case MatMulPost::kGelu: return dnnl::algorithm::eltwise_gelu_erf;
+    case MatMulPost::kTanh: return dnnl::algorithm::eltwise_tanh;
+    case MatMulPost::kSigmoid: return dnnl::algorithm::eltwise_logistic;
+    default: return dnnl::algorithm::eltwise_relu;
+  }
+}
+
+// How fused_matmul and fused_conv2d name things in the errors of CheckPostOps, and where a
+// bias operand must lie.
+struct PostOpRules {
+  const char* op;            // "fused_matmul"
+  const char* result;        // "the product": whose dtype each operand must have
+  const char* result_shape;  // "the product's": whose shape each operand must broadcast to
+  const char* bias_first;    // the error for a bias post-op that is not first (or not allowed)
+  const char* bias_along;    // what a bias operand must do: "run along the last axis of"
+  bool (*bias_fits)(const TensorMeta& operand, const TensorMeta& out);
+};
+
+// The metas of a fused op's operands, and the pointers to them that its Infer function takes.
+struct OperandMetas {
+  explicit OperandMetas(absl::Span<const Tensor* const> operands) {
+    for (const Tensor* o : operands) metas.push_back(MetaOf(*o));
+    for (const TensorMeta& m : metas) ptrs.push_back(&m);
+  }
+  OperandMetas(const OperandMetas&) = delete;  // ptrs point into metas
+  OperandMetas& operator=(const OperandMetas&) = delete;
+  absl::InlinedVector<TensorMeta, 4> metas;
+  absl::InlinedVector<const TensorMeta*, 4> ptrs;
+};
+
+// Checks the post-op codes `post` and their `operands` (one per bias or add, in order) against
+// the result `out`: known codes, bias only first (and not when `has_bias`), operands of out's
+// dtype that broadcast to its shape, a bias operand where `rules.bias_fits` says.
+absl::Status CheckPostOps(const PostOpRules& rules, const TensorMeta& out, bool has_bias,
+                          absl::Span<const int64_t> post,
+                          absl::Span<const TensorMeta* const> operands);
+
+// The oneDNN primitive for `key`, from this thread's cache, or built by `build` (which returns
+// it as a std::unique_ptr, null when oneDNN cannot build it: the failure is cached too). Each
+// caller's `build` lambda has a type of its own, hence a cache of its own. The cache is
+// bounded: entries are cheap to rebuild.
+template <typename Key, typename Build>
+const auto* CachedPrimitive(const Key& key, Build build) {
+  using P = typename decltype(build())::element_type;
+  static thread_local absl::flat_hash_map<Key, std::unique_ptr<P>> cache;
+  auto it = cache.find(key);
+  if (it != cache.end()) return static_cast<const P*>(it->second.get());
+  std::unique_ptr<P> p = build();
   if (cache.size() > 512) cache.clear();
+  return static_cast<const P*>(cache.emplace(key, std::move(p)).first->second.get());
 }
 
 }  // namespace pijit

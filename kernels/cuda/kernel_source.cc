@@ -94,38 +94,15 @@ template <typename T> __device__ __forceinline__ T Relu(T x) {
 }
 )";
 
-constexpr const char* kArgs = R"(
-#define PJ_MAX_DIMS 8
-#define PJ_MAX_INPUTS 16
-struct ElementwiseArgs {
-  void* out;
-  const void* in[PJ_MAX_INPUTS];
-  long long n;
-  int ndim;
-  int pad;
-  long long shape[PJ_MAX_DIMS];
-  long long strides[PJ_MAX_INPUTS][PJ_MAX_DIMS];
-  long long out_strides[PJ_MAX_DIMS];
-};
-struct ReduceArgs {
-  const void* in;
-  void* out;
-  long long n_out, n_red;
-  int kept_ndim, red_ndim;
-  long long kept_shape[PJ_MAX_DIMS], kept_stride[PJ_MAX_DIMS];
-  long long red_shape[PJ_MAX_DIMS], red_stride[PJ_MAX_DIMS];
-  long long chunks, chunk_len, divisor;
-};
-struct SoftmaxArgs {
-  const void* in;
-  void* out;
-  long long rows, len;
-  long long in_axis_stride, out_axis_stride;
-  int kept_ndim;
-  int pad;
-  long long kept_shape[PJ_MAX_DIMS], in_kept_stride[PJ_MAX_DIMS], out_kept_stride[PJ_MAX_DIMS];
-};
-// The offset of linear index `i` of a row-major `shape` in a tensor of `stride`, in index
+#define PIJIT_TEXT(...) PIJIT_TEXT_OF(__VA_ARGS__)
+#define PIJIT_TEXT_OF(...) #__VA_ARGS__
+constexpr const char* kArgs =
+    "\n#define PJ_MAX_DIMS 8\n#define PJ_MAX_INPUTS 16\n"
+    "struct ElementwiseArgs {\n  "
+    PIJIT_TEXT(PIJIT_ELEMENTWISE_ARGS_FIELDS(PJ_MAX_INPUTS, PJ_MAX_DIMS)) "\n};\n"
+    "struct ReduceArgs {\n  " PIJIT_TEXT(PIJIT_REDUCE_ARGS_FIELDS(PJ_MAX_DIMS)) "\n};\n"
+    "struct SoftmaxArgs {\n  " PIJIT_TEXT(PIJIT_SOFTMAX_ARGS_FIELDS(PJ_MAX_DIMS)) "\n};\n"
+    R"(// The offset of linear index `i` of a row-major `shape` in a tensor of `stride`, in index
 // type I: unsigned 32-bit where every index and offset fits (its division is several times
 // cheaper than 64-bit's; a negative stride wraps and the sum comes out right modulo 2^32).
 template <typename I>
@@ -140,6 +117,8 @@ __device__ __forceinline__ long long pj_offset(long long i, int ndim, const long
   return (long long)off;
 }
 )";
+#undef PIJIT_TEXT_OF
+#undef PIJIT_TEXT
 
 const char* FusedOperator(FusedOpcode op) {
   switch (op) {
@@ -293,45 +272,57 @@ absl::StatusOr<std::string> FusedProgramBody(const FusedProgram& program) {
   return body;
 }
 
-absl::StatusOr<std::string> BinaryBody(BinaryOp op, bool floating) {
+// The C++ operator that computes `op` on operands of type T, or null when none does.
+const char* InfixOperator(BinaryOp op, bool floating) {
   switch (op) {
-    case BinaryOp::kAdd: return std::string("    r = T(x0) + T(x1);");
-    case BinaryOp::kSub: return std::string("    r = T(x0) - T(x1);");
-    case BinaryOp::kMul: return std::string("    r = T(x0) * T(x1);");
-    case BinaryOp::kDiv:
-      if (floating) return std::string("    r = T(x0) / T(x1);");
-      break;
-    case BinaryOp::kMaximum: return std::string("    r = Maximum(T(x0), T(x1));");
-    case BinaryOp::kMinimum: return std::string("    r = Minimum(T(x0), T(x1));");
-    case BinaryOp::kEqual: return std::string("    r = T(x0) == T(x1);");
-    case BinaryOp::kNotEqual: return std::string("    r = T(x0) != T(x1);");
-    case BinaryOp::kLess: return std::string("    r = T(x0) < T(x1);");
-    case BinaryOp::kLessEqual: return std::string("    r = T(x0) <= T(x1);");
-    case BinaryOp::kGreater: return std::string("    r = T(x0) > T(x1);");
-    case BinaryOp::kGreaterEqual: return std::string("    r = T(x0) >= T(x1);");
-    case BinaryOp::kLogicalAnd: return std::string("    r = (x0 != 0) && (x1 != 0);");
-    case BinaryOp::kLogicalOr: return std::string("    r = (x0 != 0) || (x1 != 0);");
-    case BinaryOp::kLogicalXor: return std::string("    r = (x0 != 0) != (x1 != 0);");
+    case BinaryOp::kAdd: return "+";
+    case BinaryOp::kSub: return "-";
+    case BinaryOp::kMul: return "*";
+    case BinaryOp::kDiv: return floating ? "/" : nullptr;
+    case BinaryOp::kEqual: return "==";
+    case BinaryOp::kNotEqual: return "!=";
+    case BinaryOp::kLess: return "<";
+    case BinaryOp::kLessEqual: return "<=";
+    case BinaryOp::kGreater: return ">";
+    case BinaryOp::kGreaterEqual: return ">=";
+    case BinaryOp::kBitwiseAnd: return floating ? nullptr : "&";
+    case BinaryOp::kBitwiseOr: return floating ? nullptr : "|";
+    case BinaryOp::kBitwiseXor: return floating ? nullptr : "^";
+    default: return nullptr;
+  }
+}
+
+// The device function of two T operands that computes `op`, or null when none does.
+const char* DeviceFunction(BinaryOp op, bool floating) {
+  switch (op) {
+    case BinaryOp::kMaximum: return "Maximum";
+    case BinaryOp::kMinimum: return "Minimum";
     // Integer pow stays on the CPU: a negative exponent is an error there, which a kernel
     // could only report through a wait for the device.
-    case BinaryOp::kPow:
-      if (floating) return std::string("    r = pj::pow(T(x0), T(x1));");
-      break;
-    case BinaryOp::kFloorDiv:
-      return std::string(floating ? "    r = FloatFloorDiv(T(x0), T(x1));" : "    r = IntFloorDiv(T(x0), T(x1));");
-    case BinaryOp::kMod:
-      return std::string(floating ? "    r = FloatMod(T(x0), T(x1));" : "    r = IntMod(T(x0), T(x1));");
-    case BinaryOp::kBitwiseAnd:
-      if (!floating) return std::string("    r = T(x0) & T(x1);");
-      break;
-    case BinaryOp::kBitwiseOr:
-      if (!floating) return std::string("    r = T(x0) | T(x1);");
-      break;
-    case BinaryOp::kBitwiseXor:
-      if (!floating) return std::string("    r = T(x0) ^ T(x1);");
-      break;
-    default: break;
+    case BinaryOp::kPow: return floating ? "pj::pow" : nullptr;
+    case BinaryOp::kFloorDiv: return floating ? "FloatFloorDiv" : "IntFloorDiv";
+    case BinaryOp::kMod: return floating ? "FloatMod" : "IntMod";
+    default: return nullptr;
   }
+}
+
+// The logical operator that `op` applies to the operands' truth values, or null.
+const char* LogicalOperator(BinaryOp op) {
+  switch (op) {
+    case BinaryOp::kLogicalAnd: return "&&";
+    case BinaryOp::kLogicalOr: return "||";
+    case BinaryOp::kLogicalXor: return "!=";
+    default: return nullptr;
+  }
+}
+
+absl::StatusOr<std::string> BinaryBody(BinaryOp op, bool floating) {
+  if (const char* o = InfixOperator(op, floating))
+    return absl::StrCat("    r = T(x0) ", o, " T(x1);");
+  if (const char* f = DeviceFunction(op, floating))
+    return absl::StrCat("    r = ", f, "(T(x0), T(x1));");
+  if (const char* o = LogicalOperator(op))
+    return absl::StrCat("    r = (x0 != 0) ", o, " (x1 != 0);");
   return absl::UnimplementedError(absl::StrFormat(
       "the CUDA backend has no kernel for %s%s yet", BinaryOpName(op),
       floating ? "" : " of integers"));

@@ -41,38 +41,46 @@ inline constexpr int kReduceBlock = 256;
 
 enum class Access : char { kContiguous = 'c', kScalar = 's', kStrided = 'g' };
 
-// Kernel arguments, passed by value. The rendered sources declare the same structs with the
-// same field types and order (ArgsDeclarations()), so host and device agree on the layout.
+// Kernel arguments, passed by value. The rendered sources declare the same structs from the
+// same field lists (ArgsDeclarations()), so host and device agree on the layout; INPUTS and
+// DIMS are the array sizes (kMaxInputs and kMaxDims here, PJ_MAX_INPUTS and PJ_MAX_DIMS there).
+#define PIJIT_ELEMENTWISE_ARGS_FIELDS(INPUTS, DIMS)                                        \
+  void* out;                                                                              \
+  const void* in[INPUTS];                                                                 \
+  long long n; /* output elements */                                                      \
+  int ndim;                                                                               \
+  int pad;                                                                                \
+  long long shape[DIMS];          /* the output's */                                      \
+  long long strides[INPUTS][DIMS]; /* each input's, in elements, 0 where broadcast */     \
+  long long out_strides[DIMS];     /* the output's, when it is written strided */
+// ReduceArgs: each output's reduced elements split over `chunks` blocks of `chunk_len` (1 and
+// n_red: one block per output), writing out[o * chunks + c]; mean divides by `divisor` when it
+// is not 0 (the whole count, on the pass that finishes).
+#define PIJIT_REDUCE_ARGS_FIELDS(DIMS)                                                     \
+  const void* in;                                                                         \
+  void* out;                                                                              \
+  long long n_out, n_red;                                                                 \
+  int kept_ndim, red_ndim;                                                                \
+  long long kept_shape[DIMS], kept_stride[DIMS]; /* input strides of the kept axes */     \
+  long long red_shape[DIMS], red_stride[DIMS];   /* and of the reduced ones */            \
+  long long chunks, chunk_len, divisor;
+#define PIJIT_SOFTMAX_ARGS_FIELDS(DIMS)                                                    \
+  const void* in;                                                                         \
+  void* out;                                                                              \
+  long long rows, len;                                                                    \
+  long long in_axis_stride, out_axis_stride;                                              \
+  int kept_ndim;                                                                          \
+  int pad;                                                                                \
+  long long kept_shape[DIMS], in_kept_stride[DIMS], out_kept_stride[DIMS];
+
 struct ElementwiseArgs {
-  void* out;
-  const void* in[kMaxInputs];
-  long long n;  // output elements
-  int ndim;
-  int pad;
-  long long shape[kMaxDims];                // the output's
-  long long strides[kMaxInputs][kMaxDims];  // each input's, in elements, 0 where broadcast
-  long long out_strides[kMaxDims];          // the output's, when it is written strided
+  PIJIT_ELEMENTWISE_ARGS_FIELDS(kMaxInputs, kMaxDims)
 };
 struct ReduceArgs {
-  const void* in;
-  void* out;
-  long long n_out, n_red;
-  int kept_ndim, red_ndim;
-  long long kept_shape[kMaxDims], kept_stride[kMaxDims];  // input strides of the kept axes
-  long long red_shape[kMaxDims], red_stride[kMaxDims];    // and of the reduced ones
-  // Each output's reduced elements split over `chunks` blocks of `chunk_len` (1 and n_red:
-  // one block per output), writing out[o * chunks + c]; mean divides by `divisor` when it is
-  // not 0 (the whole count, on the pass that finishes).
-  long long chunks, chunk_len, divisor;
+  PIJIT_REDUCE_ARGS_FIELDS(kMaxDims)
 };
 struct SoftmaxArgs {
-  const void* in;
-  void* out;
-  long long rows, len;
-  long long in_axis_stride, out_axis_stride;
-  int kept_ndim;
-  int pad;
-  long long kept_shape[kMaxDims], in_kept_stride[kMaxDims], out_kept_stride[kMaxDims];
+  PIJIT_SOFTMAX_ARGS_FIELDS(kMaxDims)
 };
 const char* ArgsDeclarations();
 

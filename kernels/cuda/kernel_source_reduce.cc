@@ -46,6 +46,13 @@ template <> __device__ __forceinline__ long long pj_highest<long long>() { retur
 template <> __device__ __forceinline__ int pj_highest<int>() { return 2147483647; }
 )";
 
+// What the reduction and softmax sources start with: the argument structs, the limits and IDX,
+// the index type of pj_offset.
+std::string Prelude(bool wide_index) {
+  return absl::StrCat(ArgsDeclarations(), kLimits, "typedef ",
+                      wide_index ? "long long" : "unsigned int", " IDX;\n");
+}
+
 }  // namespace
 
 bool NeedsWideIndex(const Tensor& t) {
@@ -64,8 +71,7 @@ absl::StatusOr<std::string> RenderReduce(ReduceOp op, DType in, DType out, bool 
         "the CUDA backend has no %s reduction of %s tensors yet", ReduceOpName(op), DTypeName(in)));
   }
   // Accumulate in the output's type (int32 sums widen to int64 as on the CPU).
-  std::string src = absl::StrCat(ArgsDeclarations(), kLimits, "typedef ",
-                                 wide_index ? "long long" : "unsigned int", " IDX;\n");
+  std::string src = Prelude(wide_index);
   absl::StrAppendFormat(&src, R"(
 extern "C" __global__ void pijit_reduce(ReduceArgs a) {
   typedef %s A;
@@ -112,8 +118,7 @@ absl::StatusOr<std::string> RenderSoftmax(DType dtype, bool log, bool wide_index
   const char* t = dtype == DType::kFloat64 ? "double" : "float";
   const char* exp = dtype == DType::kFloat64 ? "exp" : "expf";
   const char* lg = dtype == DType::kFloat64 ? "log" : "logf";
-  std::string src = absl::StrCat(ArgsDeclarations(), kLimits, "typedef ",
-                                 wide_index ? "long long" : "unsigned int", " IDX;\n");
+  std::string src = Prelude(wide_index);
   // Three passes over the row: its max, the sum of exp(x - max), then the outputs. A NaN in
   // the row makes the row NaN, as on the CPU.
   absl::StrAppendFormat(&src, R"(

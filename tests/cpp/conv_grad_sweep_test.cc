@@ -40,15 +40,20 @@ double At(const Tensor& t, int64_t i) {
   return t.dtype() == DType::kFloat32 ? t.data<float>()[i] : t.data<double>()[i];
 }
 
-Window2D WindowOf(const ConvCase& k) {
+// The stride and padding of a convolution or pooling case ('same' resolves its own padding).
+template <typename Case>
+Window2D StridedWindow(const Case& c) {
   Window2D win;
-  win.same = k.same;
+  win.same = c.same;
+  for (int i = 0; i < 2; ++i) win.stride[i] = c.stride[i];
+  for (int i = 0; i < 4; ++i) win.pad[i] = c.same ? 0 : c.pad[i];
+  return win;
+}
+
+Window2D WindowOf(const ConvCase& k) {
+  Window2D win = StridedWindow(k);
   win.groups = k.groups;
-  for (int i = 0; i < 2; ++i) {
-    win.stride[i] = k.stride[i];
-    win.dilation[i] = k.dilation[i];
-  }
-  for (int i = 0; i < 4; ++i) win.pad[i] = k.same ? 0 : k.pad[i];
+  for (int i = 0; i < 2; ++i) win.dilation[i] = k.dilation[i];
   return win;
 }
 
@@ -178,15 +183,10 @@ struct PoolCase {
 };
 
 Window2D WindowOf(const PoolCase& p) {
-  Window2D win;
-  win.same = p.same;
+  Window2D win = StridedWindow(p);
   win.ceil_mode = p.ceil;
   win.count_include_pad = p.include_pad;
-  for (int i = 0; i < 2; ++i) {
-    win.kernel[i] = p.k[i];
-    win.stride[i] = p.stride[i];
-  }
-  for (int i = 0; i < 4; ++i) win.pad[i] = p.same ? 0 : p.pad[i];
+  for (int i = 0; i < 2; ++i) win.kernel[i] = p.k[i];
   return win;
 }
 

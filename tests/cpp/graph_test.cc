@@ -5,11 +5,16 @@
 namespace pijit::graph {
 namespace {
 
+// matmul of two float32 params of shapes a and b.
+absl::StatusOr<NodeId> MatMulOfParams(Graph& g, const Shape& a, const Shape& b) {
+  const NodeId x = g.AddParam({DType::kFloat32, a});
+  const NodeId y = g.AddParam({DType::kFloat32, b});
+  return g.AddOp(Op::kMatMul, {x, y});
+}
+
 TEST(GraphTest, PrintsTextIR) {
   Graph g;
-  NodeId x = g.AddParam({DType::kFloat32, {2, 3}});
-  NodeId y = g.AddParam({DType::kFloat32, {3, 4}});
-  auto mm = g.AddOp(Op::kMatMul, {x, y});
+  auto mm = MatMulOfParams(g, {2, 3}, {3, 4});
   ASSERT_TRUE(mm.ok());
   auto r = g.AddOp(Op::kRelu, {*mm});
   ASSERT_TRUE(r.ok());
@@ -25,9 +30,7 @@ TEST(GraphTest, PrintsTextIR) {
 
 TEST(GraphTest, AddOpRejectsBadShapesWithKernelMessage) {
   Graph g;
-  NodeId x = g.AddParam({DType::kFloat32, {2, 3}});
-  NodeId y = g.AddParam({DType::kFloat32, {2, 4}});
-  auto mm = g.AddOp(Op::kMatMul, {x, y});
+  auto mm = MatMulOfParams(g, {2, 3}, {2, 4});
   ASSERT_FALSE(mm.ok());
   EXPECT_EQ(mm.status().message(),
             "matmul: shapes (2, 3) and (2, 4) are not aligned: 3 (dim 1) != 2 (dim 0)");

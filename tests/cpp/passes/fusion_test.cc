@@ -72,12 +72,5 @@ TEST(FusionTest, InterpreterFallbackEqualsUnfused) {
   ExpectFusedEqualsUnfused(FusedBackend::kInterpreter, false);
 }
 
-TEST(FusionTest, NothingToFuseReportsNoChange) {
-  Graph g = ParseOrDie("graph(%0: f32[4]) {\n  %1: f32[4] = relu(%0)\n  return (%1)\n}\n");
-  auto changed = fusion::Run(g);
-  ASSERT_TRUE(changed.ok());
-  EXPECT_FALSE(*changed);
-}
-
 }  // namespace
 }  // namespace pijit::graph
