@@ -1,7 +1,9 @@
 // The seam between the executor and the machine: a backend runs IR nodes on its device. A
 // compiled graph holds the backend it was compiled for and lowers every node to it, so a
 // second device (CUDA, kernels/cuda/) is an implementation of this interface, not a change to
-// the executor.
+// the executor. The IR holds no device code: fusion leaves a device-neutral program
+// (kernels/fused.h FusedProgram) in each fused node, which each backend compiles (the CPU's
+// when the graph is compiled, Lower; the GPU's with NVRTC when the node first runs).
 //
 //   cpu        the CPU kernels (graph/node_ops.cc RunNode: oneDNN, BLAS, generated fused code)
 //   cuda       the GPU's kernels (kernels/cuda/: NVRTC-compiled elementwise, fused and reduction
