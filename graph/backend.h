@@ -103,6 +103,24 @@ class Backend {
   virtual absl::StatusOr<std::unique_ptr<RecordedCall>> Record(const std::function<absl::Status()>& run) const;
 };
 
+// Backends that run on the host with the CPU's kernels (cpu, reference, tests' backends): they
+// differ in how fused programs become code (FusedCodegen) and in the nodes they run otherwise.
+class HostKernelsBackend : public Backend {
+ public:
+  Device device() const override { return Device::kCPU; }
+  absl::StatusOr<std::shared_ptr<const LoweredNode>> Lower(
+      const Node& n, absl::Span<const TensorMeta* const> inputs) const override {
+    return LowerFusedForCpu(n, inputs, FusedCodegen());
+  }
+
+ protected:
+  virtual FusedBackend FusedCodegen() const = 0;
+  // graph::RunNode with the kernel in `lowered`; outside a compiled graph (null), with one
+  // lowered for this call.
+  absl::StatusOr<Tensor> RunWithHostKernels(const Node& n, absl::Span<const Tensor* const> inputs,
+                                            const LoweredNode* lowered) const;
+};
+
 const Backend& CpuBackend();
 const Backend& ReferenceBackend();
 // The GPU's (graph/backend_cuda.cc), or nullptr in a build without CUDA. Compiling for it

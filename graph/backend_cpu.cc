@@ -19,18 +19,16 @@ FusedBackend FusedCodegenFromEnv() {
                                  : FusedBackend::kAuto;
 }
 
-class CpuBackendImpl final : public Backend {
+class CpuBackendImpl final : public HostKernelsBackend {
  public:
   const char* name() const override { return "cpu"; }
-  Device device() const override { return Device::kCPU; }
-  absl::StatusOr<std::shared_ptr<const LoweredNode>> Lower(
-      const Node& n, absl::Span<const TensorMeta* const> inputs) const override {
-    return LowerFusedForCpu(n, inputs, FusedCodegenFromEnv());
-  }
   absl::StatusOr<Tensor> RunNode(const Node& n, absl::Span<const Tensor* const> inputs,
                                  const LoweredNode* lowered) const override {
-    return graph::RunNode(n, inputs, KernelOf(lowered));
+    return RunWithHostKernels(n, inputs, lowered);
   }
+
+ protected:
+  FusedBackend FusedCodegen() const override { return FusedCodegenFromEnv(); }
 };
 
 }  // namespace
@@ -43,6 +41,20 @@ absl::StatusOr<std::shared_ptr<const LoweredNode>> LowerFusedForCpu(
   auto lowered = std::make_shared<LoweredFusedKernel>();
   PIJIT_ASSIGN_OR_RETURN(lowered->kernel, CompileFusedNode(n, shapes, codegen));
   return lowered;
+}
+
+absl::StatusOr<Tensor> HostKernelsBackend::RunWithHostKernels(const Node& n,
+                                                              absl::Span<const Tensor* const> inputs,
+                                                              const LoweredNode* lowered) const {
+  if (lowered || (n.op != Op::kFused && n.op != Op::kFusedReduce)) {
+    return graph::RunNode(n, inputs, KernelOf(lowered));
+  }
+  absl::InlinedVector<TensorMeta, 4> metas;
+  absl::InlinedVector<const TensorMeta*, 4> meta_ptrs;
+  for (const Tensor* t : inputs) metas.push_back(MetaOf(*t));
+  for (const TensorMeta& m : metas) meta_ptrs.push_back(&m);
+  PIJIT_ASSIGN_OR_RETURN(std::shared_ptr<const LoweredNode> made, Lower(n, meta_ptrs));
+  return graph::RunNode(n, inputs, KernelOf(made.get()));
 }
 
 const Backend& CpuBackend() {

@@ -27,16 +27,9 @@ Tensor MatMulLoops2D(const Tensor& a, const Tensor& b) {
   return out;
 }
 
-class ReferenceBackendImpl final : public Backend {
+class ReferenceBackendImpl final : public HostKernelsBackend {
  public:
   const char* name() const override { return "reference"; }
-  Device device() const override { return Device::kCPU; }
-
-  // Fused programs run through the interpreter (code generation is what the CPU backend adds).
-  absl::StatusOr<std::shared_ptr<const LoweredNode>> Lower(
-      const Node& n, absl::Span<const TensorMeta* const> inputs) const override {
-    return LowerFusedForCpu(n, inputs, FusedBackend::kInterpreter);
-  }
 
   absl::StatusOr<Tensor> RunNode(const Node& n, absl::Span<const Tensor* const> in,
                                  const LoweredNode* lowered) const override {
@@ -45,16 +38,12 @@ class ReferenceBackendImpl final : public Backend {
         in[0]->shape()[1] == in[1]->shape()[0]) {
       return MatMulLoops2D(*in[0], *in[1]);
     }
-    if ((n.op == Op::kFused || n.op == Op::kFusedReduce) && !lowered) {
-      absl::InlinedVector<const TensorMeta*, 4> metas;
-      absl::InlinedVector<TensorMeta, 4> held;
-      for (const Tensor* t : in) held.push_back(MetaOf(*t));
-      for (const TensorMeta& m : held) metas.push_back(&m);
-      PIJIT_ASSIGN_OR_RETURN(std::shared_ptr<const LoweredNode> made, Lower(n, metas));
-      return graph::RunNode(n, in, KernelOf(made.get()));
-    }
-    return graph::RunNode(n, in, KernelOf(lowered));
+    return RunWithHostKernels(n, in, lowered);
   }
+
+ protected:
+  // Fused programs run through the interpreter (code generation is what the CPU backend adds).
+  FusedBackend FusedCodegen() const override { return FusedBackend::kInterpreter; }
 };
 
 }  // namespace

@@ -16,25 +16,27 @@ namespace pijit::graph {
 namespace {
 
 // The CPU's kernels, counting what the seam asks of it.
-class CountingBackend final : public Backend {
+class CountingBackend final : public HostKernelsBackend {
  public:
   const char* name() const override { return "counting"; }
-  Device device() const override { return Device::kCPU; }
   absl::StatusOr<std::shared_ptr<const LoweredNode>> Lower(
       const Node& n, absl::Span<const TensorMeta* const> inputs) const override {
     ++lowers;
-    return LowerFusedForCpu(n, inputs, FusedBackend::kInterpreter);
+    return HostKernelsBackend::Lower(n, inputs);
   }
   absl::StatusOr<Tensor> RunNode(const Node& n, absl::Span<const Tensor* const> inputs,
                                  const LoweredNode* lowered) const override {
     if (n.op == Op::kFused) lowered_runs += lowered != nullptr;
-    return graph::RunNode(n, inputs, KernelOf(lowered));
+    return RunWithHostKernels(n, inputs, lowered);
   }
   std::shared_ptr<Storage> AllocateArena(size_t nbytes) const override {
     ++arenas;
     return Backend::AllocateArena(nbytes);
   }
   mutable std::atomic<int> lowers{0}, lowered_runs{0}, arenas{0};
+
+ protected:
+  FusedBackend FusedCodegen() const override { return FusedBackend::kInterpreter; }
 };
 
 const char* kGraph =

@@ -38,35 +38,28 @@ TEST(OpTablesTest, FusedOpcodesAreTheGraphOpsOfTheirName) {
   EXPECT_FALSE(fusion::FusedOpcodeOf(Op::kSum, &unused));   // not elementwise
 }
 
+// Kernel enumerator `kernel` is graph op `op`: the same name, and `as` maps one to the other.
+template <typename Kernel>
+void ExpectKernelOpIsGraphOp(Op op, Kernel kernel, const char* name, const char* kernel_name,
+                             bool (*as)(Op, Kernel*)) {
+  EXPECT_EQ(std::string(OpName(op)), name);
+  EXPECT_EQ(std::string(kernel_name), name);
+  Kernel got;
+  ASSERT_TRUE(as(op, &got)) << name;
+  EXPECT_EQ(got, kernel) << name;
+}
+
 TEST(OpTablesTest, KernelEnumsAreTheGraphOpsOfTheirName) {
-#define PIJIT_CHECK_REDUCE(e, name)                 \
-  {                                                 \
-    EXPECT_EQ(std::string(OpName(Op::e)), name);    \
-    EXPECT_EQ(std::string(ReduceOpName(ReduceOp::e)), name); \
-    ReduceOp got;                                   \
-    ASSERT_TRUE(AsReduce(Op::e, &got));             \
-    EXPECT_EQ(got, ReduceOp::e);                    \
-  }
+#define PIJIT_CHECK_REDUCE(e, name) \
+  ExpectKernelOpIsGraphOp(Op::e, ReduceOp::e, name, ReduceOpName(ReduceOp::e), AsReduce);
   PIJIT_REDUCE_OPS(PIJIT_CHECK_REDUCE)
 #undef PIJIT_CHECK_REDUCE
-#define PIJIT_CHECK_BINARY(e, name, ...)                     \
-  {                                                          \
-    EXPECT_EQ(std::string(OpName(Op::e)), name);             \
-    EXPECT_EQ(std::string(BinaryOpName(BinaryOp::e)), name); \
-    BinaryOp got;                                            \
-    ASSERT_TRUE(AsBinary(Op::e, &got));                      \
-    EXPECT_EQ(got, BinaryOp::e);                             \
-  }
+#define PIJIT_CHECK_BINARY(e, name, ...) \
+  ExpectKernelOpIsGraphOp(Op::e, BinaryOp::e, name, BinaryOpName(BinaryOp::e), AsBinary);
   PIJIT_BINARY_OPS(PIJIT_CHECK_BINARY)
 #undef PIJIT_CHECK_BINARY
-#define PIJIT_CHECK_UNARY(e, name, ...)                    \
-  {                                                        \
-    EXPECT_EQ(std::string(OpName(Op::e)), name);           \
-    EXPECT_EQ(std::string(UnaryOpName(UnaryOp::e)), name); \
-    UnaryOp got;                                           \
-    ASSERT_TRUE(AsUnary(Op::e, &got));                     \
-    EXPECT_EQ(got, UnaryOp::e);                            \
-  }
+#define PIJIT_CHECK_UNARY(e, name, ...) \
+  ExpectKernelOpIsGraphOp(Op::e, UnaryOp::e, name, UnaryOpName(UnaryOp::e), AsUnary);
   PIJIT_UNARY_OPS(PIJIT_CHECK_UNARY)
 #undef PIJIT_CHECK_UNARY
   ReduceOp r;
