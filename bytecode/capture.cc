@@ -186,7 +186,7 @@ bool Interp::RunFrame(Frame& f, Value* result) {
       for (const Value& v : f.locals) root_locals_.push_back(SnapshotValue(v, copies));
       root_kwnames_ = f.kwnames;
       root_nodes_ = g().nodes().size();
-      root_effects_ = effects_.size();
+      effects_.MarkRootInstruction();
       root_params_ = out_->param_sources.size();
     }
     if (!Step(f, pc, &returned, result)) return false;

@@ -168,7 +168,7 @@ void Interp::BuildBreak() {
   // Graph outputs for the break must not disturb the failed instruction's half-built nodes;
   // they are unused and pure.
   // Effects before the instruction are replayed before the bridge runs it.
-  if (!MakeEffects(root_effects_)) return;
+  if (!MakeEffects(effects_.root_count())) return;
   live_iters_.clear();
   for (const Value& v : root_stack_) CollectIterators(v, &live_iters_);
   for (const Value& v : root_locals_) CollectIterators(v, &live_iters_);

@@ -25,7 +25,7 @@ bool Interp::LoadGlobal(Frame& f, PyObject* name, Value* out) {
     globals = PyFunction_GET_GLOBALS(owner);
     builtins = reinterpret_cast<PyFunctionObject*>(owner)->func_builtins;
   }
-  if (const Value* p = PendingGlobal(globals, name)) {  // stored earlier in the trace
+  if (const Value* p = effects_.PendingGlobal(globals, name)) {  // stored earlier in the trace
     if (p->kind == Value::kUndef) {
       Fail(BreakCategory::kSideEffect, absl::StrFormat("a read of the global '%s' deleted earlier",
                                           PyUnicode_AsUTF8(name)),
@@ -54,7 +54,7 @@ bool Interp::LoadGlobal(Frame& f, PyObject* name, Value* out) {
 
 bool Interp::LoadDeref(Frame& f, int slot, Value* out) {
   Value& local = f.locals[slot];
-  if (const Value* p = PendingCell(f, slot)) {  // stored earlier in the trace
+  if (const Value* p = effects_.PendingCell(FreeCell(f, slot))) {  // stored earlier in the trace
     *out = *p;
     return true;
   }
@@ -208,7 +208,7 @@ bool Interp::InputMutatorMethod(Frame& f, const Value& owner, PyObject* name, bo
         m == "pop" || m == "update" || m == "setdefault" || m == "popitem" || m == "clear";
     const bool reading = m == "items" || m == "keys" || m == "values" || m == "get";
     if (ShadowDict(owner) ? (mutating || reading)
-                          : mutating && !Mutated(owner) && !viewed_dicts_.contains(owner.obj)) {
+                          : mutating && !effects_.Mutated(owner) && !effects_.DictViewed(owner.obj)) {
       Value bm;
       bm.kind = Value::kBuiltinMethod;
       bm.obj = name;
@@ -265,7 +265,7 @@ bool Interp::InputDictReadMethod(Frame& f, const Value& owner, PyObject* name, b
       // them so) and values are guarded; it then acts as a dict built during capture.
       Value d;
       if (!InputDictSnapshot(owner, &d)) return false;
-      if (m != "get") viewed_dicts_.insert(owner.obj);  // views are live; get's result is not
+      if (m != "get") effects_.ViewDict(owner.obj);  // views are live; get's result is not
       Value bm;
       bm.kind = Value::kBuiltinMethod;
       bm.obj = name;
@@ -309,7 +309,7 @@ bool Interp::LoadAttr(Frame& f, const Value& owner, PyObject* name, bool method)
     Fail(BreakCategory::kUnsupportedAttribute, absl::StrFormat("method '%s' of a set built during capture", n));
     return false;
   }
-  if (const Value* p = PendingAttr(owner.obj, name)) {  // stored earlier in the trace
+  if (const Value* p = effects_.PendingAttr(owner.obj, name)) {  // stored earlier in the trace
     UseConst(owner);  // its identity: read through an alias, the object must stay the one
     if (p->kind == Value::kUndef) {
       Fail(BreakCategory::kSideEffect, absl::StrFormat("a read of the attribute '%s' deleted earlier", n),

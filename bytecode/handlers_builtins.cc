@@ -225,7 +225,7 @@ std::optional<bool> FoldCall::Introspection() {
       tmp.func_source = f.func_source;
       tmp.globals_func = f.globals_func;
       const Value* pending =
-          args[0].kind == Value::kConst ? in.PendingAttr(args[0].obj, args[1].obj) : nullptr;
+          args[0].kind == Value::kConst ? in.effects().PendingAttr(args[0].obj, args[1].obj) : nullptr;
       // Deleted earlier in the trace (which guarded the object's type): missing, unless the
       // class has it or computes it (__getattr__).
       const bool plain_get =
@@ -255,7 +255,7 @@ std::optional<bool> FoldCall::Introspection() {
       if (args.size() == 3 && !pending) {
         if (args[0].kind != Value::kConst) break;
         PyObject* found = guards::SafeGetAttr(args[0].obj, args[1].obj);
-        if (!found && args[0].source >= 0 && !in.Mutated(args[0]) &&
+        if (!found && args[0].source >= 0 && !in.effects().Mutated(args[0]) &&
             guards::AttrMissing(args[0].obj, args[1].obj)) {
           in.gp().GuardType(args[0].source, args[0].obj);
           in.gp().GuardAttrMissing(args[0].source, args[1].obj);
@@ -502,7 +502,7 @@ std::optional<bool> FoldCall::Collection() {
       if (!made_list && !fixed) break;
       Value it;
       if (!in.GetIter(a, &it)) return false;
-      if (made_list) in.ViewItems(a);
+      if (made_list) in.effects().ViewItems(a.items);
       ValueList items(it.items->rbegin(), it.items->rend());
       out->kind = Value::kIter;
       out->items = std::make_shared<ValueList>(std::move(items));

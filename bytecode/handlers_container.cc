@@ -300,7 +300,7 @@ bool Interp::CallContainerMethod(const Value& m, ValueList args, const std::vect
     return true;
   }
   if (self.kind == Value::kSeq && self.is_list && self.source < 0 &&
-      !viewed_items_.contains(self.items.get())) {
+      !effects_.ItemsViewed(self.items.get())) {
     // Lists made during capture (not being looped over): every alias shares `items`, so
     // mutation stays consistent.
     if (name == "append" && args.size() == 1) {

@@ -33,7 +33,7 @@ bool Interp::GetIter(const Value& v, Value* out) {
     case Value::kSeq:
       return make(*v.items);
     case Value::kDict: {
-      ViewItems(v);  // no mutating method while the loop may run
+      effects_.ViewItems(v.items);  // no mutating method while the loop may run
       ValueList keys;
       for (PyObject* k : *v.keys) keys.push_back(Value::Const(k));
       return make(std::move(keys));
@@ -74,7 +74,7 @@ bool Interp::GetIter(const Value& v, Value* out) {
         // An input dict the trace mutates: its keys now. A mutation while the loop runs
         // raises in Python, so none is recorded from here on (and the iterator stays
         // inside the trace: a break cannot hand Python a copy of it).
-        viewed_dicts_.insert(v.obj);
+        effects_.ViewDict(v.obj);
         ValueList keys;
         for (PyObject* k : *model->keys) keys.push_back(Value::Const(k));
         make(std::move(keys));
@@ -323,14 +323,14 @@ bool Interp::IterOf(Frame& f, const Value& a, Value* out) {
   // list may follow in the trace (Python's loop would see it), and a break hands Python the
   // list's own iterator.
   if (a.kind == Value::kSeq && a.is_list) {
-    ViewItems(a);
+    effects_.ViewItems(a.items);
     it.iter_list = a.items;
     it.iter_list_source = a.source;
     it.iter_total = static_cast<Py_ssize_t>(a.items->size());
   }
   // A loop over an input dict: a mutation of it while the loop may run raises in Python, so
   // none is recorded from here on (IterInputDict).
-  if (it.iter_dict >= 0) viewed_dicts_.insert(a.obj);
+  if (it.iter_dict >= 0) effects_.ViewDict(a.obj);
   *out = std::move(it);
   return true;
 }

@@ -211,8 +211,7 @@ bool Interp::PrintEffect(const ValueList& args, const std::vector<std::string>& 
     }
   }
   if (kwargs) Keep(kwargs);
-  effects_.push_back({Effect::kCall, Value::Const(BuiltinPrint()), kwargs,
-                      Value::Seq(std::move(shown), false)});
+  effects_.Call(BuiltinPrint(), kwargs, Value::Seq(std::move(shown), false));
   out_->reordered_prints.push_back(CurrentLocation());
   *out = Value::Const(Py_None);
   return true;

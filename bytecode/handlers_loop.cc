@@ -303,7 +303,7 @@ bool Interp::CaptureLoop(StepState& s, graph::NodeId stay, const WhileShape& sha
   }
   // Everything else the body could change, to compare after it.
   const size_t state_before = FingerprintOf(WithoutTensors(locals), WithoutTensors(stack));
-  const size_t effects_before = effects_.size(), pending_before = pending_.size() + pending_cells_.size(),
+  const size_t effects_before = effects_.size(), pending_before = effects_.pending_stores(),
                customs_before = customs_.size();
   // The body, then the condition, up to the jump that decides whether to go round again.
   open_loops_.push_back({&f, shape});
@@ -329,7 +329,7 @@ bool Interp::CaptureLoop(StepState& s, graph::NodeId stay, const WhileShape& sha
   }
   graph::NodeId stay_again, next_count = -1;
   if (!GoRoundAgain(f, shape, counter, counter ? slots.back().stand_in : -1, &stay_again, &next_count)) return false;
-  if (effects_.size() != effects_before || pending_.size() + pending_cells_.size() != pending_before ||
+  if (effects_.size() != effects_before || effects_.pending_stores() != pending_before ||
       customs_.size() != customs_before) {
     Fail(BreakCategory::kSideEffect, "a loop on a tensor has a side effect (a store, a print, a Cell with a bprop)",
          "in whole-graph mode a loop on a tensor computes tensors only: keep side effects out of it");

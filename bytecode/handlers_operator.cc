@@ -90,7 +90,7 @@ bool Interp::BinaryOp(int nb, const Value& a, const Value& b, Value* out) {
       b.is_list && nb != base) {
     // list += list extends the list itself, which every alias sees: a list made during
     // capture and not being looped over is extended in the trace; an input list breaks.
-    if (a.source >= 0 || viewed_items_.contains(a.items.get())) {
+    if (a.source >= 0 || effects_.ItemsViewed(a.items.get())) {
       Fail(BreakCategory::kUnsupportedOperator, "+= on a list the trace does not own",
            "the graph breaks here; the list is extended in Python");
       return false;

@@ -309,7 +309,7 @@ bool Interp::StepSequence(StepState& s) {
       Value* list_at = StackAt(f, in.arg);
       if (!list_at) return false;
       Value& list = *list_at;
-      if (list.kind == Value::kSeq && viewed_items_.contains(list.items.get())) {
+      if (list.kind == Value::kSeq && effects_.ItemsViewed(list.items.get())) {
         Fail(BreakCategory::kUnsupportedBytecode, "appending to a list a loop is iterating",
              "the loop runs in Python");
         return false;

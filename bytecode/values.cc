@@ -249,7 +249,7 @@ void Interp::UseAll(const ValueList& vs) {
 }
 
 PyObject* Interp::AsPyObject(const Value& v) {
-  if (v.kind == Value::kConst) return Mutated(v) ? nullptr : v.obj;
+  if (v.kind == Value::kConst) return effects_.Mutated(v) ? nullptr : v.obj;
   if (v.kind != Value::kSeq) return nullptr;
   // A snapshot of the sequence (a list is a new list: nothing captured mutates it).
   const Py_ssize_t n = static_cast<Py_ssize_t>(v.items->size());
