@@ -48,7 +48,7 @@ bool Interp::MakeBreakSpec(const Value& v, OutputSpec* spec) {
       } else {
         // A set, or a NumPy array a constructor made at compile time: one object wherever it
         // appears, copied once per call.
-        if ((PySet_CheckExact(v.obj) || IsNumpyArray(v.obj)) && MemoRef(SetMemoKey(v), spec)) return true;
+        if ((PySet_CheckExact(v.obj) || IsNumpyArray(v.obj)) && values_.MemoRef(SetMemoKey(v), spec)) return true;
         spec->kind = OutputSpec::kConstant;  // a set is copied on each call (BuildValue)
         spec->constant = v.obj;
         Py_INCREF(v.obj);
@@ -67,7 +67,7 @@ bool Interp::MakeBreakSpec(const Value& v, OutputSpec* spec) {
         spec->index = v.source;
         return true;
       }
-      if (MemoRef(v, spec)) return true;
+      if (values_.MemoRef(v, spec)) return true;
       if (v.link && TakesFromLiveIterator(v)) return false;
       if (v.kind == Value::kIter && v.iter_list) {
         Value list = Value::Seq({}, true);
@@ -134,18 +134,7 @@ void Interp::BuildBreak() {
   g().TruncateTo(root_nodes_);
   out_->param_sources.resize(root_params_);
   out_->param_numbers.resize(root_params_);
-  for (auto it = param_of_number_.begin(); it != param_of_number_.end();) {
-    if (static_cast<size_t>(it->second) >= root_nodes_) param_of_number_.erase(it++);
-    else ++it;
-  }
-  for (auto it = param_of_source_.begin(); it != param_of_source_.end();) {
-    if (static_cast<size_t>(it->second) >= root_nodes_) param_of_source_.erase(it++);
-    else ++it;
-  }
-  for (auto it = param_of_object_.begin(); it != param_of_object_.end();) {
-    if (static_cast<size_t>(it->second.first) >= root_nodes_) param_of_object_.erase(it++);
-    else ++it;
-  }
+  values_.ForgetNodesFrom(root_nodes_);
   auto brk = std::make_unique<BreakInfo>();
   brk->index = static_cast<int32_t>(root_pc_);
   brk->op = in.op;
@@ -180,8 +169,8 @@ void Interp::BuildBreak() {
     brk->locals.emplace_back();
     if (!MakeBreakSpec(root_locals_[i], &brk->locals.back())) return;
   }
-  g().SetOutputs(outputs_);
-  out_->num_memo = static_cast<int32_t>(memo_of_items_.size());
+  g().SetOutputs(values_.outputs());
+  out_->num_memo = values_.num_memo();
   out_->brk = std::move(brk);
 }
 

@@ -48,8 +48,8 @@ bool Interp::LoadGlobal(Frame& f, PyObject* name, Value* out) {
     return false;
   }
   Py_INCREF(v);
-  Keep(v);
-  return FromSource(gp().AddSource(kind, root ? -1 : f.func_source, -1, name), v, out);
+  values_.Keep(v);
+  return values_.FromSource(gp().AddSource(kind, root ? -1 : f.func_source, -1, name), v, out);
 }
 
 bool Interp::LoadDeref(Frame& f, int slot, Value* out) {
@@ -79,11 +79,11 @@ bool Interp::LoadDeref(Frame& f, int slot, Value* out) {
     return false;
   }
   Py_INCREF(v);
-  Keep(v);
+  values_.Keep(v);
   const int32_t src = f.func_source < 0
                           ? gp().AddSource(Source::kClosure, -1, idx)
                           : gp().AddSource(Source::kFuncClosure, f.func_source, idx);
-  return FromSource(src, v, out);
+  return values_.FromSource(src, v, out);
 }
 
 namespace {
@@ -156,7 +156,7 @@ bool Interp::TensorAttr(Frame& f, const Value& owner, PyObject* name, bool metho
     // it is imported): inlined like any call, with the tensor as self; the class attribute
     // is guarded, so replacing it recompiles.
     Value fn;
-    if (!FromSource(gp().AddSource(Source::kTensorClassAttr, -1, -1, name),
+    if (!values_.FromSource(gp().AddSource(Source::kTensorClassAttr, -1, -1, name),
                     _PyType_Lookup(owner.type, name), &fn)) {
       return false;
     }
@@ -173,7 +173,7 @@ bool Interp::TensorAttr(Frame& f, const Value& owner, PyObject* name, bool metho
          "use pijit.ops functions or the supported Tensor methods");
     return false;
   }
-  PushLoaded(f, Value::Const(Keep(v)), method);
+  PushLoaded(f, Value::Const(values_.Keep(v)), method);
   return true;
 }
 
@@ -240,8 +240,8 @@ bool Interp::InputDictSnapshot(const Value& owner, Value* out) {
     }
     Value item;
     Py_INCREF(v);
-    Keep(v);
-    if (!FromSource(gp().AddSource(guards::Source::kDictItem, owner.source, -1, k), v, &item))
+    values_.Keep(v);
+    if (!values_.FromSource(gp().AddSource(guards::Source::kDictItem, owner.source, -1, k), v, &item))
       return false;
     d.keys->push_back(k);
     d.items->push_back(std::move(item));
@@ -345,7 +345,7 @@ bool Interp::LoadAttr(Frame& f, const Value& owner, PyObject* name, bool method)
       if (!got) {
         PyErr_Clear();
       } else if (PyUnicode_CheckExact(got)) {
-        f.stack.push_back(Value::Const(Keep(got)));
+        f.stack.push_back(Value::Const(values_.Keep(got)));
         return true;
       } else {
         Py_DECREF(got);
@@ -356,7 +356,7 @@ bool Interp::LoadAttr(Frame& f, const Value& owner, PyObject* name, bool method)
   // immutable dtype, so read now.
   if (IsDTypeObject(obj) && !method) {
     if (PyObject* got = PyObject_GetAttr(obj, name); got && guards::IsPlainValue(got)) {
-      f.stack.push_back(Value::Const(Keep(got)));
+      f.stack.push_back(Value::Const(values_.Keep(got)));
       return true;
     } else {
       Py_XDECREF(got);
@@ -366,10 +366,10 @@ bool Interp::LoadAttr(Frame& f, const Value& owner, PyObject* name, bool method)
   PyObject* v = guards::SafeGetAttr(obj, name);
   if (v) {
     Py_INCREF(v);
-    Keep(v);
+    values_.Keep(v);
     Value result;
     if (owner.source >= 0) {
-      if (!FromSource(gp().AddSource(Source::kAttr, owner.source, -1, name), v, &result)) return false;
+      if (!values_.FromSource(gp().AddSource(Source::kAttr, owner.source, -1, name), v, &result)) return false;
     } else {
       result = Value::Const(v);
     }
@@ -389,7 +389,7 @@ bool Interp::LoadAttr(Frame& f, const Value& owner, PyObject* name, bool method)
     if (PyErr_Occurred()) PyErr_Clear();
     if (!shadowed) {
       Value fn;
-      if (!FromSource(gp().AddSource(Source::kTypeAttr, owner.source, -1, name), descr, &fn))
+      if (!values_.FromSource(gp().AddSource(Source::kTypeAttr, owner.source, -1, name), descr, &fn))
         return false;
       UseConst(fn);
       if (method) {

@@ -80,7 +80,7 @@ struct FoldCall {
               "the function runs eagerly and raises the error there");
       return false;
     }
-    *out = Value::Const(in.Keep(v));
+    *out = Value::Const(in.values().Keep(v));
     return true;
   }
   // Whether every argument from `from` on is a Python object known now.
@@ -197,11 +197,11 @@ std::optional<bool> FoldCall::Introspection() {
       if (args.size() != 1) break;
       PyTypeObject* tp = TypeOf(0, false);
       if (!tp) break;
-      PyObject* cls = in.Keep(Py_NewRef(reinterpret_cast<PyObject*>(tp)));
+      PyObject* cls = in.values().Keep(Py_NewRef(reinterpret_cast<PyObject*>(tp)));
       // The class of an input keeps a source, so its attributes are read (and guarded) as a
       // global class's are.
       if (args[0].kind == Value::kConst && args[0].source >= 0)
-        return in.FromSource(in.gp().AddSource(Source::kTypeOf, args[0].source, -1), cls, out);
+        return in.values().FromSource(in.gp().AddSource(Source::kTypeOf, args[0].source, -1), cls, out);
       *out = Value::Const(cls);
       return true;
     }
@@ -345,7 +345,7 @@ std::optional<bool> FoldCall::Numeric() {
                                : b == Builtin::kDivmod ? "divmod" : "abs";
             fn = PyObject_GetAttrString(mod, name);
             Py_DECREF(mod);
-            in.Keep(fn);
+            in.values().Keep(fn);
           }
         }
         PyObject* r = PyObject_Call(fn, tuple, nullptr);
@@ -447,7 +447,7 @@ std::optional<bool> FoldCall::Collection() {
         Py_DECREF(list);
         return Result(nullptr);
       }
-      in.Keep(list);
+      in.values().Keep(list);
       ValueList items;
       for (Py_ssize_t i = 0; i < PyList_GET_SIZE(list); ++i) items.push_back(Value::Const(PyList_GET_ITEM(list, i)));
       *out = Value::Seq(std::move(items), true);
@@ -458,7 +458,7 @@ std::optional<bool> FoldCall::Collection() {
       if (args.empty() || args.size() > 2) break;
       Value it;
       if (!in.GetIter(args[0], &it)) return false;
-      Value acc = args.size() == 2 ? args[1] : Value::Const(in.Keep(PyLong_FromLong(0)));
+      Value acc = args.size() == 2 ? args[1] : Value::Const(in.values().Keep(PyLong_FromLong(0)));
       for (const Value& v : *it.items) {
         Value next;
         if (!in.BinaryOp(0 /* NB_ADD */, acc, v, &next)) return false;
@@ -551,7 +551,7 @@ std::optional<bool> FoldCall::Collection() {
         if (seqs.size() != 1) break;
         for (size_t i = 0; i < seqs[0].size(); ++i)
           items.push_back(Value::Seq(
-              {Value::Const(in.Keep(PyLong_FromLongLong(start + static_cast<long long>(i)))),
+              {Value::Const(in.values().Keep(PyLong_FromLongLong(start + static_cast<long long>(i)))),
                seqs[0][i]},
               false));
       } else {
@@ -698,7 +698,7 @@ bool FoldMathCall(Interp& in, PyObject* fn, const ValueList& args,
             "the function runs eagerly and raises the error there");
     return false;
   }
-  *out = Value::Const(in.Keep(r));
+  *out = Value::Const(in.values().Keep(r));
   return true;
 }
 

@@ -26,7 +26,7 @@ bool Interp::NumpyScalarsAsConstants(ValueList* args, absl::InlinedVector<PyObje
       Fail(BreakCategory::kInvalidInput, std::string(t.status().message()));
       return false;
     }
-    if (PyObject* item = NumpyNumberItem(a.obj)) (*numbers)[i] = Keep(item);
+    if (PyObject* item = NumpyNumberItem(a.obj)) (*numbers)[i] = values_.Keep(item);
     UseConst(a);
     Value c;
     c.kind = Value::kTensor;
@@ -54,7 +54,7 @@ bool Interp::CallOp(PyOp op, const ValueList& in_args, const std::vector<std::st
   absl::InlinedVector<bool, 3> dynamic_number(args.size(), false);
   for (size_t i = 0; i < args.size(); ++i) {
     const Value& a = args[i];
-    dynamic_number[i] = arithmetic && (IsDynamicNumber(a) || (a.kind == Value::kConst && a.number));
+    dynamic_number[i] = arithmetic && (values_.IsDynamicNumber(a) || (a.kind == Value::kConst && a.number));
     if (!dynamic_number[i]) UseConst(a);
     if (a.kind == Value::kTensor) {
       views[i].is_tensor = true;
@@ -129,7 +129,7 @@ bool Interp::CallOp(PyOp op, const ValueList& in_args, const std::vector<std::st
       // elsewhere (integer tensors may overflow) it stays a guarded constant.
       if (like_dtype == DType::kFloat32 || like_dtype == DType::kFloat64) {
         if (!args[i].number) {
-          inputs.push_back(NumberParam(args[i].source, args[i].obj, like_dtype));
+          inputs.push_back(values_.NumberParam(args[i].source, args[i].obj, like_dtype));
           continue;
         }
         // A computed number converts as eager converts the Python result: one rounding.
@@ -218,7 +218,7 @@ bool IsConstexprFunction(PyObject* fn) {
 bool Interp::InlineMethod(Frame& f, const Value& self, PyObject* method, PyObject* name,
                           ValueList args, const std::vector<std::string>& names, Value* out) {
   Value mv;  // type(self).name, guarded by identity through the callable's class
-  if (!FromSource(MethodSource(self, name), method, &mv)) return false;
+  if (!values_.FromSource(MethodSource(self, name), method, &mv)) return false;
   UseConst(mv);
   args.insert(args.begin(), self);
   return Inline(f, reinterpret_cast<PyCodeObject*>(PyFunction_GET_CODE(method)), method,
@@ -245,7 +245,7 @@ bool Interp::CallPrimitive(PyObject* fn, ValueList args, std::vector<std::string
   }
   *handled = true;
   // Primitive attributes (keep_dims, ...) are keyword arguments of the op.
-  Keep(attrs);
+  values_.Keep(attrs);
   PyObject *k, *v;
   Py_ssize_t pos = 0;
   while (PyDict_Next(attrs, &pos, &k, &v)) {
@@ -262,8 +262,8 @@ bool Interp::CallPartial(Frame& f, const Value& callable, ValueList args,
   PyObject* p = callable.obj;
   auto part = [&](int i) { return gp().AddSource(Source::kPartialPart, callable.source, i); };
   Value func, stored;
-  if (!FromSource(part(0), guards::PartialPart(p, 0), &func) ||
-      !FromSource(part(1), guards::PartialPart(p, 1), &stored)) {
+  if (!values_.FromSource(part(0), guards::PartialPart(p, 0), &func) ||
+      !values_.FromSource(part(1), guards::PartialPart(p, 1), &stored)) {
     return false;
   }
   ValueList merged;
@@ -306,7 +306,7 @@ bool Interp::CallWithNames(Frame& f, const Value& func, ValueList args,
     PyObject* t = PyTuple_New(static_cast<Py_ssize_t>(merged_names.size()));
     for (size_t i = 0; i < merged_names.size(); ++i)
       PyTuple_SET_ITEM(t, i, PyUnicode_FromString(merged_names[i].c_str()));
-    f.kwnames = Keep(t);
+    f.kwnames = values_.Keep(t);
   }
   return Call(f, func, std::move(args), out);
 }
@@ -322,7 +322,7 @@ bool Interp::MakePartial(const ValueList& args, const std::vector<std::string>& 
   out->cell = std::make_shared<Value>(args[0]);
   out->items = std::make_shared<ValueList>(args.begin() + 1, args.end());
   out->keys = std::make_shared<std::vector<PyObject*>>();
-  for (const std::string& n : names) out->keys->push_back(Keep(PyUnicode_FromString(n.c_str())));
+  for (const std::string& n : names) out->keys->push_back(values_.Keep(PyUnicode_FromString(n.c_str())));
   return true;
 }
 
@@ -477,7 +477,7 @@ bool Interp::Call(Frame& f, const Value& callable, ValueList args, Value* out) {
   Py_DECREF(call_name);
   if (g_cell_call && call_attr == g_cell_call && grad_depth_ > 0) {
     // A Cell with its own gradient (bprop): differentiated by it.
-    PyObject* bname = Keep(PyUnicode_InternFromString("bprop"));
+    PyObject* bname = values_.Keep(PyUnicode_InternFromString("bprop"));
     if (_PyType_Lookup(Py_TYPE(fn), bname)) {
       if (!names.empty() || callable.source < 0) {
         Fail(BreakCategory::kUnsupportedCall,
@@ -489,7 +489,7 @@ bool Interp::Call(Frame& f, const Value& callable, ValueList args, Value* out) {
     }
   }
   if (g_cell_call && call_attr == g_cell_call && HasMethodSource(callable)) {
-    PyObject* cname = Keep(PyUnicode_InternFromString("construct"));
+    PyObject* cname = values_.Keep(PyUnicode_InternFromString("construct"));
     PyObject* construct = _PyType_Lookup(Py_TYPE(fn), cname);
     if (construct && PyFunction_Check(construct))
       return InlineMethod(f, callable, construct, cname, std::move(args), names, out);
@@ -499,7 +499,7 @@ bool Interp::Call(Frame& f, const Value& callable, ValueList args, Value* out) {
   // callables): inline type(obj).__call__(obj, ...).
   if (call_attr && PyFunction_Check(call_attr) && !PyType_Check(fn) &&
       HasMethodSource(callable)) {
-    PyObject* cname = Keep(PyUnicode_InternFromString("__call__"));
+    PyObject* cname = values_.Keep(PyUnicode_InternFromString("__call__"));
     return InlineMethod(f, callable, call_attr, cname, std::move(args), names, out);
   }
   if (fn == g_graph_break_fn && fn != nullptr) {

@@ -49,7 +49,7 @@ bool Interp::DictSet(Value& dict, const Value& key, const Value& value) {
   }
   if (PyErr_Occurred()) PyErr_Clear();
   Py_INCREF(k);
-  dict.keys->push_back(Keep(k));
+  dict.keys->push_back(values_.Keep(k));
   dict.items->push_back(value);
   return true;
 }
@@ -171,7 +171,7 @@ bool Interp::MakeSet(PyObject* base, const ValueList& items, Value* out) {
     Fail(BreakCategory::kPythonError, "cannot make a set");
     return false;
   }
-  Keep(set);
+  values_.Keep(set);
   for (const Value& item : items) {
     PyObject* x = AsPyObject(item);
     if (!x || !IsPlainValue(x)) {
@@ -214,7 +214,7 @@ bool Interp::CallStrMethod(std::string_view name, const Value& self, const Value
   // Every argument a constant str, number, None or a tuple or list of them (join's).
   PyObject* call_args = PyTuple_New(static_cast<Py_ssize_t>(args.size()));
   if (!call_args) return false;
-  Keep(call_args);
+  values_.Keep(call_args);
   for (size_t i = 0; i < args.size(); ++i) {
     const Value& a = args[i];
     PyObject* arg = nullptr;
@@ -250,7 +250,7 @@ bool Interp::CallStrMethod(std::string_view name, const Value& self, const Value
     Fail(BreakCategory::kPythonError, absl::StrFormat("str.%s raised", std::string(name)));
     return false;
   }
-  Keep(r);
+  values_.Keep(r);
   if (PyList_CheckExact(r)) {  // split's list: a list made during capture, of constants
     ValueList items;
     for (Py_ssize_t i = 0; i < PyList_GET_SIZE(r); ++i) items.push_back(Value::Const(PyList_GET_ITEM(r, i)));
@@ -349,7 +349,7 @@ bool Interp::FormatValue(const Value& v, int flags, const Value* spec, Value* ou
     Fail(BreakCategory::kPythonError, "formatting raises");
     return false;
   }
-  *out = Value::Const(Keep(r));
+  *out = Value::Const(values_.Keep(r));
   return true;
 }
 

@@ -63,7 +63,7 @@ bool Interp::GetIter(const Value& v, Value* out) {
       ValueList rows;
       for (int64_t i = 0; i < shape[0]; ++i) {
         Value row;
-        if (!CallOp(getitem, {v, Value::Const(Keep(PyLong_FromLongLong(i)))}, {}, &row))
+        if (!CallOp(getitem, {v, Value::Const(values_.Keep(PyLong_FromLongLong(i)))}, {}, &row))
           return false;
         rows.push_back(std::move(row));
       }
@@ -101,7 +101,7 @@ bool Interp::GetIter(const Value& v, Value* out) {
       gp().GuardType(v.source, o);
       for (Py_ssize_t i = 0; i < n; ++i) {
         Value item;
-        if (!FromSource(gp().AddSource(Source::kItem, v.source, static_cast<int32_t>(i)),
+        if (!values_.FromSource(gp().AddSource(Source::kItem, v.source, static_cast<int32_t>(i)),
                         PySequence_Fast_ITEMS(o)[i], &item)) {
           return false;
         }
@@ -173,7 +173,7 @@ bool Interp::IterConstantArray(const Value& v, ValueList* items) {
 
 bool Interp::ItemsOfConstant(PyObject* o, ValueList* items) {
   PyObject* it = PyObject_GetIter(o);
-  while (PyObject* x = it ? PyIter_Next(it) : nullptr) items->push_back(Value::Const(Keep(x)));
+  while (PyObject* x = it ? PyIter_Next(it) : nullptr) items->push_back(Value::Const(values_.Keep(x)));
   Py_XDECREF(it);
   if (PyErr_Occurred()) {
     PyErr_Clear();
@@ -250,7 +250,7 @@ bool Interp::IterInputDict(const Value& v, Value* out) {
       return false;
     }
     Py_INCREF(k);
-    keys.push_back(Value::Const(Keep(k)));
+    keys.push_back(Value::Const(values_.Keep(k)));
   }
   gp().GuardType(v.source, v.obj);
   gp().GuardDictKeys(v.source, v.obj);
@@ -302,7 +302,7 @@ bool Interp::IterOf(Frame& f, const Value& a, Value* out) {
                           ? _PyType_Lookup(Py_TYPE(a.obj), iter_name) : nullptr;
   if (iter_fn && PyFunction_Check(iter_fn)) {
     Value fn;
-    if (!FromSource(gp().AddSource(Source::kTypeAttr, a.source, -1, iter_name), iter_fn, &fn)) {
+    if (!values_.FromSource(gp().AddSource(Source::kTypeAttr, a.source, -1, iter_name), iter_fn, &fn)) {
       return false;
     }
     UseConst(fn);

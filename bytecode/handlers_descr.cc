@@ -110,7 +110,7 @@ bool Interp::LoadDescriptorAttr(Frame& f, const Value& owner, PyObject* name, bo
     // A class attribute: a plain value, or a function (K.method, unbound).
     if (Py_TYPE(descr)->tp_descr_get && !PyFunction_Check(descr)) return false;
     Value v;
-    if (!FromSource(descr_source, descr, &v)) {
+    if (!values_.FromSource(descr_source, descr, &v)) {
       *handled = true;
       return false;
     }
@@ -126,8 +126,8 @@ bool Interp::LoadDescriptorAttr(Frame& f, const Value& owner, PyObject* name, bo
   *handled = true;
   Value descr_value;
   Value fn_value;
-  if (!FromSource(descr_source, descr, &descr_value) ||
-      !FromSource(gp().AddSource(Source::kDescrFunc, descr_source, -1), fn, &fn_value)) {
+  if (!values_.FromSource(descr_source, descr, &descr_value) ||
+      !values_.FromSource(gp().AddSource(Source::kDescrFunc, descr_source, -1), fn, &fn_value)) {
     return false;
   }
   UseConst(descr_value);
@@ -143,7 +143,7 @@ bool Interp::LoadDescriptorAttr(Frame& f, const Value& owner, PyObject* name, bo
   }
   Value cls = owner;
   if (!is_class &&
-      !FromSource(gp().AddSource(Source::kTypeOf, owner.source, -1), reinterpret_cast<PyObject*>(where), &cls)) {
+      !values_.FromSource(gp().AddSource(Source::kTypeOf, owner.source, -1), reinterpret_cast<PyObject*>(where), &cls)) {
     return false;
   }
   f.stack.push_back(std::move(fn_value));
@@ -191,8 +191,8 @@ bool Interp::CallPropertyAccessor(Frame& f, const Value& owner, PyObject* name, 
   if (!fn || !PyFunction_Check(fn)) return false;
   *handled = true;
   Value descr_value, fn_value;
-  if (!FromSource(descr_source, descr, &descr_value) ||
-      !FromSource(gp().AddSource(Source::kDescrFunc, descr_source,
+  if (!values_.FromSource(descr_source, descr, &descr_value) ||
+      !values_.FromSource(gp().AddSource(Source::kDescrFunc, descr_source,
                                  value ? guards::kPropertySetter : -1),
                   fn, &fn_value)) {
     return false;

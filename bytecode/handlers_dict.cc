@@ -60,10 +60,10 @@ Value* Interp::MakeShadowDict(const Value& v) {
   while (PyDict_Next(v.obj, &pos, &k, &item)) {
     Py_INCREF(k);
     Py_INCREF(item);
-    Keep(k);
-    Keep(item);
+    values_.Keep(k);
+    values_.Keep(item);
     Value x;
-    if (!FromSource(gp().AddSource(Source::kDictItem, v.source, -1, k), item, &x)) return nullptr;
+    if (!values_.FromSource(gp().AddSource(Source::kDictItem, v.source, -1, k), item, &x)) return nullptr;
     d.keys->push_back(k);
     d.items->push_back(std::move(x));
   }
@@ -227,7 +227,7 @@ bool Interp::DictMethod(const Value& self, std::string_view name, ValueList args
         pairs.emplace_back(Value::Const((*from.keys)[i]), (*from.items)[i]);
     }
     for (size_t i = 0; i < nkw; ++i) {
-      pairs.emplace_back(Value::Const(Keep(PyUnicode_FromString(kwnames[i].c_str()))),
+      pairs.emplace_back(Value::Const(values_.Keep(PyUnicode_FromString(kwnames[i].c_str()))),
                          args[npos + i]);
     }
     for (const auto& [key, value] : pairs) {
@@ -274,7 +274,7 @@ bool Interp::MakeDictCall(const ValueList& args, const std::vector<std::string>&
     }
   }
   for (size_t k = 0; k < kwnames.size(); ++k) {
-    PyObject* key = Keep(PyUnicode_FromString(kwnames[k].c_str()));
+    PyObject* key = values_.Keep(PyUnicode_FromString(kwnames[k].c_str()));
     if (!DictSet(d, Value::Const(key), args[npos + k])) return false;
   }
   *out = std::move(d);

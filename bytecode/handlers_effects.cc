@@ -332,7 +332,7 @@ bool Interp::StoreCellEffect(Frame& f, int slot, const Value& value) {
   // one each time the enclosing function runs): the function, then the cell's index.
   const int first_free = f.code->co_nlocalsplus - f.code->co_nfreevars;
   Value target = root ? Value::Null() : Value::Const(f.func, f.func_source);
-  effects_.SetCell(cell, target, Keep(PyLong_FromLong(slot - first_free)), value);
+  effects_.SetCell(cell, target, values_.Keep(PyLong_FromLong(slot - first_free)), value);
   return true;
 }
 

@@ -144,9 +144,10 @@ bool Interp::CallVjp(Frame& f, ValueList args, Value* out) {
   Value result;
   f.kwnames = nullptr;
   const int64_t vjp_calls_before = ++vjp_calls_;
-  ++grad_depth_;
+  // Numbers read inside a gradient transform stay constants (ValueModel::IsDynamicNumber).
+  values_.SetNumbersFixed(++grad_depth_ > 0);
   const bool ok = Call(f, args[0], inputs, &result);
-  --grad_depth_;
+  values_.SetNumbersFixed(--grad_depth_ > 0);
   if (!ok) return false;
 
   ValueList outs;
@@ -225,10 +226,10 @@ bool Interp::CallCellWithBprop(Frame& f, const Value& cell, const ValueList& arg
     return false;
   };
   auto method = [&](const char* name, Value* v) {
-    PyObject* n = Keep(PyUnicode_InternFromString(name));
+    PyObject* n = values_.Keep(PyUnicode_InternFromString(name));
     PyObject* fn = _PyType_Lookup(type, n);
     if (!fn || !PyFunction_Check(fn)) return false;
-    if (!FromSource(gp().AddSource(guards::Source::kTypeAttr, cell.source, -1, n), fn, v)) return false;
+    if (!values_.FromSource(gp().AddSource(guards::Source::kTypeAttr, cell.source, -1, n), fn, v)) return false;
     UseConst(*v);
     return true;
   };

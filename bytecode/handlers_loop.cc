@@ -215,7 +215,7 @@ bool Interp::TensorRange(const ValueList& args, Value* out) {
   };
   graph::NodeId start, stop;
   if (args.size() == 1) {
-    if (!bound(Value::Const(Keep(PyLong_FromLong(0))), &start)) return false;
+    if (!bound(Value::Const(values_.Keep(PyLong_FromLong(0))), &start)) return false;
     if (!bound(args[0], &stop)) return false;
   } else if (!bound(args[0], &start) || !bound(args[1], &stop)) {
     return false;
@@ -511,20 +511,7 @@ std::vector<graph::NodeId> Interp::DropNodesFrom(size_t first_node) {
     if (keep[id] || outer.node(static_cast<graph::NodeId>(id)).op == graph::Op::kParam) new_id[id] = next++;
   }
   outer.Compact(keep);
-  // The node ids the interpreter keeps by source and by object.
-  auto fix = [&](graph::NodeId& id) {
-    if (id >= 0 && static_cast<size_t>(id) >= first_node) id = new_id[id];
-  };
-  for (auto& [source, node] : param_of_source_) fix(node);
-  for (auto& [key, node] : param_of_number_) fix(node);
-  for (auto& [obj, entry] : param_of_object_) fix(entry.first);
-  absl::flat_hash_map<graph::NodeId, int32_t> outputs;
-  for (const auto& [old_node, index] : output_of_node_) {
-    graph::NodeId node = old_node;
-    fix(node);
-    if (node >= 0) outputs[node] = index;
-  }
-  output_of_node_ = std::move(outputs);
+  values_.RenumberNodes(first_node, new_id);  // the node ids it keeps by source and object
   return new_id;
 }
 

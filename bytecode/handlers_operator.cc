@@ -148,7 +148,7 @@ bool Interp::BinaryOp(int nb, const Value& a, const Value& b, Value* out) {
            "the function runs eagerly and raises the error there");
       return false;
     }
-    *out = Value::Const(Keep(r));
+    *out = Value::Const(values_.Keep(r));
     return true;
   }
   Fail(BreakCategory::kUnsupportedOperator, "operator on values that are not tensors or plain Python values");
@@ -182,7 +182,7 @@ bool Interp::CompareOp(int cmp, const Value& a, const Value& b, Value* out) {
     Fail(BreakCategory::kPythonError, "the comparison raises on these values");
     return false;
   }
-  *out = Value::Const(Keep(r));
+  *out = Value::Const(values_.Keep(r));
   return true;
 }
 
@@ -254,7 +254,7 @@ bool Interp::GetItemInPython(Frame& f, const Value& c, const Value& index, Value
   if (!fn || !PyFunction_Check(fn)) return false;
   *inlined = true;
   Value method;  // type(obj).__getitem__, guarded by identity: another class reads afresh
-  if (!FromSource(gp().AddSource(guards::Source::kTypeAttr, c.source, -1, name), fn, &method)) return false;
+  if (!values_.FromSource(gp().AddSource(guards::Source::kTypeAttr, c.source, -1, name), fn, &method)) return false;
   UseConst(method);
   return Inline(f, reinterpret_cast<PyCodeObject*>(PyFunction_GET_CODE(fn)), fn, method.source,
                 nullptr, {c, index}, {}, out);
@@ -350,8 +350,8 @@ bool Interp::Subscript(const Value& c, const Value& index, Value* out) {
       kind = guards::Source::kDictItem;
     }
     Py_INCREF(item);
-    Keep(item);
-    return FromSource(gp().AddSource(kind, c.source, idx, kind == guards::Source::kDictItem ? key : nullptr),
+    values_.Keep(item);
+    return values_.FromSource(gp().AddSource(kind, c.source, idx, kind == guards::Source::kDictItem ? key : nullptr),
                       item, out);
   }
   if (obj && key && (PyTuple_CheckExact(obj) || PyUnicode_CheckExact(obj) ||
@@ -365,13 +365,13 @@ bool Interp::Subscript(const Value& c, const Value& index, Value* out) {
       Fail(BreakCategory::kPythonError, "the subscript raises");
       return false;
     }
-    Keep(r);
+    values_.Keep(r);
     if (c.source >= 0 && PyTuple_CheckExact(obj) && PyLong_CheckExact(key)) {
       // An item of an input tuple keeps a source of its own: a Cell or function in it can
       // be inlined, and its attributes read, as one reached by attribute can.
       Py_ssize_t i = PyLong_AsSsize_t(key);
       if (i < 0) i += PyTuple_GET_SIZE(obj);
-      return FromSource(gp().AddSource(guards::Source::kItem, c.source, static_cast<int32_t>(i)),
+      return values_.FromSource(gp().AddSource(guards::Source::kItem, c.source, static_cast<int32_t>(i)),
                         r, out);
     }
     *out = Value::Const(r);

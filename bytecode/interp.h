@@ -17,6 +17,7 @@
 #include "bytecode/effect_recorder.h"
 #include "bytecode/instructions.h"
 #include "bytecode/value.h"
+#include "bytecode/value_model.h"
 #include "bytecode/version.h"
 #include "graph/autodiff.h"
 #include "interop/pyops.h"
@@ -32,10 +33,6 @@ inline graph::Attrs CastTo(DType dtype) {
   a.dtype = dtype;
   return a;
 }
-
-// The field names of a namedtuple class (collections.namedtuple, typing.NamedTuple: a tuple
-// subclass with a tuple of str `_fields` and `_make`), or nullptr (handlers_container.cc).
-PyObject* NamedTupleFields(PyObject* cls);
 
 // One simulated frame: the root function or an inlined callee.
 struct Frame {
@@ -94,8 +91,7 @@ class Interp {
          const std::vector<guards::DynamicDim>& dynamic_dims, bool allow_break,
          const std::vector<std::string>& dynamic_numbers)
       : root_code_(code), root_func_(func), args_(args), nargs_(nargs), out_(out),
-        dynamic_dims_(dynamic_dims), dynamic_numbers_(dynamic_numbers), allow_break_(allow_break) {}
-  ~Interp();
+        allow_break_(allow_break), values_(out, dynamic_dims, dynamic_numbers) {}
   void Run();
 
   // ---- shared machinery (capture.cc) ----
@@ -105,18 +101,10 @@ class Interp {
   void Fail(BreakCategory category, std::string explanation, std::string hint = "");
   guards::GuardProgram& gp() { return *out_->guards; }
   graph::Graph& g() { return out_->graph; }
-  PyObject* Keep(PyObject* o);  // steals a reference; returns o
   bool Pop(Frame& f, Value* v);
   bool PopN(Frame& f, size_t n, ValueList* out);
   Value* StackAt(Frame& f, int depth);  // the value `depth` from the top, or fail (nullptr)
-  bool FromSource(int32_t source, PyObject* obj, Value* out);
-  // Whether `v` is a Python int or float from a dynamic-number source (see Capture).
-  bool IsDynamicNumber(const Value& v);
-  // The graph parameter for the number `obj` at `source` as a 0-d tensor of `dtype`.
-  graph::NodeId NumberParam(int32_t source, PyObject* obj, DType dtype);
-  // `v`'s number as a float64 / int64 graph node: a dynamic number read from its source, or
-  // a computed one; nullptr info when `v` is neither.
-  std::shared_ptr<const NumberInfo> NumberOf(const Value& v);
+  ValueModel& values() { return values_; }
   // a (+, -, *, /) b computed by the graph when one side is a number the graph computes and
   // Python would give the same result; false (nothing done) otherwise.
   bool NumberArith(int base, const Value& a, const Value& b, Value* out);
@@ -128,7 +116,6 @@ class Interp {
   PyObject* AsPyObject(const Value& v);
   bool RunFrame(Frame& f, Value* result);
   bool MakeOutput(const Value& v, OutputSpec* spec);
-  bool MemoRef(const Value& v, OutputSpec* spec);
   Value SetMemoKey(const Value& v);
   // Graph breaks: how to rebuild a value of the stack or a local in Python (no guards:
   // values from sources are read from them on each call).
@@ -306,7 +293,7 @@ class Interp {
   int32_t MethodSource(const Value& callable, PyObject* name);
   bool HasMethodSource(const Value& callable) const {
     return callable.source >= 0 ||
-           (callable.kind == Value::kConst && library_objects_.contains(callable.obj));
+           (callable.kind == Value::kConst && values_.IsLibraryObject(callable.obj));
   }
   bool ObjectAttr(Frame& f, const Value& owner, PyObject* name, bool method);
   bool StoreObjectAttr(const Value& owner, PyObject* name, const Value& value);
@@ -477,9 +464,8 @@ class Interp {
   PyObject* const* args_;
   int nargs_;
   CaptureResult* out_;
-  const std::vector<guards::DynamicDim>& dynamic_dims_;
-  const std::vector<std::string>& dynamic_numbers_;
   bool allow_break_;
+  ValueModel values_;
   // The root frame's state before its current instruction (the break point, on failure).
   Frame* root_frame_ = nullptr;
   size_t root_pc_ = 0;
@@ -495,17 +481,6 @@ class Interp {
   PyObject* root_kwnames_ = nullptr;
   size_t root_nodes_ = 0;   // graph size before the instruction
   size_t root_params_ = 0;  // parameters before the instruction
-  std::vector<PyObject*> keep_;
-  absl::flat_hash_map<int32_t, graph::NodeId> param_of_source_;
-  // Dynamic numbers read as graph inputs: (source, dtype) -> node.
-  absl::flat_hash_map<std::pair<int32_t, int>, graph::NodeId> param_of_number_;
-  // Tensors read as graph inputs, by object: their node and first source.
-  absl::flat_hash_map<PyObject*, std::pair<graph::NodeId, int32_t>> param_of_object_;
-  // Objects MakeLibraryObject built (kept alive by the trace) -> their class's source.
-  absl::flat_hash_map<PyObject*, int32_t> library_objects_;
-  absl::flat_hash_map<graph::NodeId, int32_t> output_of_node_;
-  std::vector<graph::NodeId> outputs_;
-  absl::flat_hash_map<const ValueList*, int32_t> memo_of_items_;
   bool failed_ = false;
   EffectRecorder effects_;
   ValueList* pending_yields_ = nullptr;  // handed to the next frame Inline sets up

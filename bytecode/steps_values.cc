@@ -81,7 +81,7 @@ bool Interp::StepCall(StepState& s) {
           PyTuple_SET_ITEM(names, i, (*kwargs.keys)[i]);
           args.push_back((*kwargs.items)[i]);
         }
-        f.kwnames = Keep(names);
+        f.kwnames = values_.Keep(names);
       }
       Value r;
       if (!Call(f, fn, std::move(args), &r)) return false;
@@ -276,7 +276,7 @@ bool Interp::StepUnaryOperator(StepState& s) {
           Fail(BreakCategory::kPythonError, "unary operator raises on this value");
           return false;
         }
-        r = Value::Const(Keep(v));
+        r = Value::Const(values_.Keep(v));
       } else {
         Fail(BreakCategory::kUnsupportedOperator, "unary operator on a value that is not a tensor or a number");
         return false;
@@ -524,7 +524,7 @@ bool Interp::StepString(StepState& s) {
         UseConst(p);
         PyUnicode_Append(&joined, p.obj);
       }
-      f.stack.push_back(Value::Const(Keep(joined)));
+      f.stack.push_back(Value::Const(values_.Keep(joined)));
       break;
     }
     default:
@@ -544,7 +544,7 @@ bool Interp::MakeSlice(const ValueList& parts, Value* out) {
     }
     UseConst(parts[i]);
   }
-  *out = Value::Const(Keep(PySlice_New(p[0], p[1], p[2])));
+  *out = Value::Const(values_.Keep(PySlice_New(p[0], p[1], p[2])));
   return true;
 }
 

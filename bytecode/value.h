@@ -153,4 +153,8 @@ struct GenState {
   bool exhausted = false;
 };
 
+// The field names of a namedtuple class (collections.namedtuple, typing.NamedTuple: a tuple
+// subclass with a tuple of str `_fields` and `_make`), or nullptr (handlers_container.cc).
+PyObject* NamedTupleFields(PyObject* cls);
+
 }  // namespace pijit::bytecode

@@ -12,131 +12,6 @@ namespace pijit::bytecode {
 
 using guards::Source;
 
-namespace {
-
-// Tuples and lists of tensors nest this deep at most to be read item by item (a layer's
-// ((w_ih, w_hh, b_ih, b_hh), ...) weights); deeper ones stay Python objects.
-constexpr int kNestedTensorDepth = 4;
-
-// Whether the tuple or list `obj` holds a tensor, directly or in tuples/lists within `depth`.
-bool HoldsTensor(PyObject* obj, int depth) {
-  for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(obj); ++i) {
-    PyObject* item = PySequence_Fast_ITEMS(obj)[i];
-    if (AsTensor(item)) return true;
-    if (depth > 1 && (PyTuple_Check(item) || PyList_Check(item)) && HoldsTensor(item, depth - 1))
-      return true;
-  }
-  return false;
-}
-
-}  // namespace
-
-bool Interp::FromSource(int32_t source, PyObject* obj, Value* out) {
-  if (Tensor* t = AsTensor(obj)) {
-    auto it = param_of_source_.find(source);
-    graph::NodeId node;
-    auto same = param_of_object_.find(obj);
-    if (it != param_of_source_.end()) {
-      node = it->second;
-    } else if (same != param_of_object_.end()) {
-      // Another path to a tensor already read (a Cell's weight and the optimizer's tuple
-      // item): one graph input, and a guard that both paths keep leading to one object.
-      gp().GuardSameAs(source, same->second.second);
-      node = same->second.first;
-      param_of_source_[source] = node;
-    } else {
-      uint64_t dynamic = 0;
-      if (!dynamic_dims_.empty()) {
-        const std::string where = gp().SourceText(source);
-        for (const auto& [src, dim] : dynamic_dims_)
-          if (src == where && dim < 64 && dim < t->ndim()) dynamic |= uint64_t{1} << dim;
-      }
-      out_->dynamic |= dynamic != 0;
-      gp().GuardTensor(source, obj, *t, dynamic);
-      node = g().AddParam(MetaOf(*t));
-      out_->param_sources.push_back(source);
-      out_->param_numbers.push_back(kNoNumber);
-      param_of_source_[source] = node;
-      param_of_object_[obj] = {node, source};
-    }
-    out->kind = Value::kTensor;
-    out->node = node;
-    out->source = source;
-    out->type = Py_TYPE(obj);
-    return true;
-  }
-  if (PyTuple_Check(obj) || PyList_Check(obj)) {
-    if (HoldsTensor(obj, kNestedTensorDepth)) {
-      // A container of tensors: guard its type and length, then each item at its own source.
-      // A list is read like a tuple; the trace changes none (a store, append or other
-      // mutating call on it breaks the graph there), so it stays the caller's own object.
-      gp().GuardType(source, obj);
-      ValueList items;
-      for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(obj); ++i) {
-        Value item;
-        if (!FromSource(gp().AddSource(Source::kItem, source, static_cast<int32_t>(i)),
-                        PySequence_Fast_ITEMS(obj)[i], &item)) {
-          return false;
-        }
-        items.push_back(std::move(item));
-      }
-      *out = Value::Seq(std::move(items), PyList_Check(obj));
-      out->source = source;
-      if (NamedTupleFields(reinterpret_cast<PyObject*>(Py_TYPE(obj)))) {
-        out->seq_type = reinterpret_cast<PyObject*>(Py_TYPE(obj));  // its fields by name
-      }
-      return true;
-    }
-  }
-  *out = Value::Const(obj, source);
-  return true;
-}
-
-bool Interp::IsDynamicNumber(const Value& v) {
-  if (v.kind != Value::kConst || v.source < 0 || dynamic_numbers_.empty() || grad_depth_ > 0 ||
-      !(PyLong_CheckExact(v.obj) || PyFloat_CheckExact(v.obj))) {
-    return false;
-  }
-  const std::string where = gp().SourceText(v.source);
-  for (const std::string& s : dynamic_numbers_)
-    if (s == where) return true;
-  return false;
-}
-
-graph::NodeId Interp::NumberParam(int32_t source, PyObject* obj, DType dtype) {
-  const auto key = std::make_pair(source, static_cast<int>(dtype));
-  if (auto it = param_of_number_.find(key); it != param_of_number_.end()) return it->second;
-  // The value may change between calls; its type may not (int and float convert differently).
-  gp().GuardType(source, obj);
-  const graph::NodeId node = g().AddParam(TensorMeta{dtype, {}});
-  out_->param_sources.push_back(source);
-  out_->param_numbers.push_back(static_cast<int8_t>(dtype));
-  param_of_number_[key] = node;
-  return node;
-}
-
-std::shared_ptr<const NumberInfo> Interp::NumberOf(const Value& v) {
-  if (v.kind != Value::kConst) return nullptr;
-  if (v.number) return v.number;
-  if (!IsDynamicNumber(v)) return nullptr;
-  auto info = std::make_shared<NumberInfo>();
-  if (PyFloat_CheckExact(v.obj)) {
-    info->node = NumberParam(v.source, v.obj, DType::kFloat64);
-  } else {
-    // Ints take part only while small: int64 arithmetic and conversions to float64 are then
-    // exact, as Python's are.
-    constexpr int kIntBits = 31;
-    int overflow = 0;
-    const long long x = PyLong_AsLongLongAndOverflow(v.obj, &overflow);
-    if (overflow || x <= -(1LL << kIntBits) || x >= (1LL << kIntBits)) return nullptr;
-    gp().GuardIntBound(v.source, kIntBits);
-    info->node = NumberParam(v.source, v.obj, DType::kInt64);
-    info->bits = kIntBits;
-  }
-  info->origins.emplace_back(v.source, v.obj);
-  return info;
-}
-
 bool Interp::NumberArith(int base, const Value& a, const Value& b, Value* out) {
   constexpr int kAdd = 0, kMul = 5, kSub = 10, kDiv = 11;  // NB_ADD, NB_MULTIPLY, ...
   if (base != kAdd && base != kMul && base != kSub && base != kDiv) return false;
@@ -145,7 +20,7 @@ bool Interp::NumberArith(int base, const Value& a, const Value& b, Value* out) {
     return PyFloat_CheckExact(v.obj) || PyLong_CheckExact(v.obj);  // (bool is not exact int)
   };
   if (!number_or_plain(a) || !number_or_plain(b)) return false;
-  auto na = NumberOf(a), nb = NumberOf(b);
+  auto na = values_.NumberOf(a), nb = values_.NumberOf(b);
   if (!na && !nb) return false;
   // Python raises on a zero divisor where the graph would give inf: the divisor must be a
   // known constant (not zero).
@@ -202,7 +77,7 @@ bool Interp::NumberArith(int base, const Value& a, const Value& b, Value* out) {
   info->bits = bits;
   for (const auto* n : {na.get(), nb.get()})
     if (n) info->origins.insert(info->origins.end(), n->origins.begin(), n->origins.end());
-  *out = Value::Const(Keep(r));
+  *out = Value::Const(values_.Keep(r));
   out->number = std::move(info);
   return true;
 }
@@ -268,9 +143,9 @@ PyObject* Interp::AsPyObject(const Value& v) {
     PyObject* nt = NamedTupleOf(v.seq_type, t);
     Py_DECREF(t);
     if (!nt) PyErr_Clear();
-    return nt ? Keep(nt) : nullptr;
+    return nt ? values_.Keep(nt) : nullptr;
   }
-  return Keep(t);
+  return values_.Keep(t);
 }
 
 // One container built during capture is one Python object wherever it appears (a list in
@@ -281,18 +156,6 @@ Value Interp::SetMemoKey(const Value& v) {
   key.items = std::shared_ptr<ValueList>(std::shared_ptr<ValueList>(),
                                          reinterpret_cast<ValueList*>(v.obj));
   return key;
-}
-
-bool Interp::MemoRef(const Value& v, OutputSpec* spec) {
-  auto it = memo_of_items_.find(v.items.get());
-  if (it != memo_of_items_.end()) {
-    spec->kind = OutputSpec::kRef;
-    spec->index = it->second;
-    return true;
-  }
-  spec->memo = static_cast<int32_t>(memo_of_items_.size());
-  memo_of_items_[v.items.get()] = spec->memo;
-  return false;
 }
 
 std::string Interp::CurrentLocation() const {
@@ -317,33 +180,15 @@ bool Interp::MakeOutput(const Value& v, OutputSpec* spec) {
         spec->index = out_->param_sources[n.param_index];
         return true;
       }
-      auto it = output_of_node_.find(v.node);
-      int32_t idx;
-      if (it != output_of_node_.end()) {
-        idx = it->second;
-      } else {
-        idx = static_cast<int32_t>(outputs_.size());
-        outputs_.push_back(v.node);
-        output_of_node_[v.node] = idx;
-      }
       spec->kind = OutputSpec::kGraphOutput;
-      spec->index = idx;
+      spec->index = values_.OutputIndex(v.node);
       return true;
     }
     case Value::kConst:
       if (v.number && v.source < 0) {
         // A computed number: the graph's value, as a Python int or float, on each call.
-        auto it = output_of_node_.find(v.number->node);
-        int32_t idx;
-        if (it != output_of_node_.end()) {
-          idx = it->second;
-        } else {
-          idx = static_cast<int32_t>(outputs_.size());
-          outputs_.push_back(v.number->node);
-          output_of_node_[v.number->node] = idx;
-        }
         spec->kind = OutputSpec::kGraphNumber;
-        spec->index = idx;
+        spec->index = values_.OutputIndex(v.number->node);
         spec->constant = reinterpret_cast<PyObject*>(Py_TYPE(v.obj));
         Py_INCREF(spec->constant);
         return true;
@@ -358,7 +203,7 @@ bool Interp::MakeOutput(const Value& v, OutputSpec* spec) {
       }
       // A set, or a NumPy array a constructor made at compile time: one object wherever it
       // appears, copied once per call.
-      if ((PySet_CheckExact(v.obj) || IsNumpyArray(v.obj)) && MemoRef(SetMemoKey(v), spec)) return true;
+      if ((PySet_CheckExact(v.obj) || IsNumpyArray(v.obj)) && values_.MemoRef(SetMemoKey(v), spec)) return true;
       spec->kind = OutputSpec::kConstant;  // a set is copied on each call (BuildValue)
       spec->constant = v.obj;
       Py_INCREF(v.obj);
@@ -369,7 +214,7 @@ bool Interp::MakeOutput(const Value& v, OutputSpec* spec) {
         spec->index = v.source;
         return true;
       }
-      if (MemoRef(v, spec)) return true;
+      if (values_.MemoRef(v, spec)) return true;
       spec->kind = v.is_list ? OutputSpec::kList : OutputSpec::kTuple;
       if (v.seq_type) {  // a namedtuple: rebuilt as its class
         spec->constant = v.seq_type;
@@ -390,7 +235,7 @@ bool Interp::MakeOutput(const Value& v, OutputSpec* spec) {
              "the function runs in Python, which gives the exception its traceback");
         return false;
       }
-      if (MemoRef(v, spec)) return true;
+      if (values_.MemoRef(v, spec)) return true;
       spec->kind = v.kind == Value::kObject ? OutputSpec::kObject : OutputSpec::kDict;
       if (v.kind == Value::kObject) {  // its class, then its attribute values
         spec->items.emplace_back();
