@@ -132,7 +132,7 @@ bool Interp::TensorAttr(Frame& f, const Value& owner, PyObject* name, bool metho
   }
   if (std::string_view(n) == "astype" &&
       _PyType_Lookup(owner.type, name) == _PyType_Lookup(g_tensor_type, name)) {
-    Value m;  // Tensor.astype: a cast node (CallTensorCast)
+    Value m;  // Tensor.astype: a cast node (OpBridge::Cast)
     m.kind = Value::kBuiltinMethod;
     m.obj = name;
     if (method) {
@@ -147,7 +147,7 @@ bool Interp::TensorAttr(Frame& f, const Value& owner, PyObject* name, bool metho
   if (std::string_view(n) == "T" &&
       _PyType_Lookup(owner.type, name) == _PyType_Lookup(g_tensor_type, name)) {
     Value t;  // Tensor.T: the axes reversed, as transpose() with no axes
-    if (!CallOp(PyOp::kTranspose, {owner}, {}, &t)) return false;
+    if (!ops_.Call(PyOp::kTranspose, {owner}, {}, &t)) return false;
     PushLoaded(f, std::move(t), method);
     return true;
   }

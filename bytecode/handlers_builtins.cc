@@ -278,12 +278,12 @@ std::optional<bool> FoldCall::Introspection() {
 std::optional<bool> FoldCall::Numeric() {
   // abs(tensor) is the op.
   if (b == Builtin::kAbs && args.size() == 1 && args[0].kind == Value::kTensor)
-    return in.CallOp(PyOp::kAbs, args, {}, out);
+    return in.ops().Call(PyOp::kAbs, args, {}, out);
   switch (b) {
     case Builtin::kPow:
       // pow(tensor, y) is the op; pow of Python numbers folds below.
       if ((args.size() == 2) && (args[0].kind == Value::kTensor || args[1].kind == Value::kTensor))
-        return in.CallOp(PyOp::kPow, args, {}, out);
+        return in.ops().Call(PyOp::kPow, args, {}, out);
       [[fallthrough]];
     case Builtin::kRound:
     case Builtin::kDivmod:

@@ -46,7 +46,7 @@ bool Interp::GetIter(const Value& v, Value* out) {
       // Its rows along the first axis, unrolled: the axis's length is part of the shape the
       // graph is specialised to.
       NoteShapeRead();
-      const Shape shape = g().node(v.node).meta.shape;  // a copy: CallOp below adds nodes
+      const Shape shape = g().node(v.node).meta.shape;  // a copy: the calls below add nodes
       if (shape.empty()) {
         Fail(BreakCategory::kPythonError, "iteration over a 0-d tensor",
              "the function runs eagerly and raises the TypeError there");
@@ -63,7 +63,7 @@ bool Interp::GetIter(const Value& v, Value* out) {
       ValueList rows;
       for (int64_t i = 0; i < shape[0]; ++i) {
         Value row;
-        if (!CallOp(getitem, {v, Value::Const(values_.Keep(PyLong_FromLongLong(i)))}, {}, &row))
+        if (!ops_.Call(getitem, {v, Value::Const(values_.Keep(PyLong_FromLongLong(i)))}, {}, &row))
           return false;
         rows.push_back(std::move(row));
       }

@@ -17,14 +17,6 @@ enum NbOp : int {
 using guards::IsPlainValue;
 using guards::IsPythonNumber;
 
-// True when `type` (a Tensor subclass) defines `name` differently from Tensor.
-bool OverridesTensorMethod(PyTypeObject* type, const char* name) {
-  PyObject* n = PyUnicode_InternFromString(name);
-  const bool differs = _PyType_Lookup(type, n) != _PyType_Lookup(g_tensor_type, n);
-  Py_DECREF(n);
-  return differs;
-}
-
 }  // namespace
 
 bool Interp::BinaryOp(int nb, const Value& a, const Value& b, Value* out) {
@@ -49,41 +41,7 @@ bool Interp::BinaryOp(int nb, const Value& a, const Value& b, Value* out) {
         }
       }
     }
-    // A Tensor subclass that overrides the operator runs its own code.
-    static const char* const kDunders[][2] = {{"__add__", "__radd__"}, {"__sub__", "__rsub__"},
-                                               {"__mul__", "__rmul__"}, {"__truediv__", "__rtruediv__"},
-                                               {"__matmul__", "__rmatmul__"}};
-    const int di = op == PyOp::kAdd ? 0 : op == PyOp::kSub ? 1 : op == PyOp::kMul ? 2
-                 : op == PyOp::kDiv ? 3 : op == PyOp::kMatMul ? 4 : -1;
-    for (int side = 0; side < 2; ++side) {
-      const Value& v = side == 0 ? a : b;
-      if (v.kind != Value::kTensor || v.type == g_tensor_type) continue;
-      if (di < 0 || OverridesTensorMethod(v.type, kDunders[di][side]) ||
-          OverridesTensorMethod(v.type, kDunders[di][1 - side])) {
-        Fail(BreakCategory::kUnsupportedOperator,
-             absl::StrFormat("%s overrides the operator", v.type->tp_name),
-             "the operator of a Tensor subclass runs eagerly");
-        return false;
-      }
-    }
-    for (const Value* v : {&a, &b}) {
-      if (v->kind == Value::kConst && !IsPyScalar(v->obj) && !IsNumpyScalar(v->obj)) {
-        // Builtin types know nothing of tensors: eager Python raises TypeError. Other types
-        // (NumPy arrays, user classes) may implement the reflected operator.
-        const bool builtin = !(Py_TYPE(v->obj)->tp_flags & Py_TPFLAGS_HEAPTYPE) &&
-                             std::string_view(Py_TYPE(v->obj)->tp_name).find("numpy") ==
-                                 std::string_view::npos;
-        Fail(builtin ? BreakCategory::kPythonError : BreakCategory::kUnsupportedOperator,
-             absl::StrFormat("%s of a Tensor and a %s", PyOpName(op), Py_TYPE(v->obj)->tp_name),
-             "use a Tensor or a Python bool, int or float");
-        return false;
-      }
-      if (v->kind != Value::kConst && v->kind != Value::kTensor) {
-        Fail(BreakCategory::kUnsupportedOperator, absl::StrFormat("%s of a Tensor and a container", PyOpName(op)));
-        return false;
-      }
-    }
-    return CallOp(op, {a, b}, {}, out);
+    return ops_.Operator(op, a, b, out);
   }
   // Sequences built during capture: concatenation and repetition.
   if (a.kind == Value::kSeq && b.kind == Value::kSeq && base == NB_ADD && a.is_list &&
@@ -164,7 +122,7 @@ bool Interp::CompareOp(int cmp, const Value& a, const Value& b, Value* out) {
       Fail(BreakCategory::kUnsupportedOperator, "comparison of tensors is not captured yet");
       return false;
     }
-    return CallOp(op, {a, b}, {}, out);
+    return ops_.Call(op, {a, b}, {}, out);
   }
   PyObject* x = AsPyObject(a);
   PyObject* y = AsPyObject(b);
@@ -282,7 +240,7 @@ bool Interp::Subscript(const Value& c, const Value& index, Value* out) {
       Fail(BreakCategory::kUnsupportedOperator, absl::StrFormat("indexing a %s", c.type->tp_name));
       return false;
     }
-    if (PyOpByName("__getitem__", &op)) return CallOp(op, {c, index}, {}, out);
+    if (PyOpByName("__getitem__", &op)) return ops_.Call(op, {c, index}, {}, out);
     Fail(BreakCategory::kUnsupportedOperator, "tensor indexing is not captured yet");
     return false;
   }

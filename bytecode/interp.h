@@ -16,6 +16,7 @@
 #include "bytecode/capture.h"
 #include "bytecode/effect_recorder.h"
 #include "bytecode/instructions.h"
+#include "bytecode/op_bridge.h"
 #include "bytecode/value.h"
 #include "bytecode/value_model.h"
 #include "bytecode/version.h"
@@ -159,18 +160,16 @@ class Interp {
                           bool* handled);
   bool LoadDeref(Frame& f, int slot, Value* out);
   bool Call(Frame& f, const Value& callable, ValueList args, Value* out);  // handlers_call.cc
-  bool CallOp(PyOp op, const ValueList& args, const std::vector<std::string>& kwnames, Value* out);
+  // Calls of pijit ops, operators and casts on tensors: graph nodes (op_bridge.h).
+  OpBridge& ops() { return ops_; }
   // Whole-graph mode (capture_mode="ast", fullgraph): no graph breaks.
   bool WholeGraph() const { return !allow_break_; }
   // range(start, stop, step) whose start or stop is a tensor, in whole-graph mode: a
   // kTensorRange, which a for loop turns into a loop node (handlers_loop.cc).
   bool TensorRange(const ValueList& args, Value* out);
-  bool NumpyScalarsAsConstants(ValueList* args, absl::InlinedVector<PyObject*, 4>* numbers);
   bool CallVjp(Frame& f, ValueList args, Value* out);
   bool VjpSeeds(const Value& sens, bool scalar, const std::vector<graph::NodeId>& out_nodes,
                 std::vector<graph::NodeId>* seeds);  // handlers_grad.cc
-  // Tensor.astype(dtype) on a captured tensor: a cast node (handlers_call.cc).
-  bool CallTensorCast(const ValueList& args, const std::vector<std::string>& names, Value* out);
   // type(self).<name> (`method`, a Python function) inlined with self first, its source
   // through the callable's (MethodSource).
   bool InlineMethod(Frame& f, const Value& self, PyObject* method, PyObject* name,
@@ -466,6 +465,7 @@ class Interp {
   CaptureResult* out_;
   bool allow_break_;
   ValueModel values_;
+  OpBridge ops_{*this};
   // The root frame's state before its current instruction (the break point, on failure).
   Frame* root_frame_ = nullptr;
   size_t root_pc_ = 0;

@@ -260,9 +260,9 @@ bool Interp::StepUnaryOperator(StepState& s) {
              "operators of Tensor subclasses run eagerly");
         return false;
       } else if (a.kind == Value::kTensor && in.op == Opc::UNARY_NEGATIVE) {
-        if (!CallOp(PyOp::kNeg, {a}, {}, &r)) return false;
+        if (!ops_.Call(PyOp::kNeg, {a}, {}, &r)) return false;
       } else if (a.kind == Value::kTensor && in.op == Opc::UNARY_INVERT) {
-        if (!CallOp(PyOp::kBitwiseNot, {a}, {}, &r)) return false;
+        if (!ops_.Call(PyOp::kBitwiseNot, {a}, {}, &r)) return false;
       } else if (a.kind == Value::kTensor && in.op == Opc::UNARY_POSITIVE) {
         r = a;
       } else if (a.kind == Value::kConst &&
