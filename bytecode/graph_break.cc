@@ -45,17 +45,10 @@ bool Interp::MakeBreakSpec(const Value& v, OutputSpec* spec) {
       if (v.source >= 0) {
         spec->kind = OutputSpec::kSource;
         spec->index = v.source;
-      } else {
-        // A set, or a NumPy array a constructor made at compile time: one object wherever it
-        // appears, copied once per call.
-        if ((PySet_CheckExact(v.obj) || IsNumpyArray(v.obj)) && values_.MemoRef(SetMemoKey(v), spec)) return true;
-        spec->kind = OutputSpec::kConstant;  // a set is copied on each call (BuildValue)
-        spec->constant = v.obj;
-        Py_INCREF(v.obj);
+        return true;
       }
-      return true;
+      return ConstantOutput(v, spec);
     case Value::kTensor:
-      return MakeOutput(v, spec);
     case Value::kDict:
     case Value::kObject:
       return MakeOutput(v, spec);
@@ -87,15 +80,7 @@ bool Interp::MakeBreakSpec(const Value& v, OutputSpec* spec) {
       spec->kind = v.kind == Value::kIter ? OutputSpec::kIterator
                    : v.is_list            ? OutputSpec::kList
                                           : OutputSpec::kTuple;
-      if (v.kind == Value::kSeq && v.seq_type) {  // a namedtuple: rebuilt as its class
-        spec->constant = v.seq_type;
-        Py_INCREF(v.seq_type);
-      }
-      for (const Value& item : *v.items) {
-        spec->items.emplace_back();
-        if (!MakeBreakSpec(item, &spec->items.back())) return false;
-      }
-      return true;
+      return ItemOutputs(v, &Interp::MakeBreakSpec, spec);
     case Value::kTensorMethod:
       spec->kind = OutputSpec::kMethod;
       spec->constant = PyUnicode_FromString(PyOpName(v.method));

@@ -126,8 +126,7 @@ bool Interp::TensorAttr(Frame& f, const Value& owner, PyObject* name, bool metho
     Value m;
     m.kind = Value::kTensorMethod;
     m.method = op;
-    f.stack.push_back(m);
-    f.stack.push_back(owner);
+    PushBoundMethod(f, m, owner);
     return true;
   }
   if (std::string_view(n) == "astype" &&
@@ -136,8 +135,7 @@ bool Interp::TensorAttr(Frame& f, const Value& owner, PyObject* name, bool metho
     m.kind = Value::kBuiltinMethod;
     m.obj = name;
     if (method) {
-      f.stack.push_back(m);
-      f.stack.push_back(owner);
+      PushBoundMethod(f, m, owner);
     } else {
       m.cell = std::make_shared<Value>(owner);
       f.stack.push_back(m);
@@ -161,8 +159,7 @@ bool Interp::TensorAttr(Frame& f, const Value& owner, PyObject* name, bool metho
       return false;
     }
     UseConst(fn);
-    f.stack.push_back(fn);
-    f.stack.push_back(owner);
+    PushBoundMethod(f, fn, owner);
     return true;
   }
   if (std::string_view(n) == "shape" || std::string_view(n) == "size") NoteShapeRead();
@@ -292,8 +289,7 @@ bool Interp::LoadAttr(Frame& f, const Value& owner, PyObject* name, bool method)
     m.kind = Value::kBuiltinMethod;
     m.obj = name;
     if (method) {
-      f.stack.push_back(m);
-      f.stack.push_back(owner);
+      PushBoundMethod(f, m, owner);
       return true;
     }
     Fail(BreakCategory::kUnsupportedAttribute, absl::StrFormat("bound method %s used as a value", n));
@@ -330,8 +326,7 @@ bool Interp::LoadAttr(Frame& f, const Value& owner, PyObject* name, bool method)
     Value m;
     m.kind = Value::kBuiltinMethod;
     m.obj = name;
-    f.stack.push_back(m);
-    f.stack.push_back(owner);
+    PushBoundMethod(f, m, owner);
     return true;
   }
   // A class's __name__/__qualname__/__module__ through type's own getters (no user code runs
@@ -393,8 +388,7 @@ bool Interp::LoadAttr(Frame& f, const Value& owner, PyObject* name, bool method)
         return false;
       UseConst(fn);
       if (method) {
-        f.stack.push_back(fn);
-        f.stack.push_back(owner);
+        PushBoundMethod(f, fn, owner);
       } else {
         // A bound method value: represent it as a sequence (function, self) for CALL.
         Fail(BreakCategory::kUnsupportedAttribute, absl::StrFormat("bound method %s used as a value", n),

@@ -2,6 +2,7 @@
 // capture time are folded into constants or values of the trace.
 #include <optional>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "bytecode/interp.h"
 #include "guards/guards.h"
@@ -65,6 +66,19 @@ Builtin BuiltinOf(PyObject* fn) {
   return Builtin::kNone;
 }
 
+// `v` (a new reference), the value a folded call gave, as *out; nullptr: `what` (the builtin,
+// the math function) raised, which fails the capture so that Python raises it.
+bool FoldedResult(Interp& in, PyObject* v, const char* what, Value* out) {
+  if (!v) {
+    PyErr_Clear();
+    in.Fail(BreakCategory::kPythonError, absl::StrCat(what, " raises on these arguments"),
+            "the function runs eagerly and raises the error there");
+    return false;
+  }
+  *out = Value::Const(in.values().Keep(v));
+  return true;
+}
+
 // One builtin call being folded.
 struct FoldCall {
   Interp& in;
@@ -73,16 +87,7 @@ struct FoldCall {
   ValueList& args;
   Value* out;
   // The folded value (a new reference) as the result; nullptr: the builtin raised.
-  bool Result(PyObject* v) {
-    if (!v) {
-      PyErr_Clear();
-      in.Fail(BreakCategory::kPythonError, "the builtin raises on these arguments",
-              "the function runs eagerly and raises the error there");
-      return false;
-    }
-    *out = Value::Const(in.values().Keep(v));
-    return true;
-  }
+  bool Result(PyObject* v) { return FoldedResult(in, v, "the builtin", out); }
   // Whether every argument from `from` on is a Python object known now.
   bool AllKnown(size_t from) {
     for (size_t i = from; i < args.size(); ++i)
@@ -692,14 +697,7 @@ bool FoldMathCall(Interp& in, PyObject* fn, const ValueList& args,
   }
   PyObject* r = PyObject_Call(fn, tuple, nullptr);
   Py_DECREF(tuple);
-  if (!r) {
-    PyErr_Clear();
-    in.Fail(BreakCategory::kPythonError, "the math function raises on these arguments",
-            "the function runs eagerly and raises the error there");
-    return false;
-  }
-  *out = Value::Const(in.values().Keep(r));
-  return true;
+  return FoldedResult(in, r, "the math function", out);
 }
 
 }  // namespace

@@ -10,23 +10,25 @@ namespace pijit::bytecode {
 // Keys and formatted values must be plain data: comparing or formatting them runs no code.
 using guards::IsPlainValue;
 
-bool Interp::DictGet(const Value& dict, const Value& key, Value* out, bool* found) {
+bool Interp::FindKey(const Value& dict, const Value& key, PyObject** key_obj, size_t* index,
+                     bool* found) {
   PyObject* k = AsPyObject(key);
   if (!k || !IsPlainValue(k)) {
     Fail(BreakCategory::kUnsupportedOperator, "a dict key unknown at capture time");
     return false;
   }
   UseConst(key);
+  *key_obj = k;
   *found = false;
   for (size_t i = 0; i < dict.keys->size(); ++i) {
-    int eq = PyObject_RichCompareBool((*dict.keys)[i], k, Py_EQ);
+    const int eq = PyObject_RichCompareBool((*dict.keys)[i], k, Py_EQ);
     if (eq < 0) {
       PyErr_Clear();
       Fail(BreakCategory::kPythonError, "comparing dict keys raises");
       return false;
     }
     if (eq) {
-      *out = (*dict.items)[i];
+      *index = i;
       *found = true;
       return true;
     }
@@ -34,20 +36,23 @@ bool Interp::DictGet(const Value& dict, const Value& key, Value* out, bool* foun
   return true;
 }
 
+bool Interp::DictGet(const Value& dict, const Value& key, Value* out, bool* found) {
+  PyObject* k;
+  size_t i;
+  if (!FindKey(dict, key, &k, &i, found)) return false;
+  if (*found) *out = (*dict.items)[i];
+  return true;
+}
+
 bool Interp::DictSet(Value& dict, const Value& key, const Value& value) {
-  PyObject* k = AsPyObject(key);
-  if (!k || !IsPlainValue(k)) {
-    Fail(BreakCategory::kUnsupportedOperator, "a dict key unknown at capture time");
-    return false;
+  PyObject* k;
+  size_t i;
+  bool found;
+  if (!FindKey(dict, key, &k, &i, &found)) return false;
+  if (found) {
+    (*dict.items)[i] = value;
+    return true;
   }
-  UseConst(key);
-  for (size_t i = 0; i < dict.keys->size(); ++i) {
-    if (PyObject_RichCompareBool((*dict.keys)[i], k, Py_EQ) == 1) {
-      (*dict.items)[i] = value;
-      return true;
-    }
-  }
-  if (PyErr_Occurred()) PyErr_Clear();
   Py_INCREF(k);
   dict.keys->push_back(values_.Keep(k));
   dict.items->push_back(value);

@@ -132,21 +132,27 @@ bool Interp::LoadDescriptorAttr(Frame& f, const Value& owner, PyObject* name, bo
   }
   UseConst(descr_value);
   UseConst(fn_value);
+  // A classmethod is bound to the class (an instance's type is guarded above).
+  return PushStaticOrClassMethod(f, std::move(fn_value), staticm, method, [&](Value* cls) {
+    *cls = owner;
+    return is_class || values_.FromSource(gp().AddSource(Source::kTypeOf, owner.source, -1),
+                                          reinterpret_cast<PyObject*>(where), cls);
+  });
+}
+
+bool Interp::PushStaticOrClassMethod(Frame& f, Value fn, bool staticm, bool method,
+                                     absl::FunctionRef<bool(Value*)> class_of) {
   if (staticm) {
-    PushLoaded(f, std::move(fn_value), method);
+    PushLoaded(f, std::move(fn), method);
     return true;
   }
-  // A classmethod: bound to the class (an instance's type is guarded above).
   if (!method) {
     Fail(BreakCategory::kUnsupportedAttribute, "a classmethod used as a value", "call it directly");
     return false;
   }
-  Value cls = owner;
-  if (!is_class &&
-      !values_.FromSource(gp().AddSource(Source::kTypeOf, owner.source, -1), reinterpret_cast<PyObject*>(where), &cls)) {
-    return false;
-  }
-  f.stack.push_back(std::move(fn_value));
+  Value cls;
+  if (!class_of(&cls)) return false;
+  f.stack.push_back(std::move(fn));
   f.stack.push_back(std::move(cls));
   return true;
 }

@@ -71,27 +71,13 @@ Value* Interp::MakeShadowDict(const Value& v) {
 }
 
 bool Interp::DictDel(Value& dict, const Value& key, Value* removed, bool* found) {
-  PyObject* k = AsPyObject(key);
-  if (!k || !guards::IsPlainValue(k)) {
-    Fail(BreakCategory::kUnsupportedOperator, "a dict key unknown at capture time");
-    return false;
-  }
-  UseConst(key);
-  *found = false;
-  for (size_t i = 0; i < dict.keys->size(); ++i) {
-    const int eq = PyObject_RichCompareBool((*dict.keys)[i], k, Py_EQ);
-    if (eq < 0) {
-      PyErr_Clear();
-      Fail(BreakCategory::kPythonError, "comparing dict keys raises");
-      return false;
-    }
-    if (eq) {
-      *removed = (*dict.items)[i];
-      dict.keys->erase(dict.keys->begin() + static_cast<std::ptrdiff_t>(i));
-      dict.items->erase(dict.items->begin() + static_cast<std::ptrdiff_t>(i));
-      *found = true;
-      return true;
-    }
+  PyObject* k;
+  size_t i;
+  if (!FindKey(dict, key, &k, &i, found)) return false;
+  if (*found) {
+    *removed = (*dict.items)[i];
+    dict.keys->erase(dict.keys->begin() + static_cast<std::ptrdiff_t>(i));
+    dict.items->erase(dict.items->begin() + static_cast<std::ptrdiff_t>(i));
   }
   return true;
 }

@@ -18,6 +18,24 @@ namespace pijit::bytecode {
 
 using guards::Source;
 
+namespace {
+
+// Why attribute `name` of `obj` is not a plain entry of its instance dict, which a recorded
+// store or deletion replays exactly (`by_code`: there is a __setattr__ or the object is a
+// class, module or tensor), or null when it is one: no data descriptor (property, slot).
+const char* NotInInstanceDict(PyObject* obj, PyObject* name, const char* by_code) {
+  PyTypeObject* tp = Py_TYPE(obj);
+  if (PyType_Check(obj) || PyModule_Check(obj) || tp->tp_setattro != PyObject_GenericSetAttr ||
+      !_PyObject_GetDictPtr(obj) || PyObject_TypeCheck(obj, g_tensor_type)) {
+    return by_code;
+  }
+  PyObject* descr = _PyType_Lookup(tp, name);
+  if (descr && Py_TYPE(descr)->tp_descr_set) return "through a descriptor";
+  return nullptr;
+}
+
+}  // namespace
+
 PyObject* FreeCell(const Frame& f, int slot) {
   const int first_free = f.code->co_nlocalsplus - f.code->co_nfreevars;
   if (slot < first_free || !f.func) return nullptr;
@@ -52,14 +70,8 @@ bool Interp::StoreAttr(const Value& owner, PyObject* name, const Value& value) {
   if (owner.kind != Value::kConst || owner.source < 0) return refuse("on a value made in the trace");
   if (!ImmutableValue(value)) return refuse("of a mutable container");
   PyObject* obj = owner.obj;
-  PyTypeObject* tp = Py_TYPE(obj);
-  // Only a plain instance dict store: no __setattr__, no data descriptor (property, slot).
-  if (PyType_Check(obj) || PyModule_Check(obj) || tp->tp_setattro != PyObject_GenericSetAttr ||
-      !_PyObject_GetDictPtr(obj) || PyObject_TypeCheck(obj, g_tensor_type)) {
-    return refuse("on an object whose attributes are set by code");
-  }
-  PyObject* descr = _PyType_Lookup(tp, name);
-  if (descr && Py_TYPE(descr)->tp_descr_set) return refuse("through a descriptor");
+  if (const char* why = NotInInstanceDict(obj, name, "on an object whose attributes are set by code"))
+    return refuse(why);
   gp().GuardType(owner.source, obj);
   UseConst(owner);  // the object itself (attribute reads guard it the same way)
   effects_.SetAttr(owner, name, value);
@@ -266,13 +278,8 @@ bool Interp::DeleteAttr(const Value& owner, PyObject* name) {
   if (gen_depth_ > 0) return refuse("inside a generator run ahead of its consumer");
   if (owner.kind != Value::kConst || owner.source < 0) return refuse("on a value made in the trace");
   PyObject* obj = owner.obj;
-  PyTypeObject* tp = Py_TYPE(obj);
-  if (PyType_Check(obj) || PyModule_Check(obj) || tp->tp_setattro != PyObject_GenericSetAttr ||
-      !_PyObject_GetDictPtr(obj) || PyObject_TypeCheck(obj, g_tensor_type)) {
-    return refuse("on an object whose attributes are deleted by code");
-  }
-  PyObject* descr = _PyType_Lookup(tp, name);
-  if (descr && Py_TYPE(descr)->tp_descr_set) return refuse("through a descriptor");
+  if (const char* why = NotInInstanceDict(obj, name, "on an object whose attributes are deleted by code"))
+    return refuse(why);
   const Value* p = effects_.PendingAttr(obj, name);
   if (p && p->kind == Value::kUndef) {
     Fail(BreakCategory::kPythonError, "AttributeError: the attribute was deleted earlier",

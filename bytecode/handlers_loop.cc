@@ -470,14 +470,9 @@ bool Interp::MoveBodyIntoLoop(graph::NodeId stay, graph::NodeId stay_again, size
         unchanged.contains(static_cast<graph::NodeId>(id))) {
       continue;
     }
-    graph::Node copy = n;
-    for (graph::NodeId& i : copy.inputs) i = map(i);
-    auto added = body.AddNode(std::move(copy));
-    if (!added.ok()) {
-      Fail(BreakCategory::kInternal, std::string(added.status().message()));
-      return false;
-    }
-    inside[static_cast<graph::NodeId>(id)] = *added;
+    graph::NodeId added;
+    if (!AddMappedNode(body, n, map, &added)) return false;
+    inside[static_cast<graph::NodeId>(id)] = added;
   }
   std::vector<graph::NodeId> outs;
   for (const Value& v : after) outs.push_back(map(v.node));

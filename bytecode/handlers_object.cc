@@ -176,8 +176,7 @@ bool Interp::ObjectAttr(Frame& f, const Value& owner, PyObject* name, bool metho
            "call the method directly");
       return false;
     }
-    f.stack.push_back(std::move(v));
-    f.stack.push_back(owner);
+    PushBoundMethod(f, std::move(v), owner);
     return true;
   }
   const bool staticm = PyObject_TypeCheck(descr, &PyStaticMethod_Type);
@@ -188,19 +187,9 @@ bool Interp::ObjectAttr(Frame& f, const Value& owner, PyObject* name, bool metho
     Value fn_value;
     if (!values_.FromSource(gp().AddSource(Source::kDescrFunc, v.source, -1), fn, &fn_value)) return false;
     UseConst(fn_value);
-    if (staticm) {
-      PushLoaded(f, std::move(fn_value), method);
-      return true;
-    }
-    if (!method) {
-      Fail(BreakCategory::kUnsupportedAttribute, "a classmethod used as a value", "call it directly");
-      return false;
-    }
-    Value cls;
-    if (!values_.FromSource(owner.type_source, reinterpret_cast<PyObject*>(type), &cls)) return false;
-    f.stack.push_back(std::move(fn_value));
-    f.stack.push_back(std::move(cls));
-    return true;
+    return PushStaticOrClassMethod(f, std::move(fn_value), staticm, method, [&](Value* cls) {
+      return values_.FromSource(owner.type_source, reinterpret_cast<PyObject*>(type), cls);
+    });
   }
   if (Py_TYPE(descr)->tp_descr_get) {
     Fail(BreakCategory::kUnsupportedAttribute, absl::StrCat("attribute '", PyUnicode_AsUTF8(name),

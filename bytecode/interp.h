@@ -13,6 +13,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "absl/functional/function_ref.h"
 #include "bytecode/capture.h"
 #include "bytecode/effect_recorder.h"
 #include "bytecode/instructions.h"
@@ -118,6 +119,12 @@ class Interp {
   bool RunFrame(Frame& f, Value* result);
   bool MakeOutput(const Value& v, OutputSpec* spec);
   Value SetMemoKey(const Value& v);
+  // A known object without a source: a constant of the output, or one memo slot for a set
+  // or a NumPy array made at compile time.
+  bool ConstantOutput(const Value& v, OutputSpec* spec);
+  // The items of sequence or iterator `v` into spec->items, each made by `make` (MakeOutput,
+  // MakeBreakSpec); a namedtuple's class as spec->constant.
+  bool ItemOutputs(const Value& v, bool (Interp::*make)(const Value&, OutputSpec*), OutputSpec* spec);
   // Graph breaks: how to rebuild a value of the stack or a local in Python (no guards:
   // values from sources are read from them on each call).
   bool MakeBreakSpec(const Value& v, OutputSpec* spec);
@@ -142,6 +149,11 @@ class Interp {
   bool CallPropertyAccessor(Frame& f, const Value& owner, PyObject* name, const Value* value,
                             Value* out, bool* handled);
   bool StoreLocal(Frame& f, int slot);
+  // (callable, self) for CALL: a method found for `self`, called with it first.
+  static void PushBoundMethod(Frame& f, Value callable, Value self) {
+    f.stack.push_back(std::move(callable));
+    f.stack.push_back(std::move(self));
+  }
   static void PushLoaded(Frame& f, Value v, bool method) {
     if (method && !kNullAfterCallable) f.stack.push_back(Value::Null());
     f.stack.push_back(std::move(v));
@@ -158,6 +170,10 @@ class Interp {
   // when it took the attribute (then false means capture failed).
   bool LoadDescriptorAttr(Frame& f, const Value& owner, PyObject* name, bool method,
                           bool* handled);
+  // Pushes a staticmethod's function `fn` as the attribute, or a classmethod's with its class
+  // (class_of) for CALL; a classmethod used as a value is not captured.
+  bool PushStaticOrClassMethod(Frame& f, Value fn, bool staticm, bool method,
+                               absl::FunctionRef<bool(Value*)> class_of);
   bool LoadDeref(Frame& f, int slot, Value* out);
   bool Call(Frame& f, const Value& callable, ValueList args, Value* out);  // handlers_call.cc
   // Calls of pijit ops, operators and casts on tensors: graph nodes (op_bridge.h).
@@ -303,6 +319,10 @@ class Interp {
   // Field `name` of a namedtuple value (false: not one of its fields).
   bool NamedTupleField(const Value& owner, PyObject* name, Value* out);
   bool DictGet(const Value& dict, const Value& key, Value* out, bool* found);
+  // The position of `key` among the keys of kDict `dict` (*found: present), the key as a
+  // Python object in *key_obj; false (capture failed) when the key is not a plain value
+  // known now or comparing raises.
+  bool FindKey(const Value& dict, const Value& key, PyObject** key_obj, size_t* index, bool* found);
   // A pure method of a constant str (lower, split, startswith, ...), folded at capture.
   bool IsFoldableStrMethod(const Value& owner, PyObject* name);
   bool CallStrMethod(std::string_view name, const Value& self, const ValueList& args, Value* out);
@@ -443,6 +463,10 @@ class Interp {
   };
   bool MergeBranchValues(BranchJoin& join, const Value& on_true, const Value& on_false,
                          const std::string& what, Value* out);
+  // A copy of node `n` added to subgraph `sub` (a cond's way, a loop's body), its inputs
+  // mapped into `sub` by `map`: *added is its id there.
+  bool AddMappedNode(graph::Graph& sub, const graph::Node& n,
+                     absl::FunctionRef<graph::NodeId(graph::NodeId)> map, graph::NodeId* added);
   using NodeRanges = std::vector<std::pair<size_t, size_t>>;  // [begin, end) of node ids
   // Moves the nodes of the ways (from `first_node` on) into the branches of a cond node on
   // `pred` whose results are the pairs' values; `results` gets them (renumbered graph).

@@ -171,6 +171,29 @@ void Interp::NoteRebuilt(PyObject* cls) {
     seen.push_back(std::move(what));
 }
 
+bool Interp::ConstantOutput(const Value& v, OutputSpec* spec) {
+  // A set, or a NumPy array a constructor made at compile time: one object wherever it
+  // appears, copied once per call.
+  if ((PySet_CheckExact(v.obj) || IsNumpyArray(v.obj)) && values_.MemoRef(SetMemoKey(v), spec)) return true;
+  spec->kind = OutputSpec::kConstant;  // a set is copied on each call (BuildValue)
+  spec->constant = v.obj;
+  Py_INCREF(v.obj);
+  return true;
+}
+
+bool Interp::ItemOutputs(const Value& v, bool (Interp::*make)(const Value&, OutputSpec*),
+                         OutputSpec* spec) {
+  if (v.kind == Value::kSeq && v.seq_type) {  // a namedtuple: rebuilt as its class
+    spec->constant = v.seq_type;
+    Py_INCREF(v.seq_type);
+  }
+  for (const Value& item : *v.items) {
+    spec->items.emplace_back();
+    if (!(this->*make)(item, &spec->items.back())) return false;
+  }
+  return true;
+}
+
 bool Interp::MakeOutput(const Value& v, OutputSpec* spec) {
   switch (v.kind) {
     case Value::kTensor: {
@@ -201,13 +224,7 @@ bool Interp::MakeOutput(const Value& v, OutputSpec* spec) {
         spec->index = v.source;
         return true;
       }
-      // A set, or a NumPy array a constructor made at compile time: one object wherever it
-      // appears, copied once per call.
-      if ((PySet_CheckExact(v.obj) || IsNumpyArray(v.obj)) && values_.MemoRef(SetMemoKey(v), spec)) return true;
-      spec->kind = OutputSpec::kConstant;  // a set is copied on each call (BuildValue)
-      spec->constant = v.obj;
-      Py_INCREF(v.obj);
-      return true;
+      return ConstantOutput(v, spec);
     case Value::kSeq:
       if (v.source >= 0) {  // an input tuple or list returned as is (the trace changes none)
         spec->kind = OutputSpec::kSource;
@@ -216,16 +233,8 @@ bool Interp::MakeOutput(const Value& v, OutputSpec* spec) {
       }
       if (values_.MemoRef(v, spec)) return true;
       spec->kind = v.is_list ? OutputSpec::kList : OutputSpec::kTuple;
-      if (v.seq_type) {  // a namedtuple: rebuilt as its class
-        spec->constant = v.seq_type;
-        Py_INCREF(v.seq_type);
-        NoteRebuilt(v.seq_type);
-      }
-      for (const Value& item : *v.items) {
-        spec->items.emplace_back();
-        if (!MakeOutput(item, &spec->items.back())) return false;
-      }
-      return true;
+      if (v.seq_type) NoteRebuilt(v.seq_type);
+      return ItemOutputs(v, &Interp::MakeOutput, spec);
     case Value::kObject:
     case Value::kDict: {
       if (IsMadeException(v) && v.cell && v.cell->kind == Value::kConst) {
