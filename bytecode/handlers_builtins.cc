@@ -102,6 +102,7 @@ struct FoldCall {
   std::optional<bool> Numeric();
   std::optional<bool> Construct();
   std::optional<bool> Collection();
+  std::optional<bool> Sequence();  // tuple, list, zip, enumerate
   std::optional<bool> StrOfException();
 };
 
@@ -417,6 +418,65 @@ std::optional<bool> FoldCall::Construct() {
 }
 
 // Set, frozenset, sorted, sum, all, any, zip, enumerate, tuple and list.
+std::optional<bool> FoldCall::Sequence() {
+  if (b != Builtin::kZip && b != Builtin::kEnumerate && b != Builtin::kTuple && b != Builtin::kList)
+    return std::nullopt;
+  std::vector<ValueList> seqs;
+  const bool lazy = b == Builtin::kZip || b == Builtin::kEnumerate;
+  // enumerate(seq, start): the count starts at a known int.
+  long long start = 0;
+  if (b == Builtin::kEnumerate && args.size() == 2) {
+    PyObject* s = in.AsPyObject(args[1]);
+    if (!s || !PyLong_CheckExact(s)) return std::nullopt;
+    in.UseConst(args[1]);
+    start = PyLong_AsLongLong(s);
+    if (start == -1 && PyErr_Occurred()) {
+      PyErr_Clear();
+      return std::nullopt;
+    }
+    args.pop_back();
+  }
+  bool opaque = false;  // over an iterator that cannot be handed to Python at a break
+  for (const Value& a : args) {
+    if (lazy && a.kind == Value::kIter && !a.view) {
+      // An iterator argument is taken from only as the zip or enumerate is (its link).
+      seqs.push_back(*a.items);
+      opaque |= a.opaque;
+      continue;
+    }
+    Value it;
+    if (!in.GetIter(a, &it)) return false;
+    seqs.push_back(*it.items);
+    opaque |= it.opaque && !it.view;
+  }
+  ValueList items;
+  if (b == Builtin::kTuple || b == Builtin::kList) {
+    if (seqs.size() > 1) return std::nullopt;
+    if (!seqs.empty()) items = seqs[0];
+    *out = Value::Seq(std::move(items), b == Builtin::kList);
+    return true;
+  }
+  if (b == Builtin::kEnumerate) {
+    if (seqs.size() != 1) return std::nullopt;
+    for (size_t i = 0; i < seqs[0].size(); ++i)
+      items.push_back(Value::Seq(
+          {Value::Const(in.values().Keep(PyLong_FromLongLong(start + static_cast<long long>(i)))),
+           seqs[0][i]},
+          false));
+  } else {
+    size_t n = seqs.empty() ? 0 : SIZE_MAX;
+    for (auto& s : seqs) n = std::min(n, s.size());
+    for (size_t i = 0; i < n; ++i) {
+      ValueList t;
+      for (auto& s : seqs) t.push_back(s[i]);
+      items.push_back(Value::Seq(std::move(t), false));
+    }
+  }
+  if (!in.MakeDerivedIter(args, std::move(items), out)) return false;
+  out->opaque |= opaque;
+  return true;
+}
+
 std::optional<bool> FoldCall::Collection() {
   switch (b) {
     case Builtin::kSet:
@@ -513,65 +573,6 @@ std::optional<bool> FoldCall::Collection() {
       out->items = std::make_shared<ValueList>(std::move(items));
       return true;
     }
-    case Builtin::kZip:
-    case Builtin::kEnumerate:
-    case Builtin::kTuple:
-    case Builtin::kList: {
-      std::vector<ValueList> seqs;
-      const bool lazy = b == Builtin::kZip || b == Builtin::kEnumerate;
-      // enumerate(seq, start): the count starts at a known int.
-      long long start = 0;
-      if (b == Builtin::kEnumerate && args.size() == 2) {
-        PyObject* s = in.AsPyObject(args[1]);
-        if (!s || !PyLong_CheckExact(s)) break;
-        in.UseConst(args[1]);
-        start = PyLong_AsLongLong(s);
-        if (start == -1 && PyErr_Occurred()) {
-          PyErr_Clear();
-          break;
-        }
-        args.pop_back();
-      }
-      bool opaque = false;  // over an iterator that cannot be handed to Python at a break
-      for (const Value& a : args) {
-        if (lazy && a.kind == Value::kIter && !a.view) {
-          // An iterator argument is taken from only as the zip or enumerate is (its link).
-          seqs.push_back(*a.items);
-          opaque |= a.opaque;
-          continue;
-        }
-        Value it;
-        if (!in.GetIter(a, &it)) return false;
-        seqs.push_back(*it.items);
-        opaque |= it.opaque && !it.view;
-      }
-      ValueList items;
-      if (b == Builtin::kTuple || b == Builtin::kList) {
-        if (seqs.size() > 1) break;
-        if (!seqs.empty()) items = seqs[0];
-        *out = Value::Seq(std::move(items), b == Builtin::kList);
-        return true;
-      }
-      if (b == Builtin::kEnumerate) {
-        if (seqs.size() != 1) break;
-        for (size_t i = 0; i < seqs[0].size(); ++i)
-          items.push_back(Value::Seq(
-              {Value::Const(in.values().Keep(PyLong_FromLongLong(start + static_cast<long long>(i)))),
-               seqs[0][i]},
-              false));
-      } else {
-        size_t n = seqs.empty() ? 0 : SIZE_MAX;
-        for (auto& s : seqs) n = std::min(n, s.size());
-        for (size_t i = 0; i < n; ++i) {
-          ValueList t;
-          for (auto& s : seqs) t.push_back(s[i]);
-          items.push_back(Value::Seq(std::move(t), false));
-        }
-      }
-      if (!in.MakeDerivedIter(args, std::move(items), out)) return false;
-      out->opaque |= opaque;
-      return true;
-    }
     default:
       break;
   }
@@ -660,6 +661,7 @@ bool FoldBuiltin(Interp& in, Frame& f, Builtin b, const ValueList& in_args,
   if (!folded) folded = c.Numeric();
   if (!folded) folded = c.Construct();
   if (!folded) folded = c.Collection();
+  if (!folded) folded = c.Sequence();
   if (folded) return *folded;
   if (in.failed()) return false;
   in.Fail(BreakCategory::kUnsupportedCall, "a builtin called with arguments unknown at capture time");

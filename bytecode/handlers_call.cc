@@ -284,6 +284,12 @@ bool Interp::Call(Frame& f, const Value& callable, ValueList args, Value* out) {
   bool is_builtin = false;
   if (FoldBuiltinCall(*this, f, fn, args, names, out, &is_builtin)) return true;
   if (is_builtin) return false;
+  return CallByClass(f, callable, std::move(args), names, out);
+}
+
+bool Interp::CallByClass(Frame& f, const Value& callable, ValueList args,
+                         const std::vector<std::string>& names, Value* out) {
+  PyObject* fn = callable.obj;
   // A Cell: calling it runs construct (in either mode), so inline construct.
   PyObject* call_name = PyUnicode_InternFromString("__call__");
   PyObject* call_attr = _PyType_Lookup(Py_TYPE(fn), call_name);

@@ -176,6 +176,11 @@ class Interp {
                                absl::FunctionRef<bool(Value*)> class_of);
   bool LoadDeref(Frame& f, int slot, Value* out);
   bool Call(Frame& f, const Value& callable, ValueList args, Value* out);  // handlers_call.cc
+  // A known callable that is none of the functions, classes and builtins Call takes: an
+  // object called through its class's __call__ (a Cell's construct, a primitive, a user
+  // callable), pijit.graph_break, or JIT Fallback.
+  bool CallByClass(Frame& f, const Value& callable, ValueList args,
+                   const std::vector<std::string>& names, Value* out);
   // Calls of pijit ops, operators and casts on tensors: graph nodes (op_bridge.h).
   OpBridge& ops() { return ops_; }
   // Whole-graph mode (capture_mode="ast", fullgraph): no graph breaks.
