@@ -4,6 +4,14 @@
 // their source when their value steers the trace), sequences, iterators, cells and functions
 // built during capture. User functions, methods and Cell calls are inlined into the caller's
 // graph; branches and loops on known values are followed (and unrolled) at capture time.
+//
+// Interp is the frame simulation (the step table, frames, inlining, jumps, branches and
+// loops) and the handlers that give Python's semantics to each value. It holds three parts
+// with state of their own:
+//   value.h            the abstract values themselves;
+//   value_model.h      graph inputs read from guard sources, graph outputs, kept references;
+//   effect_recorder.h  side effects recorded for replay and what later reads see of them;
+//   op_bridge.h        (no state) op calls, tensor operators and casts as graph nodes.
 #pragma once
 #include <Python.h>
 
