@@ -53,6 +53,12 @@ void EffectRecorder::Append(const Value& list, const Value& value) {
   Grow(list.obj, 1);
 }
 
+void EffectRecorder::Extend(const Value& list, const ValueList& items) {
+  for (const Value& v : items) records_.push_back({Effect::kAppend, list, nullptr, v});
+  Mutate(list);
+  Grow(list.obj, static_cast<Py_ssize_t>(items.size()));
+}
+
 void EffectRecorder::Insert(const Value& list, PyObject* index, const Value& value) {
   records_.push_back({Effect::kInsert, list, index, value});
   Mutate(list);

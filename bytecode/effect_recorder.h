@@ -56,6 +56,8 @@ class EffectRecorder {
   void SetGlobal(PyObject* globals, PyObject* name, const Value& value);
   void DelGlobal(PyObject* globals, PyObject* name);
   void Append(const Value& list, const Value& value);
+  // One append per item; the list counts as mutated even when `items` is empty.
+  void Extend(const Value& list, const ValueList& items);
   void Insert(const Value& list, PyObject* index, const Value& value);
   // An item store, deletion or mutating method on an input dict (its model is updated by
   // the caller), or a deletion of an input list's item whose length is then `new_length`.

@@ -119,7 +119,7 @@ bool Interp::ExtendEffect(const Value& list, const Value& items) {
       return false;
     }
   }
-  for (const Value& v : *it.items) effects_.Append(list, v);
+  effects_.Extend(list, *it.items);
   return true;
 }
 
