@@ -82,7 +82,7 @@ bool Interp::BinaryOp(int nb, const Value& a, const Value& b, Value* out) {
       }
     }
   }
-  if (NumberArith(base, a, b, out)) return true;
+  if (ops_.NumberArith(base, a, b, out)) return true;
   PyObject* x = AsPyObject(a);
   PyObject* y = AsPyObject(b);
   // Whole-graph mode's JIT Fallback: an operator on other values known at capture time (NumPy

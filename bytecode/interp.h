@@ -115,9 +115,6 @@ class Interp {
   bool PopN(Frame& f, size_t n, ValueList* out);
   Value* StackAt(Frame& f, int depth);  // the value `depth` from the top, or fail (nullptr)
   ValueModel& values() { return values_; }
-  // a (+, -, *, /) b computed by the graph when one side is a number the graph computes and
-  // Python would give the same result; false (nothing done) otherwise.
-  bool NumberArith(int base, const Value& a, const Value& b, Value* out);
   void UseConst(const Value& v);
   Value SnapshotValue(const Value& v, absl::flat_hash_map<const ValueList*, Value>& copies);
   void UseAll(const ValueList& vs);

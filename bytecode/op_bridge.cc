@@ -1,6 +1,8 @@
 // Op calls on values of the trace become graph nodes (op_bridge.h).
 #include "bytecode/op_bridge.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_format.h"
 #include "bytecode/interp.h"
 #include "interop/convert.h"
@@ -249,6 +251,76 @@ bool OpBridge::Operator(PyOp op, const Value& a, const Value& b, Value* out) {
     }
   }
   return Call(op, {a, b}, {}, out);
+}
+
+bool OpBridge::NumberArith(int base, const Value& a, const Value& b, Value* out) {
+  constexpr int kAdd = 0, kMul = 5, kSub = 10, kDiv = 11;  // NB_ADD, NB_MULTIPLY, ...
+  if (base != kAdd && base != kMul && base != kSub && base != kDiv) return false;
+  if (a.kind != Value::kConst || b.kind != Value::kConst) return false;
+  auto number_or_plain = [](const Value& v) {
+    return PyFloat_CheckExact(v.obj) || PyLong_CheckExact(v.obj);  // (bool is not exact int)
+  };
+  if (!number_or_plain(a) || !number_or_plain(b)) return false;
+  auto na = values().NumberOf(a), nb = values().NumberOf(b);
+  if (!na && !nb) return false;
+  // Python raises on a zero divisor where the graph would give inf: the divisor must be a
+  // known constant (not zero).
+  if (base == kDiv && (nb || PyObject_IsTrue(b.obj) != 1)) return false;
+  const bool ints = PyLong_CheckExact(a.obj) && PyLong_CheckExact(b.obj) && base != kDiv;
+  // An operand's graph node in the result's dtype: int64 for int results, else float64.
+  int bits_a = 0, bits_b = 0;
+  auto operand = [&](const Value& v, const std::shared_ptr<const NumberInfo>& n,
+                     int* bits) -> graph::NodeId {
+    if (n) {
+      *bits = n->bits;
+      const DType have = g().node(n->node).meta.dtype;
+      if (ints || have == DType::kFloat64) return n->node;
+      auto c = g().AddOp(graph::Op::kCast, {n->node}, CastTo(DType::kFloat64));
+      return c.ok() ? *c : -1;
+    }
+    // A number that is not a graph input: its value becomes a constant of the graph, so the
+    // entry holds only while it is that value (an argument or a global next to a dynamic
+    // number in `n = n + by` is guarded by value).
+    UseConst(v);
+    if (PyLong_CheckExact(v.obj)) {
+      int overflow = 0;
+      const long long x = PyLong_AsLongLongAndOverflow(v.obj, &overflow);
+      if (overflow || x <= -(1LL << 52) || x >= (1LL << 52)) return -1;
+      *bits = 64 - __builtin_clzll(static_cast<unsigned long long>(x < 0 ? -x : x) | 1);
+      return ints ? g().AddConstant(Tensor::Scalar<int64_t>(x))
+                  : g().AddConstant(Tensor::Scalar<double>(static_cast<double>(x)));
+    }
+    return g().AddConstant(Tensor::Scalar<double>(PyFloat_AS_DOUBLE(v.obj)));
+  };
+  const graph::NodeId x = operand(a, na, &bits_a);
+  const graph::NodeId y = operand(b, nb, &bits_b);
+  if (x < 0 || y < 0) return false;
+  int bits = 0;
+  if (ints) {
+    bits = base == kMul ? bits_a + bits_b : std::max(bits_a, bits_b) + 1;
+    if (bits > 52) return false;  // past what stays exact: Python's value instead
+  }
+  const graph::Op op = base == kAdd ? graph::Op::kAdd : base == kSub ? graph::Op::kSub
+                       : base == kMul ? graph::Op::kMul : graph::Op::kDiv;
+  auto node = g().AddOp(op, {x, y});
+  if (!node.ok()) return false;
+  // This call's value, computed by Python as the eager run does.
+  static PyObject* (*const kOps[])(PyObject*, PyObject*) = {
+      PyNumber_Add, nullptr, nullptr, nullptr, nullptr, PyNumber_Multiply, nullptr, nullptr,
+      nullptr, nullptr, PyNumber_Subtract, PyNumber_TrueDivide};
+  PyObject* r = kOps[base](a.obj, b.obj);
+  if (!r) {
+    PyErr_Clear();
+    return false;
+  }
+  auto info = std::make_shared<NumberInfo>();
+  info->node = *node;
+  info->bits = bits;
+  for (const auto* n : {na.get(), nb.get()})
+    if (n) info->origins.insert(info->origins.end(), n->origins.begin(), n->origins.end());
+  *out = Value::Const(values().Keep(r));
+  out->number = std::move(info);
+  return true;
 }
 
 }  // namespace pijit::bytecode

@@ -4,7 +4,8 @@
 // primitive) into one node: it parses the arguments as the eager op does (interop/pyops.h),
 // makes NumPy scalars, index lists and Python scalars constants of the graph (a Python scalar
 // in the dtype of the tensor it meets), and makes a dynamic number next to a floating tensor a
-// graph input instead of a guarded constant.
+// graph input instead of a guarded constant. Arithmetic on such numbers themselves becomes
+// graph nodes too (NumberArith).
 //
 // It keeps no state. What it needs of the interpreter is its public surface: Fail to stop the
 // capture with a reason, UseConst to guard a value the graph depends on, AsPyObject for known
@@ -34,6 +35,10 @@ class OpBridge {
   bool Operator(PyOp op, const Value& a, const Value& b, Value* out);
   // Tensor.astype(dtype) on a captured tensor (args: the tensor, then the dtype).
   bool Cast(const ValueList& args, const std::vector<std::string>& names, Value* out);
+  // a (+, -, *, /) b on Python numbers (`base`: the BINARY_OP operator, not in place),
+  // computed by the graph when one side is a number the graph computes and Python would give
+  // the same result; false (nothing done) otherwise.
+  bool NumberArith(int base, const Value& a, const Value& b, Value* out);
 
  private:
   bool NumpyScalarsAsConstants(ValueList* args, absl::InlinedVector<PyObject*, 4>* numbers);
