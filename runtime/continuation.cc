@@ -99,6 +99,24 @@ PyObject* BuildIterator(const OutputSpec& spec, BuildContext& cx) {
   return nullptr;
 }
 
+// `target` with spec.items[first], ... stored by `store` under the names in spec.constant (a
+// dict's keys, an object's attributes); null (target released) when one cannot be built or
+// stored, with `null_item` as the error where none is set.
+PyObject* StoreItems(PyObject* target, const OutputSpec& spec, size_t first, BuildContext& cx,
+                     int (*store)(PyObject*, PyObject*, PyObject*), const char* null_item) {
+  for (size_t i = first; i < spec.items.size(); ++i) {
+    PyObject* v = BuildValue(spec.items[i], cx);
+    if (!v || store(target, PyTuple_GET_ITEM(spec.constant, i - first), v) < 0) {
+      if (!PyErr_Occurred()) PyErr_SetString(PyExc_SystemError, null_item);
+      Py_XDECREF(v);
+      Py_DECREF(target);
+      return nullptr;
+    }
+    Py_DECREF(v);
+  }
+  return target;
+}
+
 // A dict, or an object made in the trace (BuildValue).
 PyObject* BuildMapping(const OutputSpec& spec, BuildContext& cx) {
   switch (spec.kind) {
@@ -106,17 +124,7 @@ PyObject* BuildMapping(const OutputSpec& spec, BuildContext& cx) {
       PyObject* d = PyDict_New();
       if (!d) return nullptr;
       cx.Remember(spec.memo, d);
-      for (size_t i = 0; i < spec.items.size(); ++i) {
-        PyObject* v = BuildValue(spec.items[i], cx);
-        if (!v || PyDict_SetItem(d, PyTuple_GET_ITEM(spec.constant, i), v) < 0) {
-          if (!PyErr_Occurred()) PyErr_SetString(PyExc_SystemError, "pijit: NULL inside a dict");
-          Py_XDECREF(v);
-          Py_DECREF(d);
-          return nullptr;
-        }
-        Py_DECREF(v);
-      }
-      return d;
+      return StoreItems(d, spec, 0, cx, PyDict_SetItem, "pijit: NULL inside a dict");
     }
     case OutputSpec::kObject: {
       // object.__new__(cls), then each attribute stored as plain instance data (the class
@@ -132,17 +140,7 @@ PyObject* BuildMapping(const OutputSpec& spec, BuildContext& cx) {
       Py_XDECREF(cls);
       if (!o) return nullptr;
       cx.Remember(spec.memo, o);
-      for (size_t i = 1; i < spec.items.size(); ++i) {
-        PyObject* v = BuildValue(spec.items[i], cx);
-        if (!v || PyObject_GenericSetAttr(o, PyTuple_GET_ITEM(spec.constant, i - 1), v) < 0) {
-          if (!PyErr_Occurred()) PyErr_SetString(PyExc_SystemError, "pijit: NULL attribute");
-          Py_XDECREF(v);
-          Py_DECREF(o);
-          return nullptr;
-        }
-        Py_DECREF(v);
-      }
-      return o;
+      return StoreItems(o, spec, 1, cx, PyObject_GenericSetAttr, "pijit: NULL attribute");
     }
     default:
       break;
