@@ -15,7 +15,9 @@ std::string BridgeSpec::Key() const {
 }
 
 namespace {
-bool IsConditionalJump(Opc op) {
+// A jump on the value at the top of the stack, which it pops (or keeps, the OR_POP forms,
+// when it jumps): falling through, it pushes nothing.
+bool IsValueJump(Opc op) {
   switch (op) {
     case Opc::POP_JUMP_FORWARD_IF_TRUE:
     case Opc::POP_JUMP_BACKWARD_IF_TRUE:
@@ -27,12 +29,13 @@ bool IsConditionalJump(Opc op) {
     case Opc::POP_JUMP_BACKWARD_IF_NOT_NONE:
     case Opc::JUMP_IF_TRUE_OR_POP:
     case Opc::JUMP_IF_FALSE_OR_POP:
-    case Opc::FOR_ITER:
       return true;
     default:
       return false;
   }
 }
+
+bool IsConditionalJump(Opc op) { return IsValueJump(op) || op == Opc::FOR_ITER; }
 
 bool TestsTruth(Opc op) {
   switch (op) {
@@ -75,16 +78,6 @@ std::vector<std::vector<bool>> BridgeOutcomes(const BridgeSpec& s) {
   // follows from its stack effect in the opcode table (bytecode/opcodes_pyXY.def).
   std::vector<bool> pushes;
   switch (s.op) {
-    case Opc::POP_JUMP_FORWARD_IF_TRUE:
-    case Opc::POP_JUMP_BACKWARD_IF_TRUE:
-    case Opc::POP_JUMP_FORWARD_IF_FALSE:
-    case Opc::POP_JUMP_BACKWARD_IF_FALSE:
-    case Opc::POP_JUMP_FORWARD_IF_NONE:
-    case Opc::POP_JUMP_BACKWARD_IF_NONE:
-    case Opc::POP_JUMP_FORWARD_IF_NOT_NONE:
-    case Opc::POP_JUMP_BACKWARD_IF_NOT_NONE:
-    case Opc::JUMP_IF_TRUE_OR_POP:
-    case Opc::JUMP_IF_FALSE_OR_POP:
     case Opc::STORE_GLOBAL:
     case Opc::DELETE_ATTR:
     case Opc::DELETE_GLOBAL:
@@ -118,7 +111,9 @@ std::vector<std::vector<bool>> BridgeOutcomes(const BridgeSpec& s) {
     case Opc::RAISE_VARARGS:
       if (s.arg != 1) return {};
       break;
-    default: return {};
+    default:
+      if (IsValueJump(s.op)) break;
+      return {};
   }
   int pops;
   int effect;

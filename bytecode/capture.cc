@@ -75,15 +75,6 @@ OutputSpec& OutputSpec::operator=(OutputSpec&& o) noexcept {
 
 using guards::Source;
 
-Interp::~Interp() {
-  for (PyObject* o : keep_) Py_DECREF(o);
-}
-
-PyObject* Interp::Keep(PyObject* o) {
-  if (o) keep_.push_back(o);
-  return o;
-}
-
 void Interp::Fail(BreakCategory category, std::string explanation, std::string hint) {
   if (failed_) return;
   failed_ = true;
@@ -186,7 +177,7 @@ bool Interp::RunFrame(Frame& f, Value* result) {
       for (const Value& v : f.locals) root_locals_.push_back(SnapshotValue(v, copies));
       root_kwnames_ = f.kwnames;
       root_nodes_ = g().nodes().size();
-      root_effects_ = effects_.size();
+      effects_.MarkRootInstruction();
       root_params_ = out_->param_sources.size();
     }
     if (!Step(f, pc, &returned, result)) return false;
@@ -235,7 +226,7 @@ void Interp::Run() {
   }
   for (int i = 0; i < nargs_; ++i) {
     Value v;
-    if (!FromSource(gp().AddSource(Source::kArg, -1, i), args_[i], &v)) return;
+    if (!values_.FromSource(gp().AddSource(Source::kArg, -1, i), args_[i], &v)) return;
     f.locals[i] = v;
   }
   // Free variables of the root function are read through its closure cells when loaded.
@@ -246,8 +237,8 @@ void Interp::Run() {
   }
   if (SuspendedGeneratorNeedsCleanup()) return;
   if (!MakeEffects(effects_.size()) || !MakeOutput(result, &out_->output)) return;
-  g().SetOutputs(outputs_);
-  out_->num_memo = static_cast<int32_t>(memo_of_items_.size());
+  g().SetOutputs(values_.outputs());
+  out_->num_memo = values_.num_memo();
   out_->ok = true;
 }
 

@@ -39,23 +39,10 @@ def main():
     for name, num in sorted(dis.opmap.items(), key=lambda kv: kv[1]):
         if num >= 256:
             continue
-        flags = 0
-        if num >= dis.HAVE_ARGUMENT:
-            flags |= 1
-        if num in dis.hasjrel:
-            flags |= 2
-        if num in dis.hasjabs:
-            flags |= 4
-        if num in dis.hasconst:
-            flags |= 8
-        if num in dis.hasname:
-            flags |= 16
-        if num in dis.haslocal:
-            flags |= 32
-        if num in dis.hasfree:
-            flags |= 64
-        if "BACKWARD" in name:
-            flags |= 128
+        facts = (num >= dis.HAVE_ARGUMENT, num in dis.hasjrel, num in dis.hasjabs,
+                 num in dis.hasconst, num in dis.hasname, num in dis.haslocal,
+                 num in dis.hasfree, "BACKWARD" in name)
+        flags = sum(1 << bit for bit, fact in enumerate(facts) if fact)
         if isinstance(caches, dict):
             ncache = caches.get(name, 0)
         elif caches is not None:

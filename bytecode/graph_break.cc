@@ -45,17 +45,10 @@ bool Interp::MakeBreakSpec(const Value& v, OutputSpec* spec) {
       if (v.source >= 0) {
         spec->kind = OutputSpec::kSource;
         spec->index = v.source;
-      } else {
-        // A set, or a NumPy array a constructor made at compile time: one object wherever it
-        // appears, copied once per call.
-        if ((PySet_CheckExact(v.obj) || IsNumpyArray(v.obj)) && MemoRef(SetMemoKey(v), spec)) return true;
-        spec->kind = OutputSpec::kConstant;  // a set is copied on each call (BuildValue)
-        spec->constant = v.obj;
-        Py_INCREF(v.obj);
+        return true;
       }
-      return true;
+      return ConstantOutput(v, spec);
     case Value::kTensor:
-      return MakeOutput(v, spec);
     case Value::kDict:
     case Value::kObject:
       return MakeOutput(v, spec);
@@ -67,7 +60,7 @@ bool Interp::MakeBreakSpec(const Value& v, OutputSpec* spec) {
         spec->index = v.source;
         return true;
       }
-      if (MemoRef(v, spec)) return true;
+      if (values_.MemoRef(v, spec)) return true;
       if (v.link && TakesFromLiveIterator(v)) return false;
       if (v.kind == Value::kIter && v.iter_list) {
         Value list = Value::Seq({}, true);
@@ -87,15 +80,7 @@ bool Interp::MakeBreakSpec(const Value& v, OutputSpec* spec) {
       spec->kind = v.kind == Value::kIter ? OutputSpec::kIterator
                    : v.is_list            ? OutputSpec::kList
                                           : OutputSpec::kTuple;
-      if (v.kind == Value::kSeq && v.seq_type) {  // a namedtuple: rebuilt as its class
-        spec->constant = v.seq_type;
-        Py_INCREF(v.seq_type);
-      }
-      for (const Value& item : *v.items) {
-        spec->items.emplace_back();
-        if (!MakeBreakSpec(item, &spec->items.back())) return false;
-      }
-      return true;
+      return ItemOutputs(v, &Interp::MakeBreakSpec, spec);
     case Value::kTensorMethod:
       spec->kind = OutputSpec::kMethod;
       spec->constant = PyUnicode_FromString(PyOpName(v.method));
@@ -134,18 +119,7 @@ void Interp::BuildBreak() {
   g().TruncateTo(root_nodes_);
   out_->param_sources.resize(root_params_);
   out_->param_numbers.resize(root_params_);
-  for (auto it = param_of_number_.begin(); it != param_of_number_.end();) {
-    if (static_cast<size_t>(it->second) >= root_nodes_) param_of_number_.erase(it++);
-    else ++it;
-  }
-  for (auto it = param_of_source_.begin(); it != param_of_source_.end();) {
-    if (static_cast<size_t>(it->second) >= root_nodes_) param_of_source_.erase(it++);
-    else ++it;
-  }
-  for (auto it = param_of_object_.begin(); it != param_of_object_.end();) {
-    if (static_cast<size_t>(it->second.first) >= root_nodes_) param_of_object_.erase(it++);
-    else ++it;
-  }
+  values_.ForgetNodesFrom(root_nodes_);
   auto brk = std::make_unique<BreakInfo>();
   brk->index = static_cast<int32_t>(root_pc_);
   brk->op = in.op;
@@ -168,7 +142,7 @@ void Interp::BuildBreak() {
   // Graph outputs for the break must not disturb the failed instruction's half-built nodes;
   // they are unused and pure.
   // Effects before the instruction are replayed before the bridge runs it.
-  if (!MakeEffects(root_effects_)) return;
+  if (!MakeEffects(effects_.root_count())) return;
   live_iters_.clear();
   for (const Value& v : root_stack_) CollectIterators(v, &live_iters_);
   for (const Value& v : root_locals_) CollectIterators(v, &live_iters_);
@@ -180,8 +154,8 @@ void Interp::BuildBreak() {
     brk->locals.emplace_back();
     if (!MakeBreakSpec(root_locals_[i], &brk->locals.back())) return;
   }
-  g().SetOutputs(outputs_);
-  out_->num_memo = static_cast<int32_t>(memo_of_items_.size());
+  g().SetOutputs(values_.outputs());
+  out_->num_memo = values_.num_memo();
   out_->brk = std::move(brk);
 }
 

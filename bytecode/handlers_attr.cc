@@ -25,7 +25,7 @@ bool Interp::LoadGlobal(Frame& f, PyObject* name, Value* out) {
     globals = PyFunction_GET_GLOBALS(owner);
     builtins = reinterpret_cast<PyFunctionObject*>(owner)->func_builtins;
   }
-  if (const Value* p = PendingGlobal(globals, name)) {  // stored earlier in the trace
+  if (const Value* p = effects_.PendingGlobal(globals, name)) {  // stored earlier in the trace
     if (p->kind == Value::kUndef) {
       Fail(BreakCategory::kSideEffect, absl::StrFormat("a read of the global '%s' deleted earlier",
                                           PyUnicode_AsUTF8(name)),
@@ -48,13 +48,13 @@ bool Interp::LoadGlobal(Frame& f, PyObject* name, Value* out) {
     return false;
   }
   Py_INCREF(v);
-  Keep(v);
-  return FromSource(gp().AddSource(kind, root ? -1 : f.func_source, -1, name), v, out);
+  values_.Keep(v);
+  return values_.FromSource(gp().AddSource(kind, root ? -1 : f.func_source, -1, name), v, out);
 }
 
 bool Interp::LoadDeref(Frame& f, int slot, Value* out) {
   Value& local = f.locals[slot];
-  if (const Value* p = PendingCell(f, slot)) {  // stored earlier in the trace
+  if (const Value* p = effects_.PendingCell(FreeCell(f, slot))) {  // stored earlier in the trace
     *out = *p;
     return true;
   }
@@ -79,11 +79,11 @@ bool Interp::LoadDeref(Frame& f, int slot, Value* out) {
     return false;
   }
   Py_INCREF(v);
-  Keep(v);
+  values_.Keep(v);
   const int32_t src = f.func_source < 0
                           ? gp().AddSource(Source::kClosure, -1, idx)
                           : gp().AddSource(Source::kFuncClosure, f.func_source, idx);
-  return FromSource(src, v, out);
+  return values_.FromSource(src, v, out);
 }
 
 namespace {
@@ -126,18 +126,16 @@ bool Interp::TensorAttr(Frame& f, const Value& owner, PyObject* name, bool metho
     Value m;
     m.kind = Value::kTensorMethod;
     m.method = op;
-    f.stack.push_back(m);
-    f.stack.push_back(owner);
+    PushBoundMethod(f, m, owner);
     return true;
   }
   if (std::string_view(n) == "astype" &&
       _PyType_Lookup(owner.type, name) == _PyType_Lookup(g_tensor_type, name)) {
-    Value m;  // Tensor.astype: a cast node (CallTensorCast)
+    Value m;  // Tensor.astype: a cast node (OpBridge::Cast)
     m.kind = Value::kBuiltinMethod;
     m.obj = name;
     if (method) {
-      f.stack.push_back(m);
-      f.stack.push_back(owner);
+      PushBoundMethod(f, m, owner);
     } else {
       m.cell = std::make_shared<Value>(owner);
       f.stack.push_back(m);
@@ -147,7 +145,7 @@ bool Interp::TensorAttr(Frame& f, const Value& owner, PyObject* name, bool metho
   if (std::string_view(n) == "T" &&
       _PyType_Lookup(owner.type, name) == _PyType_Lookup(g_tensor_type, name)) {
     Value t;  // Tensor.T: the axes reversed, as transpose() with no axes
-    if (!CallOp(PyOp::kTranspose, {owner}, {}, &t)) return false;
+    if (!ops_.Call(PyOp::kTranspose, {owner}, {}, &t)) return false;
     PushLoaded(f, std::move(t), method);
     return true;
   }
@@ -156,13 +154,12 @@ bool Interp::TensorAttr(Frame& f, const Value& owner, PyObject* name, bool metho
     // it is imported): inlined like any call, with the tensor as self; the class attribute
     // is guarded, so replacing it recompiles.
     Value fn;
-    if (!FromSource(gp().AddSource(Source::kTensorClassAttr, -1, -1, name),
+    if (!values_.FromSource(gp().AddSource(Source::kTensorClassAttr, -1, -1, name),
                     _PyType_Lookup(owner.type, name), &fn)) {
       return false;
     }
     UseConst(fn);
-    f.stack.push_back(fn);
-    f.stack.push_back(owner);
+    PushBoundMethod(f, fn, owner);
     return true;
   }
   if (std::string_view(n) == "shape" || std::string_view(n) == "size") NoteShapeRead();
@@ -173,7 +170,7 @@ bool Interp::TensorAttr(Frame& f, const Value& owner, PyObject* name, bool metho
          "use pijit.ops functions or the supported Tensor methods");
     return false;
   }
-  PushLoaded(f, Value::Const(Keep(v)), method);
+  PushLoaded(f, Value::Const(values_.Keep(v)), method);
   return true;
 }
 
@@ -208,7 +205,7 @@ bool Interp::InputMutatorMethod(Frame& f, const Value& owner, PyObject* name, bo
         m == "pop" || m == "update" || m == "setdefault" || m == "popitem" || m == "clear";
     const bool reading = m == "items" || m == "keys" || m == "values" || m == "get";
     if (ShadowDict(owner) ? (mutating || reading)
-                          : mutating && !Mutated(owner) && !viewed_dicts_.contains(owner.obj)) {
+                          : mutating && !effects_.Mutated(owner) && !effects_.DictViewed(owner.obj)) {
       Value bm;
       bm.kind = Value::kBuiltinMethod;
       bm.obj = name;
@@ -240,8 +237,8 @@ bool Interp::InputDictSnapshot(const Value& owner, Value* out) {
     }
     Value item;
     Py_INCREF(v);
-    Keep(v);
-    if (!FromSource(gp().AddSource(guards::Source::kDictItem, owner.source, -1, k), v, &item))
+    values_.Keep(v);
+    if (!values_.FromSource(gp().AddSource(guards::Source::kDictItem, owner.source, -1, k), v, &item))
       return false;
     d.keys->push_back(k);
     d.items->push_back(std::move(item));
@@ -265,7 +262,7 @@ bool Interp::InputDictReadMethod(Frame& f, const Value& owner, PyObject* name, b
       // them so) and values are guarded; it then acts as a dict built during capture.
       Value d;
       if (!InputDictSnapshot(owner, &d)) return false;
-      if (m != "get") viewed_dicts_.insert(owner.obj);  // views are live; get's result is not
+      if (m != "get") effects_.ViewDict(owner.obj);  // views are live; get's result is not
       Value bm;
       bm.kind = Value::kBuiltinMethod;
       bm.obj = name;
@@ -292,8 +289,7 @@ bool Interp::LoadAttr(Frame& f, const Value& owner, PyObject* name, bool method)
     m.kind = Value::kBuiltinMethod;
     m.obj = name;
     if (method) {
-      f.stack.push_back(m);
-      f.stack.push_back(owner);
+      PushBoundMethod(f, m, owner);
       return true;
     }
     Fail(BreakCategory::kUnsupportedAttribute, absl::StrFormat("bound method %s used as a value", n));
@@ -309,7 +305,7 @@ bool Interp::LoadAttr(Frame& f, const Value& owner, PyObject* name, bool method)
     Fail(BreakCategory::kUnsupportedAttribute, absl::StrFormat("method '%s' of a set built during capture", n));
     return false;
   }
-  if (const Value* p = PendingAttr(owner.obj, name)) {  // stored earlier in the trace
+  if (const Value* p = effects_.PendingAttr(owner.obj, name)) {  // stored earlier in the trace
     UseConst(owner);  // its identity: read through an alias, the object must stay the one
     if (p->kind == Value::kUndef) {
       Fail(BreakCategory::kSideEffect, absl::StrFormat("a read of the attribute '%s' deleted earlier", n),
@@ -330,8 +326,7 @@ bool Interp::LoadAttr(Frame& f, const Value& owner, PyObject* name, bool method)
     Value m;
     m.kind = Value::kBuiltinMethod;
     m.obj = name;
-    f.stack.push_back(m);
-    f.stack.push_back(owner);
+    PushBoundMethod(f, m, owner);
     return true;
   }
   // A class's __name__/__qualname__/__module__ through type's own getters (no user code runs
@@ -345,7 +340,7 @@ bool Interp::LoadAttr(Frame& f, const Value& owner, PyObject* name, bool method)
       if (!got) {
         PyErr_Clear();
       } else if (PyUnicode_CheckExact(got)) {
-        f.stack.push_back(Value::Const(Keep(got)));
+        f.stack.push_back(Value::Const(values_.Keep(got)));
         return true;
       } else {
         Py_DECREF(got);
@@ -356,7 +351,7 @@ bool Interp::LoadAttr(Frame& f, const Value& owner, PyObject* name, bool method)
   // immutable dtype, so read now.
   if (IsDTypeObject(obj) && !method) {
     if (PyObject* got = PyObject_GetAttr(obj, name); got && guards::IsPlainValue(got)) {
-      f.stack.push_back(Value::Const(Keep(got)));
+      f.stack.push_back(Value::Const(values_.Keep(got)));
       return true;
     } else {
       Py_XDECREF(got);
@@ -366,10 +361,10 @@ bool Interp::LoadAttr(Frame& f, const Value& owner, PyObject* name, bool method)
   PyObject* v = guards::SafeGetAttr(obj, name);
   if (v) {
     Py_INCREF(v);
-    Keep(v);
+    values_.Keep(v);
     Value result;
     if (owner.source >= 0) {
-      if (!FromSource(gp().AddSource(Source::kAttr, owner.source, -1, name), v, &result)) return false;
+      if (!values_.FromSource(gp().AddSource(Source::kAttr, owner.source, -1, name), v, &result)) return false;
     } else {
       result = Value::Const(v);
     }
@@ -389,12 +384,11 @@ bool Interp::LoadAttr(Frame& f, const Value& owner, PyObject* name, bool method)
     if (PyErr_Occurred()) PyErr_Clear();
     if (!shadowed) {
       Value fn;
-      if (!FromSource(gp().AddSource(Source::kTypeAttr, owner.source, -1, name), descr, &fn))
+      if (!values_.FromSource(gp().AddSource(Source::kTypeAttr, owner.source, -1, name), descr, &fn))
         return false;
       UseConst(fn);
       if (method) {
-        f.stack.push_back(fn);
-        f.stack.push_back(owner);
+        PushBoundMethod(f, fn, owner);
       } else {
         // A bound method value: represent it as a sequence (function, self) for CALL.
         Fail(BreakCategory::kUnsupportedAttribute, absl::StrFormat("bound method %s used as a value", n),

@@ -296,6 +296,19 @@ bool Interp::BranchOnTensor(StepState& s, const Value& cond, bool jump_on_true) 
   return true;
 }
 
+bool Interp::AddMappedNode(graph::Graph& sub, const graph::Node& n,
+                           absl::FunctionRef<graph::NodeId(graph::NodeId)> map, graph::NodeId* added) {
+  graph::Node copy = n;
+  for (graph::NodeId& i : copy.inputs) i = map(i);
+  auto id = sub.AddNode(std::move(copy));
+  if (!id.ok()) {
+    Fail(BreakCategory::kInternal, std::string(id.status().message()));
+    return false;
+  }
+  *added = *id;
+  return true;
+}
+
 bool Interp::MoveWaysIntoCond(graph::NodeId pred, size_t first_node, const NodeRanges& if_true,
                               const NodeRanges& if_false,
                               const std::vector<std::pair<graph::NodeId, graph::NodeId>>& pairs,
@@ -344,14 +357,10 @@ bool Interp::MoveWaysIntoCond(graph::NodeId pred, size_t first_node, const NodeR
       for (size_t id = begin; id < end; ++id) {
         const graph::Node& n = outer.node(static_cast<graph::NodeId>(id));
         if (n.op == graph::Op::kParam) continue;
-        graph::Node copy = n;
-        for (graph::NodeId& i : copy.inputs) i = inside.at(i);
-        auto added = branch.AddNode(std::move(copy));
-        if (!added.ok()) {
-          Fail(BreakCategory::kInternal, std::string(added.status().message()));
-          return false;
-        }
-        inside[static_cast<graph::NodeId>(id)] = *added;
+        auto map = [&](graph::NodeId i) { return inside.at(i); };
+        graph::NodeId added;
+        if (!AddMappedNode(branch, n, map, &added)) return false;
+        inside[static_cast<graph::NodeId>(id)] = added;
       }
     }
     std::vector<graph::NodeId> outs;

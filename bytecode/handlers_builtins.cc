@@ -2,6 +2,7 @@
 // capture time are folded into constants or values of the trace.
 #include <optional>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "bytecode/interp.h"
 #include "guards/guards.h"
@@ -65,6 +66,19 @@ Builtin BuiltinOf(PyObject* fn) {
   return Builtin::kNone;
 }
 
+// `v` (a new reference), the value a folded call gave, as *out; nullptr: `what` (the builtin,
+// the math function) raised, which fails the capture so that Python raises it.
+bool FoldedResult(Interp& in, PyObject* v, const char* what, Value* out) {
+  if (!v) {
+    PyErr_Clear();
+    in.Fail(BreakCategory::kPythonError, absl::StrCat(what, " raises on these arguments"),
+            "the function runs eagerly and raises the error there");
+    return false;
+  }
+  *out = Value::Const(in.values().Keep(v));
+  return true;
+}
+
 // One builtin call being folded.
 struct FoldCall {
   Interp& in;
@@ -73,16 +87,7 @@ struct FoldCall {
   ValueList& args;
   Value* out;
   // The folded value (a new reference) as the result; nullptr: the builtin raised.
-  bool Result(PyObject* v) {
-    if (!v) {
-      PyErr_Clear();
-      in.Fail(BreakCategory::kPythonError, "the builtin raises on these arguments",
-              "the function runs eagerly and raises the error there");
-      return false;
-    }
-    *out = Value::Const(in.Keep(v));
-    return true;
-  }
+  bool Result(PyObject* v) { return FoldedResult(in, v, "the builtin", out); }
   // Whether every argument from `from` on is a Python object known now.
   bool AllKnown(size_t from) {
     for (size_t i = from; i < args.size(); ++i)
@@ -97,6 +102,7 @@ struct FoldCall {
   std::optional<bool> Numeric();
   std::optional<bool> Construct();
   std::optional<bool> Collection();
+  std::optional<bool> Sequence();  // tuple, list, zip, enumerate
   std::optional<bool> StrOfException();
 };
 
@@ -197,11 +203,11 @@ std::optional<bool> FoldCall::Introspection() {
       if (args.size() != 1) break;
       PyTypeObject* tp = TypeOf(0, false);
       if (!tp) break;
-      PyObject* cls = in.Keep(Py_NewRef(reinterpret_cast<PyObject*>(tp)));
+      PyObject* cls = in.values().Keep(Py_NewRef(reinterpret_cast<PyObject*>(tp)));
       // The class of an input keeps a source, so its attributes are read (and guarded) as a
       // global class's are.
       if (args[0].kind == Value::kConst && args[0].source >= 0)
-        return in.FromSource(in.gp().AddSource(Source::kTypeOf, args[0].source, -1), cls, out);
+        return in.values().FromSource(in.gp().AddSource(Source::kTypeOf, args[0].source, -1), cls, out);
       *out = Value::Const(cls);
       return true;
     }
@@ -225,7 +231,7 @@ std::optional<bool> FoldCall::Introspection() {
       tmp.func_source = f.func_source;
       tmp.globals_func = f.globals_func;
       const Value* pending =
-          args[0].kind == Value::kConst ? in.PendingAttr(args[0].obj, args[1].obj) : nullptr;
+          args[0].kind == Value::kConst ? in.effects().PendingAttr(args[0].obj, args[1].obj) : nullptr;
       // Deleted earlier in the trace (which guarded the object's type): missing, unless the
       // class has it or computes it (__getattr__).
       const bool plain_get =
@@ -255,7 +261,7 @@ std::optional<bool> FoldCall::Introspection() {
       if (args.size() == 3 && !pending) {
         if (args[0].kind != Value::kConst) break;
         PyObject* found = guards::SafeGetAttr(args[0].obj, args[1].obj);
-        if (!found && args[0].source >= 0 && !in.Mutated(args[0]) &&
+        if (!found && args[0].source >= 0 && !in.effects().Mutated(args[0]) &&
             guards::AttrMissing(args[0].obj, args[1].obj)) {
           in.gp().GuardType(args[0].source, args[0].obj);
           in.gp().GuardAttrMissing(args[0].source, args[1].obj);
@@ -278,12 +284,12 @@ std::optional<bool> FoldCall::Introspection() {
 std::optional<bool> FoldCall::Numeric() {
   // abs(tensor) is the op.
   if (b == Builtin::kAbs && args.size() == 1 && args[0].kind == Value::kTensor)
-    return in.CallOp(PyOp::kAbs, args, {}, out);
+    return in.ops().Call(PyOp::kAbs, args, {}, out);
   switch (b) {
     case Builtin::kPow:
       // pow(tensor, y) is the op; pow of Python numbers folds below.
       if ((args.size() == 2) && (args[0].kind == Value::kTensor || args[1].kind == Value::kTensor))
-        return in.CallOp(PyOp::kPow, args, {}, out);
+        return in.ops().Call(PyOp::kPow, args, {}, out);
       [[fallthrough]];
     case Builtin::kRound:
     case Builtin::kDivmod:
@@ -345,7 +351,7 @@ std::optional<bool> FoldCall::Numeric() {
                                : b == Builtin::kDivmod ? "divmod" : "abs";
             fn = PyObject_GetAttrString(mod, name);
             Py_DECREF(mod);
-            in.Keep(fn);
+            in.values().Keep(fn);
           }
         }
         PyObject* r = PyObject_Call(fn, tuple, nullptr);
@@ -412,6 +418,65 @@ std::optional<bool> FoldCall::Construct() {
 }
 
 // Set, frozenset, sorted, sum, all, any, zip, enumerate, tuple and list.
+std::optional<bool> FoldCall::Sequence() {
+  if (b != Builtin::kZip && b != Builtin::kEnumerate && b != Builtin::kTuple && b != Builtin::kList)
+    return std::nullopt;
+  std::vector<ValueList> seqs;
+  const bool lazy = b == Builtin::kZip || b == Builtin::kEnumerate;
+  // enumerate(seq, start): the count starts at a known int.
+  long long start = 0;
+  if (b == Builtin::kEnumerate && args.size() == 2) {
+    PyObject* s = in.AsPyObject(args[1]);
+    if (!s || !PyLong_CheckExact(s)) return std::nullopt;
+    in.UseConst(args[1]);
+    start = PyLong_AsLongLong(s);
+    if (start == -1 && PyErr_Occurred()) {
+      PyErr_Clear();
+      return std::nullopt;
+    }
+    args.pop_back();
+  }
+  bool opaque = false;  // over an iterator that cannot be handed to Python at a break
+  for (const Value& a : args) {
+    if (lazy && a.kind == Value::kIter && !a.view) {
+      // An iterator argument is taken from only as the zip or enumerate is (its link).
+      seqs.push_back(*a.items);
+      opaque |= a.opaque;
+      continue;
+    }
+    Value it;
+    if (!in.GetIter(a, &it)) return false;
+    seqs.push_back(*it.items);
+    opaque |= it.opaque && !it.view;
+  }
+  ValueList items;
+  if (b == Builtin::kTuple || b == Builtin::kList) {
+    if (seqs.size() > 1) return std::nullopt;
+    if (!seqs.empty()) items = seqs[0];
+    *out = Value::Seq(std::move(items), b == Builtin::kList);
+    return true;
+  }
+  if (b == Builtin::kEnumerate) {
+    if (seqs.size() != 1) return std::nullopt;
+    for (size_t i = 0; i < seqs[0].size(); ++i)
+      items.push_back(Value::Seq(
+          {Value::Const(in.values().Keep(PyLong_FromLongLong(start + static_cast<long long>(i)))),
+           seqs[0][i]},
+          false));
+  } else {
+    size_t n = seqs.empty() ? 0 : SIZE_MAX;
+    for (auto& s : seqs) n = std::min(n, s.size());
+    for (size_t i = 0; i < n; ++i) {
+      ValueList t;
+      for (auto& s : seqs) t.push_back(s[i]);
+      items.push_back(Value::Seq(std::move(t), false));
+    }
+  }
+  if (!in.MakeDerivedIter(args, std::move(items), out)) return false;
+  out->opaque |= opaque;
+  return true;
+}
+
 std::optional<bool> FoldCall::Collection() {
   switch (b) {
     case Builtin::kSet:
@@ -447,7 +512,7 @@ std::optional<bool> FoldCall::Collection() {
         Py_DECREF(list);
         return Result(nullptr);
       }
-      in.Keep(list);
+      in.values().Keep(list);
       ValueList items;
       for (Py_ssize_t i = 0; i < PyList_GET_SIZE(list); ++i) items.push_back(Value::Const(PyList_GET_ITEM(list, i)));
       *out = Value::Seq(std::move(items), true);
@@ -458,7 +523,7 @@ std::optional<bool> FoldCall::Collection() {
       if (args.empty() || args.size() > 2) break;
       Value it;
       if (!in.GetIter(args[0], &it)) return false;
-      Value acc = args.size() == 2 ? args[1] : Value::Const(in.Keep(PyLong_FromLong(0)));
+      Value acc = args.size() == 2 ? args[1] : Value::Const(in.values().Keep(PyLong_FromLong(0)));
       for (const Value& v : *it.items) {
         Value next;
         if (!in.BinaryOp(0 /* NB_ADD */, acc, v, &next)) return false;
@@ -502,69 +567,10 @@ std::optional<bool> FoldCall::Collection() {
       if (!made_list && !fixed) break;
       Value it;
       if (!in.GetIter(a, &it)) return false;
-      if (made_list) in.ViewItems(a);
+      if (made_list) in.effects().ViewItems(a.items);
       ValueList items(it.items->rbegin(), it.items->rend());
       out->kind = Value::kIter;
       out->items = std::make_shared<ValueList>(std::move(items));
-      return true;
-    }
-    case Builtin::kZip:
-    case Builtin::kEnumerate:
-    case Builtin::kTuple:
-    case Builtin::kList: {
-      std::vector<ValueList> seqs;
-      const bool lazy = b == Builtin::kZip || b == Builtin::kEnumerate;
-      // enumerate(seq, start): the count starts at a known int.
-      long long start = 0;
-      if (b == Builtin::kEnumerate && args.size() == 2) {
-        PyObject* s = in.AsPyObject(args[1]);
-        if (!s || !PyLong_CheckExact(s)) break;
-        in.UseConst(args[1]);
-        start = PyLong_AsLongLong(s);
-        if (start == -1 && PyErr_Occurred()) {
-          PyErr_Clear();
-          break;
-        }
-        args.pop_back();
-      }
-      bool opaque = false;  // over an iterator that cannot be handed to Python at a break
-      for (const Value& a : args) {
-        if (lazy && a.kind == Value::kIter && !a.view) {
-          // An iterator argument is taken from only as the zip or enumerate is (its link).
-          seqs.push_back(*a.items);
-          opaque |= a.opaque;
-          continue;
-        }
-        Value it;
-        if (!in.GetIter(a, &it)) return false;
-        seqs.push_back(*it.items);
-        opaque |= it.opaque && !it.view;
-      }
-      ValueList items;
-      if (b == Builtin::kTuple || b == Builtin::kList) {
-        if (seqs.size() > 1) break;
-        if (!seqs.empty()) items = seqs[0];
-        *out = Value::Seq(std::move(items), b == Builtin::kList);
-        return true;
-      }
-      if (b == Builtin::kEnumerate) {
-        if (seqs.size() != 1) break;
-        for (size_t i = 0; i < seqs[0].size(); ++i)
-          items.push_back(Value::Seq(
-              {Value::Const(in.Keep(PyLong_FromLongLong(start + static_cast<long long>(i)))),
-               seqs[0][i]},
-              false));
-      } else {
-        size_t n = seqs.empty() ? 0 : SIZE_MAX;
-        for (auto& s : seqs) n = std::min(n, s.size());
-        for (size_t i = 0; i < n; ++i) {
-          ValueList t;
-          for (auto& s : seqs) t.push_back(s[i]);
-          items.push_back(Value::Seq(std::move(t), false));
-        }
-      }
-      if (!in.MakeDerivedIter(args, std::move(items), out)) return false;
-      out->opaque |= opaque;
       return true;
     }
     default:
@@ -655,6 +661,7 @@ bool FoldBuiltin(Interp& in, Frame& f, Builtin b, const ValueList& in_args,
   if (!folded) folded = c.Numeric();
   if (!folded) folded = c.Construct();
   if (!folded) folded = c.Collection();
+  if (!folded) folded = c.Sequence();
   if (folded) return *folded;
   if (in.failed()) return false;
   in.Fail(BreakCategory::kUnsupportedCall, "a builtin called with arguments unknown at capture time");
@@ -692,14 +699,7 @@ bool FoldMathCall(Interp& in, PyObject* fn, const ValueList& args,
   }
   PyObject* r = PyObject_Call(fn, tuple, nullptr);
   Py_DECREF(tuple);
-  if (!r) {
-    PyErr_Clear();
-    in.Fail(BreakCategory::kPythonError, "the math function raises on these arguments",
-            "the function runs eagerly and raises the error there");
-    return false;
-  }
-  *out = Value::Const(in.Keep(r));
-  return true;
+  return FoldedResult(in, r, "the math function", out);
 }
 
 }  // namespace

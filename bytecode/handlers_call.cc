@@ -13,193 +13,6 @@ namespace pijit::bytecode {
 
 using guards::Source;
 
-// NumPy scalar arguments become 0-d constants of their dtype in the graph; where the op takes
-// a Python number (an axis, a size), (*numbers)[i] is the number the scalar holds
-// (ArgView::number). (A NumPy integer index is a basic index, as in NumPy: __getitem__'s
-// arguments are left alone.)
-bool Interp::NumpyScalarsAsConstants(ValueList* args, absl::InlinedVector<PyObject*, 4>* numbers) {
-  for (size_t i = 0; i < args->size(); ++i) {
-    Value& a = (*args)[i];
-    if (a.kind != Value::kConst || !IsNumpyScalar(a.obj)) continue;
-    auto t = NumpyScalarTensor(a.obj);
-    if (!t.ok()) {
-      Fail(BreakCategory::kInvalidInput, std::string(t.status().message()));
-      return false;
-    }
-    if (PyObject* item = NumpyNumberItem(a.obj)) (*numbers)[i] = Keep(item);
-    UseConst(a);
-    Value c;
-    c.kind = Value::kTensor;
-    c.node = g().AddConstant(std::move(*t));
-    c.type = g_tensor_type;
-    a = c;
-  }
-  return true;
-}
-
-bool Interp::CallOp(PyOp op, const ValueList& in_args, const std::vector<std::string>& kwnames,
-                    Value* out) {
-  ValueList args = in_args;
-  absl::InlinedVector<PyObject*, 4> numbers(args.size(), nullptr);
-  if (op != PyOp::kGetItem && !NumpyScalarsAsConstants(&args, &numbers)) return false;
-  // Views of the arguments for ParseCall; sequences holding tensors (concat, stack) get
-  // item views.
-  std::vector<ArgView> views(args.size());
-  std::vector<std::vector<ArgView>> seqs;
-  seqs.reserve(args.size());
-  // A dynamic number in arithmetic is not guarded by value: unless it stays a constant
-  // below, it becomes a graph parameter.
-  const bool arithmetic =
-      op == PyOp::kAdd || op == PyOp::kSub || op == PyOp::kMul || op == PyOp::kDiv;
-  absl::InlinedVector<bool, 3> dynamic_number(args.size(), false);
-  for (size_t i = 0; i < args.size(); ++i) {
-    const Value& a = args[i];
-    dynamic_number[i] = arithmetic && (IsDynamicNumber(a) || (a.kind == Value::kConst && a.number));
-    if (!dynamic_number[i]) UseConst(a);
-    if (a.kind == Value::kTensor) {
-      views[i].is_tensor = true;
-      views[i].number = numbers[i];
-      continue;
-    }
-    bool has_tensor = false;
-    if (a.kind == Value::kSeq)
-      for (const Value& item : *a.items) has_tensor |= item.kind == Value::kTensor;
-    if (has_tensor) {
-      std::vector<ArgView> items(a.items->size());
-      for (size_t j = 0; j < a.items->size(); ++j) {
-        const Value& item = (*a.items)[j];
-        items[j].is_tensor = item.kind == Value::kTensor;
-        items[j].object = items[j].is_tensor ? nullptr : AsPyObject(item);
-        if (!items[j].is_tensor && !items[j].object) {
-          Fail(BreakCategory::kUnsupportedCall, absl::StrFormat("item %d of an argument of %s is unknown", j,
-                                                   PyOpName(op)));
-          return false;
-        }
-      }
-      seqs.push_back(std::move(items));
-      views[i].is_seq = true;
-      views[i].is_list = a.is_list;
-      views[i].items = seqs.back();
-      continue;
-    }
-    views[i].object = AsPyObject(a);
-    if (!views[i].object) {
-      Fail(BreakCategory::kUnsupportedCall,
-           absl::StrFormat("argument of %s is not a tensor or a known Python value", PyOpName(op)));
-      return false;
-    }
-  }
-  auto call = ParseCall(op, views, kwnames);
-  if (!call.ok()) {
-    Fail(BreakCategory::kInvalidInput, std::string(call.status().message()),
-         "the call runs eagerly and raises this error there");
-    return false;
-  }
-  auto tensor_of = [&](const Operand& o) {
-    return o.item >= 0 ? (*args[o.arg].items)[o.item].node : args[o.arg].node;
-  };
-  absl::InlinedVector<graph::NodeId, 3> inputs;
-  for (const Operand& o : call->operands) {
-    if (o.array) {
-      // An index given as a list or a bool is a constant of the graph; a NumPy array may
-      // change between calls without a guard seeing it, so it is indexed in Python.
-      if (!PyList_Check(o.array) && !PyBool_Check(o.array)) {
-        Fail(BreakCategory::kUnsupportedOperator, absl::StrFormat("indexing with a %s", Py_TYPE(o.array)->tp_name),
-             "index with a pijit Tensor or a list to capture the indexing in the graph");
-        return false;
-      }
-      auto t = IndexArrayTensor(o.array);
-      if (!t.ok()) {
-        Fail(BreakCategory::kInvalidInput, std::string(t.status().message()),
-             "the call runs eagerly and raises this error there");
-        return false;
-      }
-      inputs.push_back(g().AddConstant(std::move(*t)));
-      continue;
-    }
-    if (!o.scalar) {
-      inputs.push_back(tensor_of(o));
-      continue;
-    }
-    // A Python scalar follows the dtype of the operand it is combined with.
-    const graph::NodeId like = tensor_of(call->operands[o.like]);
-    const DType like_dtype = g().node(like).meta.dtype;
-    if (const int i = o.scalar_arg; i >= 0 && dynamic_number[i]) {
-      // Next to a floating tensor an int or float converts the same way whatever its value;
-      // elsewhere (integer tensors may overflow) it stays a guarded constant.
-      if (like_dtype == DType::kFloat32 || like_dtype == DType::kFloat64) {
-        if (!args[i].number) {
-          inputs.push_back(NumberParam(args[i].source, args[i].obj, like_dtype));
-          continue;
-        }
-        // A computed number converts as eager converts the Python result: one rounding.
-        graph::NodeId n = args[i].number->node;
-        if (g().node(n).meta.dtype != like_dtype) {
-          auto c = g().AddOp(graph::Op::kCast, {n}, CastTo(like_dtype));
-          if (!c.ok()) {
-            Fail(BreakCategory::kInternal, std::string(c.status().message()));
-            return false;
-          }
-          n = *c;
-        }
-        inputs.push_back(n);
-        continue;
-      }
-      dynamic_number[i] = false;
-      UseConst(args[i]);
-    }
-    auto sc = ScalarOperand(PyOpName(op), o.scalar, like_dtype);
-    if (!sc.ok()) {
-      Fail(BreakCategory::kInvalidInput, std::string(sc.status().message()));
-      return false;
-    }
-    inputs.push_back(g().AddConstant(std::move(*sc)));
-  }
-  for (size_t i = 0; i < args.size(); ++i) {
-    bool used = false;
-    for (const Operand& o : call->operands) used |= o.scalar_arg == static_cast<int>(i);
-    if (!used && dynamic_number[i]) UseConst(args[i]);
-  }
-  if (call->gop == graph::Op::kAdvIndex) {
-    for (size_t i = 1; i < inputs.size(); ++i) {
-      if (g().node(inputs[i]).meta.dtype != DType::kBool) continue;
-      Fail(BreakCategory::kDataDependent, "indexing with a boolean mask: the result's shape depends on the mask's values",
-           "the indexing runs in Python; ops.where keeps a masked computation in the graph");
-      return false;
-    }
-  }
-  auto node = g().AddOp(call->gop, inputs, call->attrs);
-  if (!node.ok()) {
-    Fail(BreakCategory::kInvalidInput, std::string(node.status().message()),
-         "the call runs eagerly and raises this error there");
-    return false;
-  }
-  *out = Value::Tensor(*node, g_tensor_type);
-  return true;
-}
-
-bool Interp::CallTensorCast(const ValueList& args, const std::vector<std::string>& names,
-                            Value* out) {
-  // Tensor.astype(dtype): the dtype must be known at capture time (it is guarded).
-  if (args.size() != 2 || (!names.empty() && names[0] != "dtype") || args[1].kind != Value::kConst) {
-    Fail(BreakCategory::kUnsupportedCall, "Tensor.astype with a dtype unknown at capture time");
-    return false;
-  }
-  auto dtype = DTypeFromObject("astype", args[1].obj);
-  if (!dtype.ok()) {
-    Fail(BreakCategory::kInvalidInput, std::string(dtype.status().message()));
-    return false;
-  }
-  UseConst(args[1]);
-  auto node = g().AddOp(graph::Op::kCast, {args[0].node}, CastTo(*dtype));
-  if (!node.ok()) {
-    Fail(BreakCategory::kInvalidInput, std::string(node.status().message()));
-    return false;
-  }
-  *out = Value::Tensor(*node, g_tensor_type);
-  return true;
-}
-
 namespace {
 
 // Whether `fn` (a Python function) is decorated with ops.constexpr, which marks it with
@@ -218,7 +31,7 @@ bool IsConstexprFunction(PyObject* fn) {
 bool Interp::InlineMethod(Frame& f, const Value& self, PyObject* method, PyObject* name,
                           ValueList args, const std::vector<std::string>& names, Value* out) {
   Value mv;  // type(self).name, guarded by identity through the callable's class
-  if (!FromSource(MethodSource(self, name), method, &mv)) return false;
+  if (!values_.FromSource(MethodSource(self, name), method, &mv)) return false;
   UseConst(mv);
   args.insert(args.begin(), self);
   return Inline(f, reinterpret_cast<PyCodeObject*>(PyFunction_GET_CODE(method)), method,
@@ -245,14 +58,14 @@ bool Interp::CallPrimitive(PyObject* fn, ValueList args, std::vector<std::string
   }
   *handled = true;
   // Primitive attributes (keep_dims, ...) are keyword arguments of the op.
-  Keep(attrs);
+  values_.Keep(attrs);
   PyObject *k, *v;
   Py_ssize_t pos = 0;
   while (PyDict_Next(attrs, &pos, &k, &v)) {
     names.emplace_back(PyUnicode_AsUTF8(k));
     args.push_back(Value::Const(v));
   }
-  return CallOp(pop, args, names, out);
+  return ops_.Call(pop, args, names, out);
 }
 
 bool Interp::CallPartial(Frame& f, const Value& callable, ValueList args,
@@ -262,8 +75,8 @@ bool Interp::CallPartial(Frame& f, const Value& callable, ValueList args,
   PyObject* p = callable.obj;
   auto part = [&](int i) { return gp().AddSource(Source::kPartialPart, callable.source, i); };
   Value func, stored;
-  if (!FromSource(part(0), guards::PartialPart(p, 0), &func) ||
-      !FromSource(part(1), guards::PartialPart(p, 1), &stored)) {
+  if (!values_.FromSource(part(0), guards::PartialPart(p, 0), &func) ||
+      !values_.FromSource(part(1), guards::PartialPart(p, 1), &stored)) {
     return false;
   }
   ValueList merged;
@@ -306,7 +119,7 @@ bool Interp::CallWithNames(Frame& f, const Value& func, ValueList args,
     PyObject* t = PyTuple_New(static_cast<Py_ssize_t>(merged_names.size()));
     for (size_t i = 0; i < merged_names.size(); ++i)
       PyTuple_SET_ITEM(t, i, PyUnicode_FromString(merged_names[i].c_str()));
-    f.kwnames = Keep(t);
+    f.kwnames = values_.Keep(t);
   }
   return Call(f, func, std::move(args), out);
 }
@@ -322,7 +135,7 @@ bool Interp::MakePartial(const ValueList& args, const std::vector<std::string>& 
   out->cell = std::make_shared<Value>(args[0]);
   out->items = std::make_shared<ValueList>(args.begin() + 1, args.end());
   out->keys = std::make_shared<std::vector<PyObject*>>();
-  for (const std::string& n : names) out->keys->push_back(Keep(PyUnicode_FromString(n.c_str())));
+  for (const std::string& n : names) out->keys->push_back(values_.Keep(PyUnicode_FromString(n.c_str())));
   return true;
 }
 
@@ -356,12 +169,12 @@ bool Interp::Call(Frame& f, const Value& callable, ValueList args, Value* out) {
       names.emplace_back(PyUnicode_AsUTF8(PyTuple_GET_ITEM(f.kwnames, i)));
     f.kwnames = nullptr;
   }
-  if (callable.kind == Value::kTensorMethod) return CallOp(callable.method, args, names, out);
+  if (callable.kind == Value::kTensorMethod) return ops_.Call(callable.method, args, names, out);
   if (callable.kind == Value::kPartial) return CallMadePartial(f, callable, std::move(args), names, out);
   if (callable.kind == Value::kObject) return CallObject(f, callable, std::move(args), names, out);
   if (callable.kind == Value::kBuiltinMethod) {
     if (callable.cell) args.insert(args.begin(), *callable.cell);  // bound by LOAD_ATTR
-    if (!args.empty() && args[0].kind == Value::kTensor) return CallTensorCast(args, names, out);
+    if (!args.empty() && args[0].kind == Value::kTensor) return ops_.Cast(args, names, out);
     return CallContainerMethod(callable, std::move(args), names, out);
   }
   if (callable.kind == Value::kFunction &&
@@ -396,7 +209,7 @@ bool Interp::Call(Frame& f, const Value& callable, ValueList args, Value* out) {
     UseConst(callable);
   }
   PyOp op;
-  if (PyOpOfBuiltin(fn, &op)) return CallOp(op, args, names, out);
+  if (PyOpOfBuiltin(fn, &op)) return ops_.Call(op, args, names, out);
   if (callable.source >= 0 && guards::PartialPart(fn, 0))
     return CallPartial(f, callable, std::move(args), names, out);
   if (fn == g_vjp_fn && g_vjp_fn) {
@@ -471,13 +284,19 @@ bool Interp::Call(Frame& f, const Value& callable, ValueList args, Value* out) {
   bool is_builtin = false;
   if (FoldBuiltinCall(*this, f, fn, args, names, out, &is_builtin)) return true;
   if (is_builtin) return false;
+  return CallByClass(f, callable, std::move(args), names, out);
+}
+
+bool Interp::CallByClass(Frame& f, const Value& callable, ValueList args,
+                         const std::vector<std::string>& names, Value* out) {
+  PyObject* fn = callable.obj;
   // A Cell: calling it runs construct (in either mode), so inline construct.
   PyObject* call_name = PyUnicode_InternFromString("__call__");
   PyObject* call_attr = _PyType_Lookup(Py_TYPE(fn), call_name);
   Py_DECREF(call_name);
   if (g_cell_call && call_attr == g_cell_call && grad_depth_ > 0) {
     // A Cell with its own gradient (bprop): differentiated by it.
-    PyObject* bname = Keep(PyUnicode_InternFromString("bprop"));
+    PyObject* bname = values_.Keep(PyUnicode_InternFromString("bprop"));
     if (_PyType_Lookup(Py_TYPE(fn), bname)) {
       if (!names.empty() || callable.source < 0) {
         Fail(BreakCategory::kUnsupportedCall,
@@ -489,7 +308,7 @@ bool Interp::Call(Frame& f, const Value& callable, ValueList args, Value* out) {
     }
   }
   if (g_cell_call && call_attr == g_cell_call && HasMethodSource(callable)) {
-    PyObject* cname = Keep(PyUnicode_InternFromString("construct"));
+    PyObject* cname = values_.Keep(PyUnicode_InternFromString("construct"));
     PyObject* construct = _PyType_Lookup(Py_TYPE(fn), cname);
     if (construct && PyFunction_Check(construct))
       return InlineMethod(f, callable, construct, cname, std::move(args), names, out);
@@ -499,7 +318,7 @@ bool Interp::Call(Frame& f, const Value& callable, ValueList args, Value* out) {
   // callables): inline type(obj).__call__(obj, ...).
   if (call_attr && PyFunction_Check(call_attr) && !PyType_Check(fn) &&
       HasMethodSource(callable)) {
-    PyObject* cname = Keep(PyUnicode_InternFromString("__call__"));
+    PyObject* cname = values_.Keep(PyUnicode_InternFromString("__call__"));
     return InlineMethod(f, callable, call_attr, cname, std::move(args), names, out);
   }
   if (fn == g_graph_break_fn && fn != nullptr) {

@@ -10,23 +10,25 @@ namespace pijit::bytecode {
 // Keys and formatted values must be plain data: comparing or formatting them runs no code.
 using guards::IsPlainValue;
 
-bool Interp::DictGet(const Value& dict, const Value& key, Value* out, bool* found) {
+bool Interp::FindKey(const Value& dict, const Value& key, PyObject** key_obj, size_t* index,
+                     bool* found) {
   PyObject* k = AsPyObject(key);
   if (!k || !IsPlainValue(k)) {
     Fail(BreakCategory::kUnsupportedOperator, "a dict key unknown at capture time");
     return false;
   }
   UseConst(key);
+  *key_obj = k;
   *found = false;
   for (size_t i = 0; i < dict.keys->size(); ++i) {
-    int eq = PyObject_RichCompareBool((*dict.keys)[i], k, Py_EQ);
+    const int eq = PyObject_RichCompareBool((*dict.keys)[i], k, Py_EQ);
     if (eq < 0) {
       PyErr_Clear();
       Fail(BreakCategory::kPythonError, "comparing dict keys raises");
       return false;
     }
     if (eq) {
-      *out = (*dict.items)[i];
+      *index = i;
       *found = true;
       return true;
     }
@@ -34,22 +36,25 @@ bool Interp::DictGet(const Value& dict, const Value& key, Value* out, bool* foun
   return true;
 }
 
+bool Interp::DictGet(const Value& dict, const Value& key, Value* out, bool* found) {
+  PyObject* k;
+  size_t i;
+  if (!FindKey(dict, key, &k, &i, found)) return false;
+  if (*found) *out = (*dict.items)[i];
+  return true;
+}
+
 bool Interp::DictSet(Value& dict, const Value& key, const Value& value) {
-  PyObject* k = AsPyObject(key);
-  if (!k || !IsPlainValue(k)) {
-    Fail(BreakCategory::kUnsupportedOperator, "a dict key unknown at capture time");
-    return false;
+  PyObject* k;
+  size_t i;
+  bool found;
+  if (!FindKey(dict, key, &k, &i, &found)) return false;
+  if (found) {
+    (*dict.items)[i] = value;
+    return true;
   }
-  UseConst(key);
-  for (size_t i = 0; i < dict.keys->size(); ++i) {
-    if (PyObject_RichCompareBool((*dict.keys)[i], k, Py_EQ) == 1) {
-      (*dict.items)[i] = value;
-      return true;
-    }
-  }
-  if (PyErr_Occurred()) PyErr_Clear();
   Py_INCREF(k);
-  dict.keys->push_back(Keep(k));
+  dict.keys->push_back(values_.Keep(k));
   dict.items->push_back(value);
   return true;
 }
@@ -171,7 +176,7 @@ bool Interp::MakeSet(PyObject* base, const ValueList& items, Value* out) {
     Fail(BreakCategory::kPythonError, "cannot make a set");
     return false;
   }
-  Keep(set);
+  values_.Keep(set);
   for (const Value& item : items) {
     PyObject* x = AsPyObject(item);
     if (!x || !IsPlainValue(x)) {
@@ -214,7 +219,7 @@ bool Interp::CallStrMethod(std::string_view name, const Value& self, const Value
   // Every argument a constant str, number, None or a tuple or list of them (join's).
   PyObject* call_args = PyTuple_New(static_cast<Py_ssize_t>(args.size()));
   if (!call_args) return false;
-  Keep(call_args);
+  values_.Keep(call_args);
   for (size_t i = 0; i < args.size(); ++i) {
     const Value& a = args[i];
     PyObject* arg = nullptr;
@@ -250,7 +255,7 @@ bool Interp::CallStrMethod(std::string_view name, const Value& self, const Value
     Fail(BreakCategory::kPythonError, absl::StrFormat("str.%s raised", std::string(name)));
     return false;
   }
-  Keep(r);
+  values_.Keep(r);
   if (PyList_CheckExact(r)) {  // split's list: a list made during capture, of constants
     ValueList items;
     for (Py_ssize_t i = 0; i < PyList_GET_SIZE(r); ++i) items.push_back(Value::Const(PyList_GET_ITEM(r, i)));
@@ -300,7 +305,7 @@ bool Interp::CallContainerMethod(const Value& m, ValueList args, const std::vect
     return true;
   }
   if (self.kind == Value::kSeq && self.is_list && self.source < 0 &&
-      !viewed_items_.contains(self.items.get())) {
+      !effects_.ItemsViewed(self.items.get())) {
     // Lists made during capture (not being looped over): every alias shares `items`, so
     // mutation stays consistent.
     if (name == "append" && args.size() == 1) {
@@ -349,7 +354,7 @@ bool Interp::FormatValue(const Value& v, int flags, const Value* spec, Value* ou
     Fail(BreakCategory::kPythonError, "formatting raises");
     return false;
   }
-  *out = Value::Const(Keep(r));
+  *out = Value::Const(values_.Keep(r));
   return true;
 }
 

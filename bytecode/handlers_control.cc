@@ -33,7 +33,7 @@ bool Interp::GetIter(const Value& v, Value* out) {
     case Value::kSeq:
       return make(*v.items);
     case Value::kDict: {
-      ViewItems(v);  // no mutating method while the loop may run
+      effects_.ViewItems(v.items);  // no mutating method while the loop may run
       ValueList keys;
       for (PyObject* k : *v.keys) keys.push_back(Value::Const(k));
       return make(std::move(keys));
@@ -46,7 +46,7 @@ bool Interp::GetIter(const Value& v, Value* out) {
       // Its rows along the first axis, unrolled: the axis's length is part of the shape the
       // graph is specialised to.
       NoteShapeRead();
-      const Shape shape = g().node(v.node).meta.shape;  // a copy: CallOp below adds nodes
+      const Shape shape = g().node(v.node).meta.shape;  // a copy: the calls below add nodes
       if (shape.empty()) {
         Fail(BreakCategory::kPythonError, "iteration over a 0-d tensor",
              "the function runs eagerly and raises the TypeError there");
@@ -63,7 +63,7 @@ bool Interp::GetIter(const Value& v, Value* out) {
       ValueList rows;
       for (int64_t i = 0; i < shape[0]; ++i) {
         Value row;
-        if (!CallOp(getitem, {v, Value::Const(Keep(PyLong_FromLongLong(i)))}, {}, &row))
+        if (!ops_.Call(getitem, {v, Value::Const(values_.Keep(PyLong_FromLongLong(i)))}, {}, &row))
           return false;
         rows.push_back(std::move(row));
       }
@@ -74,7 +74,7 @@ bool Interp::GetIter(const Value& v, Value* out) {
         // An input dict the trace mutates: its keys now. A mutation while the loop runs
         // raises in Python, so none is recorded from here on (and the iterator stays
         // inside the trace: a break cannot hand Python a copy of it).
-        viewed_dicts_.insert(v.obj);
+        effects_.ViewDict(v.obj);
         ValueList keys;
         for (PyObject* k : *model->keys) keys.push_back(Value::Const(k));
         make(std::move(keys));
@@ -101,7 +101,7 @@ bool Interp::GetIter(const Value& v, Value* out) {
       gp().GuardType(v.source, o);
       for (Py_ssize_t i = 0; i < n; ++i) {
         Value item;
-        if (!FromSource(gp().AddSource(Source::kItem, v.source, static_cast<int32_t>(i)),
+        if (!values_.FromSource(gp().AddSource(Source::kItem, v.source, static_cast<int32_t>(i)),
                         PySequence_Fast_ITEMS(o)[i], &item)) {
           return false;
         }
@@ -173,7 +173,7 @@ bool Interp::IterConstantArray(const Value& v, ValueList* items) {
 
 bool Interp::ItemsOfConstant(PyObject* o, ValueList* items) {
   PyObject* it = PyObject_GetIter(o);
-  while (PyObject* x = it ? PyIter_Next(it) : nullptr) items->push_back(Value::Const(Keep(x)));
+  while (PyObject* x = it ? PyIter_Next(it) : nullptr) items->push_back(Value::Const(values_.Keep(x)));
   Py_XDECREF(it);
   if (PyErr_Occurred()) {
     PyErr_Clear();
@@ -250,7 +250,7 @@ bool Interp::IterInputDict(const Value& v, Value* out) {
       return false;
     }
     Py_INCREF(k);
-    keys.push_back(Value::Const(Keep(k)));
+    keys.push_back(Value::Const(values_.Keep(k)));
   }
   gp().GuardType(v.source, v.obj);
   gp().GuardDictKeys(v.source, v.obj);
@@ -302,7 +302,7 @@ bool Interp::IterOf(Frame& f, const Value& a, Value* out) {
                           ? _PyType_Lookup(Py_TYPE(a.obj), iter_name) : nullptr;
   if (iter_fn && PyFunction_Check(iter_fn)) {
     Value fn;
-    if (!FromSource(gp().AddSource(Source::kTypeAttr, a.source, -1, iter_name), iter_fn, &fn)) {
+    if (!values_.FromSource(gp().AddSource(Source::kTypeAttr, a.source, -1, iter_name), iter_fn, &fn)) {
       return false;
     }
     UseConst(fn);
@@ -323,14 +323,14 @@ bool Interp::IterOf(Frame& f, const Value& a, Value* out) {
   // list may follow in the trace (Python's loop would see it), and a break hands Python the
   // list's own iterator.
   if (a.kind == Value::kSeq && a.is_list) {
-    ViewItems(a);
+    effects_.ViewItems(a.items);
     it.iter_list = a.items;
     it.iter_list_source = a.source;
     it.iter_total = static_cast<Py_ssize_t>(a.items->size());
   }
   // A loop over an input dict: a mutation of it while the loop may run raises in Python, so
   // none is recorded from here on (IterInputDict).
-  if (it.iter_dict >= 0) viewed_dicts_.insert(a.obj);
+  if (it.iter_dict >= 0) effects_.ViewDict(a.obj);
   *out = std::move(it);
   return true;
 }

@@ -110,7 +110,7 @@ bool Interp::LoadDescriptorAttr(Frame& f, const Value& owner, PyObject* name, bo
     // A class attribute: a plain value, or a function (K.method, unbound).
     if (Py_TYPE(descr)->tp_descr_get && !PyFunction_Check(descr)) return false;
     Value v;
-    if (!FromSource(descr_source, descr, &v)) {
+    if (!values_.FromSource(descr_source, descr, &v)) {
       *handled = true;
       return false;
     }
@@ -126,27 +126,33 @@ bool Interp::LoadDescriptorAttr(Frame& f, const Value& owner, PyObject* name, bo
   *handled = true;
   Value descr_value;
   Value fn_value;
-  if (!FromSource(descr_source, descr, &descr_value) ||
-      !FromSource(gp().AddSource(Source::kDescrFunc, descr_source, -1), fn, &fn_value)) {
+  if (!values_.FromSource(descr_source, descr, &descr_value) ||
+      !values_.FromSource(gp().AddSource(Source::kDescrFunc, descr_source, -1), fn, &fn_value)) {
     return false;
   }
   UseConst(descr_value);
   UseConst(fn_value);
+  // A classmethod is bound to the class (an instance's type is guarded above).
+  return PushStaticOrClassMethod(f, std::move(fn_value), staticm, method, [&](Value* cls) {
+    *cls = owner;
+    return is_class || values_.FromSource(gp().AddSource(Source::kTypeOf, owner.source, -1),
+                                          reinterpret_cast<PyObject*>(where), cls);
+  });
+}
+
+bool Interp::PushStaticOrClassMethod(Frame& f, Value fn, bool staticm, bool method,
+                                     absl::FunctionRef<bool(Value*)> class_of) {
   if (staticm) {
-    PushLoaded(f, std::move(fn_value), method);
+    PushLoaded(f, std::move(fn), method);
     return true;
   }
-  // A classmethod: bound to the class (an instance's type is guarded above).
   if (!method) {
     Fail(BreakCategory::kUnsupportedAttribute, "a classmethod used as a value", "call it directly");
     return false;
   }
-  Value cls = owner;
-  if (!is_class &&
-      !FromSource(gp().AddSource(Source::kTypeOf, owner.source, -1), reinterpret_cast<PyObject*>(where), &cls)) {
-    return false;
-  }
-  f.stack.push_back(std::move(fn_value));
+  Value cls;
+  if (!class_of(&cls)) return false;
+  f.stack.push_back(std::move(fn));
   f.stack.push_back(std::move(cls));
   return true;
 }
@@ -191,8 +197,8 @@ bool Interp::CallPropertyAccessor(Frame& f, const Value& owner, PyObject* name, 
   if (!fn || !PyFunction_Check(fn)) return false;
   *handled = true;
   Value descr_value, fn_value;
-  if (!FromSource(descr_source, descr, &descr_value) ||
-      !FromSource(gp().AddSource(Source::kDescrFunc, descr_source,
+  if (!values_.FromSource(descr_source, descr, &descr_value) ||
+      !values_.FromSource(gp().AddSource(Source::kDescrFunc, descr_source,
                                  value ? guards::kPropertySetter : -1),
                   fn, &fn_value)) {
     return false;

@@ -28,31 +28,22 @@ bool ReadableItem(PyObject* v) {
   return true;
 }
 
-// Values a replayed store keeps as they were (as handlers_effects.cc's stores require).
-bool Storable(const Value& v) {
-  if (v.kind == Value::kTensor || v.kind == Value::kConst) return true;
-  if (v.kind != Value::kSeq || v.is_list) return false;
-  for (const Value& item : *v.items)
-    if (!Storable(item)) return false;
-  return true;
-}
-
 }  // namespace
 
 Value* Interp::ShadowDict(const Value& v) {
-  if (v.kind != Value::kConst || v.source < 0 || shadow_dicts_.empty()) return nullptr;
-  auto it = shadow_dicts_.find(v.obj);
-  if (it == shadow_dicts_.end()) return nullptr;
+  if (v.kind != Value::kConst || v.source < 0) return nullptr;
+  Value* model = effects_.ShadowDict(v.obj);
+  if (!model) return nullptr;
   // Its identity at this source too: an alias of the modelled dict on this call may be
   // another dict on the next.
   gp().GuardValue(v.source, v.obj);
-  return &it->second;
+  return model;
 }
 
 Value* Interp::MakeShadowDict(const Value& v) {
   if (Value* s = ShadowDict(v)) return s;
-  if (v.kind != Value::kConst || v.source < 0 || !PyDict_CheckExact(v.obj) || Mutated(v) ||
-      viewed_dicts_.contains(v.obj) || PyDict_GET_SIZE(v.obj) > kMaxModelledItems) {
+  if (v.kind != Value::kConst || v.source < 0 || !PyDict_CheckExact(v.obj) || effects_.Mutated(v) ||
+      effects_.DictViewed(v.obj) || PyDict_GET_SIZE(v.obj) > kMaxModelledItems) {
     return nullptr;
   }
   if (PyDict_GetItemString(v.obj, "__builtins__")) return nullptr;  // a module's globals
@@ -69,38 +60,24 @@ Value* Interp::MakeShadowDict(const Value& v) {
   while (PyDict_Next(v.obj, &pos, &k, &item)) {
     Py_INCREF(k);
     Py_INCREF(item);
-    Keep(k);
-    Keep(item);
+    values_.Keep(k);
+    values_.Keep(item);
     Value x;
-    if (!FromSource(gp().AddSource(Source::kDictItem, v.source, -1, k), item, &x)) return nullptr;
+    if (!values_.FromSource(gp().AddSource(Source::kDictItem, v.source, -1, k), item, &x)) return nullptr;
     d.keys->push_back(k);
     d.items->push_back(std::move(x));
   }
-  return &(shadow_dicts_[v.obj] = std::move(d));
+  return effects_.AddShadowDict(v.obj, std::move(d));
 }
 
 bool Interp::DictDel(Value& dict, const Value& key, Value* removed, bool* found) {
-  PyObject* k = AsPyObject(key);
-  if (!k || !guards::IsPlainValue(k)) {
-    Fail(BreakCategory::kUnsupportedOperator, "a dict key unknown at capture time");
-    return false;
-  }
-  UseConst(key);
-  *found = false;
-  for (size_t i = 0; i < dict.keys->size(); ++i) {
-    const int eq = PyObject_RichCompareBool((*dict.keys)[i], k, Py_EQ);
-    if (eq < 0) {
-      PyErr_Clear();
-      Fail(BreakCategory::kPythonError, "comparing dict keys raises");
-      return false;
-    }
-    if (eq) {
-      *removed = (*dict.items)[i];
-      dict.keys->erase(dict.keys->begin() + static_cast<std::ptrdiff_t>(i));
-      dict.items->erase(dict.items->begin() + static_cast<std::ptrdiff_t>(i));
-      *found = true;
-      return true;
-    }
+  PyObject* k;
+  size_t i;
+  if (!FindKey(dict, key, &k, &i, found)) return false;
+  if (*found) {
+    *removed = (*dict.items)[i];
+    dict.keys->erase(dict.keys->begin() + static_cast<std::ptrdiff_t>(i));
+    dict.items->erase(dict.items->begin() + static_cast<std::ptrdiff_t>(i));
   }
   return true;
 }
@@ -119,11 +96,11 @@ bool Interp::DictMethod(const Value& self, std::string_view name, ValueList args
     }
     return false;
   };
-  // A live view or an iteration of the dict (viewed_dicts_) sees later mutations in Python,
+  // A live view or an iteration of the dict (EffectRecorder::DictViewed) sees later mutations in Python,
   // and a loop over it raises on them: those run in Python. So do mutations in a generator
   // run ahead of its consumer (which would see them too early).
-  if (mutating && (gen_depth_ > 0 || (input ? viewed_dicts_.contains(self.obj)
-                                            : viewed_items_.contains(self.items.get())))) {
+  if (mutating && (gen_depth_ > 0 || (input ? effects_.DictViewed(self.obj)
+                                            : effects_.ItemsViewed(self.items.get())))) {
     return unsupported();
   }
   Value* model = input ? (mutating ? MakeShadowDict(self) : ShadowDict(self)) : nullptr;
@@ -134,8 +111,7 @@ bool Interp::DictMethod(const Value& self, std::string_view name, ValueList args
   const size_t npos = args.size() - nkw;
   auto record = [&](Effect::Kind kind, PyObject* key, const Value& value) {
     if (!input) return;
-    effects_.push_back({kind, self, key, value});
-    mutated_.insert(self.obj);
+    effects_.MutateDict(kind, self, key, value);
   };
   auto key_of = [&](const Value& key) -> PyObject* {
     PyObject* k = AsPyObject(key);
@@ -143,9 +119,9 @@ bool Interp::DictMethod(const Value& self, std::string_view name, ValueList args
   };
   auto iter_of = [&](ValueList items) {
     // A view: live in Python, a snapshot here, so the trace records no later mutation of
-    // an input dict once one is taken (viewed_dicts_).
-    if (input) viewed_dicts_.insert(self.obj);
-    else ViewItems(self);
+    // an input dict once one is taken (EffectRecorder::ViewDict).
+    if (input) effects_.ViewDict(self.obj);
+    else effects_.ViewItems(self.items);
     out->kind = Value::kIter;
     out->items = std::make_shared<ValueList>(std::move(items));
     out->opaque = true;  // a dict view, not an iterator: it stays inside the trace
@@ -192,7 +168,7 @@ bool Interp::DictMethod(const Value& self, std::string_view name, ValueList args
     bool found;
     if (!k || !DictGet(d, args[0], out, &found)) return unsupported();
     if (found) return true;
-    if (input && !Storable(dflt)) return unsupported();
+    if (input && !ImmutableValue(dflt)) return unsupported();
     if (!DictSet(d, args[0], dflt)) return false;
     record(Effect::kSetItem, k, dflt);
     *out = dflt;
@@ -237,11 +213,11 @@ bool Interp::DictMethod(const Value& self, std::string_view name, ValueList args
         pairs.emplace_back(Value::Const((*from.keys)[i]), (*from.items)[i]);
     }
     for (size_t i = 0; i < nkw; ++i) {
-      pairs.emplace_back(Value::Const(Keep(PyUnicode_FromString(kwnames[i].c_str()))),
+      pairs.emplace_back(Value::Const(values_.Keep(PyUnicode_FromString(kwnames[i].c_str()))),
                          args[npos + i]);
     }
     for (const auto& [key, value] : pairs) {
-      if (!key_of(key) || (input && !Storable(value))) return unsupported();
+      if (!key_of(key) || (input && !ImmutableValue(value))) return unsupported();
     }
     for (const auto& [key, value] : pairs) {
       if (!DictSet(d, key, value)) return false;
@@ -284,7 +260,7 @@ bool Interp::MakeDictCall(const ValueList& args, const std::vector<std::string>&
     }
   }
   for (size_t k = 0; k < kwnames.size(); ++k) {
-    PyObject* key = Keep(PyUnicode_FromString(kwnames[k].c_str()));
+    PyObject* key = values_.Keep(PyUnicode_FromString(kwnames[k].c_str()));
     if (!DictSet(d, Value::Const(key), args[npos + k])) return false;
   }
   *out = std::move(d);

@@ -18,20 +18,24 @@ namespace pijit::bytecode {
 
 using guards::Source;
 
-// Values that stay what they were when stored: a list or dict built during capture could be
-// mutated after the store, which the replay (from the state at the end) would not order.
-bool ImmutableValue(const Value& v) {
-  if (v.kind == Value::kTensor || v.kind == Value::kConst) return true;
-  if (v.kind != Value::kSeq || v.is_list) return false;
-  for (const Value& item : *v.items)
-    if (!ImmutableValue(item)) return false;
-  return true;
-}
-
 namespace {
 
-// The closure cell behind free-variable slot `slot` of a frame running a function object
-// (the called function or an inlined one), or null.
+// Why attribute `name` of `obj` is not a plain entry of its instance dict, which a recorded
+// store or deletion replays exactly (`by_code`: there is a __setattr__ or the object is a
+// class, module or tensor), or null when it is one: no data descriptor (property, slot).
+const char* NotInInstanceDict(PyObject* obj, PyObject* name, const char* by_code) {
+  PyTypeObject* tp = Py_TYPE(obj);
+  if (PyType_Check(obj) || PyModule_Check(obj) || tp->tp_setattro != PyObject_GenericSetAttr ||
+      !_PyObject_GetDictPtr(obj) || PyObject_TypeCheck(obj, g_tensor_type)) {
+    return by_code;
+  }
+  PyObject* descr = _PyType_Lookup(tp, name);
+  if (descr && Py_TYPE(descr)->tp_descr_set) return "through a descriptor";
+  return nullptr;
+}
+
+}  // namespace
+
 PyObject* FreeCell(const Frame& f, int slot) {
   const int first_free = f.code->co_nlocalsplus - f.code->co_nfreevars;
   if (slot < first_free || !f.func) return nullptr;
@@ -40,17 +44,11 @@ PyObject* FreeCell(const Frame& f, int slot) {
   return PyTuple_GET_ITEM(closure, slot - first_free);
 }
 
-}  // namespace
-
-bool Interp::Mutated(const Value& v) const {
-  return v.kind == Value::kConst && !mutated_.empty() && mutated_.contains(v.obj);
-}
-
 bool Interp::FailIfMutated(const Value& v) {
-  if (!Mutated(v)) {
+  if (!effects_.Mutated(v)) {
     // A list or dict from the inputs read after effects on another one: its identity, so that
     // a later call passing the mutated object here too does not read the state before them.
-    if (!mutated_.empty() && v.kind == Value::kConst && v.source >= 0 &&
+    if (effects_.AnyMutated() && v.kind == Value::kConst && v.source >= 0 &&
         (PyList_CheckExact(v.obj) || PyDict_CheckExact(v.obj))) {
       gp().GuardValue(v.source, v.obj);
     }
@@ -59,16 +57,6 @@ bool Interp::FailIfMutated(const Value& v) {
   Fail(BreakCategory::kSideEffect, "a read of an object the trace has mutated",
        "the graph breaks here; the recorded mutations run first");
   return false;
-}
-
-const Value* Interp::PendingAttr(PyObject* obj, PyObject* name) const {
-  if (pending_.empty()) return nullptr;
-  auto it = pending_.find(std::make_pair(obj, std::string(PyUnicode_AsUTF8(name))));
-  return it == pending_.end() ? nullptr : &it->second;
-}
-
-const Value* Interp::PendingGlobal(PyObject* globals, PyObject* name) const {
-  return PendingAttr(globals, name);
 }
 
 bool Interp::StoreAttr(const Value& owner, PyObject* name, const Value& value) {
@@ -82,18 +70,11 @@ bool Interp::StoreAttr(const Value& owner, PyObject* name, const Value& value) {
   if (owner.kind != Value::kConst || owner.source < 0) return refuse("on a value made in the trace");
   if (!ImmutableValue(value)) return refuse("of a mutable container");
   PyObject* obj = owner.obj;
-  PyTypeObject* tp = Py_TYPE(obj);
-  // Only a plain instance dict store: no __setattr__, no data descriptor (property, slot).
-  if (PyType_Check(obj) || PyModule_Check(obj) || tp->tp_setattro != PyObject_GenericSetAttr ||
-      !_PyObject_GetDictPtr(obj) || PyObject_TypeCheck(obj, g_tensor_type)) {
-    return refuse("on an object whose attributes are set by code");
-  }
-  PyObject* descr = _PyType_Lookup(tp, name);
-  if (descr && Py_TYPE(descr)->tp_descr_set) return refuse("through a descriptor");
+  if (const char* why = NotInInstanceDict(obj, name, "on an object whose attributes are set by code"))
+    return refuse(why);
   gp().GuardType(owner.source, obj);
   UseConst(owner);  // the object itself (attribute reads guard it the same way)
-  effects_.push_back({Effect::kSetAttr, owner, name, value});
-  pending_[std::make_pair(obj, std::string(PyUnicode_AsUTF8(name)))] = value;
+  effects_.SetAttr(owner, name, value);
   return true;
 }
 
@@ -104,8 +85,7 @@ bool Interp::StoreGlobal(Frame& f, PyObject* name, const Value& value) {
     return false;
   }
   PyObject* globals = PyFunction_GET_GLOBALS(root_func_);
-  effects_.push_back({Effect::kSetGlobal, Value(), name, value});
-  pending_[std::make_pair(globals, std::string(PyUnicode_AsUTF8(name)))] = value;
+  effects_.SetGlobal(globals, name, value);
   return true;
 }
 
@@ -115,9 +95,7 @@ bool Interp::AppendEffect(const Value& list, const Value& value) {
          "the graph breaks here; the append runs in Python");
     return false;
   }
-  effects_.push_back({Effect::kAppend, list, nullptr, value});
-  mutated_.insert(list.obj);
-  if (auto it = list_len_.find(list.obj); it != list_len_.end()) ++it->second;
+  effects_.Append(list, value);
   return true;
 }
 
@@ -141,9 +119,7 @@ bool Interp::ExtendEffect(const Value& list, const Value& items) {
       return false;
     }
   }
-  for (const Value& v : *it.items) effects_.push_back({Effect::kAppend, list, nullptr, v});
-  mutated_.insert(list.obj);
-  if (auto n = list_len_.find(list.obj); n != list_len_.end()) n->second += it.items->size();
+  effects_.Extend(list, *it.items);
   return true;
 }
 
@@ -159,9 +135,7 @@ bool Interp::InsertEffect(const Value& list, const Value& index, const Value& va
     return false;
   }
   UseConst(index);
-  effects_.push_back({Effect::kInsert, list, index.obj, value});
-  mutated_.insert(list.obj);
-  if (auto it = list_len_.find(list.obj); it != list_len_.end()) ++it->second;
+  effects_.Insert(list, index.obj, value);
   return true;
 }
 
@@ -198,7 +172,7 @@ bool Interp::StoreIntoBuiltContainer(Value& container, const Value& key, const V
   }
   // A loop (or a dict view) over it may be running: Python would see the store, the trace's
   // copy of the items would not.
-  if (viewed_items_.contains(container.items.get())) return false;
+  if (effects_.ItemsViewed(container.items.get())) return false;
   if (dict) return DictSet(container, key, value);
   if (key.kind != Value::kConst || !PyLong_CheckExact(key.obj)) return false;  // slices: Python
   Py_ssize_t i = PyLong_AsSsize_t(key.obj);
@@ -234,25 +208,24 @@ bool Interp::SetItemEffect(const Value& dict, const Value& key, const Value& val
   // whose views the trace has taken), a plain key and a value that stays what it is: the
   // store goes into the dict's model (handlers_dict.cc). Otherwise the caller breaks.
   if (gen_depth_ > 0 || dict.kind != Value::kConst || dict.source < 0 ||
-      !PyDict_CheckExact(dict.obj) || viewed_dicts_.contains(dict.obj) ||
-      key.kind != Value::kConst || Mutated(key) || !guards::IsPlainValue(key.obj) ||
+      !PyDict_CheckExact(dict.obj) || effects_.DictViewed(dict.obj) ||
+      key.kind != Value::kConst || effects_.Mutated(key) || !guards::IsPlainValue(key.obj) ||
       !ImmutableValue(value)) {
     return false;
   }
   Value* model = MakeShadowDict(dict);
   if (!model || !DictSet(*model, key, value)) return false;
-  effects_.push_back({Effect::kSetItem, dict, key.obj, value});
-  mutated_.insert(dict.obj);
+  effects_.MutateDict(Effect::kSetItem, dict, key.obj, value);
   return true;
 }
 
 bool Interp::DelItemEffect(const Value& c, const Value& key) {
   if (gen_depth_ > 0 || c.kind != Value::kConst || c.source < 0 || key.kind != Value::kConst ||
-      Mutated(key)) {
+      effects_.Mutated(key)) {
     return false;
   }
   if (PyDict_CheckExact(c.obj)) {
-    if (viewed_dicts_.contains(c.obj) || !guards::IsPlainValue(key.obj)) return false;
+    if (effects_.DictViewed(c.obj) || !guards::IsPlainValue(key.obj)) return false;
     Value* model = MakeShadowDict(c);
     if (!model) return false;
     Value removed;
@@ -263,8 +236,7 @@ bool Interp::DelItemEffect(const Value& c, const Value& key) {
            "the call runs eagerly, where Python raises the KeyError");
       return false;
     }
-    effects_.push_back({Effect::kDelItem, c, key.obj, Value::Const(Py_None)});
-    mutated_.insert(c.obj);
+    effects_.MutateDict(Effect::kDelItem, c, key.obj, Value::Const(Py_None));
     return true;
   }
   if (!PyList_CheckExact(c.obj) || !PyLong_CheckExact(key.obj)) return false;
@@ -279,12 +251,7 @@ bool Interp::DelItemEffect(const Value& c, const Value& key) {
     // The effects recorded so far (none has run yet) change that length.
     gp().GuardValue(c.source, c.obj);
     gp().GuardType(c.source, c.obj);
-    n = PyList_GET_SIZE(c.obj);
-    for (const EffectRec& r : effects_) {
-      if (r.target.kind != Value::kConst || r.target.obj != c.obj) continue;
-      if (r.kind == Effect::kAppend || r.kind == Effect::kInsert) ++n;
-      if (r.kind == Effect::kDelItem) --n;
-    }
+    n = effects_.LengthAfterEffects(c.obj, PyList_GET_SIZE(c.obj));
   }
   if (i < -n || i >= n) {
     Fail(BreakCategory::kPythonError, "IndexError: deleting a list item out of range",
@@ -292,18 +259,13 @@ bool Interp::DelItemEffect(const Value& c, const Value& key) {
     return false;
   }
   UseConst(key);
-  effects_.push_back({Effect::kDelItem, c, key.obj, Value::Const(Py_None)});
-  mutated_.insert(c.obj);
-  list_len_[c.obj] = n - 1;
+  effects_.DelListItem(c, key.obj, n - 1);
   return true;
 }
 
 bool Interp::ListLength(const Value& v, Py_ssize_t* n) {
-  if (v.kind != Value::kConst || v.source < 0 || list_len_.empty()) return false;
-  auto it = list_len_.find(v.obj);
-  if (it == list_len_.end()) return false;
+  if (v.kind != Value::kConst || v.source < 0 || !effects_.KnownListLength(v.obj, n)) return false;
   gp().GuardValue(v.source, v.obj);  // as ShadowDict: an alias stays the same list
-  *n = it->second;
   return true;
 }
 
@@ -316,14 +278,9 @@ bool Interp::DeleteAttr(const Value& owner, PyObject* name) {
   if (gen_depth_ > 0) return refuse("inside a generator run ahead of its consumer");
   if (owner.kind != Value::kConst || owner.source < 0) return refuse("on a value made in the trace");
   PyObject* obj = owner.obj;
-  PyTypeObject* tp = Py_TYPE(obj);
-  if (PyType_Check(obj) || PyModule_Check(obj) || tp->tp_setattro != PyObject_GenericSetAttr ||
-      !_PyObject_GetDictPtr(obj) || PyObject_TypeCheck(obj, g_tensor_type)) {
-    return refuse("on an object whose attributes are deleted by code");
-  }
-  PyObject* descr = _PyType_Lookup(tp, name);
-  if (descr && Py_TYPE(descr)->tp_descr_set) return refuse("through a descriptor");
-  const Value* p = PendingAttr(obj, name);
+  if (const char* why = NotInInstanceDict(obj, name, "on an object whose attributes are deleted by code"))
+    return refuse(why);
+  const Value* p = effects_.PendingAttr(obj, name);
   if (p && p->kind == Value::kUndef) {
     Fail(BreakCategory::kPythonError, "AttributeError: the attribute was deleted earlier",
          "the call runs eagerly, where Python raises the AttributeError");
@@ -345,8 +302,7 @@ bool Interp::DeleteAttr(const Value& owner, PyObject* name) {
   }
   gp().GuardType(owner.source, obj);
   UseConst(owner);
-  effects_.push_back({Effect::kDelAttr, owner, name, Value::Const(Py_None)});
-  pending_[std::make_pair(obj, std::string(PyUnicode_AsUTF8(name)))] = Value();
+  effects_.DelAttr(owner, name);
   return true;
 }
 
@@ -357,7 +313,7 @@ bool Interp::DeleteGlobal(Frame& f, PyObject* name) {
     return false;
   }
   PyObject* globals = PyFunction_GET_GLOBALS(root_func_);
-  const Value* p = PendingGlobal(globals, name);
+  const Value* p = effects_.PendingGlobal(globals, name);
   const bool absent = p ? p->kind == Value::kUndef : !PyDict_GetItemWithError(globals, name);
   if (absent) {
     PyErr_Clear();
@@ -367,16 +323,8 @@ bool Interp::DeleteGlobal(Frame& f, PyObject* name) {
     return false;
   }
   if (!p) gp().AddSource(Source::kGlobal, -1, -1, name);  // resolves only while it exists
-  effects_.push_back({Effect::kDelGlobal, Value(), name, Value::Const(Py_None)});
-  pending_[std::make_pair(globals, std::string(PyUnicode_AsUTF8(name)))] = Value();
+  effects_.DelGlobal(globals, name);
   return true;
-}
-
-const Value* Interp::PendingCell(Frame& f, int slot) const {
-  if (pending_cells_.empty()) return nullptr;
-  PyObject* cell = FreeCell(f, slot);
-  auto it = cell ? pending_cells_.find(cell) : pending_cells_.end();
-  return it == pending_cells_.end() ? nullptr : &it->second;
 }
 
 bool Interp::StoreCellEffect(Frame& f, int slot, const Value& value) {
@@ -391,14 +339,13 @@ bool Interp::StoreCellEffect(Frame& f, int slot, const Value& value) {
   // one each time the enclosing function runs): the function, then the cell's index.
   const int first_free = f.code->co_nlocalsplus - f.code->co_nfreevars;
   Value target = root ? Value::Null() : Value::Const(f.func, f.func_source);
-  effects_.push_back({Effect::kSetCell, target, Keep(PyLong_FromLong(slot - first_free)), value});
-  pending_cells_[cell] = value;
+  effects_.SetCell(cell, target, values_.Keep(PyLong_FromLong(slot - first_free)), value);
   return true;
 }
 
 bool Interp::MakeEffects(size_t count) {
   for (size_t i = 0; i < count; ++i) {
-    const EffectRec& r = effects_[i];
+    const EffectRecorder::Record& r = effects_.records()[i];
     Effect e;
     e.kind = r.kind;
     if (r.kind == Effect::kCall) {

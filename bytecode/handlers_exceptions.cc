@@ -98,7 +98,7 @@ bool Interp::RaiseToHandler(StepState& s, Value exc) {
   }
   *exc.cell = Value::Const(Py_True);  // raised: see MakeOutput
   f.stack.resize(static_cast<size_t>(h->depth));
-  if (h->lasti) f.stack.push_back(Value::Const(Keep(PyLong_FromLong(s.in.offset))));
+  if (h->lasti) f.stack.push_back(Value::Const(values_.Keep(PyLong_FromLong(s.in.offset))));
   f.stack.push_back(std::move(exc));
   if (f.depth == 0) ++open_handlers_;
   s.next = target;

@@ -169,7 +169,7 @@ bool Interp::FallbackCall(PyObject* fn, const ValueList& args,
                                                    " at compile time"));
     return false;
   }
-  Keep(r);
+  values_.Keep(r);
   if (!HoldableResult(r)) {
     Fail(BreakCategory::kUnsupportedCall, absl::StrCat(label, " ", ReprOf(fn), " returns a ",
                                           Py_TYPE(r)->tp_name, ", which a graph cannot hold as "
@@ -210,9 +210,8 @@ bool Interp::PrintEffect(const ValueList& args, const std::vector<std::string>& 
       return false;
     }
   }
-  if (kwargs) Keep(kwargs);
-  effects_.push_back({Effect::kCall, Value::Const(BuiltinPrint()), kwargs,
-                      Value::Seq(std::move(shown), false)});
+  if (kwargs) values_.Keep(kwargs);
+  effects_.Call(BuiltinPrint(), kwargs, Value::Seq(std::move(shown), false));
   out_->reordered_prints.push_back(CurrentLocation());
   *out = Value::Const(Py_None);
   return true;
@@ -228,7 +227,7 @@ bool Interp::FallbackAttr(const Value& owner, PyObject* name, Value* out) {
     PyErr_Clear();
     return false;
   }
-  Keep(v);
+  values_.Keep(v);
   if (!HoldableResult(v)) return false;
   *out = Value::Const(v);
   return true;

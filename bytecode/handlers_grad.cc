@@ -22,15 +22,26 @@ bool ItemsOf(Interp& in, const Value& v, ValueList* items) {
   return true;
 }
 
+// The values a differentiated function (or a bprop) returns: one tensor, or a tuple's items
+// (false: neither).
+bool ItemsOfResult(const Value& result, ValueList* items) {
+  if (result.kind == Value::kTensor) {
+    items->push_back(result);
+  } else if (result.kind == Value::kSeq) {
+    *items = *result.items;
+  } else {
+    return false;
+  }
+  return true;
+}
+
 bool KnownBool(const Value& v, bool* out) {
   if (v.kind != Value::kConst || !PyBool_Check(v.obj)) return false;
   *out = v.obj == Py_True;
   return true;
 }
 
-}  // namespace
 
-namespace {
 // A node of `like`'s shape and dtype filled with v.
 absl::StatusOr<graph::NodeId> FillLike(graph::Graph& gr, graph::NodeId like, double v) {
   graph::Attrs a;
@@ -144,17 +155,14 @@ bool Interp::CallVjp(Frame& f, ValueList args, Value* out) {
   Value result;
   f.kwnames = nullptr;
   const int64_t vjp_calls_before = ++vjp_calls_;
-  ++grad_depth_;
+  // Numbers read inside a gradient transform stay constants (ValueModel::IsDynamicNumber).
+  values_.SetNumbersFixed(++grad_depth_ > 0);
   const bool ok = Call(f, args[0], inputs, &result);
-  --grad_depth_;
+  values_.SetNumbersFixed(--grad_depth_ > 0);
   if (!ok) return false;
 
   ValueList outs;
-  if (result.kind == Value::kTensor) {
-    outs.push_back(result);
-  } else if (result.kind == Value::kSeq) {
-    outs = *result.items;
-  } else {
+  if (!ItemsOfResult(result, &outs)) {
     Fail(BreakCategory::kInvalidInput, "grad: the function must return Tensors to be differentiated",
          "the call runs eagerly and raises the error there");
     return false;
@@ -225,10 +233,10 @@ bool Interp::CallCellWithBprop(Frame& f, const Value& cell, const ValueList& arg
     return false;
   };
   auto method = [&](const char* name, Value* v) {
-    PyObject* n = Keep(PyUnicode_InternFromString(name));
+    PyObject* n = values_.Keep(PyUnicode_InternFromString(name));
     PyObject* fn = _PyType_Lookup(type, n);
     if (!fn || !PyFunction_Check(fn)) return false;
-    if (!FromSource(gp().AddSource(guards::Source::kTypeAttr, cell.source, -1, n), fn, v)) return false;
+    if (!values_.FromSource(gp().AddSource(guards::Source::kTypeAttr, cell.source, -1, n), fn, v)) return false;
     UseConst(*v);
     return true;
   };
@@ -275,13 +283,7 @@ bool Interp::CallCellWithBprop(Frame& f, const Value& cell, const ValueList& arg
   for (graph::NodeId k = bprop_begin; k < bprop_end; ++k)
     if (graph::HasTrait(g().node(k).op, graph::kStateful)) return refuse("its bprop draws random numbers");
   ValueList items;
-  if (gv.kind == Value::kTensor) {
-    items.push_back(gv);
-  } else if (gv.kind == Value::kSeq) {
-    items = *gv.items;
-  } else {
-    return refuse("its bprop returns other than Tensors");
-  }
+  if (!ItemsOfResult(gv, &items)) return refuse("its bprop returns other than Tensors");
   if (items.size() != args.size()) {
     Fail(BreakCategory::kInvalidInput,
          absl::StrFormat("%s.bprop returned %d gradients for %d inputs", type->tp_name,

@@ -215,7 +215,7 @@ bool Interp::TensorRange(const ValueList& args, Value* out) {
   };
   graph::NodeId start, stop;
   if (args.size() == 1) {
-    if (!bound(Value::Const(Keep(PyLong_FromLong(0))), &start)) return false;
+    if (!bound(Value::Const(values_.Keep(PyLong_FromLong(0))), &start)) return false;
     if (!bound(args[0], &stop)) return false;
   } else if (!bound(args[0], &start) || !bound(args[1], &stop)) {
     return false;
@@ -303,7 +303,7 @@ bool Interp::CaptureLoop(StepState& s, graph::NodeId stay, const WhileShape& sha
   }
   // Everything else the body could change, to compare after it.
   const size_t state_before = FingerprintOf(WithoutTensors(locals), WithoutTensors(stack));
-  const size_t effects_before = effects_.size(), pending_before = pending_.size() + pending_cells_.size(),
+  const size_t effects_before = effects_.size(), pending_before = effects_.pending_stores(),
                customs_before = customs_.size();
   // The body, then the condition, up to the jump that decides whether to go round again.
   open_loops_.push_back({&f, shape});
@@ -329,7 +329,7 @@ bool Interp::CaptureLoop(StepState& s, graph::NodeId stay, const WhileShape& sha
   }
   graph::NodeId stay_again, next_count = -1;
   if (!GoRoundAgain(f, shape, counter, counter ? slots.back().stand_in : -1, &stay_again, &next_count)) return false;
-  if (effects_.size() != effects_before || pending_.size() + pending_cells_.size() != pending_before ||
+  if (effects_.size() != effects_before || effects_.pending_stores() != pending_before ||
       customs_.size() != customs_before) {
     Fail(BreakCategory::kSideEffect, "a loop on a tensor has a side effect (a store, a print, a Cell with a bprop)",
          "in whole-graph mode a loop on a tensor computes tensors only: keep side effects out of it");
@@ -470,14 +470,9 @@ bool Interp::MoveBodyIntoLoop(graph::NodeId stay, graph::NodeId stay_again, size
         unchanged.contains(static_cast<graph::NodeId>(id))) {
       continue;
     }
-    graph::Node copy = n;
-    for (graph::NodeId& i : copy.inputs) i = map(i);
-    auto added = body.AddNode(std::move(copy));
-    if (!added.ok()) {
-      Fail(BreakCategory::kInternal, std::string(added.status().message()));
-      return false;
-    }
-    inside[static_cast<graph::NodeId>(id)] = *added;
+    graph::NodeId added;
+    if (!AddMappedNode(body, n, map, &added)) return false;
+    inside[static_cast<graph::NodeId>(id)] = added;
   }
   std::vector<graph::NodeId> outs;
   for (const Value& v : after) outs.push_back(map(v.node));
@@ -511,20 +506,7 @@ std::vector<graph::NodeId> Interp::DropNodesFrom(size_t first_node) {
     if (keep[id] || outer.node(static_cast<graph::NodeId>(id)).op == graph::Op::kParam) new_id[id] = next++;
   }
   outer.Compact(keep);
-  // The node ids the interpreter keeps by source and by object.
-  auto fix = [&](graph::NodeId& id) {
-    if (id >= 0 && static_cast<size_t>(id) >= first_node) id = new_id[id];
-  };
-  for (auto& [source, node] : param_of_source_) fix(node);
-  for (auto& [key, node] : param_of_number_) fix(node);
-  for (auto& [obj, entry] : param_of_object_) fix(entry.first);
-  absl::flat_hash_map<graph::NodeId, int32_t> outputs;
-  for (const auto& [old_node, index] : output_of_node_) {
-    graph::NodeId node = old_node;
-    fix(node);
-    if (node >= 0) outputs[node] = index;
-  }
-  output_of_node_ = std::move(outputs);
+  values_.RenumberNodes(first_node, new_id);  // the node ids it keeps by source and object
   return new_id;
 }
 

@@ -63,7 +63,7 @@ bool Interp::MakeLibraryObject(const Value& cls, const ValueList& args,
          "the function runs eagerly and raises the error there");
     return false;
   }
-  Keep(obj);
+  values_.Keep(obj);
   if (cell) {
     // A Cell with Parameters would get new weights on every eager call; one made once here
     // would keep its first ones.
@@ -79,17 +79,17 @@ bool Interp::MakeLibraryObject(const Value& cls, const ValueList& args,
       return false;
     }
   }
-  library_objects_[obj] = cls.source;
+  values_.NoteLibraryObject(obj, cls.source);
   *out = Value::Const(obj);
   return true;
 }
 
 int32_t Interp::MethodSource(const Value& callable, PyObject* name) {
   if (callable.source >= 0) return gp().AddSource(Source::kTypeAttr, callable.source, -1, name);
-  auto it = callable.kind == Value::kConst ? library_objects_.find(callable.obj)
-                                           : library_objects_.end();
-  if (it == library_objects_.end()) return -1;
-  return gp().AddSource(Source::kClassAttr, it->second, -1, name);
+  const int32_t class_source =
+      callable.kind == Value::kConst ? values_.LibraryClassSource(callable.obj) : -1;
+  if (class_source < 0) return -1;
+  return gp().AddSource(Source::kClassAttr, class_source, -1, name);
 }
 
 bool Interp::MakeObject(Frame& f, const Value& cls, const ValueList& args,
@@ -114,7 +114,7 @@ bool Interp::MakeObject(Frame& f, const Value& cls, const ValueList& args,
     }
   } else {
     Value init_value;
-    if (!FromSource(gp().AddSource(Source::kClassAttr, cls.source, -1, init_name), init, &init_value)) {
+    if (!values_.FromSource(gp().AddSource(Source::kClassAttr, cls.source, -1, init_name), init, &init_value)) {
       return false;
     }
     UseConst(init_value);
@@ -166,7 +166,7 @@ bool Interp::ObjectAttr(Frame& f, const Value& owner, PyObject* name, bool metho
     return false;
   }
   Value v;
-  if (!FromSource(gp().AddSource(Source::kClassAttr, owner.type_source, -1, name), descr, &v)) {
+  if (!values_.FromSource(gp().AddSource(Source::kClassAttr, owner.type_source, -1, name), descr, &v)) {
     return false;
   }
   UseConst(v);
@@ -176,8 +176,7 @@ bool Interp::ObjectAttr(Frame& f, const Value& owner, PyObject* name, bool metho
            "call the method directly");
       return false;
     }
-    f.stack.push_back(std::move(v));
-    f.stack.push_back(owner);
+    PushBoundMethod(f, std::move(v), owner);
     return true;
   }
   const bool staticm = PyObject_TypeCheck(descr, &PyStaticMethod_Type);
@@ -186,21 +185,11 @@ bool Interp::ObjectAttr(Frame& f, const Value& owner, PyObject* name, bool metho
       fn && PyFunction_Check(fn)) {
     // A staticmethod: its function; a classmethod: (function, the object's class) for CALL.
     Value fn_value;
-    if (!FromSource(gp().AddSource(Source::kDescrFunc, v.source, -1), fn, &fn_value)) return false;
+    if (!values_.FromSource(gp().AddSource(Source::kDescrFunc, v.source, -1), fn, &fn_value)) return false;
     UseConst(fn_value);
-    if (staticm) {
-      PushLoaded(f, std::move(fn_value), method);
-      return true;
-    }
-    if (!method) {
-      Fail(BreakCategory::kUnsupportedAttribute, "a classmethod used as a value", "call it directly");
-      return false;
-    }
-    Value cls;
-    if (!FromSource(owner.type_source, reinterpret_cast<PyObject*>(type), &cls)) return false;
-    f.stack.push_back(std::move(fn_value));
-    f.stack.push_back(std::move(cls));
-    return true;
+    return PushStaticOrClassMethod(f, std::move(fn_value), staticm, method, [&](Value* cls) {
+      return values_.FromSource(owner.type_source, reinterpret_cast<PyObject*>(type), cls);
+    });
   }
   if (Py_TYPE(descr)->tp_descr_get) {
     Fail(BreakCategory::kUnsupportedAttribute, absl::StrCat("attribute '", PyUnicode_AsUTF8(name),
@@ -276,7 +265,7 @@ bool Interp::CallObject(Frame& f, const Value& obj, ValueList args,
     return false;
   }
   Value fn;
-  if (!FromSource(gp().AddSource(Source::kClassAttr, obj.type_source, -1, call_name), call, &fn)) {
+  if (!values_.FromSource(gp().AddSource(Source::kClassAttr, obj.type_source, -1, call_name), call, &fn)) {
     return false;
   }
   UseConst(fn);

@@ -17,14 +17,6 @@ enum NbOp : int {
 using guards::IsPlainValue;
 using guards::IsPythonNumber;
 
-// True when `type` (a Tensor subclass) defines `name` differently from Tensor.
-bool OverridesTensorMethod(PyTypeObject* type, const char* name) {
-  PyObject* n = PyUnicode_InternFromString(name);
-  const bool differs = _PyType_Lookup(type, n) != _PyType_Lookup(g_tensor_type, n);
-  Py_DECREF(n);
-  return differs;
-}
-
 }  // namespace
 
 bool Interp::BinaryOp(int nb, const Value& a, const Value& b, Value* out) {
@@ -49,48 +41,14 @@ bool Interp::BinaryOp(int nb, const Value& a, const Value& b, Value* out) {
         }
       }
     }
-    // A Tensor subclass that overrides the operator runs its own code.
-    static const char* const kDunders[][2] = {{"__add__", "__radd__"}, {"__sub__", "__rsub__"},
-                                               {"__mul__", "__rmul__"}, {"__truediv__", "__rtruediv__"},
-                                               {"__matmul__", "__rmatmul__"}};
-    const int di = op == PyOp::kAdd ? 0 : op == PyOp::kSub ? 1 : op == PyOp::kMul ? 2
-                 : op == PyOp::kDiv ? 3 : op == PyOp::kMatMul ? 4 : -1;
-    for (int side = 0; side < 2; ++side) {
-      const Value& v = side == 0 ? a : b;
-      if (v.kind != Value::kTensor || v.type == g_tensor_type) continue;
-      if (di < 0 || OverridesTensorMethod(v.type, kDunders[di][side]) ||
-          OverridesTensorMethod(v.type, kDunders[di][1 - side])) {
-        Fail(BreakCategory::kUnsupportedOperator,
-             absl::StrFormat("%s overrides the operator", v.type->tp_name),
-             "the operator of a Tensor subclass runs eagerly");
-        return false;
-      }
-    }
-    for (const Value* v : {&a, &b}) {
-      if (v->kind == Value::kConst && !IsPyScalar(v->obj) && !IsNumpyScalar(v->obj)) {
-        // Builtin types know nothing of tensors: eager Python raises TypeError. Other types
-        // (NumPy arrays, user classes) may implement the reflected operator.
-        const bool builtin = !(Py_TYPE(v->obj)->tp_flags & Py_TPFLAGS_HEAPTYPE) &&
-                             std::string_view(Py_TYPE(v->obj)->tp_name).find("numpy") ==
-                                 std::string_view::npos;
-        Fail(builtin ? BreakCategory::kPythonError : BreakCategory::kUnsupportedOperator,
-             absl::StrFormat("%s of a Tensor and a %s", PyOpName(op), Py_TYPE(v->obj)->tp_name),
-             "use a Tensor or a Python bool, int or float");
-        return false;
-      }
-      if (v->kind != Value::kConst && v->kind != Value::kTensor) {
-        Fail(BreakCategory::kUnsupportedOperator, absl::StrFormat("%s of a Tensor and a container", PyOpName(op)));
-        return false;
-      }
-    }
-    return CallOp(op, {a, b}, {}, out);
+    return ops_.Operator(op, a, b, out);
   }
   // Sequences built during capture: concatenation and repetition.
   if (a.kind == Value::kSeq && b.kind == Value::kSeq && base == NB_ADD && a.is_list &&
       b.is_list && nb != base) {
     // list += list extends the list itself, which every alias sees: a list made during
     // capture and not being looped over is extended in the trace; an input list breaks.
-    if (a.source >= 0 || viewed_items_.contains(a.items.get())) {
+    if (a.source >= 0 || effects_.ItemsViewed(a.items.get())) {
       Fail(BreakCategory::kUnsupportedOperator, "+= on a list the trace does not own",
            "the graph breaks here; the list is extended in Python");
       return false;
@@ -124,7 +82,7 @@ bool Interp::BinaryOp(int nb, const Value& a, const Value& b, Value* out) {
       }
     }
   }
-  if (NumberArith(base, a, b, out)) return true;
+  if (ops_.NumberArith(base, a, b, out)) return true;
   PyObject* x = AsPyObject(a);
   PyObject* y = AsPyObject(b);
   // Whole-graph mode's JIT Fallback: an operator on other values known at capture time (NumPy
@@ -148,7 +106,7 @@ bool Interp::BinaryOp(int nb, const Value& a, const Value& b, Value* out) {
            "the function runs eagerly and raises the error there");
       return false;
     }
-    *out = Value::Const(Keep(r));
+    *out = Value::Const(values_.Keep(r));
     return true;
   }
   Fail(BreakCategory::kUnsupportedOperator, "operator on values that are not tensors or plain Python values");
@@ -164,7 +122,7 @@ bool Interp::CompareOp(int cmp, const Value& a, const Value& b, Value* out) {
       Fail(BreakCategory::kUnsupportedOperator, "comparison of tensors is not captured yet");
       return false;
     }
-    return CallOp(op, {a, b}, {}, out);
+    return ops_.Call(op, {a, b}, {}, out);
   }
   PyObject* x = AsPyObject(a);
   PyObject* y = AsPyObject(b);
@@ -182,7 +140,7 @@ bool Interp::CompareOp(int cmp, const Value& a, const Value& b, Value* out) {
     Fail(BreakCategory::kPythonError, "the comparison raises on these values");
     return false;
   }
-  *out = Value::Const(Keep(r));
+  *out = Value::Const(values_.Keep(r));
   return true;
 }
 
@@ -254,7 +212,7 @@ bool Interp::GetItemInPython(Frame& f, const Value& c, const Value& index, Value
   if (!fn || !PyFunction_Check(fn)) return false;
   *inlined = true;
   Value method;  // type(obj).__getitem__, guarded by identity: another class reads afresh
-  if (!FromSource(gp().AddSource(guards::Source::kTypeAttr, c.source, -1, name), fn, &method)) return false;
+  if (!values_.FromSource(gp().AddSource(guards::Source::kTypeAttr, c.source, -1, name), fn, &method)) return false;
   UseConst(method);
   return Inline(f, reinterpret_cast<PyCodeObject*>(PyFunction_GET_CODE(fn)), fn, method.source,
                 nullptr, {c, index}, {}, out);
@@ -282,7 +240,7 @@ bool Interp::Subscript(const Value& c, const Value& index, Value* out) {
       Fail(BreakCategory::kUnsupportedOperator, absl::StrFormat("indexing a %s", c.type->tp_name));
       return false;
     }
-    if (PyOpByName("__getitem__", &op)) return CallOp(op, {c, index}, {}, out);
+    if (PyOpByName("__getitem__", &op)) return ops_.Call(op, {c, index}, {}, out);
     Fail(BreakCategory::kUnsupportedOperator, "tensor indexing is not captured yet");
     return false;
   }
@@ -350,8 +308,8 @@ bool Interp::Subscript(const Value& c, const Value& index, Value* out) {
       kind = guards::Source::kDictItem;
     }
     Py_INCREF(item);
-    Keep(item);
-    return FromSource(gp().AddSource(kind, c.source, idx, kind == guards::Source::kDictItem ? key : nullptr),
+    values_.Keep(item);
+    return values_.FromSource(gp().AddSource(kind, c.source, idx, kind == guards::Source::kDictItem ? key : nullptr),
                       item, out);
   }
   if (obj && key && (PyTuple_CheckExact(obj) || PyUnicode_CheckExact(obj) ||
@@ -365,13 +323,13 @@ bool Interp::Subscript(const Value& c, const Value& index, Value* out) {
       Fail(BreakCategory::kPythonError, "the subscript raises");
       return false;
     }
-    Keep(r);
+    values_.Keep(r);
     if (c.source >= 0 && PyTuple_CheckExact(obj) && PyLong_CheckExact(key)) {
       // An item of an input tuple keeps a source of its own: a Cell or function in it can
       // be inlined, and its attributes read, as one reached by attribute can.
       Py_ssize_t i = PyLong_AsSsize_t(key);
       if (i < 0) i += PyTuple_GET_SIZE(obj);
-      return FromSource(gp().AddSource(guards::Source::kItem, c.source, static_cast<int32_t>(i)),
+      return values_.FromSource(gp().AddSource(guards::Source::kItem, c.source, static_cast<int32_t>(i)),
                         r, out);
     }
     *out = Value::Const(r);

@@ -77,7 +77,7 @@ bool Interp::BindFrame(const Frame& caller, PyCodeObject* code, PyObject* func, 
       if (kwnames[k] == PyUnicode_AsUTF8(pname)) slot = p;
     }
     if (slot < 0 && (code->co_flags & CO_VARKEYWORDS)) {
-      if (!DictSet(extra_kw, Value::Const(Keep(PyUnicode_FromString(kwnames[k].c_str()))),
+      if (!DictSet(extra_kw, Value::Const(values_.Keep(PyUnicode_FromString(kwnames[k].c_str()))),
                    args[npos + k])) {
         return false;
       }
@@ -135,8 +135,8 @@ bool Interp::BindFrame(const Frame& caller, PyCodeObject* code, PyObject* func, 
     const int32_t kwd = gp().AddSource(Source::kFuncKwDefaults, func_source, -1);
     gp().GuardType(kwd, kwdefaults);
     Py_INCREF(dv);
-    Keep(dv);
-    if (!FromSource(gp().AddSource(Source::kDictItem, kwd, -1, pname), dv, &f.locals[p])) return false;
+    values_.Keep(dv);
+    if (!values_.FromSource(gp().AddSource(Source::kDictItem, kwd, -1, pname), dv, &f.locals[p])) return false;
     bound[p] = true;
   }
   int next_slot = npos_params + nkwonly;

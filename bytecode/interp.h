@@ -4,6 +4,14 @@
 // their source when their value steers the trace), sequences, iterators, cells and functions
 // built during capture. User functions, methods and Cell calls are inlined into the caller's
 // graph; branches and loops on known values are followed (and unrolled) at capture time.
+//
+// Interp is the frame simulation (the step table, frames, inlining, jumps, branches and
+// loops) and the handlers that give Python's semantics to each value. It holds three parts
+// with state of their own:
+//   value.h            the abstract values themselves;
+//   value_model.h      graph inputs read from guard sources, graph outputs, kept references;
+//   effect_recorder.h  side effects recorded for replay and what later reads see of them;
+//   op_bridge.h        (no state) op calls, tensor operators and casts as graph nodes.
 #pragma once
 #include <Python.h>
 
@@ -13,22 +21,18 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "absl/functional/function_ref.h"
 #include "bytecode/capture.h"
+#include "bytecode/effect_recorder.h"
 #include "bytecode/instructions.h"
+#include "bytecode/op_bridge.h"
+#include "bytecode/value.h"
+#include "bytecode/value_model.h"
 #include "bytecode/version.h"
 #include "graph/autodiff.h"
 #include "interop/pyops.h"
 
 namespace pijit::bytecode {
-
-struct Value;
-using ValueList = std::vector<Value>;
-struct GenState;
-struct IterLink;
-struct Frame;
-
-// An exception made in captured code (a kObject of an exception class; its `args` first).
-bool IsMadeException(const Value& v);
 
 // repr(o) for messages (its type's name where repr raises).
 std::string ReprOf(PyObject* o);
@@ -39,145 +43,6 @@ inline graph::Attrs CastTo(DType dtype) {
   a.dtype = dtype;
   return a;
 }
-
-// A Python int or float whose value the graph computes: a dynamic number (see Capture) or
-// +, -, *, / of such numbers and constants. The Value stays a kConst holding the value of
-// this call; any use of that value for the trace (UseConst) guards every origin by value.
-struct NumberInfo {
-  graph::NodeId node = -1;  // a 0-d float64 (float) or int64 (int) node
-  int bits = 0;             // ints: |value| < 2^bits on every call the guards accept
-  std::vector<std::pair<int32_t, PyObject*>> origins;  // (source, value in this call)
-};
-
-struct Value {
-  enum Kind : uint8_t {
-    kUndef,         // an unassigned local
-    kNull,          // the NULL CPython pushes before some callables
-    kTensor,        // a graph node
-    kConst,         // a known Python object
-    kSeq,           // a tuple or list built during capture (items are abstract)
-    kIter,          // an iterator over known items
-    kCell,          // a closure cell (shared storage)
-    kFunction,      // a function made by MAKE_FUNCTION during capture
-    kTensorMethod,  // Tensor method looked up on a tensor, waiting for CALL
-    kDict,          // a dict built during capture: `keys` (known plain objects) and `items`
-    kBuiltinMethod, // a method of a container built during capture (`obj`: its name), + self
-    kGenerator,     // a generator made during capture, not started yet (`gen`)
-    kObject,        // an instance of a plain class made during capture: attribute names in
-                    // `keys`, values in `items`, class in `seq_type` (handlers_object.cc)
-    kPartial,       // functools.partial made during capture: its function in `cell`, its
-                    // positional then keyword arguments in `items`, the keywords in `keys`
-    kTensorRange,   // range() of tensors in whole-graph mode: (start, stop) in `items`, its
-                    // step in `range_step`; a for loop over it is a loop node (handlers_loop.cc)
-  };
-  Kind kind = kUndef;
-  graph::NodeId node = -1;       // kTensor
-  PyObject* obj = nullptr;       // kConst (kept alive by the interpreter); kFunction: code
-  int32_t source = -1;           // guard source of kConst / kTensor, -1 if computed
-  PyTypeObject* type = nullptr;  // kTensor: exact Python type
-  bool is_list = false;          // kSeq
-  PyObject* seq_type = nullptr;  // kSeq: a namedtuple class (its items are the fields);
-                                 // kObject: its class
-  int32_t type_source = -1;      // kObject: the guard source of its class
-  PyOp method = PyOp::kAdd;      // kTensorMethod
-  std::shared_ptr<ValueList> items;  // kSeq items; kIter remaining items; kFunction closure
-  std::shared_ptr<Value> cell;       // kCell contents; kPartial: its function; kObject of an
-                                     // exception: True once raised (IsMadeException)
-  std::shared_ptr<ValueList> defaults;  // kFunction positional defaults
-  int32_t globals_source = -2;   // kFunction: the source of its globals' function (-1: root)
-  PyObject* globals_func = nullptr;  // kFunction: that function (nullptr: the root's)
-  std::shared_ptr<std::vector<PyObject*>> keys;  // kDict keys, parallel to `items` (borrowed)
-  bool opaque = false;           // a dict view or an iterator over one: cannot become a Python value
-  bool view = false;             // kIter that is a dict view (opaque): each iteration of it is
-                                 // a fresh iterator, where an iterator's items are taken once
-  bool from_generator = false;   // kIter: the items of a generator run ahead (RunGenerator)
-  std::shared_ptr<GenState> gen;  // kGenerator (shared by aliases: it runs once)
-  // kIter over the keys of an input dict (GET_ITER on the dict): the dict's guard source and
-  // its length, so that a break can hand Python the dict's own iterator at the same place.
-  int32_t iter_dict = -1;
-  Py_ssize_t iter_total = 0;
-  std::shared_ptr<const NumberInfo> number;  // kConst: a number the graph computes
-  int64_t range_step = 1;                     // kTensorRange
-  // kIter made by zip or enumerate over other iterators: taking its items advances them.
-  std::shared_ptr<IterLink> link;
-  // kIter of a `for` loop over a list made during capture: that list's items (the iterator
-  // took iter_total of them at GET_ITER), so that a break hands Python the list's own
-  // iterator, advanced as far as the trace took it.
-  std::shared_ptr<ValueList> iter_list;
-  int32_t iter_list_source = -1;  // that list's guard source when it is an input
-
-  static Value Const(PyObject* o, int32_t source = -1) {
-    Value v;
-    v.kind = kConst;
-    v.obj = o;
-    v.source = source;
-    return v;
-  }
-  static Value Tensor(graph::NodeId node, PyTypeObject* type) {  // a graph node's value
-    Value v;
-    v.kind = kTensor;
-    v.node = node;
-    v.type = type;
-    return v;
-  }
-  static Value Null() {
-    Value v;
-    v.kind = kNull;
-    return v;
-  }
-  static Value Dict() {
-    Value v;
-    v.kind = kDict;
-    v.items = std::make_shared<ValueList>();
-    v.keys = std::make_shared<std::vector<PyObject*>>();
-    return v;
-  }
-  static Value Seq(ValueList items, bool is_list) {
-    Value v;
-    v.kind = kSeq;
-    v.is_list = is_list;
-    v.items = std::make_shared<ValueList>(std::move(items));
-    return v;
-  }
-};
-
-// A zip or enumerate over iterators (kIter values, which share their items with every alias
-// of the iterator). Its items are computed when it is made; each one taken advances every
-// source by one item, and exhausting it advances the sources before the first empty one by
-// one more, as Python's zip does. A source advanced elsewhere in between no longer matches
-// `remaining`, and capture stops rather than give a stale item.
-// The field names of a namedtuple class (collections.namedtuple, typing.NamedTuple: a tuple
-// subclass with a tuple of str `_fields` and `_make`), or nullptr (handlers_container.cc).
-PyObject* NamedTupleFields(PyObject* cls);
-
-// A value an effect may hold until the graph has run: tensors, constants and tuples of them
-// (handlers_effects.cc).
-bool ImmutableValue(const Value& v);
-
-struct IterLink {
-  ValueList sources;
-  std::vector<size_t> remaining;  // each source's items left, as this iterator expects
-};
-
-// A generator function called during capture: its frame runs only when a consumer that
-// takes every item at once (tuple, sum, list, unpacking...) iterates it (see RunGenerator).
-struct GenState {
-  Value fn;  // the kFunction value called (a generator expression or one defined in the trace)
-  // Or a generator function of the program (fn unset): the function and its guard source.
-  PyObject* func = nullptr;
-  int32_t func_source = -1;
-  ValueList args;
-  std::vector<std::string> kwnames;
-  bool started = false;
-  // map(fn, *iterables) or filter(fn, iterable) made during capture: `fn` the function,
-  // `args` the iterables, taken from only when a consumer takes every item (RunLazyMap).
-  enum Lazy : uint8_t { kNotLazy, kMap, kFilter } lazy = kNotLazy;
-  // A generator stepped item by item (a `for` loop or next() over it): its suspended frame,
-  // the item its last YIELD_VALUE gave, and whether it has returned (NextFromGenerator).
-  std::shared_ptr<Frame> frame;
-  ValueList yielded;
-  bool exhausted = false;
-};
 
 // One simulated frame: the root function or an inlined callee.
 struct Frame {
@@ -236,8 +101,7 @@ class Interp {
          const std::vector<guards::DynamicDim>& dynamic_dims, bool allow_break,
          const std::vector<std::string>& dynamic_numbers)
       : root_code_(code), root_func_(func), args_(args), nargs_(nargs), out_(out),
-        dynamic_dims_(dynamic_dims), dynamic_numbers_(dynamic_numbers), allow_break_(allow_break) {}
-  ~Interp();
+        allow_break_(allow_break), values_(out, dynamic_dims, dynamic_numbers) {}
   void Run();
 
   // ---- shared machinery (capture.cc) ----
@@ -247,21 +111,10 @@ class Interp {
   void Fail(BreakCategory category, std::string explanation, std::string hint = "");
   guards::GuardProgram& gp() { return *out_->guards; }
   graph::Graph& g() { return out_->graph; }
-  PyObject* Keep(PyObject* o);  // steals a reference; returns o
   bool Pop(Frame& f, Value* v);
   bool PopN(Frame& f, size_t n, ValueList* out);
   Value* StackAt(Frame& f, int depth);  // the value `depth` from the top, or fail (nullptr)
-  bool FromSource(int32_t source, PyObject* obj, Value* out);
-  // Whether `v` is a Python int or float from a dynamic-number source (see Capture).
-  bool IsDynamicNumber(const Value& v);
-  // The graph parameter for the number `obj` at `source` as a 0-d tensor of `dtype`.
-  graph::NodeId NumberParam(int32_t source, PyObject* obj, DType dtype);
-  // `v`'s number as a float64 / int64 graph node: a dynamic number read from its source, or
-  // a computed one; nullptr info when `v` is neither.
-  std::shared_ptr<const NumberInfo> NumberOf(const Value& v);
-  // a (+, -, *, /) b computed by the graph when one side is a number the graph computes and
-  // Python would give the same result; false (nothing done) otherwise.
-  bool NumberArith(int base, const Value& a, const Value& b, Value* out);
+  ValueModel& values() { return values_; }
   void UseConst(const Value& v);
   Value SnapshotValue(const Value& v, absl::flat_hash_map<const ValueList*, Value>& copies);
   void UseAll(const ValueList& vs);
@@ -270,8 +123,13 @@ class Interp {
   PyObject* AsPyObject(const Value& v);
   bool RunFrame(Frame& f, Value* result);
   bool MakeOutput(const Value& v, OutputSpec* spec);
-  bool MemoRef(const Value& v, OutputSpec* spec);
   Value SetMemoKey(const Value& v);
+  // A known object without a source: a constant of the output, or one memo slot for a set
+  // or a NumPy array made at compile time.
+  bool ConstantOutput(const Value& v, OutputSpec* spec);
+  // The items of sequence or iterator `v` into spec->items, each made by `make` (MakeOutput,
+  // MakeBreakSpec); a namedtuple's class as spec->constant.
+  bool ItemOutputs(const Value& v, bool (Interp::*make)(const Value&, OutputSpec*), OutputSpec* spec);
   // Graph breaks: how to rebuild a value of the stack or a local in Python (no guards:
   // values from sources are read from them on each call).
   bool MakeBreakSpec(const Value& v, OutputSpec* spec);
@@ -296,6 +154,11 @@ class Interp {
   bool CallPropertyAccessor(Frame& f, const Value& owner, PyObject* name, const Value* value,
                             Value* out, bool* handled);
   bool StoreLocal(Frame& f, int slot);
+  // (callable, self) for CALL: a method found for `self`, called with it first.
+  static void PushBoundMethod(Frame& f, Value callable, Value self) {
+    f.stack.push_back(std::move(callable));
+    f.stack.push_back(std::move(self));
+  }
   static void PushLoaded(Frame& f, Value v, bool method) {
     if (method && !kNullAfterCallable) f.stack.push_back(Value::Null());
     f.stack.push_back(std::move(v));
@@ -312,20 +175,27 @@ class Interp {
   // when it took the attribute (then false means capture failed).
   bool LoadDescriptorAttr(Frame& f, const Value& owner, PyObject* name, bool method,
                           bool* handled);
+  // Pushes a staticmethod's function `fn` as the attribute, or a classmethod's with its class
+  // (class_of) for CALL; a classmethod used as a value is not captured.
+  bool PushStaticOrClassMethod(Frame& f, Value fn, bool staticm, bool method,
+                               absl::FunctionRef<bool(Value*)> class_of);
   bool LoadDeref(Frame& f, int slot, Value* out);
   bool Call(Frame& f, const Value& callable, ValueList args, Value* out);  // handlers_call.cc
-  bool CallOp(PyOp op, const ValueList& args, const std::vector<std::string>& kwnames, Value* out);
+  // A known callable that is none of the functions, classes and builtins Call takes: an
+  // object called through its class's __call__ (a Cell's construct, a primitive, a user
+  // callable), pijit.graph_break, or JIT Fallback.
+  bool CallByClass(Frame& f, const Value& callable, ValueList args,
+                   const std::vector<std::string>& names, Value* out);
+  // Calls of pijit ops, operators and casts on tensors: graph nodes (op_bridge.h).
+  OpBridge& ops() { return ops_; }
   // Whole-graph mode (capture_mode="ast", fullgraph): no graph breaks.
   bool WholeGraph() const { return !allow_break_; }
   // range(start, stop, step) whose start or stop is a tensor, in whole-graph mode: a
   // kTensorRange, which a for loop turns into a loop node (handlers_loop.cc).
   bool TensorRange(const ValueList& args, Value* out);
-  bool NumpyScalarsAsConstants(ValueList* args, absl::InlinedVector<PyObject*, 4>* numbers);
   bool CallVjp(Frame& f, ValueList args, Value* out);
   bool VjpSeeds(const Value& sens, bool scalar, const std::vector<graph::NodeId>& out_nodes,
                 std::vector<graph::NodeId>* seeds);  // handlers_grad.cc
-  // Tensor.astype(dtype) on a captured tensor: a cast node (handlers_call.cc).
-  bool CallTensorCast(const ValueList& args, const std::vector<std::string>& names, Value* out);
   // type(self).<name> (`method`, a Python function) inlined with self first, its source
   // through the callable's (MethodSource).
   bool InlineMethod(Frame& f, const Value& self, PyObject* method, PyObject* name,
@@ -424,12 +294,6 @@ class Interp {
   // Whether iterating `it` takes items a generator computed ahead of time (it, or a zip or
   // enumerate over one).
   bool TakesFromGenerator(const Value& it);
-  // Marks a container made during capture as looked at (iterated, viewed): no mutating
-  // method of it is recorded from here on (Python would see the change where the trace
-  // took its items earlier).
-  void ViewItems(const Value& v) {
-    if (viewed_items_.insert(v.items.get()).second) viewed_items_alive_.push_back(v.items);
-  }
   // Fails capture (true) when `gen` takes from an iterator aliased elsewhere: its consumer
   // may stop early (a `for` loop, all(), any()) and Python would not run it to its end.
   bool GeneratorTakesSharedIterator(const Value& gen);
@@ -454,7 +318,7 @@ class Interp {
   int32_t MethodSource(const Value& callable, PyObject* name);
   bool HasMethodSource(const Value& callable) const {
     return callable.source >= 0 ||
-           (callable.kind == Value::kConst && library_objects_.contains(callable.obj));
+           (callable.kind == Value::kConst && values_.IsLibraryObject(callable.obj));
   }
   bool ObjectAttr(Frame& f, const Value& owner, PyObject* name, bool method);
   bool StoreObjectAttr(const Value& owner, PyObject* name, const Value& value);
@@ -465,6 +329,10 @@ class Interp {
   // Field `name` of a namedtuple value (false: not one of its fields).
   bool NamedTupleField(const Value& owner, PyObject* name, Value* out);
   bool DictGet(const Value& dict, const Value& key, Value* out, bool* found);
+  // The position of `key` among the keys of kDict `dict` (*found: present), the key as a
+  // Python object in *key_obj; false (capture failed) when the key is not a plain value
+  // known now or comparing raises.
+  bool FindKey(const Value& dict, const Value& key, PyObject** key_obj, size_t* index, bool* found);
   // A pure method of a constant str (lower, split, startswith, ...), folded at capture.
   bool IsFoldableStrMethod(const Value& owner, PyObject* name);
   bool CallStrMethod(std::string_view name, const Value& self, const ValueList& args, Value* out);
@@ -491,18 +359,14 @@ class Interp {
   // STORE_DEREF into a free variable of the called function or of an inlined function
   // object: replayed into its closure cell.
   bool StoreCellEffect(Frame& f, int slot, const Value& value);
-  // The value the trace stored into that cell earlier, or null.
-  const Value* PendingCell(Frame& f, int slot) const;
-  // A value the trace has recorded an effect on: reading it must see the effect.
-  bool Mutated(const Value& v) const;
+  // A value the trace has recorded an effect on (EffectRecorder::Mutated) cannot be read: the
+  // graph breaks (false). Reading another input list or dict after effects guards its identity.
   bool FailIfMutated(const Value& v);
-  // The value the trace stored (kUndef: deleted), or null when the trace has not touched it.
-  const Value* PendingAttr(PyObject* obj, PyObject* name) const;
-  const Value* PendingGlobal(PyObject* globals, PyObject* name) const;
-  // The length of an input list with recorded effects, when the trace knows it.
+  // The length of an input list with recorded effects, when the trace knows it (guarded).
   bool ListLength(const Value& v, Py_ssize_t* n);
   // handlers_dict.cc: the contents of an input dict the trace mutates, modelled as a kDict
-  // (shared by every alias; reads see the trace's stores and deletions in order).
+  // (shared by every alias; reads see the trace's stores and deletions in order), its
+  // identity guarded at `v`'s source.
   Value* ShadowDict(const Value& v);
   // The model of `v`, made on its first mutation (its identity and keys in order guarded);
   // null when `v` is not a dict the trace can model (without failing the capture).
@@ -512,6 +376,7 @@ class Interp {
   bool DictMethod(const Value& self, std::string_view name, ValueList args,
                   const std::vector<std::string>& kwnames, Value* out);
   bool MakeEffects(size_t count);  // the first `count` recorded effects into out_->effects
+  EffectRecorder& effects() { return effects_; }
   bool FormatValue(const Value& v, int flags, const Value* spec, Value* out);
   bool Contains(const Value& container, const Value& item, bool* out);
   // Sets of plain values built during capture are known objects (kConst, source -1, made
@@ -608,6 +473,10 @@ class Interp {
   };
   bool MergeBranchValues(BranchJoin& join, const Value& on_true, const Value& on_false,
                          const std::string& what, Value* out);
+  // A copy of node `n` added to subgraph `sub` (a cond's way, a loop's body), its inputs
+  // mapped into `sub` by `map`: *added is its id there.
+  bool AddMappedNode(graph::Graph& sub, const graph::Node& n,
+                     absl::FunctionRef<graph::NodeId(graph::NodeId)> map, graph::NodeId* added);
   using NodeRanges = std::vector<std::pair<size_t, size_t>>;  // [begin, end) of node ids
   // Moves the nodes of the ways (from `first_node` on) into the branches of a cond node on
   // `pred` whose results are the pairs' values; `results` gets them (renumbered graph).
@@ -628,9 +497,9 @@ class Interp {
   PyObject* const* args_;
   int nargs_;
   CaptureResult* out_;
-  const std::vector<guards::DynamicDim>& dynamic_dims_;
-  const std::vector<std::string>& dynamic_numbers_;
   bool allow_break_;
+  ValueModel values_;
+  OpBridge ops_{*this};
   // The root frame's state before its current instruction (the break point, on failure).
   Frame* root_frame_ = nullptr;
   size_t root_pc_ = 0;
@@ -646,43 +515,8 @@ class Interp {
   PyObject* root_kwnames_ = nullptr;
   size_t root_nodes_ = 0;   // graph size before the instruction
   size_t root_params_ = 0;  // parameters before the instruction
-  std::vector<PyObject*> keep_;
-  absl::flat_hash_map<int32_t, graph::NodeId> param_of_source_;
-  // Dynamic numbers read as graph inputs: (source, dtype) -> node.
-  absl::flat_hash_map<std::pair<int32_t, int>, graph::NodeId> param_of_number_;
-  // Tensors read as graph inputs, by object: their node and first source.
-  absl::flat_hash_map<PyObject*, std::pair<graph::NodeId, int32_t>> param_of_object_;
-  // Objects MakeLibraryObject built (kept alive by the trace) -> their class's source.
-  absl::flat_hash_map<PyObject*, int32_t> library_objects_;
-  absl::flat_hash_map<graph::NodeId, int32_t> output_of_node_;
-  std::vector<graph::NodeId> outputs_;
-  absl::flat_hash_map<const ValueList*, int32_t> memo_of_items_;
   bool failed_ = false;
-  struct EffectRec {
-    Effect::Kind kind;
-    Value target;
-    PyObject* name;  // borrowed (kept alive by the code object or keep_)
-    Value value;
-  };
-  std::vector<EffectRec> effects_;
-  size_t root_effects_ = 0;  // effects before the root frame's current instruction
-  absl::flat_hash_set<PyObject*> mutated_;  // objects with recorded effects
-  // Attributes and globals stored by the trace: (object or globals dict, name) -> value.
-  absl::flat_hash_map<std::pair<PyObject*, std::string>, Value> pending_;
-  // Input dicts the trace mutates: their contents as the trace has left them (a kDict).
-  absl::flat_hash_map<PyObject*, Value> shadow_dicts_;
-  // Input lists with recorded effects whose length the trace knows (a deletion guards it).
-  absl::flat_hash_map<PyObject*, Py_ssize_t> list_len_;
-  // Closure cells the trace stored into: cell object -> value.
-  absl::flat_hash_map<PyObject*, Value> pending_cells_;
-  // Input dicts read through their methods (items, keys, values, get): their views may be
-  // live, and a store while iterating one raises, so item stores into them are not recorded.
-  absl::flat_hash_set<PyObject*> viewed_dicts_;
-  // The same for dicts built during capture, by their storage: no mutating method after.
-  absl::flat_hash_set<const ValueList*> viewed_items_;
-  // The containers in viewed_items_, held so that none is freed during the capture: a list
-  // made later at a freed one's address would look iterated.
-  std::vector<std::shared_ptr<ValueList>> viewed_items_alive_;
+  EffectRecorder effects_;
   ValueList* pending_yields_ = nullptr;  // handed to the next frame Inline sets up
   int gen_depth_ = 0;                    // generators being run (no effects are recorded)
   // Generators stepped an item at a time (NextFromGenerator), to find those left suspended.
@@ -701,6 +535,10 @@ class Interp {
 // A hash of what the frame slots hold, containers followed (handlers_branch.cc): equal before
 // and after code that mutated nothing they reach.
 size_t FingerprintOf(const std::vector<Value>& locals, const std::vector<Value>& stack);
+
+// The closure cell behind free-variable slot `slot` of a frame running a function object
+// (the called function or an inlined one), or null (handlers_effects.cc).
+PyObject* FreeCell(const Frame& f, int slot);
 
 // Decodes `co` into `f` for simulation; fails (through `in`) on what cannot be followed.
 bool PrepareFrame(Interp& in, PyCodeObject* co, Frame& f, bool generator = false);

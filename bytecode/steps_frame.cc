@@ -493,7 +493,7 @@ bool Interp::EnterWith(Frame& f, const Value& manager) {
            "entering a `with` block on a manager whose class cannot be guarded");
       return false;
     }
-    if (!FromSource(source, fn, out)) return false;
+    if (!values_.FromSource(source, fn, out)) return false;
     UseConst(*out);
     return true;
   };

@@ -81,7 +81,7 @@ bool Interp::StepCall(StepState& s) {
           PyTuple_SET_ITEM(names, i, (*kwargs.keys)[i]);
           args.push_back((*kwargs.items)[i]);
         }
-        f.kwnames = Keep(names);
+        f.kwnames = values_.Keep(names);
       }
       Value r;
       if (!Call(f, fn, std::move(args), &r)) return false;
@@ -260,9 +260,9 @@ bool Interp::StepUnaryOperator(StepState& s) {
              "operators of Tensor subclasses run eagerly");
         return false;
       } else if (a.kind == Value::kTensor && in.op == Opc::UNARY_NEGATIVE) {
-        if (!CallOp(PyOp::kNeg, {a}, {}, &r)) return false;
+        if (!ops_.Call(PyOp::kNeg, {a}, {}, &r)) return false;
       } else if (a.kind == Value::kTensor && in.op == Opc::UNARY_INVERT) {
-        if (!CallOp(PyOp::kBitwiseNot, {a}, {}, &r)) return false;
+        if (!ops_.Call(PyOp::kBitwiseNot, {a}, {}, &r)) return false;
       } else if (a.kind == Value::kTensor && in.op == Opc::UNARY_POSITIVE) {
         r = a;
       } else if (a.kind == Value::kConst &&
@@ -276,7 +276,7 @@ bool Interp::StepUnaryOperator(StepState& s) {
           Fail(BreakCategory::kPythonError, "unary operator raises on this value");
           return false;
         }
-        r = Value::Const(Keep(v));
+        r = Value::Const(values_.Keep(v));
       } else {
         Fail(BreakCategory::kUnsupportedOperator, "unary operator on a value that is not a tensor or a number");
         return false;
@@ -309,7 +309,7 @@ bool Interp::StepSequence(StepState& s) {
       Value* list_at = StackAt(f, in.arg);
       if (!list_at) return false;
       Value& list = *list_at;
-      if (list.kind == Value::kSeq && viewed_items_.contains(list.items.get())) {
+      if (list.kind == Value::kSeq && effects_.ItemsViewed(list.items.get())) {
         Fail(BreakCategory::kUnsupportedBytecode, "appending to a list a loop is iterating",
              "the loop runs in Python");
         return false;
@@ -524,7 +524,7 @@ bool Interp::StepString(StepState& s) {
         UseConst(p);
         PyUnicode_Append(&joined, p.obj);
       }
-      f.stack.push_back(Value::Const(Keep(joined)));
+      f.stack.push_back(Value::Const(values_.Keep(joined)));
       break;
     }
     default:
@@ -544,7 +544,7 @@ bool Interp::MakeSlice(const ValueList& parts, Value* out) {
     }
     UseConst(parts[i]);
   }
-  *out = Value::Const(Keep(PySlice_New(p[0], p[1], p[2])));
+  *out = Value::Const(values_.Keep(PySlice_New(p[0], p[1], p[2])));
   return true;
 }
 

@@ -1,5 +1,5 @@
-// Values and outputs: tensors and Python objects loaded from guard sources, guarding the
-// values a trace depends on, and how a result becomes Python objects on each call.
+// Guarding the values a trace depends on, known values as Python objects, and how a result
+// becomes Python objects on each call (output specs). Reading inputs: value_model.cc.
 #include <algorithm>
 #include <string>
 
@@ -11,201 +11,6 @@
 namespace pijit::bytecode {
 
 using guards::Source;
-
-namespace {
-
-// Tuples and lists of tensors nest this deep at most to be read item by item (a layer's
-// ((w_ih, w_hh, b_ih, b_hh), ...) weights); deeper ones stay Python objects.
-constexpr int kNestedTensorDepth = 4;
-
-// Whether the tuple or list `obj` holds a tensor, directly or in tuples/lists within `depth`.
-bool HoldsTensor(PyObject* obj, int depth) {
-  for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(obj); ++i) {
-    PyObject* item = PySequence_Fast_ITEMS(obj)[i];
-    if (AsTensor(item)) return true;
-    if (depth > 1 && (PyTuple_Check(item) || PyList_Check(item)) && HoldsTensor(item, depth - 1))
-      return true;
-  }
-  return false;
-}
-
-}  // namespace
-
-bool Interp::FromSource(int32_t source, PyObject* obj, Value* out) {
-  if (Tensor* t = AsTensor(obj)) {
-    auto it = param_of_source_.find(source);
-    graph::NodeId node;
-    auto same = param_of_object_.find(obj);
-    if (it != param_of_source_.end()) {
-      node = it->second;
-    } else if (same != param_of_object_.end()) {
-      // Another path to a tensor already read (a Cell's weight and the optimizer's tuple
-      // item): one graph input, and a guard that both paths keep leading to one object.
-      gp().GuardSameAs(source, same->second.second);
-      node = same->second.first;
-      param_of_source_[source] = node;
-    } else {
-      uint64_t dynamic = 0;
-      if (!dynamic_dims_.empty()) {
-        const std::string where = gp().SourceText(source);
-        for (const auto& [src, dim] : dynamic_dims_)
-          if (src == where && dim < 64 && dim < t->ndim()) dynamic |= uint64_t{1} << dim;
-      }
-      out_->dynamic |= dynamic != 0;
-      gp().GuardTensor(source, obj, *t, dynamic);
-      node = g().AddParam(MetaOf(*t));
-      out_->param_sources.push_back(source);
-      out_->param_numbers.push_back(kNoNumber);
-      param_of_source_[source] = node;
-      param_of_object_[obj] = {node, source};
-    }
-    out->kind = Value::kTensor;
-    out->node = node;
-    out->source = source;
-    out->type = Py_TYPE(obj);
-    return true;
-  }
-  if (PyTuple_Check(obj) || PyList_Check(obj)) {
-    if (HoldsTensor(obj, kNestedTensorDepth)) {
-      // A container of tensors: guard its type and length, then each item at its own source.
-      // A list is read like a tuple; the trace changes none (a store, append or other
-      // mutating call on it breaks the graph there), so it stays the caller's own object.
-      gp().GuardType(source, obj);
-      ValueList items;
-      for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(obj); ++i) {
-        Value item;
-        if (!FromSource(gp().AddSource(Source::kItem, source, static_cast<int32_t>(i)),
-                        PySequence_Fast_ITEMS(obj)[i], &item)) {
-          return false;
-        }
-        items.push_back(std::move(item));
-      }
-      *out = Value::Seq(std::move(items), PyList_Check(obj));
-      out->source = source;
-      if (NamedTupleFields(reinterpret_cast<PyObject*>(Py_TYPE(obj)))) {
-        out->seq_type = reinterpret_cast<PyObject*>(Py_TYPE(obj));  // its fields by name
-      }
-      return true;
-    }
-  }
-  *out = Value::Const(obj, source);
-  return true;
-}
-
-bool Interp::IsDynamicNumber(const Value& v) {
-  if (v.kind != Value::kConst || v.source < 0 || dynamic_numbers_.empty() || grad_depth_ > 0 ||
-      !(PyLong_CheckExact(v.obj) || PyFloat_CheckExact(v.obj))) {
-    return false;
-  }
-  const std::string where = gp().SourceText(v.source);
-  for (const std::string& s : dynamic_numbers_)
-    if (s == where) return true;
-  return false;
-}
-
-graph::NodeId Interp::NumberParam(int32_t source, PyObject* obj, DType dtype) {
-  const auto key = std::make_pair(source, static_cast<int>(dtype));
-  if (auto it = param_of_number_.find(key); it != param_of_number_.end()) return it->second;
-  // The value may change between calls; its type may not (int and float convert differently).
-  gp().GuardType(source, obj);
-  const graph::NodeId node = g().AddParam(TensorMeta{dtype, {}});
-  out_->param_sources.push_back(source);
-  out_->param_numbers.push_back(static_cast<int8_t>(dtype));
-  param_of_number_[key] = node;
-  return node;
-}
-
-std::shared_ptr<const NumberInfo> Interp::NumberOf(const Value& v) {
-  if (v.kind != Value::kConst) return nullptr;
-  if (v.number) return v.number;
-  if (!IsDynamicNumber(v)) return nullptr;
-  auto info = std::make_shared<NumberInfo>();
-  if (PyFloat_CheckExact(v.obj)) {
-    info->node = NumberParam(v.source, v.obj, DType::kFloat64);
-  } else {
-    // Ints take part only while small: int64 arithmetic and conversions to float64 are then
-    // exact, as Python's are.
-    constexpr int kIntBits = 31;
-    int overflow = 0;
-    const long long x = PyLong_AsLongLongAndOverflow(v.obj, &overflow);
-    if (overflow || x <= -(1LL << kIntBits) || x >= (1LL << kIntBits)) return nullptr;
-    gp().GuardIntBound(v.source, kIntBits);
-    info->node = NumberParam(v.source, v.obj, DType::kInt64);
-    info->bits = kIntBits;
-  }
-  info->origins.emplace_back(v.source, v.obj);
-  return info;
-}
-
-bool Interp::NumberArith(int base, const Value& a, const Value& b, Value* out) {
-  constexpr int kAdd = 0, kMul = 5, kSub = 10, kDiv = 11;  // NB_ADD, NB_MULTIPLY, ...
-  if (base != kAdd && base != kMul && base != kSub && base != kDiv) return false;
-  if (a.kind != Value::kConst || b.kind != Value::kConst) return false;
-  auto number_or_plain = [](const Value& v) {
-    return PyFloat_CheckExact(v.obj) || PyLong_CheckExact(v.obj);  // (bool is not exact int)
-  };
-  if (!number_or_plain(a) || !number_or_plain(b)) return false;
-  auto na = NumberOf(a), nb = NumberOf(b);
-  if (!na && !nb) return false;
-  // Python raises on a zero divisor where the graph would give inf: the divisor must be a
-  // known constant (not zero).
-  if (base == kDiv && (nb || PyObject_IsTrue(b.obj) != 1)) return false;
-  const bool ints = PyLong_CheckExact(a.obj) && PyLong_CheckExact(b.obj) && base != kDiv;
-  // An operand's graph node in the result's dtype: int64 for int results, else float64.
-  int bits_a = 0, bits_b = 0;
-  auto operand = [&](const Value& v, const std::shared_ptr<const NumberInfo>& n,
-                     int* bits) -> graph::NodeId {
-    if (n) {
-      *bits = n->bits;
-      const DType have = g().node(n->node).meta.dtype;
-      if (ints || have == DType::kFloat64) return n->node;
-      auto c = g().AddOp(graph::Op::kCast, {n->node}, CastTo(DType::kFloat64));
-      return c.ok() ? *c : -1;
-    }
-    // A number that is not a graph input: its value becomes a constant of the graph, so the
-    // entry holds only while it is that value (an argument or a global next to a dynamic
-    // number in `n = n + by` is guarded by value).
-    UseConst(v);
-    if (PyLong_CheckExact(v.obj)) {
-      int overflow = 0;
-      const long long x = PyLong_AsLongLongAndOverflow(v.obj, &overflow);
-      if (overflow || x <= -(1LL << 52) || x >= (1LL << 52)) return -1;
-      *bits = 64 - __builtin_clzll(static_cast<unsigned long long>(x < 0 ? -x : x) | 1);
-      return ints ? g().AddConstant(Tensor::Scalar<int64_t>(x))
-                  : g().AddConstant(Tensor::Scalar<double>(static_cast<double>(x)));
-    }
-    return g().AddConstant(Tensor::Scalar<double>(PyFloat_AS_DOUBLE(v.obj)));
-  };
-  const graph::NodeId x = operand(a, na, &bits_a);
-  const graph::NodeId y = operand(b, nb, &bits_b);
-  if (x < 0 || y < 0) return false;
-  int bits = 0;
-  if (ints) {
-    bits = base == kMul ? bits_a + bits_b : std::max(bits_a, bits_b) + 1;
-    if (bits > 52) return false;  // past what stays exact: Python's value instead
-  }
-  const graph::Op op = base == kAdd ? graph::Op::kAdd : base == kSub ? graph::Op::kSub
-                       : base == kMul ? graph::Op::kMul : graph::Op::kDiv;
-  auto node = g().AddOp(op, {x, y});
-  if (!node.ok()) return false;
-  // This call's value, computed by Python as the eager run does.
-  static PyObject* (*const kOps[])(PyObject*, PyObject*) = {
-      PyNumber_Add, nullptr, nullptr, nullptr, nullptr, PyNumber_Multiply, nullptr, nullptr,
-      nullptr, nullptr, PyNumber_Subtract, PyNumber_TrueDivide};
-  PyObject* r = kOps[base](a.obj, b.obj);
-  if (!r) {
-    PyErr_Clear();
-    return false;
-  }
-  auto info = std::make_shared<NumberInfo>();
-  info->node = *node;
-  info->bits = bits;
-  for (const auto* n : {na.get(), nb.get()})
-    if (n) info->origins.insert(info->origins.end(), n->origins.begin(), n->origins.end());
-  *out = Value::Const(Keep(r));
-  out->number = std::move(info);
-  return true;
-}
 
 Value Interp::SnapshotValue(const Value& v, absl::flat_hash_map<const ValueList*, Value>& copies) {
   // Every container is rebuilt (tuples and iterators too, since they may hold lists), each
@@ -249,7 +54,7 @@ void Interp::UseAll(const ValueList& vs) {
 }
 
 PyObject* Interp::AsPyObject(const Value& v) {
-  if (v.kind == Value::kConst) return Mutated(v) ? nullptr : v.obj;
+  if (v.kind == Value::kConst) return effects_.Mutated(v) ? nullptr : v.obj;
   if (v.kind != Value::kSeq) return nullptr;
   // A snapshot of the sequence (a list is a new list: nothing captured mutates it).
   const Py_ssize_t n = static_cast<Py_ssize_t>(v.items->size());
@@ -268,9 +73,9 @@ PyObject* Interp::AsPyObject(const Value& v) {
     PyObject* nt = NamedTupleOf(v.seq_type, t);
     Py_DECREF(t);
     if (!nt) PyErr_Clear();
-    return nt ? Keep(nt) : nullptr;
+    return nt ? values_.Keep(nt) : nullptr;
   }
-  return Keep(t);
+  return values_.Keep(t);
 }
 
 // One container built during capture is one Python object wherever it appears (a list in
@@ -281,18 +86,6 @@ Value Interp::SetMemoKey(const Value& v) {
   key.items = std::shared_ptr<ValueList>(std::shared_ptr<ValueList>(),
                                          reinterpret_cast<ValueList*>(v.obj));
   return key;
-}
-
-bool Interp::MemoRef(const Value& v, OutputSpec* spec) {
-  auto it = memo_of_items_.find(v.items.get());
-  if (it != memo_of_items_.end()) {
-    spec->kind = OutputSpec::kRef;
-    spec->index = it->second;
-    return true;
-  }
-  spec->memo = static_cast<int32_t>(memo_of_items_.size());
-  memo_of_items_[v.items.get()] = spec->memo;
-  return false;
 }
 
 std::string Interp::CurrentLocation() const {
@@ -308,6 +101,29 @@ void Interp::NoteRebuilt(PyObject* cls) {
     seen.push_back(std::move(what));
 }
 
+bool Interp::ConstantOutput(const Value& v, OutputSpec* spec) {
+  // A set, or a NumPy array a constructor made at compile time: one object wherever it
+  // appears, copied once per call.
+  if ((PySet_CheckExact(v.obj) || IsNumpyArray(v.obj)) && values_.MemoRef(SetMemoKey(v), spec)) return true;
+  spec->kind = OutputSpec::kConstant;  // a set is copied on each call (BuildValue)
+  spec->constant = v.obj;
+  Py_INCREF(v.obj);
+  return true;
+}
+
+bool Interp::ItemOutputs(const Value& v, bool (Interp::*make)(const Value&, OutputSpec*),
+                         OutputSpec* spec) {
+  if (v.kind == Value::kSeq && v.seq_type) {  // a namedtuple: rebuilt as its class
+    spec->constant = v.seq_type;
+    Py_INCREF(v.seq_type);
+  }
+  for (const Value& item : *v.items) {
+    spec->items.emplace_back();
+    if (!(this->*make)(item, &spec->items.back())) return false;
+  }
+  return true;
+}
+
 bool Interp::MakeOutput(const Value& v, OutputSpec* spec) {
   switch (v.kind) {
     case Value::kTensor: {
@@ -317,33 +133,15 @@ bool Interp::MakeOutput(const Value& v, OutputSpec* spec) {
         spec->index = out_->param_sources[n.param_index];
         return true;
       }
-      auto it = output_of_node_.find(v.node);
-      int32_t idx;
-      if (it != output_of_node_.end()) {
-        idx = it->second;
-      } else {
-        idx = static_cast<int32_t>(outputs_.size());
-        outputs_.push_back(v.node);
-        output_of_node_[v.node] = idx;
-      }
       spec->kind = OutputSpec::kGraphOutput;
-      spec->index = idx;
+      spec->index = values_.OutputIndex(v.node);
       return true;
     }
     case Value::kConst:
       if (v.number && v.source < 0) {
         // A computed number: the graph's value, as a Python int or float, on each call.
-        auto it = output_of_node_.find(v.number->node);
-        int32_t idx;
-        if (it != output_of_node_.end()) {
-          idx = it->second;
-        } else {
-          idx = static_cast<int32_t>(outputs_.size());
-          outputs_.push_back(v.number->node);
-          output_of_node_[v.number->node] = idx;
-        }
         spec->kind = OutputSpec::kGraphNumber;
-        spec->index = idx;
+        spec->index = values_.OutputIndex(v.number->node);
         spec->constant = reinterpret_cast<PyObject*>(Py_TYPE(v.obj));
         Py_INCREF(spec->constant);
         return true;
@@ -356,31 +154,17 @@ bool Interp::MakeOutput(const Value& v, OutputSpec* spec) {
         spec->index = v.source;
         return true;
       }
-      // A set, or a NumPy array a constructor made at compile time: one object wherever it
-      // appears, copied once per call.
-      if ((PySet_CheckExact(v.obj) || IsNumpyArray(v.obj)) && MemoRef(SetMemoKey(v), spec)) return true;
-      spec->kind = OutputSpec::kConstant;  // a set is copied on each call (BuildValue)
-      spec->constant = v.obj;
-      Py_INCREF(v.obj);
-      return true;
+      return ConstantOutput(v, spec);
     case Value::kSeq:
       if (v.source >= 0) {  // an input tuple or list returned as is (the trace changes none)
         spec->kind = OutputSpec::kSource;
         spec->index = v.source;
         return true;
       }
-      if (MemoRef(v, spec)) return true;
+      if (values_.MemoRef(v, spec)) return true;
       spec->kind = v.is_list ? OutputSpec::kList : OutputSpec::kTuple;
-      if (v.seq_type) {  // a namedtuple: rebuilt as its class
-        spec->constant = v.seq_type;
-        Py_INCREF(v.seq_type);
-        NoteRebuilt(v.seq_type);
-      }
-      for (const Value& item : *v.items) {
-        spec->items.emplace_back();
-        if (!MakeOutput(item, &spec->items.back())) return false;
-      }
-      return true;
+      if (v.seq_type) NoteRebuilt(v.seq_type);
+      return ItemOutputs(v, &Interp::MakeOutput, spec);
     case Value::kObject:
     case Value::kDict: {
       if (IsMadeException(v) && v.cell && v.cell->kind == Value::kConst) {
@@ -390,7 +174,7 @@ bool Interp::MakeOutput(const Value& v, OutputSpec* spec) {
              "the function runs in Python, which gives the exception its traceback");
         return false;
       }
-      if (MemoRef(v, spec)) return true;
+      if (values_.MemoRef(v, spec)) return true;
       spec->kind = v.kind == Value::kObject ? OutputSpec::kObject : OutputSpec::kDict;
       if (v.kind == Value::kObject) {  // its class, then its attribute values
         spec->items.emplace_back();

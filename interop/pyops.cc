@@ -98,6 +98,22 @@ bool PyOpByName(const char* name, PyOp* out) {
 
 namespace {
 
+// The tensor argument at `slot` as the call's first operand (a single-input op's only one).
+absl::Status SetInputOperand(const char* name, absl::Span<const ArgView> args, int slot,
+                             ParsedCall* call) {
+  PIJIT_ASSIGN_OR_RETURN(Operand a, TensorOperand(name, args, slot, false));
+  call->operands = {a};
+  return absl::OkStatus();
+}
+
+// An int argument that may be left out or None (then *out keeps its default).
+absl::Status ReadOptionalInt(const char* name, const char* what, absl::Span<const ArgView> args,
+                             int slot, int64_t* out) {
+  PIJIT_ASSIGN_OR_RETURN(PyObject * v, Plain(name, what, args, slot));
+  if (v != nullptr) PIJIT_RETURN_IF_ERROR(ReadInt(name, what, v, out));
+  return absl::OkStatus();
+}
+
 // Calls of signature kBinary (Signature above).
 absl::StatusOr<ParsedCall> ParseBinary(PyOp op, absl::Span<const ArgView> args,
                                        absl::Span<const std::string> kwnames, ParsedCall call) {
@@ -123,8 +139,7 @@ absl::StatusOr<ParsedCall> ParseUnary(PyOp op, absl::Span<const ArgView> args,
   const char* name = PyOpName(op);
   absl::InlinedVector<int, 4> slot;
   PIJIT_RETURN_IF_ERROR(Bind(name, args, kwnames, {kInput}, &slot, 1));
-  PIJIT_ASSIGN_OR_RETURN(Operand a, TensorOperand(name, args, slot[0], false));
-  call.operands = {a};
+  PIJIT_RETURN_IF_ERROR(SetInputOperand(name, args, slot[0], &call));
   return call;
 }
 
@@ -158,8 +173,7 @@ absl::StatusOr<ParsedCall> ParseClip(PyOp op, absl::Span<const ArgView> args,
                              {kInput, {"min", "a_min", "clip_value_min"},
                               {"max", "a_max", "clip_value_max"}},
                              &slot, 1));
-  PIJIT_ASSIGN_OR_RETURN(Operand x, TensorOperand(name, args, slot[0], false));
-  call.operands = {x};
+  PIJIT_RETURN_IF_ERROR(SetInputOperand(name, args, slot[0], &call));
   for (int k = 1; k <= 2; ++k) {
     const bool given = slot[k] >= 0 && (args[slot[k]].is_tensor || args[slot[k]].object != Py_None);
     at.ints.push_back(given);
@@ -184,8 +198,7 @@ absl::StatusOr<ParsedCall> ParseReduce(PyOp op, absl::Span<const ArgView> args,
   } else {
     PIJIT_RETURN_IF_ERROR(Bind(name, args, kwnames, {kInput, kAxis, kKeepdims}, &slot, 1));
   }
-  PIJIT_ASSIGN_OR_RETURN(Operand a, TensorOperand(name, args, slot[0], false));
-  call.operands = {a};
+  PIJIT_RETURN_IF_ERROR(SetInputOperand(name, args, slot[0], &call));
   PIJIT_ASSIGN_OR_RETURN(PyObject * axis, Plain(name, "axis", args, slot[1]));
   if (axis != nullptr) {
     if (Info(op).sig == kArgReduce) {
@@ -216,8 +229,7 @@ absl::StatusOr<ParsedCall> ParseAxisArg(PyOp op, absl::Span<const ArgView> args,
   absl::InlinedVector<int, 4> slot;
   const bool unsq = Info(op).sig == kUnsqueeze;
   PIJIT_RETURN_IF_ERROR(Bind(name, args, kwnames, {kInput, kAxis}, &slot, unsq ? 2 : 1));
-  PIJIT_ASSIGN_OR_RETURN(Operand a, TensorOperand(name, args, slot[0], false));
-  call.operands = {a};
+  PIJIT_RETURN_IF_ERROR(SetInputOperand(name, args, slot[0], &call));
   at.attr = -1;
   PIJIT_ASSIGN_OR_RETURN(PyObject * axis, Plain(name, "axis", args, slot[1]));
   if (unsq && axis == nullptr) return TypeError(absl::StrFormat("%s: axis must be an int, got None", name));
@@ -239,8 +251,7 @@ absl::StatusOr<ParsedCall> ParseShapeArgs(PyOp op, absl::Span<const ArgView> arg
     return TypeError(absl::StrFormat("%s() takes a tensor and then %s as positional arguments",
                                      name, op == PyOp::kTranspose ? "the axes" : "the shape"));
   }
-  PIJIT_ASSIGN_OR_RETURN(Operand a, TensorOperand(name, args, 0, false));
-  call.operands = {a};
+  PIJIT_RETURN_IF_ERROR(SetInputOperand(name, args, 0, &call));
   if (op != PyOp::kTranspose && npos == 1) {
     return TypeError(absl::StrFormat("%s() missing required argument 'shape'", name));
   }
@@ -262,8 +273,7 @@ absl::StatusOr<ParsedCall> ParseSqueeze(PyOp op, absl::Span<const ArgView> args,
   graph::Attrs& at = call.attrs;
   absl::InlinedVector<int, 4> slot;
   PIJIT_RETURN_IF_ERROR(Bind(name, args, kwnames, {kInput, kAxis}, &slot, 1));
-  PIJIT_ASSIGN_OR_RETURN(Operand a, TensorOperand(name, args, slot[0], false));
-  call.operands = {a};
+  PIJIT_RETURN_IF_ERROR(SetInputOperand(name, args, slot[0], &call));
   PIJIT_ASSIGN_OR_RETURN(PyObject * axis, Plain(name, "axis", args, slot[1]));
   if (axis != nullptr) PIJIT_RETURN_IF_ERROR(ReadInts(name, "axis", axis, &at.ints));
   return call;
@@ -276,12 +286,11 @@ absl::StatusOr<ParsedCall> ParseFlatten(PyOp op, absl::Span<const ArgView> args,
   graph::Attrs& at = call.attrs;
   absl::InlinedVector<int, 4> slot;
   PIJIT_RETURN_IF_ERROR(Bind(name, args, kwnames, {kInput, {"start_dim"}, {"end_dim"}}, &slot, 1));
-  PIJIT_ASSIGN_OR_RETURN(Operand a, TensorOperand(name, args, slot[0], false));
-  call.operands = {a};
+  PIJIT_RETURN_IF_ERROR(SetInputOperand(name, args, slot[0], &call));
   at.ints = {0, -1};
   for (int k = 1; k <= 2; ++k) {
-    PIJIT_ASSIGN_OR_RETURN(PyObject * v, Plain(name, k == 1 ? "start_dim" : "end_dim", args, slot[k]));
-    if (v != nullptr) PIJIT_RETURN_IF_ERROR(ReadInt(name, k == 1 ? "start_dim" : "end_dim", v, &at.ints[k - 1]));
+    PIJIT_RETURN_IF_ERROR(
+        ReadOptionalInt(name, k == 1 ? "start_dim" : "end_dim", args, slot[k], &at.ints[k - 1]));
   }
   return call;
 }
@@ -292,8 +301,7 @@ absl::StatusOr<ParsedCall> ParseGetItem(PyOp op, absl::Span<const ArgView> args,
   const char* name = PyOpName(op);
   absl::InlinedVector<int, 4> slot;
   PIJIT_RETURN_IF_ERROR(Bind(name, args, kwnames, {kInput, {"index"}}, &slot, 2));
-  PIJIT_ASSIGN_OR_RETURN(Operand a, TensorOperand(name, args, slot[0], false));
-  call.operands = {a};
+  PIJIT_RETURN_IF_ERROR(SetInputOperand(name, args, slot[0], &call));
   PIJIT_RETURN_IF_ERROR(ParseIndex(args[slot[1]], slot[1], &call));
   return call;
 }
@@ -309,11 +317,9 @@ absl::StatusOr<ParsedCall> ParseGather(PyOp op, absl::Span<const ArgView> args,
   PIJIT_RETURN_IF_ERROR(Bind(name, args, kwnames,
                              {{"input", "input_params", "x"}, {"indices", "input_indices"}, kAxis},
                              &slot, 2));
-  PIJIT_ASSIGN_OR_RETURN(Operand a, TensorOperand(name, args, slot[0], false));
-  call.operands = {a};
+  PIJIT_RETURN_IF_ERROR(SetInputOperand(name, args, slot[0], &call));
   int64_t axis = 0;
-  PIJIT_ASSIGN_OR_RETURN(PyObject * ax, Plain(name, "axis", args, slot[2]));
-  if (ax != nullptr) PIJIT_RETURN_IF_ERROR(ReadInt(name, "axis", ax, &axis));
+  PIJIT_RETURN_IF_ERROR(ReadOptionalInt(name, "axis", args, slot[2], &axis));
   const ArgView& ix = args[slot[1]];
   Operand o;
   if (ix.is_tensor) {
@@ -344,8 +350,7 @@ absl::StatusOr<ParsedCall> ParseTensorSeq(PyOp op, absl::Span<const ArgView> arg
   PIJIT_RETURN_IF_ERROR(
       Bind(name, args, kwnames, {{"tensors", "input_x", "x", "input"}, kAxis}, &slot, 1));
   PIJIT_RETURN_IF_ERROR(ReadTensorSeq(name, args, slot[0], &call.operands));
-  PIJIT_ASSIGN_OR_RETURN(PyObject * axis, Plain(name, "axis", args, slot[1]));
-  if (axis != nullptr) PIJIT_RETURN_IF_ERROR(ReadInt(name, "axis", axis, &at.attr));
+  PIJIT_RETURN_IF_ERROR(ReadOptionalInt(name, "axis", args, slot[1], &at.attr));
   return call;
 }
 
@@ -388,8 +393,7 @@ absl::StatusOr<ParsedCall> ParseLike(PyOp op, absl::Span<const ArgView> args,
   } else {
     PIJIT_RETURN_IF_ERROR(Bind(name, args, kwnames, {kInput, {"dtype"}}, &slot, 1));
   }
-  PIJIT_ASSIGN_OR_RETURN(Operand a, TensorOperand(name, args, slot[0], false));
-  call.operands = {a};
+  PIJIT_RETURN_IF_ERROR(SetInputOperand(name, args, slot[0], &call));
   PIJIT_RETURN_IF_ERROR(ReadDType(name, args, slot[full ? 2 : 1], &at.dtype));
   if (!full) {
     at.value = Tensor::Scalar<int64_t>(op == PyOp::kOnesLike ? 1 : 0);

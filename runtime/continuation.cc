@@ -58,6 +58,24 @@ PyObject* BuildSequence(const OutputSpec& spec, BuildContext& cx) {
   return nullptr;
 }
 
+// Iterator `it` (null: failed) advanced past the spec.constant items the trace took, and
+// remembered in its memo slot; null with SystemError(`too_short`) when it has fewer.
+PyObject* AdvancedIterator(PyObject* it, const OutputSpec& spec, BuildContext& cx,
+                           const char* too_short) {
+  const Py_ssize_t skip = it ? PyLong_AsSsize_t(spec.constant) : 0;
+  for (Py_ssize_t i = 0; it && i < skip; ++i) {
+    PyObject* item = PyIter_Next(it);
+    if (!item) {
+      if (!PyErr_Occurred()) PyErr_SetString(PyExc_SystemError, too_short);
+      Py_CLEAR(it);
+      break;
+    }
+    Py_DECREF(item);
+  }
+  if (it) cx.Remember(spec.memo, it);
+  return it;
+}
+
 // A list or dict iterator, advanced to where the trace left it (BuildValue).
 PyObject* BuildIterator(const OutputSpec& spec, BuildContext& cx) {
   switch (spec.kind) {
@@ -67,42 +85,36 @@ PyObject* BuildIterator(const OutputSpec& spec, BuildContext& cx) {
       PyObject* list = BuildValue(spec.items[0], cx);
       PyObject* it = list ? PyObject_GetIter(list) : nullptr;
       Py_XDECREF(list);
-      const Py_ssize_t skip = it ? PyLong_AsSsize_t(spec.constant) : 0;
-      for (Py_ssize_t i = 0; it && i < skip; ++i) {
-        PyObject* item = PyIter_Next(it);
-        if (!item) {
-          if (!PyErr_Occurred()) PyErr_SetString(PyExc_SystemError, "pijit: a list shorter than its loop");
-          Py_CLEAR(it);
-          break;
-        }
-        Py_DECREF(item);
-      }
-      if (it) cx.Remember(spec.memo, it);
-      return it;
+      return AdvancedIterator(it, spec, cx, "pijit: a list shorter than its loop");
     }
     case OutputSpec::kDictIterator: {
       // The keys the trace took are taken again from the dict's own iterator (the dict is
       // as it was on entry: the trace records no mutation of it after the loop began).
       PyObject* it = PyObject_GetIter(cx.values[spec.index]);
-      const Py_ssize_t skip = it ? PyLong_AsSsize_t(spec.constant) : 0;
-      for (Py_ssize_t i = 0; it && i < skip; ++i) {
-        PyObject* k = PyIter_Next(it);
-        if (!k) {
-          if (!PyErr_Occurred()) {
-            PyErr_SetString(PyExc_SystemError, "pijit: a dict shorter than its guarded keys");
-          }
-          Py_CLEAR(it);
-          break;
-        }
-        Py_DECREF(k);
-      }
-      if (it) cx.Remember(spec.memo, it);
-      return it;
+      return AdvancedIterator(it, spec, cx, "pijit: a dict shorter than its guarded keys");
     }
     default:
       break;
   }
   return nullptr;
+}
+
+// `target` with spec.items[first], ... stored by `store` under the names in spec.constant (a
+// dict's keys, an object's attributes); null (target released) when one cannot be built or
+// stored, with `null_item` as the error where none is set.
+PyObject* StoreItems(PyObject* target, const OutputSpec& spec, size_t first, BuildContext& cx,
+                     int (*store)(PyObject*, PyObject*, PyObject*), const char* null_item) {
+  for (size_t i = first; i < spec.items.size(); ++i) {
+    PyObject* v = BuildValue(spec.items[i], cx);
+    if (!v || store(target, PyTuple_GET_ITEM(spec.constant, i - first), v) < 0) {
+      if (!PyErr_Occurred()) PyErr_SetString(PyExc_SystemError, null_item);
+      Py_XDECREF(v);
+      Py_DECREF(target);
+      return nullptr;
+    }
+    Py_DECREF(v);
+  }
+  return target;
 }
 
 // A dict, or an object made in the trace (BuildValue).
@@ -112,17 +124,7 @@ PyObject* BuildMapping(const OutputSpec& spec, BuildContext& cx) {
       PyObject* d = PyDict_New();
       if (!d) return nullptr;
       cx.Remember(spec.memo, d);
-      for (size_t i = 0; i < spec.items.size(); ++i) {
-        PyObject* v = BuildValue(spec.items[i], cx);
-        if (!v || PyDict_SetItem(d, PyTuple_GET_ITEM(spec.constant, i), v) < 0) {
-          if (!PyErr_Occurred()) PyErr_SetString(PyExc_SystemError, "pijit: NULL inside a dict");
-          Py_XDECREF(v);
-          Py_DECREF(d);
-          return nullptr;
-        }
-        Py_DECREF(v);
-      }
-      return d;
+      return StoreItems(d, spec, 0, cx, PyDict_SetItem, "pijit: NULL inside a dict");
     }
     case OutputSpec::kObject: {
       // object.__new__(cls), then each attribute stored as plain instance data (the class
@@ -138,17 +140,7 @@ PyObject* BuildMapping(const OutputSpec& spec, BuildContext& cx) {
       Py_XDECREF(cls);
       if (!o) return nullptr;
       cx.Remember(spec.memo, o);
-      for (size_t i = 1; i < spec.items.size(); ++i) {
-        PyObject* v = BuildValue(spec.items[i], cx);
-        if (!v || PyObject_GenericSetAttr(o, PyTuple_GET_ITEM(spec.constant, i - 1), v) < 0) {
-          if (!PyErr_Occurred()) PyErr_SetString(PyExc_SystemError, "pijit: NULL attribute");
-          Py_XDECREF(v);
-          Py_DECREF(o);
-          return nullptr;
-        }
-        Py_DECREF(v);
-      }
-      return o;
+      return StoreItems(o, spec, 1, cx, PyObject_GenericSetAttr, "pijit: NULL attribute");
     }
     default:
       break;
@@ -329,15 +321,18 @@ PyObject* Generated(PyCodeObject* origin, PyObject* code, int32_t shift, bool re
   return code;
 }
 
+// A code object that could not be made, as a SystemError naming `what` it was.
+PyObject* CodegenError(const char* what, const absl::Status& status) {
+  PyErr_Format(PyExc_SystemError, "pijit: cannot build %s: %s", what,
+               std::string(status.message()).c_str());
+  return nullptr;
+}
+
 PyObject* ResumeCodeFor(runtime::CodeState* st, PyCodeObject* code, const bytecode::ResumeSpec& spec) {
   for (const auto& r : st->resumes)
     if (r.spec == spec) return r.code.get();
   auto made = bytecode::MakeResumeCode(code, spec);
-  if (!made.ok()) {
-    PyErr_Format(PyExc_SystemError, "pijit: cannot build a resume function: %s",
-                 std::string(made.status().message()).c_str());
-    return nullptr;
-  }
+  if (!made.ok()) return CodegenError("a resume function", made.status());
   st->resumes.push_back({spec, runtime::OwnedRef(*made)});
   // A resume function is its prologue followed by the original code: the prologue's length
   // (in code units) maps its instructions back to the original's.
@@ -351,11 +346,7 @@ PyObject* BridgeCodeFor(runtime::CodeState* st, PyCodeObject* code, const byteco
   for (const auto& b : st->bridges)
     if (b.key == key) return b.code.get();
   auto made = bytecode::MakeBridgeCode(code, spec);
-  if (!made.ok()) {
-    PyErr_Format(PyExc_SystemError, "pijit: cannot build a graph-break bridge: %s",
-                 std::string(made.status().message()).c_str());
-    return nullptr;
-  }
+  if (!made.ok()) return CodegenError("a graph-break bridge", made.status());
   st->bridges.push_back({key, runtime::OwnedRef(*made)});
   return Generated(code, *made, 0, false);
 }
