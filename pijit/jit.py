@@ -23,6 +23,7 @@ import sysconfig
 import types
 
 from pijit import _C
+from pijit.jit_config import jit_level_of
 
 GraphBreakError = _C.GraphBreakError
 
@@ -50,8 +51,7 @@ def _resolve_mode(capture_mode, mode):
 def _resolve_level(jit_level, jit_config):
     if jit_level is None and jit_config is not None:
         # MindSpore's JitConfig (or a dict of its fields): only its jit_level matters here.
-        jit_level = (jit_config.get("jit_level") if isinstance(jit_config, dict)
-                     else getattr(jit_config, "jit_level", None)) or None
+        jit_level = jit_level_of(jit_config) or None
     if jit_level is not None and jit_level not in _JIT_LEVELS:
         raise ValueError(f"jit: jit_level must be one of {_JIT_LEVELS} (or None), got {jit_level!r}")
     return jit_level

@@ -1,12 +1,26 @@
 """Cell: the base class of networks, with parameter and sub-cell registration; CellList and
 SequentialCell. In GRAPH_MODE a Cell's construct is compiled as one graph."""
+import types
+import warnings
 from collections import OrderedDict
 
 from pijit import _C
 from pijit import _autodiff
 from pijit._tensor import Parameter
 from pijit.context import GRAPH_MODE, get_context
+from pijit.jit_config import JitConfig, jit_level_of
 from pijit.nn import _inputs
+
+
+def _own_code(fn):
+    """`fn` over a copy of its code object. Compiled graphs are cached per code object,
+    whichever compiled function made them: a construct compiled unoptimised (jit_level "O0")
+    runs from a copy so that its graphs and the optimised ones stay apart."""
+    copy = types.FunctionType(fn.__code__.replace(), fn.__globals__, fn.__name__,
+                              fn.__defaults__, fn.__closure__)
+    copy.__kwdefaults__ = fn.__kwdefaults__
+    copy.__qualname__ = fn.__qualname__
+    return copy
 
 
 class Cell:
@@ -74,11 +88,14 @@ class Cell:
             if compiled_by_dims is None or compiled_by_dims[0] is not construct:
                 compiled_by_dims = (construct, {})
                 setattr(cls, "_pijit_graph_constructs", compiled_by_dims)
-            compiled = compiled_by_dims[1].get(dims)
+            # set_jit_config(JitConfig(jit_level="O0")): this instance's graphs unoptimised.
+            optimize = self.__dict__.get("_pijit_jit_level") != "O0"
+            compiled = compiled_by_dims[1].get((dims, optimize))
             if compiled is None:
-                compiled = _C.JitFunction(construct, fullgraph=True, dynamic_dims=dims)
-                compiled_by_dims[1][dims] = compiled
-                if not dims:
+                compiled = _C.JitFunction(construct if optimize else _own_code(construct),
+                                          fullgraph=True, dynamic_dims=dims, optimize=optimize)
+                compiled_by_dims[1][(dims, optimize)] = compiled
+                if not dims and optimize:
                     setattr(cls, "_pijit_graph_construct", compiled)
             try:
                 return compiled(self, *args, **kwargs)
@@ -100,6 +117,19 @@ class Cell:
 
     def get_inputs(self):
         return self.__dict__.get("_pijit_inputs")
+
+    def set_jit_config(self, jit_config):
+        """The JitConfig this cell's construct compiles with in GRAPH_MODE (its jit_level:
+        "O0" runs the graph as captured). As in MindSpore, only the first setting counts; a
+        later one is ignored with a warning."""
+        level = jit_level_of(jit_config)
+        if "_pijit_jit_level" in self.__dict__:
+            warnings.warn("Cell.set_jit_config: a cell's jit config can be set once; this "
+                          "setting is ignored", RuntimeWarning, stacklevel=2)
+            return
+        object.__setattr__(self, "_pijit_jit_level", level)
+        object.__setattr__(self, "_jit_config_dict", dict(
+            jit_config.jit_config_dict if isinstance(jit_config, JitConfig) else jit_config))
 
     # ---- registration ----
 
