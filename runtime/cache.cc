@@ -73,6 +73,16 @@ void ResetCodeState(PyCodeObject* code) {
   *s = CodeState();
 }
 
+CacheEntry* CodeState::LookupServing(const guards::Roots& roots, SourceValues* values,
+                                     bool whole_graph_call, bool optimize_call) {
+  for (const std::unique_ptr<CacheEntry>& e : entries) {
+    if (!e->Serves(whole_graph_call, optimize_call)) continue;
+    values->resize(e->guards->num_sources());
+    if (e->guards->Check(roots, values->data())) return e.get();
+  }
+  return nullptr;
+}
+
 CacheEntry* CodeState::LookupShared(const guards::Roots& roots, SourceValues* values) {
   CacheEntry* hit = nullptr;
   if (shared_stale) {

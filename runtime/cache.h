@@ -75,6 +75,20 @@ struct CacheEntry {
   std::vector<int8_t> param_numbers;  // per parameter: bytecode::kNoNumber or a dtype
   bytecode::OutputSpec output;
   bool dynamic = false;  // symbolic sizes: a kernel error means "run eagerly", not a bug
+  // The settings it was compiled with. Compiled functions of one code object share its cache
+  // whatever their settings, so an entry serves a call only where its settings give what the
+  // call's would (Serves): a break or eager entry made by a call that allowed breaks does not
+  // serve a whole-graph call (which must give the graph without the break, or its
+  // GraphBreakError); an eager entry of whole-graph capture does not serve a call that allows
+  // breaks (which runs the parts it captures); and an optimised graph does not serve a call
+  // compiled at jit_level "O0" (which runs the graph as captured), nor the reverse.
+  bool whole_graph = false;
+  bool optimized = true;
+  bool Serves(bool whole_graph_call, bool optimize_call) const {
+    if (optimized != optimize_call) return false;
+    if (!brk && !eager) return true;
+    return whole_graph_call ? whole_graph : !(whole_graph && eager);
+  }
   std::unique_ptr<bytecode::BreakInfo> brk;  // a graph break: run the prefix, then resume
   std::optional<PreparedBreak> prepared;      // brk's code objects
   std::vector<bytecode::Effect> effects;      // replayed after the graph, in order
@@ -114,6 +128,11 @@ struct CodeState {
     }
     return entries.size() > 1 ? LookupShared(roots, values) : nullptr;
   }
+  // The entry whose guards accept the call among those that serve a call of this mode
+  // (CacheEntry::Serves), most recently used first; the rare path after Lookup found one that
+  // does not.
+  CacheEntry* LookupServing(const guards::Roots& roots, SourceValues* values, bool whole_graph_call,
+                            bool optimize_call);
   // Drops the entries guarding objects that have died: they can never match again.
   void DropDeadEntries();
   // No more entries: the cache limit, or a compile count that keeps evicting (entries whose

@@ -377,6 +377,8 @@ std::unique_ptr<CacheEntry> CompileEntry(PyCodeObject* code, bytecode::CaptureRe
   entry->output = std::move(cr.output);
   entry->effects = std::move(cr.effects);
   entry->dynamic = cr.dynamic;
+  entry->whole_graph = options.fullgraph;
+  entry->optimized = options.optimize;
   entry->inlined = std::move(cr.inlined);
   bool stateful = false;
   for (const auto& n : cr.graph.nodes()) stateful |= graph::HasTrait(n.op, graph::kStateful);
@@ -478,7 +480,11 @@ PyObject* Dispatch(CodeState* st, PyCodeObject* code, PyObject* func, PyObject* 
                       reinterpret_cast<PyFunctionObject*>(func)->func_builtins,
                       PyFunction_GET_CLOSURE(func)};
   runtime::SourceValues values;
-  if (CacheEntry* hit = st->Lookup(roots, &values)) {
+  CacheEntry* hit = st->Lookup(roots, &values);
+  if (hit && !hit->Serves(options.fullgraph, options.optimize)) {
+    hit = st->LookupServing(roots, &values, options.fullgraph, options.optimize);
+  }
+  if (hit) {
     ++hit->hits;
     ++st->hit_count;
     if (hit->eager) return RunEager(st, code, *hit, options, run_eager);

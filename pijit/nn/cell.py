@@ -1,6 +1,5 @@
 """Cell: the base class of networks, with parameter and sub-cell registration; CellList and
 SequentialCell. In GRAPH_MODE a Cell's construct is compiled as one graph."""
-import types
 import warnings
 from collections import OrderedDict
 
@@ -10,17 +9,6 @@ from pijit._tensor import Parameter
 from pijit.context import GRAPH_MODE, get_context
 from pijit.jit_config import JitConfig, jit_level_of
 from pijit.nn import _inputs
-
-
-def _own_code(fn):
-    """`fn` over a copy of its code object. Compiled graphs are cached per code object,
-    whichever compiled function made them: a construct compiled unoptimised (jit_level "O0")
-    runs from a copy so that its graphs and the optimised ones stay apart."""
-    copy = types.FunctionType(fn.__code__.replace(), fn.__globals__, fn.__name__,
-                              fn.__defaults__, fn.__closure__)
-    copy.__kwdefaults__ = fn.__kwdefaults__
-    copy.__qualname__ = fn.__qualname__
-    return copy
 
 
 class Cell:
@@ -92,8 +80,8 @@ class Cell:
             optimize = self.__dict__.get("_pijit_jit_level") != "O0"
             compiled = compiled_by_dims[1].get((dims, optimize))
             if compiled is None:
-                compiled = _C.JitFunction(construct if optimize else _own_code(construct),
-                                          fullgraph=True, dynamic_dims=dims, optimize=optimize)
+                compiled = _C.JitFunction(construct, fullgraph=True, dynamic_dims=dims,
+                                          optimize=optimize)
                 compiled_by_dims[1][(dims, optimize)] = compiled
                 if not dims and optimize:
                     setattr(cls, "_pijit_graph_construct", compiled)
