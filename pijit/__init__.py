@@ -30,12 +30,14 @@ from pijit.parallel_context import (ParallelMode, get_auto_parallel_context,  # 
                                     reset_auto_parallel_context, set_auto_parallel_context)
 from pijit.jit import GraphBreakError, capture, disable, enable, jit, jit_class, mutable
 from pijit.jit_config import JitConfig
+from pijit._install_check import package_version as _package_version, run_check
 from pijit.introspect import ExplainOutput, explain, get_code_extra, reset
 from pijit._trace import read_trace, trace
 
 from pijit._transforms import jacfwd, jacrev, vjp, vmap  # noqa: E402
 from pijit import mint  # noqa: E402
 
+__version__ = _package_version()
 ms_function = jit
 ms_class = jit_class  # MindSpore's older name
 constexpr = ops.constexpr
@@ -52,7 +54,7 @@ get_seed = _C.get_seed
 __all__ = [
     "Tensor", "Parameter", "ParameterTuple", "common", "context", "dtype", "bool_", "int8", "int16",
     "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16", "bfloat16", "float32", "float64",
-    "ops", "nn", "jit", "JitConfig", "jit_class", "mutable", "ms_function", "tensor", "capture", "enable", "disable", "explain",
+    "ops", "nn", "jit", "JitConfig", "run_check", "jit_class", "mutable", "ms_function", "tensor", "capture", "enable", "disable", "explain",
     "get_code_extra", "reset", "set_context", "get_context", "GRAPH_MODE", "PYNATIVE_MODE",
     "ParallelMode", "set_auto_parallel_context", "get_auto_parallel_context",
     "reset_auto_parallel_context",
