@@ -116,9 +116,11 @@ class HostKernelsBackend : public Backend {
  protected:
   virtual FusedBackend FusedCodegen() const = 0;
   // graph::RunNode with the kernel in `lowered`; outside a compiled graph (null), with one
-  // lowered for this call.
+  // compiled for this call by this backend's code generator.
   absl::StatusOr<Tensor> RunWithHostKernels(const Node& n, absl::Span<const Tensor* const> inputs,
-                                            const LoweredNode* lowered) const;
+                                            const LoweredNode* lowered) const {
+    return graph::RunNode(n, inputs, KernelOf(lowered), FusedCodegen());
+  }
 };
 
 const Backend& CpuBackend();

@@ -43,20 +43,6 @@ absl::StatusOr<std::shared_ptr<const LoweredNode>> LowerFusedForCpu(
   return lowered;
 }
 
-absl::StatusOr<Tensor> HostKernelsBackend::RunWithHostKernels(const Node& n,
-                                                              absl::Span<const Tensor* const> inputs,
-                                                              const LoweredNode* lowered) const {
-  if (lowered || (n.op != Op::kFused && n.op != Op::kFusedReduce)) {
-    return graph::RunNode(n, inputs, KernelOf(lowered));
-  }
-  absl::InlinedVector<TensorMeta, 4> metas;
-  absl::InlinedVector<const TensorMeta*, 4> meta_ptrs;
-  for (const Tensor* t : inputs) metas.push_back(MetaOf(*t));
-  for (const TensorMeta& m : metas) meta_ptrs.push_back(&m);
-  PIJIT_ASSIGN_OR_RETURN(std::shared_ptr<const LoweredNode> made, Lower(n, meta_ptrs));
-  return graph::RunNode(n, inputs, KernelOf(made.get()));
-}
-
 const Backend& CpuBackend() {
   static const CpuBackendImpl backend;
   return backend;

@@ -147,9 +147,10 @@ struct Region {
 absl::StatusOr<TensorMeta> InferNode(const Node& n, absl::Span<const TensorMeta* const> inputs);
 // Runs one node on the CPU's kernels. A fused or fused_reduce node runs `kernel` (what the
 // backend made of its program when the graph was compiled: Backend::Lower), else a kernel
-// compiled for this call.
+// compiled for this call with `codegen`.
 absl::StatusOr<Tensor> RunNode(const Node& n, absl::Span<const Tensor* const> inputs,
-                               const FusedKernel* kernel = nullptr);
+                               const FusedKernel* kernel = nullptr,
+                               FusedBackend codegen = FusedBackend::kAuto);
 // The CPU's kernel for a fused or fused_reduce node's program over inputs of `input_shapes`
 // broadcast together, code generated with `codegen` for their layout now (compile time). Where
 // code generation fails, the interpreter's kernel: unfused results within the documented

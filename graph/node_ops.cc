@@ -359,18 +359,18 @@ absl::StatusOr<std::shared_ptr<const FusedKernel>> CompileFusedNode(const Node& 
 namespace {
 // The kernel a fused node runs: the compiled graph's, or one made for these inputs.
 absl::StatusOr<const FusedKernel*> KernelForCall(const Node& n, absl::Span<const Tensor* const> in,
-                                                 const FusedKernel* lowered,
+                                                 const FusedKernel* lowered, FusedBackend codegen,
                                                  std::shared_ptr<const FusedKernel>* made) {
   if (lowered) return lowered;
   absl::InlinedVector<Shape, 4> shapes;
   for (const Tensor* t : in) shapes.push_back(t->shape());
-  PIJIT_ASSIGN_OR_RETURN(*made, CompileFusedNode(n, shapes, FusedBackend::kAuto));
+  PIJIT_ASSIGN_OR_RETURN(*made, CompileFusedNode(n, shapes, codegen));
   return made->get();
 }
 }  // namespace
 
 absl::StatusOr<Tensor> RunNode(const Node& n, absl::Span<const Tensor* const> in,
-                               const FusedKernel* kernel) {
+                               const FusedKernel* kernel, FusedBackend codegen) {
   BinaryOp b;
   UnaryOp u;
   ReduceOp r;
@@ -526,7 +526,7 @@ absl::StatusOr<Tensor> RunNode(const Node& n, absl::Span<const Tensor* const> in
         PIJIT_ASSIGN_OR_RETURN(shape, BroadcastShapes("fused", shape, t->shape()));
       }
       std::shared_ptr<const FusedKernel> made;
-      PIJIT_ASSIGN_OR_RETURN(const FusedKernel* k, KernelForCall(n, in, kernel, &made));
+      PIJIT_ASSIGN_OR_RETURN(const FusedKernel* k, KernelForCall(n, in, kernel, codegen, &made));
       return k->Run(in, shape);
     }
     case Op::kFusedReduce: {
@@ -536,7 +536,7 @@ absl::StatusOr<Tensor> RunNode(const Node& n, absl::Span<const Tensor* const> in
         PIJIT_ASSIGN_OR_RETURN(shape, BroadcastShapes("fused_reduce", shape, t->shape()));
       }
       std::shared_ptr<const FusedKernel> made;
-      PIJIT_ASSIGN_OR_RETURN(const FusedKernel* k, KernelForCall(n, in, kernel, &made));
+      PIJIT_ASSIGN_OR_RETURN(const FusedKernel* k, KernelForCall(n, in, kernel, codegen, &made));
       return FusedReduce(*k, r, in, shape, n.ints, n.keepdims);
     }
     default: break;

@@ -39,12 +39,17 @@ class JitConfig:
         return f"JitConfig({fields})"
 
 
-def jit_level_of(jit_config):
-    """The jit_level a JitConfig, its jit_config_dict or a dict of its fields names ("" when
-    none); TypeError for anything else."""
+def settings_of(jit_config):
+    """The settings of a JitConfig (its jit_config_dict), or a dict of them itself; TypeError
+    for anything else."""
     if isinstance(jit_config, JitConfig):
-        jit_config = jit_config.jit_config_dict
+        return jit_config.jit_config_dict
     if not isinstance(jit_config, dict):
         raise TypeError(f"jit_config must be a JitConfig or a dict of its settings, got "
                         f"{type(jit_config).__name__}")
-    return jit_config.get("jit_level") or ""
+    return jit_config
+
+
+def jit_level_of(jit_config):
+    """The jit_level a JitConfig or a dict of its settings names ("" when none)."""
+    return settings_of(jit_config).get("jit_level") or ""

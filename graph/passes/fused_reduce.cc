@@ -107,5 +107,4 @@ absl::StatusOr<bool> Run(Graph& g) {
   return changed;
 }
 
-
 }  // namespace pijit::graph::fused_reduce

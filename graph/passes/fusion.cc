@@ -1,12 +1,9 @@
 #include "graph/passes/fusion.h"
 
-#include <cstdlib>
 #include <functional>
-#include <string_view>
 #include <set>
 
 #include "absl/container/flat_hash_map.h"
-#include "kernels/flags.h"
 
 namespace pijit::graph::fusion {
 

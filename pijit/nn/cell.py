@@ -7,7 +7,7 @@ from pijit import _C
 from pijit import _autodiff
 from pijit._tensor import Parameter
 from pijit.context import GRAPH_MODE, get_context
-from pijit.jit_config import JitConfig, jit_level_of
+from pijit.jit_config import settings_of
 from pijit.nn import _inputs
 
 
@@ -77,7 +77,7 @@ class Cell:
                 compiled_by_dims = (construct, {})
                 setattr(cls, "_pijit_graph_constructs", compiled_by_dims)
             # set_jit_config(JitConfig(jit_level="O0")): this instance's graphs unoptimised.
-            optimize = self.__dict__.get("_pijit_jit_level") != "O0"
+            optimize = self.__dict__.get("_jit_config_dict", {}).get("jit_level") != "O0"
             compiled = compiled_by_dims[1].get((dims, optimize))
             if compiled is None:
                 compiled = _C.JitFunction(construct, fullgraph=True, dynamic_dims=dims,
@@ -110,14 +110,12 @@ class Cell:
         """The JitConfig this cell's construct compiles with in GRAPH_MODE (its jit_level:
         "O0" runs the graph as captured). As in MindSpore, only the first setting counts; a
         later one is ignored with a warning."""
-        level = jit_level_of(jit_config)
-        if "_pijit_jit_level" in self.__dict__:
+        settings = dict(settings_of(jit_config))
+        if "_jit_config_dict" in self.__dict__:
             warnings.warn("Cell.set_jit_config: a cell's jit config can be set once; this "
                           "setting is ignored", RuntimeWarning, stacklevel=2)
             return
-        object.__setattr__(self, "_pijit_jit_level", level)
-        object.__setattr__(self, "_jit_config_dict", dict(
-            jit_config.jit_config_dict if isinstance(jit_config, JitConfig) else jit_config))
+        object.__setattr__(self, "_jit_config_dict", settings)
 
     # ---- registration ----
 
