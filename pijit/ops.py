@@ -555,3 +555,4 @@ from pijit import _tensor_methods_extra  # noqa: E402
 
 _tensor_methods_extra.install()  # x.addmm(...), x.cumsum(...), x.float(), ...
 from pijit._primitives_lstm import *  # noqa: E402,F401,F403 - LSTM
+from pijit._primitives_queue import *  # noqa: E402,F401,F403 - GetNext

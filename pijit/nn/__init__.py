@@ -37,7 +37,9 @@ __all__ = ["Cell", "CellList", "CellDict", "SequentialCell", "Parameter", "Param
 from pijit.train.loss_scale_cells import (DynamicLossScaleUpdateCell,  # noqa: E402
                                           FixedLossScaleUpdateCell, TrainOneStepWithLossScaleCell)
 
-__all__ += ["DynamicLossScaleUpdateCell", "FixedLossScaleUpdateCell",
+from pijit.train.dataset_sink import GetNextSingleOp  # noqa: E402
+
+__all__ += ["GetNextSingleOp", "DynamicLossScaleUpdateCell", "FixedLossScaleUpdateCell",
             "TrainOneStepWithLossScaleCell"]
 
 # MindSpore's nn also offers the metrics, which pijit keeps with the training workflow.

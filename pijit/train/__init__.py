@@ -11,9 +11,10 @@ from pijit.train.metrics import *  # noqa: F401,F403
 from pijit.train.loss_scale_manager import (DynamicLossScaleManager, FixedLossScaleManager,
                                             LossScaleManager)
 from pijit.train.model import Model
+from pijit.train.dataset_sink import DatasetHelper, connect_network_with_dataset, data_sink
 from pijit.train.serialization import load_checkpoint, load_param_into_net, save_checkpoint
 
-__all__ = ["Model", "save_checkpoint", "load_checkpoint", "load_param_into_net",
+__all__ = ["Model", "DatasetHelper", "connect_network_with_dataset", "data_sink", "save_checkpoint", "load_checkpoint", "load_param_into_net",
            "LossScaleManager", "FixedLossScaleManager", "DynamicLossScaleManager"]
 __all__.extend(callback.__all__)
 __all__.extend(metrics.__all__)
