@@ -13,6 +13,7 @@ from pijit import _ops_math_extra as _math
 from pijit import _ops_misc_extra as _misc
 from pijit import _ops_nd as _nd
 from pijit import _ops_sample as _sample
+from pijit import _ops_svd as _svd
 from pijit._primitives_extra import place_rows
 from pijit._tensor import bool_, float16, float32, float64, int16, int32, int64, uint8
 from pijit.mint import _reduce as _mint_reduce
@@ -46,6 +47,7 @@ _SAME_NAME_BY_MODULE = {
     _math_more: "igamma igammac",
     _image: "col2im",
     _sample: "i0 random_categorical",
+    _svd: "svd",  # LAPACK's on the host, as the dynamic-shape ops below
     # Their result sizes depend on the values: they read the tensor on the host.
     _dynamic: "masked_select nonzero unique_consecutive unique_with_pad",
 }
