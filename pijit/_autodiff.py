@@ -281,6 +281,11 @@ def call_with_bprop(cell, args, kwargs):
         out = cell.construct(*args, **kwargs)
     finally:
         _C._resume_recording()
+    if not any(isinstance(a, Tensor) and tape.tracks(a) for a in args):
+        # Nothing differentiated flows in (a stop_gradient of constant positions, say): the
+        # outputs are constants too, and recording them would put the ops that read them on
+        # the gradient's path.
+        return out
     outs = list(out) if isinstance(out, tuple) else [out]
 
     def backward(douts):

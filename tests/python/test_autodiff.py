@@ -475,6 +475,21 @@ def test_custom_bprop_cells_in_sequence_and_through_grad_operation():
     np.testing.assert_allclose(g.asnumpy(), np.full(3, 9.0))
 
 
+def test_bprop_cell_on_constants_keeps_its_result_off_the_gradient_path():
+    # A bprop Cell whose inputs carry no gradient gives a constant: the ops reading it (one_hot
+    # has no gradient rule) are not differentiated.
+    cell = TimesThree()
+    positions = ms.Tensor(np.array([0, 2], np.int32))
+
+    def f(x):
+        picked = cell(positions, ms.Tensor(np.array([1, 1], np.int32)))
+        return (ops.one_hot(picked, 3, 1.0, 0.0).sum(0) * x).sum()
+
+    x = rand(3)
+    np.testing.assert_allclose(ms.grad(f)(ms.Tensor(x)).asnumpy(), [1.0, 0.0, 1.0])
+    assert cell.calls == []  # its bprop never ran
+
+
 class Failing(TimesThree):
     def bprop(self, x, y, out, dout):
         raise ArithmeticError("bprop failed")
