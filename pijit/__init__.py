@@ -36,6 +36,7 @@ from pijit._trace import read_trace, trace
 
 from pijit._transforms import jacfwd, jacrev, vjp, vmap  # noqa: E402
 from pijit import mint  # noqa: E402
+from pijit.common.sparse_tensor import COOTensor, CSRTensor, RowTensor, SparseTensor  # noqa: E402
 
 __version__ = _package_version()
 ms_function = jit
@@ -62,6 +63,7 @@ __all__ = [
     "set_seed", "get_seed", "from_dlpack", "grad", "value_and_grad", "graph_break", "trace", "read_trace",
     "mint", "vjp", "jacrev", "jacfwd", "vmap", "ms_class", "constexpr", "byte", "ubyte",
     "short", "ushort", "intc", "uintc", "intp", "uintp", "half", "single", "double",
+    "COOTensor", "CSRTensor", "RowTensor", "SparseTensor",
 ]
 
 # mindspore.train's names are mindspore's too (Model, save_checkpoint, LossMonitor, ...).

@@ -13,6 +13,7 @@ from pijit import _ops_math_extra as _math
 from pijit import _ops_misc_extra as _misc
 from pijit import _ops_nd as _nd
 from pijit import _ops_sample as _sample
+from pijit import _ops_sparse as _sparse
 from pijit import _ops_svd as _svd
 from pijit._primitives_extra import place_rows
 from pijit._tensor import bool_, float16, float32, float64, int16, int32, int64, uint8
@@ -252,6 +253,7 @@ def _cast_to(dtype, name):
 
 
 _OWN = {
+    "to_coo": _sparse.tensor_to_coo, "to_csr": _sparse.tensor_to_csr,
     "cumsum": cumsum, "expand_as": expand_as, "reshape_as": reshape_as, "select": select,
     "split": split, "repeat": repeat, "ptp": ptp, "argmax_with_value": argmax_with_value,
     "argmin_with_value": argmin_with_value, "top_k": top_k, "searchsorted": searchsorted,
