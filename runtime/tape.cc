@@ -118,10 +118,13 @@ absl::StatusOr<int> Tape::Watch(PyObject* obj) {
 void Tape::Record(graph::Node n, absl::Span<PyObject* const> operands,
                   absl::Span<const Tensor* const> values, PyObject* result) {
   const Tensor* r = AsTensor(result);
-  if (!error_.ok() || r == nullptr || !graph::CarriesGradient(r->dtype())) return;
+  if (!error_.ok() || r == nullptr) return;
+  if (!record_everything_ && !graph::CarriesGradient(r->dtype())) return;
   bool any = false;
   for (PyObject* o : operands) any = any || (o != nullptr && Tracks(o));
-  if (!any) return;
+  const bool random_draw = record_everything_ && operands.empty() &&
+                           graph::HasTrait(n.op, graph::kStateful);
+  if (!any && !random_draw) return;
   n.inputs.clear();
   for (size_t i = 0; i < operands.size(); ++i) n.inputs.push_back(OperandNode(operands[i], *values[i]));
   auto id = graph_.AddNode(std::move(n));
@@ -160,6 +163,40 @@ absl::Status Tape::RecordCustom(absl::Span<PyObject* const> inputs,
   c.bprop = bprop;
   customs_.push_back(std::move(c));
   return absl::OkStatus();
+}
+
+void Tape::NoteHostRead(PyObject* obj) {
+  ForEachRecording([&](Tape& t) {
+    if (t.Tracks(obj)) ++t.host_reads_;
+  });
+}
+
+absl::StatusOr<graph::Graph> Tape::ForwardGraph(absl::Span<PyObject* const> outputs) const {
+  PIJIT_RETURN_IF_ERROR(error_);
+  if (host_reads_ > 0) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "export: the call read values computed from its inputs into Python %d time(s) (asnumpy, "
+        "item, bool, int, float or an index: a branch or a size that depends on the data), so "
+        "no one graph computes it for other inputs", host_reads_));
+  }
+  if (!customs_.empty()) {
+    return absl::InvalidArgumentError(
+        "export: a Cell with a bprop ran; its construct is not recorded, so the graph would "
+        "miss it");
+  }
+  graph::Graph g = graph_;
+  std::vector<graph::NodeId> outs;
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    auto it = node_of_.find(outputs[i]);
+    if (it == node_of_.end()) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "export: output %d is not computed from the inputs or the parameters (a constant)", i));
+    }
+    outs.push_back(it->second);
+  }
+  g.SetOutputs(outs);
+  g.Compact(g.LiveNodes());
+  return g;
 }
 
 namespace {

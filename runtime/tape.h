@@ -76,6 +76,19 @@ class Tape {
                                                           absl::Span<PyObject* const> seeds,
                                                           absl::Span<const int> wrt);
 
+  // For export (pijit.export): records every op with a tracked operand whatever its result's
+  // dtype (integer results included), and the random draws (which have no operands), so that
+  // the graph computes everything the call did from the watched tensors.
+  void RecordEverything() { record_everything_ = true; }
+  // `obj`'s values were read into Python (asnumpy, item, bool, int, float, index) on every
+  // recording tape that tracks it: what the call did next may depend on them, which a graph
+  // cannot hold, so ForwardGraph refuses (the gradient is unaffected).
+  static void NoteHostRead(PyObject* obj);
+  // The recorded computation of `outputs` from the watched tensors (the graph's params, in
+  // watch order), its dead nodes dropped. Fails where an output is not computed from them,
+  // a Cell with a bprop ran (its construct was not recorded), or recording failed.
+  absl::StatusOr<graph::Graph> ForwardGraph(absl::Span<PyObject* const> outputs) const;
+
   // Recording: tapes form a per-thread stack; every tape from the innermost out to the
   // nearest pause records. Pause pushes a gap (code under a custom bprop is not recorded).
   void Start();
@@ -104,6 +117,8 @@ class Tape {
   absl::flat_hash_map<graph::NodeId, PyObject*> constant_object_;
   std::vector<PyObject*> refs_;           // strong references to tracked objects
   absl::Status error_;                    // the first recording failure, reported by Gradient
+  bool record_everything_ = false;        // RecordEverything
+  int64_t host_reads_ = 0;                // NoteHostRead of tracked tensors
 };
 
 // Records an eager call on every recording tape (the single eager path, CallEager in

@@ -9,4 +9,5 @@ PYBIND11_MODULE(_C, m) {
   pijit::BindPrimitive(m);
   pijit::BindCuda(m);
   pijit::BindComm(m);
+  pijit::BindGraphFile(m);
 }

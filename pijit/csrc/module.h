@@ -11,6 +11,7 @@ void BindTape(pybind11::module_& m);
 void BindPrimitive(pybind11::module_& m);
 void BindCuda(pybind11::module_& m);
 void BindComm(pybind11::module_& m);
+void BindGraphFile(pybind11::module_& m);
 // Replaces the generic number and comparison slots of pijit.Tensor with direct ones
 // (number_slots.cc).
 void InstallNumberSlots(PyTypeObject* type);

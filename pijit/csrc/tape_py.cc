@@ -3,6 +3,7 @@
 #include <pybind11/stl.h>
 
 #include "absl/strings/match.h"
+#include "graph/serialize.h"
 #include "interop/convert.h"
 #include "pijit/csrc/module.h"
 #include "runtime/tape.h"
@@ -38,6 +39,17 @@ void BindTape(py::module_& m) {
         return *r;
       })
       .def("tracks", [](const Tape& t, py::handle obj) { return t.Tracks(obj.ptr()); })
+      .def("record_everything", &Tape::RecordEverything,
+           "Records integer results and random draws too (pijit.export).")
+      .def("forward_graph", [](const Tape& t, py::list outputs) {
+        std::vector<PyObject*> outs;
+        for (py::handle h : outputs) outs.push_back(h.ptr());
+        auto g = t.ForwardGraph(outs);
+        if (!g.ok()) ThrowStatus(g.status());
+        auto bytes = graph::Serialize(*g);
+        if (!bytes.ok()) ThrowStatus(bytes.status());
+        return py::bytes(*bytes);
+      }, "The recorded computation of `outputs` from the watched tensors, as graph-file bytes.")
       .def("start", &Tape::Start)
       .def("stop", &Tape::Stop)
       .def("record_custom", [](Tape& t, py::list inputs, py::list outputs, py::handle bprop) {

@@ -22,11 +22,19 @@ namespace py = pybind11;
 namespace pijit {
 namespace {
 allocfunc g_tensor_alloc = nullptr;  // the tensor type's own tp_alloc
+getbufferproc g_tensor_getbuffer = nullptr;  // and its buffer function (pybind's)
 
 py::object Dunder(PyOp op, py::handle a, py::handle b) {
   PyObject* r = BinaryOperator(op, a.ptr(), b.ptr());
   if (!r) throw py::error_already_set();
   return py::reinterpret_steal<py::object>(r);
+}
+
+// `self`'s tensor, its values about to be read into Python: recording tapes that track it
+// note the read (runtime/tape.h, NoteHostRead).
+const Tensor& HostRead(py::handle self) {
+  if (ActiveTape() != nullptr) Tape::NoteHostRead(self.ptr());
+  return *AsTensor(self.ptr());
 }
 
 py::object UnaryDunder(PyOp op, py::handle a) {
@@ -128,9 +136,10 @@ void BindTensor(py::module_& m) {
         return std::vector<int64_t>(t.strides().begin(), t.strides().end());
       })
       .def("is_contiguous", &Tensor::is_contiguous)
-      .def("asnumpy", &ToNumpy)
-      .def("numpy", &ToNumpy)
-      .def("__array__", [](const Tensor& t, py::object dtype, py::object copy) {
+      .def("asnumpy", [](py::handle self) { return ToNumpy(HostRead(self)); })
+      .def("numpy", [](py::handle self) { return ToNumpy(HostRead(self)); })
+      .def("__array__", [](py::handle self, py::object dtype, py::object copy) {
+        const Tensor& t = HostRead(self);
         if (!dtype.is_none() && t.dtype() == DType::kBFloat16) {
           // np.asarray(t, dtype=...) works without ml_dtypes: widen to float32 first (exact).
           auto f = Cast(t, DType::kFloat32);
@@ -200,8 +209,9 @@ void BindTensor(py::module_& m) {
         if (ActiveTape() != nullptr) Tape::Alias(self.ptr(), result.ptr());
         return result;
       })
-      .def("item", [](const Tensor& t) { return ToPyScalar(t, "item"); })
-      .def("__bool__", [](const Tensor& t) {
+      .def("item", [](py::handle self) { return ToPyScalar(HostRead(self), "item"); })
+      .def("__bool__", [](py::handle self) {
+        const Tensor& t = HostRead(self);
         if (t.numel() != 1) {
           ThrowStatus(absl::InvalidArgumentError(absl::StrFormat(
               "bool: the truth value of a Tensor with %d elements (shape %s) is ambiguous, use "
@@ -209,14 +219,16 @@ void BindTensor(py::module_& m) {
         }
         return PyObject_IsTrue(ToPyScalar(t, "bool").ptr()) == 1;
       })
-      .def("__float__", [](const Tensor& t) { return py::float_(ToPyScalar(t, "float")); })
-      .def("__int__", [](const Tensor& t) {
+      .def("__float__", [](py::handle self) { return py::float_(ToPyScalar(HostRead(self), "float")); })
+      .def("__int__", [](py::handle self) {
+        const Tensor& t = HostRead(self);
         // PyNumber_Long gives an exact int for a bool too (int() must not return a bool).
         PyObject* r = PyNumber_Long(ToPyScalar(t, "int").ptr());
         if (!r) throw py::error_already_set();
         return py::reinterpret_steal<py::object>(r);
       })
-      .def("__index__", [](const Tensor& t) {
+      .def("__index__", [](py::handle self) {
+        const Tensor& t = HostRead(self);
         if (!IsInteger(t.dtype()) || t.ndim() != 0) {
           ThrowStatus(absl::UnimplementedError(absl::StrFormat(
               "index: only 0-d integer tensors can be used as an index, got %s of shape %s",
@@ -230,6 +242,13 @@ void BindTensor(py::module_& m) {
       })
       .def("_data_ptr", [](const Tensor& t) { return reinterpret_cast<uintptr_t>(t.raw_data()); });
   g_tensor_type = reinterpret_cast<PyTypeObject*>(cls.ptr());
+  // NumPy reads a tensor through the buffer protocol (np.asarray): a host read too, which
+  // the function pybind installs cannot see the object of.
+  g_tensor_getbuffer = g_tensor_type->tp_as_buffer->bf_getbuffer;
+  g_tensor_type->tp_as_buffer->bf_getbuffer = [](PyObject* self, Py_buffer* view, int flags) {
+    if (ActiveTape() != nullptr) Tape::NoteHostRead(self);
+    return g_tensor_getbuffer(self, view, flags);
+  };
   // Every tensor object is made here: code running as a skipped subtree that makes one is
   // doing tensor work after all (frame_eval/eval_frame.h).
   g_tensor_alloc = g_tensor_type->tp_alloc;

@@ -38,8 +38,9 @@ from pijit.train.loss_scale_cells import (DynamicLossScaleUpdateCell,  # noqa: E
                                           FixedLossScaleUpdateCell, TrainOneStepWithLossScaleCell)
 
 from pijit.train.dataset_sink import GetNextSingleOp  # noqa: E402
+from pijit.nn.graph_cell import GraphCell  # noqa: E402
 
-__all__ += ["GetNextSingleOp", "DynamicLossScaleUpdateCell", "FixedLossScaleUpdateCell",
+__all__ += ["GetNextSingleOp", "GraphCell", "DynamicLossScaleUpdateCell", "FixedLossScaleUpdateCell",
             "TrainOneStepWithLossScaleCell"]
 
 # MindSpore's nn also offers the metrics, which pijit keeps with the training workflow.

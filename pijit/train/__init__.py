@@ -12,9 +12,10 @@ from pijit.train.loss_scale_manager import (DynamicLossScaleManager, FixedLossSc
                                             LossScaleManager)
 from pijit.train.model import Model
 from pijit.train.dataset_sink import DatasetHelper, connect_network_with_dataset, data_sink
+from pijit.train.graph_export import export, load
 from pijit.train.serialization import load_checkpoint, load_param_into_net, save_checkpoint
 
-__all__ = ["Model", "DatasetHelper", "connect_network_with_dataset", "data_sink", "save_checkpoint", "load_checkpoint", "load_param_into_net",
+__all__ = ["Model", "export", "load", "DatasetHelper", "connect_network_with_dataset", "data_sink", "save_checkpoint", "load_checkpoint", "load_param_into_net",
            "LossScaleManager", "FixedLossScaleManager", "DynamicLossScaleManager"]
 __all__.extend(callback.__all__)
 __all__.extend(metrics.__all__)
