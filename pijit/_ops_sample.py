@@ -79,6 +79,62 @@ def randperm(n, seed=0, offset=0, dtype=int64):
     return _mint_sort.sort(_ops.uniform((n,), 0.0, 1.0, **_seeded(seed)))[1].astype(dtype)
 
 
+def _broadcast_shape(fname, *shapes):
+    """NumPy's broadcast of the shapes, in plain Python (captured code reads shapes as
+    constants)."""
+    rank = max(len(s) for s in shapes)
+    out = [1] * rank
+    for shape in shapes:
+        for i, d in enumerate((1,) * (rank - len(shape)) + tuple(shape)):
+            if d != 1 and out[i] not in (1, d):
+                raise_error(ValueError, f"{fname}: shapes {[tuple(s) for s in shapes]} do not "
+                                        f"broadcast")
+            out[i] = d if d != 1 else out[i]
+    return tuple(out)
+
+
+def _shape_of(fname, shape):
+    if isinstance(shape, _C.Tensor):
+        shape = tuple(int(d) for d in shape.asnumpy().reshape(-1))
+    if not isinstance(shape, (tuple, list)) or not all(
+            isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in shape):
+        raise_error(TypeError, f"{fname}: shape must be a tuple of non-negative ints, got {shape!r}")
+    return tuple(shape)
+
+
+def uniform(shape, minval=0.0, maxval=1.0, seed=None, dtype=float32):
+    """Samples uniform in [minval, maxval): floats, or for an integer dtype integers. minval
+    and maxval may be Tensors (MindSpore's form), broadcast with shape."""
+    shape = _shape_of("uniform", shape)
+    if not isinstance(minval, _C.Tensor) and not isinstance(maxval, _C.Tensor):
+        return _ops.uniform(shape, minval, maxval, dtype=dtype, **_seeded(seed))
+    lo = minval if isinstance(minval, _C.Tensor) else _ops.full((), minval, dtype=float32)
+    hi = maxval if isinstance(maxval, _C.Tensor) else _ops.full((), maxval, dtype=float32)
+    shape = _broadcast_shape("uniform", shape, tuple(lo.shape), tuple(hi.shape))
+    if is_float(lo.astype(dtype)):
+        u = _ops.uniform(shape, 0.0, 1.0, dtype=dtype, **_seeded(seed))
+        return lo.astype(dtype) + u * (hi.astype(dtype) - lo.astype(dtype))
+    # Integers in [minval, maxval): the floor of a uniform float over the interval's width.
+    u = _ops.uniform(shape, 0.0, 1.0, dtype=_C.Tensor(0.0).dtype, **_seeded(seed))
+    width = (hi - lo).astype(u.dtype)
+    return (lo.astype(u.dtype) + _ops.floor(u * width)).astype(dtype)
+
+
+def normal(shape, mean=0.0, stddev=1.0, seed=None, dtype=None):
+    """Normal samples of the given means and standard deviations (numbers or Tensors), of the
+    shape broadcast from shape, mean's and stddev's (MindSpore's ops.normal); dtype defaults
+    to a float mean's, else float32."""
+    shape = _shape_of("normal", shape)
+    if not isinstance(mean, _C.Tensor) and not isinstance(stddev, _C.Tensor):
+        return _ops.normal(shape, mean, stddev, dtype=dtype, **_seeded(seed))
+    mean_t = mean if isinstance(mean, _C.Tensor) else _ops.full((), mean, dtype=float32)
+    std_t = stddev if isinstance(stddev, _C.Tensor) else _ops.full((), stddev, dtype=float32)
+    dtype = dtype or (mean_t.dtype if is_float(mean_t) else float32)
+    shape = _broadcast_shape("normal", shape, tuple(mean_t.shape), tuple(std_t.shape))
+    z = _ops.normal(shape, 0.0, 1.0, dtype=dtype, **_seeded(seed))
+    return mean_t.astype(dtype) + z * std_t.astype(dtype)
+
+
 def standard_laplace(shape, seed=None):
     """Samples of the Laplace distribution with location 0 and scale 1."""
     u = _ops.uniform(tuple(shape), -0.5 + 1e-7, 0.5 - 1e-7, **_seeded(seed))
@@ -169,6 +225,6 @@ def kaiser_window(window_length, periodic=True, beta=12.0, *, dtype=None):
     return i0(inside * beta) / i0(_ops.full((), float(beta), dtype=i.dtype))
 
 
-__all__ = ["bartlett_window", "blackman_window", "hamming_window", "hann_window", "i0",
+__all__ = ["uniform", "normal", "bartlett_window", "blackman_window", "hamming_window", "hann_window", "i0",
            "kaiser_window", "laplace", "multinomial", "random_categorical", "randperm", "rrelu",
            "shuffle", "standard_laplace"]
