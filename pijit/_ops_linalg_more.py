@@ -54,9 +54,10 @@ def _broadcast_batches(fname, a, b):
     return grow(a), grow(b)
 
 
-def _substitute(matrix, rhs, lower):
+def _substitute(matrix, rhs, lower, unit_diagonal=False):
     """X with triangle(matrix) @ X = rhs, one row at a time (forward substitution for lower,
-    backward for upper); only that triangle of matrix is read."""
+    backward for upper); only that triangle of matrix is read, and with unit_diagonal not its
+    diagonal either (taken as ones, as packed LU data holds L)."""
     n = matrix.shape[-1]
     rows = [None] * n
     for i in (range(n) if lower else range(n - 1, -1, -1)):
@@ -65,7 +66,7 @@ def _substitute(matrix, rhs, lower):
         if stop > start:
             known = _ops.concat(rows[start:stop], -2)
             value = value - _ops.matmul(matrix[..., i:i + 1, start:stop], known)
-        rows[i] = value / matrix[..., i:i + 1, i:i + 1]
+        rows[i] = value if unit_diagonal else value / matrix[..., i:i + 1, i:i + 1]
     return _ops.concat(rows, -2)
 
 
@@ -186,19 +187,8 @@ class LuSolve(Primitive):
         permutation = _permutations(pivots, LU_data.shape[-1], LU_data.dtype.to_numpy())
         # P^T x: the rows of x in the factorisation's order.
         permuted = _ops.matmul(Tensor(np.ascontiguousarray(np.swapaxes(permutation, -1, -2))), x)
-        return _substitute(LU_data, _unit_lower_solve(LU_data, permuted), lower=False)
-
-
-def _unit_lower_solve(lu, rhs):
-    """X with L @ X = rhs for L the unit-diagonal lower triangle that packed LU data holds."""
-    n = lu.shape[-1]
-    rows = []
-    for i in range(n):
-        value = rhs[..., i:i + 1, :]
-        if i:
-            value = value - _ops.matmul(lu[..., i:i + 1, :i], _ops.concat(rows, -2))
-        rows.append(value)
-    return _ops.concat(rows, -2)
+        half = _substitute(LU_data, permuted, lower=True, unit_diagonal=True)  # L's 1s implied
+        return _substitute(LU_data, half, lower=False)
 
 
 def _normal_equations(x, a, l2):
