@@ -20,7 +20,7 @@ Before timing, pijit's and torch's outputs and gradients are compared; a warning
 when they differ by more than 1e-3 of the largest reference value. torch is optional: without
 it only the pijit columns are printed.
 
-    python3 benchmarks/layers.py [--repeat N] [--quick] [--no-compile]
+    python3 benchmarks/layers.py [--repeat N] [--quick] [--no-compile] [--only NAME ...]
 """
 import argparse
 import os
@@ -277,6 +277,9 @@ def parse_args():
     ap.add_argument("--quick", action="store_true",
                     help="5 timed calls after 1 warm-up call per cell")
     ap.add_argument("--no-compile", action="store_true", help="leave out torch.compile")
+    ap.add_argument("--only", nargs="+", metavar="NAME", type=str.lower,
+                    help="run only these layers (case-insensitive: lstm, conv2dtranspose, "
+                         "groupnorm, multiheadattention)")
     args = ap.parse_args()
     args.warmup = 3
     if args.quick:
@@ -295,9 +298,15 @@ def main():
                                          f"({torch.get_num_threads()} threads)")
     print(f"float32, median ms per call over {args.repeat} calls after {args.warmup} warm-up "
           f"calls{versions}; load average {os.getloadavg()[0]:.1f} at the start")
+    specs = [make_spec() for make_spec in SPECS]
+    if args.only:
+        unknown = set(args.only) - {spec.name.lower() for spec in specs}
+        if unknown:
+            raise SystemExit(f"--only: no layer named {', '.join(sorted(unknown))}; the layers "
+                             f"are {', '.join(spec.name for spec in specs)}")
+        specs = [spec for spec in specs if spec.name.lower() in args.only]
     results = {}
-    for make_spec in SPECS:
-        spec = make_spec()
+    for spec in specs:
         results[spec.name] = time_layer(spec, torch, args)
     print_table(results)
     print(f"load average {os.getloadavg()[0]:.1f} at the end")

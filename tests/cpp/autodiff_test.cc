@@ -372,13 +372,15 @@ NodeId Recurrence(Graph& g, const std::vector<NodeId>& p, bool slices_tile) {
   return total;
 }
 
-// How many nodes that the gradients of Recurrence read have op `op` (and, when given, shape
-// `shape`). Contributions that were combined stay behind unread (compilation drops them).
-int CountBackwardNodes(bool slices_tile, Op op, const Shape& shape = {}) {
+// How many nodes that the gradients of the graph `build` makes over parameters of `shapes`
+// read have op `op` (and, when given, shape `shape`). Contributions that were combined stay
+// behind unread (compilation drops them).
+int CountBackwardNodes(const std::vector<Shape>& shapes, const Build& build, Op op,
+                       const Shape& shape = {}) {
   Graph g;
-  std::vector<NodeId> p = {g.AddParam({kF64, {6, 6}}), g.AddParam({kF64, {6, 6}}),
-                           g.AddParam({kF64, {3, 6}})};
-  const NodeId out = Recurrence(g, p, slices_tile);
+  std::vector<NodeId> p;
+  for (const Shape& s : shapes) p.push_back(g.AddParam({kF64, s}));
+  const NodeId out = build(g, p);
   const NodeId seed = g.AddParam(g.node(out).meta);
   auto grads = AppendBackward(g, {out}, {seed}, p);
   EXPECT_TRUE(grads.ok()) << grads.status().message();
@@ -398,6 +400,13 @@ int CountBackwardNodes(bool slices_tile, Op op, const Shape& shape = {}) {
   return count;
 }
 
+int CountBackwardNodes(bool slices_tile, Op op, const Shape& shape = {}) {
+  return CountBackwardNodes(
+      {{6, 6}, {6, 6}, {3, 6}},
+      [slices_tile](Graph& g, const std::vector<NodeId>& p) { return Recurrence(g, p, slices_tile); },
+      op, shape);
+}
+
 TEST(AutodiffTest, AWeightReadAtEveryStepGetsOneProductAndSlicesOneConcat) {
   for (bool tile : {true, false}) {
     CheckGradients({{{6, 6}, {6, 6}, {3, 6}}, [tile](Graph& g, const std::vector<NodeId>& p) {
@@ -408,6 +417,26 @@ TEST(AutodiffTest, AWeightReadAtEveryStepGetsOneProductAndSlicesOneConcat) {
   EXPECT_EQ(CountBackwardNodes(true, Op::kMatMul, {6, 6}), 2);
   EXPECT_EQ(CountBackwardNodes(true, Op::kIndexGrad), 0);  // the slices tile: concatenated
   EXPECT_GT(CountBackwardNodes(false, Op::kIndexGrad), 0);  // a gap (column 3): left as they are
+}
+
+// Tall weights (8 x 4) read at every step, W as h @ Wᵀ and V as g @ V: each gets one merged
+// product, computed in its wide orientation (4 x 8, then transposed), which oneDNN runs faster.
+NodeId TallRecurrence(Graph& g, const std::vector<NodeId>& p) {
+  NodeId h = p[2], total = kNoGradient;
+  for (int t = 0; t < 5; ++t) {
+    const NodeId gates = Emit(g, Op::kMatMul, {h, Emit(g, Op::kTranspose, {p[0]}, Ints({1, 0}))});
+    h = Emit(g, Op::kTanh, {Emit(g, Op::kMatMul, {Emit(g, Op::kSigmoid, {gates}), p[1]})});
+    const NodeId s = Emit(g, Op::kSum, {h}, Ints({}));
+    total = total == kNoGradient ? s : Emit(g, Op::kAdd, {total, s});
+  }
+  return total;
+}
+
+TEST(AutodiffTest, ATallWeightsMergedProductIsComputedWide) {
+  const std::vector<Shape> shapes = {{8, 4}, {8, 4}, {3, 4}};
+  CheckGradients({shapes, TallRecurrence});
+  EXPECT_EQ(CountBackwardNodes(shapes, TallRecurrence, Op::kMatMul, {4, 8}), 2);
+  EXPECT_EQ(CountBackwardNodes(shapes, TallRecurrence, Op::kMatMul, {8, 4}), 0);
 }
 
 TEST(AutodiffTest, Float32InputOfAFloat64OpGetsAFloat32Gradient) {
