@@ -85,12 +85,15 @@ def gather(*args, batch_dims=0, **kwargs):
     return _native.gather(*args, **kwargs)
 
 
-def flatten(input, order="C", *, start_dim=1, end_dim=-1):  # noqa: A002 - MindSpore's names
+def flatten(input, order="C", *dims, start_dim=1, end_dim=-1):  # noqa: A002 - MindSpore's
     """Axes start_dim..end_dim merged into one; axis 0 is kept by default, as MindSpore's
-    ops.flatten does. order 'F' flattens in column-major order (the axes reversed first). An
-    int in place of `order` is taken as start_dim (the positional form of earlier pijit)."""
-    if isinstance(order, int) and not isinstance(order, bool):
-        order, start_dim, end_dim = "C", order, (end_dim if start_dim == 1 else start_dim)
+    ops.flatten does. order 'F' flattens in column-major order (the axes reversed first).
+    Ints in place of `order` are start_dim and end_dim (pijit's positional form)."""
+    if not isinstance(order, str):
+        order, (start_dim, end_dim) = "C", ((order,) + dims + (end_dim,))[:2]
+    elif dims:
+        raise TypeError(f"flatten: start_dim and end_dim are keyword arguments after order, "
+                        f"got {dims!r}")
     if order not in ("C", "F"):
         raise ValueError(f"flatten: order must be 'C' or 'F', got {order!r}")
     if order == "F" and input.ndim > 1:
@@ -207,6 +210,9 @@ def clip_by_value(x, clip_value_min=None, clip_value_max=None):
 def adaptive_avg_pool2d(input, output_size):  # noqa: A002 - MindSpore's name
     """Adaptive average pooling of (N, C, H, W) or (C, H, W) data."""
     check_tensor("adaptive_avg_pool2d", "input", input)
+    if input.ndim not in (3, 4):
+        raise_error(ValueError, f"adaptive_avg_pool2d: expects a 3-D (C, H, W) or 4-D "
+                                f"(N, C, H, W) input, got shape {tuple(input.shape)}")
     if input.ndim == 3:
         batched = _adaptive_avg_pool2d_4d(_native.expand_dims(input, 0), output_size)
         return _native.squeeze(batched, 0)
