@@ -1,11 +1,13 @@
 """MindSpore 2.x argument forms of functions whose native builtin takes a narrower form:
 Tensor scalars where the builtin wants Python numbers (one_hot, full, arange, linspace),
-keywords the builtin lacks (softmax's and sum's dtype, gelu's approximate, gather's batch_dims,
-flatten's order), MindSpore's defaults (flatten keeps axis 0), return forms (max and min give
-values and indices) and argument shapes (pad's flat torch-style padding, clip_by_value over a
-list, bmm over several batch axes, a 3-D input of adaptive_avg_pool2d). The common form goes
-straight to the builtin, so captured code sees the same op as before; the rest is composed of
-pijit ops."""
+keywords the builtin lacks (gelu's approximate, div's rounding_mode, flatten's order),
+MindSpore's defaults (flatten keeps axis 0), return forms (max and min give values and
+indices) and argument shapes (pad's flat torch-style padding, clip_by_value over a list, bmm
+over several batch axes, a 3-D input of adaptive_avg_pool2d). The common form goes straight
+to the builtin; the rest is composed of pijit ops.
+
+The hottest builtins (sum, softmax, reshape, transpose, where, ...) stay unwrapped: a Python
+wrapper adds guards to every captured graph that calls it."""
 import math
 
 from pijit import _C
@@ -25,10 +27,9 @@ Tensor = _C.Tensor
 _INT32 = _C.dtype.i32
 _INT64 = _C.dtype.i64
 
-__all__ = ["one_hot", "gather", "flatten", "bmm", "softmax", "gelu", "full", "arange",
-           "linspace", "pad", "clip_by_value", "adaptive_avg_pool2d", "sort", "scatter",
-           "std_mean", "div", "max", "min", "sum", "var_mean", "transpose", "reshape",
-           "broadcast_to", "expand_dims", "size", "log_softmax", "gather_d", "where"]
+__all__ = ["one_hot", "flatten", "bmm", "gelu", "full", "arange", "linspace", "pad",
+           "clip_by_value", "adaptive_avg_pool2d", "sort", "scatter", "std_mean", "var_mean",
+           "div", "max", "min", "size", "gather_d"]
 
 
 def _scalar(fname, name, value):
@@ -74,17 +75,6 @@ def one_hot(*args, **kwargs):
     return _native.where(hot, on_value.reshape(()).astype(dtype), off).astype(dtype)
 
 
-def gather(*args, batch_dims=0, **kwargs):
-    """Slices of input_params at input_indices along axis: (input_params, input_indices,
-    axis, batch_dims=0); batch_dims other than 0 is not supported."""
-    if len(args) > 3:
-        args, batch_dims = args[:3], args[3]
-    if batch_dims != 0:
-        raise NotImplementedError(f"gather: batch_dims other than 0 is not supported, got "
-                                  f"{batch_dims}")
-    return _native.gather(*args, **kwargs)
-
-
 def flatten(input, order="C", *dims, start_dim=1, end_dim=-1):  # noqa: A002 - MindSpore's
     """Axes start_dim..end_dim merged into one; axis 0 is kept by default, as MindSpore's
     ops.flatten does. order 'F' flattens in column-major order (the axes reversed first).
@@ -114,18 +104,6 @@ def bmm(input_x, mat2):
         raise_error(ValueError, f"bmm: shapes {tuple(input_x.shape)} and "
                                 f"{tuple(mat2.shape)} do not multiply as batches of matrices")
     return _native.matmul(input_x, mat2)
-
-
-def softmax(*args, dtype=None, **kwargs):
-    """Softmax along axis: (input, axis=-1, *, dtype=None), input cast to dtype first when one
-    is given."""
-    if dtype is not None:
-        if args:
-            args = (args[0].astype(dtype),) + tuple(args[1:])
-        else:
-            kwargs = {k: (v.astype(dtype) if k in ("input", "x") else v)
-                      for k, v in kwargs.items()}
-    return _native.softmax(*args, **kwargs)
 
 
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
@@ -233,18 +211,6 @@ def scatter(input, axis, index, src):  # noqa: A002 - MindSpore's names
     return tensor_scatter_elements(input, index, src, axis)
 
 
-def sum(*args, dtype=None, **kwargs):  # noqa: A001 - MindSpore's name
-    """(input, dim=None, keepdim=False, *, dtype=None): the sum, of input cast to dtype first
-    when one is given (so integers can be summed as floats without overflow)."""
-    if dtype is not None:
-        if args:
-            args = (args[0].astype(dtype),) + tuple(args[1:])
-        else:
-            kwargs = {k: (v.astype(dtype) if k in ("input", "x") else v)
-                      for k, v in kwargs.items()}
-    return _native.sum(*args, **kwargs)
-
-
 def std_mean(input, axis=None, ddof=0, keepdims=False):  # noqa: A002
     """(standard deviation, mean) of input over axis, with ddof subtracted from the count."""
     return (_native.std(input, axis, ddof, keepdims), _native.mean(input, axis, keepdims))
@@ -301,8 +267,7 @@ def var_mean(input, axis=None, ddof=0, keepdims=False):  # noqa: A002
     return (_native.var(input, axis, ddof, keepdims), _native.mean(input, axis, keepdims))
 
 
-# MindSpore's keyword names for builtins that take these arguments positionally only; the
-# positional forms (transpose(x, 1, 0), reshape(x, 2, 3), ...) pass through unchanged.
+# MindSpore's keyword names for functions that take these arguments positionally only.
 
 def _positional(fname, args, kwargs, names):
     """args extended by the keyword arguments named in `names` (one tuple of accepted
@@ -323,38 +288,9 @@ def _positional(fname, args, kwargs, names):
 _INPUT = ("input", "x", "input_x")
 
 
-def transpose(*args, **kwargs):
-    """(input, input_perm): input with its axes permuted."""
-    return _native.transpose(*_positional("transpose", args, kwargs,
-                                          (_INPUT, ("input_perm", "perm"))))
-
-
-def reshape(*args, **kwargs):
-    """(input, shape): input's elements in the given shape (one -1 inferred)."""
-    return _native.reshape(*_positional("reshape", args, kwargs, (_INPUT, ("shape",))))
-
-
-def broadcast_to(*args, **kwargs):
-    """(input, shape): input broadcast to shape (-1 keeps an axis's size)."""
-    return _native.broadcast_to(*_positional("broadcast_to", args, kwargs,
-                                             (_INPUT, ("shape",))))
-
-
-def expand_dims(*args, **kwargs):
-    """(input_x, axis): input_x with a new axis of size 1 at axis."""
-    return _native.expand_dims(*_positional("expand_dims", args, kwargs,
-                                            (_INPUT, ("axis", "dim"))))
-
-
 def size(*args, **kwargs):
     """(input_x): the number of elements, an int."""
     return _ops_array_extra.numel(*_positional("size", args, kwargs, (_INPUT,)))
-
-
-def log_softmax(*args, **kwargs):
-    """(logits, axis=-1): log of the softmax along axis."""
-    return _native.log_softmax(*_positional("log_softmax", args, kwargs,
-                                            (("logits",) + _INPUT, ("axis", "dim"))))
 
 
 def gather_d(*args, **kwargs):
@@ -363,11 +299,3 @@ def gather_d(*args, **kwargs):
                                            (_INPUT, ("dim",), ("index",))))
 
 
-def where(*args, **kwargs):
-    """(condition, input, other): input where condition holds, else other; input and other
-    may both be Python scalars (the result then has their dtype: Float32 for floats)."""
-    condition, x, y = _positional("where", args, kwargs,
-                                  (("condition",), ("input", "x"), ("other", "y")))
-    if not isinstance(x, Tensor) and not isinstance(y, Tensor):
-        x = _native.full((), x)
-    return _native.where(condition, x, y)
