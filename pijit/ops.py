@@ -211,10 +211,35 @@ Softmax = _primitive("Softmax", softmax, "Softmax(axis=-1)(x).", _AxisPrimitive,
                      _default_axis=-1)
 LogSoftmax = _primitive("LogSoftmax", log_softmax, "LogSoftmax(axis=-1)(x).", _AxisPrimitive,
                         _default_axis=-1)
-Argmax = _primitive("Argmax", argmax, "Argmax(axis=-1)(x): Int64 indices of the maxima.",
-                    _AxisPrimitive, _default_axis=-1)
-Argmin = _primitive("Argmin", argmin, "Argmin(axis=-1)(x): Int64 indices of the minima.",
-                    _AxisPrimitive, _default_axis=-1)
+
+
+class Argmax(Primitive):
+    """Argmax(axis=-1, output_type=int32)(x): indices of the maxima along axis, of
+    output_type (MindSpore's default is Int32)."""
+    _pijit_op = staticmethod(argmax)
+
+    def __init__(self, axis=-1, output_type=_C.dtype.i32):
+        if output_type not in (_C.dtype.i32, _C.dtype.i64):
+            raise TypeError(f"{type(self).__name__}: output_type must be int32 or int64, got "
+                            f"{output_type!r}")
+        super().__init__(axis=axis, output_type=output_type)
+
+    def _pijit_kwargs(self):
+        return None  # the cast to output_type follows the builtin
+
+    def __call__(self, x):
+        return argmax(x, self.axis).astype(self.output_type)
+
+
+class Argmin(Argmax):
+    """Argmin(axis=-1, output_type=int32)(x): indices of the minima along axis, of
+    output_type (MindSpore's default is Int32)."""
+    _pijit_op = staticmethod(argmin)
+
+    def __call__(self, x):
+        return argmin(x, self.axis).astype(self.output_type)
+
+
 Concat = _primitive("Concat", concat, "Concat(axis=0)(tensors).", _AxisPrimitive)
 Stack = _primitive("Stack", stack, "Stack(axis=0)(tensors).", _AxisPrimitive)
 
@@ -344,11 +369,19 @@ AvgPool = _primitive(
 
 
 class OneHot(_AxisPrimitive):
-    """OneHot(axis=-1)(indices, depth, on_value, off_value) with Python-number values."""
+    """OneHot(axis=-1)(indices, depth, on_value, off_value); the values may be Python numbers
+    or scalar Tensors (the output then takes on_value's dtype)."""
     _pijit_op = staticmethod(one_hot)
 
     def __init__(self, axis=-1):
         Primitive.__init__(self, axis=axis)  # the axis as given: None is no default here
+
+    def _pijit_kwargs(self):
+        return None  # __call__ picks the form by the values' types
+
+    def __call__(self, indices, depth, on_value, off_value):
+        # one_hot here is pijit._ops_signatures' (set at the end of this module).
+        return one_hot(indices, depth, on_value, off_value, self.axis)
 
 
 Assign = _primitive("Assign", assign, "Assign()(variable, value): writes value into variable "
@@ -560,3 +593,5 @@ from pijit import _tensor_methods_extra  # noqa: E402
 _tensor_methods_extra.install()  # x.addmm(...), x.cumsum(...), x.float(), ...
 from pijit._primitives_lstm import *  # noqa: E402,F401,F403 - LSTM
 from pijit._primitives_queue import *  # noqa: E402,F401,F403 - GetNext
+# MindSpore 2.x argument forms over the builtins above (Tensor scalars, extra keywords).
+from pijit._ops_signatures import *  # noqa: E402,F401,F403 - one_hot, flatten, pad, ...

@@ -165,7 +165,8 @@ REDUCTIONS = ["sum", "prod", "mean", "var", "std", "max", "min", "all", "any"]
 @pytest.mark.parametrize("name", REDUCTIONS)
 @pytest.mark.parametrize("dtype", ALL_DTYPES, ids=str)
 def test_reductions_give_reduction_dtype(name, dtype):
-    got = getattr(ops, name)(tensor(A_VALUES, dtype))
+    # ops.max and ops.min return (values, indices), as MindSpore's do; amax/amin the values.
+    got = getattr(ops, {"max": "amax", "min": "amin"}.get(name, name))(tensor(A_VALUES, dtype))
     rt = reduction_dtype(name, dtype)
     assert np_dtype(got) == rt
     values = A_VALUES.astype(dtype).astype(np.float64)

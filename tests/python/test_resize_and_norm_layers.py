@@ -225,7 +225,7 @@ def test_unflatten():
     (lambda x: ops.interpolate(x[0], size=3, mode="bilinear"), ValueError, "4-D"),
     (lambda x: ops.interpolate(x, size=(3, 3), align_corners=True), ValueError, "linear"),
     (lambda x: ops.adaptive_avg_pool2d(x, (0, 2)), ValueError, "positive"),
-    (lambda x: ops.adaptive_avg_pool2d(x[0], 2), ValueError, "4-D"),
+    (lambda x: ops.adaptive_avg_pool2d(x[0, 0], 2), ValueError, "4-D"),
     (lambda x: ops.pixel_shuffle(x, 3), ValueError, "divisible"),
     (lambda x: nn.GroupNorm(3, 4), ValueError, "divisible"),
     (lambda x: nn.GroupNorm(2, 4)(x[:, :2]), ValueError, "expects"),
