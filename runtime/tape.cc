@@ -118,10 +118,18 @@ absl::StatusOr<int> Tape::Watch(PyObject* obj) {
 void Tape::Record(graph::Node n, absl::Span<PyObject* const> operands,
                   absl::Span<const Tensor* const> values, PyObject* result) {
   const Tensor* r = AsTensor(result);
-  if (!error_.ok() || r == nullptr || !graph::CarriesGradient(r->dtype())) return;
+  if (!error_.ok() || r == nullptr) return;
+  const bool complex = IsComplex(r->dtype());
+  if (!complex && !graph::CarriesGradient(r->dtype())) return;
   bool any = false;
   for (PyObject* o : operands) any = any || (o != nullptr && Tracks(o));
   if (!any) return;
+  if (complex) {  // not left unrecorded: the gradient would silently miss this path
+    Fail(absl::UnimplementedError(absl::StrFormat(
+        "grad: gradients through %s tensors are not supported (%s of a tensor being "
+        "differentiated)", DTypeName(r->dtype()), graph::OpName(n.op))));
+    return;
+  }
   n.inputs.clear();
   for (size_t i = 0; i < operands.size(); ++i) n.inputs.push_back(OperandNode(operands[i], *values[i]));
   auto id = graph_.AddNode(std::move(n));
