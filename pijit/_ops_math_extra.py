@@ -152,11 +152,6 @@ def is_floating_point(input):  # noqa: A002
     return is_float(input)
 
 
-def is_complex(input):  # noqa: A002
-    check_tensor("is_complex", "input", input)
-    return False
-
-
 def is_tensor(obj):
     return isinstance(obj, _C.Tensor)
 
@@ -326,7 +321,7 @@ __all__ = [
     "cdist", "copysign", "cosine_similarity", "count_nonzero", "cross", "cumprod", "cumsum",
     "deg2rad", "det", "dist", "divide", "dot", "erfc", "erfinv", "float_power", "floor_div",
     "fmod", "frac", "gcd", "ger", "heaviside", "hypot", "inner", "inv", "inverse", "invert",
-    "is_complex", "is_floating_point", "is_tensor", "isclose", "isneginf", "isposinf", "isreal",
+    "is_floating_point", "is_tensor", "isclose", "isneginf", "isposinf", "isreal",
     "kron", "lcm", "ldexp", "lerp", "logaddexp", "logaddexp2", "logit", "logsumexp",
     "matrix_determinant", "matrix_inverse", "mm", "multiply", "mv", "nan_to_num", "outer",
     "positive", "rad2deg", "sgn", "signbit", "sinc", "subtract", "t", "trace", "true_divide",
