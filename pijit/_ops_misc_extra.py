@@ -7,7 +7,8 @@ from pijit import _C
 from pijit import _ops_activation
 from pijit import _ops_composed
 from pijit._primitives_extra import place_rows
-from pijit._tensor import Parameter, Tensor, bool_, dtype_to_pytype, float32, float64, int64
+from pijit._tensor import (Parameter, Tensor, bool_, complex64, complex128, dtype_to_pytype, float32,
+                           float64, int64)
 from pijit.mint import linalg as _mint_linalg
 from pijit.mint._checks import check_dims, check_int, check_tensor, is_float, raise_error
 from pijit.numpy import linalg as _np_linalg
@@ -115,7 +116,9 @@ def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):  # noqa: A002,N80
     -2 or 'nuc' over two dims) are not supported."""
     check_tensor("norm", "A", A)
     x = A if dtype is None else A.astype(dtype)
-    if not is_float(x):
+    if x.dtype in (complex64, complex128):
+        x = _ops.abs(x)  # every norm taken here is the norm of the magnitudes
+    elif not is_float(x):
         x = x.astype(float32)
     if dim is None:
         if ord is None or (ord == "fro" and x.ndim == 2):

@@ -401,3 +401,22 @@ def test_whole_graph_jit_of_complex_steps_names_them_as_unsupported():
     ms.reset(pf)
     assert_matches(pf(T(np.array([1j], np.complex64))), np.complex64(-1))
     assert ms.get_code_extra(pf)["reasons"][0]["category"] == "unsupported_op"
+
+
+@pytest.mark.parametrize("dtype", COMPLEX, ids=str)
+def test_norms_of_complex_tensors_are_norms_of_the_magnitudes(rng, dtype):
+    a = crandom(rng, (3, 4), dtype)
+    real = np.float32 if dtype == np.complex64 else np.float64
+    assert_matches(ops.norm(T(a)), np.linalg.norm(a).astype(real))
+    assert_matches(ops.norm(T(a), 1, 1), np.linalg.norm(a, 1, axis=1).astype(real))
+    assert_matches(ops.norm(T(a), np.inf, 0), np.linalg.norm(a, np.inf, axis=0).astype(real))
+    assert_matches(ops.norm(T(a), "fro", (0, 1)), np.linalg.norm(a, "fro").astype(real))
+
+
+@pytest.mark.parametrize("name, call", [
+    ("sinc", lambda x: ops.sinc(x)), ("erfinv", lambda x: ops.erfinv(x)),
+    ("i0", lambda x: ops.i0(x)), ("bessel_i0", lambda x: ops.bessel_i0(x)),
+    ("multinomial", lambda x: ops.multinomial(x, 1))])
+def test_real_functions_composed_in_python_refuse_complex_input(name, call):
+    with pytest.raises(TypeError, match=f"{name}: Complex64 tensors are not supported"):
+        call(T(np.array([0.5 + 1j, 1], np.complex64)))
