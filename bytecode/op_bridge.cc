@@ -19,7 +19,29 @@ bool OverridesTensorMethod(PyTypeObject* type, const char* name) {
   return differs;
 }
 
+// Whether a node of `inputs` with attributes `attrs` takes or makes a complex tensor: graphs
+// refuse those (graph/complex_support.h), and the step runs eagerly instead.
+bool TouchesComplex(const graph::Graph& g, absl::Span<const graph::NodeId> inputs,
+                    const graph::Attrs& attrs) {
+  for (graph::NodeId i : inputs)
+    if (IsComplex(g.node(i).meta.dtype)) return true;
+  return attrs.dtype && IsComplex(*attrs.dtype);
+}
+
 }  // namespace
+
+// A node the graph refused: a complex step is an op graphs do not take (the call runs it
+// eagerly); anything else is the call's own error, which the eager run raises.
+void OpBridge::FailNode(absl::Span<const graph::NodeId> inputs, const graph::Attrs& attrs,
+                        const absl::Status& status) {
+  if (TouchesComplex(g(), inputs, attrs)) {
+    Fail(BreakCategory::kUnsupportedOp, std::string(status.message()),
+         "complex tensors run eagerly: this step runs as Python, with the eager result");
+    return;
+  }
+  Fail(BreakCategory::kInvalidInput, std::string(status.message()),
+       "the call runs eagerly and raises this error there");
+}
 
 void OpBridge::Fail(BreakCategory category, std::string explanation, std::string hint) {
   trace_.Fail(category, std::move(explanation), std::move(hint));
@@ -186,8 +208,7 @@ bool OpBridge::Call(PyOp op, const ValueList& in_args, const std::vector<std::st
   }
   auto node = g().AddOp(call->gop, inputs, call->attrs);
   if (!node.ok()) {
-    Fail(BreakCategory::kInvalidInput, std::string(node.status().message()),
-         "the call runs eagerly and raises this error there");
+    FailNode(inputs, call->attrs, node.status());
     return false;
   }
   *out = Value::Tensor(*node, g_tensor_type);
@@ -206,9 +227,10 @@ bool OpBridge::Cast(const ValueList& args, const std::vector<std::string>& names
     return false;
   }
   UseConst(args[1]);
-  auto node = g().AddOp(graph::Op::kCast, {args[0].node}, CastTo(*dtype));
+  const graph::Attrs cast_to = CastTo(*dtype);
+  auto node = g().AddOp(graph::Op::kCast, {args[0].node}, cast_to);
   if (!node.ok()) {
-    Fail(BreakCategory::kInvalidInput, std::string(node.status().message()));
+    FailNode({args[0].node}, cast_to, node.status());
     return false;
   }
   *out = Value::Tensor(*node, g_tensor_type);

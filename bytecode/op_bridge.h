@@ -44,6 +44,8 @@ class OpBridge {
   bool NumpyScalarsAsConstants(ValueList* args, absl::InlinedVector<PyObject*, 4>* numbers);
   // The interpreter's surface the bridge uses.
   void Fail(BreakCategory category, std::string explanation, std::string hint = "");
+  void FailNode(absl::Span<const graph::NodeId> inputs, const graph::Attrs& attrs,
+                const absl::Status& status);
   void UseConst(const Value& v);
   PyObject* AsPyObject(const Value& v);
   graph::Graph& g();

@@ -2,6 +2,7 @@
 #include <type_traits>
 
 #include "graph/graph.h"
+#include "graph/complex_support.h"
 #include "graph/control_flow.h"
 #include "kernels/comm/comm.h"
 #include "kernels/errors.h"
@@ -203,7 +204,8 @@ absl::Status SplitConvEpilogue(const Node& n, absl::Span<const T* const> in, Win
 
 }  // namespace
 
-absl::StatusOr<TensorMeta> InferNode(const Node& n, absl::Span<const TensorMeta* const> in) {
+namespace {
+absl::StatusOr<TensorMeta> InferNodeMeta(const Node& n, absl::Span<const TensorMeta* const> in) {
   BinaryOp b;
   UnaryOp u;
   ReduceOp r;
@@ -342,6 +344,13 @@ absl::StatusOr<TensorMeta> InferNode(const Node& n, absl::Span<const TensorMeta*
   }
   return absl::InternalError(absl::StrFormat("no inference rule for %s", OpName(n.op)));
 }
+}  // namespace
+
+absl::StatusOr<TensorMeta> InferNode(const Node& n, absl::Span<const TensorMeta* const> in) {
+  PIJIT_ASSIGN_OR_RETURN(TensorMeta meta, InferNodeMeta(n, in));
+  PIJIT_RETURN_IF_ERROR(CheckGraphComplexSupport(n, in, meta.dtype));
+  return meta;
+}
 
 absl::StatusOr<std::shared_ptr<const FusedKernel>> CompileFusedNode(const Node& n,
                                                                     absl::Span<const Shape> input_shapes,
@@ -371,6 +380,7 @@ absl::StatusOr<const FusedKernel*> KernelForCall(const Node& n, absl::Span<const
 
 absl::StatusOr<Tensor> RunNode(const Node& n, absl::Span<const Tensor* const> in,
                                const FusedKernel* kernel, FusedBackend codegen) {
+  PIJIT_RETURN_IF_ERROR(CheckEagerComplexSupport(n, in));
   BinaryOp b;
   UnaryOp u;
   ReduceOp r;

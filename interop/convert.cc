@@ -105,8 +105,13 @@ absl::StatusOr<Tensor> ScalarOperand(const char* op, PyObject* s, DType other) {
     return Cast(Tensor::Scalar<double>(PyFloat_AS_DOUBLE(s)),
                 PromoteWithScalar(other, ScalarKind::kFloat));
   }
+  if (PyComplex_Check(s)) {
+    return Cast(Tensor::Scalar(std::complex<double>(PyComplex_RealAsDouble(s),
+                                                    PyComplex_ImagAsDouble(s))),
+                PromoteWithScalar(other, ScalarKind::kComplex));
+  }
   return absl::UnimplementedError(absl::StrFormat(
-      "%s: unsupported operand type '%s', expected a Tensor or a Python bool, int or float", op,
+      "%s: unsupported operand type '%s', expected a Tensor or a Python bool, int, float or complex", op,
       Py_TYPE(s)->tp_name));
 }
 
@@ -122,8 +127,12 @@ absl::StatusOr<Tensor> PyScalarTensor(const char* op, PyObject* s) {
     return Tensor::Scalar<int64_t>(v);
   }
   if (PyFloat_Check(s)) return Tensor::Scalar<double>(PyFloat_AS_DOUBLE(s));
+  if (PyComplex_Check(s)) {
+    return Tensor::Scalar(
+        std::complex<double>(PyComplex_RealAsDouble(s), PyComplex_ImagAsDouble(s)));
+  }
   return absl::UnimplementedError(absl::StrFormat(
-      "%s: expected a Python bool, int or float, got %s", op, Py_TYPE(s)->tp_name));
+      "%s: expected a Python bool, int, float or complex, got %s", op, Py_TYPE(s)->tp_name));
 }
 
 bool DTypeFromNumpyChar(char c, DType* out) {

@@ -18,7 +18,7 @@ Tensor* AsTensor(PyObject* obj);
 PyObject* WrapTensor(Tensor t);
 
 inline bool IsPyScalar(PyObject* o) {
-  return PyBool_Check(o) || PyLong_CheckExact(o) || PyFloat_CheckExact(o);
+  return PyBool_Check(o) || PyLong_CheckExact(o) || PyFloat_CheckExact(o) || PyComplex_CheckExact(o);
 }
 
 // NumPy scalars (np.float32(2), np.int64(3), ...) act as 0-d tensors of their dtype.
@@ -59,7 +59,7 @@ bool DTypeFromNumpyChar(char c, DType* out);
 // The dtypes a tensor can have, by their NumPy names, for errors about the others.
 inline constexpr const char kTensorDTypeNames[] =
     "bool, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float16, bfloat16, float32, "
-    "float64";
+    "float64, complex64, complex128";
 // Whether a numpy.dtype is ml_dtypes' bfloat16.
 bool IsNumpyBFloat16(PyObject* np_dtype);
 

@@ -365,6 +365,13 @@ absl::StatusOr<Tensor> AdvancedIndex(const Tensor& a, absl::Span<const Tensor* c
 
 absl::Status IndexPut(const Tensor& dst, absl::Span<const Tensor* const> arrays,
                       absl::Span<const int64_t> encoded, const Tensor& value, bool accumulate) {
+  for (DType d : {dst.dtype(), value.dtype()}) {
+    if (IsComplex(d)) {  // the element loops below are real-only
+      return absl::UnimplementedError(absl::StrFormat(
+          "__setitem__: %s tensors are not supported; build the result with ops.Complex",
+          DTypeName(d)));
+    }
+  }
   const std::vector<TensorMeta> metas = Metas(arrays);
   PIJIT_ASSIGN_OR_RETURN(Plan plan, MakePlan(dst.shape(), dst.strides(), encoded, Ptrs(metas)));
   PIJIT_ASSIGN_OR_RETURN(Selection s, Select(plan, arrays, dst.shape()));

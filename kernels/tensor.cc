@@ -70,7 +70,19 @@ constexpr DType kPromote[kFirstWideUnsigned][kFirstWideUnsigned] = {
 };
 }  // namespace
 
+namespace {
+// The complex type that holds both: complex128 where either side has float64's precision
+// (float64 + complex64 -> complex128, as MindSpore and torch), else complex64 (an integer or a
+// narrower float with complex64 -> complex64).
+DType PromoteComplex(DType a, DType b) {
+  for (DType d : {a, b})
+    if (d == DType::kComplex128 || d == DType::kFloat64) return DType::kComplex128;
+  return DType::kComplex64;
+}
+}  // namespace
+
 DType PromoteTypes(DType a, DType b) {
+  if (IsComplex(a) || IsComplex(b)) return PromoteComplex(a, b);
   if (IsWideUnsigned(a) || IsWideUnsigned(b)) {
     if (a == DType::kBool || IsFloating(b)) return b;
     return a;  // a == b, b bool or floating, or a pair CanPromote refuses (callers check it)
@@ -93,7 +105,13 @@ DType PromoteWithScalar(DType tensor, ScalarKind scalar) {
     case ScalarKind::kBool: return tensor;
     case ScalarKind::kInt: return tensor == DType::kBool ? DType::kInt64 : tensor;
     // An integer tensor with a Python float computes in float32 (MindSpore's default float).
-    case ScalarKind::kFloat: return IsFloating(tensor) ? tensor : DType::kFloat32;
+    case ScalarKind::kFloat:
+      return IsFloating(tensor) || IsComplex(tensor) ? tensor : DType::kFloat32;
+    // A Python complex keeps a complex tensor's dtype, makes a float64 one complex128 and any
+    // other complex64 (MindSpore's default float made complex).
+    case ScalarKind::kComplex:
+      if (IsComplex(tensor)) return tensor;
+      return tensor == DType::kFloat64 ? DType::kComplex128 : DType::kComplex64;
   }
   return tensor;
 }
@@ -381,7 +399,65 @@ void StridedCopy(const Tensor& src, const Tensor& dst) {
 }
 }  // namespace
 
+namespace {
+// Conversions that involve a complex type. Real to complex gives a zero imaginary part; complex
+// to real keeps the real part (MindSpore's Cast, NumPy's astype); to bool, whether either part is
+// non-zero (NumPy).
+template <typename S, typename D>
+D ConvertComplex(S s) {
+  if constexpr (std::is_same_v<S, D>) {
+    return s;
+  } else if constexpr (kIsComplex<S> && kIsComplex<D>) {
+    return D(static_cast<typename D::value_type>(s.real()),
+             static_cast<typename D::value_type>(s.imag()));
+  } else if constexpr (kIsComplex<S>) {
+    if constexpr (std::is_same_v<D, bool>) return s.real() != 0 || s.imag() != 0;
+    else return static_cast<D>(s.real());
+  } else if constexpr (!kIsComplex<D>) {
+    return static_cast<D>(s);  // real to real: CopyInto's own loop takes these
+  } else {
+    using Part = typename D::value_type;
+    if constexpr (kIsHalf<S>) return D(static_cast<Part>(static_cast<float>(s)), Part(0));
+    else return D(static_cast<Part>(s), Part(0));
+  }
+}
+// Strided walk over `src` (any strides) writing `dst` contiguously.
+template <typename S, typename D>
+void StridedConvert(const Tensor& src, const Tensor& dst) {
+  const S* s = src.data<S>();
+  D* d = dst.data<D>();
+  const int64_t n = src.numel(), nd = src.ndim();
+  Shape idx(nd, 0);
+  int64_t off = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    d[i] = ConvertComplex<S, D>(s[off]);
+    for (int64_t k = nd - 1; k >= 0; --k) {
+      off += src.strides()[k];
+      if (++idx[k] < src.shape()[k]) break;
+      off -= idx[k] * src.strides()[k];
+      idx[k] = 0;
+    }
+  }
+}
+template <typename S>
+void ConvertFrom(const Tensor& src, const Tensor& dst) {
+  if (IsComplex(dst.dtype())) {
+    DispatchComplex(dst.dtype(), [&](auto d) { StridedConvert<S, decltype(d)>(src, dst); });
+  } else {
+    DispatchDType(dst.dtype(), [&](auto d) { StridedConvert<S, decltype(d)>(src, dst); });
+  }
+}
+}  // namespace
+
 void CopyInto(const Tensor& src, const Tensor& dst) {
+  if (IsComplex(src.dtype())) {
+    DispatchComplex(src.dtype(), [&](auto s) { ConvertFrom<decltype(s)>(src, dst); });
+    return;
+  }
+  if (IsComplex(dst.dtype())) {
+    DispatchDType(src.dtype(), [&](auto s) { ConvertFrom<decltype(s)>(src, dst); });
+    return;
+  }
   DispatchDType(src.dtype(), [&](auto s) {
     DispatchDType(dst.dtype(), [&](auto d) {
       StridedCopy<decltype(s), decltype(d)>(src, dst);

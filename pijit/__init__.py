@@ -17,7 +17,7 @@ _os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 from pijit import _C  # noqa: E402
 from pijit._tensor import (Tensor, Parameter, ParameterTuple, bool_, int8, int16, int32,
                            int64, uint8, uint16, uint32, uint64, float16, bfloat16, float32,
-                           float64, dtype_to_nptype, dtype_to_pytype, pytype_to_dtype)
+                           float64, complex64, complex128, dtype_to_nptype, dtype_to_pytype, pytype_to_dtype)
 from pijit import dtype
 from pijit import ops
 from pijit import common
@@ -54,7 +54,7 @@ get_seed = _C.get_seed
 
 __all__ = [
     "Tensor", "Parameter", "ParameterTuple", "common", "context", "dtype", "bool_", "int8", "int16",
-    "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16", "bfloat16", "float32", "float64",
+    "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16", "bfloat16", "float32", "float64", "complex64", "complex128",
     "ops", "nn", "jit", "JitConfig", "run_check", "jit_class", "mutable", "ms_function", "tensor", "capture", "enable", "disable", "explain",
     "get_code_extra", "reset", "set_context", "get_context", "GRAPH_MODE", "PYNATIVE_MODE",
     "ParallelMode", "set_auto_parallel_context", "get_auto_parallel_context",

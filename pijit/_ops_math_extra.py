@@ -10,7 +10,7 @@ from pijit.mint import _elementwise as _mint_elementwise
 from pijit.mint import _reduce as _mint_reduce
 from pijit.mint import _shape as _mint_shape
 from pijit.mint import linalg as _mint_linalg
-from pijit.mint._checks import check_dims, check_tensor, is_float, raise_error
+from pijit.mint._checks import as_real_float, check_dims, check_tensor, is_float, raise_error
 from pijit.numpy import linalg as _np_linalg
 from pijit.numpy import reductions as _np_reductions
 from pijit._tensor import bool_, float32, int32
@@ -69,7 +69,7 @@ def frac(x):
 def sinc(input):  # noqa: A002
     """sin(pi x) / (pi x), 1 at 0."""
     check_tensor("sinc", "input", input)
-    x = input if is_float(input) else input.astype(float32)
+    x = as_real_float("sinc", input)
     zero = _ops.equal(x, 0.0)
     safe = _ops.where(zero, 1.0, x) * math.pi  # keeps the unused branch finite
     return _ops.where(zero, 1.0, _ops.sin(safe) / safe)
@@ -150,11 +150,6 @@ def isreal(input):  # noqa: A002
 
 def is_floating_point(input):  # noqa: A002
     return is_float(input)
-
-
-def is_complex(input):  # noqa: A002
-    check_tensor("is_complex", "input", input)
-    return False
 
 
 def is_tensor(obj):
@@ -326,7 +321,7 @@ __all__ = [
     "cdist", "copysign", "cosine_similarity", "count_nonzero", "cross", "cumprod", "cumsum",
     "deg2rad", "det", "dist", "divide", "dot", "erfc", "erfinv", "float_power", "floor_div",
     "fmod", "frac", "gcd", "ger", "heaviside", "hypot", "inner", "inv", "inverse", "invert",
-    "is_complex", "is_floating_point", "is_tensor", "isclose", "isneginf", "isposinf", "isreal",
+    "is_floating_point", "is_tensor", "isclose", "isneginf", "isposinf", "isreal",
     "kron", "lcm", "ldexp", "lerp", "logaddexp", "logaddexp2", "logit", "logsumexp",
     "matrix_determinant", "matrix_inverse", "mm", "multiply", "mv", "nan_to_num", "outer",
     "positive", "rad2deg", "sgn", "signbit", "sinc", "subtract", "t", "trace", "true_divide",

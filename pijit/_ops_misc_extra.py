@@ -7,7 +7,8 @@ from pijit import _C
 from pijit import _ops_activation
 from pijit import _ops_composed
 from pijit._primitives_extra import place_rows
-from pijit._tensor import Parameter, Tensor, bool_, dtype_to_pytype, float32, float64, int64
+from pijit._tensor import (Parameter, Tensor, bool_, complex64, complex128, dtype_to_pytype, float32,
+                           float64, int64)
 from pijit.mint import linalg as _mint_linalg
 from pijit.mint._checks import check_dims, check_int, check_tensor, is_float, raise_error
 from pijit.numpy import linalg as _np_linalg
@@ -115,7 +116,9 @@ def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):  # noqa: A002,N80
     -2 or 'nuc' over two dims) are not supported."""
     check_tensor("norm", "A", A)
     x = A if dtype is None else A.astype(dtype)
-    if not is_float(x):
+    if x.dtype in (complex64, complex128):
+        x = _ops.abs(x)  # every norm taken here is the norm of the magnitudes
+    elif not is_float(x):
         x = x.astype(float32)
     if dim is None:
         if ord is None or (ord == "fro" and x.ndim == 2):
@@ -240,23 +243,7 @@ def dyn_shape(input_x):
     return Tensor(tuple(input_x.shape)).astype(int64)
 
 
-# ---- complex parts of real tensors, and small forms ----------------------------------------------
-
-def real(input):  # noqa: A002
-    """input: the real part of a real tensor."""
-    return input
-
-
-def conj(input):  # noqa: A002
-    """input: the conjugate of a real tensor."""
-    return input
-
-
-def angle(input):  # noqa: A002
-    """The argument of each real element: pi where it is negative, else 0."""
-    x = input if is_float(input) else input.astype(float32)
-    return _ops.where(_ops.less(x, 0), math.pi, _ops.zeros_like(x))
-
+# ---- small forms ------------------------------------------------------------------------------
 
 def soft_shrink(input, lambd=0.5):  # noqa: A002
     return _ops_activation.softshrink(input, lambd)
@@ -350,9 +337,9 @@ def clip_by_global_norm(x, clip_norm=1.0, use_norm=None):
     return tuple(t * scale for t in tensors)
 
 
-__all__ = ["accumulate_n", "angle", "assign_add", "assign_sub", "block_diag", "cartesian_prod",
-           "cholesky", "cholesky_inverse", "clip_by_global_norm", "conj", "cov", "dyn_shape",
+__all__ = ["accumulate_n", "assign_add", "assign_sub", "block_diag", "cartesian_prod",
+           "cholesky", "cholesky_inverse", "clip_by_global_norm", "cov", "dyn_shape",
            "index_add", "intopk", "inplace_add", "inplace_sub", "inplace_update", "log_matrix_determinant", "logdet",
-           "logspace", "matrix_band_part", "matrix_solve", "norm", "padding", "print_", "real",
+           "logspace", "matrix_band_part", "matrix_solve", "norm", "padding", "print_",
            "renorm", "reverse_sequence", "scalar_cast", "scalar_to_tensor", "slogdet",
            "soft_shrink", "tensor_dot", "trapz", "tuple_to_array"]

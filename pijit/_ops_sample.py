@@ -8,7 +8,7 @@ import math
 from pijit import _C
 from pijit._tensor import float32, int64
 from pijit.mint import _sort as _mint_sort
-from pijit.mint._checks import check_int, check_tensor, is_float, raise_error
+from pijit.mint._checks import as_real_float, check_int, check_tensor, raise_error
 from pijit.numpy.reductions import cumsum as _np_cumsum
 
 _ops = _C.ops
@@ -46,7 +46,7 @@ def multinomial(input, num_samples, replacement=True, seed=None):  # noqa: A002
         raise_error(ValueError, f"multinomial: input must be 1-D or 2-D, got {input.ndim}-D")
     num_samples = check_int("multinomial", "num_samples", num_samples, low=1)
     rows = input if input.ndim == 2 else _ops.unsqueeze(input, 0)
-    rows = rows.astype(float32) if not is_float(rows) else rows
+    rows = as_real_float("multinomial", rows)
     batch, classes = rows.shape
     if replacement:
         # The drawn index is the count of cumulative weights at or below u * total.
@@ -205,7 +205,7 @@ def i0(input):  # noqa: A002
     """The modified Bessel function of the first kind of order 0, by its power series
     sum_k ((x / 2)^(2k) / (k!)^2) (float64 accuracy for |x| up to about 30)."""
     check_tensor("i0", "input", input)
-    x = input if is_float(input) else input.astype(float32)
+    x = as_real_float("i0", input)
     quarter_square = x * x * 0.25
     term = _ops.ones_like(x)
     total = term

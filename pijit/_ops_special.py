@@ -5,8 +5,8 @@ mvlgamma, bit shifts of integers, and approximate_equal."""
 import math
 
 from pijit import _C
-from pijit._tensor import float32, float64
-from pijit.mint._checks import check_tensor, is_float, is_int, raise_error
+from pijit._tensor import float64
+from pijit.mint._checks import as_real_float, check_tensor, is_int, raise_error
 from pijit.nn.cell import Cell
 
 _ops = _C.ops
@@ -55,7 +55,7 @@ def gumbel_softmax(logits, tau=1, hard=False, dim=-1):
 
 def _as_float(fname, x):
     check_tensor(fname, "x", x)
-    return x if is_float(x) else x.astype(float32)
+    return as_real_float(fname, x)
 
 
 def _bessel_series(x, order, sign=1.0, terms=80):

@@ -347,8 +347,6 @@ InvertPermutation = _primitive(
 
 StopGradient = _primitive("StopGradient", {}, lambda self, x: _special.stop_gradient(x),
                           "StopGradient()(x): x, through which no gradient flows back.")
-Real = _primitive("Real", {}, lambda self, x: _misc.real(x), "Real()(x): x (real dtypes).")
-Conj = _primitive("Conj", {}, lambda self, x: _misc.conj(x), "Conj()(x): x (real dtypes).")
 ScalarCast = _primitive("ScalarCast", {}, lambda self, x, t: _misc.scalar_cast(x, t),
                         "ScalarCast()(input_x, input_y): the number as dtype input_y's type.")
 ScalarToTensor = _primitive("ScalarToTensor", {},

@@ -6,10 +6,10 @@ from pijit import _C
 Tensor = _C.Tensor
 dtype = _C.dtype
 _DTYPES = (dtype.bool, dtype.i8, dtype.i16, dtype.i32, dtype.i64, dtype.u8, dtype.u16, dtype.u32,
-           dtype.u64, dtype.f16, dtype.bf16, dtype.f32, dtype.f64)
+           dtype.u64, dtype.f16, dtype.bf16, dtype.f32, dtype.f64, dtype.c64, dtype.c128)
 (bool_, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float16, bfloat16, float32,
- float64) = _DTYPES
-_PYTYPES = {bool: bool_, int: int64, float: float32}
+ float64, complex64, complex128) = _DTYPES
+_PYTYPES = {bool: bool_, int: int64, float: float32, complex: complex128}
 
 
 def dtype_to_nptype(type_):
@@ -20,7 +20,8 @@ def dtype_to_nptype(type_):
 
 
 def pytype_to_dtype(obj):
-    """The pijit dtype of a Python type (bool, int, float), a NumPy dtype or a pijit dtype."""
+    """The pijit dtype of a Python type (bool, int, float, complex), a NumPy dtype or a pijit
+    dtype."""
     if isinstance(obj, dtype):
         return obj
     if obj in _PYTYPES:
@@ -36,7 +37,9 @@ def pytype_to_dtype(obj):
 
 
 def dtype_to_pytype(type_):
-    """The Python type (bool, int or float) of a pijit dtype's values."""
+    """The Python type (bool, int, float or complex) of a pijit dtype's values."""
+    if type_ in (complex64, complex128):
+        return complex
     return bool if type_ == bool_ else float if "f" in type_.name.lower() else int
 
 

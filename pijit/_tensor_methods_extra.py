@@ -7,6 +7,7 @@ from pijit import _ops_activation
 from pijit import _ops_composed
 from pijit import _ops_array_extra as _array
 from pijit import _ops_dynamic_shape as _dynamic
+from pijit import _ops_complex as _complex
 from pijit import _ops_image as _image
 from pijit import _ops_math_more as _math_more
 from pijit import _ops_math_extra as _math
@@ -44,7 +45,8 @@ _SAME_NAME_BY_MODULE = {
     _ops_activation: "hardshrink",
     _np_indexing: "choose",
     _nd: "gather_nd",
-    _misc: "angle cholesky cholesky_inverse index_add norm renorm reverse_sequence",
+    _complex: "angle conj is_complex",
+    _misc: "cholesky cholesky_inverse index_add norm renorm reverse_sequence",
     _math_more: "igamma igammac",
     _image: "col2im",
     _sample: "i0 random_categorical",
@@ -152,11 +154,6 @@ def copy(self):
     return self + _ops.zeros_like(self) if self.dtype != bool_ else _ops.logical_or(self, self)
 
 
-def conj(self):
-    """self: pijit's dtypes are real."""
-    return self
-
-
 def inplace_update(self, v, indices):
     """self with rows `indices` replaced by v's rows (a new tensor)."""
     moved, covered = place_rows("inplace_update", indices, self, v)
@@ -258,7 +255,7 @@ _OWN = {
     "split": split, "repeat": repeat, "ptp": ptp, "argmax_with_value": argmax_with_value,
     "argmin_with_value": argmin_with_value, "top_k": top_k, "searchsorted": searchsorted,
     "approximate_equal": approximate_equal, "is_signed": is_signed, "fill": fill,
-    "copy": copy, "conj": conj, "init_data": init_data, "inplace_update": inplace_update,
+    "copy": copy, "init_data": init_data, "inplace_update": inplace_update,
     "itemset": itemset, "resize": resize, "numel": numel, "nelement": numel,
     "ndimension": ndimension,
     "bool": _cast_to(bool_, "bool"), "float": _cast_to(float32, "float"),

@@ -119,12 +119,21 @@ void Tape::Record(graph::Node n, absl::Span<PyObject* const> operands,
                   absl::Span<const Tensor* const> values, PyObject* result) {
   const Tensor* r = AsTensor(result);
   if (!error_.ok() || r == nullptr) return;
-  if (!record_everything_ && !graph::CarriesGradient(r->dtype())) return;
+  const bool complex = IsComplex(r->dtype());
+  if (!complex && !record_everything_ && !graph::CarriesGradient(r->dtype())) return;
   bool any = false;
   for (PyObject* o : operands) any = any || (o != nullptr && Tracks(o));
   const bool random_draw = record_everything_ && operands.empty() &&
                            graph::HasTrait(n.op, graph::kStateful);
   if (!any && !random_draw) return;
+  if (complex) {  // not left unrecorded: the gradient (or the export) would miss this path
+    Fail(absl::UnimplementedError(absl::StrFormat(
+        record_everything_ ? "export: %s tensors cannot be held in a graph file (%s)"
+                           : "grad: gradients through %s tensors are not supported (%s of a "
+                             "tensor being differentiated)",
+        DTypeName(r->dtype()), graph::OpName(n.op))));
+    return;
+  }
   n.inputs.clear();
   for (size_t i = 0; i < operands.size(); ++i) n.inputs.push_back(OperandNode(operands[i], *values[i]));
   auto id = graph_.AddNode(std::move(n));

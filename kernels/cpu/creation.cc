@@ -26,12 +26,14 @@ absl::StatusOr<Tensor> Full(absl::Span<const int64_t> shape, DType dtype, const 
   // The value is converted into the first element (as a cast would), then repeated.
   CopyInto(value, Tensor::View(out.storage(), dtype, value.shape(),
                                Shape(value.shape().size(), 1), out.offset()));
-  DispatchDType(dtype, [&](auto tag) {
+  auto repeat = [&](auto tag) {
     using T = decltype(tag);
     T* p = out.data<T>();
     const T x = p[0];
     for (int64_t i = 1; i < n; ++i) p[i] = x;
-  });
+  };
+  if (IsComplex(dtype)) DispatchComplex(dtype, repeat);
+  else DispatchDType(dtype, repeat);
   return out;
 }
 

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <limits>
 
+#include "kernels/cpu/complex.h"
 #include "kernels/cpu/isa_loops.h"
 #include "kernels/cpu/loops.h"
 #include "kernels/errors.h"
@@ -104,6 +105,10 @@ Family FamilyOf(BinaryOp op) {
 absl::StatusOr<DType> ComputeDType(BinaryOp op, DType a, DType b) {
   const char* name = BinaryOpName(op);
   PIJIT_ASSIGN_OR_RETURN(DType dt, PromoteOrError(name, a, b));
+  if (IsComplex(dt)) {
+    PIJIT_RETURN_IF_ERROR(CheckComplexBinary(op, dt));
+    return dt;
+  }
   switch (FamilyOf(op)) {
     case Family::kLogical: return DType::kBool;
     case Family::kCompare: return dt;
@@ -296,6 +301,7 @@ void RunCompare(BinaryOp op, const Tensor& va, const Tensor& vb, const Tensor& o
 
 absl::Status RunBinary(BinaryOp op, DType compute, const Tensor& va, const Tensor& vb,
                        const Tensor& out) {
+  if (IsComplex(compute)) return RunComplexBinary(op, compute, va, vb, out);
   const Family f = FamilyOf(op);
   return DispatchDType(compute, [&](auto tag) -> absl::Status {
     using T = decltype(tag);

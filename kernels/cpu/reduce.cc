@@ -11,6 +11,7 @@
 #include <optional>
 #include <vector>
 
+#include "kernels/cpu/complex.h"
 #include "kernels/cpu/loops.h"
 #include "kernels/cpu/reduce_vec.h"
 #include "kernels/errors.h"
@@ -67,7 +68,7 @@ DType ReduceDType(ReduceOp op, DType in) {
     // Integers sum in int64, as NumPy's signed ones do; the wide unsigned types, which mix
     // with no signed integer, in uint64 (NumPy's too).
     case ReduceOp::kSum: case ReduceOp::kProd:
-      return IsFloating(in) ? in : IsWideUnsigned(in) ? DType::kUInt64 : DType::kInt64;
+      return IsFloating(in) || IsComplex(in) ? in : IsWideUnsigned(in) ? DType::kUInt64 : DType::kInt64;
     case ReduceOp::kMean: case ReduceOp::kVar: case ReduceOp::kStd:
       return FloatFunctionDType(in);
     case ReduceOp::kAll: case ReduceOp::kAny: return DType::kBool;
@@ -537,6 +538,7 @@ std::optional<Tensor> ReduceOverBroadcast(ReduceOp op, const Tensor& a, const Re
 absl::StatusOr<TensorMeta> InferReduce(ReduceOp op, const TensorMeta& a,
                                        absl::Span<const int64_t> axes, bool keepdims) {
   const char* name = ReduceOpName(op);
+  if (IsComplex(a.dtype)) PIJIT_RETURN_IF_ERROR(CheckComplexReduce(op, a.dtype));
   PIJIT_ASSIGN_OR_RETURN(ReducePlan p, Plan(name, a, axes, keepdims));
   if ((op == ReduceOp::kMax || op == ReduceOp::kMin) && p.red == 0) {
     return absl::InvalidArgumentError(absl::StrFormat(
@@ -551,6 +553,13 @@ absl::StatusOr<Tensor> Reduce(ReduceOp op, const Tensor& a, absl::Span<const int
                               bool keepdims, int64_t ddof) {
   PIJIT_ASSIGN_OR_RETURN(TensorMeta meta, InferReduce(op, MetaOf(a), axes, keepdims));
   PIJIT_ASSIGN_OR_RETURN(ReducePlan p, Plan(ReduceOpName(op), MetaOf(a), axes, keepdims));
+  if (IsComplex(a.dtype())) {
+    Tensor out = Tensor::Empty(meta.shape, meta.dtype);
+    if (p.kept == 0) return out;
+    PIJIT_ASSIGN_OR_RETURN(Tensor rows, AsRows(a, p));
+    ReduceComplexRows(op, rows, p.kept, p.red, out);
+    return out;
+  }
   if (std::optional<Tensor> r = ReduceOverBroadcast(op, a, p, axes, keepdims)) return *r;
   Tensor out = Tensor::Empty(meta.shape, meta.dtype);
   if (p.kept == 0) return out;

@@ -2,6 +2,7 @@
 // functions (std:: implementations) and logical/bitwise negation.
 #include <cmath>
 
+#include "kernels/cpu/complex.h"
 #include "kernels/cpu/isa_loops.h"
 #include "kernels/cpu/loops.h"
 #include "kernels/errors.h"
@@ -92,6 +93,7 @@ void RunNumeric(UnaryOp op, const Tensor& a, const Tensor& out) {
 }  // namespace
 
 absl::StatusOr<TensorMeta> InferUnary(UnaryOp op, const TensorMeta& a) {
+  if (IsComplex(a.dtype)) return InferComplexUnary(op, a);
   const char* name = UnaryOpName(op);
   switch (op) {
     case UnaryOp::kLogicalNot: return TensorMeta{DType::kBool, a.shape};
@@ -145,6 +147,7 @@ const FusedKernel* GeneratedKernel(UnaryOp op, DType dt) {
 }
 
 absl::StatusOr<Tensor> Unary(UnaryOp op, const Tensor& a) {
+  if (IsComplex(a.dtype())) return ComplexUnary(op, a);
   PIJIT_ASSIGN_OR_RETURN(TensorMeta meta, InferUnary(op, MetaOf(a)));
   if (a.dtype() == meta.dtype) {
     if (const FusedKernel* k = GeneratedKernel(op, meta.dtype)) {

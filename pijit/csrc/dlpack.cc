@@ -27,6 +27,7 @@ constexpr DLEntry kDLTypes[] = {
     {DType::kFloat64, kDLFloat, 64},  {DType::kBool, 6 /* kDLBool in dlpack >= 0.8 */, 8},
     {DType::kUInt16, kDLUInt, 16},    {DType::kUInt32, kDLUInt, 32},
     {DType::kUInt64, kDLUInt, 64},
+    {DType::kComplex64, kDLComplex, 64}, {DType::kComplex128, kDLComplex, 128},
 };
 static_assert(sizeof(kDLTypes) / sizeof(kDLTypes[0]) == kNumDTypes, "a dtype without a DLPack type");
 

@@ -3,6 +3,7 @@
 PYBIND11_MODULE(_C, m) {
   m.doc() = "pijit native core";
   pijit::BindTensor(m);
+  pijit::BindComplex(m);
   pijit::BindDLPack(m, m.attr("Tensor"));
   pijit::BindJit(m);
   pijit::BindTape(m);

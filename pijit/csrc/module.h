@@ -5,6 +5,7 @@
 
 namespace pijit {
 void BindTensor(pybind11::module_& m);
+void BindComplex(pybind11::module_& m);
 void BindJit(pybind11::module_& m);
 void BindDLPack(pybind11::module_& m, pybind11::object tensor_class);
 void BindTape(pybind11::module_& m);

@@ -44,7 +44,7 @@ py::object UnaryDunder(PyOp op, py::handle a) {
   return py::reinterpret_steal<py::object>(r);
 }
 
-// The single element of `t` as a Python bool, int or float; `what` names the conversion.
+// The single element of `t` as a Python bool, int, float or complex; `what` names the conversion.
 py::object ToPyScalar(const Tensor& device_or_host, const char* what) {
   if (device_or_host.numel() != 1) {
     ThrowStatus(absl::InvalidArgumentError(absl::StrFormat(
@@ -52,6 +52,12 @@ py::object ToPyScalar(const Tensor& device_or_host, const char* what) {
         "shape %s (%d elements)", what, ShapeToString(device_or_host.shape()), device_or_host.numel())));
   }
   const Tensor t = OnHost(device_or_host);  // its one value comes to the host
+  if (IsComplex(t.dtype())) {
+    return DispatchComplex(t.dtype(), [&](auto tag) -> py::object {
+      const auto v = *t.data<decltype(tag)>();
+      return py::reinterpret_steal<py::object>(PyComplex_FromDoubles(v.real(), v.imag()));
+    });
+  }
   return DispatchDType(t.dtype(), [&](auto tag) -> py::object {
     using T = decltype(tag);
     const T v = *t.data<T>();  // one element: the view's offset addresses it
@@ -114,8 +120,12 @@ void BindTensor(py::module_& m) {
     }
     std::vector<ssize_t> shape(t.shape().begin(), t.shape().end()), strides;
     for (int64_t st : t.strides()) strides.push_back(st * static_cast<ssize_t>(t.itemsize()));
-    return py::buffer_info(t.raw_data(), static_cast<ssize_t>(t.itemsize()),
-                           std::string(1, NumpyChar(t.dtype())), t.ndim(), shape, strides);
+    // PEP 3118 spells a complex element 'Z' before its part's format ('Zf', 'Zd').
+    const std::string format = IsComplex(t.dtype())
+                                   ? std::string("Z") + NumpyChar(ComplexPartDType(t.dtype()))
+                                   : std::string(1, NumpyChar(t.dtype()));
+    return py::buffer_info(t.raw_data(), static_cast<ssize_t>(t.itemsize()), format, t.ndim(),
+                           shape, strides);
   });
   cls.def(py::init(&MakeTensor), py::arg("input_data") = py::none(), py::arg("dtype") = py::none())
       .def_property_readonly("shape", [](const Tensor& t) {

@@ -7,6 +7,8 @@ from pijit.numpy._utils import int_or_ints, raise_error
 
 Tensor = _C.Tensor
 FLOAT_DTYPES = (_C.dtype.f16, _C.dtype.bf16, _C.dtype.f32, _C.dtype.f64)
+COMPLEX_DTYPES = (_C.dtype.c64, _C.dtype.c128)
+_FLOAT32 = _C.dtype.f32
 INT_DTYPES = (_C.dtype.u8, _C.dtype.i8, _C.dtype.i16, _C.dtype.i32, _C.dtype.i64, _C.dtype.u16,
               _C.dtype.u32, _C.dtype.u64)
 
@@ -62,6 +64,14 @@ def check_choice(fname, name, value, choices):
 
 def is_float(t):
     return t.dtype in FLOAT_DTYPES
+
+
+def as_real_float(fname, t):
+    """t if floating, else t in float32; a complex t is a TypeError: the real functions
+    composed here would otherwise see only its real part."""
+    if t.dtype in COMPLEX_DTYPES:
+        raise_error(TypeError, f"{fname}: {t.dtype} tensors are not supported")
+    return t if t.dtype in FLOAT_DTYPES else t.astype(_FLOAT32)
 
 
 def is_int(t):

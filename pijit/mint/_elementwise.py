@@ -4,10 +4,9 @@ on the eager tape and pijit.jit captures (and fuses) it like them."""
 import math
 
 from pijit import _C
-from pijit._tensor import float32
 from pijit import _ops_activation
 from pijit import _ops_composed
-from pijit.mint._checks import (check_choice, check_tensor, is_float, is_int,
+from pijit.mint._checks import (as_real_float, check_choice, check_tensor, is_int,
                                 raise_error)
 from pijit.numpy.logic import isclose as _np_isclose
 from pijit.numpy.math_ops import arctan2 as _np_arctan2
@@ -120,7 +119,7 @@ def erfinv(input):  # noqa: A002
     outside [-1, 1]. Integers compute in float32. Its gradient, sqrt(pi)/2 * exp(y^2),
     comes from the Newton steps' ops."""
     check_tensor("erfinv", "input", input)
-    x = input if is_float(input) else input.astype(float32)
+    x = as_real_float("erfinv", input)
     inside = _ops.less(_ops.abs(x), 1.0)
     safe = _ops.where(inside, x, 0.0)  # keeps log finite where the result is set below
     w = _ops.neg(_ops.log((1.0 - safe) * (1.0 + safe)))

@@ -167,6 +167,9 @@ def test_other_refusals(tmp_path):
     with pytest.raises(ValueError, match="not computed from the inputs"):
         ms.export(lambda t: ms.Tensor(np.zeros(2, np.float32)), x,
                   file_name=str(tmp_path / "d"), file_format="MINDIR")
+    with pytest.raises(TypeError, match="Complex64 tensors cannot be held"):
+        ms.export(lambda t: ops.Complex()(t, t) * 2, x, file_name=str(tmp_path / "z"),
+                  file_format="MINDIR")
     with pytest.raises(ValueError, match="MINDIR"):
         ms.export(lambda t: t * 2, x, file_name=str(tmp_path / "e"), file_format="ONNX")
     with pytest.raises(TypeError, match="inputs must be"):

@@ -330,7 +330,7 @@ def test_print_writes_the_numpy_string(capsys):
 
 # ---- unsupported input ---------------------------------------------------------------------------
 
-@pytest.mark.parametrize("dtype", [np.complex64, np.complex128, np.str_, np.object_],
+@pytest.mark.parametrize("dtype", [np.longdouble, np.str_, np.object_],
                          ids=lambda d: np.dtype(d).name)
 def test_unsupported_numpy_dtype_raises_type_error_naming_dtype(dtype):
     data = np.zeros(3, dtype)
@@ -355,13 +355,14 @@ def test_a_failed_construction_leaves_no_half_made_tensor_behind():
 
 
 def test_unsupported_dtype_argument_raises_type_error_naming_dtype():
-    with pytest.raises(TypeError, match="complex64"):
-        ms.Tensor(np.zeros(3, np.float32), np.complex64)
+    with pytest.raises(TypeError, match=str(np.dtype(np.longdouble))):
+        ms.Tensor(np.zeros(3, np.float32), np.longdouble)
 
 
-def test_complex_python_list_raises_type_error_naming_dtype():
-    with pytest.raises(TypeError, match="complex128"):
-        ms.Tensor([1 + 2j])
+def test_complex_python_list_makes_a_complex128_tensor():
+    t = ms.Tensor([1 + 2j, 3])
+    assert t.dtype == ms.complex128
+    np.testing.assert_array_equal(t.asnumpy(), np.array([1 + 2j, 3]))
 
 
 def test_string_input_raises_type_error():
