@@ -80,6 +80,7 @@ class Tape {
   // dtype (integer results included), and the random draws (which have no operands), so that
   // the graph computes everything the call did from the watched tensors.
   void RecordEverything() { record_everything_ = true; }
+  bool RecordsEverything() const { return record_everything_; }
   // `obj`'s values were read into Python (asnumpy, item, bool, int, float, index) on every
   // recording tape that tracks it: what the call did next may depend on them, which a graph
   // cannot hold, so ForwardGraph refuses (the gradient is unaffected).

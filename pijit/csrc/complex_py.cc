@@ -28,7 +28,9 @@ void BindComplex(py::module_& m) {
     }
     if (Tape* tape = ActiveTape(); tape != nullptr && tape->Tracks(obj.ptr())) {
       ThrowStatus(absl::UnimplementedError(absl::StrFormat(
-          "%s: gradients through complex tensors are not supported", op)));
+          tape->RecordsEverything() ? "%s: complex tensors cannot be held in a graph file"
+                                    : "%s: gradients through complex tensors are not supported",
+          op)));
     }
     return *t;
   };

@@ -167,7 +167,7 @@ def test_other_refusals(tmp_path):
     with pytest.raises(ValueError, match="not computed from the inputs"):
         ms.export(lambda t: ms.Tensor(np.zeros(2, np.float32)), x,
                   file_name=str(tmp_path / "d"), file_format="MINDIR")
-    with pytest.raises(TypeError, match="Complex64 tensors cannot be held"):
+    with pytest.raises(TypeError, match="omplex(64)? tensors cannot be held in a graph file"):
         ms.export(lambda t: ops.Complex()(t, t) * 2, x, file_name=str(tmp_path / "z"),
                   file_format="MINDIR")
     with pytest.raises(ValueError, match="MINDIR"):
