@@ -158,7 +158,7 @@ std::vector<std::string> AttrTexts(const Node& n) {
       a.push_back(absl::StrCat("post=[", absl::StrJoin(names, ","), "]"));
       break;
     }
-    case Op::kLayerNorm:
+    case Op::kLayerNorm: case Op::kLayerNormGrad:
       ints("params");
       a.push_back(absl::StrCat("value=", ValueText(n.value)));
       break;
