@@ -1,5 +1,5 @@
-// VJP rules of the normalisation layers: layer_norm (whose dx is the layer_norm_grad kernel),
-// layer_norm_grad, batch_norm and batch_norm_train, built from reductions and elementwise ops. With x̂ = (x - μ) r, r = 1/sqrt(σ² + eps) and
+// VJP rules of the normalisation layers: layer_norm and group_norm (whose dx is the
+// layer_norm_grad kernel), layer_norm_grad, batch_norm and batch_norm_train, built from reductions and elementwise ops. With x̂ = (x - μ) r, r = 1/sqrt(σ² + eps) and
 // y = γ x̂ + β, the adjoints are
 //
 //     dβ = Σ g,   dγ = Σ g x̂,   dx̂ = γ g
@@ -130,6 +130,40 @@ Grads LayerNormGradVjp(Builder& b, const VjpArgs& a) {
   return out;
 }
 
+// group_norm(x, γ, β) of (N, C, ...) data in G groups: x̂ is layer_norm's over the rows of x
+// viewed as (N, G, rest), so dx is layer_norm_grad of those rows with dx̂ = g γ[c]; γ's and β's
+// gradients sum g x̂ and g over every axis but the channels'.
+Grads GroupNormVjp(Builder& b, const VjpArgs& a) {
+  const NodeId x = Widen(b, a.in(0)), g = Widen(b, a.dy);
+  const Shape shape = b.ShapeOf(x);
+  const int64_t groups = a.n.attr;
+  if (shape.size() < 2 || groups < 1 || shape[1] % groups != 0) {
+    return {b.Fail(absl::InternalError("group_norm: bad shape or groups"))};
+  }
+  const int64_t rest = NumElements(shape) / std::max<int64_t>(1, shape[0] * groups);
+  const Shape rows{shape[0], groups, rest}, channel{shape[1]};
+  Shape view(shape.size(), 1), others;
+  view[1] = shape[1];
+  for (int64_t i = 0; i < static_cast<int64_t>(shape.size()); ++i)
+    if (i != 1) others.push_back(i);
+  Attrs stats;  // {has_gamma, has_beta, normalized_shape} of the rows: the last axis
+  stats.ints = {0, 0, rest};
+  stats.value = a.n.value;
+  const NodeId xr = b.Reshape(x, rows);
+  Grads out(3, kNil);
+  if (a.want[0]) {
+    const NodeId dxhat = b.Mul(g, b.Reshape(Widen(b, a.in(1)), view));
+    Attrs grad = stats;
+    out[0] = b.Reshape(b.Emit(Op::kLayerNormGrad, {xr, b.Reshape(dxhat, rows)}, std::move(grad)), shape);
+  }
+  if (a.want[1]) {
+    const NodeId xhat = b.Reshape(b.Emit(Op::kLayerNorm, {xr}, stats), shape);
+    out[1] = b.Reshape(b.SumInRuns(b.Mul(g, xhat), others), channel);
+  }
+  if (a.want[2]) out[2] = b.Reshape(b.SumInRuns(g, others), channel);
+  return out;
+}
+
 // batch_norm's per-channel operands have shape [C]; against x of shape [N, C, ...] they are
 // viewed as [1, C, 1, ...] and their gradients summed over every axis but 1.
 struct Channels {
@@ -192,6 +226,7 @@ Grads BatchNormTrainVjp(Builder& b, const VjpArgs& a) {
 const VjpRule kNormRules[] = {
   {Op::kLayerNorm, LayerNormVjp},
   {Op::kLayerNormGrad, LayerNormGradVjp},
+  {Op::kGroupNorm, GroupNormVjp},
   {Op::kBatchNorm, BatchNormVjp},
   {Op::kBatchNormTrain, BatchNormTrainVjp},
 };

@@ -162,6 +162,10 @@ std::vector<std::string> AttrTexts(const Node& n) {
       ints("params");
       a.push_back(absl::StrCat("value=", ValueText(n.value)));
       break;
+    case Op::kGroupNorm:
+      a.push_back(absl::StrCat("groups=", n.attr));
+      a.push_back(absl::StrCat("value=", ValueText(n.value)));
+      break;
     case Op::kOneHot: ints("params"); a.push_back(absl::StrCat("value=", ValueText(n.value))); break;
     case Op::kBatchNorm: case Op::kBatchNormTrain:
       a.push_back(absl::StrCat("value=", ValueText(n.value)));

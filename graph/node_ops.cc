@@ -276,6 +276,7 @@ absl::StatusOr<TensorMeta> InferNode(const Node& n, absl::Span<const TensorMeta*
       PIJIT_RETURN_IF_ERROR(LayerNormOperands<TensorMeta>(n, in, &gamma, &beta));
       return InferLayerNorm(*in[0], NormalizedShape(n), gamma, beta);
     }
+    case Op::kGroupNorm: return InferGroupNorm(*in[0], n.attr, *in[1], *in[2]);
     case Op::kLayerNormGrad: {
       PIJIT_RETURN_IF_ERROR(LayerNormGradOperands(n, in.size()));
       return InferLayerNormGrad(*in[0], *in[1], NormalizedShape(n), n.ints[0] ? in[2] : nullptr);
@@ -453,6 +454,10 @@ absl::StatusOr<Tensor> RunNode(const Node& n, absl::Span<const Tensor* const> in
       PIJIT_RETURN_IF_ERROR(LayerNormOperands<Tensor>(n, in, &gamma, &beta));
       PIJIT_ASSIGN_OR_RETURN(double eps, ValueAt(n, 0));
       return LayerNorm(*in[0], NormalizedShape(n), gamma, beta, eps);
+    }
+    case Op::kGroupNorm: {
+      PIJIT_ASSIGN_OR_RETURN(double eps, ValueAt(n, 0));
+      return GroupNorm(*in[0], n.attr, *in[1], *in[2], eps);
     }
     case Op::kLayerNormGrad: {
       PIJIT_RETURN_IF_ERROR(LayerNormGradOperands(n, in.size()));

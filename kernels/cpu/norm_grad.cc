@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "kernels/cpu/lane_sum.h"
 #include "kernels/cpu/reduce_vec.h"  // ActiveIsa
 #include "kernels/errors.h"
 #include "kernels/ops.h"
@@ -15,39 +16,16 @@
 namespace pijit {
 namespace {
 
-// Partial sums per lane, so that the compiler vectorises the loops without reordering any
-// single lane's additions (no -ffast-math needed); each block's lanes are added up in double,
-// so long rows lose no more precision than a block of kBlock elements does.
-constexpr int kLanes = 16;
-constexpr int64_t kBlock = 512;
-
-// Σ over [0, n) of f(i) in T lanes per block, blocks combined in double.
-template <typename T, typename F>
-__attribute__((always_inline)) inline double LaneSum(int64_t n, F f) {
-  double total = 0;
-  for (int64_t b0 = 0; b0 < n; b0 += kBlock) {
-    const int64_t len = std::min(kBlock, n - b0), body = len - len % kLanes;
-    T acc[kLanes] = {};
-    for (int64_t i = 0; i < body; i += kLanes)
-      for (int l = 0; l < kLanes; ++l) acc[l] += f(b0 + i + l);
-    double part = 0;
-    for (int64_t i = body; i < len; ++i) part += f(b0 + i);
-    for (int l = 0; l < kLanes; ++l) part += acc[l];
-    total += part;
-  }
-  return total;
-}
-
 // One row of dx; gamma is read only when kGamma. Inlined into a baseline and an AVX2 copy.
 template <typename T, bool kGamma>
 __attribute__((always_inline)) inline void GradRow(const T* x, const T* dy, const T* gamma, T* dx,
                                                    int64_t d, double eps) {
   const double n = static_cast<double>(d);
-  const T mu = static_cast<T>(LaneSum<T>(d, [&](int64_t i) { return x[i]; }) / n);
+  const T mu = static_cast<T>(lanes::LaneSum<T>(d, [&](int64_t i) { return x[i]; }) / n);
   auto dh = [&](int64_t i) { return kGamma ? dy[i] * gamma[i] : dy[i]; };
-  const double var = LaneSum<T>(d, [&](int64_t i) { return (x[i] - mu) * (x[i] - mu); }) / n;
-  const double sum_dh = LaneSum<T>(d, dh);
-  const double sum_dh_xc = LaneSum<T>(d, [&](int64_t i) { return dh(i) * (x[i] - mu); });
+  const double var = lanes::LaneSum<T>(d, [&](int64_t i) { return (x[i] - mu) * (x[i] - mu); }) / n;
+  const double sum_dh = lanes::LaneSum<T>(d, dh);
+  const double sum_dh_xc = lanes::LaneSum<T>(d, [&](int64_t i) { return dh(i) * (x[i] - mu); });
   // dx = r (dx̂ - mean(dx̂) - x̂ mean(dx̂ x̂)) = r (dx̂ - mean(dx̂)) - r³ mean(dx̂ (x - μ)) (x - μ);
   // the mean is subtracted before the product with r, which can be large (1/sqrt(eps) for a
   // constant row), so that equal values cancel exactly.

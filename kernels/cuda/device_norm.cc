@@ -158,4 +158,24 @@ absl::StatusOr<Tensor> DeviceLayerNormGrad(const Tensor& x, const Tensor& dy,
       x.dtype(), in, MetaOf(x));
 }
 
+// layer_norm over the rows of x viewed as (N, groups, rest), then the per-channel scale and
+// shift as one elementwise kernel.
+absl::StatusOr<Tensor> DeviceGroupNorm(const Tensor& x, int64_t groups, const Tensor& gamma,
+                                       const Tensor& beta, double eps) {
+  PIJIT_RETURN_IF_ERROR(CheckFloat(x, "group_norm"));
+  if (groups < 1 || x.shape()[1] % groups != 0) {
+    return absl::InvalidArgumentError("group_norm: the channels must divide into the groups");
+  }
+  PIJIT_ASSIGN_OR_RETURN(Tensor cx, DeviceContiguous(x));
+  const int64_t rest = cx.numel() / std::max<int64_t>(1, x.shape()[0] * groups);
+  const Shape rows{x.shape()[0], groups, rest};
+  const Tensor xr = Tensor::View(cx.storage(), cx.dtype(), rows, ContiguousStrides(rows), cx.offset());
+  const int64_t ns[] = {rest};
+  PIJIT_ASSIGN_OR_RETURN(Tensor yr, DeviceLayerNorm(xr, ns, nullptr, nullptr, eps));
+  const Tensor y = Tensor::View(yr.storage(), yr.dtype(), x.shape(), ContiguousStrides(x.shape()), yr.offset());
+  const Tensor g = AlongChannels(gamma, y), b = AlongChannels(beta, y);
+  const Tensor* in[] = {&y, &g, &b};
+  return DeviceElementwise("    r = T(x0) * T(x1) + T(x2);", x.dtype(), in, MetaOf(y));
+}
+
 }  // namespace pijit::cuda

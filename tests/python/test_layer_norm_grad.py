@@ -15,6 +15,14 @@ from gradcheck_util import central_differences
 EPS = 1e-5
 
 
+@pytest.fixture(autouse=True)
+def fresh_caches():
+    """Each case compiles its own graphs: the parametrised cases share code objects, whose
+    recompile limit would otherwise send later cases to eager execution."""
+    ms.reset()
+    yield
+
+
 def T(a):
     return ms.Tensor(np.asarray(a))
 
@@ -106,8 +114,10 @@ def test_float16_layer_norm_gradient_agrees_with_float32():
 
 def check_second_order(first_grad, x, v, jit, rtol=1e-6, atol=1e-8):
     """grad of sum(first_grad(x) * v) against central differences of that sum, eager or jitted."""
+    vt = T(v)
+
     def inner(t):
-        return ops.sum(first_grad(t) * T(v))
+        return ops.sum(first_grad(t) * vt)
 
     second = ms.grad(inner)
     if jit:
@@ -124,9 +134,10 @@ def test_layer_norm_second_order_gradient_matches_finite_differences(jit, shape,
     x, w, v = (rng.standard_normal(shape) for _ in range(3))
     gamma = T(rng.standard_normal(ns) + 1)
     beta = T(rng.standard_normal(ns))
+    wt = T(w)
 
     def loss(t):
-        return ops.sum(ops.layer_norm(t, ns, gamma if has_gamma else None, beta, EPS) ** 3 * T(w))
+        return ops.sum(ops.layer_norm(t, ns, gamma if has_gamma else None, beta, EPS) ** 3 * wt)
 
     check_second_order(ms.grad(loss), x, v, jit)
 
@@ -161,7 +172,8 @@ def test_group_and_instance_norm_second_order_gradients_match_finite_differences
     net = float64_cell(make())
     rng = np.random.default_rng(8)
     x, w, v = (rng.standard_normal(shape) for _ in range(3))
-    check_second_order(ms.grad(lambda t: ops.sum(net(t) ** 2 * T(w))), x, v, jit)
+    wt = T(w)
+    check_second_order(ms.grad(lambda t: ops.sum(net(t) ** 2 * wt)), x, v, jit)
 
 
 # ---- GroupNorm ----
@@ -207,7 +219,8 @@ def test_group_norm_float32_gradients_match_torch():
     net.beta.set_data(T(rng.uniform(-0.5, 0.5, 16).astype(np.float32)))
     x = rng.standard_normal((4, 16, 6, 6)).astype(np.float32)
     w = rng.standard_normal((4, 16, 6, 6)).astype(np.float32)
-    grads = ms.jit(ms.value_and_grad(lambda t: ops.sum(net(t) * T(w)), 0, net.trainable_params()))
+    wt = T(w)
+    grads = ms.jit(ms.value_and_grad(lambda t: ops.sum(net(t) * wt), 0, net.trainable_params()))
     _, (gx, (gg, gb)) = grads(T(x))
     ref = torch.nn.GroupNorm(4, 16)
     with torch.no_grad():
@@ -218,3 +231,64 @@ def test_group_norm_float32_gradients_match_torch():
     for got, want in [(gx, xt.grad), (gg, ref.weight.grad), (gb, ref.bias.grad)]:
         want = want.numpy()
         np.testing.assert_allclose(got.asnumpy(), want, rtol=1e-4, atol=1e-5 * np.abs(want).max())
+
+
+# ---- the group_norm op ----
+
+def numpy_group_norm(x, groups, gamma, beta, eps=EPS):
+    n, c = x.shape[:2]
+    g = x.astype(np.float64).reshape(n, groups, -1)
+    y = (g - g.mean(-1, keepdims=True)) / np.sqrt(g.var(-1, keepdims=True) + eps)
+    view = (1, c) + (1,) * (x.ndim - 2)
+    return y.reshape(x.shape) * gamma.reshape(view) + beta.reshape(view)
+
+
+@pytest.mark.parametrize("shape,groups", [((2, 6, 5, 4), 3), ((3, 4, 7), 4), ((2, 8), 2),
+                                          ((1, 6, 2, 3, 2), 1), ((4, 32, 3, 3), 32)])
+@pytest.mark.parametrize("dtype,tol", [(np.float64, 1e-12), (np.float32, 2e-6)])
+def test_group_norm_op_matches_numpy_eager_and_jitted(shape, groups, dtype, tol):
+    rng = np.random.default_rng(sum(shape) + groups)
+    x = (rng.standard_normal(shape) * 2 + 3).astype(dtype)
+    gamma = rng.uniform(0.5, 1.5, shape[1]).astype(dtype)
+    beta = rng.uniform(-1, 1, shape[1]).astype(dtype)
+    want = numpy_group_norm(x, groups, gamma, beta)
+    eager = ops.group_norm(T(x), groups, T(gamma), T(beta), EPS)
+    jitted = ms.jit(lambda a, g, b: ops.group_norm(a, groups, g, b, EPS))(T(x), T(gamma), T(beta))
+    assert eager.dtype == jitted.dtype == T(x).dtype
+    np.testing.assert_allclose(eager.asnumpy(), want, rtol=tol, atol=tol * 10)
+    np.testing.assert_allclose(jitted.asnumpy(), eager.asnumpy(), rtol=tol, atol=tol * 10)
+
+
+def test_group_norm_op_in_float16_is_computed_in_float32():
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal((2, 4, 3, 3)).astype(np.float16)
+    gamma, beta = np.ones(4, np.float16), np.zeros(4, np.float16)
+    got = ops.group_norm(T(x), 2, T(gamma), T(beta), EPS)
+    assert got.dtype == ms.float16
+    np.testing.assert_allclose(got.asnumpy().astype(np.float64),
+                               numpy_group_norm(x.astype(np.float32), 2, gamma, beta), atol=5e-3)
+
+
+@pytest.mark.parametrize("args,message", [
+    (((2, 6, 3), 4, 6, 6), "divide into 4 groups"),
+    (((2, 6, 3), 3, 5, 6), "weight"),
+    (((2, 6, 3), 3, 6, 4), "bias"),
+    (((6,), 3, 6, 6), "at least 2 dimensions"),
+])
+def test_group_norm_op_rejects_bad_operands_clearly(args, message):
+    shape, groups, cg, cb = args
+    with pytest.raises((ValueError, TypeError, RuntimeError), match=message):
+        ops.group_norm(T(np.ones(shape, np.float32)), groups, T(np.ones(cg, np.float32)),
+                       T(np.zeros(cb, np.float32)), EPS)
+    with pytest.raises(ValueError, match="num_groups must be positive"):
+        ops.group_norm(T(np.ones((2, 6, 3), np.float32)), 0, T(np.ones(6, np.float32)),
+                       T(np.zeros(6, np.float32)))
+
+
+def test_group_norm_with_parameters_of_another_dtype_promotes():
+    net = nn.GroupNorm(2, 4)  # float32 parameters
+    x = np.random.default_rng(12).standard_normal((2, 4, 3))
+    got = net(T(x))  # float64 input
+    assert got.dtype == ms.float64
+    np.testing.assert_allclose(got.asnumpy(), numpy_group_norm(x, 2, np.ones(4), np.zeros(4)),
+                               rtol=1e-6, atol=1e-6)
