@@ -351,8 +351,7 @@ class Parser {
                   n.op == Op::kConcat || n.op == Op::kStack)) {
         PIJIT_ASSIGN_OR_RETURN(n.attr, ParseInt());
       } else if ((attr.text == "carried" && HasTrait(n.op, kRegion)) ||
-                 (attr.text == "index" && n.op == Op::kResult) ||
-                 (attr.text == "groups" && n.op == Op::kGroupNorm)) {
+                 (attr.text == "index" && n.op == Op::kResult)) {
         PIJIT_ASSIGN_OR_RETURN(n.attr, ParseInt());
       } else if (attr.text == "op" && (n.op == Op::kAllReduce || n.op == Op::kReduceScatter)) {
         const Token& v = Peek();
