@@ -3,9 +3,10 @@
 LSTM (2 layers, input 128, hidden 256, sequence 32, batch 32, batch_first), Conv2dTranspose
 (64 -> 32 channels, kernel 4, stride 2, padding 1, 16x16 input, batch 32, no bias: MindSpore's
 default), GroupNorm (32 groups, 256 channels, 16x16, batch 32) and multi-head attention
-(embed 256, 8 heads, sequence 64, batch 32, batch_first, self-attention, need_weights=False),
-float32. Two passes each: the forward alone, and forward+backward (the gradient of the sum of
-the output with respect to the input and every parameter).
+(embed 256, 8 heads, sequence 64, batch 32, batch_first, self-attention, need_weights=False)
+and LayerNorm (hidden 256 over a (32, 64, 256) input, a transformer's shape), float32. Two
+passes each: the forward alone, and forward+backward (the gradient of the sum of the output
+with respect to the input and every parameter).
 
 Columns, median ms per call after warm-up:
   pijit eager    the Cell called directly; gradients from ms.value_and_grad (the eager tape)
@@ -20,7 +21,7 @@ Before timing, pijit's and torch's outputs and gradients are compared; a warning
 when they differ by more than 1e-3 of the largest reference value. torch is optional: without
 it only the pijit columns are printed.
 
-    python3 benchmarks/layers.py [--repeat N] [--quick] [--no-compile] [--only NAME ...]
+    python3 benchmarks/layers.py [--repeat N] [--quick] [--no-compile] [--only NAME[,NAME] ...]
 """
 import argparse
 import os
@@ -81,6 +82,19 @@ def group_norm_spec():
                      lambda layer, x: layer(x))
 
 
+def layer_norm_spec():
+    def make():
+        net = nn.LayerNorm((256,), epsilon=1e-5)
+        # Parameters away from ones and zeros, for the reason given for GroupNorm.
+        rng = np.random.default_rng(2)
+        net.gamma.set_data(ms.Tensor(rng.uniform(0.5, 1.5, 256).astype(np.float32)))
+        net.beta.set_data(ms.Tensor(rng.uniform(-0.5, 0.5, 256).astype(np.float32)))
+        return net
+    return LayerSpec("LayerNorm", (32, 64, 256), make,
+                     lambda torch: torch.nn.LayerNorm(256),
+                     lambda layer, x: layer(x))
+
+
 def attention_spec():
     return LayerSpec("MultiheadAttention", (32, 64, 256),
                      lambda: nn.MultiheadAttention(256, 8, batch_first=True),
@@ -88,7 +102,7 @@ def attention_spec():
                      lambda layer, x: layer(x, x, x, need_weights=False)[0])
 
 
-SPECS = (lstm_spec, conv_transpose_spec, group_norm_spec, attention_spec)
+SPECS = (lstm_spec, conv_transpose_spec, group_norm_spec, layer_norm_spec, attention_spec)
 PASSES = ("forward", "fwd+bwd")
 
 
@@ -278,9 +292,11 @@ def parse_args():
                     help="5 timed calls after 1 warm-up call per cell")
     ap.add_argument("--no-compile", action="store_true", help="leave out torch.compile")
     ap.add_argument("--only", nargs="+", metavar="NAME", type=str.lower,
-                    help="run only these layers (case-insensitive: lstm, conv2dtranspose, "
-                         "groupnorm, multiheadattention)")
+                    help="run only these layers (case-insensitive, spaces or commas between: "
+                         "lstm, conv2dtranspose, groupnorm, layernorm, multiheadattention)")
     args = ap.parse_args()
+    if args.only:
+        args.only = [name for item in args.only for name in item.split(",") if name]
     args.warmup = 3
     if args.quick:
         args.repeat, args.warmup = min(args.repeat, 5), 1

@@ -1,5 +1,5 @@
-// VJP rules of the normalisation layers: layer_norm, batch_norm and batch_norm_train, built
-// from reductions and elementwise ops. With x̂ = (x - μ) r, r = 1/sqrt(σ² + eps) and
+// VJP rules of the normalisation layers: layer_norm and group_norm (whose dx is the
+// layer_norm_grad kernel), layer_norm_grad, batch_norm and batch_norm_train, built from reductions and elementwise ops. With x̂ = (x - μ) r, r = 1/sqrt(σ² + eps) and
 // y = γ x̂ + β, the adjoints are
 //
 //     dβ = Σ g,   dγ = Σ g x̂,   dx̂ = γ g
@@ -7,7 +7,9 @@
 //     dx = r dx̂                                 when they are given (inference batch norm)
 //
 // with Σ over the axes a parameter is broadcast along and the means over the normalised axes.
+#include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "graph/autodiff_rules.h"
 
@@ -48,26 +50,117 @@ NodeId OwnStatsInputGrad(Builder& b, const Normalised& s, NodeId dxhat,
   return b.Mul(s.r, b.Sub(b.Sub(dxhat, m1), b.Mul(s.xhat, m2)));
 }
 
+// layer_norm's normalised axes: the trailing len(normalized_shape) axes of x (ints[2:]).
+Shape NormalisedAxes(Builder& b, const Node& n, NodeId x) {
+  const int64_t nd = static_cast<int64_t>(b.ShapeOf(x).size());
+  const int64_t k = static_cast<int64_t>(n.ints.size()) - 2;
+  if (k < 1 || k > nd) {
+    b.Fail(absl::InternalError(absl::StrFormat("%s: bad normalized_shape", OpName(n.op))));
+    return {};
+  }
+  Shape axes;
+  for (int64_t i = nd - k; i < nd; ++i) axes.push_back(i);
+  return axes;
+}
+
 // layer_norm(x, [γ], [β]): statistics over the trailing len(normalized_shape) axes; γ and β
-// have the normalised shape, so accumulation sums their gradients over the leading axes.
+// have the normalised shape, so accumulation sums their gradients over the leading axes. dx
+// is one layer_norm_grad node (a kernel that recomputes the statistics); γ's gradient needs
+// x̂, which a layer_norm without γ and β gives in one pass.
 Grads LayerNormVjp(Builder& b, const VjpArgs& a) {
   const bool has_gamma = a.n.ints.size() >= 2 && a.n.ints[0];
   const bool has_beta = a.n.ints.size() >= 2 && a.n.ints[1];
   const int gamma_in = 1, beta_in = 1 + has_gamma;
   const NodeId x = Widen(b, a.in(0)), g = Widen(b, a.dy);
-  const int64_t nd = static_cast<int64_t>(b.ShapeOf(x).size());
-  const int64_t k = static_cast<int64_t>(a.n.ints.size()) - 2;
-  if (k < 1 || k > nd) return {b.Fail(absl::InternalError("layer_norm: bad normalized_shape"))};
-  Shape axes;
-  for (int64_t i = nd - k; i < nd; ++i) axes.push_back(i);
-  const Normalised s = NormaliseOwn(b, x, axes, Param(b, a.n, 0));
+  const NodeId gamma = has_gamma ? Widen(b, a.in(gamma_in)) : kNil;
+  if (NormalisedAxes(b, a.n, x).empty()) return {kNil};
+  const Shape normalized(a.n.ints.begin() + 2, a.n.ints.end());
   Grads out(a.n.inputs.size(), kNil);
   if (has_beta && a.want[beta_in]) out[beta_in] = g;
-  if (has_gamma && a.want[gamma_in]) out[gamma_in] = b.Mul(g, s.xhat);
-  if (a.want[0]) {
-    const NodeId dxhat = has_gamma ? b.Mul(g, Widen(b, a.in(gamma_in))) : g;
-    out[0] = OwnStatsInputGrad(b, s, dxhat, axes);
+  if (has_gamma && a.want[gamma_in]) {
+    Attrs plain;
+    plain.ints = {0, 0};
+    plain.ints.insert(plain.ints.end(), normalized.begin(), normalized.end());
+    plain.value = a.n.value;
+    out[gamma_in] = b.Mul(g, b.Emit(Op::kLayerNorm, {x}, std::move(plain)));
   }
+  if (a.want[0]) {
+    Attrs grad;
+    grad.ints = {has_gamma, 0};
+    grad.ints.insert(grad.ints.end(), normalized.begin(), normalized.end());
+    grad.value = a.n.value;
+    out[0] = has_gamma ? b.Emit(Op::kLayerNormGrad, {x, g, gamma}, std::move(grad))
+                       : b.Emit(Op::kLayerNormGrad, {x, g}, std::move(grad));
+  }
+  return out;
+}
+
+// layer_norm_grad(x, dy, [γ]) = r (dx̂ - mean(dx̂) - x̂ mean(dx̂ x̂)) with dx̂ = dy γ: its own
+// gradients (second-order gradients of layer_norm) are those of this formula written with
+// reductions and elementwise ops, which the other rules differentiate.
+Grads LayerNormGradVjp(Builder& b, const VjpArgs& a) {
+  const bool has_gamma = a.n.ints.size() >= 2 && a.n.ints[0];
+  // Every node of the formula, the widening casts included, comes at or after `first`, so
+  // that the gradients flow through all of them.
+  const NodeId first = static_cast<NodeId>(b.graph().nodes().size());
+  const NodeId x = Widen(b, a.in(0)), dy = Widen(b, a.in(1));
+  const Shape axes = NormalisedAxes(b, a.n, x);
+  if (axes.empty()) return {kNil};
+  const Normalised s = NormaliseOwn(b, x, axes, Param(b, a.n, 0));
+  const NodeId dxhat = has_gamma ? b.Mul(dy, Widen(b, a.in(2))) : dy;
+  const NodeId dx = b.Convert(OwnStatsInputGrad(b, s, dxhat, axes), b.DTypeOf(a.y));
+  if (!b.status().ok()) return {kNil};
+  // An operand used twice (x as its own dy) is differentiated once; its gradient goes to its
+  // first position only, as accumulation adds every position's contribution.
+  std::vector<NodeId> wrt;
+  std::vector<int> slot(a.n.inputs.size(), -1);
+  for (size_t k = 0; k < a.n.inputs.size(); ++k) {
+    if (!a.want[k]) continue;
+    const auto seen = std::find(wrt.begin(), wrt.end(), a.n.inputs[k]);
+    if (seen != wrt.end()) continue;
+    slot[k] = static_cast<int>(wrt.size());
+    wrt.push_back(a.n.inputs[k]);
+  }
+  const NodeId seed = a.dy;
+  absl::StatusOr<std::vector<NodeId>> grads = AppendBackward(b.graph(), {dx}, {seed}, wrt, first);
+  if (!grads.ok()) return {b.Fail(grads.status())};
+  Grads out(a.n.inputs.size(), kNil);
+  for (size_t k = 0; k < out.size(); ++k)
+    if (slot[k] >= 0) out[k] = (*grads)[slot[k]];
+  return out;
+}
+
+// group_norm(x, γ, β) of (N, C, ...) data in G groups: x̂ is layer_norm's over the rows of x
+// viewed as (N, G, rest), so dx is layer_norm_grad of those rows with dx̂ = g γ[c]; γ's and β's
+// gradients sum g x̂ and g over every axis but the channels'.
+Grads GroupNormVjp(Builder& b, const VjpArgs& a) {
+  const NodeId x = Widen(b, a.in(0)), g = Widen(b, a.dy);
+  const Shape shape = b.ShapeOf(x);
+  const int64_t groups = a.n.attr;
+  if (shape.size() < 2 || groups < 1 || shape[1] % groups != 0) {
+    return {b.Fail(absl::InternalError("group_norm: bad shape or groups"))};
+  }
+  const int64_t rest = NumElements(shape) / std::max<int64_t>(1, shape[0] * groups);
+  const Shape rows{shape[0], groups, rest}, channel{shape[1]};
+  Shape view(shape.size(), 1), others;
+  view[1] = shape[1];
+  for (int64_t i = 0; i < static_cast<int64_t>(shape.size()); ++i)
+    if (i != 1) others.push_back(i);
+  Attrs stats;  // {has_gamma, has_beta, normalized_shape} of the rows: the last axis
+  stats.ints = {0, 0, rest};
+  stats.value = a.n.value;
+  const NodeId xr = b.Reshape(x, rows);
+  Grads out(3, kNil);
+  if (a.want[0]) {
+    const NodeId dxhat = b.Mul(g, b.Reshape(Widen(b, a.in(1)), view));
+    Attrs grad = stats;
+    out[0] = b.Reshape(b.Emit(Op::kLayerNormGrad, {xr, b.Reshape(dxhat, rows)}, std::move(grad)), shape);
+  }
+  if (a.want[1]) {
+    const NodeId xhat = b.Reshape(b.Emit(Op::kLayerNorm, {xr}, stats), shape);
+    out[1] = b.Reshape(b.SumInRuns(b.Mul(g, xhat), others), channel);
+  }
+  if (a.want[2]) out[2] = b.Reshape(b.SumInRuns(g, others), channel);
   return out;
 }
 
@@ -132,6 +225,8 @@ Grads BatchNormTrainVjp(Builder& b, const VjpArgs& a) {
 
 const VjpRule kNormRules[] = {
   {Op::kLayerNorm, LayerNormVjp},
+  {Op::kLayerNormGrad, LayerNormGradVjp},
+  {Op::kGroupNorm, GroupNormVjp},
   {Op::kBatchNorm, BatchNormVjp},
   {Op::kBatchNormTrain, BatchNormTrainVjp},
 };

@@ -22,6 +22,8 @@ class Builder {
  public:
   explicit Builder(Graph& g) : g_(g) {}
   absl::Status status() const { return status_; }
+  // The graph the nodes go to, for rules that differentiate nodes they emitted themselves.
+  Graph& graph() { return g_; }
   const TensorMeta& Meta(NodeId id) const { return g_.node(id).meta; }
   const Shape& ShapeOf(NodeId id) const { return Meta(id).shape; }
   DType DTypeOf(NodeId id) const { return Meta(id).dtype; }
@@ -125,7 +127,29 @@ class Builder {
       if (shape[i] != 1) return Fail(NotBroadcast(s, shape));
       axes.push_back(lead + static_cast<int64_t>(i));
     }
-    return Reshape(Reduce(Op::kSum, x, axes, /*keepdims=*/true), shape);
+    return Reshape(SumInRuns(x, axes), shape);
+  }
+
+  // The sum of `x` over `axes` (ascending, size-1 axes kept), one run of adjacent axes at a
+  // time from the innermost: a per-channel gradient of (N, C, H, W) data sums over (2, 3)
+  // and then over 0, so the first sum reads its producer's contiguous rows and fuses with it
+  // (fused_reduce takes adjacent axes only) instead of materialising the producer.
+  NodeId SumInRuns(NodeId x, Shape axes) {
+    const Shape& s = ShapeOf(x);
+    Shape wide;  // the axes of size > 1: only they separate runs
+    for (int64_t a : axes)
+      if (s[a] != 1) wide.push_back(a);
+    // wide[start..] is the innermost run: no kept axis of size > 1 between its axes.
+    size_t start = wide.empty() ? 0 : wide.size() - 1;
+    while (start > 0) {
+      bool gap_is_ones = true;
+      for (int64_t a = wide[start - 1] + 1; a < wide[start]; ++a) gap_is_ones &= s[a] == 1;
+      if (!gap_is_ones) break;
+      --start;
+    }
+    if (start == 0) return Reduce(Op::kSum, x, axes, /*keepdims=*/true);
+    const Shape inner(wide.begin() + start, wide.end()), outer(wide.begin(), wide.begin() + start);
+    return Reduce(Op::kSum, Reduce(Op::kSum, x, inner, /*keepdims=*/true), outer, /*keepdims=*/true);
   }
 
   // `g` (a gradient contribution) as a gradient of a value of meta `m`.

@@ -97,7 +97,8 @@ absl::StatusOr<Tensor> RunWindow(const Node& n, absl::Span<const Tensor* const> 
 }
 
 bool IsNormOp(Op op) {
-  return op == Op::kBatchNorm || op == Op::kBatchNormTrain || op == Op::kLayerNorm;
+  return op == Op::kBatchNorm || op == Op::kBatchNormTrain || op == Op::kLayerNorm ||
+         op == Op::kLayerNormGrad || op == Op::kGroupNorm;
 }
 
 // The node's Float64 parameter i (eps, momentum).
@@ -114,6 +115,14 @@ absl::StatusOr<Tensor> RunNorm(const Node& n, absl::Span<const Tensor* const> in
   if (n.op == Op::kBatchNormTrain) {
     PIJIT_ASSIGN_OR_RETURN(const double momentum, ValueAt(n, 1));
     return cuda::DeviceBatchNormTrain(*in[0], *in[1], *in[2], *in[3], *in[4], eps, momentum);
+  }
+  if (n.op == Op::kGroupNorm) return cuda::DeviceGroupNorm(*in[0], n.attr, *in[1], *in[2], eps);
+  if (n.op == Op::kLayerNormGrad) {  // ints = {has_gamma, 0, normalized_shape...}; x, dy, [gamma]
+    if (n.ints.size() < 2 || in.size() != 2 + static_cast<size_t>(n.ints[0] != 0)) {
+      return absl::InternalError("layer_norm_grad: inputs do not match its attributes");
+    }
+    return cuda::DeviceLayerNormGrad(*in[0], *in[1], absl::MakeConstSpan(n.ints).subspan(2),
+                                     n.ints[0] ? in[2] : nullptr, eps);
   }
   // layer_norm: ints = {has_gamma, has_beta, normalized_shape...}; inputs x, [gamma], [beta].
   if (n.ints.size() < 2 || in.size() != 1 + static_cast<size_t>(n.ints[0] != 0) + (n.ints[1] != 0)) {

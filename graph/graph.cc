@@ -158,8 +158,12 @@ std::vector<std::string> AttrTexts(const Node& n) {
       a.push_back(absl::StrCat("post=[", absl::StrJoin(names, ","), "]"));
       break;
     }
-    case Op::kLayerNorm:
+    case Op::kLayerNorm: case Op::kLayerNormGrad:
       ints("params");
+      a.push_back(absl::StrCat("value=", ValueText(n.value)));
+      break;
+    case Op::kGroupNorm:
+      a.push_back(absl::StrCat("groups=", n.attr));
       a.push_back(absl::StrCat("value=", ValueText(n.value)));
       break;
     case Op::kOneHot: ints("params"); a.push_back(absl::StrCat("value=", ValueText(n.value))); break;

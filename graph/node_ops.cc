@@ -98,6 +98,14 @@ absl::Status LayerNormOperands(const Node& n, absl::Span<const T* const> in, con
   return absl::OkStatus();
 }
 
+// layer_norm_grad's inputs are (x, dy) and gamma when ints[0] says so.
+absl::Status LayerNormGradOperands(const Node& n, size_t inputs) {
+  if (n.ints.size() < 2 || inputs != 2 + static_cast<size_t>(n.ints[0] != 0)) {
+    return absl::InternalError("layer_norm_grad: inputs do not match its attributes");
+  }
+  return absl::OkStatus();
+}
+
 absl::Span<const int64_t> NormalizedShape(const Node& n) {
   return absl::MakeConstSpan(n.ints).subspan(2);
 }
@@ -269,6 +277,11 @@ absl::StatusOr<TensorMeta> InferNodeMeta(const Node& n, absl::Span<const TensorM
       const TensorMeta *gamma, *beta;
       PIJIT_RETURN_IF_ERROR(LayerNormOperands<TensorMeta>(n, in, &gamma, &beta));
       return InferLayerNorm(*in[0], NormalizedShape(n), gamma, beta);
+    }
+    case Op::kGroupNorm: return InferGroupNorm(*in[0], n.attr, *in[1], *in[2]);
+    case Op::kLayerNormGrad: {
+      PIJIT_RETURN_IF_ERROR(LayerNormGradOperands(n, in.size()));
+      return InferLayerNormGrad(*in[0], *in[1], NormalizedShape(n), n.ints[0] ? in[2] : nullptr);
     }
     case Op::kOneHot: {
       PIJIT_ASSIGN_OR_RETURN(DType dt, NodeDType(n));
@@ -451,6 +464,15 @@ absl::StatusOr<Tensor> RunNode(const Node& n, absl::Span<const Tensor* const> in
       PIJIT_RETURN_IF_ERROR(LayerNormOperands<Tensor>(n, in, &gamma, &beta));
       PIJIT_ASSIGN_OR_RETURN(double eps, ValueAt(n, 0));
       return LayerNorm(*in[0], NormalizedShape(n), gamma, beta, eps);
+    }
+    case Op::kGroupNorm: {
+      PIJIT_ASSIGN_OR_RETURN(double eps, ValueAt(n, 0));
+      return GroupNorm(*in[0], n.attr, *in[1], *in[2], eps);
+    }
+    case Op::kLayerNormGrad: {
+      PIJIT_RETURN_IF_ERROR(LayerNormGradOperands(n, in.size()));
+      PIJIT_ASSIGN_OR_RETURN(double eps, ValueAt(n, 0));
+      return LayerNormGrad(*in[0], *in[1], NormalizedShape(n), n.ints[0] ? in[2] : nullptr, eps);
     }
     case Op::kOneHot: {
       PIJIT_ASSIGN_OR_RETURN(DType dt, NodeDType(n));

@@ -45,7 +45,8 @@ enum Signature : uint8_t {
                 //   count_include_pad=True, divisor_override=None, pad_mode='pad')
   kBatchNorm,   // (input, running_mean, running_var, weight, bias, training=False,
                 //  momentum=0.1, eps=1e-5)
-  kLayerNorm,   // (input, normalized_shape, weight=None, bias=None, eps=1e-5)
+  kLayerNorm,   // (input, normalized_shape, weight=None, bias=None, eps=1e-5); group_norm:
+                // (input, num_groups, weight, bias, eps=1e-5)
   kOneHot,      // (indices, depth, on_value=1, off_value=0, axis=-1, dtype=None)
   kAssign,      // (variable, value): value a tensor or a Python scalar
 };

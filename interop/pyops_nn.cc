@@ -265,6 +265,34 @@ absl::Status ParseLayerNorm(absl::Span<const ArgView> args, absl::Span<const std
   return absl::OkStatus();
 }
 
+// group_norm(input, num_groups, weight, bias, eps=1e-5): weight and bias are required (the
+// Cells always have them; mint.nn.functional.group_norm supplies ones and zeros).
+absl::Status ParseGroupNorm(absl::Span<const ArgView> args, absl::Span<const std::string> kwnames,
+                            ParsedCall* call) {
+  constexpr const char* op = "group_norm";
+  absl::InlinedVector<int, 4> slot;
+  PIJIT_RETURN_IF_ERROR(Bind(op, args, kwnames,
+                             {kInput, {"num_groups"}, {"weight", "gamma"}, {"bias", "beta"},
+                              {"eps", "epsilon"}},
+                             &slot, 4));
+  call->operands.clear();
+  for (int k : {0, 2, 3}) {
+    PIJIT_ASSIGN_OR_RETURN(Operand o, TensorOperand(op, args, slot[k], false));
+    call->operands.push_back(o);
+  }
+  PIJIT_ASSIGN_OR_RETURN(PyObject * g, Plain(op, "num_groups", args, slot[1]));
+  if (g == nullptr) return TypeError("group_norm: num_groups must be an int, got None");
+  int64_t groups = 0;
+  PIJIT_RETURN_IF_ERROR(ReadInt(op, "num_groups", g, &groups));
+  if (groups < 1) return ValueError(absl::StrFormat("group_norm: num_groups must be positive, got %d", groups));
+  double eps = 1e-5;
+  PIJIT_RETURN_IF_ERROR(IfGiven(op, "eps", args, slot[4], [&](PyObject* v) { return ReadNumber(op, "eps", v, &eps); }));
+  if (!(eps > 0)) return ValueError(absl::StrFormat("group_norm: eps must be positive, got %g", eps));
+  call->attrs.attr = groups;
+  call->attrs.value = Tensor::Scalar<double>(eps);
+  return absl::OkStatus();
+}
+
 absl::Status ParseOneHot(absl::Span<const ArgView> args, absl::Span<const std::string> kwnames,
                          ParsedCall* call) {
   constexpr const char* op = "one_hot";
@@ -312,6 +340,7 @@ absl::Status ParseLayerCall(PyOp op, absl::Span<const ArgView> args,
     case PyOp::kAvgPool2D: return ParsePool(op, name, args, kwnames, call);
     case PyOp::kBatchNorm: return ParseBatchNorm(args, kwnames, call);
     case PyOp::kLayerNorm: return ParseLayerNorm(args, kwnames, call);
+    case PyOp::kGroupNorm: return ParseGroupNorm(args, kwnames, call);
     case PyOp::kOneHot: return ParseOneHot(args, kwnames, call);
     case PyOp::kAssign: {
       absl::InlinedVector<int, 4> slot;

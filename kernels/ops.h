@@ -440,6 +440,25 @@ absl::StatusOr<TensorMeta> InferLayerNorm(const TensorMeta& x,
 absl::StatusOr<Tensor> LayerNorm(const Tensor& x, absl::Span<const int64_t> normalized_shape,
                                  const Tensor* gamma, const Tensor* beta, double eps);
 
+// Group normalisation of x (N, C, ...): each sample's channels in `groups` groups (C divisible
+// by groups), each group normalised over its channels and the remaining axes (mean and biased
+// variance), then y = x̂ gamma[c] + beta[c] per channel c (gamma, beta of shape [C]).
+absl::StatusOr<TensorMeta> InferGroupNorm(const TensorMeta& x, int64_t groups,
+                                          const TensorMeta& gamma, const TensorMeta& beta);
+absl::StatusOr<Tensor> GroupNorm(const Tensor& x, int64_t groups, const Tensor& gamma,
+                                 const Tensor& beta, double eps);
+
+// The gradient of layer_norm(x, [gamma], beta) with respect to x, given the output's gradient
+// dy (x's shape and dtype): with the statistics of x over the trailing axes recomputed,
+// x̂ = (x - μ) r, r = 1/sqrt(σ² + eps) and dx̂ = dy·gamma (dy without gamma),
+// dx = r (dx̂ - mean(dx̂) - x̂ mean(dx̂ x̂)). beta does not enter.
+absl::StatusOr<TensorMeta> InferLayerNormGrad(const TensorMeta& x, const TensorMeta& dy,
+                                              absl::Span<const int64_t> normalized_shape,
+                                              const TensorMeta* gamma);
+absl::StatusOr<Tensor> LayerNormGrad(const Tensor& x, const Tensor& dy,
+                                     absl::Span<const int64_t> normalized_shape,
+                                     const Tensor* gamma, double eps);
+
 // one_hot(indices) of integer indices: a new axis of size `depth` at `axis`, `on` where the
 // index matches and `off` elsewhere (indices outside [0, depth) give a row of `off`).
 absl::StatusOr<TensorMeta> InferOneHot(const TensorMeta& indices, int64_t depth, int64_t axis,

@@ -120,4 +120,62 @@ absl::StatusOr<Tensor> DeviceLayerNorm(const Tensor& x, absl::Span<const int64_t
   return Normalize(x, mean, var, gamma, beta, eps);
 }
 
+// Reductions and elementwise kernels as DeviceLayerNorm composes them: the statistics, then
+// mean(dx̂) and mean(dx̂ (x - μ)), then dx = r dx̂ - r³ mean(dx̂ (x - μ)) (x - μ) - r mean(dx̂).
+absl::StatusOr<Tensor> DeviceLayerNormGrad(const Tensor& x, const Tensor& dy,
+                                           absl::Span<const int64_t> normalized_shape,
+                                           const Tensor* gamma, double eps) {
+  if (x.dtype() != DType::kFloat32 && x.dtype() != DType::kFloat64) {
+    return absl::UnimplementedError(absl::StrFormat(
+        "the CUDA backend runs layer_norm_grad on float32 and float64, not %s", DTypeName(x.dtype())));
+  }
+  const int64_t k = static_cast<int64_t>(normalized_shape.size());
+  if (k == 0 || k > x.ndim() || dy.shape() != x.shape()) {
+    return absl::InvalidArgumentError("layer_norm_grad: bad normalized_shape or gradient shape");
+  }
+  Shape axes, kept = x.shape();
+  for (int64_t d = x.ndim() - k; d < x.ndim(); ++d) {
+    axes.push_back(d);
+    kept[d] = 1;
+  }
+  const TensorMeta stats{x.dtype(), kept};
+  PIJIT_ASSIGN_OR_RETURN(Tensor mean, DeviceReduce(ReduceOp::kMean, x, axes, stats));
+  PIJIT_ASSIGN_OR_RETURN(Tensor var, Variance(x, mean, axes, stats));
+  Tensor dh = dy;
+  if (gamma) {
+    const Tensor* in[] = {&dy, gamma};
+    PIJIT_ASSIGN_OR_RETURN(dh, DeviceElementwise("    r = T(x0) * T(x1);", x.dtype(), in, MetaOf(x)));
+  }
+  const Tensor* centred_in[] = {&dh, &x, &mean};
+  PIJIT_ASSIGN_OR_RETURN(Tensor centred, DeviceElementwise("    r = T(x0) * (T(x1) - T(x2));",
+                                                           x.dtype(), centred_in, MetaOf(x)));
+  PIJIT_ASSIGN_OR_RETURN(Tensor m1, DeviceReduce(ReduceOp::kMean, dh, axes, stats));
+  PIJIT_ASSIGN_OR_RETURN(Tensor m2, DeviceReduce(ReduceOp::kMean, centred, axes, stats));
+  const Tensor* in[] = {&dh, &x, &var, &mean, &m2, &m1};
+  return DeviceElementwise(absl::StrFormat(
+      "    const T rs = T(1) / pj::sqrt(T(x2) + T(%.17g));\n"
+      "    r = rs * T(x0) - rs * rs * rs * T(x4) * (T(x1) - T(x3)) - rs * T(x5);", eps),
+      x.dtype(), in, MetaOf(x));
+}
+
+// layer_norm over the rows of x viewed as (N, groups, rest), then the per-channel scale and
+// shift as one elementwise kernel.
+absl::StatusOr<Tensor> DeviceGroupNorm(const Tensor& x, int64_t groups, const Tensor& gamma,
+                                       const Tensor& beta, double eps) {
+  PIJIT_RETURN_IF_ERROR(CheckFloat(x, "group_norm"));
+  if (groups < 1 || x.shape()[1] % groups != 0) {
+    return absl::InvalidArgumentError("group_norm: the channels must divide into the groups");
+  }
+  PIJIT_ASSIGN_OR_RETURN(Tensor cx, DeviceContiguous(x));
+  const int64_t rest = cx.numel() / std::max<int64_t>(1, x.shape()[0] * groups);
+  const Shape rows{x.shape()[0], groups, rest};
+  const Tensor xr = Tensor::View(cx.storage(), cx.dtype(), rows, ContiguousStrides(rows), cx.offset());
+  const int64_t ns[] = {rest};
+  PIJIT_ASSIGN_OR_RETURN(Tensor yr, DeviceLayerNorm(xr, ns, nullptr, nullptr, eps));
+  const Tensor y = Tensor::View(yr.storage(), yr.dtype(), x.shape(), ContiguousStrides(x.shape()), yr.offset());
+  const Tensor g = AlongChannels(gamma, y), b = AlongChannels(beta, y);
+  const Tensor* in[] = {&y, &g, &b};
+  return DeviceElementwise("    r = T(x0) * T(x1) + T(x2);", x.dtype(), in, MetaOf(y));
+}
+
 }  // namespace pijit::cuda

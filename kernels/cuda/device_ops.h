@@ -78,6 +78,12 @@ absl::StatusOr<Tensor> DeviceBatchNormTrain(const Tensor& x, const Tensor& mean,
                                             double momentum);
 absl::StatusOr<Tensor> DeviceLayerNorm(const Tensor& x, absl::Span<const int64_t> normalized_shape,
                                        const Tensor* gamma, const Tensor* beta, double eps);
+absl::StatusOr<Tensor> DeviceGroupNorm(const Tensor& x, int64_t groups, const Tensor& gamma,
+                                       const Tensor& beta, double eps);
+// layer_norm's gradient with respect to x (kernels/ops.h, LayerNormGrad).
+absl::StatusOr<Tensor> DeviceLayerNormGrad(const Tensor& x, const Tensor& dy,
+                                           absl::Span<const int64_t> normalized_shape,
+                                           const Tensor* gamma, double eps);
 absl::StatusOr<Tensor> DevicePool2DGrad(PoolKind kind, const Tensor& x, const Tensor& dout,
                                         const Window2D& win, bool positive_only,
                                         const TensorMeta& out);

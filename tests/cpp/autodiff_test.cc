@@ -275,6 +275,20 @@ TEST(AutodiffTest, NormalisationLayers) {
   }});
 }
 
+// layer_norm_grad (layer_norm's dx) differentiated again: with gamma, without it, and with x
+// as its own output gradient (one operand in two positions).
+TEST(AutodiffTest, LayerNormGradIsDifferentiable) {
+  CheckGradients({{{2, 3, 4}, {2, 3, 4}, {3, 4}}, [](Graph& g, const std::vector<NodeId>& p) {
+    return Emit(g, Op::kLayerNormGrad, {p[0], p[1], p[2]}, Value({1e-5}, {1, 0, 3, 4}));
+  }});
+  CheckGradients({{{3, 5}, {3, 5}}, [](Graph& g, const std::vector<NodeId>& p) {
+    return Emit(g, Op::kLayerNormGrad, {p[0], p[1]}, Value({1e-5}, {0, 0, 5}));
+  }});
+  CheckGradients({{{3, 5}}, [](Graph& g, const std::vector<NodeId>& p) {
+    return Emit(g, Op::kLayerNormGrad, {p[0], p[0]}, Value({1e-5}, {0, 0, 5}));
+  }});
+}
+
 TEST(AutodiffTest, SoftmaxAndLogSoftmax) {
   for (Op op : {Op::kSoftmax, Op::kLogSoftmax}) {
     for (int64_t axis : {0, -1}) {
@@ -494,7 +508,9 @@ TEST(AutodiffTest, OpWithoutRuleIsAnErrorNamingIt) {
       << grads.status().message();
   EXPECT_FALSE(HasVjpRule(Op::kAssign));
   EXPECT_TRUE(HasVjpRule(Op::kMatMul));
-  for (Op op : {Op::kProd, Op::kLayerNorm, Op::kBatchNorm, Op::kBatchNormTrain}) EXPECT_TRUE(HasVjpRule(op));
+  for (Op op : {Op::kProd, Op::kLayerNorm, Op::kLayerNormGrad, Op::kBatchNorm, Op::kBatchNormTrain}) {
+    EXPECT_TRUE(HasVjpRule(op));
+  }
 }
 
 TEST(AutodiffTest, SeedOfTheWrongShapeIsAnError) {

@@ -32,9 +32,11 @@ def _channel_view(v, ndim):
 
 def _normalize_groups(x, groups, eps, gamma, beta):
     """Each sample's channels normalised in `groups` groups (mean and biased variance over a
-    group's channels and positions), then scaled and shifted per channel. The statistics are
-    layer_norm's over the last axis of (N, groups, rest): one fused kernel with its own
-    backward, instead of a chain of reductions and elementwise passes."""
+    group's channels and positions), then scaled and shifted per channel: the group_norm op,
+    one fused kernel with its own backward. Parameters of another dtype than x's take
+    layer_norm's statistics and a separate scale and shift, which promote as ops do."""
+    if gamma.dtype == x.dtype and beta.dtype == x.dtype:
+        return ops.group_norm(x, groups, gamma, beta, eps)
     shape = x.shape
     g = x.reshape((shape[0], groups, -1))
     y = ops.layer_norm(g, (g.shape[2],), None, None, eps).reshape(shape)
