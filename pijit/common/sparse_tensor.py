@@ -47,7 +47,30 @@ def _stop(t):
     return stop_gradient(t)
 
 
-class COOTensor:
+class _StoredValues:
+    """What COOTensor and CSRTensor share: stored values with their positions and the dense
+    shape, and the operations that act on the values alone. Subclasses set _indices,
+    _values and _shape and define with_values."""
+
+    indices = property(lambda self: self._indices)
+    values = property(lambda self: self._values)
+    shape = property(lambda self: self._shape)
+    dtype = property(lambda self: self._values.dtype)
+    size = property(lambda self: self._values.size)
+    itemsize = property(lambda self: self._values.itemsize)
+    ndim = property(lambda self: len(self._shape))
+
+    def astype(self, dtype):
+        return self.with_values(self._values.astype(dtype))
+
+    def abs(self):
+        return self.with_values(_ops.abs(self._values))
+
+    def __neg__(self):
+        return self.with_values(-self._values)
+
+
+class COOTensor(_StoredValues):
     """COOTensor(indices, values, shape) or COOTensor(coo_tensor=other): the 2-D tensor whose
     entry indices[i] is values[i] (indices (N, 2) int16/int32/int64, values (N,), shape a
     tuple of two ints) and whose other entries are 0."""
@@ -71,13 +94,6 @@ class COOTensor:
                              f"{tuple(indices.shape)}")
         self._indices, self._values, self._shape = _stop(indices), values, shape
 
-    indices = property(lambda self: self._indices)
-    values = property(lambda self: self._values)
-    shape = property(lambda self: self._shape)
-    dtype = property(lambda self: self._values.dtype)
-    size = property(lambda self: self._values.size)
-    itemsize = property(lambda self: self._values.itemsize)
-    ndim = property(lambda self: len(self._shape))
 
     def __repr__(self):
         return (f"COOTensor(shape={list(self._shape)}, dtype={self.dtype}, indices={self._indices!r}, "
@@ -94,12 +110,6 @@ class COOTensor:
         from pijit._ops_nd import tensor_scatter_add
         return tensor_scatter_add(_ops.zeros(self._shape, dtype=self.dtype), self._indices,
                                   self._values)
-
-    def astype(self, dtype):
-        return self.with_values(self._values.astype(dtype))
-
-    def abs(self):
-        return self.with_values(_ops.abs(self._values))
 
     def coalesce(self):
         """A copy with each position once (values at repeated positions summed), positions in
@@ -125,9 +135,6 @@ class COOTensor:
     def add(self, other, thresh):
         from pijit._ops_sparse import coo_add
         return coo_add(self, other, thresh)
-
-    def __neg__(self):
-        return self.with_values(-self._values)
 
     def _same_shape(self, other):
         if tuple(other.shape) != self._shape:
@@ -172,7 +179,7 @@ class SparseTensor(COOTensor):
         super().__init__(indices, values, shape)
 
 
-class CSRTensor:
+class CSRTensor(_StoredValues):
     """CSRTensor(indptr, indices, values, shape) or CSRTensor(csr_tensor=other): a 2-D tensor
     stored row by row: row r's values are values[indptr[r]:indptr[r + 1]], in the columns
     indices[indptr[r]:indptr[r + 1]] (indptr (M + 1,), indices and values (N,))."""
@@ -203,13 +210,6 @@ class CSRTensor:
         self._values, self._shape = values, shape
 
     indptr = property(lambda self: self._indptr)
-    indices = property(lambda self: self._indices)
-    values = property(lambda self: self._values)
-    shape = property(lambda self: self._shape)
-    dtype = property(lambda self: self._values.dtype)
-    size = property(lambda self: self._values.size)
-    itemsize = property(lambda self: self._values.itemsize)
-    ndim = property(lambda self: len(self._shape))
 
     def __repr__(self):
         return (f"CSRTensor(shape={list(self._shape)}, dtype={self.dtype}, indptr={self._indptr!r}, "
@@ -232,12 +232,6 @@ class CSRTensor:
 
     def to_dense(self):
         return self.to_coo().to_dense()
-
-    def astype(self, dtype):
-        return self.with_values(self._values.astype(dtype))
-
-    def abs(self):
-        return self.with_values(_ops.abs(self._values))
 
     def mv(self, dense_vector):
         """The product with a dense (N, 1) column: a dense (M, 1) Tensor."""
@@ -281,9 +275,6 @@ class CSRTensor:
 
     def __truediv__(self, other):
         return self.with_values(self._values / self._at_positions(other, "divide"))
-
-    def __neg__(self):
-        return self.with_values(-self._values)
 
     def __add__(self, other):
         if not isinstance(other, CSRTensor):

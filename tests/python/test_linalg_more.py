@@ -6,6 +6,8 @@ import pytest
 import pijit as ms
 from pijit import ops
 
+from gradcheck_util import central_differences
+
 scipy_linalg = pytest.importorskip("scipy.linalg", reason="SciPy gives the reference LU factors")
 
 
@@ -19,16 +21,6 @@ def _lower(shape, seed=0):
     a = _rng(seed).standard_normal(shape)
     n = shape[-1]
     return np.tril(a) + 3 * np.eye(n), np.triu(a, 1)
-
-
-def _finite_difference(f, x, h=1e-6):
-    grad = np.zeros_like(x)
-    for i in np.ndindex(x.shape):
-        up, down = x.copy(), x.copy()
-        up[i] += h
-        down[i] -= h
-        grad[i] = (f(up) - f(down)) / (2 * h)
-    return grad
 
 
 @pytest.mark.parametrize("lower", [True, False])
@@ -66,9 +58,9 @@ def test_triangular_solve_gradient():
     solve = ops.MatrixTriangularSolve()
     grads = ms.grad(lambda a, b: (solve(a, b) * ms.Tensor(w)).sum(), grad_position=(0, 1))(
         ms.Tensor(low), ms.Tensor(rhs))
-    np.testing.assert_allclose(grads[0].asnumpy(), np.tril(_finite_difference(
+    np.testing.assert_allclose(grads[0].asnumpy(), np.tril(central_differences(
         lambda a: (np.linalg.solve(np.tril(a), rhs) * w).sum(), low)), atol=1e-6)
-    np.testing.assert_allclose(grads[1].asnumpy(), _finite_difference(
+    np.testing.assert_allclose(grads[1].asnumpy(), central_differences(
         lambda b: (np.linalg.solve(low, b) * w).sum(), rhs), atol=1e-6)
 
 
@@ -183,7 +175,7 @@ def test_qr_gradient_matches_finite_differences(shape):
         return (q * ms.Tensor(w_q)).sum() + (r * ms.Tensor(w_r)).sum()
 
     np.testing.assert_allclose(ms.grad(loss)(ms.Tensor(x)).asnumpy(),
-                               _finite_difference(numpy_loss, x), atol=1e-6)
+                               central_differences(numpy_loss, x), atol=1e-6)
 
 
 def test_qr_gradient_of_complete_q_of_tall_matrix_is_refused():
@@ -216,9 +208,9 @@ def test_orgqr_gradient_matches_finite_differences():
 
     grads = ms.grad(lambda a, t: (ops.orgqr(a, t) * ms.Tensor(w)).sum(), grad_position=(0, 1))(
         ms.Tensor(x), ms.Tensor(tau))
-    np.testing.assert_allclose(grads[0].asnumpy(), _finite_difference(
+    np.testing.assert_allclose(grads[0].asnumpy(), central_differences(
         lambda a: (numpy_orgqr(a, tau) * w).sum(), x), atol=1e-6)
-    np.testing.assert_allclose(grads[1].asnumpy(), _finite_difference(
+    np.testing.assert_allclose(grads[1].asnumpy(), central_differences(
         lambda t: (numpy_orgqr(x, t) * w).sum(), tau), atol=1e-6)
 
 

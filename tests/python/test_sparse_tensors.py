@@ -7,6 +7,8 @@ import pytest
 import pijit as ms
 from pijit import COOTensor, CSRTensor, RowTensor, Tensor, ops
 
+from gradcheck_util import central_differences
+
 scipy_sparse = pytest.importorskip("scipy.sparse", reason="scipy.sparse gives the CSR reference")
 
 
@@ -222,16 +224,6 @@ def test_primitives():
     np.testing.assert_allclose(merged[1].asnumpy(), 2 * a[tuple(positions.T)])
 
 
-def _finite_difference(f, x, h=1e-6):
-    grad = np.zeros_like(x)
-    for i in np.ndindex(x.shape):
-        up, down = x.copy(), x.copy()
-        up[i] += h
-        down[i] -= h
-        grad[i] = (f(up) - f(down)) / (2 * h)
-    return grad
-
-
 def test_gradients_reach_the_values_and_the_dense_operands():
     a = _random_sparse((4, 5), seed=17)
     positions = np.argwhere(a)
@@ -258,9 +250,9 @@ def test_gradients_reach_the_values_and_the_dense_operands():
         return ((full @ dense) ** 2).sum() + (soft * values).sum() + full.sum()
 
     grads = ms.grad(loss, grad_position=(0, 1))(Tensor(start), Tensor(right))
-    np.testing.assert_allclose(grads[0].asnumpy(), _finite_difference(
+    np.testing.assert_allclose(grads[0].asnumpy(), central_differences(
         lambda v: numpy_loss(v, right), start), atol=1e-6)
-    np.testing.assert_allclose(grads[1].asnumpy(), _finite_difference(
+    np.testing.assert_allclose(grads[1].asnumpy(), central_differences(
         lambda d: numpy_loss(start, d), right), atol=1e-6)
 
 

@@ -6,6 +6,8 @@ import pytest
 import pijit as ms
 from pijit import ops
 
+from gradcheck_util import central_differences
+
 SHAPES = [(4, 3), (3, 5), (3, 3), (2, 4, 3), (2, 1, 3, 2)]
 
 
@@ -57,16 +59,6 @@ def test_tensor_method_and_compute_uv_false():
     np.testing.assert_allclose(only_s.asnumpy(), np.linalg.svd(x.asnumpy(), compute_uv=False))
 
 
-def _finite_difference(f, x, h=1e-6):
-    grad = np.zeros_like(x)
-    for i in np.ndindex(x.shape):
-        up, down = x.copy(), x.copy()
-        up[i] += h
-        down[i] -= h
-        grad[i] = (f(up) - f(down)) / (2 * h)
-    return grad
-
-
 @pytest.mark.parametrize("shape", [(4, 3), (3, 5), (3, 3), (2, 3, 2)])
 def test_svd_gradient_matches_finite_differences(shape):
     rng = _rng(2)
@@ -86,7 +78,7 @@ def test_svd_gradient_matches_finite_differences(shape):
             (ms.Tensor(w_s) * s).sum()
 
     got = ms.grad(loss)(ms.Tensor(x)).asnumpy()
-    np.testing.assert_allclose(got, _finite_difference(numpy_loss, x), atol=1e-6)
+    np.testing.assert_allclose(got, central_differences(numpy_loss, x), atol=1e-6)
 
 
 @pytest.mark.parametrize("full_matrices", [False, True])
@@ -123,7 +115,7 @@ def test_pinv_gradient_matches_finite_differences():
     rng = _rng(6)
     x, w = rng.standard_normal((4, 3)), rng.standard_normal((3, 4))
     got = ms.grad(lambda a: (ops.pinv(a) * ms.Tensor(w)).sum())(ms.Tensor(x)).asnumpy()
-    expected = _finite_difference(lambda a: (np.linalg.pinv(a) * w).sum(), x)
+    expected = central_differences(lambda a: (np.linalg.pinv(a) * w).sum(), x)
     np.testing.assert_allclose(got, expected, atol=1e-6)
 
 
