@@ -8,7 +8,7 @@ import math
 from pijit import _C
 from pijit._tensor import float32, int64
 from pijit.mint import _sort as _mint_sort
-from pijit.mint._checks import as_real_float, check_int, check_tensor, raise_error
+from pijit.mint._checks import as_real_float, check_int, check_tensor, is_float, raise_error
 from pijit.numpy.reductions import cumsum as _np_cumsum
 
 _ops = _C.ops
