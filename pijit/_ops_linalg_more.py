@@ -14,6 +14,7 @@ from pijit._ops_svd import pinv
 from pijit._tensor import Tensor, float16, float32, float64
 from pijit.mint._checks import check_bool, check_tensor, is_int, raise_error
 from pijit.nn.cell import Cell
+from pijit.numpy._utils import broadcast_shapes
 from pijit.numpy.creation import tril, triu
 from pijit.ops import Primitive
 
@@ -41,14 +42,7 @@ def _check_float_matrix(fname, name, x, square=False):
 
 def _broadcast_batches(fname, a, b):
     """a and b with their batch axes (all but the last two) broadcast together."""
-    # Plain Python over the shapes (captured code reads them as constants).
-    left, right = tuple(a.shape[:-2]), tuple(b.shape[:-2])
-    rank = max(len(left), len(right))
-    left, right = (1,) * (rank - len(left)) + left, (1,) * (rank - len(right)) + right
-    if any(x != y and 1 not in (x, y) for x, y in zip(left, right)):
-        raise_error(ValueError, f"{fname}: batch shapes {tuple(a.shape[:-2])} and "
-                                f"{tuple(b.shape[:-2])} do not broadcast")
-    batch = tuple(y if x == 1 else x for x, y in zip(left, right))
+    batch = broadcast_shapes(fname, tuple(a.shape[:-2]), tuple(b.shape[:-2]))
     grow = lambda t: t if tuple(t.shape[:-2]) == batch else _ops.broadcast_to(  # noqa: E731
         t, batch + tuple(t.shape[-2:]))
     return grow(a), grow(b)

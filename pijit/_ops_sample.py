@@ -9,6 +9,7 @@ from pijit import _C
 from pijit._tensor import float32, int64
 from pijit.mint import _sort as _mint_sort
 from pijit.mint._checks import as_real_float, check_int, check_tensor, is_float, raise_error
+from pijit.numpy._utils import broadcast_shapes
 from pijit.numpy.reductions import cumsum as _np_cumsum
 
 _ops = _C.ops
@@ -79,20 +80,6 @@ def randperm(n, seed=0, offset=0, dtype=int64):
     return _mint_sort.sort(_ops.uniform((n,), 0.0, 1.0, **_seeded(seed)))[1].astype(dtype)
 
 
-def _broadcast_shape(fname, *shapes):
-    """NumPy's broadcast of the shapes, in plain Python (captured code reads shapes as
-    constants)."""
-    rank = max(len(s) for s in shapes)
-    out = [1] * rank
-    for shape in shapes:
-        for i, d in enumerate((1,) * (rank - len(shape)) + tuple(shape)):
-            if d != 1 and out[i] not in (1, d):
-                raise_error(ValueError, f"{fname}: shapes {[tuple(s) for s in shapes]} do not "
-                                        f"broadcast")
-            out[i] = d if d != 1 else out[i]
-    return tuple(out)
-
-
 def _shape_of(fname, shape):
     if isinstance(shape, _C.Tensor):
         shape = tuple(int(d) for d in shape.asnumpy().reshape(-1))
@@ -110,7 +97,7 @@ def uniform(shape, minval=0.0, maxval=1.0, seed=None, dtype=float32):
         return _ops.uniform(shape, minval, maxval, dtype=dtype, **_seeded(seed))
     lo = minval if isinstance(minval, _C.Tensor) else _ops.full((), minval, dtype=float32)
     hi = maxval if isinstance(maxval, _C.Tensor) else _ops.full((), maxval, dtype=float32)
-    shape = _broadcast_shape("uniform", shape, tuple(lo.shape), tuple(hi.shape))
+    shape = broadcast_shapes("uniform", shape, tuple(lo.shape), tuple(hi.shape))
     if is_float(lo.astype(dtype)):
         u = _ops.uniform(shape, 0.0, 1.0, dtype=dtype, **_seeded(seed))
         return lo.astype(dtype) + u * (hi.astype(dtype) - lo.astype(dtype))
@@ -130,7 +117,7 @@ def normal(shape, mean=0.0, stddev=1.0, seed=None, dtype=None):
     mean_t = mean if isinstance(mean, _C.Tensor) else _ops.full((), mean, dtype=float32)
     std_t = stddev if isinstance(stddev, _C.Tensor) else _ops.full((), stddev, dtype=float32)
     dtype = dtype or (mean_t.dtype if is_float(mean_t) else float32)
-    shape = _broadcast_shape("normal", shape, tuple(mean_t.shape), tuple(std_t.shape))
+    shape = broadcast_shapes("normal", shape, tuple(mean_t.shape), tuple(std_t.shape))
     z = _ops.normal(shape, 0.0, 1.0, dtype=dtype, **_seeded(seed))
     return mean_t.astype(dtype) + z * std_t.astype(dtype)
 

@@ -16,8 +16,8 @@ from pijit._ops_array_extra import unsorted_segment_max, unsorted_segment_sum
 from pijit._ops_nd import gather_nd
 from pijit._ops_special import stop_gradient
 from pijit._tensor import Tensor, int32, int64
-from pijit.common.sparse_tensor import COOTensor, CSRTensor
-from pijit.ops import Primitive
+from pijit.common.sparse_tensor import (COOTensor, CSRTensor, indptr_of,
+                                        sum_at_equal_positions)
 
 _ops = _C.ops
 
@@ -51,16 +51,6 @@ def _check(fname, name, value, cls):
     return value
 
 
-def _merge(positions, values):
-    """Sums the values at equal positions: the distinct positions (row-major order) and, for
-    each, the sum of the values there (a segment sum, so gradients reach every value)."""
-    if len(positions) == 0:
-        return positions.reshape(0, 2), _ops.zeros((0,), dtype=values.dtype)
-    unique, segment = np.unique(positions, axis=0, return_inverse=True)
-    sums = unsorted_segment_sum(values, Tensor(segment.reshape(-1).astype(np.int32)), len(unique))
-    return unique, sums.astype(values.dtype)  # integer sums widen to int64: keep the dtype
-
-
 def coo_add(x1, x2, thresh):
     """x1 + x2 as a COOTensor, positions in row-major order, the pairs whose sum is smaller in
     magnitude than `thresh` (a 0-D Tensor) left out."""
@@ -73,7 +63,7 @@ def coo_add(x1, x2, thresh):
     if not isinstance(thresh, Tensor) or thresh.ndim != 0:
         raise ValueError(f"coo_add: thresh must be a 0-D Tensor, got {thresh!r}")
     positions = np.concatenate((x1.indices.asnumpy(), x2.indices.asnumpy())).astype(np.int64)
-    unique, values = _merge(positions, _ops.concat((x1.values, x2.values), 0))
+    unique, values = sum_at_equal_positions(positions, _ops.concat((x1.values, x2.values), 0))
     keep = np.flatnonzero(np.abs(values.asnumpy()) >= thresh.asnumpy())
     if len(keep) < len(unique):
         unique, values = unique[keep], _ops.gather(values, Tensor(keep.astype(np.int64)), 0)
@@ -114,9 +104,7 @@ def _coo_positions(x):
 
 
 def _csr_of(positions, values, shape, index_dtype):
-    counts = np.bincount(positions[:, 0], minlength=shape[0]) if len(positions) else \
-        np.zeros(shape[0], np.int64)
-    indptr = np.concatenate(([0], np.cumsum(counts))).astype(index_dtype)
+    indptr = indptr_of(positions[:, 0], shape[0], index_dtype)
     return CSRTensor(Tensor(indptr), Tensor(np.ascontiguousarray(positions[:, 1], index_dtype)),
                      values, shape)
 
@@ -132,7 +120,7 @@ def csr_add(a, b, alpha, beta):
         _check("csr_add", name, value, Tensor)
     positions = np.concatenate((_coo_positions(a), _coo_positions(b)))
     scaled = _ops.concat((a.values * alpha.astype(a.dtype), b.values * beta.astype(b.dtype)), 0)
-    unique, values = _merge(positions, scaled)
+    unique, values = sum_at_equal_positions(positions, scaled)
     return _csr_of(unique, values, a.shape, a.indptr.asnumpy().dtype)
 
 
@@ -160,8 +148,15 @@ def csr_mm(a, b, trans_a=False, trans_b=False, adjoint_a=False, adjoint_b=False)
     if b.ndim != 2 or b.shape[0] != a.shape[1]:
         raise ValueError(f"csr_mm: b must be ({a.shape[1]}, K) for a of shape {a.shape}, got "
                          f"{tuple(b.shape)}")
-    rows = _ops.gather(b, a.indices.astype(int64), 0)  # row indices[e] of b for each value
-    return unsorted_segment_sum(_ops.unsqueeze(a.values, 1) * rows, a.row_ids(), a.shape[0])
+    return sparse_dense_product(a.values, a.row_ids(), a.indices, b, a.shape[0])
+
+
+def sparse_dense_product(values, rows, columns, dense, count):
+    """The (count, K) product of the sparse matrix holding values[e] at (rows[e], columns[e])
+    with the dense (N, K) matrix: each value times row columns[e] of dense, summed into row
+    rows[e]."""
+    picked = _ops.gather(dense, columns.astype(int64), 0)
+    return unsorted_segment_sum(_ops.unsqueeze(values, 1) * picked, rows.astype(int32), count)
 
 
 def _sparse_product(a, b):
@@ -180,7 +175,7 @@ def _sparse_product(a, b):
         _ops.gather(b.values, Tensor(right.astype(np.int64)), 0)
     positions = np.stack((a_pos[left, 0], b_pos[right, 1]), 1) if len(left) else \
         np.zeros((0, 2), np.int64)
-    unique, values = _merge(positions, products)
+    unique, values = sum_at_equal_positions(positions, products)
     return _csr_of(unique, values, (a.shape[0], b.shape[1]), a.indptr.asnumpy().dtype)
 
 

@@ -19,9 +19,16 @@ _queue_numbers = itertools.count()
 
 
 def _row_types_shapes(row):
-    arrays = [np.asarray(value.asnumpy() if isinstance(value, Tensor) else value) for value in row]
-    return ([_tensor.pytype_to_dtype(a.dtype) for a in arrays],
-            [tuple(a.shape) for a in arrays])
+    """The dtypes and shapes of a row's columns, read from the tensors themselves (a copy of
+    their data per step would cost what the step's input does)."""
+    types, shapes = [], []
+    for value in row:
+        if not isinstance(value, Tensor):
+            value = np.asarray(value)
+        types.append(value.dtype if isinstance(value, Tensor) else
+                     _tensor.pytype_to_dtype(value.dtype))
+        shapes.append(tuple(value.shape))
+    return types, shapes
 
 
 class _TransferDataset:
@@ -74,8 +81,8 @@ class _TransferDataset:
         return self._peeked
 
     def pop(self):
-        row, self._peeked = (self._peeked, None) if self._peeked is not None else \
-            (self._next_row(), None)
+        row = self._peeked if self._peeked is not None else self._next_row()
+        self._peeked = None
         return row
 
     def _next_row(self):

@@ -6,10 +6,11 @@ positions depend on them."""
 import numpy as np
 
 from pijit import _C
-from pijit._ops_array_extra import unsorted_segment_sum
 from pijit._ops_composed import swapaxes
 from pijit._ops_nd import tensor_scatter_add
-from pijit._tensor import Tensor, int32, int64
+from pijit._ops_sparse import sparse_dense_product
+from pijit._tensor import Tensor
+from pijit.common.sparse_tensor import sum_at_equal_positions
 from pijit.ops import Primitive
 
 _ops = _C.ops
@@ -84,9 +85,7 @@ class SparseTensorDenseMatmul(Primitive):
         if dense.shape[0] != n:
             raise ValueError(f"SparseTensorDenseMatmul: the dense matrix needs {n} rows, has "
                              f"{dense.shape[0]}")
-        picked = _ops.gather(dense, columns.astype(int64), 0)
-        return unsorted_segment_sum(_ops.unsqueeze(values.astype(dense.dtype), 1) * picked,
-                                    rows.astype(int32), m)
+        return sparse_dense_product(values.astype(dense.dtype), rows, columns, dense, m)
 
 
 class Coalesce(Primitive):
@@ -100,9 +99,7 @@ class Coalesce(Primitive):
         positions = np.ascontiguousarray(x_indices.asnumpy().T)
         shape = _shape_tuple("Coalesce", x_shape)
         _check_parts("Coalesce", Tensor(positions), x_values, shape)
-        unique, segment = np.unique(positions, axis=0, return_inverse=True)
-        values = unsorted_segment_sum(x_values, Tensor(segment.reshape(-1).astype(np.int32)),
-                                      len(unique))
+        unique, values = sum_at_equal_positions(positions, x_values)
         y_shape = x_shape if isinstance(x_shape, Tensor) else Tensor(np.array(shape, np.int64))
         return Tensor(np.ascontiguousarray(unique.T)), values, y_shape
 

@@ -47,6 +47,25 @@ def _stop(t):
     return stop_gradient(t)
 
 
+def sum_at_equal_positions(positions, values):
+    """The distinct rows of `positions` (a NumPy (N, ndim) array, row-major order) and, for
+    each, the sum of the `values` there (a segment sum, so gradients reach every value; the
+    values' dtype kept, which integer sums would widen)."""
+    from pijit._ops_array_extra import unsorted_segment_sum
+    if len(positions) == 0:
+        return positions, _ops.zeros((0,), dtype=values.dtype)
+    unique, segment = np.unique(positions, axis=0, return_inverse=True)
+    sums = unsorted_segment_sum(values, Tensor(segment.reshape(-1).astype(np.int32)), len(unique))
+    return unique, sums.astype(values.dtype)
+
+
+def indptr_of(rows, count, dtype):
+    """CSR's row starts (count + 1 of them, NumPy `dtype`) for values in the row order `rows`
+    (a NumPy array, sorted)."""
+    counts = np.bincount(rows, minlength=count) if len(rows) else np.zeros(count, np.int64)
+    return np.concatenate(([0], np.cumsum(counts))).astype(dtype)
+
+
 class _StoredValues:
     """What COOTensor and CSRTensor share: stored values with their positions and the dense
     shape, and the operations that act on the values alone. Subclasses set _indices,
@@ -114,20 +133,15 @@ class COOTensor(_StoredValues):
     def coalesce(self):
         """A copy with each position once (values at repeated positions summed), positions in
         row-major order."""
-        from pijit._ops_array_extra import unsorted_segment_sum
-        positions = self._indices.asnumpy()
-        unique, segment = np.unique(positions, axis=0, return_inverse=True)
-        values = unsorted_segment_sum(self._values, Tensor(segment.reshape(-1).astype(np.int32)),
-                                      len(unique)).astype(self.dtype)
-        return COOTensor(Tensor(unique.astype(positions.dtype)), values, self._shape)
+        unique, values = sum_at_equal_positions(self._indices.asnumpy(), self._values)
+        return COOTensor(Tensor(unique), values, self._shape)
 
     def to_csr(self):
         """The CSRTensor of the same entries (rows in order, each row's entries in their
         order here)."""
         positions = self._indices.asnumpy()
         order = np.argsort(positions[:, 0], kind="stable")
-        counts = np.bincount(positions[:, 0], minlength=self._shape[0])
-        indptr = np.concatenate(([0], np.cumsum(counts))).astype(positions.dtype)
+        indptr = indptr_of(positions[order, 0], self._shape[0], positions.dtype)
         values = _ops.gather(self._values, Tensor(order.astype(np.int64)), 0)
         return CSRTensor(Tensor(indptr), Tensor(np.ascontiguousarray(positions[order, 1])), values,
                          self._shape)

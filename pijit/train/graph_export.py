@@ -23,7 +23,8 @@ import zipfile
 import numpy as np
 
 from pijit import _C
-from pijit._tensor import Parameter, Tensor, bfloat16, float32
+from pijit import _tensor
+from pijit._tensor import Tensor, bfloat16, float32
 
 __all__ = ["export", "load", "Graph"]
 
@@ -119,19 +120,11 @@ def export(net, *inputs, file_name, file_format, **kwargs):
     return path
 
 
-_DTYPES = None
-
-
 def _dtype_named(name):
-    global _DTYPES
-    if _DTYPES is None:
-        import pijit
-        _DTYPES = {getattr(pijit, n).name: getattr(pijit, n) for n in (
-            "bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-            "float16", "bfloat16", "float32", "float64") if hasattr(pijit, n)}
-    if name not in _DTYPES:
-        raise ValueError(f"load: the file names a dtype pijit lacks: {name!r}")
-    return _DTYPES[name]
+    for dtype in _tensor._DTYPES:
+        if dtype.name == name:
+            return dtype
+    raise ValueError(f"load: the file names a dtype pijit lacks: {name!r}")
 
 
 class Graph:
@@ -184,6 +177,3 @@ def load(file_name, **kwargs):
     compiled = _C._GraphFile(data)
     return Graph(compiled, manifest, parameters)
 
-
-def _parameter(name, value, requires_grad):
-    return Parameter(value, name=name, requires_grad=requires_grad)
