@@ -596,3 +596,4 @@ from pijit._primitives_lstm import *  # noqa: E402,F401,F403 - LSTM
 from pijit._primitives_queue import *  # noqa: E402,F401,F403 - GetNext
 # MindSpore 2.x argument forms over the builtins above (Tensor scalars, extra keywords).
 from pijit._ops_signatures import *  # noqa: E402,F401,F403 - one_hot, flatten, pad, ...
+from pijit._ops_taylor import *  # noqa: E402,F401,F403 - jet, derivative
