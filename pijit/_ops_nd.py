@@ -295,16 +295,20 @@ def tensor_scatter_elements(input_x, indices, updates, axis=0, reduction="none")
 
 
 def _unpool(fname, x, indices, spatial):
-    """Each value of x (N, C, *L) at its flat index into the spatial output size."""
+    """Each value of x (N, C, *L) at its flat index into the spatial output size (a scatter-add
+    into zeros, so values that share an index add up, and the gradient gathers)."""
     check_tensor(fname, "x", x)
     check_tensor(fname, "indices", indices)
+    if tuple(indices.shape) != tuple(x.shape):
+        raise_error(ValueError, f"{fname}: indices has shape {tuple(indices.shape)}, x has "
+                                f"{tuple(x.shape)}; they must be equal")
     total = 1
     for n in spatial:
         total *= n
     lead = tuple(x.shape[:x.ndim - len(spatial)])
-    flat_x = _ops.reshape(x, lead + (-1, 1))
-    hits = _ops.one_hot(_ops.reshape(indices.astype(int64), lead + (-1,)), total, 1.0, 0.0)
-    out = _ops.sum(hits.astype(x.dtype) * flat_x, -2)
+    flat_x = _ops.reshape(x, lead + (-1,))
+    flat_i = _ops.reshape(indices.astype(int64), lead + (-1,))
+    out = _mint_scatter_add(_ops.zeros(lead + (total,), dtype=x.dtype), -1, flat_i, flat_x)
     return _ops.reshape(out, lead + tuple(spatial))
 
 
@@ -333,6 +337,26 @@ def max_unpool1d(x, indices, kernel_size, stride=None, padding=0, output_size=No
     spatial = (_unpool_size(x.shape[-1], kernel_size, stride, padding),) \
         if output_size is None else (tuple(output_size)[-1],)
     return _unpool("max_unpool1d", x, indices, spatial)
+
+
+def max_unpool3d(x, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """The inverse of max_pool3d with indices: each value at its flat (d * H * W + h * W + w)
+    index of a zero (N, C, D, H, W) (or (C, D, H, W)) output."""
+    if x.ndim not in (4, 5):
+        raise_error(ValueError, f"max_unpool3d: x must be (N, C, D, H, W) or (C, D, H, W), got "
+                                f"{x.ndim} dimensions")
+    k = (kernel_size,) * 3 if isinstance(kernel_size, int) else tuple(kernel_size)
+    st = k if stride is None else ((stride,) * 3 if isinstance(stride, int) else tuple(stride))
+    pad = (padding,) * 3 if isinstance(padding, int) else tuple(padding)
+    if not len(k) == len(st) == len(pad) == 3:
+        raise_error(ValueError, "max_unpool3d: kernel_size, stride and padding must be ints or "
+                                "3-tuples")
+    if output_size is None:
+        spatial = tuple(_unpool_size(n, kk, s, p) for n, kk, s, p in
+                        zip(x.shape[-3:], k, st, pad))
+    else:
+        spatial = tuple(output_size)[-3:]
+    return _unpool("max_unpool3d", x, indices, spatial)
 
 
 def _pair(value):
@@ -410,7 +434,7 @@ def matrix_set_diag(x, diagonal, k=0, align="RIGHT_LEFT"):
     return _ops.where(on, padded, x)
 
 
-__all__ = ["batch_to_space_nd", "max_unpool1d", "max_unpool2d", "matrix_diag",
+__all__ = ["batch_to_space_nd", "max_unpool1d", "max_unpool2d", "max_unpool3d", "matrix_diag",
            "matrix_diag_part", "matrix_set_diag", "space_to_batch_nd",
            "tensor_scatter_elements", "einsum", "gather_nd", "scatter_nd", "tensor_scatter_add", "tensor_scatter_div",
            "tensor_scatter_max", "tensor_scatter_min", "tensor_scatter_mul",
