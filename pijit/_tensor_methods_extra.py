@@ -160,8 +160,30 @@ def inplace_update(self, v, indices):
     return _ops.where(_ops.greater(covered, 0), moved, self)
 
 
-def init_data(self, slice_index=None, shape=None, opt_shape=None):
+def init_data(self, slice_index=None, shape=None, opt_shard_group=None):
     """self: pijit computes an initializer's values when the tensor is made."""
+    return self
+
+
+def to_tensor(self, slice_index=None, shape=None, opt_shard_group=None):
+    """MindSpore's older name of init_data: self, whose values already exist."""
+    return init_data(self, slice_index, shape, opt_shard_group)
+
+
+def flush_from_cache(self):
+    """Nothing to do: a pijit tensor's values always live in its own host (or device) memory,
+    never in an embedding cache that would have to be written back."""
+    return None
+
+
+def set_const_arg(self, const_arg=True):
+    """Marks self as a constant argument of jitted networks (MindSpore then compiles its values
+    into the graph) and returns self. pijit passes such a tensor as a graph input like any
+    other, so results are the same whether or not it is marked."""
+    if not isinstance(const_arg, bool):
+        raise_error(TypeError, f"Tensor.set_const_arg: const_arg must be a bool, got "
+                               f"{type(const_arg).__name__}")
+    self.const_arg = const_arg
     return self
 
 
@@ -255,7 +277,8 @@ _OWN = {
     "split": split, "repeat": repeat, "ptp": ptp, "argmax_with_value": argmax_with_value,
     "argmin_with_value": argmin_with_value, "top_k": top_k, "searchsorted": searchsorted,
     "approximate_equal": approximate_equal, "is_signed": is_signed, "fill": fill,
-    "copy": copy, "init_data": init_data, "inplace_update": inplace_update,
+    "copy": copy, "init_data": init_data, "to_tensor": to_tensor,
+    "flush_from_cache": flush_from_cache, "set_const_arg": set_const_arg, "inplace_update": inplace_update,
     "itemset": itemset, "resize": resize, "numel": numel, "nelement": numel,
     "ndimension": ndimension,
     "bool": _cast_to(bool_, "bool"), "float": _cast_to(float32, "float"),

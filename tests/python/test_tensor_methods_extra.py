@@ -185,7 +185,16 @@ def test_methods_with_several_results():
 def test_sizes_predicates_and_constructors():
     x = T(A.astype(np.float32))
     assert x.numel() == x.nelement() == 12 and x.ndimension() == 2
-    assert x.has_init is False and x.init_data() is x
+    assert x.has_init is False and x.init_data() is x and x.to_tensor() is x
+    assert x.flush_from_cache() is None
+    assert x.set_const_arg() is x and x.const_arg is True
+    assert x.set_const_arg(False).const_arg is False
+    with pytest.raises(TypeError, match="const_arg"):
+        x.set_const_arg(1)
+    marked = T(A.astype(np.float32)).set_const_arg()
+    jitted = ms.jit(lambda t: t * 2)
+    same(jitted(marked), A.astype(np.float32) * 2)
+    same(jitted(T(A.astype(np.float32) + 1).set_const_arg()), (A.astype(np.float32) + 1) * 2)
     assert x.itemsize == 4 and x.nbytes == 48
     assert x.is_floating_point() and not T(INTS).is_floating_point()
     assert x.is_signed() and T(INTS).is_signed() and not T(INTS.astype(np.uint8)).is_signed()
