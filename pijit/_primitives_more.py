@@ -428,6 +428,15 @@ Conv3D = _primitive(
                                            self.pad, self.dilation, self.group),
     "Conv3D(out_channel, kernel_size, pad_mode='valid', pad=0, stride=1, dilation=1, "
     "group=1)(x, weight): 3-D convolution of NCDHW data.")
+Conv3DTranspose = _primitive(
+    "Conv3DTranspose", {"in_channel": 1, "out_channel": 1, "kernel_size": 1, "mode": 1,
+                        "stride": 1, "pad_mode": "valid", "pad": 0, "dilation": 1, "group": 1,
+                        "output_padding": 0, "data_format": "NCDHW"},
+    lambda self, dout, weight: _conv3d_transpose(self, dout, weight),
+    "Conv3DTranspose(in_channel, out_channel, kernel_size, pad_mode='valid', pad=0, stride=1, "
+    "dilation=1, group=1, output_padding=0)(dout, weight): the 3-D transposed convolution "
+    "(Conv3D's input gradient) of NCDHW dout with weight (in_channel, out_channel / group, "
+    "kd, kh, kw).")
 AdaptiveAvgPool3D = _primitive("AdaptiveAvgPool3D", {"output_size": 1},
                                lambda self, x: _conv3d.adaptive_avg_pool3d(x, self.output_size),
                                "AdaptiveAvgPool3D(output_size)(x).")
@@ -442,6 +451,21 @@ AdaptiveMaxPool3D = _primitive(
 
 def _number(value):
     return value.asnumpy().item() if isinstance(value, Tensor) else value
+
+
+def _conv3d_transpose(self, dout, weight):
+    from pijit.nn.layers.image_more import conv3d_transpose
+    check_tensor("Conv3DTranspose", "dout", dout)
+    check_tensor("Conv3DTranspose", "weight", weight)
+    if dout.ndim != 5 or weight.ndim != 5 or dout.shape[1] != weight.shape[0]:
+        raise_error(ValueError, f"Conv3DTranspose: dout (N, C, D, H, W) and weight (C, "
+                                f"out / group, kd, kh, kw) must agree in C, got "
+                                f"{tuple(dout.shape)} and {tuple(weight.shape)}")
+    if self.data_format != "NCDHW":
+        raise_error(ValueError, f"Conv3DTranspose: data_format must be 'NCDHW', got "
+                                f"{self.data_format!r}")
+    return conv3d_transpose(dout, weight, None, self.stride, self.pad_mode.lower(), self.pad,
+                            self.dilation, self.group, self.output_padding)
 
 
 def _resize_nearest(self, x):
