@@ -113,6 +113,13 @@ GridSampler2D = _primitive(
                                                    self.padding_mode, self.align_corners),
     "GridSampler2D(interpolation_mode='bilinear', padding_mode='zeros', "
     "align_corners=False)(input_x, grid).")
+GridSampler3D = _primitive(
+    "GridSampler3D", {"interpolation_mode": "bilinear", "padding_mode": "zeros",
+                      "align_corners": False},
+    lambda self, x, grid: _grid_sample_3d(self, x, grid),
+    "GridSampler3D(interpolation_mode='bilinear', padding_mode='zeros', "
+    "align_corners=False)(input_x (N, C, D, H, W), grid (N, Do, Ho, Wo, 3)): trilinear or "
+    "nearest samples at grid's (x, y, z) places.")
 MultiMarginLoss = _primitive(
     "MultiMarginLoss", {"p": 1, "margin": 1.0, "reduction": "mean"},
     lambda self, x, target, weight=None: _nn.multi_margin_loss(x, target, self.p, self.margin,
@@ -451,6 +458,15 @@ AdaptiveMaxPool3D = _primitive(
 
 def _number(value):
     return value.asnumpy().item() if isinstance(value, Tensor) else value
+
+
+def _grid_sample_3d(self, x, grid):
+    check_tensor("GridSampler3D", "input_x", x)
+    if x.ndim != 5:
+        raise_error(ValueError, f"GridSampler3D: input_x must be (N, C, D, H, W), got shape "
+                                f"{tuple(x.shape)}")
+    return _grid_sample.grid_sample(x, grid, self.interpolation_mode, self.padding_mode,
+                                    self.align_corners)
 
 
 def _conv3d_transpose(self, dout, weight):

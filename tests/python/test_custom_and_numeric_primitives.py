@@ -177,3 +177,27 @@ def test_conv3d_transpose_primitive_against_torch():
     np.testing.assert_allclose(got, want.numpy(), rtol=1e-5, atol=1e-5)
     with pytest.raises(ValueError):
         op(ms.Tensor(x[:, :3]), ms.Tensor(w))
+
+
+@pytest.mark.parametrize("mode", ["bilinear", "nearest"])
+@pytest.mark.parametrize("padding_mode", ["zeros", "border"])
+@pytest.mark.parametrize("align_corners", [False, True])
+def test_grid_sampler_3d_against_torch(mode, padding_mode, align_corners):
+    torch = pytest.importorskip("torch")
+    x = RNG.normal(size=(2, 3, 4, 5, 6))
+    grid = RNG.uniform(-1.2, 1.2, size=(2, 3, 4, 2, 3))
+    op = ops.GridSampler3D(mode, padding_mode, align_corners)
+    got = op(ms.Tensor(x), ms.Tensor(grid))
+    tx = torch.tensor(x, requires_grad=True)
+    tg = torch.tensor(grid, requires_grad=True)
+    want = torch.nn.functional.grid_sample(tx, tg, mode, padding_mode, align_corners)
+    np.testing.assert_allclose(got.asnumpy(), want.detach().numpy(), rtol=1e-12, atol=1e-12)
+    if mode == "bilinear":
+        probe = RNG.normal(size=want.shape)
+        (want * torch.tensor(probe)).sum().backward()
+        gx, gg = ms.grad(lambda a, b: (op(a, b) * ms.Tensor(probe)).sum(), grad_position=(0, 1))(
+            ms.Tensor(x), ms.Tensor(grid))
+        np.testing.assert_allclose(gx.asnumpy(), tx.grad.numpy(), rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(gg.asnumpy(), tg.grad.numpy(), rtol=1e-9, atol=1e-12)
+    with pytest.raises(ValueError):
+        op(ms.Tensor(x[0]), ms.Tensor(grid))
