@@ -13,6 +13,7 @@
 // epilogue passes (PipelineOptions::host_kernels) and run without the host memory plan;
 // their constants are copied to the device once, at compile time.
 #include "absl/strings/str_format.h"
+#include "graph/op_profile.h"
 #include "graph/backend.h"
 #include "graph/backend_cuda_data.h"
 #include "kernels/cuda/allocator.h"
@@ -227,9 +228,9 @@ class CudaBackendImpl final : public Backend {
   absl::StatusOr<Tensor> RunNode(const Node& n, absl::Span<const Tensor* const> in,
                                  const LoweredNode*) const override {
     absl::StatusOr<Tensor> out = Run(n, in);
-    // PIJIT_PROFILE times each node on the host: wait for the device, so the time is the
-    // node's own and not its launch's.
-    if (flags::ProfileNodes()) {
+    // Profiling times each node on the host: wait for the device, so the time is the node's
+    // own and not its launch's.
+    if (OpProfilingOn()) {
       if (auto api = cuda::CudaApi::Get(); api.ok()) (*api)->cuCtxSynchronize();
     }
     return out;
@@ -301,8 +302,9 @@ class CudaBackendImpl final : public Backend {
 
   absl::Status Synchronize() const override { return cuda::Synchronize(); }
 
-  // PIJIT_PROFILE waits for each node, which a recording cannot hold.
-  bool CanRecord() const override { return !flags::ProfileNodes(); }
+  // Profiling waits for each node, which a recording cannot hold (a graph recorded before a
+  // profiler started replays as one launch, timed as a whole by nothing).
+  bool CanRecord() const override { return !OpProfilingOn(); }
 
   absl::StatusOr<std::unique_ptr<RecordedCall>> Record(const std::function<absl::Status()>& run) const override {
     PIJIT_ASSIGN_OR_RETURN(std::unique_ptr<cuda::RecordedWork> work, cuda::RecordedWork::Record(run));

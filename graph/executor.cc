@@ -17,65 +17,11 @@
 #include "kernels/errors.h"
 #include "graph/backend.h"
 #include "graph/device_replay.h"
+#include "graph/op_profile.h"
 #include "graph/control_flow_run.h"
 #include "kernels/flags.h"
 
 namespace pijit::graph {
-namespace {
-
-// PIJIT_PROFILE=1: time spent in each kind of node (op, result dtype and shape) over every
-// graph run, printed to stderr when the process exits, largest first.
-class NodeProfile {
- public:
-  static NodeProfile* Get() {
-    static NodeProfile* p = flags::ProfileNodes() ? new NodeProfile : nullptr;
-    return p;
-  }
-  void Add(const Node& n, double seconds) {
-    std::lock_guard<std::mutex> lock(mu_);
-    Entry& e = entries_[absl::StrCat(OpName(n.op), " ", DTypeShortName(n.meta.dtype),
-                                     ShapeToString(n.meta.shape))];
-    e.seconds += seconds;
-    ++e.count;
-  }
-  ~NodeProfile() = default;
-  std::vector<NodeTime> Snapshot() {
-    std::lock_guard<std::mutex> lock(mu_);
-    std::vector<NodeTime> rows;
-    for (const auto& [name, e] : entries_) rows.push_back({name, e.seconds * 1e3, e.count});
-    std::sort(rows.begin(), rows.end(), [](const NodeTime& a, const NodeTime& b) { return a.ms > b.ms; });
-    return rows;
-  }
-
- private:
-  struct Entry {
-    double seconds = 0;
-    int64_t count = 0;
-  };
-  NodeProfile() { std::atexit([] { Get()->Print(); }); }
-  void Print() {
-    std::vector<std::pair<std::string, Entry>> rows(entries_.begin(), entries_.end());
-    std::sort(rows.begin(), rows.end(),
-              [](const auto& a, const auto& b) { return a.second.seconds > b.second.seconds; });
-    double total = 0;
-    for (const auto& r : rows) total += r.second.seconds;
-    std::fprintf(stderr, "[pijit] node profile: %.3f ms in all\n", total * 1e3);
-    for (const auto& [name, e] : rows) {
-      std::fprintf(stderr, "  %6.2f%% %10.3f ms %8lld x  %s\n", 100 * e.seconds / total,
-                   e.seconds * 1e3, static_cast<long long>(e.count), name.c_str());
-    }
-  }
-  std::mutex mu_;
-  absl::flat_hash_map<std::string, Entry> entries_;
-};
-
-}  // namespace
-
-std::vector<NodeTime> NodeProfileSnapshot() {
-  NodeProfile* p = NodeProfile::Get();
-  return p ? p->Snapshot() : std::vector<NodeTime>{};
-}
-
 namespace {
 
 // Per output: whether its storage may be shared with a param, a constant or an earlier
@@ -495,10 +441,11 @@ absl::Status CompiledGraph::RunOnBackend(absl::Span<const Tensor* const> inputs,
       std::optional<PlannedSlot> planned;
       if (arena && plan_.slot[id] != MemoryPlan::kNoSlot) planned.emplace(arena->slots[plan_.slot[id]]);
       const LoweredNode* lowered = id < lowered_.size() ? lowered_[id].get() : nullptr;
-      if (NodeProfile* prof = NodeProfile::Get()) {
+      if (OpProfilingOn()) {
         const auto start = std::chrono::steady_clock::now();
         PIJIT_ASSIGN_OR_RETURN(values[id], StartNode(*backend_, n, args, lowered, static_cast<NodeId>(id), in_flight));
-        prof->Add(n, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+        AddOpTime(OpName(n.op), n.meta, /*eager=*/false,
+                  std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
       } else {
         PIJIT_ASSIGN_OR_RETURN(values[id], StartNode(*backend_, n, args, lowered, static_cast<NodeId>(id), in_flight));
       }

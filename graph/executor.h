@@ -27,14 +27,6 @@
 
 namespace pijit::graph {
 
-// PIJIT_PROFILE's time per kind of node so far (op, result dtype and shape), largest first;
-// empty when PIJIT_PROFILE is not set. The structured trace records it when it closes.
-struct NodeTime {
-  std::string node;
-  double ms;
-  int64_t count;
-};
-std::vector<NodeTime> NodeProfileSnapshot();
 
 
 class Backend;

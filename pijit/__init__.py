@@ -79,4 +79,9 @@ from pijit._transforms_more import __all__ as _transforms_more  # noqa: E402
 
 __all__ += _transforms_more
 
+from pijit import profiler  # noqa: E402
+from pijit.profiler import Profiler  # noqa: E402
+
+__all__ += ["profiler", "Profiler"]
+
 _trace._start_from_environment()  # PIJIT_TRACE=dir traces the whole process

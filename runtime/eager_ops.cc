@@ -1,10 +1,12 @@
 #include "runtime/eager_ops.h"
 
+#include <chrono>
 #include <string>
 #include <vector>
 
 #include "graph/backend.h"
 #include "graph/executor.h"
+#include "graph/op_profile.h"
 #include "interop/convert.h"
 #include "runtime/tape.h"
 
@@ -44,7 +46,16 @@ template <typename Kernel>
 PyObject* WrapKernelResult(PyOp op, Kernel&& kernel) {
   absl::StatusOr<Tensor> out;
   try {
-    out = kernel();
+    if (graph::OpProfilingOn()) {
+      const auto start = std::chrono::steady_clock::now();
+      out = kernel();
+      if (out.ok()) {
+        graph::AddOpTime(PyOpName(op), MetaOf(*out), /*eager=*/true,
+                         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+      }
+    } else {
+      out = kernel();
+    }
   } catch (const std::bad_alloc&) {
     PyErr_Format(PyExc_MemoryError, "%s: out of memory allocating the result", PyOpName(op));
     return nullptr;

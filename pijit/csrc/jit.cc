@@ -15,6 +15,7 @@
 #include "runtime/dispatch.h"
 #include "graph/control_flow_run.h"
 #include "graph/executor.h"
+#include "graph/op_profile.h"
 #include "runtime/trace.h"
 #include "runtime/continuation.h"
 #include "interop/python_objects.h"
@@ -428,10 +429,15 @@ void BindJit(py::module_& m) {
   }, "Counters of every function compiled so far, for the structured trace's summary.");
   m.def("_node_profile", [] {
     py::list rows;
-    for (const graph::NodeTime& t : graph::NodeProfileSnapshot())
+    for (const graph::NodeTime& t : graph::OpProfileSnapshot())
       rows.append(py::make_tuple(t.node, t.ms, t.count));
     return rows;
-  }, "PIJIT_PROFILE's (node kind, milliseconds, runs) so far, largest first.");
+  }, "The recorded (op kind, milliseconds, runs) so far, largest first; eager ops' kinds "
+     "start with 'eager '. Empty unless PIJIT_PROFILE is set or _set_op_profiling(True).");
+  m.def("_set_op_profiling", [](bool on) { graph::SetOpProfiling(on); },
+        "Starts (True) or stops recording the time of every graph node and eager op.");
+  m.def("_op_profiling", [] { return graph::OpProfilingOn(); }, "Whether op times are recorded.");
+  m.def("_reset_op_profile", [] { graph::ResetOpProfile(); }, "Forgets the recorded op times.");
   m.def("_note_mutable", [] { g_mutable_made = true; },
         "pijit.mutable made a value: jitted calls look for such arguments from now on.");
   m.def("_capture_enter", [] {
