@@ -8,7 +8,9 @@ EmbeddingThor record (pijit.nn.layers.thor_layer). As MindSpore's GPU THOR: G is
 multiplied by batch_size^2 / loss_scale^2 (the layers see the gradient of a mean, and of the
 scaled loss); a convolution's damping is damping / L and each of its inverses is scaled by
 sqrt(1 / L), L the output positions per sample; an embedding's A is the diagonal id count
-/ batch_size; biases and every other parameter keep their plain gradient. Every `frequency`
+/ batch_size; a LayerNorm's gamma and beta gradients g become g / (g^2 / batch_size +
+sqrt(damping)) (MindSpore's diagonal treatment); biases and every other parameter keep their
+plain gradient. Every `frequency`
 steps (the step counter at a multiple of frequency, from the first step on) the inverses are
 recomputed from the statistics of that step and stored in matrix_a_inv_<i> / matrix_g_inv_<i>;
 the steps in between reuse the stored ones. Then, as MindSpore: weight decay (for the
@@ -32,6 +34,7 @@ from pijit import ops
 from pijit._arg_checks import check_bool
 from pijit._tensor import Parameter, Tensor, float32
 from pijit.nn.cell import Cell
+from pijit.nn.layers.normalization import LayerNorm
 from pijit.nn.optim import Optimizer, _check_number, _repr_fields
 
 __all__ = ["thor"]
@@ -127,6 +130,9 @@ class Thor(Optimizer):
         self._build_preconditioners(layers)
         statistic_ids = {id(p) for pre in self._preconditioners for p in pre.statistics}
         self.__dict__["_trained"] = tuple(id(p) not in statistic_ids for p in self.parameters)
+        norm_ids = {id(p) for _, cell in net.cells_and_names() if isinstance(cell, LayerNorm)
+                    for p in (cell.gamma, cell.beta)}
+        self.__dict__["_layer_norm"] = tuple(id(p) in norm_ids for p in self.parameters)
         self.__dict__["_decay_flags"] = tuple(bool(decay_filter(p)) for p in self.parameters)
         self.__dict__["_moments"] = tuple(
             self._moment(p) if trained else None
@@ -196,8 +202,9 @@ class Thor(Optimizer):
                 ops.inverse(matrix_g + root * g_eye) * feature)
 
     def _precondition(self, grads):
-        """The gradients with each THOR weight's replaced by G^-1 g A^-1; refreshes the stored
-        inverses and statistics at refresh steps."""
+        """The gradients with each THOR weight's replaced by G^-1 g A^-1 and each LayerNorm
+        parameter's rescaled; refreshes the stored inverses and statistics at refresh
+        steps."""
         grads = list(grads)
         damping = self._damping_now()
         step = self.cov_step
@@ -217,6 +224,10 @@ class Thor(Optimizer):
                 flat = ops.reshape(g, (g.shape[0], -1))
                 grads[layout[0]] = ops.reshape(ops.matmul(ops.matmul(g_inv, flat), a_inv),
                                                g.shape)
+        for k, is_norm in enumerate(self._layer_norm):
+            if is_norm:
+                g = grads[k]
+                grads[k] = g / (g * g / float(self.batch_size) + ops.sqrt(damping))
         ops.assign(self.cov_step, step + 1.0)
         return grads
 

@@ -245,6 +245,26 @@ def test_embedding_step_matches_numpy():
     np.testing.assert_allclose(net[0].embedding_table.asnumpy(), want, rtol=1e-4, atol=1e-6)
 
 
+def test_layer_norm_gradients_are_rescaled():
+    ms.set_seed(6)
+    net = nn.SequentialCell(nn.Dense(4, 3), nn.LayerNorm((3,)), nn.Dense(3, 2))
+    values = {p.name: p.asnumpy().astype(np.float64) for p in net.get_parameters()}
+    opt = nn.thor(net, 0.1, 0.04, 0.0, batch_size=6, frequency=1)
+    x, t = _data((6, 4), 40)
+    _step_fn(net, opt)(ms.Tensor(x), ms.Tensor(t))
+    w1, b1, gamma, beta, w2, b2 = (
+        torch.tensor(values[k], requires_grad=True)
+        for k in ("0.weight", "0.bias", "1.gamma", "1.beta", "2.weight", "2.bias"))
+    h = torch.nn.functional.layer_norm(torch.tensor(x, dtype=torch.float64) @ w1.T + b1, (3,),
+                                       gamma, beta, eps=1e-7)
+    ((h @ w2.T + b2 - torch.tensor(t, dtype=torch.float64)) ** 2).mean().backward()
+    for name, param in (("1.gamma", gamma), ("1.beta", beta)):
+        g = param.grad.numpy()
+        want = values[name] - 0.1 * g / (g * g / 6 + np.sqrt(0.04))
+        got = {p.name: p.asnumpy() for p in net.get_parameters()}[name]
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-6, err_msg=name)
+
+
 # ---- eager, compiled and the training wrappers ---------------------------------------------------
 
 def test_jitted_step_equals_eager_step():
