@@ -111,14 +111,18 @@ class ConvertModelUtils:
     @staticmethod
     def convert_to_thor_model(model, network, loss_fn=None, optimizer=None, metrics=None,
                               amp_level="O0", loss_scale_manager=None, keep_batchnorm_fp32=False):
-        """A Model over network, loss_fn and optimizer when optimizer is THOR's (thor()'s),
-        else `model` unchanged. pijit's THOR refreshes its inverses inside the training step,
-        so the Model is the ordinary one built with these arguments; a TrainOneStepCell
-        network is used as it is."""
+        """The Model that trains network with THOR's optimizer (thor()'s): pijit's THOR
+        refreshes its inverses inside the ordinary training step, so this is `model` itself
+        when it was built over network and optimizer (its mixed precision already applied),
+        else an ordinary Model built with these arguments (a TrainOneStepCell network used as
+        it is). With another optimizer, `model` unchanged."""
         from pijit.nn.optim_thor import Thor
         from pijit.nn.wrap import TrainOneStepCell
         from pijit.train.model import Model
         if not isinstance(optimizer, Thor):
+            return model
+        if isinstance(model, Model) and getattr(model, "_network", None) is network and \
+                getattr(model, "_optimizer", None) is optimizer:
             return model
         if isinstance(network, TrainOneStepCell):
             return Model(network, metrics=metrics)

@@ -305,6 +305,26 @@ def test_train_one_step_cell_and_model_match_reference(mode):
         np.testing.assert_allclose(got[name], value, rtol=RTOL, atol=ATOL, err_msg=name)
 
 
+def test_mixed_precision_model_with_loss_scale_trains():
+    # MindSpore's documented use: Model with amp O2 and a fixed loss scale, then converted.
+    net = _mlp()
+    opt = nn.thor(net, 0.05, 0.1, 0.9, batch_size=6, frequency=2, loss_scale=128.0)
+    manager = ms.train.FixedLossScaleManager(128, drop_overflow_update=False)
+    model = ms.train.Model(net, nn.MSELoss(), opt, amp_level="O2", loss_scale_manager=manager)
+    same = ConvertModelUtils.convert_to_thor_model(model, net, nn.MSELoss(), opt, None, "O2",
+                                                   manager)
+    assert same is model
+    x, t = _data((18, 4), 50)
+    before = _weights(net)
+    model.train(1, ms.dataset.NumpySlicesDataset({"x": x, "t": t}, shuffle=False).batch(6))
+    # Steps 0 and 2 refresh: the stored A is the third batch's, measured in float16.
+    a = {p.name: p for p in net.get_parameters()}["0.matrix_a"].asnumpy()
+    np.testing.assert_allclose(a, covariance(x[12:].astype(np.float16)), rtol=2e-2, atol=2e-2)
+    after = _weights(net)
+    assert all(np.isfinite(v).all() for v in after.values())
+    assert any(not np.array_equal(after[k], before[k]) for k in before)
+
+
 def test_convert_to_thor_model_keeps_other_models():
     net = _mlp()
     opt = nn.Momentum(net.trainable_params(), 0.1, 0.9)
