@@ -23,9 +23,10 @@ The statistics reach the optimizer as the gradients of the layers' statistic Par
 TrainOneStepCell, value_and_grad(fn, None, optimizer.parameters) and Model hand them over with
 the weights' gradients. The optimizer stores them at refresh steps and never steps them.
 
-The refresh is chosen inside the step (a select on the step counter), so the same step
-function serves eager runs and one compiled graph; the inverses are therefore computed on
-every step and kept only at refresh steps."""
+The refresh is chosen inside the step by an `if` on the step counter tensor, so the same step
+function serves every mode: eagerly Python takes the branch, a whole-graph capture (bare
+`jit`, GRAPH_MODE) compiles it as a cond that runs only the way taken, and bytecode capture
+breaks the graph there. Only refresh steps compute the inverses."""
 import numbers
 
 import numpy as np
@@ -201,6 +202,18 @@ class Thor(Optimizer):
         return (ops.inverse(matrix_a + root * a_eye) * feature,
                 ops.inverse(matrix_g + root * g_eye) * feature)
 
+    def _all_fresh_inverses(self, grads, damping):
+        inverses = []
+        for pre, layout in zip(self._preconditioners, self._layout):
+            inverses.append(self._fresh_inverses(pre, layout, grads, damping))
+        return tuple(inverses)
+
+    def _stored_inverses(self):
+        inverses = []
+        for pre in self._preconditioners:
+            inverses.append((pre.a_inv + 0.0, pre.g_inv + 0.0))
+        return tuple(inverses)
+
     def _precondition(self, grads):
         """The gradients with each THOR weight's replaced by G^-1 g A^-1 and each LayerNorm
         parameter's rescaled; refreshes the stored inverses and statistics at refresh
@@ -209,10 +222,12 @@ class Thor(Optimizer):
         damping = self._damping_now()
         step = self.cov_step
         refresh = ops.equal(step - ops.floor(step / float(self.frequency)) * self.frequency, 0.0)
-        for pre, layout in zip(self._preconditioners, self._layout):
-            fresh_a, fresh_g = self._fresh_inverses(pre, layout, grads, damping)
-            a_inv = ops.where(refresh, fresh_a, pre.a_inv)
-            g_inv = ops.where(refresh, fresh_g, pre.g_inv)
+        # Only the way taken runs: eagerly a Python branch, in a whole-graph capture a cond.
+        if refresh:
+            inverses = self._all_fresh_inverses(grads, damping)
+        else:
+            inverses = self._stored_inverses()
+        for pre, layout, (a_inv, g_inv) in zip(self._preconditioners, self._layout, inverses):
             ops.assign(pre.a_inv, a_inv)
             ops.assign(pre.g_inv, g_inv)
             for k, stat in zip(layout[1:], pre.statistics):
