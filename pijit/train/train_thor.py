@@ -87,9 +87,11 @@ class ConvertNetUtils:
         Layers already THOR are kept; exact subclasses of these layers are not converted."""
         if not isinstance(net, Cell):
             raise TypeError(f"convert_to_thor_net: net must be a Cell, got {type(net).__name__}")
-        self._convert(net, set())
+        self._convert(net, set(), {})
 
-    def _convert(self, cell, seen):
+    def _convert(self, cell, seen, converted):
+        """converted maps a replaced layer's id to its THOR layer, so that a layer shared by
+        several parents stays one layer."""
         if id(cell) in seen:
             return
         seen.add(id(cell))
@@ -98,11 +100,12 @@ class ConvertNetUtils:
                 continue
             convert = _convertible(child)
             if convert is None:
-                self._convert(child, seen)
+                self._convert(child, seen, converted)
                 continue
-            new = convert(child)
-            new.set_train(child.training)
-            _replace_child(cell, name, new)
+            if id(child) not in converted:
+                converted[id(child)] = (child, convert(child))  # the child kept alive for its id
+                converted[id(child)][1].set_train(child.training)
+            _replace_child(cell, name, converted[id(child)][1])
 
 
 class ConvertModelUtils:

@@ -92,6 +92,22 @@ def test_convert_conv_and_embedding_nets():
     np.testing.assert_allclose(emb(ids).asnumpy(), before, rtol=1e-6)
 
 
+def test_a_shared_layer_stays_one_thor_layer():
+    class Twice(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.first = nn.Dense(3, 3)
+            self.second = self.first
+
+        def construct(self, x):
+            return self.second(self.first(x))
+
+    net = Twice()
+    opt = nn.thor(net, 0.1, 0.1, 0.9)
+    assert net.first is net.second and isinstance(net.first, nn.DenseThor)
+    assert len(opt.parameters) == 4  # weight, bias, matrix_a, matrix_g
+
+
 # ---- statistics ----------------------------------------------------------------------------------
 
 def _statistic_grads(net, inputs, loss):
