@@ -22,6 +22,7 @@ from pijit.nn.losses_more import *  # noqa: F401,F403
 from pijit.nn.losses_more import __all__ as _losses_more
 from pijit.nn.optim_extra import *  # noqa: F401,F403
 from pijit.nn.optim_extra import __all__ as _optim_extra
+from pijit.nn.optim_thor import thor
 from pijit.nn.wrap_more import *  # noqa: F401,F403
 from pijit.nn.wrap_more import __all__ as _wrap_more
 
@@ -30,7 +31,7 @@ __all__ = ["Cell", "CellList", "CellDict", "SequentialCell", "Parameter", "Param
            "Adam", "WithLossCell", "TrainOneStepCell", "ForwardValueAndGrad", "WithEvalCell",
            "WithGradCell", *_layers, *_schedules,
            *_losses_extra, *_dynamic_lr, *_optim_more, *_losses_more,
-           *_optim_extra, *_wrap_more]
+           *_optim_extra, *_wrap_more, "thor"]
 
 # MindSpore's loss-scaling training cells live in mindspore.nn; pijit keeps them with the
 # training workflow (they import pijit.nn themselves, hence last).

@@ -14,6 +14,7 @@ from pijit.train.model import Model
 from pijit.train.dataset_sink import DatasetHelper, connect_network_with_dataset, data_sink
 from pijit.train.graph_export import export, load
 from pijit.train.serialization import load_checkpoint, load_param_into_net, save_checkpoint
+from pijit.train import train_thor
 
 __all__ = ["Model", "export", "load", "DatasetHelper", "connect_network_with_dataset", "data_sink", "save_checkpoint", "load_checkpoint", "load_param_into_net",
            "LossScaleManager", "FixedLossScaleManager", "DynamicLossScaleManager"]

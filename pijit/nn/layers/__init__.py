@@ -21,10 +21,12 @@ from pijit.nn.layers.extra import *  # noqa: F401,F403
 from pijit.nn.layers.extra import __all__ as _extra
 from pijit.nn.layers.image import *  # noqa: F401,F403
 from pijit.nn.layers.image import __all__ as _image
+from pijit.nn.layers.thor_layer import Conv2dThor, DenseThor, EmbeddingThor
 
 __all__ = ["GELU", "LogSoftmax", "ReLU", "Sigmoid", "Softmax", "Tanh", "get_activation", "Dense",
            "LeakyReLU", "ReLU6", "HSwish", "HSigmoid", "Identity", "Pad",
            "Dropout", "Embedding", "Flatten", "Conv1d", "Conv1dTranspose", "Conv2d", "Conv2dTranspose", "BatchNorm2d", "LayerNorm", "AvgPool2d",
            "MaxPool2d", *_more_activations, *_more_norms, *_resize, "RNN", "GRU", "LSTM", "RNNCell", "GRUCell", "LSTMCell",
            "MultiheadAttention", "TransformerEncoderLayer", "TransformerEncoder",
-           "TransformerDecoderLayer", "TransformerDecoder", "Transformer", *_utility, *_extra, *_image]
+           "TransformerDecoderLayer", "TransformerDecoder", "Transformer", *_utility, *_extra, *_image,
+           "DenseThor", "Conv2dThor", "EmbeddingThor"]
