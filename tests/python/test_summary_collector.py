@@ -134,7 +134,7 @@ class Classifier(nn.Cell):
         return self.out(h)
 
 
-def train(directory, collector_kwargs, epochs=2, samples=120, batch=10):
+def train(directory, collector_kwargs, epochs=2, samples=120, batch=10, fit=False):
     rng = np.random.default_rng(0)
     points = rng.standard_normal((samples, 4)).astype(np.float32)
     labels = rng.integers(0, 3, samples).astype(np.int32)
@@ -142,10 +142,13 @@ def train(directory, collector_kwargs, epochs=2, samples=120, batch=10):
     ms.set_seed(0)
     net = Classifier()
     model = Model(net, nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean"),
-                  nn.Momentum(net.trainable_params(), 0.05, 0.9))
+                  nn.Momentum(net.trainable_params(), 0.05, 0.9), metrics={"loss"})
     losses = LossRecorder()
     collector = SummaryCollector(directory, **collector_kwargs)
-    model.train(epochs, data, callbacks=[collector, losses])
+    if fit:  # an evaluation after each epoch
+        model.fit(epochs, data, data, callbacks=[collector, losses])
+    else:
+        model.train(epochs, data, callbacks=[collector, losses])
     files = os.listdir(directory)
     assert len(files) == 1
     return losses.losses, summary_values(os.path.join(directory, files[0])), net
@@ -165,6 +168,39 @@ def test_collector_records_the_training_losses(tmp_path):
                 "out.bias/auto"} <= set(values)
     # The histogram of the last record is that of the weights after that step's update.
     assert sum(count for _, _, count in records[-1][1]["out.bias/auto"]) == 3
+
+
+def test_collector_keeps_recording_after_an_evaluation_in_fit(tmp_path):
+    specified = {"collect_metric": True}
+    losses, records, _ = train(str(tmp_path), {"collect_freq": 6, "keep_default_action": False,
+                                               "collect_specified_data": specified}, fit=True)
+    assert [step for step, _ in records] == [1, 6, 12, 18, 24]
+    for step, values in records:
+        assert set(values) == {"loss/auto", "learning_rate/auto", "hidden_mean"}
+        assert values["loss/auto"] == pytest.approx(losses[step - 1], rel=1e-6)
+
+
+def test_collector_used_without_a_with_after_an_evaluation(tmp_path):
+    collector = SummaryCollector(str(tmp_path), collect_freq=4, keep_default_action=False,
+                                 collect_specified_data={"collect_metric": True})
+    cb_params = {"mode": "train", "list_callback": [collector], "epoch_num": 1, "batch_num": 4,
+                 "net_outputs": ms.Tensor(np.float32(2.5)), "optimizer": None,
+                 "dataset_sink_mode": False}
+    run_context = ms.train.RunContext(ms.train.callback._InternalCallbackParam(cb_params))
+    collector.on_train_begin(run_context)
+    for step in range(1, 5):
+        ops.ScalarSummary()("op", ms.Tensor(np.float32(step)))
+        run_context.original_args().cur_step_num = step
+        collector.on_train_step_end(run_context)
+        if step == 2:  # an evaluation between steps begins the callback in 'eval' mode
+            evaluation = ms.train.callback._InternalCallbackParam({**cb_params, "mode": "eval"})
+            collector.on_eval_begin(ms.train.RunContext(evaluation))
+            collector.on_eval_end(ms.train.RunContext(evaluation))
+    collector.on_train_end(run_context)
+    (path,) = [os.path.join(tmp_path, name) for name in os.listdir(tmp_path)]
+    assert summary_values(path) == [(1, {"loss/auto": 2.5, "op": 1.0}),
+                                    (4, {"loss/auto": 2.5, "op": 4.0})]
+    assert not os.stat(path).st_mode & 0o222  # closed
 
 
 def test_collector_specified_data(tmp_path):

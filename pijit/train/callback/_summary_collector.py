@@ -181,13 +181,18 @@ class SummaryCollector(Callback):
 
     def end(self, run_context):
         self._record.flush()
-        if self._owns_record:
+
+    def on_train_end(self, run_context):
+        self.end(run_context)
+        if self._owns_record:  # not entered as a context: the run's end closes the file
             self._close()
             self._owns_record = False
 
     def _collect(self, cb_params, current):
         """Records at the first step, every collect_freq steps, and (TensorSummary values only)
         at the tensor steps, as MindSpore's collector does."""
+        # An evaluation inside Model.fit begins this callback again in 'eval' mode.
+        self._record.set_mode("train")
         if self._first_step:
             total = cb_params.epoch_num * (1 if self._sink_mode else cb_params.batch_num)
             self._tensor_steps = tensor_collect_steps(total, self._collect_freq,
