@@ -191,7 +191,7 @@ class SummaryCollector(Callback):
     def _collect(self, cb_params, current):
         """Records at the first step, every collect_freq steps, and (TensorSummary values only)
         at the tensor steps, as MindSpore's collector does."""
-        # An evaluation inside Model.fit begins this callback again in 'eval' mode.
+        # A Model.eval run with this callback between trainings begins it in 'eval' mode.
         self._record.set_mode("train")
         if self._first_step:
             total = cb_params.epoch_num * (1 if self._sink_mode else cb_params.batch_num)
