@@ -25,4 +25,5 @@ fi
 bash "$here/third_party/asmjit.sh"
 
 "$PY" -m pip install -q --disable-pip-version-check setuptools wheel numpy pybind11 pytest hypothesis ml_dtypes \
-  protobuf safetensors scipy  # scipy: reference values in the tests (special functions)
+  protobuf safetensors google-crc32c pillow \
+  scipy  # scipy: reference values in the tests (special functions)

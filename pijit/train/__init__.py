@@ -5,7 +5,7 @@ checkpoints in MindSpore's .ckpt format.
     model = Model(net, loss_fn, optimizer, metrics={"accuracy"})
     model.train(5, dataset, callbacks=[LossMonitor(), ModelCheckpoint("net", "ckpt")])
 """
-from pijit.train import callback, metrics
+from pijit.train import callback, metrics, summary
 from pijit.train.callback import *  # noqa: F401,F403
 from pijit.train.metrics import *  # noqa: F401,F403
 from pijit.train.loss_scale_manager import (DynamicLossScaleManager, FixedLossScaleManager,
@@ -15,8 +15,9 @@ from pijit.train.dataset_sink import DatasetHelper, connect_network_with_dataset
 from pijit.train.graph_export import export, load
 from pijit.train.serialization import load_checkpoint, load_param_into_net, save_checkpoint
 from pijit.train import train_thor
+from pijit.train.summary import SummaryRecord
 
 __all__ = ["Model", "export", "load", "DatasetHelper", "connect_network_with_dataset", "data_sink", "save_checkpoint", "load_checkpoint", "load_param_into_net",
-           "LossScaleManager", "FixedLossScaleManager", "DynamicLossScaleManager"]
+           "LossScaleManager", "FixedLossScaleManager", "DynamicLossScaleManager", "SummaryRecord"]
 __all__.extend(callback.__all__)
 __all__.extend(metrics.__all__)

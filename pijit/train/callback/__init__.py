@@ -7,7 +7,8 @@ from pijit.train.callback._checkpoint import CheckpointConfig, ModelCheckpoint
 from pijit.train.callback._monitors import (EarlyStopping, History, LambdaCallback,
                                             LearningRateScheduler, LossMonitor, TimeMonitor)
 from pijit.train.callback._progress import ProgressBar
+from pijit.train.callback._summary_collector import SummaryCollector
 
 __all__ = ["Callback", "RunContext", "LossMonitor", "TimeMonitor", "ModelCheckpoint",
            "CheckpointConfig", "LearningRateScheduler", "History", "LambdaCallback",
-           "EarlyStopping", "ProgressBar"]
+           "EarlyStopping", "ProgressBar", "SummaryCollector"]
