@@ -6,9 +6,9 @@ pijit's complex dtypes hold; as in MindSpore they have no gradient. Betainc's va
 SciPy on the host and its gradient with respect to x is composed of pijit ops (MindSpore
 differentiates x only). The truncated normal draws come from pijit's generator and are inverted
 through the normal CDF by pijit ops."""
+import importlib
+
 import numpy as np
-import scipy.linalg
-import scipy.special
 
 from pijit import _C
 from pijit import ops as _pijit_ops
@@ -19,6 +19,15 @@ from pijit.nn.cell import Cell
 from pijit.ops import Primitive
 
 _ops = _C.ops
+
+
+def _scipy(module, fname):
+    """A SciPy module, imported when an op first needs it (pijit itself needs only NumPy)."""
+    try:
+        return importlib.import_module(f"scipy.{module}")
+    except ImportError:
+        raise_error(ImportError, f"{fname} computes with SciPy, which is not installed "
+                                 f"(pip install scipy)")
 
 
 class AccumulateNV2(Primitive):
@@ -100,7 +109,8 @@ class MatrixLogarithm(Primitive):
     def __call__(self, x):
         values = _square_matrices("MatrixLogarithm", x, (complex64, complex128))
         flat = values.reshape((-1,) + values.shape[-2:])
-        logs = np.stack([scipy.linalg.logm(m) for m in flat]) if len(flat) else flat
+        logm = _scipy("linalg", "MatrixLogarithm").logm
+        logs = np.stack([logm(m) for m in flat]) if len(flat) else flat
         return Tensor(logs.reshape(values.shape).astype(values.dtype))
 
 
@@ -109,7 +119,8 @@ class _RegularizedBeta(Cell):
     dI/dx = x^(a - 1) (1 - x)^(b - 1) / B(a, b)."""
 
     def construct(self, a, b, x):
-        value = scipy.special.betainc(a.asnumpy(), b.asnumpy(), x.asnumpy())
+        betainc = _scipy("special", "Betainc").betainc
+        value = betainc(a.asnumpy(), b.asnumpy(), x.asnumpy())
         return Tensor(np.asarray(value, dtype=x.asnumpy().dtype))
 
     def bprop(self, a, b, x, out, dout):

@@ -26,4 +26,4 @@ bash "$here/third_party/asmjit.sh"
 
 "$PY" -m pip install -q --disable-pip-version-check setuptools wheel numpy pybind11 pytest hypothesis ml_dtypes \
   protobuf safetensors google-crc32c pillow \
-  scipy  # scipy: reference values in the tests (special functions)
+  scipy  # scipy: reference values in the tests; Betainc and MatrixLogarithm compute with it
