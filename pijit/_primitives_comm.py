@@ -8,10 +8,12 @@ from pijit._primitives_more import _primitive
 from pijit._tensor import Tensor, dtype_to_nptype
 from pijit.communication import comm_func
 from pijit.communication.comm_func import ReduceOp
-from pijit.communication.management import GlobalComm
+from pijit.communication.management import GlobalComm, get_group_size, get_rank
+from pijit import ops as _pijit_ops
+from pijit.ops import constexpr
 
 __all__ = ["ReduceOp", "AllReduce", "AllGather", "ReduceScatter", "Broadcast", "Barrier", "Send",
-           "Receive"]
+           "Receive", "AlltoAll"]
 
 
 def _check(name, values):
@@ -44,6 +46,37 @@ def _receive(self):
     return comm_func.recv(like, self.src_rank, self.group, self.sr_tag)
 
 
+@constexpr
+def _all_to_all_layout(group, split_count, split_dim, concat_dim, shape):
+    """(group size, this rank, split axis, concat axis, block length) of an AlltoAll, checked;
+    a compile-time constant of captured code."""
+    for name, value in (("split_count", split_count), ("split_dim", split_dim),
+                        ("concat_dim", concat_dim)):
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise TypeError(f"AlltoAll: {name} must be an int, got {value!r}")
+    n, rank = get_group_size(group), get_rank(group)
+    if split_count != n:
+        raise ValueError(f"AlltoAll: split_count ({split_count}) must equal the group's size "
+                         f"({n})")
+    split_dim, concat_dim = split_dim % len(shape), concat_dim % len(shape)
+    if shape[split_dim] % n:
+        raise ValueError(f"AlltoAll: x's axis {split_dim} ({shape[split_dim]}) is not a "
+                         f"multiple of split_count ({n})")
+    return n, rank, split_dim, concat_dim, shape[split_dim] // n
+
+
+def _all_to_all(self, x):
+    """Block j of x along split_dim goes to rank j; the blocks received are concatenated
+    along concat_dim in rank order. Built on the all-gather (every rank gathers every rank's
+    x and keeps its own block of each): a graph node with a gradient, at split_count times
+    the traffic of a point-to-point exchange."""
+    n, rank, split_dim, concat_dim, block = _all_to_all_layout(
+        self.group, self.split_count, self.split_dim, self.concat_dim, tuple(x.shape))
+    gathered = comm_func.all_gather_into_tensor(_pijit_ops.unsqueeze(x, 0), self.group)[0]
+    mine = [_pijit_ops.narrow(gathered[i], split_dim, rank * block, block) for i in range(n)]
+    return _pijit_ops.concat(mine, concat_dim)
+
+
 def _send(self, x):
     comm_func.send(x, self.dest_rank, self.group, self.sr_tag)
     return x
@@ -74,6 +107,11 @@ Send = _primitive(
              "group_back": GlobalComm.WORLD_COMM_GROUP}, _send,
     "Send(sr_tag, dest_rank, group)(x): sends x to rank dest_rank of the group (returns x).",
     _check)
+AlltoAll = _primitive(
+    "AlltoAll", {"split_count": 1, "split_dim": 0, "concat_dim": 0,
+                 "group": GlobalComm.WORLD_COMM_GROUP}, _all_to_all,
+    "AlltoAll(split_count, split_dim, concat_dim, group)(x): block j of x along split_dim "
+    "to rank j, the received blocks concatenated along concat_dim in rank order.", _check)
 Receive = _primitive(
     "Receive", {"sr_tag": 0, "src_rank": 0, "shape": (), "dtype": None,
                 "group": GlobalComm.WORLD_COMM_GROUP, "group_back": GlobalComm.WORLD_COMM_GROUP},

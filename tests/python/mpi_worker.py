@@ -245,6 +245,20 @@ def process_group():
     return out
 
 
+def all_to_all():
+    """AlltoAll eagerly, compiled and its gradient (the gradient of the sum of every rank's
+    loss, rank j weighting what it received by j + 1)."""
+    init()
+    r, n = get_rank(), get_group_size()
+    x = ms.Tensor((np.arange(n * 2 * 3, dtype=np.float32).reshape(n * 2, 3) + 100 * r))
+    op = ops.AlltoAll(n, 0, 1)
+    out = {"rank": r, "eager": op(x).asnumpy().tolist(),
+           "jitted": ms.jit(lambda t: op(t) * 1)(x).asnumpy().tolist()}
+    weight = float(r + 1)
+    out["grad"] = ms.grad(lambda t: (op(t) * weight).sum())(x).asnumpy().tolist()
+    return out
+
+
 def timeout():
     init()
     if get_rank() == 1:
@@ -272,7 +286,8 @@ if __name__ == "__main__":
         init()
     result = {"collectives": collectives, "data_parallel": data_parallel, "timeout": timeout,
               "uncaught": uncaught, "graph_collectives": graph_collectives,
-              "lenet": lenet, "process_group": process_group}[scenario]()
+              "lenet": lenet, "process_group": process_group,
+              "all_to_all": all_to_all}[scenario]()
     path = os.path.join(os.environ["PIJIT_MPI_RESULTS"], f"rank_{result['rank']}.json")
     with open(path + ".tmp", "w") as f:
         json.dump(result, f)

@@ -390,3 +390,29 @@ def test_collectives_in_graphs_and_their_gradients_match_numpy(n):
             np.testing.assert_array_equal(got[name + "_grad"], grads[name])
             np.testing.assert_array_equal(got[name + "_grad_jit"], grads[name])
         assert "all_reduce with op=prod is not supported" in got["prod_grad_error"]
+
+
+@needs_mpi
+@pytest.mark.parametrize("n", [2, 3])
+def test_all_to_all_exchanges_blocks_and_differentiates(n):
+    results = run_job_on_every_rank(n, "all_to_all")
+    xs = [np.arange(n * 2 * 3, dtype=np.float32).reshape(n * 2, 3) + 100 * k for k in range(n)]
+    for r, got in results.items():
+        want = np.concatenate([xs[k][2 * r:2 * r + 2] for k in range(n)], axis=1)
+        np.testing.assert_array_equal(got["eager"], want)
+        np.testing.assert_array_equal(got["jitted"], want)
+        # Block j of every rank's x went to rank j, whose loss weights it by j + 1.
+        np.testing.assert_array_equal(got["grad"], np.repeat(np.arange(1, n + 1), 2)[:, None]
+                                      * np.ones((1, 3)))
+
+
+def test_all_to_all_in_one_process_and_its_checks():
+    from pijit import ops
+    from pijit.communication import init
+    init()
+    x = ms.Tensor(np.arange(12.0).reshape(3, 4))
+    np.testing.assert_array_equal(ops.AlltoAll(1, 1, 0)(x).asnumpy(), x.asnumpy())
+    with pytest.raises(ValueError, match="split_count"):
+        ops.AlltoAll(2, 0, 0)(x)
+    with pytest.raises(TypeError):
+        ops.AlltoAll(1.0, 0, 0)(x)
