@@ -316,27 +316,37 @@ def _unpool_size(size, kernel, stride, padding):
     return (size - 1) * stride - 2 * padding + kernel
 
 
+def _unpool_n(fname, rank, x, indices, kernel_size, stride, padding, output_size):
+    """The unpooling of max_unpool{rank}d: the spatial output size from output_size's last
+    `rank` entries, or from the pool's kernel, stride (the kernel when None) and padding."""
+    def per_axis(name, value):
+        values = (value,) * rank if isinstance(value, int) else tuple(value)
+        if len(values) != rank:
+            raise_error(ValueError, f"{fname}: {name} must be an int or {rank} ints, got "
+                                    f"{value!r}")
+        return values
+
+    k = per_axis("kernel_size", kernel_size)
+    st = k if stride is None else per_axis("stride", stride)
+    pad = per_axis("padding", padding)
+    if output_size is None:
+        spatial = tuple(_unpool_size(n, kk, s, p) for n, kk, s, p in
+                        zip(x.shape[-rank:], k, st, pad))
+    else:
+        spatial = tuple(output_size)[-rank:]
+    return _unpool(fname, x, indices, spatial)
+
+
 def max_unpool2d(x, indices, kernel_size, stride=None, padding=0, output_size=None):
     """The inverse of max_pool2d with indices: each value at its flat (h * W + w) index of
     a zero (N, C, H, W) output."""
-    k = (kernel_size,) * 2 if isinstance(kernel_size, int) else tuple(kernel_size)
-    st = k if stride is None else ((stride,) * 2 if isinstance(stride, int) else tuple(stride))
-    pad = (padding,) * 2 if isinstance(padding, int) else tuple(padding)
-    if output_size is None:
-        spatial = tuple(_unpool_size(n, kk, s, p) for n, kk, s, p in
-                        zip(x.shape[-2:], k, st, pad))
-    else:
-        spatial = tuple(output_size)[-2:]
-    return _unpool("max_unpool2d", x, indices, spatial)
+    return _unpool_n("max_unpool2d", 2, x, indices, kernel_size, stride, padding, output_size)
 
 
 def max_unpool1d(x, indices, kernel_size, stride=None, padding=0, output_size=None):
     """The inverse of a 1-D max pool with indices: each value at its index of a zero
     (N, C, L) output."""
-    stride = kernel_size if stride is None else stride
-    spatial = (_unpool_size(x.shape[-1], kernel_size, stride, padding),) \
-        if output_size is None else (tuple(output_size)[-1],)
-    return _unpool("max_unpool1d", x, indices, spatial)
+    return _unpool_n("max_unpool1d", 1, x, indices, kernel_size, stride, padding, output_size)
 
 
 def max_unpool3d(x, indices, kernel_size, stride=None, padding=0, output_size=None):
@@ -345,18 +355,7 @@ def max_unpool3d(x, indices, kernel_size, stride=None, padding=0, output_size=No
     if x.ndim not in (4, 5):
         raise_error(ValueError, f"max_unpool3d: x must be (N, C, D, H, W) or (C, D, H, W), got "
                                 f"{x.ndim} dimensions")
-    k = (kernel_size,) * 3 if isinstance(kernel_size, int) else tuple(kernel_size)
-    st = k if stride is None else ((stride,) * 3 if isinstance(stride, int) else tuple(stride))
-    pad = (padding,) * 3 if isinstance(padding, int) else tuple(padding)
-    if not len(k) == len(st) == len(pad) == 3:
-        raise_error(ValueError, "max_unpool3d: kernel_size, stride and padding must be ints or "
-                                "3-tuples")
-    if output_size is None:
-        spatial = tuple(_unpool_size(n, kk, s, p) for n, kk, s, p in
-                        zip(x.shape[-3:], k, st, pad))
-    else:
-        spatial = tuple(output_size)[-3:]
-    return _unpool("max_unpool3d", x, indices, spatial)
+    return _unpool_n("max_unpool3d", 3, x, indices, kernel_size, stride, padding, output_size)
 
 
 def _pair(value):

@@ -33,6 +33,8 @@ Two codecs produce and accept the same bytes:
 """
 from collections import namedtuple
 
+from pijit.train._proto_classes import message_class
+
 __all__ = ["Entry", "CheckpointFormatError", "ProtobufCodec", "WireCodec", "default_codec"]
 
 # One Checkpoint.Value holding a tensor: (str, list[int], str, bytes).
@@ -62,7 +64,7 @@ def _check_entries(entries):
 
 def _checkpoint_message_class():
     """The Checkpoint message class, built from a FileDescriptorProto assembled in Python."""
-    from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+    from google.protobuf import descriptor_pb2
 
     field = descriptor_pb2.FieldDescriptorProto
     proto = descriptor_pb2.FileDescriptorProto(name="pijit_mindspore_checkpoint.proto",
@@ -86,12 +88,7 @@ def _checkpoint_message_class():
                     label=field.LABEL_OPTIONAL, type_name=".MapTensorProto", oneof_index=0)
     checkpoint.field.add(name="value", number=1, type=field.TYPE_MESSAGE,
                          label=field.LABEL_REPEATED, type_name=".Checkpoint.Value")
-    pool = descriptor_pool.DescriptorPool()
-    pool.AddSerializedFile(proto.SerializeToString())
-    descriptor = pool.FindMessageTypeByName("Checkpoint")
-    if hasattr(message_factory, "GetMessageClass"):
-        return message_factory.GetMessageClass(descriptor)
-    return message_factory.MessageFactory(pool).GetPrototype(descriptor)  # protobuf < 4.21
+    return message_class(proto, "Checkpoint")
 
 
 class ProtobufCodec:

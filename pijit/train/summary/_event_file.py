@@ -18,7 +18,7 @@ import time
 import warnings
 
 from pijit.train.summary._crc32c import masked_crc32c
-from pijit.train.summary._summary_proto import Event
+from pijit.train.summary._summary_proto import event_class
 
 __all__ = ["EVENT_VERSION", "SummaryFormatError", "EventFileWriter", "frame", "read_records",
            "read_summary"]
@@ -56,7 +56,7 @@ class EventFileWriter:
             return False
         if self._file is None:
             self._file = self._create()
-            version = Event(wall_time=time.time(), version=EVENT_VERSION)
+            version = event_class()(wall_time=time.time(), version=EVENT_VERSION)
             if not self._write(version.SerializeToString()):
                 return False
         return self._write(event.SerializeToString())
@@ -125,7 +125,7 @@ def read_summary(path):
     events = []
     for i, message in enumerate(read_records(data)):
         try:
-            events.append(Event.FromString(message))
+            events.append(event_class().FromString(message))
         except Exception as error:  # protobuf's DecodeError, or a missing required field
             raise SummaryFormatError(f"record {i} of {path!r} is not an Event: {error}") from None
     return events

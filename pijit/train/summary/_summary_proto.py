@@ -36,6 +36,10 @@ proto2) and of anf_ir.proto that pijit writes and reads:
 
 Fields not declared here (a graph event, an explanation) survive parsing as unknown fields.
 """
+import functools
+
+from pijit.train._proto_classes import message_class
+
 __all__ = ["Event", "DATA_TYPES"]
 
 # anf_ir.proto's DataType values for the element types a summary tensor may have.
@@ -107,8 +111,11 @@ def _summary(proto, f):
                            ".mindspore.irpb.Summary.Value")])
 
 
-def _event_message_class():
-    from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+@functools.lru_cache(maxsize=None)
+def event_class():
+    """The Event message class, made on first use (protobuf is needed only to write or read
+    summaries, not to import pijit)."""
+    from google.protobuf import descriptor_pb2
 
     f = descriptor_pb2.FieldDescriptorProto
     proto = descriptor_pb2.FileDescriptorProto(name="pijit_mindspore_summary.proto",
@@ -122,12 +129,5 @@ def _event_message_class():
         ("step", 2, f.TYPE_INT64, f.LABEL_OPTIONAL),
         ("version", 3, f.TYPE_STRING, f.LABEL_OPTIONAL, 0),
         ("summary", 5, f.TYPE_MESSAGE, f.LABEL_OPTIONAL, ".mindspore.irpb.Summary", 0)])
-    pool = descriptor_pool.DescriptorPool()
-    pool.AddSerializedFile(proto.SerializeToString())
-    descriptor = pool.FindMessageTypeByName("mindspore.irpb.Event")
-    if hasattr(message_factory, "GetMessageClass"):
-        return message_factory.GetMessageClass(descriptor)
-    return message_factory.MessageFactory(pool).GetPrototype(descriptor)  # protobuf < 4.21
+    return message_class(proto, "mindspore.irpb.Event")
 
-
-Event = _event_message_class()

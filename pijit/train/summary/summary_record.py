@@ -13,7 +13,7 @@ import numpy as np
 from pijit import _primitives_summary
 from pijit._tensor import Tensor
 from pijit.train.summary._event_file import EventFileWriter
-from pijit.train.summary._summary_proto import Event
+from pijit.train.summary._summary_proto import event_class
 from pijit.train.summary._summary_values import PLUGINS, check_value, fill_value
 
 __all__ = ["SummaryRecord"]
@@ -175,7 +175,7 @@ class SummaryRecord:
         if plugin_filter is not None:
             pending = {plugin: values for plugin, values in pending.items() if plugin_filter(plugin)}
         self._export(pending, step)
-        event = Event(wall_time=time.time(), step=step)
+        event = event_class()(wall_time=time.time(), step=step)
         for plugin, values in pending.items():
             for tag, array in values.items():
                 fill_value(event.summary.value.add(tag=tag), plugin, array)
