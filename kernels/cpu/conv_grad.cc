@@ -221,6 +221,10 @@ void FillGradInput(const Tensor& cd, const Tensor& cw, const Geometry2D& g, cons
                    Tensor& dx) {
   const Shape& xs = dx.shape();
   if (dx.dtype() == DType::kFloat32) {
+    if (const auto dw = DepthwiseProblem(xs, cw.shape(), g, win)) {
+      conv_depthwise::GradInput(*dw, cd.data<float>(), cw.data<float>(), dx.data<float>());
+      return;
+    }
     if (const auto direct = DirectProblem(xs, cw.shape(), g, win);
         direct && conv_direct::GradInput(*direct, cd.data<float>(), cw.data<float>(),
                                          dx.data<float>())) {
@@ -238,6 +242,11 @@ void FillGradWeight(const Tensor& cx, const Tensor& cd, const Geometry2D& g, con
   const Shape& ws = dw.shape();
   const bool f32 = dw.dtype() == DType::kFloat32;
   if (f32) {
+    if (const auto depthwise = DepthwiseProblem(cx.shape(), ws, g, win)) {
+      conv_depthwise::GradWeight(*depthwise, cx.data<float>(), cd.data<float>(),
+                                 dw.data<float>());
+      return;
+    }
     if (const auto direct = DirectProblem(cx.shape(), ws, g, win);
         direct && conv_direct::GradWeight(*direct, cx.data<float>(), cd.data<float>(),
                                           dw.data<float>())) {
@@ -271,8 +280,10 @@ absl::StatusOr<Tensor> ConvGrad(bool of_input, const Tensor& a, const Tensor& b,
   PIJIT_ASSIGN_OR_RETURN(Geometry2D g, of_input
                                            ? CheckGrad("conv2d_grad_input", meta, mb, ma, win)
                                            : CheckGrad("conv2d_grad_weight", ma, meta, mb, win));
-  Tensor r = ZerosOf(meta);
-  if (r.numel() == 0 || a.numel() == 0 || b.numel() == 0) return r;
+  if (NumElements(meta.shape) == 0 || a.numel() == 0 || b.numel() == 0) return ZerosOf(meta);
+  // The float32 kernels write every element; the float64 input-gradient loop adds into zeros.
+  Tensor r = meta.dtype == DType::kFloat32 ? Tensor::Empty(meta.shape, meta.dtype)
+                                           : ZerosOf(meta);
   const Tensor ca = a.Contiguous(), cb = b.Contiguous();
   if (of_input) {
     FillGradInput(ca, cb, g, win, r);
