@@ -58,7 +58,7 @@ const ConvPrimitive* GetConv(const ConvKey& k) {
     const auto alg = dnnl::algorithm::convolution_direct;
     // Many channels: let oneDNN choose blocked layouts (its direct kernels); the reorders cost
     // less than the GEMM-based kernel it runs on plain NCHW. Few channels: plain layouts.
-    p->blocked = k[1] / k[15] >= 16 && k[4] / k[15] >= 16;
+    p->blocked = BlockedLayoutsPay(k[1], k[4], k[15]);
     using dnnl::memory;
     const memory::desc src = LayoutFor(p->blocked, p->src);
     const memory::desc wts = LayoutFor(p->blocked, p->weights);

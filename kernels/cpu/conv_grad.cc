@@ -44,7 +44,7 @@ const ConvGradPrimitive& GetConvGrad(const ConvGradKey& k) {
     // on plain NCHW it runs the backward passes as im2col + GEMM, several times slower, and the
     // reorders cost less than that difference (benchmarks/conv_backward.py). Few channels:
     // plain layouts, as the forward (kernels/cpu/conv.cc).
-    const bool blocked = k[1] / k[15] >= 16 && k[4] / k[15] >= 16;
+    const bool blocked = BlockedLayoutsPay(k[1], k[4], k[15]);
     using dnnl::memory;
     const memory::desc src = LayoutFor(blocked, p->src), wts = LayoutFor(blocked, p->weights),
                        dst = LayoutFor(blocked, p->dst);

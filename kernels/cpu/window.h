@@ -77,6 +77,16 @@ Key ConvKeyOf(const Shape& xs, const Shape& ws, const Geometry2D& g, const Windo
 
 // `plain`'s dims in a float32 layout that oneDNN chooses when `blocked` (for its blocked
 // kernels), else `plain`.
+// Whether oneDNN is given its choice of layouts (`format_tag::any`: blocked ones, where its
+// direct jit kernels run, with reorders around them) rather than plain NCHW (where it runs
+// GEMM-based kernels): with many channels per group, or with groups of 8-channel multiples
+// (the blocks of its AVX2 grouped kernels; where it has no such kernel, it keeps plain layouts
+// itself). `c` and `o` are the input and output channels.
+inline bool BlockedLayoutsPay(int64_t c, int64_t o, int64_t groups) {
+  const int64_t cg = c / groups, og = o / groups;
+  return (cg >= 16 && og >= 16) || (groups > 1 && cg % 8 == 0 && og % 8 == 0);
+}
+
 inline dnnl::memory::desc LayoutFor(bool blocked, const dnnl::memory::desc& plain) {
   using dnnl::memory;
   return blocked ? memory::desc(plain.dims(), memory::data_type::f32, memory::format_tag::any)
