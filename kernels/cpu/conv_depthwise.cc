@@ -43,12 +43,17 @@ struct Isa {
   decltype(&sse2::DotRowFixed<3>) dot3, dot5;
   decltype(&sse2::DotRowAny) dot_any;
   decltype(&sse2::Axpy) axpy;
+  decltype(&sse2::GatherPlaneFixed<9>) gather_plane9, gather_plane25;
+  decltype(&sse2::GatherPlaneAny) gather_plane_any;
+  decltype(&sse2::DotPlaneFixed<9>) dot_plane9, dot_plane5, dot_plane3;
 };
 
 #define PIJIT_DW_ISA(id, ns)                                                                \
   Isa {                                                                                     \
     id, ns::kLanes, ns::GatherRowFixed<9>, ns::GatherRowFixed<25>, ns::GatherRowAny,        \
-        ns::DotRowFixed<3>, ns::DotRowFixed<5>, ns::DotRowAny, ns::Axpy                     \
+        ns::DotRowFixed<3>, ns::DotRowFixed<5>, ns::DotRowAny, ns::Axpy,                    \
+        ns::GatherPlaneFixed<9>, ns::GatherPlaneFixed<25>, ns::GatherPlaneAny,              \
+        ns::DotPlaneFixed<9>, ns::DotPlaneFixed<5>, ns::DotPlaneFixed<3>                    \
   }
 const Isa kIsas[] = {PIJIT_DW_ISA(1, sse2), PIJIT_DW_ISA(2, avx2), PIJIT_DW_ISA(3, avx512)};
 #undef PIJIT_DW_ISA
@@ -194,6 +199,34 @@ void GatherPlane(const Isa& isa, const Window& g, const TapColumns& cols,
   }
 }
 
+// GatherPlane for a window whose every tap reads inside its input (a copy with the padding
+// materialised): one call of a plane loop.
+void GatherPaddedPlane(const Isa& isa, const Window& g, const TapColumns& cols,
+                       const Phased<const float>* in, const float* const* wk, int64_t sources,
+                       bool has_bias, float bias, float* out, Scratch& s) {
+  const int64_t taps = g.kh * g.kw, count = sources * taps;
+  s.rows.resize(2 * count);  // the taps' bases, then GatherPlaneAny's row pointers
+  s.weights.resize(count);
+  int64_t t = 0;
+  for (int64_t k = 0; k < sources; ++k)
+    for (int64_t i = 0; i < g.kh; ++i)
+      for (int64_t j = 0; j < g.kw; ++j, ++t) {
+        s.weights[t] = wk[k][i * g.kw + j];
+        s.rows[t] = in[k].At(g.Row(0, i), cols.of[j].phase, cols.of[j].shift, 0);
+      }
+  const int64_t step = g.sy * in[0].row_pitch;
+  if (count == 9) {
+    isa.gather_plane9(s.rows.data(), s.weights.data(), step, g.oh, g.ow, out);
+  } else if (count == 25) {
+    isa.gather_plane25(s.rows.data(), s.weights.data(), step, g.oh, g.ow, out);
+  } else {
+    isa.gather_plane_any(s.rows.data(), s.weights.data(), count, step, g.oh, g.ow, out,
+                         s.rows.data() + count);
+  }
+  if (has_bias)
+    for (int64_t e = 0; e < g.oh * g.ow; ++e) out[e] = out[e] + bias;
+}
+
 Window ForwardWindow(const Problem& p) {
   return {p.h, p.w, p.out_h, p.out_w, p.kh, p.kw, p.stride[0], p.stride[1],
           p.dilation[0], p.dilation[1], p.pad[0], p.pad[2]};
@@ -294,8 +327,14 @@ void RunGather(const Isa& isa, const Window& g, bool pad_zeros, int64_t n, int64
       }
       for (int64_t q = 0; q < outputs; ++q) {
         for (int64_t k = 0; k < sources; ++k) wk[k] = weight(ch, q, k);
-        GatherPlane(isa, used, cols, in.data(), wk.data(), sources, bias != nullptr,
-                    bias ? bias[ch * outputs + q] : 0.0f, out(b, ch, q), s);
+        const float bq = bias ? bias[ch * outputs + q] : 0.0f;
+        if (pad_zeros) {
+          GatherPaddedPlane(isa, used, cols, in.data(), wk.data(), sources, bias != nullptr, bq,
+                            out(b, ch, q), s);
+        } else {
+          GatherPlane(isa, used, cols, in.data(), wk.data(), sources, bias != nullptr, bq,
+                      out(b, ch, q), s);
+        }
       }
     }
   });
@@ -397,6 +436,27 @@ void GradWeightPlane(const Isa& isa, const Window& g, const TapColumns& cols,
     for (int64_t l = 0; l < lanes; ++l) sums[t] += s.acc[t * lanes + l];
 }
 
+// GradWeightPlane for a window whose every tap reads inside its input, in plane loops: all
+// taps at once for 3x3 kernels, a kernel row at a time for rows of 3 or 5. False, with sums
+// untouched, for other kernels.
+bool DotPaddedPlane(const Isa& isa, const Window& g, const TapColumns& cols,
+                    const Phased<const float>& x, const float* dy, Scratch& s, double* sums) {
+  if (g.kw != 3 && g.kw != 5) return false;
+  s.rows.resize(g.kh * g.kw);
+  for (int64_t i = 0; i < g.kh; ++i)
+    for (int64_t j = 0; j < g.kw; ++j)
+      s.rows[i * g.kw + j] = x.At(g.Row(0, i), cols.of[j].phase, cols.of[j].shift, 0);
+  const int64_t step = g.sy * x.row_pitch;
+  if (g.kh == 3 && g.kw == 3) {
+    isa.dot_plane9(dy, s.rows.data(), step, g.oh, g.ow, sums);
+    return true;
+  }
+  const auto row = g.kw == 3 ? isa.dot_plane3 : isa.dot_plane5;
+  for (int64_t i = 0; i < g.kh; ++i)
+    row(dy, s.rows.data() + i * g.kw, step, g.oh, g.ow, sums + i * g.kw);
+  return true;
+}
+
 }  // namespace
 
 bool Applies(const Problem& p) {
@@ -454,8 +514,11 @@ void GradWeightSums(const Problem& p, bool pad_zeros, const float* x, const floa
                       : SplitPhases(plane, p.h, p.w, g.sx, buffer.data());
         for (int64_t k = 0; k < m; ++k) {
           const int64_t oc = c * m + k;
-          GradWeightPlane(isa, used, cols, in, dy + (b * o + oc) * oplane, s,
-                          partial.data() + (blk * o + oc) * taps);
+          double* sums = partial.data() + (blk * o + oc) * taps;
+          if (!pad_zeros || !DotPaddedPlane(isa, used, cols, in, dy + (b * o + oc) * oplane, s,
+                                            sums)) {
+            GradWeightPlane(isa, used, cols, in, dy + (b * o + oc) * oplane, s, sums);
+          }
         }
       }
     }
