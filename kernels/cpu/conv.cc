@@ -397,6 +397,7 @@ absl::StatusOr<Tensor> Conv2DEpilogue(const Tensor& x, const Tensor& w, const Te
   for (const Tensor* o : operands) dense.push_back(o->Contiguous());
   Tensor out = Tensor::Empty(meta.shape, meta.dtype);
 
+  // Depthwise: the convolution, then the epilogue in one pass per run of bias, add and relu.
   if (const auto depthwise = DepthwiseProblem(x.shape(), w.shape(), g, win)) {
     conv_depthwise::Forward(*depthwise, cx.data<float>(), cw.data<float>(),
                             bias ? cb.data<float>() : nullptr, out.data<float>());

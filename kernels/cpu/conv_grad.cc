@@ -221,8 +221,9 @@ void FillGradInput(const Tensor& cd, const Tensor& cw, const Geometry2D& g, cons
                    Tensor& dx) {
   const Shape& xs = dx.shape();
   if (dx.dtype() == DType::kFloat32) {
-    if (const auto dw = DepthwiseProblem(xs, cw.shape(), g, win)) {
-      conv_depthwise::GradInput(*dw, cd.data<float>(), cw.data<float>(), dx.data<float>());
+    if (const auto depthwise = DepthwiseProblem(xs, cw.shape(), g, win)) {
+      conv_depthwise::GradInput(*depthwise, cd.data<float>(), cw.data<float>(),
+                                dx.data<float>());
       return;
     }
     if (const auto direct = DirectProblem(xs, cw.shape(), g, win);
