@@ -5,8 +5,9 @@
   written and torch.compile(model), the optimizer outside) and inference at batch 1 and 8;
 - a MobileNetV2 inverted-residual block (1x1 expand to 6x, 3x3 depthwise, 1x1 project, batch
   norms, ReLU6, the residual; 32 channels at 56x56, batch 32): training step and inference;
-- GFLOP/s of each convolution kind these networks use (3x3, 1x1 and depthwise 3x3),
-  forward and both gradients, against the cores' FMA peak.
+- GFLOP/s of each convolution kind these networks use (3x3, 1x1, depthwise 3x3 at strides
+  1 and 2, depthwise 5x5), forward and the gradients together and one at a time, against
+  the cores' FMA peak and torch eager's.
 
 Rows: pijit eager (PyNative), pijit.jit, torch eager, torch.compile. Prints medians in ms and
 ratios to torch.compile.
@@ -224,28 +225,56 @@ def fma_peak_gflops():
 
 def conv_gflops(steps):
     """GFLOP/s of forward, input-gradient and weight-gradient convolutions (jitted graphs
-    returning one result each)."""
+    returning one result each), and of torch's (eager; aten.convolution_backward for one
+    gradient at a time)."""
     kinds = [("3x3, 64 ch, 56x56, batch 8", 8, 64, 64, 56, 3, 1),
              ("1x1, 256->64 ch, 56x56, batch 8", 8, 256, 64, 56, 1, 1),
-             ("depthwise 3x3, 192 ch, 56x56, batch 8", 8, 192, 192, 56, 3, 192)]
+             ("depthwise 3x3, 192 ch, 56x56, batch 8", 8, 192, 192, 56, 3, 192),
+             ("depthwise 3x3 stride 2, 192 ch, 56x56, batch 8", 8, 192, 192, 56, 3, 192, 2),
+             ("depthwise 5x5, 144 ch, 56x56, batch 8", 8, 144, 144, 56, 5, 144)]
     rows = []
     rng = np.random.default_rng(1)
-    for name, n, cin, cout, hw, k, groups in kinds:
+    for name, n, cin, cout, hw, k, groups, *rest in kinds:
+        stride = rest[0] if rest else 1
         x = ms.Tensor(rng.standard_normal((n, cin, hw, hw)).astype(np.float32))
         w = ms.Tensor(rng.standard_normal((cout, cin // groups, k, k)).astype(np.float32) * 0.1)
-        flops = 2.0 * n * cout * hw * hw * (cin // groups) * k * k
         pad = k // 2
+        out = (hw + 2 * pad - k) // stride + 1
+        flops = 2.0 * n * cout * out * out * (cin // groups) * k * k
 
         def forward(a, b):
-            return ops.conv2d(a, b, pad_mode="pad", padding=pad, groups=groups)
+            return ops.conv2d(a, b, stride=stride, pad_mode="pad", padding=pad, groups=groups)
+
+        def loss(a, b):
+            return forward(a, b).sum()
 
         fwd = ms.jit(forward, mode="PIJit")
-        grads = ms.jit(ms.grad(lambda a, b: forward(a, b).sum(), grad_position=(0, 1)), mode="PIJit")
+        grads = ms.jit(ms.grad(loss, grad_position=(0, 1)), mode="PIJit")
+        dx = ms.jit(ms.grad(loss, grad_position=0), mode="PIJit")
+        dw = ms.jit(ms.grad(loss, grad_position=1), mode="PIJit")
         t_fwd = median_ms(lambda: fwd(x, w).asnumpy(), steps)
         t_all = median_ms(lambda: [g.asnumpy() for g in grads(x, w)], steps)
+        t_dx = median_ms(lambda: dx(x, w).asnumpy(), steps)
+        t_dw = median_ms(lambda: dw(x, w).asnumpy(), steps)
         # The gradient graph of a sum does not run the forward convolution (its output's
-        # values are not needed): its time is the two gradients' alone.
-        rows.append((name, flops / t_fwd * 1e-6, 2 * flops / t_all * 1e-6))
+        # values are not needed): its time is the gradients' alone (and the ones they start
+        # from).
+        row = [name, flops / t_fwd * 1e-6, 2 * flops / t_all * 1e-6, flops / t_dx * 1e-6,
+               flops / t_dw * 1e-6]
+        if torch is not None:
+            tx, tw = torch.from_numpy(x.asnumpy()), torch.from_numpy(w.asnumpy())
+            ones = torch.ones(n, cout, out, out)
+
+            def backward(mask):
+                return torch.ops.aten.convolution_backward(
+                    ones, tx, tw, None, [stride] * 2, [pad] * 2, [1, 1], False, [0, 0], groups,
+                    mask)
+            with torch.no_grad():
+                row += [flops / median_ms(lambda: F.conv2d(tx, tw, None, stride, pad, 1, groups),
+                                          steps) * 1e-6,
+                        flops / median_ms(lambda: backward([True, False, False]), steps) * 1e-6,
+                        flops / median_ms(lambda: backward([False, True, False]), steps) * 1e-6]
+        rows.append(row)
     return rows
 
 
@@ -289,10 +318,13 @@ def block_rows(xm, ym, steps):
 
 
 def conv_table(steps, peak):
-    print("\n| convolution (pijit.jit) | forward GFLOP/s | backward GFLOP/s | forward / peak | "
-          "backward / peak |\n|---|---|---|---|---|")
-    for name, fwd, bwd in conv_gflops(steps * 2):
-        print(f"| {name} | {fwd:.0f} | {bwd:.0f} | {fwd / peak:.0%} | {bwd / peak:.0%} |")
+    print("\n| convolution (pijit.jit) | forward GFLOP/s | both gradients | input gradient | "
+          "weight gradient | forward / peak | both / peak | torch forward | torch input "
+          "gradient | torch weight gradient |\n|---|---|---|---|---|---|---|---|---|---|")
+    for name, fwd, bwd, dx, dw, *t in conv_gflops(steps * 2):
+        torch_cells = " | ".join(f"{v:.0f}" for v in t) if t else " |  | "
+        print(f"| {name} | {fwd:.0f} | {bwd:.0f} | {dx:.0f} | {dw:.0f} | {fwd / peak:.0%} | "
+              f"{bwd / peak:.0%} | {torch_cells} |")
 
 
 if __name__ == "__main__":

@@ -58,7 +58,7 @@ const ConvPrimitive* GetConv(const ConvKey& k) {
     const auto alg = dnnl::algorithm::convolution_direct;
     // Many channels: let oneDNN choose blocked layouts (its direct kernels); the reorders cost
     // less than the GEMM-based kernel it runs on plain NCHW. Few channels: plain layouts.
-    p->blocked = k[1] / k[15] >= 16 && k[4] / k[15] >= 16;
+    p->blocked = BlockedLayoutsPay(k[1], k[4], k[15]);
     using dnnl::memory;
     const memory::desc src = LayoutFor(p->blocked, p->src);
     const memory::desc wts = LayoutFor(p->blocked, p->weights);
@@ -249,6 +249,12 @@ absl::StatusOr<Tensor> Conv2D(const Tensor& x, const Tensor& w, const Tensor* bi
     return out;
   }
   if (meta.dtype == DType::kFloat32) {
+    if (const auto depthwise = DepthwiseProblem(x.shape(), w.shape(), g, win)) {
+      conv_depthwise::Forward(*depthwise, cx.data<float>(), cw.data<float>(),
+                              pb ? pb->data<float>() : nullptr, out.data<float>());
+      if (relu) ReluInPlace(out.data<float>(), out.numel());
+      return out;
+    }
     if (const auto direct = DirectProblem(x.shape(), w.shape(), g, win);
         direct && conv_direct::Forward(*direct, cx.data<float>(), cw.data<float>(),
                                        pb ? pb->data<float>() : nullptr, out.data<float>(),
@@ -390,6 +396,14 @@ absl::StatusOr<Tensor> Conv2DEpilogue(const Tensor& x, const Tensor& w, const Te
   absl::InlinedVector<Tensor, 4> dense;  // the operands, contiguous, in order
   for (const Tensor* o : operands) dense.push_back(o->Contiguous());
   Tensor out = Tensor::Empty(meta.shape, meta.dtype);
+
+  // Depthwise: the convolution, then the epilogue in one pass per run of bias, add and relu.
+  if (const auto depthwise = DepthwiseProblem(x.shape(), w.shape(), g, win)) {
+    conv_depthwise::Forward(*depthwise, cx.data<float>(), cw.data<float>(),
+                            bias ? cb.data<float>() : nullptr, out.data<float>());
+    PIJIT_RETURN_IF_ERROR(ApplyAfter(out, post, dense));
+    return out;
+  }
 
   // The direct kernels: a leading channel bias, one add and relu as each result is written
   // (the bias after the sums: the kernels start each sum from `bias`, a convolution's own,

@@ -215,7 +215,9 @@ bool Applies(const Problem& p) {
   for (int s = 0; s < 4; ++s) {
     if (p.pad[s] < 0 || p.pad[s] > (s < 2 ? p.kh : p.kw) - 1) return false;
   }
-  // Many channels on both sides: oneDNN's blocked direct kernels are faster.
+  // Many channels on both sides, or groups of 8-channel multiples: oneDNN's blocked direct
+  // kernels are faster.
+  if (p.groups > 1 && cg % 8 == 0 && og % 8 == 0) return false;
   return cg >= 1 && og >= 1 && (cg < 16 || og < 16) && p.kh >= 1 && p.kw >= 1 &&
          p.out_h() >= 1 && p.out_w() >= 1;
 }

@@ -44,7 +44,7 @@ const ConvGradPrimitive& GetConvGrad(const ConvGradKey& k) {
     // on plain NCHW it runs the backward passes as im2col + GEMM, several times slower, and the
     // reorders cost less than that difference (benchmarks/conv_backward.py). Few channels:
     // plain layouts, as the forward (kernels/cpu/conv.cc).
-    const bool blocked = k[1] / k[15] >= 16 && k[4] / k[15] >= 16;
+    const bool blocked = BlockedLayoutsPay(k[1], k[4], k[15]);
     using dnnl::memory;
     const memory::desc src = LayoutFor(blocked, p->src), wts = LayoutFor(blocked, p->weights),
                        dst = LayoutFor(blocked, p->dst);
@@ -221,6 +221,11 @@ void FillGradInput(const Tensor& cd, const Tensor& cw, const Geometry2D& g, cons
                    Tensor& dx) {
   const Shape& xs = dx.shape();
   if (dx.dtype() == DType::kFloat32) {
+    if (const auto depthwise = DepthwiseProblem(xs, cw.shape(), g, win)) {
+      conv_depthwise::GradInput(*depthwise, cd.data<float>(), cw.data<float>(),
+                                dx.data<float>());
+      return;
+    }
     if (const auto direct = DirectProblem(xs, cw.shape(), g, win);
         direct && conv_direct::GradInput(*direct, cd.data<float>(), cw.data<float>(),
                                          dx.data<float>())) {
@@ -238,6 +243,11 @@ void FillGradWeight(const Tensor& cx, const Tensor& cd, const Geometry2D& g, con
   const Shape& ws = dw.shape();
   const bool f32 = dw.dtype() == DType::kFloat32;
   if (f32) {
+    if (const auto depthwise = DepthwiseProblem(cx.shape(), ws, g, win)) {
+      conv_depthwise::GradWeight(*depthwise, cx.data<float>(), cd.data<float>(),
+                                 dw.data<float>());
+      return;
+    }
     if (const auto direct = DirectProblem(cx.shape(), ws, g, win);
         direct && conv_direct::GradWeight(*direct, cx.data<float>(), cd.data<float>(),
                                           dw.data<float>())) {
@@ -271,8 +281,10 @@ absl::StatusOr<Tensor> ConvGrad(bool of_input, const Tensor& a, const Tensor& b,
   PIJIT_ASSIGN_OR_RETURN(Geometry2D g, of_input
                                            ? CheckGrad("conv2d_grad_input", meta, mb, ma, win)
                                            : CheckGrad("conv2d_grad_weight", ma, meta, mb, win));
-  Tensor r = ZerosOf(meta);
-  if (r.numel() == 0 || a.numel() == 0 || b.numel() == 0) return r;
+  if (NumElements(meta.shape) == 0 || a.numel() == 0 || b.numel() == 0) return ZerosOf(meta);
+  // The float32 kernels write every element; the float64 input-gradient loop adds into zeros.
+  Tensor r = meta.dtype == DType::kFloat32 ? Tensor::Empty(meta.shape, meta.dtype)
+                                           : ZerosOf(meta);
   const Tensor ca = a.Contiguous(), cb = b.Contiguous();
   if (of_input) {
     FillGradInput(ca, cb, g, win, r);

@@ -11,6 +11,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/inlined_vector.h"
 
+#include "kernels/cpu/conv_depthwise.h"
 #include "kernels/cpu/conv_direct.h"
 
 #include "kernels/ops.h"
@@ -76,6 +77,16 @@ Key ConvKeyOf(const Shape& xs, const Shape& ws, const Geometry2D& g, const Windo
 
 // `plain`'s dims in a float32 layout that oneDNN chooses when `blocked` (for its blocked
 // kernels), else `plain`.
+// Whether oneDNN is given its choice of layouts (`format_tag::any`: blocked ones, where its
+// direct jit kernels run, with reorders around them) rather than plain NCHW (where it runs
+// GEMM-based kernels): with many channels per group, or with groups of 8-channel multiples
+// (the blocks of its AVX2 grouped kernels; where it has no such kernel, it keeps plain layouts
+// itself). `c` and `o` are the input and output channels.
+inline bool BlockedLayoutsPay(int64_t c, int64_t o, int64_t groups) {
+  const int64_t cg = c / groups, og = o / groups;
+  return (cg >= 16 && og >= 16) || (groups > 1 && cg % 8 == 0 && og % 8 == 0);
+}
+
 inline dnnl::memory::desc LayoutFor(bool blocked, const dnnl::memory::desc& plain) {
   using dnnl::memory;
   return blocked ? memory::desc(plain.dims(), memory::data_type::f32, memory::format_tag::any)
@@ -142,6 +153,22 @@ inline std::optional<conv_direct::Problem> DirectProblem(const Shape& xs, const 
   const conv_direct::Problem p{xs[0], xs[1], xs[2], xs[3], ws[0], ws[2], ws[3], win.groups,
                                {g.pad[0], g.pad[1], g.pad[2], g.pad[3]}};
   if (!conv_direct::Applies(p)) return std::nullopt;
+  return p;
+}
+
+// The depthwise kernels' problem for a float32 conv2d (the caller checks the dtype), or none
+// when they do not take it: groups equal to the input channels, each group's output channels
+// reading that one channel.
+inline std::optional<conv_depthwise::Problem> DepthwiseProblem(const Shape& xs, const Shape& ws,
+                                                               const Geometry2D& g,
+                                                               const Window2D& win) {
+  if (win.groups != xs[1] || ws[1] != 1 || ws[0] % xs[1] != 0) return std::nullopt;
+  const conv_depthwise::Problem p{xs[0], xs[1], xs[2], xs[3], ws[0] / xs[1], ws[2], ws[3],
+                                  {win.stride[0], win.stride[1]},
+                                  {win.dilation[0], win.dilation[1]},
+                                  {g.pad[0], g.pad[1], g.pad[2], g.pad[3]},
+                                  g.out[0], g.out[1]};
+  if (!conv_depthwise::Applies(p)) return std::nullopt;
   return p;
 }
 

@@ -41,7 +41,8 @@ def _check(jf, f, args, exact):
 
 
 # (x shape, w shape, conv keywords): the direct kernels (stride 1, few channels), oneDNN on
-# plain layouts (strided, dilated, grouped) and on blocked ones (many channels).
+# plain layouts (strided, dilated, grouped) and on blocked ones (many channels), the depthwise
+# kernels (one channel per group, the second with two outputs per channel).
 PROBLEMS = [
     ((4, 1, 28, 28), (6, 1, 5, 5), {}),
     ((2, 3, 10, 10), (5, 3, 3, 3), {"pad_mode": "same"}),
@@ -49,6 +50,8 @@ PROBLEMS = [
     ((2, 4, 12, 12), (4, 4, 3, 3), {"dilation": 2}),
     ((2, 8, 9, 9), (8, 2, 3, 3), {"group": 4, "pad_mode": "same"}),
     ((2, 32, 9, 9), (32, 32, 3, 3), {"pad_mode": "same"}),
+    ((2, 8, 12, 12), (8, 1, 3, 3), {"group": 8, "pad_mode": "same"}),  # depthwise
+    ((2, 6, 11, 11), (12, 1, 5, 5), {"group": 6, "stride": 2, "pad_mode": "pad", "padding": 2}),
 ]
 
 
