@@ -157,17 +157,19 @@ absl::StatusOr<TensorMeta> InferMatMul(const TensorMeta& a, const TensorMeta& b)
 absl::StatusOr<Tensor> MatMul(const Tensor& a, const Tensor& b);
 
 // A matrix product with an epilogue (the graph's fused_matmul, graph/passes/matmul_epilogue.h):
-// MatMul(a, b) followed by `post`, in order. kBias and kAdd add the next of `operands`, which
-// must broadcast to the product's shape and have its dtype (kBias: a vector along the last
-// axis, only first); the others apply that activation (as Unary). The product is floating.
+// MatMul(a, b) followed by `post`, in order. kBias and kAdd add the next of `operands`, kMul
+// multiplies by it; operands must broadcast to the product's shape and have its dtype (kBias:
+// a vector along the last axis, only first); the others apply that activation (as Unary). The
+// product is floating. (kMul comes last in the numbering so that stored codes keep meaning.)
 enum class MatMulPost : int64_t {
-  kBias = 0, kAdd = 1, kRelu = 2, kGelu = 3, kTanh = 4, kSigmoid = 5
+  kBias = 0, kAdd = 1, kRelu = 2, kGelu = 3, kTanh = 4, kSigmoid = 5, kMul = 6
 };
-inline constexpr int64_t kNumMatMulPosts = 6;
+inline constexpr int64_t kNumMatMulPosts = 7;
 const char* MatMulPostName(MatMulPost p);
-// Whether post-op `p` (a MatMulPost code) reads an operand: a bias or an add.
+// Whether post-op `p` (a MatMulPost code) reads an operand: a bias, an add or a mul.
 inline bool MatMulPostTakesOperand(int64_t p) {
-  return p == static_cast<int64_t>(MatMulPost::kBias) || p == static_cast<int64_t>(MatMulPost::kAdd);
+  return p == static_cast<int64_t>(MatMulPost::kBias) || p == static_cast<int64_t>(MatMulPost::kAdd) ||
+         p == static_cast<int64_t>(MatMulPost::kMul);
 }
 // The ops of `post` on `r`, one at a time, bias and add reading `operands` in order: what the
 // fused matmul and convolution kernels are defined (and tested) to equal.
@@ -351,14 +353,15 @@ absl::StatusOr<Tensor> Conv2D(const Tensor& x, const Tensor& w, const Tensor* bi
 // A convolution with an epilogue (the graph's fused_conv2d, graph/passes/conv_epilogue.h):
 // Conv2D(x, w, bias, win) followed by `post` (MatMulPost codes), in order. kBias adds the next
 // of `operands`, a vector along the channels of shape [O, 1, 1] or [1, O, 1, 1], and only
-// first and only when `bias` is null; kAdd adds the next operand, which must broadcast to the
-// result's shape and have its dtype; the others apply that activation (as Unary).
+// first and only when `bias` is null; kAdd adds the next operand and kMul multiplies by it
+// (operands broadcast to the result's shape and have its dtype); the others apply that
+// activation (as Unary).
 absl::StatusOr<TensorMeta> InferConv2DEpilogue(const TensorMeta& x, const TensorMeta& w,
                                                const TensorMeta* bias, const Window2D& win,
                                                absl::Span<const int64_t> post,
                                                absl::Span<const TensorMeta* const> operands);
 // Whether Conv2DEpilogue runs this problem as one kernel (float32, a non-empty problem, kAdd
-// operands of the result's full shape, relu only last): oneDNN's convolution with bias and
+// and kMul operands of the result's full shape or channel vectors, relu only last): oneDNN's convolution with bias and
 // post-ops, or the direct kernels (conv_direct.h) with the epilogue applied to the result
 // while it is in cache. Other problems run Conv2D and the ops one after the other.
 bool Conv2DEpilogueIsOnePrimitive(const TensorMeta& x, const TensorMeta& w,
