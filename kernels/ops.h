@@ -462,6 +462,21 @@ absl::StatusOr<Tensor> LayerNormGrad(const Tensor& x, const Tensor& dy,
                                      absl::Span<const int64_t> normalized_shape,
                                      const Tensor* gamma, double eps);
 
+// Training batch norm's gradients over x[N,C,...] (float32 or float64; kernels/cpu/
+// batch_norm_grad.cc), the statistics those of x itself (mean, biased variance per channel
+// over the M = N * (spatial size) values): x̂ = (x - μ) r, r = 1/sqrt(σ² + eps).
+// BatchNormGradSums(x, dy) is [4, C]: rows μ, r, Σ dy (beta's gradient) and Σ dy x̂ (gamma's),
+// one channel at a time, so each channel's values are read from memory once.
+// BatchNormGradInput(x, dy, sums, gamma) is dx = gamma r (dy - Σdy / M - x̂ Σ(dy x̂) / M) in
+// one pass.
+inline constexpr int64_t kBatchNormSumsRows = 4;
+absl::StatusOr<TensorMeta> InferBatchNormGradSums(const TensorMeta& x, const TensorMeta& dy);
+absl::StatusOr<Tensor> BatchNormGradSums(const Tensor& x, const Tensor& dy, double eps);
+absl::StatusOr<TensorMeta> InferBatchNormGradInput(const TensorMeta& x, const TensorMeta& dy,
+                                                   const TensorMeta& sums, const TensorMeta& gamma);
+absl::StatusOr<Tensor> BatchNormGradInput(const Tensor& x, const Tensor& dy, const Tensor& sums,
+                                          const Tensor& gamma);
+
 // one_hot(indices) of integer indices: a new axis of size `depth` at `axis`, `on` where the
 // index matches and `off` elsewhere (indices outside [0, depth) give a row of `off`).
 absl::StatusOr<TensorMeta> InferOneHot(const TensorMeta& indices, int64_t depth, int64_t axis,

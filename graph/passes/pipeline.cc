@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "graph/passes/batch_norm_affine.h"
+#include "graph/passes/batch_norm_grad_expand.h"
 #include "graph/passes/collective_schedule.h"
 #include "graph/passes/constant_folding.h"
 #include "graph/passes/conv_epilogue.h"
@@ -30,6 +31,7 @@ constexpr NamedPass kPasses[] = {
     {"dce", dce::Run},
     {"epilogue", epilogue::Run},
     {"batch_norm_affine", batch_norm_affine::Run},
+    {"batch_norm_grad_expand", batch_norm_grad_expand::Run},
     {"conv_epilogue", conv_epilogue::Run},
     {"matmul_epilogue", matmul_epilogue::Run},
     {"fusion", fusion::Run},
@@ -119,6 +121,10 @@ absl::Status Optimize(Graph& g, const PipelineOptions& options) {
 }  // namespace
 
 absl::Status RunPipeline(Graph& g, const PipelineOptions& options) {
+  // Backends other than the host's have no kernels for batch norm's fused gradients.
+  if (!options.host_kernels) {
+    PIJIT_RETURN_IF_ERROR(RunPass("batch_norm_grad_expand", batch_norm_grad_expand::Run, g).status());
+  }
   if (!options.optimize) return RunPass("dce", dce::Run, g).status();
   PIJIT_RETURN_IF_ERROR(Optimize(g, options));
   // Last: the executor runs the nodes in the order this leaves.
