@@ -171,6 +171,12 @@ inline bool MatMulPostTakesOperand(int64_t p) {
   return p == static_cast<int64_t>(MatMulPost::kBias) || p == static_cast<int64_t>(MatMulPost::kAdd) ||
          p == static_cast<int64_t>(MatMulPost::kMul);
 }
+// Whether post-op `p` is an activation that oneDNN computes approximately (gelu, tanh,
+// sigmoid).
+inline bool MatMulPostIsApproximated(int64_t p) {
+  return p == static_cast<int64_t>(MatMulPost::kGelu) || p == static_cast<int64_t>(MatMulPost::kTanh) ||
+         p == static_cast<int64_t>(MatMulPost::kSigmoid);
+}
 // The ops of `post` on `r`, one at a time, bias and add reading `operands` in order: what the
 // fused matmul and convolution kernels are defined (and tested) to equal.
 absl::StatusOr<Tensor> ApplyPostOpsOneByOne(Tensor r, absl::Span<const int64_t> post,

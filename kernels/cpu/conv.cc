@@ -293,8 +293,9 @@ absl::StatusOr<Tensor> RunOneByOne(const Tensor& x, const Tensor& w, const Tenso
 // Whether every value of the float32 tensor `t` is finite.
 bool AllFinite(const Tensor& t) {
   const float* v = t.data<float>();
+  const int64_t n = t.numel();
   int bad = 0;
-  for (int64_t i = 0; i < t.numel(); ++i) bad |= (v[i] - v[i]) != 0.0f;
+  for (int64_t i = 0; i < n; ++i) bad |= (v[i] - v[i]) != 0.0f;
   return !bad;
 }
 
@@ -455,7 +456,7 @@ absl::StatusOr<Tensor> Conv2DEpilogue(const Tensor& x, const Tensor& w, const Te
   // logistic on plain layouts does not keep NaN: with an infinity or NaN in the operands
   // (where the direct kernels also decline), the approximated activations run one by one.
   bool approximated = false;
-  for (int64_t p : post) approximated |= p >= static_cast<int64_t>(MatMulPost::kGelu);
+  for (int64_t p : post) approximated |= MatMulPostIsApproximated(p);
   if (approximated) {
     bool finite = AllFinite(cx) && AllFinite(cw) && (!bias || AllFinite(cb));
     for (const Tensor& d : dense) finite = finite && AllFinite(d);
