@@ -367,7 +367,8 @@ absl::StatusOr<TensorMeta> InferConv2DEpilogue(const TensorMeta& x, const Tensor
                                                absl::Span<const int64_t> post,
                                                absl::Span<const TensorMeta* const> operands);
 // Whether Conv2DEpilogue runs this problem as one kernel (float32, a non-empty problem, kAdd
-// and kMul operands of the result's full shape or channel vectors, relu only last): oneDNN's convolution with bias and
+// and kMul operands of the result's full shape or channel vectors (those only where oneDNN
+// applies them fast: many channels, and not 1x1 kernels without AVX-512), relu only last): oneDNN's convolution with bias and
 // post-ops, or the direct kernels (conv_direct.h) with the epilogue applied to the result
 // while it is in cache. Other problems run Conv2D and the ops one after the other.
 bool Conv2DEpilogueIsOnePrimitive(const TensorMeta& x, const TensorMeta& w,

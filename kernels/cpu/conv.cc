@@ -11,6 +11,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/inlined_vector.h"
 #include "kernels/cpu/conv_direct.h"
+#include "kernels/cpu/cpu_features.h"
 #include "kernels/cpu/loops.h"
 #include "kernels/cpu/window.h"
 #include "kernels/errors.h"
@@ -388,13 +389,22 @@ bool Conv2DEpilogueIsOnePrimitive(const TensorMeta& x, const TensorMeta& w,
       NumElements(x.shape) == 0 || NumElements(w.shape) == 0) {
     return false;
   }
+  // Channel-vector binary post-ops pay only on oneDNN's direct kernels over blocked layouts
+  // (many channels, as GetConv chooses them), and there, without AVX-512, not in its 1x1
+  // kernels: its GEMM-based convolution on plain layouts applies them per element (ResNet-50's
+  // 7x7 stem at batch 8: 790 ms against 69), its AVX2 1x1 kernels slowly (a 1x1 layer at
+  // batch 8: 20-30 ms against 9 ms plain and 9 ms for a separate pass over the result).
+  // Elsewhere they are left to the elementwise loop after the convolution.
+  const bool blocked = x.shape[1] / win.groups >= 16 && w.shape[0] / win.groups >= 16;
+  const bool one_by_one = w.shape[2] == 1 && w.shape[3] == 1;
+  const bool channel_binaries_pay = blocked && (cpu::Host().avx512f || !one_by_one);
   size_t next = 0;
   for (size_t i = 0; i < post.size(); ++i) {
     if (post[i] == static_cast<int64_t>(MatMulPost::kRelu) && i + 1 != post.size()) return false;
     const bool binary = post[i] == static_cast<int64_t>(MatMulPost::kAdd) ||
                         post[i] == static_cast<int64_t>(MatMulPost::kMul);
     if (binary && operands[next]->shape != out->shape &&
-        !IsConvChannelVector(*operands[next], out->shape[1])) {
+        (!IsConvChannelVector(*operands[next], out->shape[1]) || !channel_binaries_pay)) {
       return false;
     }
     next += MatMulPostTakesOperand(post[i]);

@@ -39,9 +39,9 @@ void ExpectClose(const Tensor& got, const Tensor& want, double rel) {
   }
 }
 
-// The direct kernels (few channels), oneDNN on plain layouts (strided) and on blocked ones
-// (many channels): channel mul and add post-ops, alone and after a bias, before a residual
-// add and relu, equal the ops one by one within float32 rounding.
+// Few channels (run one by one) and oneDNN on blocked layouts (many channels): channel mul
+// and add post-ops, alone and after a bias, before a residual add and relu, equal the ops one
+// by one within float32 rounding.
 TEST(BatchNormAffineTest, ChannelPostOpsEqualTheOpsOneByOne) {
   struct Problem {
     Shape x, w;
@@ -72,7 +72,11 @@ TEST(BatchNormAffineTest, ChannelPostOpsEqualTheOpsOneByOne) {
       for (const Tensor* o : operands) m.push_back(MetaOf(*o));
       std::vector<const TensorMeta*> metas;
       for (const TensorMeta& t : m) metas.push_back(&t);
-      EXPECT_TRUE(Conv2DEpilogueIsOnePrimitive(MetaOf(x), MetaOf(w), nullptr, win, post, metas));
+      // Channel operands join only oneDNN's blocked-layout kernels (many channels); otherwise
+      // the ops run one by one, with the same results.
+      if (p.x[1] >= 16) {
+        EXPECT_TRUE(Conv2DEpilogueIsOnePrimitive(MetaOf(x), MetaOf(w), nullptr, win, post, metas));
+      }
       auto got = Conv2DEpilogue(x, w, nullptr, win, post, operands);
       ASSERT_TRUE(got.ok()) << got.status();
       auto want = ApplyPostOpsOneByOne(*Conv2D(x, w, nullptr, win), post, operands);
