@@ -120,7 +120,7 @@ std::vector<Tensor> BlockInputs(const Graph& g, unsigned seed) {
   return in;
 }
 
-TEST(BatchNormAffineTest, ConvolutionBatchNormResidualAndReluBecomeOneNode) {
+TEST(BatchNormAffineTest, ConvolutionBatchNormResidualAndReluJoinTheConvolution) {
   for (const auto& [xs, ws] : {std::pair<Shape, Shape>{{2, 3, 8, 8}, {4, 3, 3, 3}},
                                std::pair<Shape, Shape>{{2, 32, 7, 7}, {32, 32, 3, 3}}}) {
     const Graph g = ConvBatchNormBlock(xs, ws, DType::kFloat32);
@@ -134,8 +134,14 @@ TEST(BatchNormAffineTest, ConvolutionBatchNormResidualAndReluBecomeOneNode) {
       norms += n.op == Op::kBatchNorm;
       if (n.op != Op::kFusedConv2D) continue;
       ++convs;
-      const Shape post(n.ints.end() - 5, n.ints.end());
-      EXPECT_EQ(post, (Shape{kBias, kMul, kAdd, kAdd, kRelu}));
+      const Shape post(n.ints.begin() + kWindowInts, n.ints.end());
+      // Channel post-ops join oneDNN's blocked-layout kernels (many channels) only; with few
+      // channels -mean is the bias and the rest one elementwise loop.
+      if (ws[0] >= 16) {
+        EXPECT_EQ(post, (Shape{kBias, kMul, kAdd, kAdd, kRelu}));
+      } else {
+        EXPECT_EQ(post, (Shape{kBias}));
+      }
     }
     EXPECT_EQ(convs, 1) << fused->graph().ToText();
     EXPECT_EQ(norms, 0) << fused->graph().ToText();
