@@ -1,5 +1,7 @@
 // VJP rules of the normalisation layers: layer_norm and group_norm (whose dx is the
-// layer_norm_grad kernel), layer_norm_grad, batch_norm and batch_norm_train, built from reductions and elementwise ops. With x̂ = (x - μ) r, r = 1/sqrt(σ² + eps) and
+// layer_norm_grad kernel), layer_norm_grad, batch_norm (reductions and elementwise ops),
+// batch_norm_train (the batch_norm_grad_sums and batch_norm_grad_input kernels) and those two
+// (through their formulas). With x̂ = (x - μ) r, r = 1/sqrt(σ² + eps) and
 // y = γ x̂ + β, the adjoints are
 //
 //     dβ = Σ g,   dγ = Σ g x̂,   dx̂ = γ g
@@ -12,6 +14,7 @@
 #include <vector>
 
 #include "graph/autodiff_rules.h"
+#include "graph/batch_norm_grad_formula.h"
 
 namespace pijit::graph::vjp {
 namespace {
@@ -95,20 +98,10 @@ Grads LayerNormVjp(Builder& b, const VjpArgs& a) {
   return out;
 }
 
-// layer_norm_grad(x, dy, [γ]) = r (dx̂ - mean(dx̂) - x̂ mean(dx̂ x̂)) with dx̂ = dy γ: its own
-// gradients (second-order gradients of layer_norm) are those of this formula written with
-// reductions and elementwise ops, which the other rules differentiate.
-Grads LayerNormGradVjp(Builder& b, const VjpArgs& a) {
-  const bool has_gamma = a.n.ints.size() >= 2 && a.n.ints[0];
-  // Every node of the formula, the widening casts included, comes at or after `first`, so
-  // that the gradients flow through all of them.
-  const NodeId first = static_cast<NodeId>(b.graph().nodes().size());
-  const NodeId x = Widen(b, a.in(0)), dy = Widen(b, a.in(1));
-  const Shape axes = NormalisedAxes(b, a.n, x);
-  if (axes.empty()) return {kNil};
-  const Normalised s = NormaliseOwn(b, x, axes, Param(b, a.n, 0));
-  const NodeId dxhat = has_gamma ? b.Mul(dy, Widen(b, a.in(2))) : dy;
-  const NodeId dx = b.Convert(OwnStatsInputGrad(b, s, dxhat, axes), b.DTypeOf(a.y));
+// The gradients of node a.n through `value`, the same function of its inputs written with
+// other ops (every node of it at or after `first`, so that the gradients flow through all of
+// them), which the other rules differentiate.
+Grads ThroughFormula(Builder& b, const VjpArgs& a, NodeId first, NodeId value) {
   if (!b.status().ok()) return {kNil};
   // An operand used twice (x as its own dy) is differentiated once; its gradient goes to its
   // first position only, as accumulation adds every position's contribution.
@@ -121,13 +114,29 @@ Grads LayerNormGradVjp(Builder& b, const VjpArgs& a) {
     slot[k] = static_cast<int>(wrt.size());
     wrt.push_back(a.n.inputs[k]);
   }
-  const NodeId seed = a.dy;
-  absl::StatusOr<std::vector<NodeId>> grads = AppendBackward(b.graph(), {dx}, {seed}, wrt, first);
+  absl::StatusOr<std::vector<NodeId>> grads = AppendBackward(b.graph(), {value}, {a.dy}, wrt, first);
   if (!grads.ok()) return {b.Fail(grads.status())};
   Grads out(a.n.inputs.size(), kNil);
   for (size_t k = 0; k < out.size(); ++k)
     if (slot[k] >= 0) out[k] = (*grads)[slot[k]];
   return out;
+}
+
+// layer_norm_grad(x, dy, [γ]) = r (dx̂ - mean(dx̂) - x̂ mean(dx̂ x̂)) with dx̂ = dy γ: its own
+// gradients (second-order gradients of layer_norm) are those of this formula written with
+// reductions and elementwise ops.
+Grads LayerNormGradVjp(Builder& b, const VjpArgs& a) {
+  const bool has_gamma = a.n.ints.size() >= 2 && a.n.ints[0];
+  // Every node of the formula, the widening casts included, comes at or after `first`, so
+  // that the gradients flow through all of them.
+  const NodeId first = static_cast<NodeId>(b.graph().nodes().size());
+  const NodeId x = Widen(b, a.in(0)), dy = Widen(b, a.in(1));
+  const Shape axes = NormalisedAxes(b, a.n, x);
+  if (axes.empty()) return {kNil};
+  const Normalised s = NormaliseOwn(b, x, axes, Param(b, a.n, 0));
+  const NodeId dxhat = has_gamma ? b.Mul(dy, Widen(b, a.in(2))) : dy;
+  const NodeId dx = b.Convert(OwnStatsInputGrad(b, s, dxhat, axes), b.DTypeOf(a.y));
+  return ThroughFormula(b, a, first, dx);
 }
 
 // group_norm(x, γ, β) of (N, C, ...) data in G groups: x̂ is layer_norm's over the rows of x
@@ -206,21 +215,50 @@ Grads BatchNormVjp(Builder& b, const VjpArgs& a) {
   return out;
 }
 
+// Row `k` of a [rows, C] node: shape [C].
+NodeId Row(Builder& b, NodeId m, int64_t k) {
+  IndexItem item{IndexItem::kInt};
+  item.start = k;
+  return b.Index(m, EncodeIndex({item}));
+}
+
 // batch_norm_train(x, running_mean, running_var, γ, β) normalises with the batch's statistics,
 // so dx has the terms through them. The node is stateful (it advances the running statistics)
-// and must not run again: the statistics are recomputed here from x with reductions. The
-// running statistics do not affect the output and get no gradient.
+// and must not run again: batch_norm_grad_sums recomputes the statistics from x, with Σ g
+// (dβ) and Σ g x̂ (dγ) in the same pass over each channel, and batch_norm_grad_input writes
+// dx from them in one more. Backends without those kernels get them expanded into reductions
+// and elementwise ops (graph/passes/batch_norm_grad_expand.h). The running statistics do not
+// affect the output and get no gradient.
 Grads BatchNormTrainVjp(Builder& b, const VjpArgs& a) {
-  const NodeId x = Widen(b, a.in(0)), g = Widen(b, a.dy);
+  const NodeId x = Widen(b, a.in(0));
   if (b.ShapeOf(x).size() < 2) return {b.Fail(absl::InternalError("batch_norm_train: rank < 2"))};
-  const Channels c = ChannelsOf(b.ShapeOf(x));
-  const Normalised s = NormaliseOwn(b, x, c.axes, Param(b, a.n, 0));
-  const NodeId dxhat = b.Mul(g, PerChannel(b, c, a.in(3)));
+  const NodeId g = b.Convert(a.dy, b.DTypeOf(x));
+  Attrs eps;
+  eps.value = a.n.value;  // {eps, momentum}: the grad ops read eps, the first
+  const NodeId sums = b.Emit(Op::kBatchNormGradSums, {x, g}, std::move(eps));
   Grads out(5, kNil);
-  if (a.want[0]) out[0] = OwnStatsInputGrad(b, s, dxhat, c.axes);
-  if (a.want[3]) out[3] = SumPerChannel(b, c, b.Mul(g, s.xhat));
-  if (a.want[4]) out[4] = SumPerChannel(b, c, g);
+  if (a.want[0]) out[0] = b.Emit(Op::kBatchNormGradInput, {x, g, sums, b.Convert(a.in(3), b.DTypeOf(x))});
+  if (a.want[3]) out[3] = Row(b, sums, 3);
+  if (a.want[4]) out[4] = Row(b, sums, 2);
   return out;
+}
+
+// batch_norm_grad_sums and batch_norm_grad_input (second-order gradients of training batch
+// norm): through their formulas (graph/batch_norm_grad_formula.h).
+Grads BatchNormGradSumsVjp(Builder& b, const VjpArgs& a) {
+  const NodeId first = static_cast<NodeId>(b.graph().nodes().size());
+  const double eps = Param(b, a.n, 0);
+  if (!b.status().ok()) return {kNil};
+  absl::StatusOr<NodeId> value = AppendBatchNormGradSums(b.graph(), a.in(0), a.in(1), eps);
+  if (!value.ok()) return {b.Fail(value.status())};
+  return ThroughFormula(b, a, first, *value);
+}
+Grads BatchNormGradInputVjp(Builder& b, const VjpArgs& a) {
+  const NodeId first = static_cast<NodeId>(b.graph().nodes().size());
+  absl::StatusOr<NodeId> value =
+      AppendBatchNormGradInput(b.graph(), a.in(0), a.in(1), a.in(2), a.in(3));
+  if (!value.ok()) return {b.Fail(value.status())};
+  return ThroughFormula(b, a, first, *value);
 }
 
 const VjpRule kNormRules[] = {
@@ -229,6 +267,8 @@ const VjpRule kNormRules[] = {
   {Op::kGroupNorm, GroupNormVjp},
   {Op::kBatchNorm, BatchNormVjp},
   {Op::kBatchNormTrain, BatchNormTrainVjp},
+  {Op::kBatchNormGradSums, BatchNormGradSumsVjp},
+  {Op::kBatchNormGradInput, BatchNormGradInputVjp},
 };
 
 }  // namespace

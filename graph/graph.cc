@@ -167,7 +167,7 @@ std::vector<std::string> AttrTexts(const Node& n) {
       a.push_back(absl::StrCat("value=", ValueText(n.value)));
       break;
     case Op::kOneHot: ints("params"); a.push_back(absl::StrCat("value=", ValueText(n.value))); break;
-    case Op::kBatchNorm: case Op::kBatchNormTrain:
+    case Op::kBatchNorm: case Op::kBatchNormTrain: case Op::kBatchNormGradSums:
       a.push_back(absl::StrCat("value=", ValueText(n.value)));
       break;
     case Op::kArange: case Op::kLinspace: case Op::kEye:

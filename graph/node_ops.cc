@@ -273,6 +273,8 @@ absl::StatusOr<TensorMeta> InferNodeMeta(const Node& n, absl::Span<const TensorM
     case Op::kBatchNorm:
     case Op::kBatchNormTrain:
       return InferBatchNorm(*in[0], *in[1], *in[2], *in[3], *in[4], n.op == Op::kBatchNormTrain);
+    case Op::kBatchNormGradSums: return InferBatchNormGradSums(*in[0], *in[1]);
+    case Op::kBatchNormGradInput: return InferBatchNormGradInput(*in[0], *in[1], *in[2], *in[3]);
     case Op::kLayerNorm: {
       const TensorMeta *gamma, *beta;
       PIJIT_RETURN_IF_ERROR(LayerNormOperands<TensorMeta>(n, in, &gamma, &beta));
@@ -459,6 +461,11 @@ absl::StatusOr<Tensor> RunNode(const Node& n, absl::Span<const Tensor* const> in
       PIJIT_ASSIGN_OR_RETURN(double momentum, ValueAt(n, 1));
       return BatchNormTrain(*in[0], *in[1], *in[2], *in[3], *in[4], eps, momentum);
     }
+    case Op::kBatchNormGradSums: {
+      PIJIT_ASSIGN_OR_RETURN(double eps, ValueAt(n, 0));
+      return BatchNormGradSums(*in[0], *in[1], eps);
+    }
+    case Op::kBatchNormGradInput: return BatchNormGradInput(*in[0], *in[1], *in[2], *in[3]);
     case Op::kLayerNorm: {
       const Tensor *gamma, *beta;
       PIJIT_RETURN_IF_ERROR(LayerNormOperands<Tensor>(n, in, &gamma, &beta));

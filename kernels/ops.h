@@ -157,17 +157,25 @@ absl::StatusOr<TensorMeta> InferMatMul(const TensorMeta& a, const TensorMeta& b)
 absl::StatusOr<Tensor> MatMul(const Tensor& a, const Tensor& b);
 
 // A matrix product with an epilogue (the graph's fused_matmul, graph/passes/matmul_epilogue.h):
-// MatMul(a, b) followed by `post`, in order. kBias and kAdd add the next of `operands`, which
-// must broadcast to the product's shape and have its dtype (kBias: a vector along the last
-// axis, only first); the others apply that activation (as Unary). The product is floating.
+// MatMul(a, b) followed by `post`, in order. kBias and kAdd add the next of `operands`, kMul
+// multiplies by it; operands must broadcast to the product's shape and have its dtype (kBias:
+// a vector along the last axis, only first); the others apply that activation (as Unary). The
+// product is floating. (kMul comes last in the numbering so that stored codes keep meaning.)
 enum class MatMulPost : int64_t {
-  kBias = 0, kAdd = 1, kRelu = 2, kGelu = 3, kTanh = 4, kSigmoid = 5
+  kBias = 0, kAdd = 1, kRelu = 2, kGelu = 3, kTanh = 4, kSigmoid = 5, kMul = 6
 };
-inline constexpr int64_t kNumMatMulPosts = 6;
+inline constexpr int64_t kNumMatMulPosts = 7;
 const char* MatMulPostName(MatMulPost p);
-// Whether post-op `p` (a MatMulPost code) reads an operand: a bias or an add.
+// Whether post-op `p` (a MatMulPost code) reads an operand: a bias, an add or a mul.
 inline bool MatMulPostTakesOperand(int64_t p) {
-  return p == static_cast<int64_t>(MatMulPost::kBias) || p == static_cast<int64_t>(MatMulPost::kAdd);
+  return p == static_cast<int64_t>(MatMulPost::kBias) || p == static_cast<int64_t>(MatMulPost::kAdd) ||
+         p == static_cast<int64_t>(MatMulPost::kMul);
+}
+// Whether post-op `p` is an activation that oneDNN computes approximately (gelu, tanh,
+// sigmoid).
+inline bool MatMulPostIsApproximated(int64_t p) {
+  return p == static_cast<int64_t>(MatMulPost::kGelu) || p == static_cast<int64_t>(MatMulPost::kTanh) ||
+         p == static_cast<int64_t>(MatMulPost::kSigmoid);
 }
 // The ops of `post` on `r`, one at a time, bias and add reading `operands` in order: what the
 // fused matmul and convolution kernels are defined (and tested) to equal.
@@ -351,14 +359,16 @@ absl::StatusOr<Tensor> Conv2D(const Tensor& x, const Tensor& w, const Tensor* bi
 // A convolution with an epilogue (the graph's fused_conv2d, graph/passes/conv_epilogue.h):
 // Conv2D(x, w, bias, win) followed by `post` (MatMulPost codes), in order. kBias adds the next
 // of `operands`, a vector along the channels of shape [O, 1, 1] or [1, O, 1, 1], and only
-// first and only when `bias` is null; kAdd adds the next operand, which must broadcast to the
-// result's shape and have its dtype; the others apply that activation (as Unary).
+// first and only when `bias` is null; kAdd adds the next operand and kMul multiplies by it
+// (operands broadcast to the result's shape and have its dtype); the others apply that
+// activation (as Unary).
 absl::StatusOr<TensorMeta> InferConv2DEpilogue(const TensorMeta& x, const TensorMeta& w,
                                                const TensorMeta* bias, const Window2D& win,
                                                absl::Span<const int64_t> post,
                                                absl::Span<const TensorMeta* const> operands);
 // Whether Conv2DEpilogue runs this problem as one kernel (float32, a non-empty problem, kAdd
-// operands of the result's full shape, relu only last): oneDNN's convolution with bias and
+// and kMul operands of the result's full shape or channel vectors (those only where oneDNN
+// applies them fast: many channels, and not 1x1 kernels without AVX-512), relu only last): oneDNN's convolution with bias and
 // post-ops, or the direct kernels (conv_direct.h) with the epilogue applied to the result
 // while it is in cache. Other problems run Conv2D and the ops one after the other.
 bool Conv2DEpilogueIsOnePrimitive(const TensorMeta& x, const TensorMeta& w,
@@ -458,6 +468,21 @@ absl::StatusOr<TensorMeta> InferLayerNormGrad(const TensorMeta& x, const TensorM
 absl::StatusOr<Tensor> LayerNormGrad(const Tensor& x, const Tensor& dy,
                                      absl::Span<const int64_t> normalized_shape,
                                      const Tensor* gamma, double eps);
+
+// Training batch norm's gradients over x[N,C,...] (float32 or float64; kernels/cpu/
+// batch_norm_grad.cc), the statistics those of x itself (mean, biased variance per channel
+// over the M = N * (spatial size) values): x̂ = (x - μ) r, r = 1/sqrt(σ² + eps).
+// BatchNormGradSums(x, dy) is [4, C]: rows μ, r, Σ dy (beta's gradient) and Σ dy x̂ (gamma's),
+// one channel at a time, so each channel's values are read from memory once.
+// BatchNormGradInput(x, dy, sums, gamma) is dx = gamma r (dy - Σdy / M - x̂ Σ(dy x̂) / M) in
+// one pass.
+inline constexpr int64_t kBatchNormSumsRows = 4;
+absl::StatusOr<TensorMeta> InferBatchNormGradSums(const TensorMeta& x, const TensorMeta& dy);
+absl::StatusOr<Tensor> BatchNormGradSums(const Tensor& x, const Tensor& dy, double eps);
+absl::StatusOr<TensorMeta> InferBatchNormGradInput(const TensorMeta& x, const TensorMeta& dy,
+                                                   const TensorMeta& sums, const TensorMeta& gamma);
+absl::StatusOr<Tensor> BatchNormGradInput(const Tensor& x, const Tensor& dy, const Tensor& sums,
+                                          const Tensor& gamma);
 
 // one_hot(indices) of integer indices: a new axis of size `depth` at `axis`, `on` where the
 // index matches and `off` elsewhere (indices outside [0, depth) give a row of `off`).

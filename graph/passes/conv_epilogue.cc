@@ -5,7 +5,7 @@
 namespace pijit::graph::conv_epilogue {
 
 absl::StatusOr<bool> Run(Graph& g) {
-  const post_ops::Readers readers = post_ops::CountReaders(g);
+  post_ops::Readers readers = post_ops::CountReaders(g);
   bool changed = false;
   for (size_t id = 0; id < g.nodes().size(); ++id) {
     const Node& cv = g.node(static_cast<NodeId>(id));
@@ -33,6 +33,7 @@ absl::StatusOr<bool> Run(Graph& g) {
     last.ints = cv.ints;
     last.ints.insert(last.ints.end(), c.post.begin(), c.post.end());
     last.attr = 0;
+    post_ops::Absorb(readers, c);
     changed = true;
   }
   return changed;

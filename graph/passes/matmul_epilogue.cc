@@ -15,7 +15,7 @@ bool IsRowOf(const TensorMeta& m, int64_t n) {
 }  // namespace
 
 absl::StatusOr<bool> Run(Graph& g) {
-  const post_ops::Readers readers = post_ops::CountReaders(g);
+  post_ops::Readers readers = post_ops::CountReaders(g);
   bool changed = false;
   for (size_t id = 0; id < g.nodes().size(); ++id) {
     if (g.node(static_cast<NodeId>(id)).op != Op::kMatMul) continue;
@@ -36,6 +36,7 @@ absl::StatusOr<bool> Run(Graph& g) {
     last.inputs = {m.inputs[0], m.inputs[1]};
     for (NodeId o : c.operands) last.inputs.push_back(o);
     last.ints = std::move(c.post);
+    post_ops::Absorb(readers, c);
     changed = true;
   }
   return changed;

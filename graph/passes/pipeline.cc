@@ -3,6 +3,8 @@
 #include <cstdio>
 
 #include "absl/strings/str_cat.h"
+#include "graph/passes/batch_norm_affine.h"
+#include "graph/passes/batch_norm_grad_expand.h"
 #include "graph/passes/collective_schedule.h"
 #include "graph/passes/constant_folding.h"
 #include "graph/passes/conv_epilogue.h"
@@ -28,6 +30,8 @@ constexpr NamedPass kPasses[] = {
     {"cse", cse::Run},
     {"dce", dce::Run},
     {"epilogue", epilogue::Run},
+    {"batch_norm_affine", batch_norm_affine::Run},
+    {"batch_norm_grad_expand", batch_norm_grad_expand::Run},
     {"conv_epilogue", conv_epilogue::Run},
     {"matmul_epilogue", matmul_epilogue::Run},
     {"fusion", fusion::Run},
@@ -93,7 +97,8 @@ absl::Status Optimize(Graph& g, const PipelineOptions& options) {
     if (!changed) break;
   }
   // Fusion last: it hides ops from the cleanup rules. dce drops the fused members. Layer,
-  // convolution and matmul epilogues first, so that fusion does not take their elementwise
+  // convolution and matmul epilogues first (inference batch norms written as the per-channel
+  // affine maps the convolution epilogue and fusion take in between), so that fusion does not take their elementwise
   // ops into loops (the layer epilogue before the convolution one: a relu it folds into
   // conv2d keeps relu's gradient masks reading the convolution); reductions then absorb the
   // fused loops (and single elementwise ops) they read.
@@ -103,6 +108,7 @@ absl::Status Optimize(Graph& g, const PipelineOptions& options) {
   }
   if (options.fuse) {
     PIJIT_RETURN_IF_ERROR(RunPass("epilogue", epilogue::Run, g).status());
+    PIJIT_RETURN_IF_ERROR(RunPass("batch_norm_affine", batch_norm_affine::Run, g).status());
     PIJIT_RETURN_IF_ERROR(RunPass("conv_epilogue", conv_epilogue::Run, g).status());
     PIJIT_RETURN_IF_ERROR(RunPass("matmul_epilogue", matmul_epilogue::Run, g).status());
     PIJIT_RETURN_IF_ERROR(RunPass("fusion", fusion::Run, g).status());
@@ -115,6 +121,10 @@ absl::Status Optimize(Graph& g, const PipelineOptions& options) {
 }  // namespace
 
 absl::Status RunPipeline(Graph& g, const PipelineOptions& options) {
+  // Backends other than the host's have no kernels for batch norm's fused gradients.
+  if (!options.host_kernels) {
+    PIJIT_RETURN_IF_ERROR(RunPass("batch_norm_grad_expand", batch_norm_grad_expand::Run, g).status());
+  }
   if (!options.optimize) return RunPass("dce", dce::Run, g).status();
   PIJIT_RETURN_IF_ERROR(Optimize(g, options));
   // Last: the executor runs the nodes in the order this leaves.

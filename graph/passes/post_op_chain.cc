@@ -31,6 +31,11 @@ Readers CountReaders(const Graph& g) {
   return r;
 }
 
+void Absorb(Readers& readers, const Chain& c) {
+  for (NodeId o : c.operands)
+    if (readers.count[o] == 1) readers.only[o] = c.last;
+}
+
 Chain Grow(const Graph& g, NodeId producer, const Readers& readers,
            absl::FunctionRef<bool(const TensorMeta& other, bool first)> is_bias,
            absl::FunctionRef<bool(absl::Span<const int64_t> post,
@@ -53,6 +58,9 @@ Chain Grow(const Graph& g, NodeId producer, const Readers& readers,
       const bool bias = is_bias(g.node(other).meta, cur.post.empty());
       grown.post.push_back(static_cast<int64_t>(bias ? MatMulPost::kBias : MatMulPost::kAdd));
       grown.operands.push_back(other);
+    } else if (n.op == Op::kMul && n.inputs[0] != n.inputs[1]) {
+      grown.post.push_back(static_cast<int64_t>(MatMulPost::kMul));
+      grown.operands.push_back(n.inputs[0] == at ? n.inputs[1] : n.inputs[0]);
     } else {
       break;
     }

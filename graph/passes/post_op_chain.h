@@ -2,8 +2,9 @@
 // primitive can apply as post-ops (graph/passes/matmul_epilogue.h, conv_epilogue.h).
 //
 // A link joins when the value before it has one reader and is not a graph output, and it
-// keeps the producer's meta: an activation (relu, gelu, tanh, sigmoid) or an add of another
-// node (a bias when `is_bias` says so, otherwise an add such as a residual). The chain grows
+// keeps the producer's meta: an activation (relu, gelu, tanh, sigmoid), an add of another
+// node (a bias when `is_bias` says so, otherwise an add such as a residual) or a product with
+// another node (a per-channel scale such as an inference batch norm's). The chain grows
 // while `one_primitive` accepts it; the longest accepted chain is the result.
 #pragma once
 #include <vector>
@@ -24,9 +25,13 @@ Readers CountReaders(const Graph& g);
 
 struct Chain {
   Shape post;                    // MatMulPost codes
-  std::vector<NodeId> operands;  // read by bias/add, in order
+  std::vector<NodeId> operands;  // read by bias/add/mul, in order
   NodeId last = -1;              // the op the fused node replaces; -1: no chain
 };
+
+// After the chain `c` became one node (its last): the operands it reads are read by that
+// node, no longer by the links left for dce, so that no later chain grows into those links.
+void Absorb(Readers& readers, const Chain& c);
 
 // `is_bias(other, first)`: whether adding `other` is a bias (`first`: no link before it).
 // `one_primitive(post, operand metas)`: whether one primitive runs the chain so far.

@@ -11,6 +11,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/inlined_vector.h"
 #include "kernels/cpu/conv_direct.h"
+#include "kernels/cpu/cpu_features.h"
 #include "kernels/cpu/loops.h"
 #include "kernels/cpu/window.h"
 #include "kernels/errors.h"
@@ -32,16 +33,19 @@ absl::Status CheckFloat(const char* op, const char* what, DType d, DType want) {
 }
 
 // N, C, H, W, O, KH, KW, strides 2, pads 4, dilations 2, groups, has_bias, then the
-// post-ops oneDNN applies (MatMulPost codes: kAdd and the activations other than relu).
+// post-ops oneDNN applies (MatMulPost codes: kAdd, kMul and the activations other than relu),
+// each kAdd and kMul followed by 1 when its operand is a channel vector, 0 when it has the
+// result's shape.
 using ConvKey = absl::InlinedVector<int64_t, 20>;
 constexpr size_t kConvKeyFixed = 17;
 
 struct ConvPrimitive : ConvProblem {
   dnnl::memory::desc bias;
   dnnl::convolution_forward prim;
-  // Per kAdd post-op, in order: its position in the post-op chain. Its operand is read in
-  // the layout of dst_in.
+  // Per kAdd and kMul post-op, in order: its position in the post-op chain, and the layout
+  // its operand is read in (a channel vector's own, or dst_in).
   std::vector<int> binary_index;
+  std::vector<dnnl::memory::desc> binary_in;
   // The layouts the primitive computes in, when they are not the plain ones: the input and
   // the weights are reordered into them and the result back out of its.
   dnnl::memory::desc src_in, weights_in, dst_in;
@@ -75,12 +79,18 @@ const ConvPrimitive* GetConv(const ConvKey& k) {
         // The residual operands are read in the result's layout, known once oneDNN has chosen
         // it for the plain problem; the post-ops must not make it choose another.
         const memory::desc out = pd.dst_desc();
+        const memory::desc channel({1, k[4], 1, 1}, memory::data_type::f32,
+                                   memory::format_tag::abcd);
         dnnl::post_ops ops;
-        for (size_t i = kConvKeyFixed; i < k.size(); ++i) {
+        int index = 0;
+        for (size_t i = kConvKeyFixed; i < k.size(); ++i, ++index) {
           const auto post = static_cast<MatMulPost>(k[i]);
-          if (post == MatMulPost::kAdd) {
-            p->binary_index.push_back(static_cast<int>(i - kConvKeyFixed));
-            ops.append_binary(dnnl::algorithm::binary_add, out);
+          if (post == MatMulPost::kAdd || post == MatMulPost::kMul) {
+            p->binary_index.push_back(index);
+            p->binary_in.push_back(k[++i] ? channel : out);
+            ops.append_binary(post == MatMulPost::kMul ? dnnl::algorithm::binary_mul
+                                                       : dnnl::algorithm::binary_add,
+                              p->binary_in.back());
           } else {
             ops.append_eltwise(1.f, EltwiseAlgorithm(post), 0.f, 0.f);
           }
@@ -103,16 +113,21 @@ const ConvPrimitive* GetConv(const ConvKey& k) {
   });
 }
 
-// Runs the convolution on oneDNN with the post-ops `post` (kAdd and activations other than
-// relu; each kAdd reads the next of `adds`, contiguous tensors of the result's shape).
-// Returns false, with `out` untouched, when oneDNN cannot build that primitive.
+// Runs the convolution on oneDNN with the post-ops `post` (kAdd, kMul and activations other
+// than relu; each kAdd and kMul reads the next of `binaries`, contiguous tensors of the
+// result's shape or channel vectors). Returns false, with `out` untouched, when oneDNN cannot
+// build that primitive.
 bool ConvF32(const Tensor& x, const Tensor& w, const Tensor* bias, const Geometry2D& g,
              const Window2D& win, Tensor& out, absl::Span<const int64_t> post = {},
-             absl::Span<const Tensor> adds = {}) {
+             absl::Span<const Tensor> binaries = {}) {
   const Shape& xs = x.shape();
   const Shape& ws = w.shape();
   ConvKey key = ConvKeyOf<ConvKey>(xs, ws, g, win, bias != nullptr);
-  key.insert(key.end(), post.begin(), post.end());
+  size_t next = 0;
+  for (int64_t p : post) {
+    key.push_back(p);
+    if (MatMulPostTakesOperand(p)) key.push_back(binaries[next++].shape() != out.shape());
+  }
   const ConvPrimitive* prim = GetConv(key);
   if (prim == nullptr) return false;
   const ConvPrimitive& p = *prim;
@@ -126,10 +141,12 @@ bool ConvF32(const Tensor& x, const Tensor& w, const Tensor* bias, const Geometr
   std::unordered_map<int, memory> args{{DNNL_ARG_SRC, src_in}, {DNNL_ARG_WEIGHTS, wts_in},
                                        {DNNL_ARG_DST, dst_in}};
   if (bias) args.emplace(DNNL_ARG_BIAS, memory(p.bias, DnnlEngine(), bias->raw_data()));
-  for (size_t i = 0; i < adds.size() && i < p.binary_index.size(); ++i) {
-    memory r(p.dst, DnnlEngine(), adds[i].raw_data());
-    args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(p.binary_index[i]) | DNNL_ARG_SRC_1,
-                 InLayout(r, p.dst_in));
+  for (size_t i = 0; i < binaries.size() && i < p.binary_index.size(); ++i) {
+    void* data = binaries[i].raw_data();
+    // A channel vector is read as it is; a full operand in the result's layout.
+    memory r(p.binary_in[i] == p.dst_in ? p.dst : p.binary_in[i], DnnlEngine(), data);
+    if (p.binary_in[i] == p.dst_in) r = InLayout(r, p.dst_in);
+    args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(p.binary_index[i]) | DNNL_ARG_SRC_1, r);
   }
   p.prim.execute(DnnlStream(), args);
   if (!(p.dst_in == p.dst)) dnnl::reorder(dst_in, dst).execute(DnnlStream(), dst_in, dst);
@@ -283,16 +300,19 @@ absl::StatusOr<Tensor> RunOneByOne(const Tensor& x, const Tensor& w, const Tenso
 // Whether every value of the float32 tensor `t` is finite.
 bool AllFinite(const Tensor& t) {
   const float* v = t.data<float>();
+  const int64_t n = t.numel();
   int bad = 0;
-  for (int64_t i = 0; i < t.numel(); ++i) bad |= (v[i] - v[i]) != 0.0f;
+  for (int64_t i = 0; i < n; ++i) bad |= (v[i] - v[i]) != 0.0f;
   return !bad;
 }
 
-// Applies `post` (bias, add and relu only) to the float32 result `out` [N, O, H, W]
-// in one pass; `dense` holds the operands of those post-ops, contiguous, in order. The same
-// float operations as Binary's add and Unary's relu, so the same bits.
+// Applies `post` (bias, add, mul and relu only) to the float32 result `out` [N, O, H, W]
+// in one pass; `dense` holds the operands of those post-ops, contiguous, in order (channel
+// vectors or of the result's shape). The same float operations as Binary's add and mul and
+// Unary's relu, so the same bits.
 void ApplyInPlace(Tensor& out, absl::Span<const int64_t> post, absl::Span<const Tensor> dense) {
   const int64_t o = out.shape()[1], plane = out.shape()[2] * out.shape()[3];
+  const int64_t numel = out.numel();
   float* y = out.data<float>();
   ParallelFor(out.shape()[0] * o, std::max<int64_t>(1, (1 << 14) / plane),
               [&](int64_t lo, int64_t hi) {
@@ -300,22 +320,34 @@ void ApplyInPlace(Tensor& out, absl::Span<const int64_t> post, absl::Span<const 
       float* v = y + pl * plane;
       size_t next = 0;
       for (int64_t p : post) {
-        if (p == static_cast<int64_t>(MatMulPost::kBias)) {
-          const float b = dense[next++].data<float>()[pl % o];
-          for (int64_t i = 0; i < plane; ++i) v[i] = v[i] + b;
-        } else if (p == static_cast<int64_t>(MatMulPost::kAdd)) {
-          const float* r = dense[next++].data<float>() + pl * plane;
-          for (int64_t i = 0; i < plane; ++i) v[i] = v[i] + r[i];
-        } else {
+        if (p == static_cast<int64_t>(MatMulPost::kRelu)) {
           for (int64_t i = 0; i < plane; ++i) v[i] = loops::Relu(v[i]);
+          continue;
+        }
+        const Tensor& operand = dense[next++];
+        const bool mul = p == static_cast<int64_t>(MatMulPost::kMul);
+        if (operand.numel() != numel) {  // a channel vector (a bias is one)
+          const float b = operand.data<float>()[pl % o];
+          if (mul) {
+            for (int64_t i = 0; i < plane; ++i) v[i] = v[i] * b;
+          } else {
+            for (int64_t i = 0; i < plane; ++i) v[i] = v[i] + b;
+          }
+          continue;
+        }
+        const float* r = operand.data<float>() + pl * plane;
+        if (mul) {
+          for (int64_t i = 0; i < plane; ++i) v[i] = v[i] * r[i];
+        } else {
+          for (int64_t i = 0; i < plane; ++i) v[i] = v[i] + r[i];
         }
       }
     }
   });
 }
 
-// Applies the epilogue to a plain convolution's result: runs of bias, add and relu in one pass
-// each, the other activations as Unary does.
+// Applies the epilogue to a plain convolution's result: runs of bias, add, mul and relu in one
+// pass each, the other activations as Unary does.
 absl::Status ApplyAfter(Tensor& out, absl::Span<const int64_t> post,
                         absl::Span<const Tensor> dense) {
   size_t i = 0, next = 0;
@@ -363,11 +395,22 @@ bool Conv2DEpilogueIsOnePrimitive(const TensorMeta& x, const TensorMeta& w,
       NumElements(x.shape) == 0 || NumElements(w.shape) == 0) {
     return false;
   }
+  // Channel-vector binary post-ops pay only on oneDNN's direct kernels over blocked layouts
+  // (many channels, as GetConv chooses them), and there, without AVX-512, not in its 1x1
+  // kernels: its GEMM-based convolution on plain layouts applies them per element (ResNet-50's
+  // 7x7 stem at batch 8: 790 ms against 69), its AVX2 1x1 kernels slowly (a 1x1 layer at
+  // batch 8: 20-30 ms against 9 ms plain and 9 ms for a separate pass over the result).
+  // Elsewhere they are left to the elementwise loop after the convolution.
+  const bool blocked = x.shape[1] / win.groups >= 16 && w.shape[0] / win.groups >= 16;
+  const bool one_by_one = w.shape[2] == 1 && w.shape[3] == 1;
+  const bool channel_binaries_pay = blocked && (cpu::Host().avx512f || !one_by_one);
   size_t next = 0;
   for (size_t i = 0; i < post.size(); ++i) {
     if (post[i] == static_cast<int64_t>(MatMulPost::kRelu) && i + 1 != post.size()) return false;
-    if (post[i] == static_cast<int64_t>(MatMulPost::kAdd) &&
-        operands[next]->shape != out->shape) {
+    const bool binary = post[i] == static_cast<int64_t>(MatMulPost::kAdd) ||
+                        post[i] == static_cast<int64_t>(MatMulPost::kMul);
+    if (binary && operands[next]->shape != out->shape &&
+        (!IsConvChannelVector(*operands[next], out->shape[1]) || !channel_binaries_pay)) {
       return false;
     }
     next += MatMulPostTakesOperand(post[i]);
@@ -415,7 +458,8 @@ absl::StatusOr<Tensor> Conv2DEpilogue(const Tensor& x, const Tensor& w, const Te
       epi.channel_bias = dense[next++].data<float>();
       ++i;
     }
-    if (i < post.size() && post[i] == static_cast<int64_t>(MatMulPost::kAdd)) {
+    if (i < post.size() && post[i] == static_cast<int64_t>(MatMulPost::kAdd) &&
+        dense[next].shape() == meta.shape) {
       epi.residual = dense[next++].data<float>();
       ++i;
     }
@@ -432,11 +476,11 @@ absl::StatusOr<Tensor> Conv2DEpilogue(const Tensor& x, const Tensor& w, const Te
   }
 
   // oneDNN: a kBias operand becomes the primitive's bias (added after the sums, as an add
-  // would), kAdd and the other activations its post-ops; relu, last, runs after it. Its
+  // would), kAdd, kMul and the other activations its post-ops; relu, last, runs after it. Its
   // logistic on plain layouts does not keep NaN: with an infinity or NaN in the operands
   // (where the direct kernels also decline), the approximated activations run one by one.
   bool approximated = false;
-  for (int64_t p : post) approximated |= p >= static_cast<int64_t>(MatMulPost::kGelu);
+  for (int64_t p : post) approximated |= MatMulPostIsApproximated(p);
   if (approximated) {
     bool finite = AllFinite(cx) && AllFinite(cw) && (!bias || AllFinite(cb));
     for (const Tensor& d : dense) finite = finite && AllFinite(d);
@@ -448,7 +492,7 @@ absl::StatusOr<Tensor> Conv2DEpilogue(const Tensor& x, const Tensor& w, const Te
   const Tensor* pb = bias ? &cb : nullptr;
   Tensor channel_bias;
   absl::InlinedVector<int64_t, 4> dnnl_post;
-  absl::InlinedVector<Tensor, 4> adds;
+  absl::InlinedVector<Tensor, 4> binaries;
   size_t next = 0;
   for (int64_t p : fused) {
     if (p == static_cast<int64_t>(MatMulPost::kBias)) {
@@ -456,10 +500,10 @@ absl::StatusOr<Tensor> Conv2DEpilogue(const Tensor& x, const Tensor& w, const Te
       pb = &channel_bias;
       continue;
     }
-    if (p == static_cast<int64_t>(MatMulPost::kAdd)) adds.push_back(dense[next++]);
+    if (MatMulPostTakesOperand(p)) binaries.push_back(dense[next++]);
     dnnl_post.push_back(p);
   }
-  if (!ConvF32(cx, cw, pb, g, win, out, dnnl_post, adds)) {
+  if (!ConvF32(cx, cw, pb, g, win, out, dnnl_post, binaries)) {
     return RunOneByOne(x, w, bias, win, post, operands);
   }
   if (relu_after) ApplyInPlace(out, post.subspan(post.size() - 1), {});

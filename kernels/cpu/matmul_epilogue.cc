@@ -35,7 +35,7 @@ using EpilogueKey = absl::InlinedVector<int64_t, 16>;
 
 struct EpiloguePrimitive {
   dnnl::memory::desc a, b, c, bias;
-  std::vector<dnnl::memory::desc> binary;  // per kAdd, in order
+  std::vector<dnnl::memory::desc> binary;  // per kAdd and kMul, in order
   std::vector<int> binary_index;           // its position in the post-op chain
   dnnl::matmul prim;
 };
@@ -60,11 +60,13 @@ const EpiloguePrimitive* GetEpilogue(const EpilogueKey& key) {
         ++i;  // the row flag
         continue;
       }
-      if (post == MatMulPost::kAdd) {
+      if (post == MatMulPost::kAdd || post == MatMulPost::kMul) {
         const bool row = key[++i] != 0;
         p->binary.push_back(memory::desc({row ? 1 : m, n}, f32, memory::format_tag::ab));
         p->binary_index.push_back(index++);
-        ops.append_binary(dnnl::algorithm::binary_add, p->binary.back());
+        ops.append_binary(post == MatMulPost::kMul ? dnnl::algorithm::binary_mul
+                                                   : dnnl::algorithm::binary_add,
+                          p->binary.back());
         continue;
       }
       ops.append_eltwise(1.f, EltwiseAlgorithm(post), 0.f, 0.f);
@@ -96,7 +98,8 @@ absl::StatusOr<Tensor> ApplyPostOpsOneByOne(Tensor r, absl::Span<const int64_t> 
   size_t next = 0;
   for (int64_t p : post) {
     if (MatMulPostTakesOperand(p)) {
-      PIJIT_ASSIGN_OR_RETURN(r, Binary(BinaryOp::kAdd, r, *operands[next++]));
+      const BinaryOp op = p == static_cast<int64_t>(MatMulPost::kMul) ? BinaryOp::kMul : BinaryOp::kAdd;
+      PIJIT_ASSIGN_OR_RETURN(r, Binary(op, r, *operands[next++]));
       continue;
     }
     const UnaryOp op = p == static_cast<int64_t>(MatMulPost::kGelu)   ? UnaryOp::kGelu
@@ -116,6 +119,7 @@ const char* MatMulPostName(MatMulPost p) {
     case MatMulPost::kGelu: return "gelu";
     case MatMulPost::kTanh: return "tanh";
     case MatMulPost::kSigmoid: return "sigmoid";
+    case MatMulPost::kMul: return "mul";
   }
   return "?";
 }

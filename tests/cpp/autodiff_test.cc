@@ -275,6 +275,19 @@ TEST(AutodiffTest, NormalisationLayers) {
   }});
 }
 
+// batch_norm_train's gradient kernels differentiated again (second-order gradients of
+// training batch norm), with (N, C) and (N, C, L) data; gamma kept away from 0.
+TEST(AutodiffTest, BatchNormGradKernelsAreDifferentiable) {
+  CheckGradients({{{3, 2, 4}, {3, 2, 4}}, [](Graph& g, const std::vector<NodeId>& p) {
+    return Emit(g, Op::kBatchNormGradSums, {p[0], p[1]}, Value({1e-3}));
+  }});
+  CheckGradients({{{4, 3}, {4, 3}, {3}}, [](Graph& g, const std::vector<NodeId>& p) {
+    const NodeId sums = Emit(g, Op::kBatchNormGradSums, {p[0], p[1]}, Value({1e-3}));
+    const NodeId gamma = Emit(g, Op::kAdd, {Emit(g, Op::kSquare, {p[2]}), Const(g, 0.5)});
+    return Emit(g, Op::kBatchNormGradInput, {p[0], p[1], sums, gamma});
+  }});
+}
+
 // layer_norm_grad (layer_norm's dx) differentiated again: with gamma, without it, and with x
 // as its own output gradient (one operand in two positions).
 TEST(AutodiffTest, LayerNormGradIsDifferentiable) {
@@ -508,7 +521,8 @@ TEST(AutodiffTest, OpWithoutRuleIsAnErrorNamingIt) {
       << grads.status().message();
   EXPECT_FALSE(HasVjpRule(Op::kAssign));
   EXPECT_TRUE(HasVjpRule(Op::kMatMul));
-  for (Op op : {Op::kProd, Op::kLayerNorm, Op::kLayerNormGrad, Op::kBatchNorm, Op::kBatchNormTrain}) {
+  for (Op op : {Op::kProd, Op::kLayerNorm, Op::kLayerNormGrad, Op::kBatchNorm, Op::kBatchNormTrain,
+                Op::kBatchNormGradSums, Op::kBatchNormGradInput}) {
     EXPECT_TRUE(HasVjpRule(op));
   }
 }

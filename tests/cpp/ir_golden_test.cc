@@ -100,7 +100,7 @@ bool HasApproximateEpilogue(const Graph& g) {
     absl::Span<const int64_t> post(n.ints);
     if (n.op == Op::kFusedConv2D) post.remove_prefix(std::min(post.size(), kWindowInts));
     for (int64_t p : post)
-      if (p >= static_cast<int64_t>(MatMulPost::kGelu)) return true;
+      if (MatMulPostIsApproximated(p)) return true;
   }
   return false;
 }
