@@ -82,9 +82,12 @@ Key ConvKeyOf(const Shape& xs, const Shape& ws, const Geometry2D& g, const Windo
 // GEMM-based kernels): with many channels per group, or with groups of 8-channel multiples
 // (the blocks of its AVX2 grouped kernels; where it has no such kernel, it keeps plain layouts
 // itself). `c` and `o` are the input and output channels.
+inline bool ManyChannelsPerGroup(int64_t c, int64_t o, int64_t groups) {
+  return c / groups >= 16 && o / groups >= 16;
+}
 inline bool BlockedLayoutsPay(int64_t c, int64_t o, int64_t groups) {
   const int64_t cg = c / groups, og = o / groups;
-  return (cg >= 16 && og >= 16) || (groups > 1 && cg % 8 == 0 && og % 8 == 0);
+  return ManyChannelsPerGroup(c, o, groups) || (groups > 1 && cg % 8 == 0 && og % 8 == 0);
 }
 
 inline dnnl::memory::desc LayoutFor(bool blocked, const dnnl::memory::desc& plain) {
