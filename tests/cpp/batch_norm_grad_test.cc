@@ -7,21 +7,10 @@
 #include "gtest/gtest.h"
 #include "kernels/cpu/reduce_vec.h"
 #include "kernels/ops.h"
+#include "tests/cpp/wave_tensor.h"
 
 namespace pijit {
 namespace {
-
-Tensor Wave(Shape shape, DType dt, double phase, double offset = 0) {
-  Tensor t = Tensor::Empty(shape, dt);
-  DispatchDType(dt, [&](auto tag) {
-    using T = decltype(tag);
-    if constexpr (std::is_floating_point_v<T>) {
-      for (int64_t i = 0; i < t.numel(); ++i)
-        t.data<T>()[i] = static_cast<T>(std::sin(static_cast<double>(i) * 1.3 + phase) * 2 + offset);
-    }
-  });
-  return t;
-}
 
 struct Expected {
   std::vector<double> sums;  // [4, C]

@@ -12,19 +12,10 @@
 #include "kernels/cpu/conv_depthwise.h"
 #include "kernels/cpu/window.h"
 #include "kernels/ops.h"
+#include "tests/cpp/random_tensor.h"
 
 namespace pijit {
 namespace {
-
-Tensor Random(Shape shape, uint32_t seed) {
-  std::mt19937 gen(seed);
-  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  Tensor t = Tensor::Empty(shape, DType::kFloat32);
-  for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = dist(gen);
-  return t;
-}
-
-Tensor F64(const Tensor& t) { return *Cast(t, DType::kFloat64); }
 
 // Equal within tol, or both NaN, or the same infinity.
 void ExpectClose(const Tensor& f32, const Tensor& f64, double tol, const std::string& what) {
@@ -100,21 +91,21 @@ void CheckCase(const Case& c, uint32_t seed, Spoil spoil) {
   const Window2D win = WindowOf(c);
   const std::string what = Describe(c);
   const Shape ws{c.x[1] * c.multiplier, 1, c.kh, c.kw};
-  Tensor x = Random(c.x, seed), w = Random(ws, seed + 1), b = Random({ws[0]}, seed + 2);
+  Tensor x = UniformFloat32(c.x, seed), w = UniformFloat32(ws, seed + 1), b = UniformFloat32({ws[0]}, seed + 2);
   const int64_t kernel[2] = {c.kh, c.kw};
   auto g = ResolveWindow("conv2d", c.x, kernel, win, false);
   ASSERT_TRUE(g.ok()) << g.status();
   const auto problem = DepthwiseProblem(c.x, ws, *g, win);
   ASSERT_TRUE(problem.has_value()) << what;
-  Tensor dy = Random({c.x[0], ws[0], g->out[0], g->out[1]}, seed + 3);
+  Tensor dy = UniformFloat32({c.x[0], ws[0], g->out[0], g->out[1]}, seed + 3);
   spoil(x, w, dy);
-  const Tensor b64 = F64(b);
+  const Tensor b64 = AsFloat64(b);
   const Tensor* bias32 = c.bias ? &b : nullptr;
   const Tensor* bias64 = c.bias ? &b64 : nullptr;
   const double taps = static_cast<double>(c.kh * c.kw);
 
   auto y32 = Conv2D(x, w, bias32, win);
-  auto y64 = Conv2D(F64(x), F64(w), bias64, win);
+  auto y64 = Conv2D(AsFloat64(x), AsFloat64(w), bias64, win);
   ASSERT_TRUE(y32.ok() && y64.ok()) << y32.status() << y64.status();
   ExpectClose(*y32, *y64, 1e-5 * taps + 1e-6, "forward " + what);
   Tensor direct = Tensor::Empty(y32->shape(), DType::kFloat32);
@@ -123,12 +114,12 @@ void CheckCase(const Case& c, uint32_t seed, Spoil spoil) {
   ExpectClose(direct, *y64, 1e-5 * taps + 1e-6, "direct forward " + what);
 
   auto dx32 = Conv2DGradInput(dy, w, c.x, win);
-  auto dx64 = Conv2DGradInput(F64(dy), F64(w), c.x, win);
+  auto dx64 = Conv2DGradInput(AsFloat64(dy), AsFloat64(w), c.x, win);
   ASSERT_TRUE(dx32.ok() && dx64.ok()) << dx32.status() << dx64.status();
   ExpectClose(*dx32, *dx64, 1e-5 * taps * c.multiplier + 1e-6, "dx " + what);
 
   auto dw32 = Conv2DGradWeight(x, dy, ws, win);
-  auto dw64 = Conv2DGradWeight(F64(x), F64(dy), ws, win);
+  auto dw64 = Conv2DGradWeight(AsFloat64(x), AsFloat64(dy), ws, win);
   ASSERT_TRUE(dw32.ok() && dw64.ok()) << dw32.status() << dw64.status();
   ExpectClose(*dw32, *dw64, 1e-5 * y32->numel() / ws[0] + 1e-6, "dw " + what);
 }

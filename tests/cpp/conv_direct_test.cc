@@ -10,19 +10,10 @@
 #include "gtest/gtest.h"
 #include "kernels/cpu/conv_direct.h"
 #include "kernels/ops.h"
+#include "tests/cpp/random_tensor.h"
 
 namespace pijit {
 namespace {
-
-Tensor Random(Shape shape, uint32_t seed) {
-  std::mt19937 gen(seed);
-  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  Tensor t = Tensor::Empty(shape, DType::kFloat32);
-  for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = dist(gen);
-  return t;
-}
-
-Tensor F64(const Tensor& t) { return *Cast(t, DType::kFloat64); }
 
 // |a - b| within tol times the number of summed products (values are in [-1, 1]).
 void ExpectClose(const Tensor& f32, const Tensor& f64, double tol, const std::string& what) {
@@ -67,23 +58,23 @@ TEST_P(ConvDirectTest, AgreesWithFloat64Loops) {
     const conv_direct::Problem p{c.x[0], c.x[1], c.x[2], c.x[3], c.w[0], c.w[2], c.w[3],
                                  c.groups, {c.pad[0], c.pad[1], c.pad[2], c.pad[3]}};
     ASSERT_TRUE(conv_direct::Applies(p)) << what;
-    Tensor x = Random(c.x, seed++), w = Random(c.w, seed++), b = Random({c.w[0]}, seed++);
+    Tensor x = UniformFloat32(c.x, seed++), w = UniformFloat32(c.w, seed++), b = UniformFloat32({c.w[0]}, seed++);
     const double tol = 1e-5 * c.w[1] * c.w[2] * c.w[3] + 1e-6;
     auto y32 = Conv2D(x, w, c.bias ? &b : nullptr, win);
     ASSERT_TRUE(y32.ok()) << y32.status();
-    Tensor b64 = F64(b);
-    auto y64 = Conv2D(F64(x), F64(w), c.bias ? &b64 : nullptr, win);
+    Tensor b64 = AsFloat64(b);
+    auto y64 = Conv2D(AsFloat64(x), AsFloat64(w), c.bias ? &b64 : nullptr, win);
     ASSERT_TRUE(y64.ok()) << y64.status();
     ExpectClose(*y32, *y64, tol, "forward " + what);
 
-    Tensor dy = Random(y32->shape(), seed++);
+    Tensor dy = UniformFloat32(y32->shape(), seed++);
     auto dx32 = Conv2DGradInput(dy, w, c.x, win);
-    auto dx64 = Conv2DGradInput(F64(dy), F64(w), c.x, win);
+    auto dx64 = Conv2DGradInput(AsFloat64(dy), AsFloat64(w), c.x, win);
     ASSERT_TRUE(dx32.ok() && dx64.ok()) << dx32.status() << dx64.status();
     ExpectClose(*dx32, *dx64, 1e-5 * c.w[0] / c.groups * c.w[2] * c.w[3] + 1e-6, "dx " + what);
 
     auto dw32 = Conv2DGradWeight(x, dy, c.w, win);
-    auto dw64 = Conv2DGradWeight(F64(x), F64(dy), c.w, win);
+    auto dw64 = Conv2DGradWeight(AsFloat64(x), AsFloat64(dy), c.w, win);
     ASSERT_TRUE(dw32.ok() && dw64.ok()) << dw32.status() << dw64.status();
     ExpectClose(*dw32, *dw64, 1e-5 * y32->numel() / c.w[0] + 1e-6, "dw " + what);
   }
@@ -93,7 +84,7 @@ INSTANTIATE_TEST_SUITE_P(Isa, ConvDirectTest, ::testing::Values(1, 2, 3));
 
 TEST(ConvDirect, RefusesNonFiniteOperandsAndOpsFallBack) {
   const conv_direct::Problem p{2, 1, 6, 6, 2, 3, 3, 1, {1, 1, 1, 1}};
-  Tensor x = Random({2, 1, 6, 6}, 7), w = Random({2, 1, 3, 3}, 8), dy = Random({2, 2, 6, 6}, 9);
+  Tensor x = UniformFloat32({2, 1, 6, 6}, 7), w = UniformFloat32({2, 1, 3, 3}, 8), dy = UniformFloat32({2, 2, 6, 6}, 9);
   Tensor out = Tensor::Empty({2, 2, 6, 6}, DType::kFloat32);
   Tensor dw = Tensor::Empty({2, 1, 3, 3}, DType::kFloat32);
   EXPECT_TRUE(conv_direct::Forward(p, x.data<float>(), w.data<float>(), nullptr, out.data<float>()));
@@ -104,10 +95,10 @@ TEST(ConvDirect, RefusesNonFiniteOperandsAndOpsFallBack) {
   EXPECT_FALSE(conv_direct::GradInput(p, dy.data<float>(), w.data<float>(), out.data<float>()));
 
   // Through the op, an infinity without padding gives what the float64 loop gives.
-  Tensor x2 = Random({1, 1, 5, 5}, 10), w2 = Random({1, 1, 2, 2}, 11);
+  Tensor x2 = UniformFloat32({1, 1, 5, 5}, 10), w2 = UniformFloat32({1, 1, 2, 2}, 11);
   x2.data<float>()[12] = std::numeric_limits<float>::infinity();
   auto y32 = Conv2D(x2, w2, nullptr, Window2D{});
-  auto y64 = Conv2D(F64(x2), F64(w2), nullptr, Window2D{});
+  auto y64 = Conv2D(AsFloat64(x2), AsFloat64(w2), nullptr, Window2D{});
   ASSERT_TRUE(y32.ok() && y64.ok());
   for (int64_t i = 0; i < y32->numel(); ++i) {
     const double a = y32->data<float>()[i], b = y64->data<double>()[i];
@@ -145,7 +136,7 @@ TEST(MaxPoolGrad2x2, FirstMaximumAndFirstNaNTakeTheGradient) {
   // Odd sizes: the last row and column belong to no window and get zero. 18 windows a row:
   // full runs of eight and a shorter last one.
   const int64_t h = 5, w = 37, oh = 2, ow = 18;
-  Tensor x3 = Random({2, 3, h, w}, 12), d3 = Random({2, 3, oh, ow}, 13);
+  Tensor x3 = UniformFloat32({2, 3, h, w}, 12), d3 = UniformFloat32({2, 3, oh, ow}, 13);
   x3.data<float>()[3 * w + 20] = nan;
   x3.data<float>()[w + 4] = x3.data<float>()[5] = 2.0f;  // a tie in the row below
   auto a = Pool2DGrad(PoolKind::kMax, x3, d3, win);

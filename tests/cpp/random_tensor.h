@@ -1,5 +1,7 @@
-// Test inputs for graphs: uniform values in [-bound, bound], with exact -0.0, 0 and 1 mixed
-// in (each one draw in `one_in`), so that sign and identity rules are exercised too.
+// Random test inputs: for graphs, uniform values in [-bound, bound] with exact -0.0, 0 and 1
+// mixed in (each one draw in `one_in`), so that sign and identity rules are exercised too; for
+// the float32 kernels, plain uniform values in [-1, 1] from a seed, and their float64 copy
+// for the float64 reference loops.
 #pragma once
 #include <random>
 #include <type_traits>
@@ -24,5 +26,15 @@ inline Tensor RandomTensor(const TensorMeta& m, std::mt19937& rng, double bound,
   });
   return t;
 }
+
+inline Tensor UniformFloat32(Shape shape, uint32_t seed) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  Tensor t = Tensor::Empty(shape, DType::kFloat32);
+  for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = dist(gen);
+  return t;
+}
+
+inline Tensor AsFloat64(const Tensor& t) { return *Cast(t, DType::kFloat64); }
 
 }  // namespace pijit
