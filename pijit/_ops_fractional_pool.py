@@ -128,34 +128,36 @@ def fractional_max_pool3d(input_x, kernel_size, output_size=None, output_ratio=N
                                 output_ratio, return_indices, _random_samples, 3, (0, 1, 2))
 
 
-class FractionalMaxPoolWithFixedKsize(Primitive):
-    """FractionalMaxPoolWithFixedKsize(ksize, output_shape, data_format="NCHW")(input_x,
-    random_samples): (y, argmax) as fractional_max_pool2d with return_indices."""
+class _FixedKsizePool(Primitive):
+    """A fractional max pool with its output size fixed at construction: (y, argmax) of
+    `_pool` with return_indices, on data in the one layout `_layout`."""
+    _layout = ""
+    _pool = None
 
-    def __init__(self, ksize, output_shape, data_format="NCHW"):
-        if data_format != "NCHW":
-            raise_error(ValueError, f"FractionalMaxPoolWithFixedKsize: data_format must be "
-                                    f"'NCHW', got {data_format!r}")
+    def __init__(self, ksize, output_shape, data_format=None):
+        data_format = self._layout if data_format is None else data_format
+        if data_format != self._layout:
+            raise_error(ValueError, f"{type(self).__name__}: data_format must be "
+                                    f"'{self._layout}', got {data_format!r}")
         super().__init__(ksize=ksize, output_shape=output_shape, data_format=data_format)
 
     def __call__(self, input_x, random_samples):
-        return fractional_max_pool2d(input_x, self.ksize, self.output_shape, None, True,
-                                     random_samples)
+        return type(self)._pool(input_x, self.ksize, self.output_shape, None, True,
+                                random_samples)
 
 
-class FractionalMaxPool3DWithFixedKsize(Primitive):
+class FractionalMaxPoolWithFixedKsize(_FixedKsizePool):
+    """FractionalMaxPoolWithFixedKsize(ksize, output_shape, data_format="NCHW")(input_x,
+    random_samples): (y, argmax) as fractional_max_pool2d with return_indices."""
+    _layout = "NCHW"
+    _pool = staticmethod(fractional_max_pool2d)
+
+
+class FractionalMaxPool3DWithFixedKsize(_FixedKsizePool):
     """FractionalMaxPool3DWithFixedKsize(ksize, output_shape, data_format="NCDHW")(x,
     random_samples): (y, argmax) as fractional_max_pool3d with return_indices."""
-
-    def __init__(self, ksize, output_shape, data_format="NCDHW"):
-        if data_format != "NCDHW":
-            raise_error(ValueError, f"FractionalMaxPool3DWithFixedKsize: data_format must be "
-                                    f"'NCDHW', got {data_format!r}")
-        super().__init__(ksize=ksize, output_shape=output_shape, data_format=data_format)
-
-    def __call__(self, x, random_samples):
-        return fractional_max_pool3d(x, self.ksize, self.output_shape, None, True,
-                                     random_samples)
+    _layout = "NCDHW"
+    _pool = staticmethod(fractional_max_pool3d)
 
 
 __all__ = ["FractionalMaxPool3DWithFixedKsize", "FractionalMaxPoolWithFixedKsize",
