@@ -175,18 +175,6 @@ Grads GroupNormVjp(Builder& b, const VjpArgs& a) {
 
 // batch_norm's per-channel operands have shape [C]; against x of shape [N, C, ...] they are
 // viewed as [1, C, 1, ...] and their gradients summed over every axis but 1.
-struct Channels {
-  Shape view;  // [1, C, 1, ...]
-  Shape axes;  // {0, 2, 3, ...}
-};
-Channels ChannelsOf(const Shape& xs) {
-  Channels c;
-  for (size_t i = 0; i < xs.size(); ++i) {
-    c.view.push_back(i == 1 ? xs[1] : 1);
-    if (i != 1) c.axes.push_back(static_cast<int64_t>(i));
-  }
-  return c;
-}
 NodeId PerChannel(Builder& b, const Channels& c, NodeId v) { return b.Reshape(Widen(b, v), c.view); }
 NodeId SumPerChannel(Builder& b, const Channels& c, NodeId v) {
   return b.Reduce(Op::kSum, v, c.axes, /*keepdims=*/false);

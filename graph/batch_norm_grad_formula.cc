@@ -6,23 +6,6 @@
 namespace pijit::graph {
 namespace {
 
-struct Channels {
-  Shape axes;  // every axis but 1
-  Shape view;  // [1, C, 1, ...]
-  int64_t count = 1;
-};
-Channels ChannelsOf(const Shape& x) {
-  Channels c;
-  for (size_t i = 0; i < x.size(); ++i) {
-    c.view.push_back(i == 1 ? x[1] : 1);
-    if (i != 1) {
-      c.axes.push_back(static_cast<int64_t>(i));
-      c.count *= x[i];
-    }
-  }
-  return c;
-}
-
 absl::StatusOr<NodeId> Binary(Graph& g, Op op, NodeId a, NodeId b) { return g.AddOp(op, {a, b}); }
 
 absl::StatusOr<NodeId> Scalar(Graph& g, double v, DType dt) {
@@ -48,6 +31,18 @@ absl::Status CheckRank(const Graph& g, NodeId x) {
 }
 
 }  // namespace
+
+Channels ChannelsOf(const Shape& x) {
+  Channels c;
+  for (size_t i = 0; i < x.size(); ++i) {
+    c.view.push_back(i == 1 ? x[1] : 1);
+    if (i != 1) {
+      c.axes.push_back(static_cast<int64_t>(i));
+      c.count *= x[i];
+    }
+  }
+  return c;
+}
 
 absl::StatusOr<NodeId> AppendBatchNormGradSums(Graph& g, NodeId x, NodeId dy, double eps) {
   PIJIT_RETURN_IF_ERROR(CheckRank(g, x));

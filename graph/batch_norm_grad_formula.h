@@ -15,6 +15,16 @@
 
 namespace pijit::graph {
 
+// The per-channel layout of (N, C, ...) data: the axes a channel's statistics reduce over
+// (every axis but 1), the shape [1, C, 1, ...] a channel vector broadcasts from, and the
+// number of values per channel.
+struct Channels {
+  Shape axes;
+  Shape view;
+  int64_t count = 1;
+};
+Channels ChannelsOf(const Shape& x);
+
 absl::StatusOr<NodeId> AppendBatchNormGradSums(Graph& g, NodeId x, NodeId dy, double eps);
 absl::StatusOr<NodeId> AppendBatchNormGradInput(Graph& g, NodeId x, NodeId dy, NodeId sums,
                                                 NodeId gamma);

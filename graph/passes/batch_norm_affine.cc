@@ -1,5 +1,6 @@
 #include "graph/passes/batch_norm_affine.h"
 
+#include "graph/batch_norm_grad_formula.h"
 #include "graph/passes/node_insertion.h"
 #include "kernels/errors.h"
 #include "kernels/ops.h"
@@ -14,8 +15,7 @@ absl::Status Rewrite(Graph& g, NodeId bn) {
   const NodeId x = n.inputs[0], mean = n.inputs[1], var = n.inputs[2];
   const NodeId gamma = n.inputs[3], beta = n.inputs[4];
   const TensorMeta& xm = g.node(x).meta;
-  Shape view(xm.shape.size(), 1);  // [1, C, 1, ...]
-  view[1] = xm.shape[1];
+  const Shape view = ChannelsOf(xm.shape).view;
   PIJIT_ASSIGN_OR_RETURN(Tensor eps, Cast(Tensor::Scalar<double>(n.value.data<double>()[0]), xm.dtype));
   const NodeId eps_node = g.AddConstant(eps);
   PIJIT_ASSIGN_OR_RETURN(NodeId shifted_var, g.AddOp(Op::kAdd, {var, eps_node}));
