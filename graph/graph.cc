@@ -136,6 +136,7 @@ std::vector<std::string> AttrTexts(const Node& n) {
       a.push_back(absl::StrCat("group=", CollectiveGroup(n)));
       break;
     case Op::kAllGather: a.push_back(absl::StrCat("group=", n.attr)); break;
+    case Op::kToBlocked: a.push_back(absl::StrCat("block=", n.attr)); break;
     case Op::kBroadcast:
       a.push_back(absl::StrCat("root=", BroadcastRoot(n)));
       a.push_back(absl::StrCat("group=", CollectiveGroup(n)));
@@ -156,6 +157,7 @@ std::vector<std::string> AttrTexts(const Node& n) {
                                                       : absl::StrCat(p));
       }
       a.push_back(absl::StrCat("post=[", absl::StrJoin(names, ","), "]"));
+      if (n.op == Op::kFusedConv2D && n.attr != 0) a.push_back(absl::StrCat("block=", n.attr));
       break;
     }
     case Op::kLayerNorm: case Op::kLayerNormGrad:

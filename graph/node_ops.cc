@@ -4,6 +4,7 @@
 #include "graph/graph.h"
 #include "graph/complex_support.h"
 #include "graph/control_flow.h"
+#include "kernels/blocked_layout.h"
 #include "kernels/comm/comm.h"
 #include "kernels/errors.h"
 #include "kernels/fused_reduce.h"
@@ -241,8 +242,11 @@ absl::StatusOr<TensorMeta> InferNodeMeta(const Node& n, absl::Span<const TensorM
       const TensorMeta* bias;
       absl::Span<const TensorMeta* const> operands;
       PIJIT_RETURN_IF_ERROR(SplitConvEpilogue(n, in, &w, &post, &bias, &operands));
+      if (n.attr != 0) return InferConv2DBlocked(*in[0], *in[1], bias, w, post, operands, n.attr);
       return InferConv2DEpilogue(*in[0], *in[1], bias, w, post, operands);
     }
+    case Op::kToBlocked: return InferToBlocked(*in[0], n.attr);
+    case Op::kFromBlocked: return InferFromBlocked(*in[0]);
     case Op::kConv2D: {
       PIJIT_ASSIGN_OR_RETURN(Window2D w, DecodeWindow("conv2d", n.ints));
       if (in.size() < 2 || in.size() > 3) return absl::InternalError("conv2d: expects 2 or 3 inputs");
@@ -423,8 +427,11 @@ absl::StatusOr<Tensor> RunNode(const Node& n, absl::Span<const Tensor* const> in
       const Tensor* bias;
       absl::Span<const Tensor* const> operands;
       PIJIT_RETURN_IF_ERROR(SplitConvEpilogue(n, in, &w, &post, &bias, &operands));
+      if (n.attr != 0) return Conv2DBlocked(*in[0], *in[1], bias, w, post, operands, n.attr);
       return Conv2DEpilogue(*in[0], *in[1], bias, w, post, operands);
     }
+    case Op::kToBlocked: return ToBlocked(*in[0], n.attr);
+    case Op::kFromBlocked: return FromBlocked(*in[0]);
     case Op::kConv2D: {
       PIJIT_ASSIGN_OR_RETURN(Window2D w, DecodeWindow("conv2d", n.ints));
       if (in.size() < 2 || in.size() > 3) return absl::InternalError("conv2d: expects 2 or 3 inputs");

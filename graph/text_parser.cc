@@ -364,6 +364,9 @@ class Parser {
       } else if (attr.text == "group" && (n.op == Op::kAllReduce || n.op == Op::kReduceScatter)) {
         PIJIT_ASSIGN_OR_RETURN(int64_t group, ParseInt());
         n.attr = n.attr % kAllReduceOps + group * kAllReduceOps;
+      } else if (attr.text == "block" &&
+                 (n.op == Op::kFusedConv2D || n.op == Op::kToBlocked)) {
+        PIJIT_ASSIGN_OR_RETURN(n.attr, ParseInt());
       } else if (attr.text == "group" && n.op == Op::kAllGather) {
         PIJIT_ASSIGN_OR_RETURN(n.attr, ParseInt());
       } else if (attr.text == "group" && n.op == Op::kBroadcast) {

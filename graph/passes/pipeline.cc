@@ -13,6 +13,7 @@
 #include "graph/passes/epilogue.h"
 #include "graph/passes/fused_reduce.h"
 #include "graph/passes/fusion.h"
+#include "graph/passes/layout_assignment.h"
 #include "graph/passes/matmul_epilogue.h"
 #include "graph/passes/simplify.h"
 #include "kernels/errors.h"
@@ -36,6 +37,7 @@ constexpr NamedPass kPasses[] = {
     {"matmul_epilogue", matmul_epilogue::Run},
     {"fusion", fusion::Run},
     {"fused_reduce", fused_reduce::Run},
+    {"layout_assignment", layout_assignment::Run},
     {"collective_schedule", collective_schedule::Run},
 };
 
@@ -114,6 +116,8 @@ absl::Status Optimize(Graph& g, const PipelineOptions& options) {
     PIJIT_RETURN_IF_ERROR(RunPass("fusion", fusion::Run, g).status());
     PIJIT_RETURN_IF_ERROR(RunPass("fused_reduce", fused_reduce::Run, g).status());
     PIJIT_RETURN_IF_ERROR(RunPass("dce", dce::Run, g).status());
+    // On the nodes left: dead ones would keep values in NCHW for nothing.
+    PIJIT_RETURN_IF_ERROR(RunPass("layout_assignment", layout_assignment::Run, g).status());
   }
   return absl::OkStatus();
 }

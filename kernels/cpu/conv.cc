@@ -10,7 +10,9 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/inlined_vector.h"
+#include "kernels/blocked_layout.h"
 #include "kernels/cpu/conv_direct.h"
+#include "kernels/cpu/conv_onednn.h"
 #include "kernels/cpu/cpu_features.h"
 #include "kernels/cpu/loops.h"
 #include "kernels/cpu/window.h"
@@ -62,7 +64,7 @@ const ConvPrimitive* GetConv(const ConvKey& k) {
     const auto alg = dnnl::algorithm::convolution_direct;
     // Many channels: let oneDNN choose blocked layouts (its direct kernels); the reorders cost
     // less than the GEMM-based kernel it runs on plain NCHW. Few channels: plain layouts.
-    p->blocked = BlockedLayoutsPay(k[1], k[4], k[15]);
+    p->blocked = BlockedLayoutsPay(k[1], k[4], k[15]) || FirstLayerLayoutsPay(k[1], k[4], k[15]);
     using dnnl::memory;
     const memory::desc src = LayoutFor(p->blocked, p->src);
     const memory::desc wts = LayoutFor(p->blocked, p->weights);
@@ -113,45 +115,86 @@ const ConvPrimitive* GetConv(const ConvKey& k) {
   });
 }
 
-// Runs the convolution on oneDNN with the post-ops `post` (kAdd, kMul and activations other
-// than relu; each kAdd and kMul reads the next of `binaries`, contiguous tensors of the
-// result's shape or channel vectors). Returns false, with `out` untouched, when oneDNN cannot
-// build that primitive.
-bool ConvF32(const Tensor& x, const Tensor& w, const Tensor* bias, const Geometry2D& g,
-             const Window2D& win, Tensor& out, absl::Span<const int64_t> post = {},
-             absl::Span<const Tensor> binaries = {}) {
-  const Shape& xs = x.shape();
-  const Shape& ws = w.shape();
-  ConvKey key = ConvKeyOf<ConvKey>(xs, ws, g, win, bias != nullptr);
+// The float32 NCHW layout of `dims`, or oneDNN's blocked activation layout of `block`
+// channels (8 or 16: nChw8c, nChw16c).
+dnnl::memory::desc ActivationLayout(const dnnl::memory::dims& dims, int64_t block) {
+  using dnnl::memory;
+  const memory::format_tag tag = block == 16 ? memory::format_tag::nChw16c
+                                 : block == 8 ? memory::format_tag::nChw8c
+                                              : memory::format_tag::nchw;
+  return memory::desc(dims, memory::data_type::f32, tag);
+}
+
+}  // namespace
+
+namespace conv_onednn {
+
+Shape LogicalShape(const Shape& s) {
+  if (s.size() != 5) return s;
+  return {s[0], s[1] * s[4], s[2], s[3]};
+}
+
+bool Run(const Operands& d, const Geometry2D& g, const Window2D& win,
+         absl::Span<const int64_t> post, absl::Span<const Tensor> binaries) {
+  const Shape xs = LogicalShape(d.x.shape());
+  const Shape& ws = d.w.shape();
+  ConvKey key = ConvKeyOf<ConvKey>(xs, ws, g, win, d.bias != nullptr);
   size_t next = 0;
   for (int64_t p : post) {
     key.push_back(p);
-    if (MatMulPostTakesOperand(p)) key.push_back(binaries[next++].shape() != out.shape());
+    if (MatMulPostTakesOperand(p)) key.push_back(binaries[next++].shape() != d.out.shape());
   }
   const ConvPrimitive* prim = GetConv(key);
   if (prim == nullptr) return false;
   const ConvPrimitive& p = *prim;
   using dnnl::memory;
-  memory src(p.src, DnnlEngine(), x.raw_data());
-  memory wts(p.weights, DnnlEngine(), w.raw_data());
-  memory dst(p.dst, DnnlEngine(), out.raw_data());
-  // Into the primitive's layouts (no-ops when they are the plain ones).
+  // The operands' own layouts: plain NCHW, or blocked where the caller holds them so.
+  const memory::desc x_layout = ActivationLayout(p.src.dims(), d.x_block);
+  const memory::desc out_layout = ActivationLayout(p.dst.dims(), d.out_block);
+  memory src(x_layout, DnnlEngine(), d.x.raw_data());
+  memory wts(p.weights, DnnlEngine(), d.w.raw_data());
+  memory dst(out_layout, DnnlEngine(), d.out.raw_data());
+  // Into the primitive's layouts (no-ops where they are the operands' own).
   memory src_in = InLayout(src, p.src_in), wts_in = InLayout(wts, p.weights_in);
-  memory dst_in = p.dst_in == p.dst ? dst : memory(p.dst_in, DnnlEngine());
+  memory dst_in = p.dst_in == out_layout ? dst : memory(p.dst_in, DnnlEngine());
   std::unordered_map<int, memory> args{{DNNL_ARG_SRC, src_in}, {DNNL_ARG_WEIGHTS, wts_in},
                                        {DNNL_ARG_DST, dst_in}};
-  if (bias) args.emplace(DNNL_ARG_BIAS, memory(p.bias, DnnlEngine(), bias->raw_data()));
+  if (d.bias) args.emplace(DNNL_ARG_BIAS, memory(p.bias, DnnlEngine(), d.bias->raw_data()));
   for (size_t i = 0; i < binaries.size() && i < p.binary_index.size(); ++i) {
     void* data = binaries[i].raw_data();
-    // A channel vector is read as it is; a full operand in the result's layout.
-    memory r(p.binary_in[i] == p.dst_in ? p.dst : p.binary_in[i], DnnlEngine(), data);
-    if (p.binary_in[i] == p.dst_in) r = InLayout(r, p.dst_in);
+    // A channel vector is read as it is; a full operand, held in the result's layout, in the
+    // primitive's.
+    const bool full = p.binary_in[i] == p.dst_in;
+    memory r(full ? out_layout : p.binary_in[i], DnnlEngine(), data);
+    if (full) r = InLayout(r, p.dst_in);
     args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(p.binary_index[i]) | DNNL_ARG_SRC_1, r);
   }
   p.prim.execute(DnnlStream(), args);
-  if (!(p.dst_in == p.dst)) dnnl::reorder(dst_in, dst).execute(DnnlStream(), dst_in, dst);
+  if (!(p.dst_in == out_layout)) dnnl::reorder(dst_in, dst).execute(DnnlStream(), dst_in, dst);
   DnnlStream().wait();
   return true;
+}
+
+Layouts ChosenLayouts(const Shape& xs, const Shape& ws, const Geometry2D& g,
+                      const Window2D& win) {
+  const ConvPrimitive& p = *GetConv(ConvKeyOf<ConvKey>(xs, ws, g, win, 0));
+  Layouts out;
+  for (int64_t block : {8, 16}) {
+    if (p.src_in == ActivationLayout(p.src.dims(), block)) out.src_block = block;
+    if (p.dst_in == ActivationLayout(p.dst.dims(), block)) out.dst_block = block;
+  }
+  return out;
+}
+
+}  // namespace conv_onednn
+
+namespace {
+
+// Runs the convolution on oneDNN over NCHW tensors (conv_onednn::Run).
+bool ConvF32(const Tensor& x, const Tensor& w, const Tensor* bias, const Geometry2D& g,
+             const Window2D& win, Tensor& out, absl::Span<const int64_t> post = {},
+             absl::Span<const Tensor> binaries = {}) {
+  return conv_onednn::Run({x, w, bias, out, 0, 0}, g, win, post, binaries);
 }
 
 // Direct convolution (float64, and any problem oneDNN is not given).
@@ -369,6 +412,44 @@ absl::Status ApplyAfter(Tensor& out, absl::Span<const int64_t> post,
   return absl::OkStatus();
 }
 
+// Runs the convolution and its epilogue `post` (operands `dense`, contiguous) on oneDNN: a
+// kBias operand becomes the primitive's bias (added after the sums, as an add would), kAdd,
+// kMul and the activations other than a last relu its post-ops; that relu runs after it (as
+// Unary's relu: oneDNN's turns NaN into 0). False, the result untouched, when oneDNN cannot
+// build the primitive.
+bool EpilogueOnOneDnn(const conv_onednn::Operands& d, const Geometry2D& g, const Window2D& win,
+                      absl::Span<const int64_t> post, absl::Span<const Tensor> dense) {
+  const bool relu_after = !post.empty() && post.back() == static_cast<int64_t>(MatMulPost::kRelu);
+  absl::Span<const int64_t> fused = post;
+  if (relu_after) fused.remove_suffix(1);
+  const Tensor* pb = d.bias;
+  Tensor channel_bias;
+  absl::InlinedVector<int64_t, 4> dnnl_post;
+  absl::InlinedVector<Tensor, 4> binaries;
+  size_t next = 0;
+  for (int64_t p : fused) {
+    if (p == static_cast<int64_t>(MatMulPost::kBias)) {
+      channel_bias = dense[next++];  // contiguous [O, 1, 1] or [1, O, 1, 1]: O floats
+      pb = &channel_bias;
+      continue;
+    }
+    if (MatMulPostTakesOperand(p)) binaries.push_back(dense[next++]);
+    dnnl_post.push_back(p);
+  }
+  if (!conv_onednn::Run({d.x, d.w, pb, d.out, d.x_block, d.out_block}, g, win, dnnl_post,
+                        binaries)) {
+    return false;
+  }
+  if (relu_after) {
+    // Elementwise: the same in any layout.
+    float* v = d.out.data<float>();
+    ParallelFor(d.out.numel(), 1 << 14, [&](int64_t lo, int64_t hi) {
+      for (int64_t i = lo; i < hi; ++i) v[i] = loops::Relu(v[i]);
+    });
+  }
+  return true;
+}
+
 }  // namespace
 
 absl::StatusOr<TensorMeta> InferConv2DEpilogue(const TensorMeta& x, const TensorMeta& w,
@@ -488,27 +569,133 @@ absl::StatusOr<Tensor> Conv2DEpilogue(const Tensor& x, const Tensor& w, const Te
     for (const Tensor& d : dense) finite = finite && AllFinite(d);
     if (!finite) return RunOneByOne(x, w, bias, win, post, operands);
   }
-  const bool relu_after = !post.empty() && post.back() == static_cast<int64_t>(MatMulPost::kRelu);
-  absl::Span<const int64_t> fused = post;
-  if (relu_after) fused.remove_suffix(1);
-  const Tensor* pb = bias ? &cb : nullptr;
-  Tensor channel_bias;
-  absl::InlinedVector<int64_t, 4> dnnl_post;
-  absl::InlinedVector<Tensor, 4> binaries;
-  size_t next = 0;
-  for (int64_t p : fused) {
-    if (p == static_cast<int64_t>(MatMulPost::kBias)) {
-      channel_bias = dense[next++];  // contiguous [O, 1, 1] or [1, O, 1, 1]: O floats
-      pb = &channel_bias;
-      continue;
-    }
-    if (MatMulPostTakesOperand(p)) binaries.push_back(dense[next++]);
-    dnnl_post.push_back(p);
-  }
-  if (!ConvF32(cx, cw, pb, g, win, out, dnnl_post, binaries)) {
+  if (!EpilogueOnOneDnn({cx, cw, bias ? &cb : nullptr, out}, g, win, post, dense)) {
     return RunOneByOne(x, w, bias, win, post, operands);
   }
-  if (relu_after) ApplyInPlace(out, post.subspan(post.size() - 1), {});
+  return out;
+}
+
+std::optional<ConvBlocks> Conv2DBlockedLayouts(const TensorMeta& x, const TensorMeta& w,
+                                               const TensorMeta* bias, const Window2D& win,
+                                               absl::Span<const int64_t> post,
+                                               absl::Span<const TensorMeta* const> operands) {
+  if (!Conv2DEpilogueIsOnePrimitive(x, w, bias, win, post, operands)) return std::nullopt;
+  for (int64_t p : post)
+    if (MatMulPostIsApproximated(p)) return std::nullopt;  // the NaN fallback is NCHW's
+  const int64_t kernel[2] = {w.shape[2], w.shape[3]};
+  auto g = ResolveWindow("conv2d", x.shape, kernel, win, false);
+  if (!g.ok() || DepthwiseProblem(x.shape, w.shape, *g, win) ||
+      DirectProblem(x.shape, w.shape, *g, win)) {
+    return std::nullopt;
+  }
+  const conv_onednn::Layouts chosen = conv_onednn::ChosenLayouts(x.shape, w.shape, *g, win);
+  if (chosen.dst_block == 0 || w.shape[0] % chosen.dst_block != 0) return std::nullopt;
+  ConvBlocks blocks{chosen.src_block, chosen.dst_block};
+  if (x.shape[1] % std::max<int64_t>(blocks.input, 1) != 0) blocks.input = 0;
+  // The primitive with the epilogue's post-ops must build too (as Conv2DEpilogue would run
+  // it; the residual operands of the result's shape, channel vectors flagged).
+  ConvKey key = ConvKeyOf<ConvKey>(x.shape, w.shape, *g, win, bias != nullptr);
+  const Shape out{x.shape[0], w.shape[0], g->out[0], g->out[1]};
+  bool channel_bias = false;
+  size_t next = 0;
+  for (size_t i = 0; i < post.size(); ++i) {
+    const int64_t p = post[i];
+    if (p == static_cast<int64_t>(MatMulPost::kBias)) {
+      channel_bias = true;
+      ++next;
+      continue;
+    }
+    if (p == static_cast<int64_t>(MatMulPost::kRelu) && i + 1 == post.size()) continue;
+    key.push_back(p);
+    if (MatMulPostTakesOperand(p)) key.push_back(operands[next++]->shape != out);
+  }
+  key[kConvKeyFixed - 1] = bias != nullptr || channel_bias;
+  if (GetConv(key) == nullptr) return std::nullopt;
+  return blocks;
+}
+
+namespace {
+
+// The NCHW meta of a blocked one ([N, C/b, H, W, b], b 8 or 16), or an error naming `what`.
+absl::StatusOr<TensorMeta> PlainOfBlocked(const TensorMeta& m, const char* what) {
+  if (m.shape.size() != 5 || (m.shape[4] != 8 && m.shape[4] != 16)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "conv2d in blocked layouts: %s of shape %s is not [N, C/b, H, W, b] with b 8 or 16",
+        what, ShapeToString(m.shape)));
+  }
+  return TensorMeta{m.dtype, conv_onednn::LogicalShape(m.shape)};
+}
+
+}  // namespace
+
+absl::StatusOr<TensorMeta> InferConv2DBlocked(const TensorMeta& x, const TensorMeta& w,
+                                              const TensorMeta* bias, const Window2D& win,
+                                              absl::Span<const int64_t> post,
+                                              absl::Span<const TensorMeta* const> operands,
+                                              int64_t result_block) {
+  TensorMeta px = x;
+  if (x.shape.size() == 5) { PIJIT_ASSIGN_OR_RETURN(px, PlainOfBlocked(x, "the input")); }
+  if (result_block != 8 && result_block != 16) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "conv2d in blocked layouts: the result's block is %d, expected 8 or 16", result_block));
+  }
+  // The result's plain meta first (the operands' shapes are checked against it).
+  PIJIT_ASSIGN_OR_RETURN(TensorMeta out, InferConv2D(px, w, bias, win));
+  if (out.shape[1] % result_block != 0) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "conv2d in blocked layouts: %d output channels are not a multiple of the block %d",
+        out.shape[1], result_block));
+  }
+  const Shape blocked{out.shape[0], out.shape[1] / result_block, out.shape[2], out.shape[3],
+                      result_block};
+  absl::InlinedVector<TensorMeta, 4> plain;
+  for (const TensorMeta* o : operands) {
+    if (o->shape.size() != 5) {
+      plain.push_back(*o);
+    } else if (o->shape != blocked) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "conv2d in blocked layouts: operand of shape %s is neither a channel vector nor the "
+          "result's blocked shape %s", ShapeToString(o->shape), ShapeToString(blocked)));
+    } else {
+      plain.push_back(TensorMeta{o->dtype, out.shape});
+    }
+  }
+  absl::InlinedVector<const TensorMeta*, 4> ptrs;
+  for (const TensorMeta& m : plain) ptrs.push_back(&m);
+  PIJIT_RETURN_IF_ERROR(InferConv2DEpilogue(px, w, bias, win, post, ptrs).status());
+  if (out.dtype != DType::kFloat32) {
+    return absl::UnimplementedError(absl::StrFormat(
+        "conv2d in blocked layouts: dtype %s, expected Float32", DTypeName(out.dtype)));
+  }
+  return TensorMeta{out.dtype, blocked};
+}
+
+absl::StatusOr<Tensor> Conv2DBlocked(const Tensor& x, const Tensor& w, const Tensor* bias,
+                                     const Window2D& win, absl::Span<const int64_t> post,
+                                     absl::Span<const Tensor* const> operands,
+                                     int64_t result_block) {
+  const OperandMetas metas(operands);
+  std::optional<TensorMeta> mb;
+  if (bias) mb = MetaOf(*bias);
+  PIJIT_ASSIGN_OR_RETURN(TensorMeta meta, InferConv2DBlocked(MetaOf(x), MetaOf(w),
+                                                             bias ? &*mb : nullptr, win, post,
+                                                             metas.ptrs, result_block));
+  const Shape xs = conv_onednn::LogicalShape(x.shape());
+  const int64_t kernel[2] = {w.shape()[2], w.shape()[3]};
+  PIJIT_ASSIGN_OR_RETURN(Geometry2D g, ResolveWindow("conv2d", xs, kernel, win, false));
+  const Tensor cx = x.Contiguous(), cw = w.Contiguous();
+  Tensor cb;
+  if (bias) cb = bias->Contiguous();
+  absl::InlinedVector<Tensor, 4> dense;
+  for (const Tensor* o : operands) dense.push_back(o->Contiguous());
+  Tensor out = Tensor::Empty(meta.shape, meta.dtype);
+  const int64_t x_block = x.shape().size() == 5 ? x.shape()[4] : 0;
+  if (!EpilogueOnOneDnn({cx, cw, bias ? &cb : nullptr, out, x_block, result_block}, g, win, post,
+                        dense)) {
+    return absl::InternalError(absl::StrFormat(
+        "conv2d in blocked layouts: oneDNN has no primitive for input %s, weight %s and this "
+        "epilogue", ShapeToString(x.shape()), ShapeToString(w.shape())));
+  }
   return out;
 }
 

@@ -305,6 +305,13 @@ void FusedKernel::Interpret(void* out, const void* const* inputs, uint64_t mask,
   }
 }
 
+namespace {
+// Rows shorter than this whose operands repeat along the next axis run as periodic rows; the
+// repeated runs are buffered in chunks of about kPeriodicChunk elements.
+constexpr int64_t kShortRow = 64;
+constexpr int64_t kPeriodicChunk = 1024;
+}  // namespace
+
 absl::StatusOr<Tensor> FusedKernel::Run(absl::Span<const Tensor* const> inputs,
                                         absl::Span<const int64_t> shape) const {
   const int n_in = program_.num_inputs;
@@ -358,6 +365,28 @@ absl::StatusOr<Tensor> FusedKernel::Run(absl::Span<const Tensor* const> inputs,
     dims.push_back(1);
     for (int k = 0; k < n_in; ++k) strides[k].push_back(0);
   }
+  // Short periodic rows (an operand repeating a short run along the next axis, as a channel
+  // vector does against a blocked [N, C/b, H, W, b] tensor: kernels/blocked_layout.h): the
+  // two innermost axes become one long row, and each such operand is read from a buffer
+  // holding its run repeated (filled once per row), so the code runs over long spans.
+  uint64_t periodic = 0;
+  int64_t period = 0;
+  if (gathered == 0 && dims.size() >= 2 && dims[0] < kShortRow) {
+    bool fits = true;
+    for (int k = 0; k < n_in && fits; ++k) {
+      const int64_t s0 = strides[k][0], s1 = strides[k][1];
+      if (s0 == 1 && s1 == 0) periodic |= uint64_t{1} << k;
+      else fits = (s0 == 0 && s1 == 0) || (s0 == 1 && s1 == dims[0]);
+    }
+    if (fits && periodic != 0) {
+      period = dims[0];
+      dims[0] *= dims[1];
+      dims.erase(dims.begin() + 1);
+      for (int k = 0; k < n_in; ++k) strides[k].erase(strides[k].begin() + 1);
+    } else {
+      periodic = 0;
+    }
+  }
   // A gathered input reaches the code as a contiguous run.
   uint64_t mask = 0;
   for (int k = 0; k < n_in; ++k)
@@ -394,9 +423,39 @@ absl::StatusOr<Tensor> FusedKernel::Run(absl::Span<const Tensor* const> inputs,
     // One contiguous span of `len` elements starting at element `start` of row `row`.
     auto span = [&](int64_t row, int64_t start, int64_t len) {
       absl::InlinedVector<const void*, 8> ptrs(n_in);
-      for (int k = 0; k < n_in; ++k)
-        ptrs[k] = base[k] + offset(k, row, start) * static_cast<int64_t>(item);
-      call(row, start, len, ptrs.data());
+      if (periodic == 0) {
+        for (int k = 0; k < n_in; ++k)
+          ptrs[k] = base[k] + offset(k, row, start) * static_cast<int64_t>(item);
+        call(row, start, len, ptrs.data());
+        return;
+      }
+      // Chunks of whole periods, each periodic operand's run repeated from the phase of
+      // `start` in this thread's buffer.
+      const int64_t chunk =
+          period * std::max<int64_t>(1, std::min(kPeriodicChunk, len + period - 1) / period);
+      thread_local std::vector<char> repeated;
+      const int n_periodic = __builtin_popcountll(periodic);
+      const size_t bytes = static_cast<size_t>(chunk) * item;
+      if (repeated.size() < n_periodic * bytes) repeated.resize(n_periodic * bytes);
+      const int64_t phase = start % period;
+      int slot = 0;
+      for (int k = 0; k < n_in; ++k) {
+        if (!((periodic >> k) & 1)) continue;
+        char* buf = repeated.data() + slot++ * bytes;
+        const char* run = base[k] + offset(k, row, 0) * static_cast<int64_t>(item);
+        // The run from `phase`, then doubling copies of what is filled.
+        std::memcpy(buf, run + phase * item, (period - phase) * item);
+        std::memcpy(buf + (period - phase) * item, run, phase * item);
+        for (size_t filled = period * item; filled < bytes; filled *= 2)
+          std::memcpy(buf + filled, buf, std::min(filled, bytes - filled));
+        ptrs[k] = buf;
+      }
+      for (int64_t at = start; at < start + len; at += chunk) {
+        for (int k = 0; k < n_in; ++k)
+          if (!((periodic >> k) & 1))
+            ptrs[k] = base[k] + offset(k, row, at) * static_cast<int64_t>(item);
+        call(row, at, std::min(chunk, start + len - at), ptrs.data());
+      }
     };
     if (rows == 1) {
       ParallelFor(inner, kGrain, [&](int64_t b, int64_t e) { span(0, b, e - b); });

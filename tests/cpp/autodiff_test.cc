@@ -604,6 +604,7 @@ TEST(AutodiffTest, EveryDifferentiableOpHasARule) {
       // Differentiate graphs before fusion (AppendBackward's error says so).
       {Op::kFused, "after fusion"}, {Op::kFusedReduce, "after fusion"},
       {Op::kFusedMatMul, "after fusion"}, {Op::kFusedConv2D, "after fusion"},
+      {Op::kToBlocked, "after fusion"}, {Op::kFromBlocked, "after fusion"},
       // Max pooling's adjoint: its gradient wrt dout gathers at the argmax positions, for which
       // there is no op; only gradients of gradients reach it (not supported in Python).
       {Op::kMaxPool2DGrad, "second order"},

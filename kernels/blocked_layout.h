@@ -1,0 +1,56 @@
+// oneDNN's blocked activation layouts (nChw8c, nChw16c), which compiled graphs keep between
+// convolutions, poolings and the elementwise ops around them (graph/passes/
+// layout_assignment.h) so that the reorders oneDNN's convolutions need run only where the
+// graph leaves the blocked ops, not around every convolution.
+//
+// A [N, C, H, W] tensor in the layout of block b (8 or 16, C a multiple of b) is held as the
+// plain tensor [N, C/b, H, W, b]: element (n, c, h, w) at [n, c / b, h, w, c % b]. A channel
+// vector [1, C, 1, 1] reshaped to [1, C/b, 1, 1, b] broadcasts against it as the vector did
+// against the NCHW tensor, so elementwise ops run on blocked tensors unchanged.
+#pragma once
+#include "kernels/ops.h"
+
+namespace pijit {
+
+// x [N, C, H, W] (float32, C a multiple of `block`, 8 or 16) -> [N, C/block, H, W, block].
+absl::StatusOr<TensorMeta> InferToBlocked(const TensorMeta& x, int64_t block);
+absl::StatusOr<Tensor> ToBlocked(const Tensor& x, int64_t block);
+// The inverse: [N, C/b, H, W, b] -> [N, C, H, W].
+absl::StatusOr<TensorMeta> InferFromBlocked(const TensorMeta& x);
+absl::StatusOr<Tensor> FromBlocked(const Tensor& x);
+
+// The blocks of a convolution that runs in blocked layouts: its input's (0: it reads NCHW)
+// and its result's.
+struct ConvBlocks {
+  int64_t input = 0;
+  int64_t result = 0;
+};
+// Whether Conv2DEpilogue's problem (plain metas, as InferConv2DEpilogue takes them) runs as
+// one oneDNN primitive whose result is in a blocked layout (its direct kernels over blocked
+// layouts: many channels), and in which blocks: float32, an epilogue that
+// Conv2DEpilogueIsOnePrimitive accepts without approximated activations, not a problem the
+// depthwise or direct kernels take.
+std::optional<ConvBlocks> Conv2DBlockedLayouts(const TensorMeta& x, const TensorMeta& w,
+                                               const TensorMeta* bias, const Window2D& win,
+                                               absl::Span<const int64_t> post,
+                                               absl::Span<const TensorMeta* const> operands);
+// Conv2DEpilogue with x plain or blocked ([N, C/b, H, W, b]) and the result in the layout of
+// `result_block`; operands of the result's full shape are in that layout too, channel vectors
+// as Conv2DEpilogue takes them. Results equal Conv2DEpilogue's bit for bit (the same primitive
+// computes them; only the reorders around it move). For problems Conv2DBlockedLayouts accepts.
+absl::StatusOr<TensorMeta> InferConv2DBlocked(const TensorMeta& x, const TensorMeta& w,
+                                              const TensorMeta* bias, const Window2D& win,
+                                              absl::Span<const int64_t> post,
+                                              absl::Span<const TensorMeta* const> operands,
+                                              int64_t result_block);
+absl::StatusOr<Tensor> Conv2DBlocked(const Tensor& x, const Tensor& w, const Tensor* bias,
+                                     const Window2D& win, absl::Span<const int64_t> post,
+                                     absl::Span<const Tensor* const> operands,
+                                     int64_t result_block);
+
+// The block in which Pool2D runs this float32 problem on oneDNN's blocked kernels (its
+// channels a multiple of it), or 0. Pool2D and InferPool2D take a blocked x
+// [N, C/b, H, W, b] and give a blocked result, equal to the NCHW one's.
+int64_t Pool2DBlock(PoolKind kind, const TensorMeta& x, const Window2D& win);
+
+}  // namespace pijit

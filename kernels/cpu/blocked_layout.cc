@@ -1,0 +1,75 @@
+// The reorders between NCHW and oneDNN's blocked activation layouts (kernels/blocked_layout.h),
+// on oneDNN's reorder primitives.
+#include "kernels/blocked_layout.h"
+
+#include "kernels/cpu/window.h"
+#include "kernels/errors.h"
+
+namespace pijit {
+namespace {
+
+dnnl::memory::desc Layout(const Shape& plain, int64_t block) {
+  using dnnl::memory;
+  const memory::format_tag tag = block == 16 ? memory::format_tag::nChw16c
+                                 : block == 8 ? memory::format_tag::nChw8c
+                                              : memory::format_tag::nchw;
+  return memory::desc({plain[0], plain[1], plain[2], plain[3]}, memory::data_type::f32, tag);
+}
+
+// Copies `from` (NCHW, or blocked when from_block is not 0) into `to` in the other layout.
+void Reorder(const Shape& plain, const Tensor& from, int64_t from_block, Tensor& to,
+             int64_t to_block) {
+  if (to.numel() == 0) return;
+  dnnl::memory src(Layout(plain, from_block), DnnlEngine(), from.raw_data());
+  dnnl::memory dst(Layout(plain, to_block), DnnlEngine(), to.raw_data());
+  dnnl::reorder(src, dst).execute(DnnlStream(), src, dst);
+  DnnlStream().wait();
+}
+
+}  // namespace
+
+absl::StatusOr<TensorMeta> InferToBlocked(const TensorMeta& x, int64_t block) {
+  if (block != 8 && block != 16) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("to_blocked: block %d, expected 8 or 16", block));
+  }
+  if (x.dtype != DType::kFloat32) {
+    return absl::UnimplementedError(absl::StrFormat(
+        "to_blocked: unsupported dtype %s, expected Float32", DTypeName(x.dtype)));
+  }
+  if (x.shape.size() != 4 || x.shape[1] % block != 0) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "to_blocked: expected a 4-D input (N, C, H, W) with C a multiple of %d, got shape %s",
+        block, ShapeToString(x.shape)));
+  }
+  return TensorMeta{x.dtype, {x.shape[0], x.shape[1] / block, x.shape[2], x.shape[3], block}};
+}
+
+absl::StatusOr<Tensor> ToBlocked(const Tensor& x, int64_t block) {
+  PIJIT_ASSIGN_OR_RETURN(TensorMeta meta, InferToBlocked(MetaOf(x), block));
+  Tensor out = Tensor::Empty(meta.shape, meta.dtype);
+  Reorder(x.shape(), x.Contiguous(), 0, out, block);
+  return out;
+}
+
+absl::StatusOr<TensorMeta> InferFromBlocked(const TensorMeta& x) {
+  if (x.dtype != DType::kFloat32) {
+    return absl::UnimplementedError(absl::StrFormat(
+        "from_blocked: unsupported dtype %s, expected Float32", DTypeName(x.dtype)));
+  }
+  if (x.shape.size() != 5 || (x.shape[4] != 8 && x.shape[4] != 16)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "from_blocked: expected a blocked input [N, C/b, H, W, b] with b 8 or 16, got shape %s",
+        ShapeToString(x.shape)));
+  }
+  return TensorMeta{x.dtype, {x.shape[0], x.shape[1] * x.shape[4], x.shape[2], x.shape[3]}};
+}
+
+absl::StatusOr<Tensor> FromBlocked(const Tensor& x) {
+  PIJIT_ASSIGN_OR_RETURN(TensorMeta meta, InferFromBlocked(MetaOf(x)));
+  Tensor out = Tensor::Empty(meta.shape, meta.dtype);
+  Reorder(meta.shape, x.Contiguous(), x.shape()[4], out, 0);
+  return out;
+}
+
+}  // namespace pijit

@@ -1,0 +1,108 @@
+"""Compiled convolutional networks keep their activations in oneDNN's blocked layouts between
+convolutions (graph/passes/layout_assignment.h): the graphs hold the blocked nodes, reorders
+remain only at the edges, and results are those of eager mode (bit for bit where no batch
+norm is rewritten; within the affine rewrite's rounding otherwise). Also the NCHW kernels
+that moved onto blocked ones: max and average pooling, a network's stem convolution."""
+import numpy as np
+import pytest
+
+import pijit as ms
+from pijit import nn, ops
+
+from fusion_testutil import first_graph, fresh_jit
+from test_batch_norm_fusion import Block, _close, _randomise_statistics
+
+
+class PlainNet(nn.Cell):
+    """A stem, max pooling, two residual blocks of biased convolutions and relus, average
+    pooling: no batch norm, so every op keeps eager's rounding."""
+
+    def __init__(self, width=32):
+        super().__init__()
+        self.stem = nn.Conv2d(3, width, 7, 2, pad_mode="pad", padding=3, has_bias=True)
+        self.pool = nn.MaxPool2d(3, 2, pad_mode="same")
+        self.c1 = nn.Conv2d(width, width, 3, 1, pad_mode="pad", padding=1, has_bias=True)
+        self.c2 = nn.Conv2d(width, width, 3, 1, pad_mode="pad", padding=1, has_bias=True)
+        self.c3 = nn.Conv2d(width, 2 * width, 1, 2, has_bias=True)
+        self.avg = nn.AvgPool2d(2, 2)
+        self.relu = nn.ReLU()
+
+    def construct(self, x):
+        x = self.pool(self.relu(self.stem(x)))
+        y = self.relu(self.c1(x))
+        y = self.relu(self.c2(y) + x)
+        y = self.relu(self.c3(y)) * 0.5 + 0.25
+        return self.avg(y)
+
+
+def test_plain_network_is_blocked_and_bit_equal_to_eager():
+    rng = np.random.default_rng(0)
+    net = PlainNet()
+    x = rng.standard_normal((2, 3, 40, 40)).astype(np.float32)
+    x[0, 1, 3, 3] = np.inf
+    x[1, 2, 10, 10] = -0.0
+    x = ms.Tensor(x)
+    jf = fresh_jit(lambda t: net(t))
+    got, want = jf(x).asnumpy(), net(x).asnumpy()
+    np.testing.assert_array_equal(got, want)
+    text = first_graph(jf)
+    assert text.count("block=") >= 4, text      # the convolutions give blocked results
+    assert text.count("from_blocked(") == 1, text  # only the output is reordered back
+    assert "max_pool2d(" in text and "avg_pool2d(" in text, text
+
+
+@pytest.mark.parametrize("cin,cout,stride,size", [(32, 32, 1, 8), (32, 64, 2, 9), (16, 16, 1, 7)])
+def test_eval_blocks_match_eager(cin, cout, stride, size):
+    rng = np.random.default_rng(cin + cout)
+    net = Block(cin, cout, stride)
+    _randomise_statistics(net, rng)
+    net.set_train(False)
+    x = ms.Tensor(rng.standard_normal((2, cin, size, size)).astype(np.float32))
+    jf = fresh_jit(lambda t: net(t))
+    _close(jf(x).asnumpy(), net(x).asnumpy())
+    text = first_graph(jf)
+    assert "to_blocked(" in text and "block=" in text, text
+    assert text.count("from_blocked(") == 1, text
+
+
+def test_training_step_gradients_match_eager():
+    """Training graphs read the convolutions' results in NCHW (batch norm's statistics, the
+    weight gradients): the convolutions still run blocked, and gradients equal eager's."""
+    rng = np.random.default_rng(4)
+    net = Block(32, 32, 1)
+    x = ms.Tensor(rng.standard_normal((2, 32, 6, 6)).astype(np.float32))
+    params = net.trainable_params()
+    grad = ms.value_and_grad(lambda t: ops.sum(net(t) * net(t)), None, params)
+    want_loss, want = grad(x)
+    jf = ms.jit(grad, mode="PIJit")
+    got_loss, got = jf(x)
+    _close(got_loss.asnumpy(), want_loss.asnumpy())
+    for g, w in zip(got, want):
+        _close(g.asnumpy(), w.asnumpy(), rel=1e-3)
+
+
+@pytest.mark.parametrize("kind", ["max", "avg"])
+@pytest.mark.parametrize("shape,kernel,stride,pad_mode",
+                         [((2, 16, 13, 13), 3, 2, "same"), ((1, 32, 8, 8), 2, 2, "valid"),
+                          ((3, 8, 9, 7), 3, 1, "valid")])
+def test_float32_pooling_matches_float64(kind, shape, kernel, stride, pad_mode):
+    """Float32 pooling over channel multiples of 8 runs on the blocked kernels inside: the
+    float64 loops are the reference."""
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal(shape)
+    x[0, 0, 0, :3] = -np.inf
+    layer = (nn.MaxPool2d if kind == "max" else nn.AvgPool2d)(kernel, stride, pad_mode=pad_mode)
+    got = layer(ms.Tensor(x.astype(np.float32))).asnumpy()
+    want = layer(ms.Tensor(x)).asnumpy()
+    np.testing.assert_allclose(got, want.astype(np.float32), rtol=1e-6, atol=1e-6)
+
+
+def test_stem_convolution_matches_float64():
+    """A 7x7 stride-2 convolution from 3 channels to 64 runs on oneDNN's first-layer kernels
+    (NCHW in, blocked out, reordered back in eager mode)."""
+    rng = np.random.default_rng(8)
+    x, w = rng.standard_normal((2, 3, 30, 30)), rng.standard_normal((64, 3, 7, 7)) * 0.1
+    got = ops.conv2d(ms.Tensor(x.astype(np.float32)), ms.Tensor(w.astype(np.float32)),
+                     stride=2, pad_mode="pad", padding=3).asnumpy()
+    want = ops.conv2d(ms.Tensor(x), ms.Tensor(w), stride=2, pad_mode="pad", padding=3).asnumpy()
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
