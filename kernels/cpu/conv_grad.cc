@@ -44,7 +44,11 @@ const ConvGradPrimitive& GetConvGrad(const ConvGradKey& k) {
     // on plain NCHW it runs the backward passes as im2col + GEMM, several times slower, and the
     // reorders cost less than that difference (benchmarks/conv_backward.py). Few channels:
     // plain layouts, as the forward (kernels/cpu/conv.cc).
-    const bool blocked = BlockedLayoutsPay(k[1], k[4], k[15]);
+    // A stem's weight gradient (few input channels, many output) too: oneDNN's first-layer
+    // kernels read NCHW input and a blocked output gradient (ResNet-50's 7x7 stem at batch 8:
+    // see FirstLayerLayoutsPay).
+    const bool blocked = BlockedLayoutsPay(k[1], k[4], k[15]) ||
+                         (k[16] == 1 && FirstLayerLayoutsPay(k[1], k[4], k[15]));
     using dnnl::memory;
     const memory::desc src = LayoutFor(blocked, p->src), wts = LayoutFor(blocked, p->weights),
                        dst = LayoutFor(blocked, p->dst);
@@ -255,8 +259,10 @@ void FillGradWeight(const Tensor& cx, const Tensor& cd, const Geometry2D& g, con
     }
   }
   // oneDNN's GEMM-based primitive pays off from a few input channels per group on (measured
-  // on LeNet's layers: 3x slower than the row loop with 1 channel, 4x faster with 6).
-  if (f32 && cx.shape()[1] / win.groups >= 4) {
+  // on LeNet's layers: 3x slower than the row loop with 1 channel, 4x faster with 6); its
+  // first-layer kernels (blocked output gradient) for a stem with fewer.
+  if (f32 && (cx.shape()[1] / win.groups >= 4 ||
+              FirstLayerLayoutsPay(cx.shape()[1], ws[0], win.groups))) {
     ConvGradF32(true, cx, dw, cd, cx.shape(), ws, g, win);
   } else if (f32) {
     ConvGradWeightRows<float>(cx, cd, ws, g, win, dw);

@@ -106,3 +106,19 @@ def test_stem_convolution_matches_float64():
                      stride=2, pad_mode="pad", padding=3).asnumpy()
     want = ops.conv2d(ms.Tensor(x), ms.Tensor(w), stride=2, pad_mode="pad", padding=3).asnumpy()
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+
+
+def test_stem_weight_gradient_matches_float64():
+    """The stem's weight gradient runs on oneDNN's first-layer kernels (it ran on a scalar
+    row loop below 4 input channels): against the float64 loops."""
+    rng = np.random.default_rng(9)
+    x, w = rng.standard_normal((2, 3, 30, 30)), rng.standard_normal((32, 3, 7, 7)) * 0.1
+    seed = rng.standard_normal((2, 32, 15, 15))
+
+    def loss(a, b, s):
+        return ops.sum(ops.conv2d(a, b, stride=2, pad_mode="pad", padding=3) * s)
+
+    grad = ms.grad(loss, grad_position=1)
+    got = grad(*(ms.Tensor(v.astype(np.float32)) for v in (x, w, seed))).asnumpy()
+    want = grad(ms.Tensor(x), ms.Tensor(w), ms.Tensor(seed)).asnumpy()
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-3)
