@@ -78,6 +78,21 @@ void PoolLoop(PoolKind kind, const Tensor& x, const Window2D& win, const Geometr
   }
 }
 
+// Whether pooling runs on oneDNN's kernels over the blocked layout of `block` for this
+// problem (x in NCHW): float32, whole blocks of channels, not a case Pool2D runs on its loop
+// (average pooling over a ceil_mode extension that counts the padding).
+bool PoolsBlocked(PoolKind kind, const TensorMeta& x, const Window2D& win, int64_t block) {
+  if (x.dtype != DType::kFloat32 || x.shape.size() != 4 || (block != 8 && block != 16) ||
+      x.shape[1] % block != 0 || NumElements(x.shape) == 0) {
+    return false;
+  }
+  auto g = ResolveWindow(PoolName(kind), x.shape, win.kernel, win, true);
+  if (!g.ok()) return false;
+  const bool include_pad = win.count_include_pad && !win.same;
+  const bool extended = g->pad[1] != g->pad_given[1] || g->pad[3] != g->pad_given[3];
+  return !(kind == PoolKind::kAvg && include_pad && extended);
+}
+
 }  // namespace
 
 absl::StatusOr<TensorMeta> InferPool2D(PoolKind kind, const TensorMeta& x, const Window2D& win) {
@@ -88,7 +103,7 @@ absl::StatusOr<TensorMeta> InferPool2D(PoolKind kind, const TensorMeta& x, const
   }
   if (x.shape.size() == 5) {  // blocked (kernels/blocked_layout.h): what it runs on
     const TensorMeta plain{x.dtype, {x.shape[0], x.shape[1] * x.shape[4], x.shape[2], x.shape[3]}};
-    if (Pool2DBlock(kind, plain, win) != x.shape[4]) {
+    if (!PoolsBlocked(kind, plain, win, x.shape[4])) {
       return absl::InvalidArgumentError(absl::StrFormat(
           "%s: input of shape %s is not in a blocked layout this pooling runs in", op,
           ShapeToString(x.shape)));
@@ -158,18 +173,7 @@ absl::StatusOr<Tensor> Pool2D(PoolKind kind, const Tensor& x, const Window2D& wi
 
 int64_t Pool2DBlock(PoolKind kind, const TensorMeta& x, const Window2D& win) {
   const int64_t block = cpu::Host().avx512f ? 16 : 8;  // oneDNN's jit kernels' block
-  if (x.dtype != DType::kFloat32 || x.shape.size() != 4 || x.shape[1] % block != 0 ||
-      NumElements(x.shape) == 0) {
-    return 0;
-  }
-  auto g = ResolveWindow(PoolName(kind), x.shape, win.kernel, win, true);
-  if (!g.ok()) return 0;
-  // The cases Pool2D runs on its loop (average pooling over a ceil_mode extension that counts
-  // the padding) have no blocked form.
-  const bool include_pad = win.count_include_pad && !win.same;
-  const bool extended = g->pad[1] != g->pad_given[1] || g->pad[3] != g->pad_given[3];
-  if (kind == PoolKind::kAvg && include_pad && extended) return 0;
-  return block;
+  return PoolsBlocked(kind, x, win, block) ? block : 0;
 }
 
 }  // namespace pijit
