@@ -1,6 +1,9 @@
 #include "graph/passes/layout_assignment.h"
 
+#include <optional>
 #include <vector>
+
+#include "absl/strings/str_format.h"
 
 #include "kernels/blocked_layout.h"
 #include "kernels/errors.h"
@@ -55,25 +58,133 @@ bool IsChannelVectorOrSingle(const TensorMeta& m, int64_t c) {
   return padded[0] == 1 && padded[1] == c && padded[2] == 1 && padded[3] == 1;
 }
 
-// Ops that may read a blocked value: a reader of any other kind (or the graph's outputs) needs
-// it in NCHW.
-bool MayReadBlocked(const Node& n) {
-  return n.op == Op::kConv2D || n.op == Op::kFusedConv2D || n.op == Op::kMaxPool2D ||
-         n.op == Op::kAvgPool2D || n.op == Op::kFused ||
-         (IsElementwise(n.op) && !HasTrait(n.op, kStateful));
-}
+// What a node becomes: a blocked convolution, pooling or elementwise op, or itself (NCHW).
+enum class Role : uint8_t { kNone, kConv, kPool, kElementwise };
+
+// Which nodes give blocked results, decided before the graph is rebuilt: convolutions that
+// run blocked always (their reorders move out of them: never more than before); pooling when
+// its input is blocked; an elementwise op when its operands of its result's shape are blocked
+// and no other reader needs them in NCHW, nor its result (else going blocked would add the
+// reorder of its result to the reorders of its operands that the NCHW readers need anyway:
+// training graphs, whose backward reads the forward's values, keep their elementwise ops NCHW).
+class Plan {
+ public:
+  explicit Plan(const Graph& g)
+      : g_(g), role_(g.nodes().size(), Role::kNone), conv_(g.nodes().size()),
+        block_(g.nodes().size(), 0) {
+    for (NodeId i = 0; i < static_cast<NodeId>(g.nodes().size()); ++i) Propose(i);
+    // Elementwise ops leave the blocked set until what remains is consistent (each removal
+    // can only add NCHW readers, so this ends).
+    for (bool changed = true; changed;) {
+      changed = false;
+      const std::vector<bool> plain = NeedsPlain();
+      for (NodeId i = 0; i < static_cast<NodeId>(g.nodes().size()); ++i) {
+        const Node& n = g.node(i);
+        bool keep = true;
+        if (role_[i] == Role::kElementwise) {
+          keep = !plain[i];
+          for (NodeId in : n.inputs)
+            if (IsFull(n, in)) keep = keep && block_[in] == block_[i] && !plain[in];
+        } else if (role_[i] == Role::kPool) {
+          keep = block_[n.inputs[0]] == block_[i];
+        }
+        if (!keep) {
+          role_[i] = Role::kNone;
+          block_[i] = 0;
+          changed = true;
+        }
+      }
+    }
+  }
+
+  Role role(NodeId i) const { return role_[i]; }
+  int64_t block(NodeId i) const { return block_[i]; }
+  const ConvBlocks& conv(NodeId i) const { return conv_[i]; }
+  // Whether elementwise node `n` reads `in` as an operand of its result's shape (blocked when
+  // it runs blocked), not as a channel vector or a single value.
+  bool IsFull(const Node& n, NodeId in) const { return g_.node(in).meta.shape == n.meta.shape; }
+
+ private:
+  void Propose(NodeId i) {
+    const Node& n = g_.node(i);
+    if (const std::optional<ConvParts> parts = ConvPartsOf(n)) {
+      auto meta = [&](size_t k) { return &g_.node(n.inputs[k]).meta; };
+      std::vector<const TensorMeta*> operands;
+      for (size_t k = parts->first_operand; k < n.inputs.size(); ++k) operands.push_back(meta(k));
+      if (const std::optional<ConvBlocks> blocks =
+              Conv2DBlockedLayouts(*meta(0), *meta(1), parts->has_bias ? meta(2) : nullptr,
+                                   parts->win, parts->post, operands)) {
+        role_[i] = Role::kConv;
+        conv_[i] = *blocks;
+        block_[i] = blocks->result;
+      }
+      return;
+    }
+    if (n.op == Op::kMaxPool2D || n.op == Op::kAvgPool2D) {
+      const NodeId x = n.inputs[0];
+      auto win = DecodeWindow(OpName(n.op), n.ints);
+      const PoolKind kind = n.op == Op::kMaxPool2D ? PoolKind::kMax : PoolKind::kAvg;
+      if (block_[x] != 0 && win.ok() && Pool2DBlock(kind, g_.node(x).meta, *win) == block_[x]) {
+        role_[i] = Role::kPool;
+        block_[i] = block_[x];
+      }
+      return;
+    }
+    if (n.op != Op::kFused && !(IsElementwise(n.op) && !HasTrait(n.op, kStateful))) return;
+    const Shape& s = n.meta.shape;
+    if (n.meta.dtype != DType::kFloat32 || s.size() != 4) return;
+    int64_t b = 0;
+    for (NodeId in : n.inputs) {
+      if (IsFull(n, in)) {
+        if (block_[in] == 0 || (b != 0 && block_[in] != b)) return;
+        b = block_[in];
+      } else if (!IsChannelVectorOrSingle(g_.node(in).meta, s[1])) {
+        return;
+      }
+    }
+    if (b == 0) return;
+    role_[i] = Role::kElementwise;
+    block_[i] = b;
+  }
+
+  // Whether node `r` reads its input number `k` blocked, as the roles stand.
+  bool ReadsBlocked(const Node& r, NodeId self, size_t k) const {
+    switch (role_[self]) {
+      case Role::kConv: {
+        if (k == 0) return conv_[self].input != 0;
+        const std::optional<ConvParts> parts = ConvPartsOf(r);
+        return k >= parts->first_operand && g_.node(r.inputs[k]).meta.shape == r.meta.shape;
+      }
+      case Role::kPool: return k == 0;
+      case Role::kElementwise: return IsFull(r, r.inputs[k]);
+      case Role::kNone: return false;
+    }
+    return false;
+  }
+
+  // For each node, whether some reader (or the graph's outputs) needs its value in NCHW.
+  std::vector<bool> NeedsPlain() const {
+    std::vector<bool> plain(g_.nodes().size(), false);
+    for (NodeId r = 0; r < static_cast<NodeId>(g_.nodes().size()); ++r) {
+      const Node& n = g_.node(r);
+      for (size_t k = 0; k < n.inputs.size(); ++k)
+        if (!ReadsBlocked(n, r, k)) plain[n.inputs[k]] = true;
+    }
+    for (NodeId o : g_.outputs()) plain[o] = true;
+    return plain;
+  }
+
+  const Graph& g_;
+  std::vector<Role> role_;
+  std::vector<ConvBlocks> conv_;
+  std::vector<int64_t> block_;  // the block of a blocked result, 0 for NCHW
+};
 
 class Rewriter {
  public:
   explicit Rewriter(const Graph& old)
-      : old_(old), plain_(old.nodes().size(), -1), blocked_(old.nodes().size(), -1),
-        block_(old.nodes().size(), 0), channel_view_(old.nodes().size(), -1),
-        plain_reader_(old.nodes().size(), false) {
-    for (const Node& n : old.nodes())
-      if (!MayReadBlocked(n))
-        for (NodeId i : n.inputs) plain_reader_[i] = true;
-    for (NodeId o : old.outputs()) plain_reader_[o] = true;
-  }
+      : old_(old), plan_(old), plain_(old.nodes().size(), -1), blocked_(old.nodes().size(), -1),
+        block_(old.nodes().size(), 0), channel_view_(old.nodes().size(), -1) {}
 
   // Builds the rewritten graph; false when no convolution went blocked (then it is not used).
   absl::StatusOr<bool> Build() {
@@ -130,6 +241,11 @@ class Rewriter {
     return channel_view_[i];
   }
   bool IsBlocked(NodeId i) const { return blocked_[i] >= 0; }
+  absl::Status NotAsPlanned(NodeId i) const {
+    return absl::InternalError(absl::StrFormat(
+        "layout_assignment: %%%d (%s) was planned blocked but an operand is not", i,
+        OpName(old_.node(i).op)));
+  }
 
   absl::Status Copy(NodeId i) {
     Node n = old_.node(i);
@@ -139,16 +255,10 @@ class Rewriter {
   }
 
   absl::StatusOr<bool> TryConv(NodeId i) {
+    if (plan_.role(i) != Role::kConv) return false;
     const Node& n = old_.node(i);
     const std::optional<ConvParts> parts = ConvPartsOf(n);
-    if (!parts) return false;
-    auto meta = [&](size_t k) { return &old_.node(n.inputs[k]).meta; };
-    std::vector<const TensorMeta*> operands;
-    for (size_t k = parts->first_operand; k < n.inputs.size(); ++k) operands.push_back(meta(k));
-    const std::optional<ConvBlocks> blocks =
-        Conv2DBlockedLayouts(*meta(0), *meta(1), parts->has_bias ? meta(2) : nullptr,
-                             parts->win, parts->post, operands);
-    if (!blocks) return false;
+    const ConvBlocks* blocks = &plan_.conv(i);
     Node c;
     c.op = Op::kFusedConv2D;
     c.ints = parts->window_ints;
@@ -175,13 +285,10 @@ class Rewriter {
   }
 
   absl::StatusOr<bool> TryPool(NodeId i) {
+    if (plan_.role(i) != Role::kPool) return false;
     const Node& n = old_.node(i);
-    if (n.op != Op::kMaxPool2D && n.op != Op::kAvgPool2D) return false;
     const NodeId x = n.inputs[0];
-    if (!IsBlocked(x)) return false;
-    auto win = DecodeWindow(OpName(n.op), n.ints);
-    const PoolKind kind = n.op == Op::kMaxPool2D ? PoolKind::kMax : PoolKind::kAvg;
-    if (!win.ok() || Pool2DBlock(kind, old_.node(x).meta, *win) != block_[x]) return false;
+    if (!IsBlocked(x) || block_[x] != plan_.block(i)) return NotAsPlanned(i);
     Node p = n;
     p.inputs = {blocked_[x]};
     PIJIT_ASSIGN_OR_RETURN(blocked_[i], out_.AddNode(std::move(p)));
@@ -189,27 +296,16 @@ class Rewriter {
     return true;
   }
 
-  // An elementwise op on blocked operands (see the header's rules); an operand that other
-  // readers need in NCHW keeps the op in NCHW too (it would otherwise add a reorder).
+  // An elementwise op on blocked operands, channel vectors viewed as [1, C/b, 1, 1, b].
   absl::StatusOr<bool> TryElementwise(NodeId i) {
+    if (plan_.role(i) != Role::kElementwise) return false;
     const Node& n = old_.node(i);
-    if (n.op != Op::kFused && !(IsElementwise(n.op) && !HasTrait(n.op, kStateful))) return false;
     const Shape& s = n.meta.shape;
-    if (n.meta.dtype != DType::kFloat32 || s.size() != 4) return false;
-    int64_t b = 0;
-    for (NodeId in : n.inputs) {
-      const TensorMeta& m = old_.node(in).meta;
-      if (m.shape == s) {
-        if (!IsBlocked(in) || (b != 0 && block_[in] != b) || plain_reader_[in]) return false;
-        b = block_[in];
-      } else if (!IsChannelVectorOrSingle(m, s[1])) {
-        return false;
-      }
-    }
-    if (b == 0) return false;
+    const int64_t b = plan_.block(i);
     Node e = n;
     for (NodeId& in : e.inputs) {
-      if (old_.node(in).meta.shape == s) {
+      if (plan_.IsFull(n, in)) {
+        if (!IsBlocked(in) || block_[in] != b) return NotAsPlanned(i);
         in = blocked_[in];
       } else {
         PIJIT_ASSIGN_OR_RETURN(in, ChannelView(in, s[1], b));
@@ -221,11 +317,11 @@ class Rewriter {
   }
 
   const Graph& old_;
+  const Plan plan_;
   Graph out_;
   std::vector<NodeId> plain_, blocked_;   // the node's value in the new graph, per layout
   std::vector<int64_t> block_;            // the block of blocked_[i]
   std::vector<NodeId> channel_view_;      // a channel vector's [1, C/b, 1, 1, b] view
-  std::vector<bool> plain_reader_;        // whether some reader needs the value in NCHW
   bool any_ = false;
 };
 
