@@ -30,7 +30,9 @@ endif()
 set(ASMJIT_PREFIX "${PIJIT_ROOT}/third_party/asmjit/install" CACHE PATH
     "asmjit built with -fPIC by third_party/asmjit.sh")
 find_package(absl REQUIRED)
-find_package(dnnl REQUIRED)
+set(ONEDNN_PREFIX "${PIJIT_ROOT}/third_party/onednn/install" CACHE PATH
+    "oneDNN 3.x unpacked from PyPI's wheels by third_party/onednn.sh")
+find_package(dnnl 3 REQUIRED PATHS "${ONEDNN_PREFIX}" NO_DEFAULT_PATH)
 find_package(asmjit REQUIRED PATHS "${ASMJIT_PREFIX}" NO_DEFAULT_PATH)
 find_library(OPENBLAS_LIB NAMES openblas REQUIRED)
 find_package(OpenMP REQUIRED)  # the runtime oneDNN uses: small problems run on one thread

@@ -12,6 +12,12 @@
 
 namespace pijit {
 
+// Whether `block` is a blocked layout of `channels` channels: 8 or 16 dividing them (oneDNN's
+// nChw8c, nChw16c), or all of them (NHWC: [N, 1, H, W, C]).
+inline bool IsChannelBlock(int64_t channels, int64_t block) {
+  return block > 0 && channels % block == 0 && (block == 8 || block == 16 || block == channels);
+}
+
 // x [N, C, H, W] (float32, C a multiple of `block`, 8 or 16) -> [N, C/block, H, W, block].
 absl::StatusOr<TensorMeta> InferToBlocked(const TensorMeta& x, int64_t block);
 absl::StatusOr<Tensor> ToBlocked(const Tensor& x, int64_t block);
@@ -52,5 +58,8 @@ absl::StatusOr<Tensor> Conv2DBlocked(const Tensor& x, const Tensor& w, const Ten
 // channels a multiple of it), or 0. Pool2D and InferPool2D take a blocked x
 // [N, C/b, H, W, b] and give a blocked result, equal to the NCHW one's.
 int64_t Pool2DBlock(PoolKind kind, const TensorMeta& x, const Window2D& win);
+// Whether pooling runs on the blocked kernels in the layout of `block` (any IsChannelBlock of
+// x's channels) for this problem (x in NCHW).
+bool Pool2DRunsBlocked(PoolKind kind, const TensorMeta& x, const Window2D& win, int64_t block);
 
 }  // namespace pijit

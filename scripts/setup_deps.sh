@@ -11,7 +11,7 @@ need_pkgs=()
 # graphviz lays out the report's graphs (python -m pijit report); chromium renders the report in
 # its tests (headless).
 # openmpi-bin and libopenmpi-dev: pijit.communication's collectives (mpirun, mpi.h).
-for p in libdnnl-dev libabsl-dev libgtest-dev libopenblas-dev libdlpack-dev dpkg-dev ccache graphviz \
+for p in libabsl-dev libgtest-dev libopenblas-dev libdlpack-dev dpkg-dev ccache graphviz \
          chromium openmpi-bin libopenmpi-dev; do
   dpkg -s "$p" >/dev/null 2>&1 || need_pkgs+=("$p")
 done
@@ -23,6 +23,8 @@ fi
 # asmjit: Debian's libasmjit-dev ships a non-PIC static library only, so build it from
 # Debian's source package with -fPIC (recipe: third_party/asmjit.sh).
 bash "$here/third_party/asmjit.sh"
+# oneDNN 3.x: PyPI's wheels unpacked (third_party/onednn.sh); Debian's 2.6 is older.
+PYTHON="$PY" bash "$here/third_party/onednn.sh"
 
 "$PY" -m pip install -q --disable-pip-version-check setuptools wheel numpy pybind11 pytest hypothesis ml_dtypes \
   protobuf safetensors google-crc32c pillow \

@@ -3,6 +3,7 @@
 #include <optional>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_format.h"
 
 #include "kernels/blocked_layout.h"
@@ -124,7 +125,7 @@ class Plan {
       const NodeId x = n.inputs[0];
       auto win = DecodeWindow(OpName(n.op), n.ints);
       const PoolKind kind = n.op == Op::kMaxPool2D ? PoolKind::kMax : PoolKind::kAvg;
-      if (block_[x] != 0 && win.ok() && Pool2DBlock(kind, g_.node(x).meta, *win) == block_[x]) {
+      if (block_[x] != 0 && win.ok() && Pool2DRunsBlocked(kind, g_.node(x).meta, *win, block_[x])) {
         role_[i] = Role::kPool;
         block_[i] = block_[x];
       }
@@ -151,7 +152,7 @@ class Plan {
   bool ReadsBlocked(const Node& r, NodeId self, size_t k) const {
     switch (role_[self]) {
       case Role::kConv: {
-        if (k == 0) return conv_[self].input != 0;
+        if (k == 0) return conv_[self].input != 0 || block_[r.inputs[0]] != 0;
         const std::optional<ConvParts> parts = ConvPartsOf(r);
         return k >= parts->first_operand && g_.node(r.inputs[k]).meta.shape == r.meta.shape;
       }
@@ -219,16 +220,22 @@ class Rewriter {
     return plain_[i];
   }
   // Old node `i` in the layout of block `b` (a to_blocked, made once, when it is NCHW).
+  // A value blocked in another layout (one convolution's result read by another that computes
+  // in a different one) is reordered through NCHW, once per layout.
   absl::StatusOr<NodeId> Blocked(NodeId i, int64_t b) {
     if (blocked_[i] >= 0 && block_[i] == b) return blocked_[i];
     if (blocked_[i] >= 0) {
-      return absl::InternalError("layout_assignment: a value in two blocked layouts");
+      auto it = other_layouts_.find({i, b});
+      if (it != other_layouts_.end()) return it->second;
     }
     Attrs a;
     a.attr = b;
-    PIJIT_ASSIGN_OR_RETURN(blocked_[i], out_.AddOp(Op::kToBlocked, {plain_[i]}, a));
+    PIJIT_ASSIGN_OR_RETURN(NodeId p, Plain(i));
+    PIJIT_ASSIGN_OR_RETURN(NodeId r, out_.AddOp(Op::kToBlocked, {p}, a));
+    if (blocked_[i] >= 0) return other_layouts_[{i, b}] = r;
+    blocked_[i] = r;
     block_[i] = b;
-    return blocked_[i];
+    return r;
   }
   // Old node `i`, a channel vector or single value, as it broadcasts against blocked tensors.
   absl::StatusOr<NodeId> ChannelView(NodeId i, int64_t c, int64_t b) {
@@ -265,7 +272,11 @@ class Rewriter {
     c.ints.insert(c.ints.end(), parts->post.begin(), parts->post.end());
     c.attr = blocks->result;
     const NodeId x = n.inputs[0];
-    if (blocks->input != 0 && (!IsBlocked(x) || block_[x] == blocks->input)) {
+    // A blocked input is read as it is, in whatever layout (the convolution reorders it
+    // straight into its own when they differ).
+    if (IsBlocked(x)) {
+      c.inputs.push_back(blocked_[x]);
+    } else if (blocks->input != 0) {
       PIJIT_ASSIGN_OR_RETURN(NodeId bx, Blocked(x, blocks->input));
       c.inputs.push_back(bx);
     } else {
@@ -322,6 +333,7 @@ class Rewriter {
   std::vector<NodeId> plain_, blocked_;   // the node's value in the new graph, per layout
   std::vector<int64_t> block_;            // the block of blocked_[i]
   std::vector<NodeId> channel_view_;      // a channel vector's [1, C/b, 1, 1, b] view
+  absl::flat_hash_map<std::pair<NodeId, int64_t>, NodeId> other_layouts_;
   bool any_ = false;
 };
 

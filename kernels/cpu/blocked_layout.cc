@@ -9,11 +9,7 @@ namespace pijit {
 namespace {
 
 dnnl::memory::desc Layout(const Shape& plain, int64_t block) {
-  using dnnl::memory;
-  const memory::format_tag tag = block == 16 ? memory::format_tag::nChw16c
-                                 : block == 8 ? memory::format_tag::nChw8c
-                                              : memory::format_tag::nchw;
-  return memory::desc({plain[0], plain[1], plain[2], plain[3]}, memory::data_type::f32, tag);
+  return ActivationLayout({plain[0], plain[1], plain[2], plain[3]}, block);
 }
 
 // Copies `from` (NCHW, or blocked when from_block is not 0) into `to` in the other layout.
@@ -29,18 +25,14 @@ void Reorder(const Shape& plain, const Tensor& from, int64_t from_block, Tensor&
 }  // namespace
 
 absl::StatusOr<TensorMeta> InferToBlocked(const TensorMeta& x, int64_t block) {
-  if (block != 8 && block != 16) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("to_blocked: block %d, expected 8 or 16", block));
-  }
   if (x.dtype != DType::kFloat32) {
     return absl::UnimplementedError(absl::StrFormat(
         "to_blocked: unsupported dtype %s, expected Float32", DTypeName(x.dtype)));
   }
-  if (x.shape.size() != 4 || x.shape[1] % block != 0) {
+  if (x.shape.size() != 4 || !IsChannelBlock(x.shape[1], block)) {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "to_blocked: expected a 4-D input (N, C, H, W) with C a multiple of %d, got shape %s",
-        block, ShapeToString(x.shape)));
+        "to_blocked: expected a 4-D input (N, C, H, W) whose C the block %d divides (a block "
+        "is 8, 16 or C), got shape %s", block, ShapeToString(x.shape)));
   }
   return TensorMeta{x.dtype, {x.shape[0], x.shape[1] / block, x.shape[2], x.shape[3], block}};
 }
@@ -57,10 +49,10 @@ absl::StatusOr<TensorMeta> InferFromBlocked(const TensorMeta& x) {
     return absl::UnimplementedError(absl::StrFormat(
         "from_blocked: unsupported dtype %s, expected Float32", DTypeName(x.dtype)));
   }
-  if (x.shape.size() != 5 || (x.shape[4] != 8 && x.shape[4] != 16)) {
+  if (x.shape.size() != 5 || !IsChannelBlock(x.shape[1] * x.shape[4], x.shape[4])) {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "from_blocked: expected a blocked input [N, C/b, H, W, b] with b 8 or 16, got shape %s",
-        ShapeToString(x.shape)));
+        "from_blocked: expected a blocked input [N, C/b, H, W, b] with b 8, 16 or C, got "
+        "shape %s", ShapeToString(x.shape)));
   }
   return TensorMeta{x.dtype, {x.shape[0], x.shape[1] * x.shape[4], x.shape[2], x.shape[3]}};
 }

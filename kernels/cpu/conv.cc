@@ -70,13 +70,17 @@ const ConvPrimitive* GetConv(const ConvKey& k) {
     const memory::desc wts = LayoutFor(p->blocked, p->weights);
     const memory::desc dst = LayoutFor(p->blocked, p->dst);
     if (k[16]) p->bias = memory::desc({k[4]}, memory::data_type::f32, memory::format_tag::a);
-    const dnnl::convolution_forward::desc d =
-        k[16] ? dnnl::convolution_forward::desc(prop, alg, src, wts, p->bias, dst, p->strides,
-                                                p->dilates, p->pad_l, p->pad_r)
-              : dnnl::convolution_forward::desc(prop, alg, src, wts, dst, p->strides, p->dilates,
-                                                p->pad_l, p->pad_r);
+    // The primitive descriptor for attributes `attr` (oneDNN's choice of layouts with them).
+    auto describe = [&](const dnnl::primitive_attr& attr) {
+      return k[16] ? dnnl::convolution_forward::primitive_desc(
+                         DnnlEngine(), prop, alg, src, wts, p->bias, dst, p->strides, p->dilates,
+                         p->pad_l, p->pad_r, attr)
+                   : dnnl::convolution_forward::primitive_desc(
+                         DnnlEngine(), prop, alg, src, wts, dst, p->strides, p->dilates,
+                         p->pad_l, p->pad_r, attr);
+    };
     try {
-      dnnl::convolution_forward::primitive_desc pd(d, DnnlEngine());
+      dnnl::convolution_forward::primitive_desc pd = describe(dnnl::primitive_attr());
       if (k.size() > kConvKeyFixed) {
         // The residual operands are read in the result's layout, known once oneDNN has chosen
         // it for the plain problem; the post-ops must not make it choose another.
@@ -94,13 +98,16 @@ const ConvPrimitive* GetConv(const ConvKey& k) {
                                                        : dnnl::algorithm::binary_add,
                               p->binary_in.back());
           } else {
-            ops.append_eltwise(1.f, EltwiseAlgorithm(post), 0.f, 0.f);
+            ops.append_eltwise(EltwiseAlgorithm(post), 0.f, 0.f);
           }
         }
         dnnl::primitive_attr attr;
         attr.set_post_ops(ops);
-        pd = dnnl::convolution_forward::primitive_desc(d, attr, DnnlEngine());
+        pd = describe(attr);
         if (pd.dst_desc() != out) throw dnnl::error(dnnl_unimplemented, "layout changed");
+        // oneDNN's reference kernels take post-ops its fast ones do not: slower than the
+        // convolution and the ops one by one.
+        if (IsReferenceKernel(pd)) throw dnnl::error(dnnl_unimplemented, "reference kernel");
       }
       p->prim = dnnl::convolution_forward(pd);
       p->src_in = pd.src_desc();
@@ -113,16 +120,6 @@ const ConvPrimitive* GetConv(const ConvKey& k) {
     }
     return p;
   });
-}
-
-// The float32 NCHW layout of `dims`, or oneDNN's blocked activation layout of `block`
-// channels (8 or 16: nChw8c, nChw16c).
-dnnl::memory::desc ActivationLayout(const dnnl::memory::dims& dims, int64_t block) {
-  using dnnl::memory;
-  const memory::format_tag tag = block == 16 ? memory::format_tag::nChw16c
-                                 : block == 8 ? memory::format_tag::nChw8c
-                                              : memory::format_tag::nchw;
-  return memory::desc(dims, memory::data_type::f32, tag);
 }
 
 }  // namespace
@@ -149,8 +146,8 @@ bool Run(const Operands& d, const Geometry2D& g, const Window2D& win,
   const ConvPrimitive& p = *prim;
   using dnnl::memory;
   // The operands' own layouts: plain NCHW, or blocked where the caller holds them so.
-  const memory::desc x_layout = ActivationLayout(p.src.dims(), d.x_block);
-  const memory::desc out_layout = ActivationLayout(p.dst.dims(), d.out_block);
+  const memory::desc x_layout = ActivationLayout(p.src.get_dims(), d.x_block);
+  const memory::desc out_layout = ActivationLayout(p.dst.get_dims(), d.out_block);
   memory src(x_layout, DnnlEngine(), d.x.raw_data());
   memory wts(p.weights, DnnlEngine(), d.w.raw_data());
   memory dst(out_layout, DnnlEngine(), d.out.raw_data());
@@ -179,10 +176,11 @@ Layouts ChosenLayouts(const Shape& xs, const Shape& ws, const Geometry2D& g,
                       const Window2D& win) {
   const ConvPrimitive& p = *GetConv(ConvKeyOf<ConvKey>(xs, ws, g, win, 0));
   Layouts out;
-  for (int64_t block : {8, 16}) {
-    if (p.src_in == ActivationLayout(p.src.dims(), block)) out.src_block = block;
-    if (p.dst_in == ActivationLayout(p.dst.dims(), block)) out.dst_block = block;
-  }
+  // NHWC (all channels innermost) first: where C is 8 or 16 it is also nChw8c / nChw16c.
+  for (int64_t block : {int64_t{8}, int64_t{16}, p.src.get_dims()[1]})
+    if (p.src_in == ActivationLayout(p.src.get_dims(), block)) out.src_block = block;
+  for (int64_t block : {int64_t{8}, int64_t{16}, p.dst.get_dims()[1]})
+    if (p.dst_in == ActivationLayout(p.dst.get_dims(), block)) out.dst_block = block;
   return out;
 }
 
@@ -616,11 +614,11 @@ std::optional<ConvBlocks> Conv2DBlockedLayouts(const TensorMeta& x, const Tensor
 
 namespace {
 
-// The NCHW meta of a blocked one ([N, C/b, H, W, b], b 8 or 16), or an error naming `what`.
+// The NCHW meta of a blocked one ([N, C/b, H, W, b]), or an error naming `what`.
 absl::StatusOr<TensorMeta> PlainOfBlocked(const TensorMeta& m, const char* what) {
-  if (m.shape.size() != 5 || (m.shape[4] != 8 && m.shape[4] != 16)) {
+  if (m.shape.size() != 5 || !IsChannelBlock(m.shape[1] * m.shape[4], m.shape[4])) {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "conv2d in blocked layouts: %s of shape %s is not [N, C/b, H, W, b] with b 8 or 16",
+        "conv2d in blocked layouts: %s of shape %s is not [N, C/b, H, W, b] with b 8, 16 or C",
         what, ShapeToString(m.shape)));
   }
   return TensorMeta{m.dtype, conv_onednn::LogicalShape(m.shape)};
@@ -635,16 +633,12 @@ absl::StatusOr<TensorMeta> InferConv2DBlocked(const TensorMeta& x, const TensorM
                                               int64_t result_block) {
   TensorMeta px = x;
   if (x.shape.size() == 5) { PIJIT_ASSIGN_OR_RETURN(px, PlainOfBlocked(x, "the input")); }
-  if (result_block != 8 && result_block != 16) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "conv2d in blocked layouts: the result's block is %d, expected 8 or 16", result_block));
-  }
   // The result's plain meta first (the operands' shapes are checked against it).
   PIJIT_ASSIGN_OR_RETURN(TensorMeta out, InferConv2D(px, w, bias, win));
-  if (out.shape[1] % result_block != 0) {
+  if (!IsChannelBlock(out.shape[1], result_block)) {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "conv2d in blocked layouts: %d output channels are not a multiple of the block %d",
-        out.shape[1], result_block));
+        "conv2d in blocked layouts: the result's block %d is not 8 or 16 dividing its %d "
+        "channels, nor all of them", result_block, out.shape[1]));
   }
   const Shape blocked{out.shape[0], out.shape[1] / result_block, out.shape[2], out.shape[3],
                       result_block};

@@ -29,10 +29,9 @@ template <typename Backward>
 typename Backward::primitive_desc BackwardDesc(
     const ConvProblem& p, const dnnl::memory::desc& src, const dnnl::memory::desc& wts,
     const dnnl::memory::desc& dst, const dnnl::convolution_forward::primitive_desc& hint) {
-  return typename Backward::primitive_desc(
-      typename Backward::desc(dnnl::algorithm::convolution_direct, src, wts, dst, p.strides,
-                              p.dilates, p.pad_l, p.pad_r),
-      DnnlEngine(), hint);
+  return typename Backward::primitive_desc(DnnlEngine(), dnnl::algorithm::convolution_direct,
+                                           src, wts, dst, p.strides, p.dilates, p.pad_l, p.pad_r,
+                                           hint);
 }
 
 const ConvGradPrimitive& GetConvGrad(const ConvGradKey& k) {
@@ -54,9 +53,8 @@ const ConvGradPrimitive& GetConvGrad(const ConvGradKey& k) {
                        dst = LayoutFor(blocked, p->dst);
     // The backward primitives take the forward one as a hint.
     const dnnl::convolution_forward::primitive_desc hint(
-        dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training, alg, src, wts, dst,
-                                        p->strides, p->dilates, p->pad_l, p->pad_r),
-        DnnlEngine());
+        DnnlEngine(), dnnl::prop_kind::forward_training, alg, src, wts, dst, p->strides,
+        p->dilates, p->pad_l, p->pad_r);
     if (k[16] == 0) {
       const auto pd = BackwardDesc<dnnl::convolution_backward_data>(*p, src, wts, dst, hint);
       p->prim = dnnl::convolution_backward_data(pd);

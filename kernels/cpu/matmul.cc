@@ -41,7 +41,7 @@ MatMulPrimitive& GetMatMul(const MatMulKey& key) {
   p->a = memory::desc({m, k}, memory::data_type::f32, memory::dims{sa0, sa1});
   p->b = memory::desc({k, n}, memory::data_type::f32, memory::dims{sb0, sb1});
   p->c = memory::desc({m, n}, memory::data_type::f32, memory::format_tag::ab);
-  p->prim = dnnl::matmul(dnnl::matmul::primitive_desc(dnnl::matmul::desc(p->a, p->b, p->c), CpuEngine()));
+  p->prim = dnnl::matmul(dnnl::matmul::primitive_desc(CpuEngine(), p->a, p->b, p->c));
   p->am = memory(p->a, CpuEngine(), DNNL_MEMORY_NONE);
   p->bm = memory(p->b, CpuEngine(), DNNL_MEMORY_NONE);
   p->cm = memory(p->c, CpuEngine(), DNNL_MEMORY_NONE);

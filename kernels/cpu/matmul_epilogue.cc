@@ -69,14 +69,20 @@ const EpiloguePrimitive* GetEpilogue(const EpilogueKey& key) {
                           p->binary.back());
         continue;
       }
-      ops.append_eltwise(1.f, EltwiseAlgorithm(post), 0.f, 0.f);
+      ops.append_eltwise(EltwiseAlgorithm(post), 0.f, 0.f);
       ++index;
     }
     dnnl::primitive_attr attr;
     attr.set_post_ops(ops);
     try {
-      p->prim = dnnl::matmul(dnnl::matmul::primitive_desc(
-          dnnl::matmul::desc(p->a, p->b, p->bias, p->c), attr, DnnlEngine()));
+      const auto pd =
+          p->bias.is_zero()
+              ? dnnl::matmul::primitive_desc(DnnlEngine(), p->a, p->b, p->c, attr)
+              : dnnl::matmul::primitive_desc(DnnlEngine(), p->a, p->b, p->bias, p->c, attr);
+      // oneDNN's reference kernel takes post-ops its fast ones do not: the ops one by one
+      // are faster.
+      if (IsReferenceKernel(pd)) throw dnnl::error(dnnl_unimplemented, "reference kernel");
+      p->prim = dnnl::matmul(pd);
     } catch (const dnnl::error&) {
       p.reset();
     }

@@ -59,8 +59,7 @@ const BnPrimitive& GetBatchNorm(const BnKey& k, double eps) {
     if (!k[3]) flags = flags | dnnl::normalization_flags::use_global_stats;
     const auto prop = k[3] ? dnnl::prop_kind::forward_training : dnnl::prop_kind::forward_inference;
     p->prim = dnnl::batch_normalization_forward(dnnl::batch_normalization_forward::primitive_desc(
-        dnnl::batch_normalization_forward::desc(prop, p->data, static_cast<float>(eps), flags),
-        DnnlEngine()));
+        DnnlEngine(), prop, p->data, p->data, static_cast<float>(eps), flags));
     return p;
   });
 }
@@ -156,9 +155,8 @@ const LnPrimitive& GetLayerNorm(const LnKey& k, double eps) {
     if (k[3]) flags = flags | dnnl::normalization_flags::use_shift;
     // forward_training: the statistics are outputs, written to scratch buffers.
     p->prim = dnnl::layer_normalization_forward(dnnl::layer_normalization_forward::primitive_desc(
-        dnnl::layer_normalization_forward::desc(dnnl::prop_kind::forward_training, p->data, p->stat,
-                                                static_cast<float>(eps), flags),
-        DnnlEngine()));
+        DnnlEngine(), dnnl::prop_kind::forward_training, p->data, p->data, p->stat,
+        static_cast<float>(eps), flags));
     return p;
   });
 }

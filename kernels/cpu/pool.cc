@@ -23,25 +23,19 @@ using PoolKey = std::array<int64_t, 16>;
 
 struct PoolPrimitive {
   dnnl::memory::desc src, dst;
-  dnnl::pooling_v2_forward prim;
+  dnnl::pooling_forward prim;
 };
 
 const PoolPrimitive& GetPool(const PoolKey& k, int64_t oh, int64_t ow) {
   return *CachedPrimitive(k, [&] {
     using dnnl::memory;
-    const auto f32 = memory::data_type::f32;
     auto p = std::make_unique<PoolPrimitive>();
-    const memory::format_tag tag = k[15] == 16  ? memory::format_tag::nChw16c
-                                   : k[15] == 8 ? memory::format_tag::nChw8c
-                                                : memory::format_tag::nchw;
-    p->src = memory::desc({k[0], k[1], k[2], k[3]}, f32, tag);
-    p->dst = memory::desc({k[0], k[1], oh, ow}, f32, tag);
-    p->prim = dnnl::pooling_v2_forward(dnnl::pooling_v2_forward::primitive_desc(
-        dnnl::pooling_v2_forward::desc(dnnl::prop_kind::forward_inference,
-                                       static_cast<dnnl::algorithm>(k[14]), p->src, p->dst,
-                                       {k[6], k[7]}, {k[4], k[5]}, {k[12] - 1, k[13] - 1},
-                                       {k[8], k[10]}, {k[9], k[11]}),
-        DnnlEngine()));
+    p->src = ActivationLayout({k[0], k[1], k[2], k[3]}, k[15]);
+    p->dst = ActivationLayout({k[0], k[1], oh, ow}, k[15]);
+    p->prim = dnnl::pooling_forward(dnnl::pooling_forward::primitive_desc(
+        DnnlEngine(), dnnl::prop_kind::forward_inference, static_cast<dnnl::algorithm>(k[14]),
+        p->src, p->dst, {k[6], k[7]}, {k[4], k[5]}, {k[12] - 1, k[13] - 1}, {k[8], k[10]},
+        {k[9], k[11]}));
     return p;
   });
 }
@@ -78,12 +72,14 @@ void PoolLoop(PoolKind kind, const Tensor& x, const Window2D& win, const Geometr
   }
 }
 
+}  // namespace
+
 // Whether pooling runs on oneDNN's kernels over the blocked layout of `block` for this
 // problem (x in NCHW): float32, whole blocks of channels, not a case Pool2D runs on its loop
 // (average pooling over a ceil_mode extension that counts the padding).
-bool PoolsBlocked(PoolKind kind, const TensorMeta& x, const Window2D& win, int64_t block) {
-  if (x.dtype != DType::kFloat32 || x.shape.size() != 4 || (block != 8 && block != 16) ||
-      x.shape[1] % block != 0 || NumElements(x.shape) == 0) {
+bool Pool2DRunsBlocked(PoolKind kind, const TensorMeta& x, const Window2D& win, int64_t block) {
+  if (x.dtype != DType::kFloat32 || x.shape.size() != 4 || !IsChannelBlock(x.shape[1], block) ||
+      NumElements(x.shape) == 0) {
     return false;
   }
   auto g = ResolveWindow(PoolName(kind), x.shape, win.kernel, win, true);
@@ -93,7 +89,6 @@ bool PoolsBlocked(PoolKind kind, const TensorMeta& x, const Window2D& win, int64
   return !(kind == PoolKind::kAvg && include_pad && extended);
 }
 
-}  // namespace
 
 absl::StatusOr<TensorMeta> InferPool2D(PoolKind kind, const TensorMeta& x, const Window2D& win) {
   const char* op = PoolName(kind);
@@ -103,7 +98,7 @@ absl::StatusOr<TensorMeta> InferPool2D(PoolKind kind, const TensorMeta& x, const
   }
   if (x.shape.size() == 5) {  // blocked (kernels/blocked_layout.h): what it runs on
     const TensorMeta plain{x.dtype, {x.shape[0], x.shape[1] * x.shape[4], x.shape[2], x.shape[3]}};
-    if (!PoolsBlocked(kind, plain, win, x.shape[4])) {
+    if (!Pool2DRunsBlocked(kind, plain, win, x.shape[4])) {
       return absl::InvalidArgumentError(absl::StrFormat(
           "%s: input of shape %s is not in a blocked layout this pooling runs in", op,
           ShapeToString(x.shape)));
@@ -173,7 +168,7 @@ absl::StatusOr<Tensor> Pool2D(PoolKind kind, const Tensor& x, const Window2D& wi
 
 int64_t Pool2DBlock(PoolKind kind, const TensorMeta& x, const Window2D& win) {
   const int64_t block = cpu::Host().avx512f ? 16 : 8;  // oneDNN's jit kernels' block
-  return PoolsBlocked(kind, x, win, block) ? block : 0;
+  return Pool2DRunsBlocked(kind, x, win, block) ? block : 0;
 }
 
 }  // namespace pijit

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <memory>
 #include <optional>
+#include <string>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/inlined_vector.h"
@@ -96,10 +97,27 @@ inline bool FirstLayerLayoutsPay(int64_t c, int64_t o, int64_t groups) {
   return groups == 1 && c < 8 && o >= 16;
 }
 
+// The float32 layout of [N, C, H, W] `dims` in which `block` channels are innermost
+// (kernels/blocked_layout.h): NCHW for 0, NHWC for all C, else nChw8c / nChw16c.
+inline dnnl::memory::desc ActivationLayout(const dnnl::memory::dims& dims, int64_t block) {
+  using dnnl::memory;
+  const memory::format_tag tag = block == 0          ? memory::format_tag::nchw
+                                 : block == dims[1] ? memory::format_tag::nhwc
+                                 : block == 16      ? memory::format_tag::nChw16c
+                                                    : memory::format_tag::nChw8c;
+  return memory::desc(dims, memory::data_type::f32, tag);
+}
+
 inline dnnl::memory::desc LayoutFor(bool blocked, const dnnl::memory::desc& plain) {
   using dnnl::memory;
-  return blocked ? memory::desc(plain.dims(), memory::data_type::f32, memory::format_tag::any)
+  return blocked ? memory::desc(plain.get_dims(), memory::data_type::f32, memory::format_tag::any)
                  : plain;
+}
+
+// Whether oneDNN chose one of its reference (scalar loop) implementations for `pd`.
+template <typename PrimitiveDesc>
+bool IsReferenceKernel(const PrimitiveDesc& pd) {
+  return std::string(pd.impl_info_str()).rfind("ref", 0) == 0;
 }
 
 // `from` in the layout `want`: itself when it has that layout, else a reordered copy.
