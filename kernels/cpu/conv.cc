@@ -66,9 +66,16 @@ const ConvPrimitive* GetConv(const ConvKey& k) {
     // less than the GEMM-based kernel it runs on plain NCHW. Few channels: plain layouts.
     p->blocked = BlockedLayoutsPay(k[1], k[4], k[15]) || FirstLayerLayoutsPay(k[1], k[4], k[15]);
     using dnnl::memory;
-    const memory::desc src = LayoutFor(p->blocked, p->src);
+    memory::desc src = LayoutFor(p->blocked, p->src);
     const memory::desc wts = LayoutFor(p->blocked, p->weights);
-    const memory::desc dst = LayoutFor(p->blocked, p->dst);
+    memory::desc dst = LayoutFor(p->blocked, p->dst);
+    // 1x1 convolutions in nChw8c (its direct 1x1 kernels): given the choice oneDNN 3.2 takes
+    // its NHWC brgemm ones, slower there (ResNet-50's 1x1 layers, the MobileNet block's).
+    if (p->blocked && k[5] == 1 && k[6] == 1 && k[15] == 1 && k[1] % 8 == 0 && k[4] % 8 == 0) {
+      const int64_t block = cpu::Host().avx512f && k[1] % 16 == 0 && k[4] % 16 == 0 ? 16 : 8;
+      src = ActivationLayout(p->src.get_dims(), block);
+      dst = ActivationLayout(p->dst.get_dims(), block);
+    }
     if (k[16]) p->bias = memory::desc({k[4]}, memory::data_type::f32, memory::format_tag::a);
     // The primitive descriptor for attributes `attr` (oneDNN's choice of layouts with them).
     auto describe = [&](const dnnl::primitive_attr& attr) {
