@@ -64,7 +64,9 @@ def test_eval_blocks_match_eager(cin, cout, stride, size):
     _close(jf(x).asnumpy(), net(x).asnumpy())
     text = first_graph(jf)
     assert "to_blocked(" in text and "block=" in text, text
-    assert text.count("from_blocked(") == 1, text
+    # The output; and where the shortcut's 1x1 convolution computes in another layout than
+    # the 3x3 ones (nChw8c against NHWC), its result read through NCHW once.
+    assert text.count("from_blocked(") <= 2, text
 
 
 def test_training_step_gradients_match_eager():
