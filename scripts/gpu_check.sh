@@ -3,8 +3,8 @@
 #
 #   bash scripts/gpu_check.sh pack   here (no GPU needed): builds the C++ tests and the GPU
 #                                    benchmark binary and puts them, with the shared libraries
-#                                    they need that a GPU machine lacks (Abseil, oneDNN,
-#                                    OpenBLAS), into .gpu/ (git-ignored)
+#                                    they need that a GPU machine lacks (Abseil, oneDNN 3.2
+#                                    from third_party/onednn, OpenBLAS), into .gpu/ (git-ignored)
 #   bash scripts/gpu_check.sh run [--tests-only]
 #                                    on the GPU machine, from the repository root with .gpu/
 #                                    beside it: runs every CUDA test (each kernel family
@@ -24,7 +24,8 @@ case "${1:-}" in
     cmake --build "$build" --target pijit_cpp_tests pijit_cuda_bench -j 2
     rm -rf .gpu && mkdir -p .gpu/lib
     cp "$build/core/pijit_cpp_tests" "$build/core/pijit_cuda_bench" .gpu/  # the shared core build
-    # Every shared library the binaries load from /lib or /usr/lib except the C runtime's.
+    # Every shared library the binaries load by an absolute path (the system's, and oneDNN's
+    # from third_party/onednn/install) except the C runtime's.
     ldd .gpu/pijit_cpp_tests .gpu/pijit_cuda_bench | awk '/=> \// {print $3}' | sort -u |
       grep -v -E '/(libc|libm|libdl|librt|libpthread|libstdc\+\+|libgcc_s)\.so' |
       while read -r lib; do cp -L "$lib" .gpu/lib/; done
