@@ -18,6 +18,12 @@ inline bool IsChannelBlock(int64_t channels, int64_t block) {
   return block > 0 && channels % block == 0 && (block == 8 || block == 16 || block == channels);
 }
 
+// [N, C, H, W] for a blocked shape [N, C/b, H, W, b]; other shapes as they are.
+inline Shape PlainShapeOfBlocked(const Shape& s) {
+  if (s.size() != 5) return s;
+  return {s[0], s[1] * s[4], s[2], s[3]};
+}
+
 // x [N, C, H, W] (float32, C a multiple of `block`, 8 or 16) -> [N, C/block, H, W, block].
 absl::StatusOr<TensorMeta> InferToBlocked(const TensorMeta& x, int64_t block);
 absl::StatusOr<Tensor> ToBlocked(const Tensor& x, int64_t block);

@@ -54,7 +54,7 @@ absl::StatusOr<TensorMeta> InferFromBlocked(const TensorMeta& x) {
         "from_blocked: expected a blocked input [N, C/b, H, W, b] with b 8, 16 or C, got "
         "shape %s", ShapeToString(x.shape)));
   }
-  return TensorMeta{x.dtype, {x.shape[0], x.shape[1] * x.shape[4], x.shape[2], x.shape[3]}};
+  return TensorMeta{x.dtype, PlainShapeOfBlocked(x.shape)};
 }
 
 absl::StatusOr<Tensor> FromBlocked(const Tensor& x) {

@@ -72,7 +72,8 @@ const ConvPrimitive* GetConv(const ConvKey& k) {
     // 1x1 convolutions in nChw8c (its direct 1x1 kernels): given the choice oneDNN 3.2 takes
     // its NHWC brgemm ones, slower there (ResNet-50's 1x1 layers, the MobileNet block's).
     if (p->blocked && k[5] == 1 && k[6] == 1 && k[15] == 1 && k[1] % 8 == 0 && k[4] % 8 == 0) {
-      const int64_t block = cpu::Host().avx512f && k[1] % 16 == 0 && k[4] % 16 == 0 ? 16 : 8;
+      const int64_t host = HostActivationBlock();
+      const int64_t block = k[1] % host == 0 && k[4] % host == 0 ? host : 8;
       src = ActivationLayout(p->src.get_dims(), block);
       dst = ActivationLayout(p->dst.get_dims(), block);
     }
@@ -129,26 +130,58 @@ const ConvPrimitive* GetConv(const ConvKey& k) {
   });
 }
 
+// The key of the primitive for the problem of x `xs` and weights `ws`, with a bias or not,
+// and the post-ops `post` (kAdd, kMul and activations), each kAdd and kMul followed by whether
+// its operand is a channel vector (`channel`, in their order).
+ConvKey PrimitiveKey(const Shape& xs, const Shape& ws, const Geometry2D& g, const Window2D& win,
+                     bool has_bias, absl::Span<const int64_t> post,
+                     absl::Span<const bool> channel) {
+  ConvKey key = ConvKeyOf<ConvKey>(xs, ws, g, win, has_bias);
+  size_t next = 0;
+  for (int64_t p : post) {
+    key.push_back(p);
+    if (MatMulPostTakesOperand(p)) key.push_back(channel[next++]);
+  }
+  return key;
+}
+
+// How an epilogue runs on oneDNN: a kBias operand becomes the primitive's bias (added after
+// the sums, as an add would), kAdd, kMul and the activations other than a last relu its
+// post-ops; that relu runs after it (as Unary's relu: oneDNN's turns NaN into 0).
+struct OneDnnEpilogue {
+  std::optional<size_t> bias_operand;       // the operand kBias reads
+  absl::InlinedVector<int64_t, 4> post;     // the primitive's post-ops
+  absl::InlinedVector<size_t, 4> operands;  // the operand of each of its kAdd and kMul
+  bool relu_after = false;
+};
+
+OneDnnEpilogue SplitForOneDnn(absl::Span<const int64_t> post) {
+  OneDnnEpilogue e;
+  e.relu_after = !post.empty() && post.back() == static_cast<int64_t>(MatMulPost::kRelu);
+  if (e.relu_after) post.remove_suffix(1);
+  size_t next = 0;
+  for (int64_t p : post) {
+    if (p == static_cast<int64_t>(MatMulPost::kBias)) {
+      e.bias_operand = next++;
+      continue;
+    }
+    if (MatMulPostTakesOperand(p)) e.operands.push_back(next++);
+    e.post.push_back(p);
+  }
+  return e;
+}
+
 }  // namespace
 
 namespace conv_onednn {
 
-Shape LogicalShape(const Shape& s) {
-  if (s.size() != 5) return s;
-  return {s[0], s[1] * s[4], s[2], s[3]};
-}
-
 bool Run(const Operands& d, const Geometry2D& g, const Window2D& win,
          absl::Span<const int64_t> post, absl::Span<const Tensor> binaries) {
-  const Shape xs = LogicalShape(d.x.shape());
-  const Shape& ws = d.w.shape();
-  ConvKey key = ConvKeyOf<ConvKey>(xs, ws, g, win, d.bias != nullptr);
-  size_t next = 0;
-  for (int64_t p : post) {
-    key.push_back(p);
-    if (MatMulPostTakesOperand(p)) key.push_back(binaries[next++].shape() != d.out.shape());
-  }
-  const ConvPrimitive* prim = GetConv(key);
+  absl::InlinedVector<bool, 4> channel;
+  for (const Tensor& b : binaries) channel.push_back(b.shape() != d.out.shape());
+  const ConvPrimitive* prim = GetConv(PrimitiveKey(PlainShapeOfBlocked(d.x.shape()),
+                                                   d.w.shape(), g, win, d.bias != nullptr, post,
+                                                   channel));
   if (prim == nullptr) return false;
   const ConvPrimitive& p = *prim;
   using dnnl::memory;
@@ -182,13 +215,15 @@ bool Run(const Operands& d, const Geometry2D& g, const Window2D& win,
 Layouts ChosenLayouts(const Shape& xs, const Shape& ws, const Geometry2D& g,
                       const Window2D& win) {
   const ConvPrimitive& p = *GetConv(ConvKeyOf<ConvKey>(xs, ws, g, win, 0));
-  Layouts out;
-  // NHWC (all channels innermost) first: where C is 8 or 16 it is also nChw8c / nChw16c.
-  for (int64_t block : {int64_t{8}, int64_t{16}, p.src.get_dims()[1]})
-    if (p.src_in == ActivationLayout(p.src.get_dims(), block)) out.src_block = block;
-  for (int64_t block : {int64_t{8}, int64_t{16}, p.dst.get_dims()[1]})
-    if (p.dst_in == ActivationLayout(p.dst.get_dims(), block)) out.dst_block = block;
-  return out;
+  // The block of layout `in` of the activation `plain`: NHWC (all channels innermost) last,
+  // so that it wins where C is 8 or 16 and nChw8c / nChw16c is the same.
+  auto block_of = [](const dnnl::memory::desc& in, const dnnl::memory::desc& plain) {
+    int64_t found = 0;
+    for (int64_t block : {int64_t{8}, int64_t{16}, plain.get_dims()[1]})
+      if (in == ActivationLayout(plain.get_dims(), block)) found = block;
+    return found;
+  };
+  return Layouts{block_of(p.src_in, p.src), block_of(p.dst_in, p.dst)};
 }
 
 }  // namespace conv_onednn
@@ -417,35 +452,20 @@ absl::Status ApplyAfter(Tensor& out, absl::Span<const int64_t> post,
   return absl::OkStatus();
 }
 
-// Runs the convolution and its epilogue `post` (operands `dense`, contiguous) on oneDNN: a
-// kBias operand becomes the primitive's bias (added after the sums, as an add would), kAdd,
-// kMul and the activations other than a last relu its post-ops; that relu runs after it (as
-// Unary's relu: oneDNN's turns NaN into 0). False, the result untouched, when oneDNN cannot
-// build the primitive.
+// Runs the convolution and its epilogue `post` (operands `dense`, contiguous) on oneDNN, as
+// SplitForOneDnn says. False, the result untouched, when oneDNN cannot build the primitive.
 bool EpilogueOnOneDnn(const conv_onednn::Operands& d, const Geometry2D& g, const Window2D& win,
                       absl::Span<const int64_t> post, absl::Span<const Tensor> dense) {
-  const bool relu_after = !post.empty() && post.back() == static_cast<int64_t>(MatMulPost::kRelu);
-  absl::Span<const int64_t> fused = post;
-  if (relu_after) fused.remove_suffix(1);
-  const Tensor* pb = d.bias;
-  Tensor channel_bias;
-  absl::InlinedVector<int64_t, 4> dnnl_post;
+  const OneDnnEpilogue e = SplitForOneDnn(post);
+  // A kBias operand: contiguous [O, 1, 1] or [1, O, 1, 1], O floats.
+  const Tensor* pb = e.bias_operand ? &dense[*e.bias_operand] : d.bias;
   absl::InlinedVector<Tensor, 4> binaries;
-  size_t next = 0;
-  for (int64_t p : fused) {
-    if (p == static_cast<int64_t>(MatMulPost::kBias)) {
-      channel_bias = dense[next++];  // contiguous [O, 1, 1] or [1, O, 1, 1]: O floats
-      pb = &channel_bias;
-      continue;
-    }
-    if (MatMulPostTakesOperand(p)) binaries.push_back(dense[next++]);
-    dnnl_post.push_back(p);
-  }
-  if (!conv_onednn::Run({d.x, d.w, pb, d.out, d.x_block, d.out_block}, g, win, dnnl_post,
+  for (size_t k : e.operands) binaries.push_back(dense[k]);
+  if (!conv_onednn::Run({d.x, d.w, pb, d.out, d.x_block, d.out_block}, g, win, e.post,
                         binaries)) {
     return false;
   }
-  if (relu_after) {
+  if (e.relu_after) {
     // Elementwise: the same in any layout.
     float* v = d.out.data<float>();
     ParallelFor(d.out.numel(), 1 << 14, [&](int64_t lo, int64_t hi) {
@@ -598,24 +618,15 @@ std::optional<ConvBlocks> Conv2DBlockedLayouts(const TensorMeta& x, const Tensor
   ConvBlocks blocks{chosen.src_block, chosen.dst_block};
   if (x.shape[1] % std::max<int64_t>(blocks.input, 1) != 0) blocks.input = 0;
   // The primitive with the epilogue's post-ops must build too (as Conv2DEpilogue would run
-  // it; the residual operands of the result's shape, channel vectors flagged).
-  ConvKey key = ConvKeyOf<ConvKey>(x.shape, w.shape, *g, win, bias != nullptr);
+  // it).
   const Shape out{x.shape[0], w.shape[0], g->out[0], g->out[1]};
-  bool channel_bias = false;
-  size_t next = 0;
-  for (size_t i = 0; i < post.size(); ++i) {
-    const int64_t p = post[i];
-    if (p == static_cast<int64_t>(MatMulPost::kBias)) {
-      channel_bias = true;
-      ++next;
-      continue;
-    }
-    if (p == static_cast<int64_t>(MatMulPost::kRelu) && i + 1 == post.size()) continue;
-    key.push_back(p);
-    if (MatMulPostTakesOperand(p)) key.push_back(operands[next++]->shape != out);
+  const OneDnnEpilogue e = SplitForOneDnn(post);
+  absl::InlinedVector<bool, 4> channel;
+  for (size_t k : e.operands) channel.push_back(operands[k]->shape != out);
+  if (GetConv(PrimitiveKey(x.shape, w.shape, *g, win, bias != nullptr || e.bias_operand, e.post,
+                           channel)) == nullptr) {
+    return std::nullopt;
   }
-  key[kConvKeyFixed - 1] = bias != nullptr || channel_bias;
-  if (GetConv(key) == nullptr) return std::nullopt;
   return blocks;
 }
 
@@ -628,7 +639,7 @@ absl::StatusOr<TensorMeta> PlainOfBlocked(const TensorMeta& m, const char* what)
         "conv2d in blocked layouts: %s of shape %s is not [N, C/b, H, W, b] with b 8, 16 or C",
         what, ShapeToString(m.shape)));
   }
-  return TensorMeta{m.dtype, conv_onednn::LogicalShape(m.shape)};
+  return TensorMeta{m.dtype, PlainShapeOfBlocked(m.shape)};
 }
 
 }  // namespace
@@ -681,7 +692,7 @@ absl::StatusOr<Tensor> Conv2DBlocked(const Tensor& x, const Tensor& w, const Ten
   PIJIT_ASSIGN_OR_RETURN(TensorMeta meta, InferConv2DBlocked(MetaOf(x), MetaOf(w),
                                                              bias ? &*mb : nullptr, win, post,
                                                              metas.ptrs, result_block));
-  const Shape xs = conv_onednn::LogicalShape(x.shape());
+  const Shape xs = PlainShapeOfBlocked(x.shape());
   const int64_t kernel[2] = {w.shape()[2], w.shape()[3]};
   PIJIT_ASSIGN_OR_RETURN(Geometry2D g, ResolveWindow("conv2d", xs, kernel, win, false));
   const Tensor cx = x.Contiguous(), cw = w.Contiguous();

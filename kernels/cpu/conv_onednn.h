@@ -18,9 +18,6 @@ struct Operands {
   int64_t out_block = 0;
 };
 
-// [N, C, H, W] for a blocked shape [N, C/b, H, W, b]; other shapes as they are.
-Shape LogicalShape(const Shape& s);
-
 // Runs the convolution with the post-ops `post` (kAdd, kMul and activations other than relu;
 // each kAdd and kMul reads the next of `binaries`: contiguous tensors of the result's shape
 // and layout, or channel vectors). Returns false, with the result untouched, when oneDNN

@@ -7,7 +7,6 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "kernels/blocked_layout.h"
-#include "kernels/cpu/cpu_features.h"
 #include "kernels/cpu/dnnl_threads.h"
 #include "kernels/cpu/window.h"
 #include "kernels/errors.h"
@@ -72,21 +71,25 @@ void PoolLoop(PoolKind kind, const Tensor& x, const Window2D& win, const Geometr
   }
 }
 
+// Whether only the loop pools this window: average pooling that counts the padding (not
+// 'same', whose divisor is MindSpore's pixels inside the input) over a ceil_mode extension.
+bool OnlyTheLoopPools(PoolKind kind, const Window2D& win, const Geometry2D& g) {
+  const bool include_pad = win.count_include_pad && !win.same;
+  const bool extended = g.pad[1] != g.pad_given[1] || g.pad[3] != g.pad_given[3];
+  return kind == PoolKind::kAvg && include_pad && extended;
+}
+
 }  // namespace
 
 // Whether pooling runs on oneDNN's kernels over the blocked layout of `block` for this
-// problem (x in NCHW): float32, whole blocks of channels, not a case Pool2D runs on its loop
-// (average pooling over a ceil_mode extension that counts the padding).
+// problem (x in NCHW): float32, whole blocks of channels, not a case only the loop pools.
 bool Pool2DRunsBlocked(PoolKind kind, const TensorMeta& x, const Window2D& win, int64_t block) {
   if (x.dtype != DType::kFloat32 || x.shape.size() != 4 || !IsChannelBlock(x.shape[1], block) ||
       NumElements(x.shape) == 0) {
     return false;
   }
   auto g = ResolveWindow(PoolName(kind), x.shape, win.kernel, win, true);
-  if (!g.ok()) return false;
-  const bool include_pad = win.count_include_pad && !win.same;
-  const bool extended = g->pad[1] != g->pad_given[1] || g->pad[3] != g->pad_given[3];
-  return !(kind == PoolKind::kAvg && include_pad && extended);
+  return g.ok() && !OnlyTheLoopPools(kind, win, *g);
 }
 
 
@@ -97,7 +100,7 @@ absl::StatusOr<TensorMeta> InferPool2D(PoolKind kind, const TensorMeta& x, const
         "%s: unsupported dtype %s, expected a floating dtype (Float16, BFloat16, Float32 or Float64)", op, DTypeName(x.dtype)));
   }
   if (x.shape.size() == 5) {  // blocked (kernels/blocked_layout.h): what it runs on
-    const TensorMeta plain{x.dtype, {x.shape[0], x.shape[1] * x.shape[4], x.shape[2], x.shape[3]}};
+    const TensorMeta plain{x.dtype, PlainShapeOfBlocked(x.shape)};
     if (!Pool2DRunsBlocked(kind, plain, win, x.shape[4])) {
       return absl::InvalidArgumentError(absl::StrFormat(
           "%s: input of shape %s is not in a blocked layout this pooling runs in", op,
@@ -122,26 +125,14 @@ absl::StatusOr<Tensor> Pool2D(PoolKind kind, const Tensor& x, const Window2D& wi
     return Cast(r, meta.dtype);
   }
   const bool blocked = x.shape().size() == 5;
-  const Shape xs = blocked ? Shape{x.shape()[0], x.shape()[1] * x.shape()[4], x.shape()[2],
-                                   x.shape()[3]}
-                           : x.shape();
+  const Shape xs = PlainShapeOfBlocked(x.shape());
   PIJIT_ASSIGN_OR_RETURN(Geometry2D g, ResolveWindow(PoolName(kind), xs, win.kernel, win, true));
   Tensor out = Tensor::Empty(meta.shape, meta.dtype);
   if (out.numel() == 0) return out;
   const Tensor cx = x.Contiguous();
   // 'same' average pooling divides by the pixels inside the input (MindSpore's AvgPool).
   const bool include_pad = win.count_include_pad && !win.same;
-  const bool extended = g.pad[1] != g.pad_given[1] || g.pad[3] != g.pad_given[3];
-  if (meta.dtype == DType::kFloat32 && !(kind == PoolKind::kAvg && include_pad && extended)) {
-    dnnl::algorithm alg = kind == PoolKind::kMax ? dnnl::algorithm::pooling_max
-                          : include_pad         ? dnnl::algorithm::pooling_avg_include_padding
-                                                : dnnl::algorithm::pooling_avg_exclude_padding;
-    const PoolKey key{xs[0], xs[1], xs[2], xs[3], win.kernel[0], win.kernel[1], win.stride[0],
-                      win.stride[1], g.pad[0], g.pad[1], g.pad[2], g.pad[3], win.dilation[0],
-                      win.dilation[1], static_cast<int64_t>(alg),
-                      blocked ? x.shape()[4] : 0};
-    const SmallProblemThreads threads(static_cast<double>(out.numel()) * win.kernel[0] *
-                                      win.kernel[1]);
+  if (meta.dtype == DType::kFloat32 && !OnlyTheLoopPools(kind, win, g)) {
     if (!blocked) {
       // oneDNN's kernels for NCHW loop element by element (ResNet-50's 3x3 max pooling at
       // batch 8: 48 ms); its blocked ones are vectorised (3.4 ms), the reorders around them
@@ -152,6 +143,15 @@ absl::StatusOr<Tensor> Pool2D(PoolKind kind, const Tensor& x, const Window2D& wi
         return FromBlocked(by);
       }
     }
+    dnnl::algorithm alg = kind == PoolKind::kMax ? dnnl::algorithm::pooling_max
+                          : include_pad         ? dnnl::algorithm::pooling_avg_include_padding
+                                                : dnnl::algorithm::pooling_avg_exclude_padding;
+    const PoolKey key{xs[0], xs[1], xs[2], xs[3], win.kernel[0], win.kernel[1], win.stride[0],
+                      win.stride[1], g.pad[0], g.pad[1], g.pad[2], g.pad[3], win.dilation[0],
+                      win.dilation[1], static_cast<int64_t>(alg),
+                      blocked ? x.shape()[4] : 0};
+    const SmallProblemThreads threads(static_cast<double>(out.numel()) * win.kernel[0] *
+                                      win.kernel[1]);
     const PoolPrimitive& p = GetPool(key, g.out[0], g.out[1]);
     dnnl::memory src(p.src, DnnlEngine(), cx.raw_data());
     dnnl::memory dst(p.dst, DnnlEngine(), out.raw_data());
@@ -167,7 +167,7 @@ absl::StatusOr<Tensor> Pool2D(PoolKind kind, const Tensor& x, const Window2D& wi
 }
 
 int64_t Pool2DBlock(PoolKind kind, const TensorMeta& x, const Window2D& win) {
-  const int64_t block = cpu::Host().avx512f ? 16 : 8;  // oneDNN's jit kernels' block
+  const int64_t block = HostActivationBlock();
   return Pool2DRunsBlocked(kind, x, win, block) ? block : 0;
 }
 

@@ -13,6 +13,7 @@
 #include "absl/container/inlined_vector.h"
 
 #include "kernels/cpu/conv_depthwise.h"
+#include "kernels/cpu/cpu_features.h"
 #include "kernels/cpu/conv_direct.h"
 
 #include "kernels/ops.h"
@@ -96,6 +97,10 @@ inline bool BlockedLayoutsPay(int64_t c, int64_t o, int64_t groups) {
 inline bool FirstLayerLayoutsPay(int64_t c, int64_t o, int64_t groups) {
   return groups == 1 && c < 8 && o >= 16;
 }
+
+// The block of oneDNN's direct kernels' activation layouts on this host: 16 with AVX-512
+// (nChw16c), else 8 (nChw8c).
+inline int64_t HostActivationBlock() { return cpu::Host().avx512f ? 16 : 8; }
 
 // The float32 layout of [N, C, H, W] `dims` in which `block` channels are innermost
 // (kernels/blocked_layout.h): NCHW for 0, NHWC for all C, else nChw8c / nChw16c.
