@@ -49,14 +49,9 @@ std::optional<ConvParts> ConvPartsOf(const Node& n) {
 }
 
 // Whether `m` broadcasts against an NCHW result with `c` channels as a channel vector
-// ([C, 1, 1] or [1, C, 1, 1], rank 4 at most) or as a single value.
+// ([C, 1, 1] or [1, C, 1, 1]) or as a single value (rank 4 at most).
 bool IsChannelVectorOrSingle(const TensorMeta& m, int64_t c) {
-  const Shape& s = m.shape;
-  if (s.size() > 4) return false;
-  if (NumElements(s) == 1) return true;
-  Shape padded(4 - s.size(), 1);
-  padded.insert(padded.end(), s.begin(), s.end());
-  return padded[0] == 1 && padded[1] == c && padded[2] == 1 && padded[3] == 1;
+  return IsConvChannelVector(m, c) || (m.shape.size() <= 4 && NumElements(m.shape) == 1);
 }
 
 // What a node becomes: a blocked convolution, pooling or elementwise op, or itself (NCHW).
@@ -72,8 +67,9 @@ class Plan {
  public:
   explicit Plan(const Graph& g)
       : g_(g), role_(g.nodes().size(), Role::kNone), conv_(g.nodes().size()),
-        block_(g.nodes().size(), 0) {
+        first_operand_(g.nodes().size(), 0), block_(g.nodes().size(), 0) {
     for (NodeId i = 0; i < static_cast<NodeId>(g.nodes().size()); ++i) Propose(i);
+    if (!any_conv_) return;  // nothing is blocked, nor can be
     // Elementwise ops leave the blocked set until what remains is consistent (each removal
     // can only add NCHW readers, so this ends).
     for (bool changed = true; changed;) {
@@ -98,6 +94,8 @@ class Plan {
     }
   }
 
+  // Whether some convolution runs blocked (without one, nothing does).
+  bool any_conv() const { return any_conv_; }
   Role role(NodeId i) const { return role_[i]; }
   int64_t block(NodeId i) const { return block_[i]; }
   const ConvBlocks& conv(NodeId i) const { return conv_[i]; }
@@ -117,7 +115,9 @@ class Plan {
                                    parts->win, parts->post, operands)) {
         role_[i] = Role::kConv;
         conv_[i] = *blocks;
+        first_operand_[i] = parts->first_operand;
         block_[i] = blocks->result;
+        any_conv_ = true;
       }
       return;
     }
@@ -153,8 +153,7 @@ class Plan {
     switch (role_[self]) {
       case Role::kConv: {
         if (k == 0) return conv_[self].input != 0 || block_[r.inputs[0]] != 0;
-        const std::optional<ConvParts> parts = ConvPartsOf(r);
-        return k >= parts->first_operand && g_.node(r.inputs[k]).meta.shape == r.meta.shape;
+        return k >= first_operand_[self] && g_.node(r.inputs[k]).meta.shape == r.meta.shape;
       }
       case Role::kPool: return k == 0;
       case Role::kElementwise: return IsFull(r, r.inputs[k]);
@@ -178,35 +177,33 @@ class Plan {
   const Graph& g_;
   std::vector<Role> role_;
   std::vector<ConvBlocks> conv_;
+  std::vector<size_t> first_operand_;  // a blocked convolution's first epilogue operand
   std::vector<int64_t> block_;  // the block of a blocked result, 0 for NCHW
+  bool any_conv_ = false;
 };
 
 class Rewriter {
  public:
-  explicit Rewriter(const Graph& old)
-      : old_(old), plan_(old), plain_(old.nodes().size(), -1), blocked_(old.nodes().size(), -1),
-        block_(old.nodes().size(), 0), channel_view_(old.nodes().size(), -1) {}
+  Rewriter(const Graph& old, const Plan& plan)
+      : old_(old), plan_(plan), plain_(old.nodes().size(), -1),
+        blocked_(old.nodes().size(), -1), block_(old.nodes().size(), 0),
+        channel_view_(old.nodes().size(), -1) {}
 
-  // Builds the rewritten graph; false when no convolution went blocked (then it is not used).
-  absl::StatusOr<bool> Build() {
+  // Builds the rewritten graph the plan describes.
+  absl::Status Build() {
     for (NodeId i = 0; i < static_cast<NodeId>(old_.nodes().size()); ++i) {
       PIJIT_ASSIGN_OR_RETURN(bool done, TryConv(i));
-      if (done) {
-        any_ = true;
-        continue;
-      }
-      PIJIT_ASSIGN_OR_RETURN(done, TryPool(i));
+      if (!done) { PIJIT_ASSIGN_OR_RETURN(done, TryPool(i)); }
       if (!done) { PIJIT_ASSIGN_OR_RETURN(done, TryElementwise(i)); }
       if (!done) PIJIT_RETURN_IF_ERROR(Copy(i));
     }
-    if (!any_) return false;
     std::vector<NodeId> outputs;
     for (NodeId o : old_.outputs()) {
       PIJIT_ASSIGN_OR_RETURN(NodeId p, Plain(o));
       outputs.push_back(p);
     }
     out_.SetOutputs(std::move(outputs));
-    return true;
+    return absl::OkStatus();
   }
 
   Graph& result() { return out_; }
@@ -328,22 +325,23 @@ class Rewriter {
   }
 
   const Graph& old_;
-  const Plan plan_;
+  const Plan& plan_;
   Graph out_;
   std::vector<NodeId> plain_, blocked_;   // the node's value in the new graph, per layout
   std::vector<int64_t> block_;            // the block of blocked_[i]
   std::vector<NodeId> channel_view_;      // a channel vector's [1, C/b, 1, 1, b] view
   absl::flat_hash_map<std::pair<NodeId, int64_t>, NodeId> other_layouts_;
-  bool any_ = false;
 };
 
 }  // namespace
 
 absl::StatusOr<bool> Run(Graph& g) {
-  Rewriter r(g);
-  PIJIT_ASSIGN_OR_RETURN(bool changed, r.Build());
-  if (changed) g = std::move(r.result());
-  return changed;
+  const Plan plan(g);
+  if (!plan.any_conv()) return false;  // the graph stays as it is: no rebuild
+  Rewriter r(g, plan);
+  PIJIT_RETURN_IF_ERROR(r.Build());
+  g = std::move(r.result());
+  return true;
 }
 
 }  // namespace pijit::graph::layout_assignment
