@@ -69,6 +69,7 @@ def median_ms(step, steps, warmup=2):
 
 def pijit_step_ms(x, y, steps):
     net = ResNet18()
+    net.set_train()  # batch statistics, as torch's model in training mode
     loss_fn = nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean")
     opt = nn.Momentum(net.trainable_params(), 0.05, 0.9)
     grad_fn = ms.value_and_grad(lambda x, y: loss_fn(net(x), y), None, opt.parameters)

@@ -159,6 +159,7 @@ def pijit_rows(make_net, x, y, steps, train):
     for jitted in (False, True):
         net = make_net()
         if train:
+            net.set_train()  # batch statistics, as torch's model in training mode
             loss_fn = nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean")
             opt = nn.Momentum(net.trainable_params(), 0.01, 0.9)
             grad_fn = ms.value_and_grad(lambda a, b: loss_fn(net(a), b), None, opt.parameters)
