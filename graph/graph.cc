@@ -130,7 +130,10 @@ std::vector<std::string> AttrTexts(const Node& n) {
         a.push_back("mask=positive");
       }
       break;
-    case Op::kConv2DGradInput: case Op::kConv2DGradWeight: ints("window_shape"); break;
+    case Op::kConv2DGradInput: case Op::kConv2DGradWeight:
+      ints("window_shape");
+      if (n.attr != 0) a.push_back(absl::StrCat("block=", n.attr));
+      break;
     case Op::kAllReduce: case Op::kReduceScatter:
       a.push_back(absl::StrCat("op=", kAllReduceOpNames[CollectiveReduction(n)]));
       a.push_back(absl::StrCat("group=", CollectiveGroup(n)));
@@ -171,6 +174,10 @@ std::vector<std::string> AttrTexts(const Node& n) {
     case Op::kOneHot: ints("params"); a.push_back(absl::StrCat("value=", ValueText(n.value))); break;
     case Op::kBatchNorm: case Op::kBatchNormTrain: case Op::kBatchNormGradSums:
       a.push_back(absl::StrCat("value=", ValueText(n.value)));
+      if (n.attr != 0) a.push_back(absl::StrCat("block=", n.attr));
+      break;
+    case Op::kBatchNormGradInput:
+      if (n.attr != 0) a.push_back(absl::StrCat("block=", n.attr));
       break;
     case Op::kArange: case Op::kLinspace: case Op::kEye:
       ints("sizes");

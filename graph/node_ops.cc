@@ -265,7 +265,15 @@ absl::StatusOr<TensorMeta> InferNodeMeta(const Node& n, absl::Span<const TensorM
     case Op::kConv2DGradInput:
     case Op::kConv2DGradWeight: {
       PIJIT_ASSIGN_OR_RETURN(auto parts, WindowAndShape(n));
-      if (n.op == Op::kConv2DGradInput) return InferConv2DGradInput(*in[0], *in[1], parts.second, parts.first);
+      if (n.op == Op::kConv2DGradInput) {
+        if (n.attr != 0 || in[0]->shape.size() == 5) {
+          return InferConv2DGradInputBlocked(*in[0], *in[1], parts.second, parts.first, n.attr);
+        }
+        return InferConv2DGradInput(*in[0], *in[1], parts.second, parts.first);
+      }
+      if (in[0]->shape.size() == 5 || in[1]->shape.size() == 5) {
+        return InferConv2DGradWeightBlocked(*in[0], *in[1], parts.second, parts.first);
+      }
       return InferConv2DGradWeight(*in[0], *in[1], parts.second, parts.first);
     }
     case Op::kMaxPool2DGrad:
@@ -276,9 +284,16 @@ absl::StatusOr<TensorMeta> InferNodeMeta(const Node& n, absl::Span<const TensorM
     }
     case Op::kBatchNorm:
     case Op::kBatchNormTrain:
+      if (n.op == Op::kBatchNormTrain && n.attr != 0) {
+        return InferBatchNormTrainBlocked(*in[0], *in[1], *in[2], *in[3], *in[4], n.attr);
+      }
       return InferBatchNorm(*in[0], *in[1], *in[2], *in[3], *in[4], n.op == Op::kBatchNormTrain);
-    case Op::kBatchNormGradSums: return InferBatchNormGradSums(*in[0], *in[1]);
-    case Op::kBatchNormGradInput: return InferBatchNormGradInput(*in[0], *in[1], *in[2], *in[3]);
+    case Op::kBatchNormGradSums:
+      if (n.attr != 0) return InferBatchNormGradSumsBlocked(*in[0], *in[1], n.attr);
+      return InferBatchNormGradSums(*in[0], *in[1]);
+    case Op::kBatchNormGradInput:
+      if (n.attr != 0) return InferBatchNormGradInputBlocked(*in[0], *in[1], *in[2], *in[3], n.attr);
+      return InferBatchNormGradInput(*in[0], *in[1], *in[2], *in[3]);
     case Op::kLayerNorm: {
       const TensorMeta *gamma, *beta;
       PIJIT_RETURN_IF_ERROR(LayerNormOperands<TensorMeta>(n, in, &gamma, &beta));
@@ -450,7 +465,15 @@ absl::StatusOr<Tensor> RunNode(const Node& n, absl::Span<const Tensor* const> in
     case Op::kConv2DGradInput:
     case Op::kConv2DGradWeight: {
       PIJIT_ASSIGN_OR_RETURN(auto parts, WindowAndShape(n));
-      if (n.op == Op::kConv2DGradInput) return Conv2DGradInput(*in[0], *in[1], parts.second, parts.first);
+      if (n.op == Op::kConv2DGradInput) {
+        if (n.attr != 0 || in[0]->shape().size() == 5) {
+          return Conv2DGradInputBlocked(*in[0], *in[1], parts.second, parts.first, n.attr);
+        }
+        return Conv2DGradInput(*in[0], *in[1], parts.second, parts.first);
+      }
+      if (in[0]->shape().size() == 5 || in[1]->shape().size() == 5) {
+        return Conv2DGradWeightBlocked(*in[0], *in[1], parts.second, parts.first);
+      }
       return Conv2DGradWeight(*in[0], *in[1], parts.second, parts.first);
     }
     case Op::kMaxPool2DGrad:
@@ -466,13 +489,19 @@ absl::StatusOr<Tensor> RunNode(const Node& n, absl::Span<const Tensor* const> in
     case Op::kBatchNormTrain: {
       PIJIT_ASSIGN_OR_RETURN(double eps, ValueAt(n, 0));
       PIJIT_ASSIGN_OR_RETURN(double momentum, ValueAt(n, 1));
+      if (n.attr != 0) {
+        return BatchNormTrainBlocked(*in[0], *in[1], *in[2], *in[3], *in[4], eps, momentum, n.attr);
+      }
       return BatchNormTrain(*in[0], *in[1], *in[2], *in[3], *in[4], eps, momentum);
     }
     case Op::kBatchNormGradSums: {
       PIJIT_ASSIGN_OR_RETURN(double eps, ValueAt(n, 0));
+      if (n.attr != 0) return BatchNormGradSumsBlocked(*in[0], *in[1], eps, n.attr);
       return BatchNormGradSums(*in[0], *in[1], eps);
     }
-    case Op::kBatchNormGradInput: return BatchNormGradInput(*in[0], *in[1], *in[2], *in[3]);
+    case Op::kBatchNormGradInput:
+      if (n.attr != 0) return BatchNormGradInputBlocked(*in[0], *in[1], *in[2], *in[3], n.attr);
+      return BatchNormGradInput(*in[0], *in[1], *in[2], *in[3]);
     case Op::kLayerNorm: {
       const Tensor *gamma, *beta;
       PIJIT_RETURN_IF_ERROR(LayerNormOperands<Tensor>(n, in, &gamma, &beta));

@@ -253,6 +253,25 @@ class Parser {
   absl::StatusOr<Shape> ParseIntList() {
     return ParseList([&] { return ParseInt(); });
   }
+  // A float64 value or a list of them ([eps, momentum]), as a [k] tensor (a scalar alone).
+  absl::StatusOr<Tensor> ParseFloat64Values() {
+    const bool list = Accept("[");
+    std::vector<double> values;
+    do {
+      const Token& t = Peek();
+      double v;
+      if (t.kind != Token::kWord || !ParseElement(t.text, DType::kFloat64, &v)) {
+        return Lexer::Error(t, absl::StrCat("expected a number but found ", Describe(t)));
+      }
+      Next();
+      values.push_back(v);
+    } while (list && Accept(","));
+    if (list) PIJIT_RETURN_IF_ERROR(Expect("]"));
+    Tensor t = list ? Tensor::Empty({static_cast<int64_t>(values.size())}, DType::kFloat64)
+                    : Tensor::Empty({}, DType::kFloat64);
+    std::copy(values.begin(), values.end(), t.data<double>());
+    return t;
+  }
   // fused_matmul's post-ops: [name, ...] with the names of MatMulPostName.
   absl::StatusOr<Shape> ParsePostOps() {
     return ParseList([&]() -> absl::StatusOr<int64_t> {
@@ -365,7 +384,9 @@ class Parser {
         PIJIT_ASSIGN_OR_RETURN(int64_t group, ParseInt());
         n.attr = n.attr % kAllReduceOps + group * kAllReduceOps;
       } else if (attr.text == "block" &&
-                 (n.op == Op::kFusedConv2D || n.op == Op::kToBlocked)) {
+                 (n.op == Op::kFusedConv2D || n.op == Op::kToBlocked ||
+                  n.op == Op::kConv2DGradInput || n.op == Op::kBatchNormTrain ||
+                  n.op == Op::kBatchNormGradSums || n.op == Op::kBatchNormGradInput)) {
         PIJIT_ASSIGN_OR_RETURN(n.attr, ParseInt());
       } else if (attr.text == "group" && n.op == Op::kAllGather) {
         PIJIT_ASSIGN_OR_RETURN(n.attr, ParseInt());
@@ -412,6 +433,10 @@ class Parser {
         }
         if (!known) return Lexer::Error(v, "reduce is sum, mean, max or min");
         Next();
+      } else if (attr.text == "value" &&
+                 (n.op == Op::kBatchNorm || n.op == Op::kBatchNormTrain ||
+                  n.op == Op::kBatchNormGradSums)) {
+        PIJIT_ASSIGN_OR_RETURN(n.value, ParseFloat64Values());
       } else if (attr.text == "program" && (n.op == Op::kFused || n.op == Op::kFusedReduce)) {
         if (Peek().kind != Token::kString) {
           return Lexer::Error(Peek(), "program is a quoted string");

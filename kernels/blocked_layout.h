@@ -68,4 +68,57 @@ int64_t Pool2DBlock(PoolKind kind, const TensorMeta& x, const Window2D& win);
 // x's channels) for this problem (x in NCHW).
 bool Pool2DRunsBlocked(PoolKind kind, const TensorMeta& x, const Window2D& win, int64_t block);
 
+// The NCHW meta of a tensor held in the layout of `block`: float32 [N, C/b, H, W, b] with
+// b == block, 8, 16 or C; errors name `op` and `what` (the operand).
+absl::StatusOr<TensorMeta> PlainMetaOfBlocked(const char* op, const char* what,
+                                              const TensorMeta& x, int64_t block);
+
+// Training batch norm (kernels/ops.h BatchNormTrain) of x held in the layout of `block`
+// (float32), y in the same layout; the statistics and parameters are [C] vectors as there.
+absl::StatusOr<TensorMeta> InferBatchNormTrainBlocked(const TensorMeta& x, const TensorMeta& mean,
+                                                      const TensorMeta& var,
+                                                      const TensorMeta& gamma,
+                                                      const TensorMeta& beta, int64_t block);
+absl::StatusOr<Tensor> BatchNormTrainBlocked(const Tensor& x, const Tensor& mean,
+                                             const Tensor& var, const Tensor& gamma,
+                                             const Tensor& beta, double eps, double momentum,
+                                             int64_t block);
+// Its gradients (kernels/ops.h BatchNormGradSums, BatchNormGradInput) with x and dy in the
+// layout of `block`: the sums [4, C] as there, dx in x's layout. Sums are accumulated in
+// another order than the NCHW kernels' (float32 within a few units in the last place).
+absl::StatusOr<TensorMeta> InferBatchNormGradSumsBlocked(const TensorMeta& x, const TensorMeta& dy,
+                                                         int64_t block);
+absl::StatusOr<Tensor> BatchNormGradSumsBlocked(const Tensor& x, const Tensor& dy, double eps,
+                                                int64_t block);
+absl::StatusOr<TensorMeta> InferBatchNormGradInputBlocked(const TensorMeta& x,
+                                                          const TensorMeta& dy,
+                                                          const TensorMeta& sums,
+                                                          const TensorMeta& gamma, int64_t block);
+absl::StatusOr<Tensor> BatchNormGradInputBlocked(const Tensor& x, const Tensor& dy,
+                                                 const Tensor& sums, const Tensor& gamma,
+                                                 int64_t block);
+
+// conv2d's gradients (kernels/ops.h Conv2DGradInput, Conv2DGradWeight) over activations in
+// blocked layouts, for float32 problems that Conv2DGradBlock accepts: each activation operand
+// (x, dout) NCHW [N, C, H, W] or blocked in any layout ([N, C/b, H, W, b]), dx in the layout
+// of `dx_block`, dw plain. Results equal the NCHW kernels' bit for bit where oneDNN picks the
+// same implementation (operands given in NHWC select its NHWC kernels).
+//
+// Conv2DGradBlock: the layout in which the forward convolution of this problem (NCHW x and
+// w) reads its input, which its input gradient is given in; 0 where the gradients do not run
+// on oneDNN's blocked kernels (few channels, groups, the depthwise and direct kernels).
+int64_t Conv2DGradBlock(const TensorMeta& x, const TensorMeta& w, const Window2D& win);
+absl::StatusOr<TensorMeta> InferConv2DGradInputBlocked(const TensorMeta& dout, const TensorMeta& w,
+                                                       absl::Span<const int64_t> x_shape,
+                                                       const Window2D& win, int64_t dx_block);
+absl::StatusOr<Tensor> Conv2DGradInputBlocked(const Tensor& dout, const Tensor& w,
+                                              absl::Span<const int64_t> x_shape,
+                                              const Window2D& win, int64_t dx_block);
+absl::StatusOr<TensorMeta> InferConv2DGradWeightBlocked(const TensorMeta& x, const TensorMeta& dout,
+                                                        absl::Span<const int64_t> w_shape,
+                                                        const Window2D& win);
+absl::StatusOr<Tensor> Conv2DGradWeightBlocked(const Tensor& x, const Tensor& dout,
+                                               absl::Span<const int64_t> w_shape,
+                                               const Window2D& win);
+
 }  // namespace pijit

@@ -1,9 +1,11 @@
 #include "graph/passes/layout_assignment.h"
 
+#include <algorithm>
 #include <optional>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/inlined_vector.h"
 #include "absl/strings/str_format.h"
 
 #include "kernels/blocked_layout.h"
@@ -54,40 +56,63 @@ bool IsChannelVectorOrSingle(const TensorMeta& m, int64_t c) {
   return IsConvChannelVector(m, c) || (m.shape.size() <= 4 && NumElements(m.shape) == 1);
 }
 
-// What a node becomes: a blocked convolution, pooling or elementwise op, or itself (NCHW).
-enum class Role : uint8_t { kNone, kConv, kPool, kElementwise };
+// The window and the NCHW shape of a convolution gradient's result (conv2d_grad_input: x,
+// conv2d_grad_weight: w), as the ints hold them; none for other nodes.
+std::optional<std::pair<Window2D, Shape>> GradWindowOf(const Node& n) {
+  if ((n.op != Op::kConv2DGradInput && n.op != Op::kConv2DGradWeight) ||
+      n.ints.size() != kWindowInts + 4) {
+    return std::nullopt;
+  }
+  absl::Span<const int64_t> ints(n.ints);
+  auto win = DecodeWindow(OpName(n.op), ints.subspan(0, kWindowInts));
+  if (!win.ok()) return std::nullopt;
+  return std::make_pair(*win, Shape(ints.begin() + kWindowInts, ints.end()));
+}
+
+// What a node becomes: a blocked convolution, pooling or elementwise op, a convolution
+// gradient or training batch norm (or one of its gradients) over blocked activations, or
+// itself (NCHW).
+enum class Role : uint8_t {
+  kNone, kConv, kPool, kElementwise, kConvGradInput, kConvGradWeight, kBatchNormTrain,
+  kBatchNormGrad
+};
 
 // Which nodes give blocked results, decided before the graph is rebuilt: convolutions that
 // run blocked always (their reorders move out of them: never more than before); pooling when
-// its input is blocked; an elementwise op when its operands of its result's shape are blocked
-// and no other reader needs them in NCHW, nor its result (else going blocked would add the
-// reorder of its result to the reorders of its operands that the NCHW readers need anyway:
-// training graphs, whose backward reads the forward's values, keep their elementwise ops NCHW).
+// its input is blocked; an elementwise op when an operand of its result's shape is blocked
+// (the others are taken into its block: a reorder of one operand instead of the blocked ones'
+// and of the result's) and no reader needs its result in NCHW; in training graphs,
+// convolution gradients and batch norm (ProposeTraining), so that the backward reads the
+// forward's values in the layouts they were made in.
 class Plan {
  public:
   explicit Plan(const Graph& g)
       : g_(g), role_(g.nodes().size(), Role::kNone), conv_(g.nodes().size()),
-        first_operand_(g.nodes().size(), 0), block_(g.nodes().size(), 0) {
+        first_operand_(g.nodes().size(), 0), block_(g.nodes().size(), 0),
+        operand_block_(g.nodes().size(), 0) {
     for (NodeId i = 0; i < static_cast<NodeId>(g.nodes().size()); ++i) Propose(i);
     if (!any_conv_) return;  // nothing is blocked, nor can be
     // Elementwise ops leave the blocked set until what remains is consistent (each removal
     // can only add NCHW readers, so this ends).
     for (bool changed = true; changed;) {
       changed = false;
-      const std::vector<bool> plain = NeedsPlain();
+      std::vector<bool> plain, blocked;
+      Readers(plain, blocked);
       for (NodeId i = 0; i < static_cast<NodeId>(g.nodes().size()); ++i) {
         const Node& n = g.node(i);
         bool keep = true;
         if (role_[i] == Role::kElementwise) {
-          keep = !plain[i];
-          for (NodeId in : n.inputs)
-            if (IsFull(n, in)) keep = keep && block_[in] == block_[i] && !plain[in];
-        } else if (role_[i] == Role::kPool) {
-          keep = block_[n.inputs[0]] == block_[i];
+          bool any_in_block = false;
+          for (NodeId in : n.inputs) any_in_block |= IsFull(n, in) && block_[in] == block_[i];
+          keep = (!plain[i] || blocked[i]) && any_in_block;
+        } else if (role_[i] == Role::kPool || role_[i] == Role::kBatchNormTrain ||
+                   role_[i] == Role::kBatchNormGrad) {
+          keep = block_[n.inputs[0]] == operand_block_[i];
         }
         if (!keep) {
           role_[i] = Role::kNone;
           block_[i] = 0;
+          operand_block_[i] = 0;
           changed = true;
         }
       }
@@ -99,6 +124,8 @@ class Plan {
   Role role(NodeId i) const { return role_[i]; }
   int64_t block(NodeId i) const { return block_[i]; }
   const ConvBlocks& conv(NodeId i) const { return conv_[i]; }
+  // The block of the activations a pooling or batch norm node reads.
+  int64_t operand_block(NodeId i) const { return operand_block_[i]; }
   // Whether elementwise node `n` reads `in` as an operand of its result's shape (blocked when
   // it runs blocked), not as a channel vector or a single value.
   bool IsFull(const Node& n, NodeId in) const { return g_.node(in).meta.shape == n.meta.shape; }
@@ -127,25 +154,73 @@ class Plan {
       const PoolKind kind = n.op == Op::kMaxPool2D ? PoolKind::kMax : PoolKind::kAvg;
       if (block_[x] != 0 && win.ok() && Pool2DRunsBlocked(kind, g_.node(x).meta, *win, block_[x])) {
         role_[i] = Role::kPool;
-        block_[i] = block_[x];
+        block_[i] = operand_block_[i] = block_[x];
       }
       return;
     }
+    if (ProposeTraining(i)) return;
     if (n.op != Op::kFused && !(IsElementwise(n.op) && !HasTrait(n.op, kStateful))) return;
     const Shape& s = n.meta.shape;
     if (n.meta.dtype != DType::kFloat32 || s.size() != 4) return;
-    int64_t b = 0;
+    // The block most of its blocked operands have (the first of equals): the fewest taken
+    // into it.
+    absl::InlinedVector<std::pair<int64_t, int>, 4> votes;
     for (NodeId in : n.inputs) {
       if (IsFull(n, in)) {
-        if (block_[in] == 0 || (b != 0 && block_[in] != b)) return;
-        b = block_[in];
+        if (block_[in] == 0) continue;
+        auto it = std::find_if(votes.begin(), votes.end(),
+                               [&](const auto& v) { return v.first == block_[in]; });
+        if (it == votes.end()) votes.push_back({block_[in], 1});
+        else ++it->second;
       } else if (!IsChannelVectorOrSingle(g_.node(in).meta, s[1])) {
         return;
+      }
+    }
+    int64_t b = 0;
+    int most = 0;
+    for (const auto& [block, count] : votes) {
+      if (count > most) {
+        b = block;
+        most = count;
       }
     }
     if (b == 0) return;
     role_[i] = Role::kElementwise;
     block_[i] = b;
+  }
+
+  // Training graphs: convolution gradients on oneDNN's blocked kernels always take their
+  // activations in the layout they come in (the input gradient gives its result in the layout
+  // the forward convolution reads x in); training batch norm and its gradients run blocked
+  // where x is blocked (the gradients take dy into x's layout). Whether `i` takes such a role.
+  bool ProposeTraining(NodeId i) {
+    const Node& n = g_.node(i);
+    if (n.meta.dtype != DType::kFloat32 || n.attr != 0) return false;
+    if (const auto grad = GradWindowOf(n)) {
+      const TensorMeta& a = g_.node(n.inputs[0]).meta;
+      const TensorMeta& b = g_.node(n.inputs[1]).meta;
+      if (a.shape.size() != 4 || b.shape.size() != 4) return false;
+      if (n.op == Op::kConv2DGradInput) {
+        const int64_t block = Conv2DGradBlock(n.meta, b, grad->first);
+        if (block == 0) return false;
+        role_[i] = Role::kConvGradInput;
+        block_[i] = block;
+      } else {
+        if (Conv2DGradBlock(a, n.meta, grad->first) == 0) return false;
+        role_[i] = Role::kConvGradWeight;
+      }
+      return true;
+    }
+    if (n.op != Op::kBatchNormTrain && n.op != Op::kBatchNormGradSums &&
+        n.op != Op::kBatchNormGradInput) {
+      return false;
+    }
+    const NodeId x = n.inputs[0];
+    if (block_[x] == 0 || g_.node(x).meta.shape.size() != 4) return false;
+    role_[i] = n.op == Op::kBatchNormTrain ? Role::kBatchNormTrain : Role::kBatchNormGrad;
+    operand_block_[i] = block_[x];
+    if (n.op != Op::kBatchNormGradSums) block_[i] = block_[x];
+    return true;
   }
 
   // Whether node `r` reads its input number `k` blocked, as the roles stand.
@@ -157,21 +232,26 @@ class Plan {
       }
       case Role::kPool: return k == 0;
       case Role::kElementwise: return IsFull(r, r.inputs[k]);
+      case Role::kConvGradInput: return k == 0 && block_[r.inputs[0]] != 0;
+      case Role::kConvGradWeight: return k < 2 && block_[r.inputs[k]] != 0;
+      case Role::kBatchNormTrain: return k == 0;
+      case Role::kBatchNormGrad: return k < 2;
       case Role::kNone: return false;
     }
     return false;
   }
 
-  // For each node, whether some reader (or the graph's outputs) needs its value in NCHW.
-  std::vector<bool> NeedsPlain() const {
-    std::vector<bool> plain(g_.nodes().size(), false);
+  // For each node, whether some reader (or the graph's outputs) needs its value in NCHW, and
+  // whether some reader takes it blocked.
+  void Readers(std::vector<bool>& plain, std::vector<bool>& blocked) const {
+    plain.assign(g_.nodes().size(), false);
+    blocked.assign(g_.nodes().size(), false);
     for (NodeId r = 0; r < static_cast<NodeId>(g_.nodes().size()); ++r) {
       const Node& n = g_.node(r);
       for (size_t k = 0; k < n.inputs.size(); ++k)
-        if (!ReadsBlocked(n, r, k)) plain[n.inputs[k]] = true;
+        (ReadsBlocked(n, r, k) ? blocked : plain)[n.inputs[k]] = true;
     }
     for (NodeId o : g_.outputs()) plain[o] = true;
-    return plain;
   }
 
   const Graph& g_;
@@ -179,6 +259,7 @@ class Plan {
   std::vector<ConvBlocks> conv_;
   std::vector<size_t> first_operand_;  // a blocked convolution's first epilogue operand
   std::vector<int64_t> block_;  // the block of a blocked result, 0 for NCHW
+  std::vector<int64_t> operand_block_;  // pooling's and batch norm's: the block of x
   bool any_conv_ = false;
 };
 
@@ -195,6 +276,7 @@ class Rewriter {
       PIJIT_ASSIGN_OR_RETURN(bool done, TryConv(i));
       if (!done) { PIJIT_ASSIGN_OR_RETURN(done, TryPool(i)); }
       if (!done) { PIJIT_ASSIGN_OR_RETURN(done, TryElementwise(i)); }
+      if (!done) { PIJIT_ASSIGN_OR_RETURN(done, TryTraining(i)); }
       if (!done) PIJIT_RETURN_IF_ERROR(Copy(i));
     }
     std::vector<NodeId> outputs;
@@ -313,14 +395,54 @@ class Rewriter {
     Node e = n;
     for (NodeId& in : e.inputs) {
       if (plan_.IsFull(n, in)) {
-        if (!IsBlocked(in) || block_[in] != b) return NotAsPlanned(i);
-        in = blocked_[in];
+        PIJIT_ASSIGN_OR_RETURN(in, Blocked(in, b));
       } else {
         PIJIT_ASSIGN_OR_RETURN(in, ChannelView(in, s[1], b));
       }
     }
     PIJIT_ASSIGN_OR_RETURN(blocked_[i], out_.AddNode(std::move(e)));
     block_[i] = b;
+    return true;
+  }
+
+  // Old node `i` as it is in the new graph: blocked (in whichever layout) where it is so,
+  // else NCHW.
+  absl::StatusOr<NodeId> AsItIs(NodeId i) {
+    if (IsBlocked(i)) return blocked_[i];
+    return Plain(i);
+  }
+
+  // A convolution gradient over activations in the layouts they come in, or training batch
+  // norm (or a gradient) over x's block, dy taken into it.
+  absl::StatusOr<bool> TryTraining(NodeId i) {
+    const Role role = plan_.role(i);
+    if (role != Role::kConvGradInput && role != Role::kConvGradWeight &&
+        role != Role::kBatchNormTrain && role != Role::kBatchNormGrad) {
+      return false;
+    }
+    Node n = old_.node(i);
+    const int64_t b = role == Role::kConvGradInput ? plan_.block(i) : plan_.operand_block(i);
+    for (size_t k = 0; k < n.inputs.size(); ++k) {
+      NodeId& in = n.inputs[k];
+      if (role == Role::kConvGradInput || role == Role::kConvGradWeight) {
+        PIJIT_ASSIGN_OR_RETURN(in, k < 2 ? AsItIs(in) : Plain(in));
+      } else if (k == 0 && (!IsBlocked(in) || block_[in] != b)) {
+        return NotAsPlanned(i);
+      } else if (k == 0 || (k == 1 && role == Role::kBatchNormGrad)) {
+        PIJIT_ASSIGN_OR_RETURN(in, Blocked(in, b));
+      } else {
+        PIJIT_ASSIGN_OR_RETURN(in, Plain(in));
+      }
+    }
+    n.attr = role == Role::kConvGradWeight ? 0 : b;
+    const bool blocked_result = role != Role::kConvGradWeight && n.op != Op::kBatchNormGradSums;
+    PIJIT_ASSIGN_OR_RETURN(NodeId r, out_.AddNode(std::move(n)));
+    if (blocked_result) {
+      blocked_[i] = r;
+      block_[i] = b;
+    } else {
+      plain_[i] = r;
+    }
     return true;
   }
 

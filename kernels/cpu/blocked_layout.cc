@@ -64,4 +64,19 @@ absl::StatusOr<Tensor> FromBlocked(const Tensor& x) {
   return out;
 }
 
+absl::StatusOr<TensorMeta> PlainMetaOfBlocked(const char* op, const char* what,
+                                              const TensorMeta& x, int64_t block) {
+  if (x.dtype != DType::kFloat32) {
+    return absl::UnimplementedError(absl::StrFormat(
+        "%s: %s in a blocked layout must be Float32, got %s", op, what, DTypeName(x.dtype)));
+  }
+  if (x.shape.size() != 5 || x.shape[4] != block ||
+      !IsChannelBlock(x.shape[1] * x.shape[4], block)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: expected %s in the layout of block %d ([N, C/%d, H, W, %d], the block 8, 16 or "
+        "C), got shape %s", op, what, block, block, block, ShapeToString(x.shape)));
+  }
+  return TensorMeta{x.dtype, PlainShapeOfBlocked(x.shape)};
+}
+
 }  // namespace pijit

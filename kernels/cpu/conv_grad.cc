@@ -6,6 +6,8 @@
 #include <unordered_map>
 
 #include "absl/container/flat_hash_map.h"
+#include "kernels/blocked_layout.h"
+#include "kernels/cpu/conv_onednn.h"
 #include "kernels/cpu/window.h"
 #include "kernels/errors.h"
 #include "kernels/thread_pool.h"
@@ -13,8 +15,10 @@
 namespace pijit {
 namespace {
 
-// N, C, H, W, O, KH, KW, strides 2, pads 4, dilations 2, groups, which (0 data, 1 weights).
-using ConvGradKey = std::array<int64_t, 17>;
+// N, C, H, W, O, KH, KW, strides 2, pads 4, dilations 2, groups, which (0 data, 1 weights),
+// whether the activations are given in NHWC (then the primitive computes in NHWC: oneDNN's
+// NHWC backward-data kernels are its fastest on AVX2 for 3x3 layers, and no reorder runs).
+using ConvGradKey = std::array<int64_t, 18>;
 
 struct ConvGradPrimitive : ConvProblem {
   dnnl::primitive prim;
@@ -49,8 +53,12 @@ const ConvGradPrimitive& GetConvGrad(const ConvGradKey& k) {
     const bool blocked = BlockedLayoutsPay(k[1], k[4], k[15]) ||
                          (k[16] == 1 && FirstLayerLayoutsPay(k[1], k[4], k[15]));
     using dnnl::memory;
-    const memory::desc src = LayoutFor(blocked, p->src), wts = LayoutFor(blocked, p->weights),
-                       dst = LayoutFor(blocked, p->dst);
+    const bool nhwc = k[17] != 0;
+    const memory::desc src = nhwc ? ActivationLayout(p->src.get_dims(), k[1])
+                                  : LayoutFor(blocked, p->src);
+    const memory::desc dst = nhwc ? ActivationLayout(p->dst.get_dims(), k[4])
+                                  : LayoutFor(blocked, p->dst);
+    const memory::desc wts = LayoutFor(blocked || nhwc, p->weights);
     // The backward primitives take the forward one as a hint.
     const dnnl::convolution_forward::primitive_desc hint(
         DnnlEngine(), dnnl::prop_kind::forward_training, alg, src, wts, dst, p->strides,
@@ -72,13 +80,18 @@ const ConvGradPrimitive& GetConvGrad(const ConvGradKey& k) {
   });
 }
 
+// x_or_dx and dout in the layouts of x_block and dout_block (0: NCHW; kernels/
+// blocked_layout.h), xs the NCHW shape.
 void ConvGradF32(bool weights, const Tensor& x_or_dx, const Tensor& w_or_dw, const Tensor& dout,
-                 const Shape& xs, const Shape& ws, const Geometry2D& g, const Window2D& win) {
-  const ConvGradPrimitive& p = GetConvGrad(ConvKeyOf<ConvGradKey>(xs, ws, g, win, weights));
+                 const Shape& xs, const Shape& ws, const Geometry2D& g, const Window2D& win,
+                 int64_t x_block = 0, int64_t dout_block = 0) {
+  ConvGradKey key = ConvKeyOf<ConvGradKey>(xs, ws, g, win, weights);
+  key[17] = x_block != 0 && x_block == xs[1];
+  const ConvGradPrimitive& p = GetConvGrad(key);
   using dnnl::memory;
-  memory src(p.src, DnnlEngine(), x_or_dx.raw_data());
+  memory src(ActivationLayout(p.src.get_dims(), x_block), DnnlEngine(), x_or_dx.raw_data());
   memory wts(p.weights, DnnlEngine(), w_or_dw.raw_data());
-  memory dst(p.dst, DnnlEngine(), dout.raw_data());
+  memory dst(ActivationLayout(p.dst.get_dims(), dout_block), DnnlEngine(), dout.raw_data());
   // Operands into the primitive's layouts, the result (in its layout) back out: no-ops for
   // plain layouts.
   auto out = [](memory& plain, const memory::desc& want) {
@@ -320,6 +333,103 @@ absl::StatusOr<Tensor> Conv2DGradInput(const Tensor& dout, const Tensor& w,
 absl::StatusOr<Tensor> Conv2DGradWeight(const Tensor& x, const Tensor& dout,
                                         absl::Span<const int64_t> w_shape, const Window2D& win) {
   return ConvGrad(false, x, dout, w_shape, win);
+}
+
+}  // namespace pijit
+
+namespace pijit {
+namespace {
+
+// The NCHW meta of an activation operand given plain or blocked (any block), and its block.
+absl::StatusOr<std::pair<TensorMeta, int64_t>> PlainActivation(const char* op, const char* what,
+                                                               const TensorMeta& m) {
+  if (m.shape.size() != 5) return std::make_pair(m, int64_t{0});
+  PIJIT_ASSIGN_OR_RETURN(TensorMeta plain, PlainMetaOfBlocked(op, what, m, m.shape[4]));
+  return std::make_pair(plain, m.shape[4]);
+}
+
+absl::Status NotOnBlockedKernels(const char* op, const TensorMeta& x, const TensorMeta& w) {
+  return absl::UnimplementedError(absl::StrFormat(
+      "%s: blocked layouts are for float32 problems on oneDNN's blocked kernels (one group, "
+      "16 or more channels), not input %s %s with weight %s", op, DTypeName(x.dtype),
+      ShapeToString(x.shape), ShapeToString(w.shape)));
+}
+
+}  // namespace
+
+int64_t Conv2DGradBlock(const TensorMeta& x, const TensorMeta& w, const Window2D& win) {
+  if (x.dtype != DType::kFloat32 || w.dtype != x.dtype || x.shape.size() != 4 ||
+      w.shape.size() != 4 || win.groups != 1 || NumElements(x.shape) == 0 ||
+      NumElements(w.shape) == 0 || !BlockedLayoutsPay(x.shape[1], w.shape[0], 1)) {
+    return 0;
+  }
+  const int64_t kernel[2] = {w.shape[2], w.shape[3]};
+  const absl::StatusOr<Geometry2D> g = ResolveWindow("conv2d", x.shape, kernel, win, false);
+  if (!g.ok() || g->out[0] <= 0 || g->out[1] <= 0 || DepthwiseProblem(x.shape, w.shape, *g, win) ||
+      DirectProblem(x.shape, w.shape, *g, win)) {
+    return 0;
+  }
+  const int64_t b = conv_onednn::ChosenLayouts(x.shape, w.shape, *g, win).src_block;
+  return IsChannelBlock(x.shape[1], b) ? b : 0;
+}
+
+absl::StatusOr<TensorMeta> InferConv2DGradInputBlocked(const TensorMeta& dout, const TensorMeta& w,
+                                                       absl::Span<const int64_t> x_shape,
+                                                       const Window2D& win, int64_t dx_block) {
+  constexpr const char* op = "conv2d_grad_input";
+  PIJIT_ASSIGN_OR_RETURN(auto d, PlainActivation(op, "the output gradient", dout));
+  PIJIT_ASSIGN_OR_RETURN(TensorMeta dx, InferConv2DGradInput(d.first, w, x_shape, win));
+  if (Conv2DGradBlock(dx, w, win) == 0) return NotOnBlockedKernels(op, dx, w);
+  if (dx_block == 0) return dx;
+  if (!IsChannelBlock(dx.shape[1], dx_block)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: block %d is not a layout of the input's %d channels (8, 16 or all of them)", op,
+        dx_block, dx.shape[1]));
+  }
+  const Shape& s = dx.shape;
+  return TensorMeta{dx.dtype, {s[0], s[1] / dx_block, s[2], s[3], dx_block}};
+}
+
+absl::StatusOr<Tensor> Conv2DGradInputBlocked(const Tensor& dout, const Tensor& w,
+                                              absl::Span<const int64_t> x_shape,
+                                              const Window2D& win, int64_t dx_block) {
+  PIJIT_ASSIGN_OR_RETURN(TensorMeta meta, InferConv2DGradInputBlocked(MetaOf(dout), MetaOf(w),
+                                                                      x_shape, win, dx_block));
+  const Shape xs(x_shape.begin(), x_shape.end());
+  const int64_t kernel[2] = {w.shape()[2], w.shape()[3]};
+  PIJIT_ASSIGN_OR_RETURN(Geometry2D g, ResolveWindow("conv2d_grad_input", xs, kernel, win, false));
+  Tensor dx = Tensor::Empty(meta.shape, meta.dtype);
+  const int64_t dout_block = dout.shape().size() == 5 ? dout.shape()[4] : 0;
+  ConvGradF32(false, dx, w.Contiguous(), dout.Contiguous(), xs, w.shape(), g, win, dx_block,
+              dout_block);
+  return dx;
+}
+
+absl::StatusOr<TensorMeta> InferConv2DGradWeightBlocked(const TensorMeta& x, const TensorMeta& dout,
+                                                        absl::Span<const int64_t> w_shape,
+                                                        const Window2D& win) {
+  constexpr const char* op = "conv2d_grad_weight";
+  PIJIT_ASSIGN_OR_RETURN(auto px, PlainActivation(op, "the input", x));
+  PIJIT_ASSIGN_OR_RETURN(auto d, PlainActivation(op, "the output gradient", dout));
+  PIJIT_ASSIGN_OR_RETURN(TensorMeta dw, InferConv2DGradWeight(px.first, d.first, w_shape, win));
+  if (Conv2DGradBlock(px.first, dw, win) == 0) return NotOnBlockedKernels(op, px.first, dw);
+  return dw;
+}
+
+absl::StatusOr<Tensor> Conv2DGradWeightBlocked(const Tensor& x, const Tensor& dout,
+                                               absl::Span<const int64_t> w_shape,
+                                               const Window2D& win) {
+  PIJIT_ASSIGN_OR_RETURN(TensorMeta meta, InferConv2DGradWeightBlocked(MetaOf(x), MetaOf(dout),
+                                                                       w_shape, win));
+  const int64_t x_block = x.shape().size() == 5 ? x.shape()[4] : 0;
+  const int64_t dout_block = dout.shape().size() == 5 ? dout.shape()[4] : 0;
+  const Shape xs = PlainShapeOfBlocked(x.shape());
+  const int64_t kernel[2] = {meta.shape[2], meta.shape[3]};
+  PIJIT_ASSIGN_OR_RETURN(Geometry2D g, ResolveWindow("conv2d_grad_weight", xs, kernel, win, false));
+  Tensor dw = Tensor::Empty(meta.shape, meta.dtype);
+  ConvGradF32(true, x.Contiguous(), dw, dout.Contiguous(), xs, meta.shape, g, win, x_block,
+              dout_block);
+  return dw;
 }
 
 }  // namespace pijit

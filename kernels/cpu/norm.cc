@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "kernels/blocked_layout.h"
 #include "kernels/cpu/reduce_vec.h"
 #include "kernels/cpu/rows_avx512.h"
 #include "kernels/cpu/window.h"
@@ -42,8 +43,9 @@ int64_t EpsBits(double eps) {
 
 // ---- batch norm ----
 
-// N, C, S (spatial size), training, eps bits.
-using BnKey = std::array<int64_t, 5>;
+// N, C, S (spatial size), training, eps bits, the activations' block (kernels/
+// blocked_layout.h: 0 for NCHW).
+using BnKey = std::array<int64_t, 6>;
 struct BnPrimitive {
   dnnl::memory::desc data, stat;
   dnnl::batch_normalization_forward prim;
@@ -53,7 +55,7 @@ const BnPrimitive& GetBatchNorm(const BnKey& k, double eps) {
   return *CachedPrimitive(k, [&] {
     using dnnl::memory;
     auto p = std::make_unique<BnPrimitive>();
-    p->data = memory::desc({k[0], k[1], k[2], 1}, memory::data_type::f32, memory::format_tag::nchw);
+    p->data = ActivationLayout({k[0], k[1], k[2], 1}, k[5]);
     p->stat = memory::desc({k[1]}, memory::data_type::f32, memory::format_tag::a);
     auto flags = dnnl::normalization_flags::use_scale | dnnl::normalization_flags::use_shift;
     if (!k[3]) flags = flags | dnnl::normalization_flags::use_global_stats;
@@ -101,19 +103,20 @@ void BatchStats(const T* x, int64_t n, int64_t c, int64_t s, T* mean, T* var) {
 struct BnDims {
   int64_t n, c, s;
 };
-BnDims BnDimsOf(const Tensor& x) {
-  const int64_t n = x.shape()[0], c = x.shape()[1];
+// x's dimensions as [N, C, S]: of its NCHW shape when it is held in the layout of `block`.
+BnDims BnDimsOf(const Tensor& x, int64_t block) {
+  const int64_t n = x.shape()[0], c = block ? x.shape()[1] * block : x.shape()[1];
   return {n, c, n * c == 0 ? 0 : x.numel() / (n * c)};
 }
 
 // y from x with the given statistics (f32: oneDNN; training: oneDNN computes them into
-// batch_mean/batch_var).
+// batch_mean/batch_var). x and y in the layout of `block` (float32 only where it is not 0).
 absl::Status RunBatchNorm(const Tensor& x, const Tensor& mean, const Tensor& var,
                           const Tensor& gamma, const Tensor& beta, double eps, bool training,
-                          Tensor& y) {
-  const BnDims d = BnDimsOf(x);
+                          Tensor& y, int64_t block = 0) {
+  const BnDims d = BnDimsOf(x, block);
   if (x.dtype() == DType::kFloat32) {
-    const BnPrimitive& p = GetBatchNorm({d.n, d.c, d.s, training, EpsBits(eps)}, eps);
+    const BnPrimitive& p = GetBatchNorm({d.n, d.c, d.s, training, EpsBits(eps), block}, eps);
     using dnnl::memory;
     auto& e = DnnlEngine();
     p.prim.execute(DnnlStream(), {{DNNL_ARG_SRC, memory(p.data, e, x.raw_data())},
@@ -186,6 +189,33 @@ void LayerNormRows(const T* x, T* y, const T* gamma, const T* beta, int64_t m, i
   });
 }
 
+// Training batch norm of float32 or float64 x (in the layout of `block`): y, and the running
+// statistics updated in place with the batch's (the variance's unbiased).
+absl::StatusOr<Tensor> TrainAndUpdate(const Tensor& x, const Tensor& mean, const Tensor& var,
+                                      const Tensor& gamma, const Tensor& beta, double eps,
+                                      double momentum, const TensorMeta& meta, int64_t block) {
+  Tensor y = Tensor::Empty(meta.shape, meta.dtype);
+  Tensor bmean = Tensor::Empty(mean.shape(), mean.dtype());
+  Tensor bvar = Tensor::Empty(var.shape(), var.dtype());
+  PIJIT_RETURN_IF_ERROR(RunBatchNorm(x.Contiguous(), bmean, bvar, gamma.Contiguous(),
+                                     beta.Contiguous(), eps, true, y, block));
+  const BnDims d = BnDimsOf(x, block);
+  const double count = static_cast<double>(d.n * d.s);
+  const double unbias = count / (count - 1);
+  DispatchDType(x.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_floating_point_v<T>) {
+      T* rm = mean.data<T>();
+      T* rv = var.data<T>();
+      for (int64_t ch = 0; ch < d.c; ++ch) {
+        rm[ch] = static_cast<T>((1 - momentum) * rm[ch] + momentum * bmean.data<T>()[ch]);
+        rv[ch] = static_cast<T>((1 - momentum) * rv[ch] + momentum * unbias * bvar.data<T>()[ch]);
+      }
+    }
+  });
+  return y;
+}
+
 }  // namespace
 
 absl::StatusOr<TensorMeta> InferBatchNorm(const TensorMeta& x, const TensorMeta& mean,
@@ -211,6 +241,15 @@ absl::StatusOr<TensorMeta> InferBatchNorm(const TensorMeta& x, const TensorMeta&
         "batch_norm: training needs more than one value per channel, got input %s",
         ShapeToString(x.shape)));
   }
+  return x;
+}
+
+absl::StatusOr<TensorMeta> InferBatchNormTrainBlocked(const TensorMeta& x, const TensorMeta& mean,
+                                                      const TensorMeta& var,
+                                                      const TensorMeta& gamma,
+                                                      const TensorMeta& beta, int64_t block) {
+  PIJIT_ASSIGN_OR_RETURN(TensorMeta plain, PlainMetaOfBlocked("batch_norm", "the input", x, block));
+  PIJIT_RETURN_IF_ERROR(InferBatchNorm(plain, mean, var, gamma, beta, true).status());
   return x;
 }
 
@@ -257,26 +296,21 @@ absl::StatusOr<Tensor> BatchNormTrain(const Tensor& x, const Tensor& mean, const
     CopyInto(wv, var);
     return Cast(r, meta.dtype);
   }
-  Tensor y = Tensor::Empty(meta.shape, meta.dtype);
-  Tensor bmean = Tensor::Empty(mean.shape(), mean.dtype());
-  Tensor bvar = Tensor::Empty(var.shape(), var.dtype());
-  PIJIT_RETURN_IF_ERROR(RunBatchNorm(x.Contiguous(), bmean, bvar, gamma.Contiguous(),
-                                     beta.Contiguous(), eps, true, y));
-  const BnDims d = BnDimsOf(x);
-  const double count = static_cast<double>(d.n * d.s);
-  const double unbias = count / (count - 1);
-  DispatchDType(x.dtype(), [&](auto tag) {
-    using T = decltype(tag);
-    if constexpr (std::is_floating_point_v<T>) {
-      T* rm = mean.data<T>();
-      T* rv = var.data<T>();
-      for (int64_t ch = 0; ch < d.c; ++ch) {
-        rm[ch] = static_cast<T>((1 - momentum) * rm[ch] + momentum * bmean.data<T>()[ch]);
-        rv[ch] = static_cast<T>((1 - momentum) * rv[ch] + momentum * unbias * bvar.data<T>()[ch]);
-      }
-    }
-  });
-  return y;
+  return TrainAndUpdate(x, mean, var, gamma, beta, eps, momentum, meta, 0);
+}
+
+absl::StatusOr<Tensor> BatchNormTrainBlocked(const Tensor& x, const Tensor& mean,
+                                             const Tensor& var, const Tensor& gamma,
+                                             const Tensor& beta, double eps, double momentum,
+                                             int64_t block) {
+  PIJIT_ASSIGN_OR_RETURN(TensorMeta meta,
+                         InferBatchNormTrainBlocked(MetaOf(x), MetaOf(mean), MetaOf(var),
+                                                    MetaOf(gamma), MetaOf(beta), block));
+  if (!mean.is_contiguous() || !var.is_contiguous()) {
+    return absl::InvalidArgumentError(
+        "batch_norm: running_mean and running_var must be contiguous to be updated in place");
+  }
+  return TrainAndUpdate(x, mean, var, gamma, beta, eps, momentum, meta, block);
 }
 
 absl::StatusOr<TensorMeta> InferLayerNorm(const TensorMeta& x,

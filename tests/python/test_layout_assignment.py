@@ -126,3 +126,42 @@ def test_stem_weight_gradient_matches_float64():
     got = grad(*(ms.Tensor(v.astype(np.float32)) for v in (x, w, seed))).asnumpy()
     want = grad(ms.Tensor(x), ms.Tensor(w), ms.Tensor(seed)).asnumpy()
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-3)
+
+
+@pytest.mark.parametrize("cin,cout,stride,size", [(32, 32, 1, 8), (32, 64, 2, 9), (16, 32, 2, 7)])
+def test_training_mode_step_runs_blocked_and_matches_eager(cin, cout, stride, size):
+    """Batch norm with the batch's statistics: its forward and gradients, the convolutions'
+    gradients and the relu masks run on blocked activations in the compiled step; the loss,
+    every gradient and the running statistics it updates match eager's (the blocked kernels
+    sum in another order)."""
+    rng = np.random.default_rng(cin + cout + size)
+
+    def make():
+        net = Block(cin, cout, stride)
+        net.set_train()
+        return net
+
+    x = ms.Tensor(rng.standard_normal((4, cin, size, size)).astype(np.float32))
+    eager_net, jit_net = make(), make()
+    for a, b in zip(eager_net.get_parameters(), jit_net.get_parameters()):
+        b.set_data(ms.Tensor(a.asnumpy()))
+
+    def step_of(net):
+        return ms.value_and_grad(lambda t: ops.sum(net(t) * net(t)) * 0.01, None,
+                                 net.trainable_params())
+
+    want_loss, want = step_of(eager_net)(x)
+    jf = fresh_jit(step_of(jit_net))
+    got_loss, got = jf(x)
+    _close(got_loss.asnumpy(), want_loss.asnumpy(), rel=1e-4)
+    for g, w in zip(got, want):
+        _close(g.asnumpy(), w.asnumpy(), rel=2e-3)
+    for a, b in zip(eager_net.get_parameters(), jit_net.get_parameters()):
+        if "moving" in a.name:
+            _close(b.asnumpy(), a.asnumpy(), rel=1e-5)
+    text = first_graph(jf)
+    assert text.count("batch_norm_train(") >= 2 and "batch_norm_grad_input(" in text, text
+    for op in ("batch_norm_train(", "batch_norm_grad_sums(", "batch_norm_grad_input(",
+               "conv2d_grad_input("):
+        lines = [line for line in text.splitlines() if op in line]
+        assert lines and all("block=" in line for line in lines), (op, text)

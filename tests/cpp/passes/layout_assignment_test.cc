@@ -75,6 +75,85 @@ TEST(LayoutAssignmentTest, ABlockRunsBlockedBetweenOneReorderInAndOneOut) {
   ExpectSameOutputs(before, g, 1);
 }
 
+// A training step's pieces: the forward's convolutions, batch norm and relu, and the backward's
+// convolution gradients, relu mask and batch norm gradients.
+constexpr const char* kTraining = R"IR(
+graph(%0: f32[2,16,6,6], %1: f32[16,16,3,3], %2: f32[16], %3: f32[16], %4: f32[16], %5: f32[16], %6: f32[16,16,3,3], %7: f32[2,16,6,6]) {
+  %8: f32[2,16,6,6] = conv2d(%0, %1, window=[0,1,1,1,1,1,1,1,1,1,1,0,1,1])
+  %9: f32[2,16,6,6] = batch_norm_train(%8, %2, %3, %4, %5, value=[1e-05,0.1])
+  %10: f32[2,16,6,6] = relu(%9)
+  %11: f32[2,16,6,6] = conv2d(%10, %6, window=[0,1,1,1,1,1,1,1,1,1,1,0,1,1])
+  %12: f32[2,16,6,6] = conv2d_grad_input(%7, %6, window_shape=[0,1,1,1,1,1,1,1,1,1,1,0,1,1,2,16,6,6])
+  %13: f32[16,16,3,3] = conv2d_grad_weight(%10, %7, window_shape=[0,1,1,1,1,1,1,1,1,1,1,0,1,1,16,16,3,3])
+  %14: f32[2,16,6,6] = fused(%10, %12, program="greater($0, 0); where(#0, $1, 0)")
+  %15: f32[4,16] = batch_norm_grad_sums(%8, %14, value=[1e-05,0.1])
+  %16: f32[2,16,6,6] = batch_norm_grad_input(%8, %14, %15, %4)
+  %17: f32[16,16,3,3] = conv2d_grad_weight(%0, %16, window_shape=[0,1,1,1,1,1,1,1,1,1,1,0,1,1,16,16,3,3])
+  return (%11, %13, %15, %16, %17)
+}
+)IR";
+
+TEST(LayoutAssignmentTest, TrainingGraphsRunBlockedThroughTheBackward) {
+  const Graph before = ParseOrDie(kTraining);
+  Graph after = before;
+  ASSERT_TRUE(*layout_assignment::Run(after));
+  // The forward's activations stay blocked from the first convolution on, and the backward
+  // reads them so: batch norm, its gradients and the input gradient carry a block, the relu
+  // mask runs on blocked tensors, and the weight gradients read blocked operands.
+  for (const Node& n : after.nodes()) {
+    if (n.op == Op::kBatchNormTrain || n.op == Op::kBatchNormGradSums ||
+        n.op == Op::kBatchNormGradInput || n.op == Op::kConv2DGradInput) {
+      EXPECT_NE(n.attr, 0) << after.ToText();
+    }
+    if (n.op == Op::kFused || n.op == Op::kRelu) EXPECT_EQ(n.meta.shape.size(), 5u) << after.ToText();
+    if (n.op == Op::kConv2DGradWeight) {
+      EXPECT_EQ(after.node(n.inputs[0]).meta.shape.size(), 5u) << after.ToText();
+    }
+  }
+  // Reorders: the first input into the block (the convolution's and its weight gradient's),
+  // and each blocked output out; the gradients read dout %7 as it is (NCHW: oneDNN reorders
+  // it inside, no more than before).
+  EXPECT_EQ(Count(after, Op::kToBlocked), 1) << after.ToText();
+  EXPECT_EQ(Count(after, Op::kFromBlocked), 2) << after.ToText();
+  EXPECT_EQ(ParseOrDie(after.ToText()).ToText(), after.ToText());
+
+  // The same outputs within float32 rounding: the blocked gradient kernels sum in another
+  // order, and oneDNN's NHWC kernels are others than its nChw8c ones.
+  CompileOptions raw;
+  raw.optimize = false;
+  auto a = CompiledGraph::Compile(before, raw);
+  auto b = CompiledGraph::Compile(after, raw);
+  ASSERT_TRUE(a.ok() && b.ok()) << a.status() << b.status();
+  std::vector<Tensor> in;
+  unsigned seed = 3;
+  for (NodeId p : before.params()) in.push_back(RandomNormal(before.node(p).meta.shape, seed++));
+  for (int k : {3, 5}) {  // running variance, gamma: positive
+    for (int64_t i = 0; i < 16; ++i) in[k].data<float>()[i] = 1.0f + std::fabs(in[k].data<float>()[i]);
+  }
+  std::vector<Tensor> in2;
+  for (const Tensor& t : in) {
+    Tensor c = Tensor::Empty(t.shape(), t.dtype());
+    CopyInto(t, c);
+    in2.push_back(c);  // batch norm updates its running statistics in place
+  }
+  const std::vector<Tensor> want = RunCompiled(*a, in), got = RunCompiled(*b, in2);
+  ASSERT_EQ(want.size(), got.size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    ASSERT_EQ(got[i].shape(), want[i].shape());
+    const Tensor g = got[i].Contiguous(), w = want[i].Contiguous();
+    double scale = 1;
+    for (int64_t k = 0; k < w.numel(); ++k) scale = std::max(scale, std::fabs(double(w.data<float>()[k])));
+    for (int64_t k = 0; k < w.numel(); ++k) {
+      ASSERT_NEAR(g.data<float>()[k], w.data<float>()[k], 2e-5 * scale) << "output " << i << " at " << k;
+    }
+  }
+  for (int k : {2, 3}) {  // the running statistics, updated alike
+    for (int64_t i = 0; i < 16; ++i) {
+      EXPECT_NEAR(in2[k].data<float>()[i], in[k].data<float>()[i], 1e-5);
+    }
+  }
+}
+
 TEST(LayoutAssignmentTest, TheTextFormRoundTrips) {
   Graph g = ParseOrDie(kBlock);
   ASSERT_TRUE(Changed(layout_assignment::Run(g)));
