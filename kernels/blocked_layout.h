@@ -24,7 +24,8 @@ inline Shape PlainShapeOfBlocked(const Shape& s) {
   return {s[0], s[1] * s[4], s[2], s[3]};
 }
 
-// x [N, C, H, W] (float32, C a multiple of `block`, 8 or 16) -> [N, C/block, H, W, block].
+// x [N, C, H, W] (float32, C a multiple of `block`, 8 or 16) -> [N, C/block, H, W, block];
+// x blocked in another block ([N, C/b, H, W, b]) is reordered straight into `block`.
 absl::StatusOr<TensorMeta> InferToBlocked(const TensorMeta& x, int64_t block);
 absl::StatusOr<Tensor> ToBlocked(const Tensor& x, int64_t block);
 // The inverse: [N, C/b, H, W, b] -> [N, C, H, W].

@@ -69,6 +69,31 @@ std::optional<std::pair<Window2D, Shape>> GradWindowOf(const Node& n) {
   return std::make_pair(*win, Shape(ints.begin() + kWindowInts, ints.end()));
 }
 
+// Counts the blocks of operands: Winner() is the most common (the first of equals), 0 for none.
+class BlockVotes {
+ public:
+  void Add(int64_t block) {
+    auto it = std::find_if(votes_.begin(), votes_.end(),
+                           [&](const auto& v) { return v.first == block; });
+    if (it == votes_.end()) votes_.push_back({block, 1});
+    else ++it->second;
+  }
+  int64_t Winner() const {
+    int64_t best = 0;
+    int most = 0;
+    for (const auto& [block, count] : votes_) {
+      if (count > most) {
+        best = block;
+        most = count;
+      }
+    }
+    return best;
+  }
+
+ private:
+  absl::InlinedVector<std::pair<int64_t, int>, 4> votes_;
+};
+
 // What a node becomes: a blocked convolution, pooling or elementwise op, a convolution
 // gradient or training batch norm (or one of its gradients) over blocked activations, or
 // itself (NCHW).
@@ -89,7 +114,10 @@ class Plan {
   explicit Plan(const Graph& g)
       : g_(g), role_(g.nodes().size(), Role::kNone), conv_(g.nodes().size()),
         first_operand_(g.nodes().size(), 0), block_(g.nodes().size(), 0),
-        operand_block_(g.nodes().size(), 0) {
+        operand_block_(g.nodes().size(), 0), readers_(g.nodes().size()) {
+    for (NodeId i = 0; i < static_cast<NodeId>(g.nodes().size()); ++i) {
+      for (NodeId in : g.node(i).inputs) readers_[in].push_back(i);
+    }
     for (NodeId i = 0; i < static_cast<NodeId>(g.nodes().size()); ++i) Propose(i);
     if (!any_conv_) return;  // nothing is blocked, nor can be
     // Elementwise ops leave the blocked set until what remains is consistent (each removal
@@ -164,26 +192,15 @@ class Plan {
     if (n.meta.dtype != DType::kFloat32 || s.size() != 4) return;
     // The block most of its blocked operands have (the first of equals): the fewest taken
     // into it.
-    absl::InlinedVector<std::pair<int64_t, int>, 4> votes;
+    BlockVotes votes;
     for (NodeId in : n.inputs) {
       if (IsFull(n, in)) {
-        if (block_[in] == 0) continue;
-        auto it = std::find_if(votes.begin(), votes.end(),
-                               [&](const auto& v) { return v.first == block_[in]; });
-        if (it == votes.end()) votes.push_back({block_[in], 1});
-        else ++it->second;
+        if (block_[in] != 0) votes.Add(block_[in]);
       } else if (!IsChannelVectorOrSingle(g_.node(in).meta, s[1])) {
         return;
       }
     }
-    int64_t b = 0;
-    int most = 0;
-    for (const auto& [block, count] : votes) {
-      if (count > most) {
-        b = block;
-        most = count;
-      }
-    }
+    const int64_t b = votes.Winner();
     if (b == 0) return;
     role_[i] = Role::kElementwise;
     block_[i] = b;
@@ -201,10 +218,9 @@ class Plan {
       const TensorMeta& b = g_.node(n.inputs[1]).meta;
       if (a.shape.size() != 4 || b.shape.size() != 4) return false;
       if (n.op == Op::kConv2DGradInput) {
-        const int64_t block = Conv2DGradBlock(n.meta, b, grad->first);
-        if (block == 0) return false;
+        if (Conv2DGradBlock(n.meta, b, grad->first) == 0) return false;
         role_[i] = Role::kConvGradInput;
-        block_[i] = block;
+        block_[i] = GradInputBlock(i);
       } else {
         if (Conv2DGradBlock(a, n.meta, grad->first) == 0) return false;
         role_[i] = Role::kConvGradWeight;
@@ -221,6 +237,27 @@ class Plan {
     operand_block_[i] = block_[x];
     if (n.op != Op::kBatchNormGradSums) block_[i] = block_[x];
     return true;
+  }
+
+  // The block for input gradient `i`: the one its elementwise readers' other operands have
+  // most (the forward's values of x's shape: the relu mask; x's own block, which the gradient
+  // primitive's result is reordered into directly, where through NCHW the elementwise op
+  // would take it), else the layout the forward convolution reads x in.
+  int64_t GradInputBlock(NodeId i) const {
+    const Node& n = g_.node(i);
+    BlockVotes votes;
+    for (NodeId r : readers_[i]) {
+      const Node& reader = g_.node(r);
+      if (reader.op != Op::kFused && !IsElementwise(reader.op)) continue;
+      for (NodeId in : reader.inputs) {
+        if (in != i && IsFull(reader, in) && IsChannelBlock(n.meta.shape[1], block_[in])) {
+          votes.Add(block_[in]);
+        }
+      }
+    }
+    if (const int64_t best = votes.Winner(); best != 0) return best;
+    const auto grad = GradWindowOf(n);
+    return Conv2DGradBlock(n.meta, g_.node(n.inputs[1]).meta, grad->first);
   }
 
   // Whether node `r` reads its input number `k` blocked, as the roles stand.
@@ -260,6 +297,7 @@ class Plan {
   std::vector<size_t> first_operand_;  // a blocked convolution's first epilogue operand
   std::vector<int64_t> block_;  // the block of a blocked result, 0 for NCHW
   std::vector<int64_t> operand_block_;  // pooling's and batch norm's: the block of x
+  std::vector<std::vector<NodeId>> readers_;
   bool any_conv_ = false;
 };
 
@@ -299,8 +337,8 @@ class Rewriter {
     return plain_[i];
   }
   // Old node `i` in the layout of block `b` (a to_blocked, made once, when it is NCHW).
-  // A value blocked in another layout (one convolution's result read by another that computes
-  // in a different one) is reordered through NCHW, once per layout.
+  // A value blocked in another layout (one convolution's result read by an op that computes
+  // in a different one) is reordered straight into it, once per layout.
   absl::StatusOr<NodeId> Blocked(NodeId i, int64_t b) {
     if (blocked_[i] >= 0 && block_[i] == b) return blocked_[i];
     if (blocked_[i] >= 0) {
@@ -309,7 +347,8 @@ class Rewriter {
     }
     Attrs a;
     a.attr = b;
-    PIJIT_ASSIGN_OR_RETURN(NodeId p, Plain(i));
+    NodeId p = blocked_[i];
+    if (p < 0) { PIJIT_ASSIGN_OR_RETURN(p, Plain(i)); }
     PIJIT_ASSIGN_OR_RETURN(NodeId r, out_.AddOp(Op::kToBlocked, {p}, a));
     if (blocked_[i] >= 0) return other_layouts_[{i, b}] = r;
     blocked_[i] = r;

@@ -25,6 +25,10 @@ void Reorder(const Shape& plain, const Tensor& from, int64_t from_block, Tensor&
 }  // namespace
 
 absl::StatusOr<TensorMeta> InferToBlocked(const TensorMeta& x, int64_t block) {
+  if (x.shape.size() == 5) {  // from another block: one reorder, not two through NCHW
+    PIJIT_ASSIGN_OR_RETURN(TensorMeta plain, PlainMetaOfBlocked("to_blocked", "the input", x, x.shape[4]));
+    return InferToBlocked(plain, block);
+  }
   if (x.dtype != DType::kFloat32) {
     return absl::UnimplementedError(absl::StrFormat(
         "to_blocked: unsupported dtype %s, expected Float32", DTypeName(x.dtype)));
@@ -40,7 +44,8 @@ absl::StatusOr<TensorMeta> InferToBlocked(const TensorMeta& x, int64_t block) {
 absl::StatusOr<Tensor> ToBlocked(const Tensor& x, int64_t block) {
   PIJIT_ASSIGN_OR_RETURN(TensorMeta meta, InferToBlocked(MetaOf(x), block));
   Tensor out = Tensor::Empty(meta.shape, meta.dtype);
-  Reorder(x.shape(), x.Contiguous(), 0, out, block);
+  const bool blocked = x.shape().size() == 5;
+  Reorder(PlainShapeOfBlocked(x.shape()), x.Contiguous(), blocked ? x.shape()[4] : 0, out, block);
   return out;
 }
 

@@ -50,6 +50,18 @@ TEST(BlockedLayoutTest, ReordersPlaceEachElementAndRoundTrip) {
   }
 }
 
+TEST(BlockedLayoutTest, ReordersBetweenBlocksGoStraight) {
+  const Tensor x = RandomNormal({2, 32, 5, 3}, 8);
+  for (int64_t from : {8, 16, 32}) {
+    for (int64_t to : {8, 16, 32}) {
+      absl::StatusOr<Tensor> r = ToBlocked(*ToBlocked(x, from), to);
+      ASSERT_TRUE(r.ok()) << r.status();
+      ExpectBitEqual(*r, *ToBlocked(x, to));
+    }
+  }
+  EXPECT_EQ(ToBlocked(*ToBlocked(x, 8), 12).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
 TEST(BlockedLayoutTest, ReordersRejectWhatTheyCannotHold) {
   EXPECT_EQ(ToBlocked(RandomNormal({1, 12, 2, 2}, 1), 8).status().code(),
             absl::StatusCode::kInvalidArgument);  // 12 channels: not whole blocks

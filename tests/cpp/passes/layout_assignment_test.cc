@@ -154,6 +154,36 @@ TEST(LayoutAssignmentTest, TrainingGraphsRunBlockedThroughTheBackward) {
   }
 }
 
+// An input gradient gives its result in the block of the forward's values it meets (the relu
+// mask's), not in the one its own primitive prefers (a 1x1 convolution's nChw8c against the
+// 3x3 one's NHWC), so that the mask reads both without a reorder.
+TEST(LayoutAssignmentTest, InputGradientsTakeTheBlockOfTheValuesTheyMeet) {
+  Graph g = ParseOrDie(R"IR(
+graph(%0: f32[2,32,6,6], %1: f32[32,32,3,3], %2: f32[32,32,1,1], %3: f32[2,32,6,6]) {
+  %4: f32[2,32,6,6] = conv2d(%0, %1, window=[0,1,1,1,1,1,1,1,1,1,1,0,1,1])
+  %5: f32[2,32,6,6] = relu(%4)
+  %6: f32[2,32,6,6] = conv2d(%5, %2, window=[0,1,1,1,1,0,0,0,0,1,1,0,1,1])
+  %7: f32[2,32,6,6] = conv2d_grad_input(%3, %2, window_shape=[0,1,1,1,1,0,0,0,0,1,1,0,1,1,2,32,6,6])
+  %8: f32[2,32,6,6] = fused(%5, %7, program="greater($0, 0); where(#0, $1, 0)")
+  %9: f32[32,32,3,3] = conv2d_grad_weight(%0, %8, window_shape=[0,1,1,1,1,1,1,1,1,1,1,0,1,1,32,32,3,3])
+  return (%6, %9)
+}
+)IR");
+  const Graph before = g;
+  ASSERT_TRUE(*layout_assignment::Run(g));
+  int64_t mask_block = 0, grad_block = 0;
+  for (const Node& n : g.nodes()) {
+    if (n.op == Op::kRelu) mask_block = n.meta.shape.back();
+    if (n.op == Op::kConv2DGradInput) grad_block = n.attr;
+    if (n.op == Op::kFused) EXPECT_EQ(n.meta.shape.size(), 5u) << g.ToText();
+  }
+  EXPECT_EQ(grad_block, mask_block) << g.ToText();
+  // Reorders: x into the first convolution's block, and its result out; the 1x1 convolution
+  // reads the relu's blocked result as it is.
+  EXPECT_EQ(Count(g, Op::kToBlocked), 1) << g.ToText();
+  EXPECT_EQ(Count(g, Op::kFromBlocked), 1) << g.ToText();
+}
+
 TEST(LayoutAssignmentTest, TheTextFormRoundTrips) {
   Graph g = ParseOrDie(kBlock);
   ASSERT_TRUE(Changed(layout_assignment::Run(g)));
