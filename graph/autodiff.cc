@@ -302,7 +302,9 @@ const VjpRule kVjpRules[] = {
   {Op::e, [](Builder& b, const VjpArgs& a) -> Grads { return {vjp}; }},
   PIJIT_FLOAT_FUNCTIONS(PIJIT_FLOAT_VJP)  // exp, log, sin, ...: from their table (kernels/ops.h)
 #undef PIJIT_FLOAT_VJP
-  {Op::kRelu, [](Builder& b, const VjpArgs& a) -> Grads { return {b.Keep(Cmp(b, Op::kGreater, X, 0), G)}; }},  // x > 0
+  // y > 0 exactly where x > 0 (relu keeps NaN and zeroes -0.0): the mask reads the output, so
+  // that the input need not outlive the relu (and an op before it can apply it itself).
+  {Op::kRelu, [](Builder& b, const VjpArgs& a) -> Grads { return {b.Keep(Cmp(b, Op::kGreater, Y, 0), G)}; }},  // x > 0
   {Op::kAbs, [](Builder& b, const VjpArgs& a) -> Grads { return {b.Mul(G, b.Unary(Op::kSign, X))}; }},  // sign x
   {Op::kSign, [](Builder& b, const VjpArgs& a) -> Grads { return {kNil}; }},                     // piecewise constant
   {Op::kSquare, [](Builder& b, const VjpArgs& a) -> Grads { return {b.Mul(G, b.Scale(X, 2.0))}; }},  // 2x

@@ -413,6 +413,11 @@ class Parser {
                  (n.op == Op::kConv2D || n.op == Op::kMaxPool2D || n.op == Op::kAvgPool2D ||
                   n.op == Op::kMaxPool2DGrad || n.op == Op::kAvgPool2DGrad)) {
         PIJIT_ASSIGN_OR_RETURN(n.ints, ParseIntList());
+      } else if (attr.text == "epilogue" && n.op == Op::kBatchNormTrain) {
+        const Token& v = Peek();
+        if (v.kind != Token::kWord || v.text != "relu") return Lexer::Error(v, "epilogue is relu");
+        Next();
+        n.ints = {1};
       } else if ((attr.text == "epilogue" && n.op == Op::kConv2D) ||
                  (attr.text == "mask" && n.op == Op::kMaxPool2DGrad)) {
         const Token& v = Peek();

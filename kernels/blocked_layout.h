@@ -75,7 +75,9 @@ absl::StatusOr<TensorMeta> PlainMetaOfBlocked(const char* op, const char* what,
                                               const TensorMeta& x, int64_t block);
 
 // Training batch norm (kernels/ops.h BatchNormTrain) of x held in the layout of `block`
-// (float32), y in the same layout; the statistics and parameters are [C] vectors as there.
+// (float32), y in the same layout, relu(y) where `relu` (a graph's relu after it, fused); the
+// statistics and parameters are [C] vectors as there. The statistics are summed in another
+// order than BatchNormTrain's (float32 within a few units in the last place).
 absl::StatusOr<TensorMeta> InferBatchNormTrainBlocked(const TensorMeta& x, const TensorMeta& mean,
                                                       const TensorMeta& var,
                                                       const TensorMeta& gamma,
@@ -83,7 +85,7 @@ absl::StatusOr<TensorMeta> InferBatchNormTrainBlocked(const TensorMeta& x, const
 absl::StatusOr<Tensor> BatchNormTrainBlocked(const Tensor& x, const Tensor& mean,
                                              const Tensor& var, const Tensor& gamma,
                                              const Tensor& beta, double eps, double momentum,
-                                             int64_t block);
+                                             int64_t block, bool relu = false);
 // Its gradients (kernels/ops.h BatchNormGradSums, BatchNormGradInput) with x and dy in the
 // layout of `block`: the sums [4, C] as there, dx in x's layout. Sums are accumulated in
 // another order than the NCHW kernels' (float32 within a few units in the last place).

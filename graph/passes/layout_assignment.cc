@@ -114,7 +114,8 @@ class Plan {
   explicit Plan(const Graph& g)
       : g_(g), role_(g.nodes().size(), Role::kNone), conv_(g.nodes().size()),
         first_operand_(g.nodes().size(), 0), block_(g.nodes().size(), 0),
-        operand_block_(g.nodes().size(), 0), readers_(g.nodes().size()) {
+        operand_block_(g.nodes().size(), 0), readers_(g.nodes().size()),
+        relu_of_(g.nodes().size(), -1), fuses_relu_(g.nodes().size(), false) {
     for (NodeId i = 0; i < static_cast<NodeId>(g.nodes().size()); ++i) {
       for (NodeId in : g.node(i).inputs) readers_[in].push_back(i);
     }
@@ -145,7 +146,12 @@ class Plan {
         }
       }
     }
+    FuseRelus();
   }
+
+  // The training batch norm whose relu (`i`, its only reader) it applies itself, or -1.
+  NodeId ReluFusedInto(NodeId i) const { return relu_of_[i]; }
+  bool FusesRelu(NodeId bn) const { return fuses_relu_[bn]; }
 
   // Whether some convolution runs blocked (without one, nothing does).
   bool any_conv() const { return any_conv_; }
@@ -260,6 +266,24 @@ class Plan {
     return Conv2DGradBlock(n.meta, g_.node(n.inputs[1]).meta, grad->first);
   }
 
+  // A blocked relu of a blocked training batch norm that nothing else reads runs inside it
+  // (one pass over the activation less).
+  void FuseRelus() {
+    std::vector<bool> output(g_.nodes().size(), false);
+    for (NodeId o : g_.outputs()) output[o] = true;
+    for (NodeId r = 0; r < static_cast<NodeId>(g_.nodes().size()); ++r) {
+      const Node& n = g_.node(r);
+      if (n.op != Op::kRelu || role_[r] != Role::kElementwise) continue;
+      const NodeId bn = n.inputs[0];
+      if (role_[bn] != Role::kBatchNormTrain || output[bn] || readers_[bn].size() != 1 ||
+          block_[bn] != block_[r]) {
+        continue;
+      }
+      relu_of_[r] = bn;
+      fuses_relu_[bn] = true;
+    }
+  }
+
   // Whether node `r` reads its input number `k` blocked, as the roles stand.
   bool ReadsBlocked(const Node& r, NodeId self, size_t k) const {
     switch (role_[self]) {
@@ -298,6 +322,8 @@ class Plan {
   std::vector<int64_t> block_;  // the block of a blocked result, 0 for NCHW
   std::vector<int64_t> operand_block_;  // pooling's and batch norm's: the block of x
   std::vector<std::vector<NodeId>> readers_;
+  std::vector<NodeId> relu_of_;
+  std::vector<bool> fuses_relu_;
   bool any_conv_ = false;
 };
 
@@ -311,6 +337,11 @@ class Rewriter {
   // Builds the rewritten graph the plan describes.
   absl::Status Build() {
     for (NodeId i = 0; i < static_cast<NodeId>(old_.nodes().size()); ++i) {
+      if (const NodeId bn = plan_.ReluFusedInto(i); bn >= 0) {  // the batch norm's value
+        blocked_[i] = blocked_[bn];
+        block_[i] = block_[bn];
+        continue;
+      }
       PIJIT_ASSIGN_OR_RETURN(bool done, TryConv(i));
       if (!done) { PIJIT_ASSIGN_OR_RETURN(done, TryPool(i)); }
       if (!done) { PIJIT_ASSIGN_OR_RETURN(done, TryElementwise(i)); }
@@ -474,6 +505,7 @@ class Rewriter {
       }
     }
     n.attr = role == Role::kConvGradWeight ? 0 : b;
+    if (plan_.FusesRelu(i)) n.ints = {1};
     const bool blocked_result = role != Role::kConvGradWeight && n.op != Op::kBatchNormGradSums;
     PIJIT_ASSIGN_OR_RETURN(NodeId r, out_.AddNode(std::move(n)));
     if (blocked_result) {

@@ -1,4 +1,4 @@
-// Training batch norm's gradients over activations held in a blocked layout (kernels/
+// Training batch norm's forward and gradients over activations held in a blocked layout (kernels/
 // blocked_layout.h): x and dy as [N, C/b, S, b], rows of b channels. Where the NCHW kernels
 // (batch_norm_grad.cc) walk one channel's runs, these walk rows and keep b sums side by side,
 // so the inner loops run along the channels in a row and vectorise for any b (8, 16 or all C).
@@ -8,7 +8,10 @@
 #include <cmath>
 #include <vector>
 
+#include "kernels/cpu/batch_norm_blocked.h"
+
 #include "kernels/blocked_layout.h"
+#include "kernels/cpu/loops.h"
 #include "kernels/cpu/reduce_vec.h"  // ActiveIsa
 #include "kernels/errors.h"
 #include "kernels/thread_pool.h"
@@ -85,6 +88,61 @@ PIJIT_AVX2 void CentredTasksAvx2(const float* x, const float* dy, const float* m
   for (int64_t t = lo; t < hi; ++t) CentredTask(x, dy, mu, d, t, partial + t * 3 * d.b);
 }
 
+// Σ(x - μ)² per task and lane.
+__attribute__((always_inline)) inline void SquaresTask(const float* x, const float* mu,
+                                                       const Dims& d, int64_t t, double* out) {
+  const float* m = mu + (t % d.blocks) * d.b;
+  TaskSums<1>(d, t, out, [&](float* acc, int64_t at, int64_t j) {
+    const float xc = x[at] - m[j];
+    acc[j] += xc * xc;
+  });
+}
+void SquaresTasks(const float* x, const float* mu, const Dims& d, double* partial, int64_t lo,
+                  int64_t hi) {
+  for (int64_t t = lo; t < hi; ++t) SquaresTask(x, mu, d, t, partial + t * d.b);
+}
+PIJIT_AVX2 void SquaresTasksAvx2(const float* x, const float* mu, const Dims& d, double* partial,
+                                 int64_t lo, int64_t hi) {
+  for (int64_t t = lo; t < hi; ++t) SquaresTask(x, mu, d, t, partial + t * d.b);
+}
+
+// The per-channel vectors of the normalisation y = (x - mean) scale + beta: centring first
+// keeps y accurate where the mean is large against the deviation (x scale + shift would lose
+// it to cancellation).
+struct Normalisation {
+  const float* mean;
+  const float* scale;
+  const float* beta;
+};
+
+// y = (x - mean) scale + beta per channel (then relu where kRelu), over rows [lo, hi).
+template <bool kRelu>
+__attribute__((always_inline)) inline void NormaliseRows(const float* x, float* y,
+                                                         const Normalisation& q, const Dims& d,
+                                                         int64_t lo, int64_t hi) {
+  for (int64_t r = lo; r < hi; ++r) {
+    const int64_t first = ((r / d.s) % d.blocks) * d.b;
+    const float* m = q.mean + first;
+    const float* a = q.scale + first;
+    const float* b = q.beta + first;
+    const int64_t at = r * d.b;
+    for (int64_t j = 0; j < d.b; ++j) {
+      const float v = (x[at + j] - m[j]) * a[j] + b[j];
+      y[at + j] = kRelu ? loops::Relu(v) : v;
+    }
+  }
+}
+template <bool kRelu>
+void NormaliseBaseline(const float* x, float* y, const Normalisation& q, const Dims& d,
+                       int64_t lo, int64_t hi) {
+  NormaliseRows<kRelu>(x, y, q, d, lo, hi);
+}
+template <bool kRelu>
+PIJIT_AVX2 void NormaliseAvx2(const float* x, float* y, const Normalisation& q, const Dims& d,
+                              int64_t lo, int64_t hi) {
+  NormaliseRows<kRelu>(x, y, q, d, lo, hi);
+}
+
 // Adds the tasks' partial sums (`terms` rows of b per task) per channel: total[k * C + c].
 std::vector<double> Combine(const std::vector<double>& partial, const Dims& d, int terms) {
   std::vector<double> total(static_cast<size_t>(terms * d.c()), 0.0);
@@ -138,7 +196,60 @@ absl::Status CheckSameMeta(const char* op, const TensorMeta& x, const TensorMeta
   return absl::OkStatus();
 }
 
+// The batch's mean of blocked x per channel (float, as the statistics are kept).
+std::vector<float> BatchMean(const float* x, const Dims& d, bool avx2) {
+  std::vector<double> partial(static_cast<size_t>(d.tasks() * d.b));
+  ParallelFor(d.tasks(), Grain(d), [&](int64_t lo, int64_t hi) {
+    if (avx2) SumXTasksAvx2(x, d, partial.data(), lo, hi);
+    else SumXTasks(x, d, partial.data(), lo, hi);
+  });
+  const std::vector<double> sum = Combine(partial, d, 1);
+  std::vector<float> mu(static_cast<size_t>(d.c()));
+  for (int64_t c = 0; c < d.c(); ++c) mu[c] = static_cast<float>(sum[c] / static_cast<double>(d.count()));
+  return mu;
+}
+
 }  // namespace
+
+absl::Status BatchNormTrainBlockedF32(const Tensor& x, const Tensor& gamma, const Tensor& beta,
+                                      double eps, bool relu, Tensor& y, Tensor& batch_mean,
+                                      Tensor& batch_var) {
+  const Dims d = DimsOf(x.shape());
+  const Tensor cx = x.Contiguous(), cg = gamma.Contiguous(), cb = beta.Contiguous();
+  const float* px = cx.data<float>();
+  const bool avx2 = rvec::ActiveIsa() >= 2;
+  // Two passes for the statistics (the mean, then the squares about it: no cancellation),
+  // one for y.
+  const std::vector<float> mu = BatchMean(px, d, avx2);
+  std::vector<double> partial(static_cast<size_t>(d.tasks() * d.b));
+  ParallelFor(d.tasks(), Grain(d), [&](int64_t lo, int64_t hi) {
+    if (avx2) SquaresTasksAvx2(px, mu.data(), d, partial.data(), lo, hi);
+    else SquaresTasks(px, mu.data(), d, partial.data(), lo, hi);
+  });
+  const std::vector<double> squares = Combine(partial, d, 1);
+  const int64_t c = d.c();
+  std::vector<float> scale(c);
+  for (int64_t ch = 0; ch < c; ++ch) {
+    const double var = squares[ch] / static_cast<double>(d.count());
+    scale[ch] = static_cast<float>(cg.data<float>()[ch] / std::sqrt(var + eps));
+    batch_mean.data<float>()[ch] = mu[ch];
+    batch_var.data<float>()[ch] = static_cast<float>(var);
+  }
+  const Normalisation q{mu.data(), scale.data(), cb.data<float>()};
+  const int64_t rows = d.n * d.blocks * d.s;
+  float* py = y.data<float>();
+  ParallelFor(rows, std::max<int64_t>(1, (1 << 14) / d.b), [&](int64_t lo, int64_t hi) {
+    if (avx2) {
+      if (relu) NormaliseAvx2<true>(px, py, q, d, lo, hi);
+      else NormaliseAvx2<false>(px, py, q, d, lo, hi);
+    } else if (relu) {
+      NormaliseBaseline<true>(px, py, q, d, lo, hi);
+    } else {
+      NormaliseBaseline<false>(px, py, q, d, lo, hi);
+    }
+  });
+  return absl::OkStatus();
+}
 
 absl::StatusOr<TensorMeta> InferBatchNormGradSumsBlocked(const TensorMeta& x, const TensorMeta& dy,
                                                          int64_t block) {
@@ -163,15 +274,8 @@ absl::StatusOr<Tensor> BatchNormGradSumsBlocked(const Tensor& x, const Tensor& d
   const float* pdy = cdy.data<float>();
   const bool avx2 = rvec::ActiveIsa() >= 2;
   const double m = static_cast<double>(d.count());
-  std::vector<double> partial(static_cast<size_t>(d.tasks() * d.b));
-  ParallelFor(d.tasks(), Grain(d), [&](int64_t lo, int64_t hi) {
-    if (avx2) SumXTasksAvx2(px, d, partial.data(), lo, hi);
-    else SumXTasks(px, d, partial.data(), lo, hi);
-  });
-  const std::vector<double> sum_x = Combine(partial, d, 1);
-  std::vector<float> mu(static_cast<size_t>(d.c()));
-  for (int64_t c = 0; c < d.c(); ++c) mu[c] = static_cast<float>(sum_x[c] / m);
-  partial.assign(static_cast<size_t>(d.tasks() * 3 * d.b), 0.0);
+  const std::vector<float> mu = BatchMean(px, d, avx2);
+  std::vector<double> partial(static_cast<size_t>(d.tasks() * 3 * d.b));
   ParallelFor(d.tasks(), Grain(d), [&](int64_t lo, int64_t hi) {
     if (avx2) CentredTasksAvx2(px, pdy, mu.data(), d, partial.data(), lo, hi);
     else CentredTasks(px, pdy, mu.data(), d, partial.data(), lo, hi);

@@ -12,6 +12,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "kernels/blocked_layout.h"
+#include "kernels/cpu/batch_norm_blocked.h"
 #include "kernels/cpu/reduce_vec.h"
 #include "kernels/cpu/rows_avx512.h"
 #include "kernels/cpu/window.h"
@@ -43,9 +44,8 @@ int64_t EpsBits(double eps) {
 
 // ---- batch norm ----
 
-// N, C, S (spatial size), training, eps bits, the activations' block (kernels/
-// blocked_layout.h: 0 for NCHW).
-using BnKey = std::array<int64_t, 6>;
+// N, C, S (spatial size), training, eps bits.
+using BnKey = std::array<int64_t, 5>;
 struct BnPrimitive {
   dnnl::memory::desc data, stat;
   dnnl::batch_normalization_forward prim;
@@ -55,7 +55,7 @@ const BnPrimitive& GetBatchNorm(const BnKey& k, double eps) {
   return *CachedPrimitive(k, [&] {
     using dnnl::memory;
     auto p = std::make_unique<BnPrimitive>();
-    p->data = ActivationLayout({k[0], k[1], k[2], 1}, k[5]);
+    p->data = memory::desc({k[0], k[1], k[2], 1}, memory::data_type::f32, memory::format_tag::nchw);
     p->stat = memory::desc({k[1]}, memory::data_type::f32, memory::format_tag::a);
     auto flags = dnnl::normalization_flags::use_scale | dnnl::normalization_flags::use_shift;
     if (!k[3]) flags = flags | dnnl::normalization_flags::use_global_stats;
@@ -110,13 +110,13 @@ BnDims BnDimsOf(const Tensor& x, int64_t block) {
 }
 
 // y from x with the given statistics (f32: oneDNN; training: oneDNN computes them into
-// batch_mean/batch_var). x and y in the layout of `block` (float32 only where it is not 0).
+// batch_mean/batch_var).
 absl::Status RunBatchNorm(const Tensor& x, const Tensor& mean, const Tensor& var,
                           const Tensor& gamma, const Tensor& beta, double eps, bool training,
-                          Tensor& y, int64_t block = 0) {
-  const BnDims d = BnDimsOf(x, block);
+                          Tensor& y) {
+  const BnDims d = BnDimsOf(x, 0);
   if (x.dtype() == DType::kFloat32) {
-    const BnPrimitive& p = GetBatchNorm({d.n, d.c, d.s, training, EpsBits(eps), block}, eps);
+    const BnPrimitive& p = GetBatchNorm({d.n, d.c, d.s, training, EpsBits(eps)}, eps);
     using dnnl::memory;
     auto& e = DnnlEngine();
     p.prim.execute(DnnlStream(), {{DNNL_ARG_SRC, memory(p.data, e, x.raw_data())},
@@ -189,16 +189,22 @@ void LayerNormRows(const T* x, T* y, const T* gamma, const T* beta, int64_t m, i
   });
 }
 
-// Training batch norm of float32 or float64 x (in the layout of `block`): y, and the running
-// statistics updated in place with the batch's (the variance's unbiased).
+// Training batch norm of float32 or float64 x (float32 in the layout of `block`, relu after
+// it where `relu`): y, and the running statistics updated in place with the batch's (the
+// variance's unbiased).
 absl::StatusOr<Tensor> TrainAndUpdate(const Tensor& x, const Tensor& mean, const Tensor& var,
                                       const Tensor& gamma, const Tensor& beta, double eps,
-                                      double momentum, const TensorMeta& meta, int64_t block) {
+                                      double momentum, const TensorMeta& meta, int64_t block,
+                                      bool relu = false) {
   Tensor y = Tensor::Empty(meta.shape, meta.dtype);
   Tensor bmean = Tensor::Empty(mean.shape(), mean.dtype());
   Tensor bvar = Tensor::Empty(var.shape(), var.dtype());
-  PIJIT_RETURN_IF_ERROR(RunBatchNorm(x.Contiguous(), bmean, bvar, gamma.Contiguous(),
-                                     beta.Contiguous(), eps, true, y, block));
+  if (block != 0) {
+    PIJIT_RETURN_IF_ERROR(BatchNormTrainBlockedF32(x, gamma, beta, eps, relu, y, bmean, bvar));
+  } else {
+    PIJIT_RETURN_IF_ERROR(RunBatchNorm(x.Contiguous(), bmean, bvar, gamma.Contiguous(),
+                                       beta.Contiguous(), eps, true, y));
+  }
   const BnDims d = BnDimsOf(x, block);
   const double count = static_cast<double>(d.n * d.s);
   const double unbias = count / (count - 1);
@@ -302,7 +308,7 @@ absl::StatusOr<Tensor> BatchNormTrain(const Tensor& x, const Tensor& mean, const
 absl::StatusOr<Tensor> BatchNormTrainBlocked(const Tensor& x, const Tensor& mean,
                                              const Tensor& var, const Tensor& gamma,
                                              const Tensor& beta, double eps, double momentum,
-                                             int64_t block) {
+                                             int64_t block, bool relu) {
   PIJIT_ASSIGN_OR_RETURN(TensorMeta meta,
                          InferBatchNormTrainBlocked(MetaOf(x), MetaOf(mean), MetaOf(var),
                                                     MetaOf(gamma), MetaOf(beta), block));
@@ -310,7 +316,7 @@ absl::StatusOr<Tensor> BatchNormTrainBlocked(const Tensor& x, const Tensor& mean
     return absl::InvalidArgumentError(
         "batch_norm: running_mean and running_var must be contiguous to be updated in place");
   }
-  return TrainAndUpdate(x, mean, var, gamma, beta, eps, momentum, meta, block);
+  return TrainAndUpdate(x, mean, var, gamma, beta, eps, momentum, meta, block, relu);
 }
 
 absl::StatusOr<TensorMeta> InferLayerNorm(const TensorMeta& x,

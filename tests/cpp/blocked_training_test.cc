@@ -67,6 +67,18 @@ TEST_P(BlockedBatchNormTest, TrainingForwardMatchesNchw) {
   ExpectClose(*got, want, 1e-5);
   ExpectClose(m2, m1, 1e-6);
   ExpectClose(v2, v1, 1e-5);
+  // The relu epilogue gives relu of the same values, bit for bit (NaN kept, -0.0 zeroed).
+  Tensor bx = *ToBlocked(x, block);
+  bx.data<float>()[1] = NAN;
+  Tensor m3 = Copy(mean0), v3 = Copy(var0), m4 = Copy(mean0), v4 = Copy(var0);
+  const Tensor plain = *BatchNormTrainBlocked(bx, m3, v3, gamma, beta, 1e-5, 0.1, block);
+  const Tensor fused = *BatchNormTrainBlocked(bx, m4, v4, gamma, beta, 1e-5, 0.1, block, true);
+  const Tensor want_relu = *Unary(UnaryOp::kRelu, plain);
+  ASSERT_EQ(fused.shape(), want_relu.shape());
+  for (int64_t i = 0; i < fused.numel(); ++i) {
+    const float a = fused.data<float>()[i], b = want_relu.data<float>()[i];
+    ASSERT_TRUE(a == b || (std::isnan(a) && std::isnan(b))) << i << ": " << a << " vs " << b;
+  }
 }
 
 TEST_P(BlockedBatchNormTest, GradientsMatchNchw) {
