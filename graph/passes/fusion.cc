@@ -22,6 +22,12 @@ bool FusedOpcodeOf(Op op, FusedOpcode* out) {
 
 namespace {
 
+// clip with one or both bounds (x, [lo], [hi]; bounds=[has lo, has hi]).
+bool IsClip(const Node& n) {
+  return n.op == Op::kClip && n.ints.size() == 2 && (n.ints[0] != 0 || n.ints[1] != 0) &&
+         n.inputs.size() == static_cast<size_t>(1 + (n.ints[0] != 0) + (n.ints[1] != 0));
+}
+
 // Whether `id` can be part of a program computing in `dtype`: a comparison of two `dtype`
 // values (a bool mask), a where of `dtype` values selected by a bool condition, or another op
 // of `dtype` values.
@@ -30,7 +36,13 @@ bool Candidate(const Graph& g, NodeId id, DType dtype) {
   FusedOpcode op;
   // Generated kernels have float32 and float64 lanes only; other dtypes (the 16-bit floats
   // included) stay as single-op nodes run by the eager kernels.
-  if (!FusedOpcodeOf(n.op, &op) || !FusedKernelSupports(dtype)) return false;
+  if (!FusedKernelSupports(dtype)) return false;
+  if (IsClip(n)) {  // bounds of x's dtype: no cast to fold in
+    bool same = n.meta.dtype == dtype;
+    for (NodeId in : n.inputs) same = same && g.node(in).meta.dtype == dtype;
+    return same;
+  }
+  if (!FusedOpcodeOf(n.op, &op)) return false;
   const bool compare = FusedOpcodeIsCompare(op);
   if (n.meta.dtype != (compare ? DType::kBool : dtype)) return false;
   for (size_t k = 0; k < n.inputs.size(); ++k) {
@@ -52,8 +64,10 @@ FusedProgram BuildProgram(const Graph& g, const std::vector<NodeId>& members, bo
   const Node& root = g.node(members.back());
   FusedProgram p;
   p.dtype = root.meta.dtype;
+  // A member's value is its last instruction's (a clip takes two); members come in id order,
+  // so each one's inputs from the cluster have their instructions already.
   absl::flat_hash_map<NodeId, int> temp_of, input_of;
-  for (NodeId m : members) temp_of[m] = static_cast<int>(temp_of.size());
+  for (NodeId m : members) temp_of[m] = -1;
   auto operand = [&](NodeId i) {
     FusedOperand o;
     if (auto t = temp_of.find(i); t != temp_of.end()) {
@@ -73,12 +87,30 @@ FusedProgram BuildProgram(const Graph& g, const std::vector<NodeId>& members, bo
   };
   for (NodeId m : members) {
     const Node& n = g.node(m);
-    FusedInst inst{};
-    FusedOpcodeOf(n.op, &inst.op);
-    inst.a = operand(n.inputs[0]);
-    if (n.inputs.size() > 1) inst.b = operand(n.inputs[1]);
-    if (n.inputs.size() > 2) inst.c = operand(n.inputs[2]);
-    p.insts.push_back(inst);
+    if (IsClip(n)) {
+      // np.clip's bounds: Max(x, lo) is Maximum(lo, x) (of equal operands x, as np.clip keeps
+      // -0.0 at a bound of +0.0; a NaN on either side gives NaN), then Min(_, hi) likewise.
+      FusedOperand value = operand(n.inputs[0]);
+      size_t k = 1;
+      for (int side = 0; side < 2; ++side) {
+        if (n.ints[side] == 0) continue;
+        FusedInst inst{};
+        inst.op = side == 0 ? FusedOpcode::kMaximum : FusedOpcode::kMinimum;
+        inst.a = operand(n.inputs[k++]);
+        inst.b = value;
+        p.insts.push_back(inst);
+        value.kind = FusedOperand::kTemp;
+        value.index = static_cast<int>(p.insts.size()) - 1;
+      }
+    } else {
+      FusedInst inst{};
+      FusedOpcodeOf(n.op, &inst.op);
+      inst.a = operand(n.inputs[0]);
+      if (n.inputs.size() > 1) inst.b = operand(n.inputs[1]);
+      if (n.inputs.size() > 2) inst.c = operand(n.inputs[2]);
+      p.insts.push_back(inst);
+    }
+    temp_of[m] = static_cast<int>(p.insts.size()) - 1;
   }
   p.num_inputs = static_cast<int>(inputs->size());
   return p;
