@@ -166,7 +166,9 @@ absl::StatusOr<bool> Run(Graph& g) {
       }
       if (!regrow || excluded[root]) break;
     }
-    if (excluded[root] || members.size() < 2) continue;
+    // A clip alone too: its own kernel broadcasts its bounds element by element, a loop of
+    // two instructions runs vectorised.
+    if (excluded[root] || (members.size() < 2 && !IsClip(g.node(root)))) continue;
     std::sort(members.begin(), members.end());
 
     // Scalar constants become literals only if the other inputs still give the root's shape.

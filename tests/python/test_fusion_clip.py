@@ -66,3 +66,19 @@ def test_clip_with_tensor_bounds_of_another_dtype_stays_a_clip():
     jf = fresh_jit(f)
     _bit_equal(jf(x).asnumpy(), f(x).asnumpy())
     assert "clip(" in first_graph(jf)
+
+
+def test_a_clip_alone_runs_as_a_loop():
+    """A clip between ops that do not fuse (a matrix product before, a reduction after) runs
+    as a loop of its own rather than the broadcasting clip kernel."""
+    rng = np.random.default_rng(4)
+    a = ms.Tensor(rng.standard_normal((16, 8)).astype(np.float32))
+    b = ms.Tensor(rng.standard_normal((8, 24)).astype(np.float32))
+
+    def f(p, q):
+        return ops.clip_by_value(ops.matmul(p, q), -1.0, 1.0).sum(axis=1)
+
+    jf = fresh_jit(f)
+    _bit_equal(jf(a, b).asnumpy(), f(a, b).asnumpy())
+    text = first_graph(jf)
+    assert "clip(" not in text and "fused" in text, text
