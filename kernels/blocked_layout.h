@@ -42,7 +42,9 @@ struct ConvBlocks {
 // one oneDNN primitive whose result is in a blocked layout (its direct kernels over blocked
 // layouts: many channels), and in which blocks: float32, an epilogue that
 // Conv2DEpilogueIsOnePrimitive accepts without approximated activations, not a problem the
-// depthwise or direct kernels take.
+// direct kernels take, nor one the depthwise kernels take unless oneDNN's run it over nChw8c
+// (DepthwiseRunsBlocked, kernels/cpu/window.h). Its results equal Conv2DEpilogue's bit for bit
+// but for those depthwise ones (other kernels: float32 rounding).
 std::optional<ConvBlocks> Conv2DBlockedLayouts(const TensorMeta& x, const TensorMeta& w,
                                                const TensorMeta* bias, const Window2D& win,
                                                absl::Span<const int64_t> post,
@@ -109,7 +111,8 @@ absl::StatusOr<Tensor> BatchNormGradInputBlocked(const Tensor& x, const Tensor& 
 //
 // Conv2DGradBlock: the layout in which the forward convolution of this problem (NCHW x and
 // w) reads its input, which its input gradient is given in; 0 where the gradients do not run
-// on oneDNN's blocked kernels (few channels, groups, the depthwise and direct kernels).
+// on oneDNN's blocked kernels (few channels, groups other than depthwise ones over 8-channel
+// multiples, the direct kernels).
 int64_t Conv2DGradBlock(const TensorMeta& x, const TensorMeta& w, const Window2D& win);
 absl::StatusOr<TensorMeta> InferConv2DGradInputBlocked(const TensorMeta& dout, const TensorMeta& w,
                                                        absl::Span<const int64_t> x_shape,

@@ -71,7 +71,9 @@ const ConvPrimitive* GetConv(const ConvKey& k) {
     memory::desc dst = LayoutFor(p->blocked, p->dst);
     // 1x1 convolutions in nChw8c (its direct 1x1 kernels): given the choice oneDNN 3.2 takes
     // its NHWC brgemm ones, slower there (ResNet-50's 1x1 layers, the MobileNet block's).
-    if (p->blocked && k[5] == 1 && k[6] == 1 && k[15] == 1 && k[1] % 8 == 0 && k[4] % 8 == 0) {
+    // Depthwise ones too: given the choice it takes NHWC kernels 2.4x slower there.
+    if (p->blocked && ((k[5] == 1 && k[6] == 1 && k[15] == 1 && k[1] % 8 == 0 && k[4] % 8 == 0) ||
+                       DepthwiseRunsBlocked(k[1], k[4], k[15]))) {
       const int64_t host = HostActivationBlock();
       const int64_t block = k[1] % host == 0 && k[4] % host == 0 ? host : 8;
       src = ActivationLayout(p->src.get_dims(), block);
@@ -609,8 +611,11 @@ std::optional<ConvBlocks> Conv2DBlockedLayouts(const TensorMeta& x, const Tensor
     if (MatMulPostIsApproximated(p)) return std::nullopt;  // the NaN fallback is NCHW's
   const int64_t kernel[2] = {w.shape[2], w.shape[3]};
   auto g = ResolveWindow("conv2d", x.shape, kernel, win, false);
-  if (!g.ok() || DepthwiseProblem(x.shape, w.shape, *g, win) ||
-      DirectProblem(x.shape, w.shape, *g, win)) {
+  // (The direct kernels' problems include depthwise ones: where oneDNN's depthwise kernels
+  // run blocked, neither NCHW kernel is asked.)
+  if (!g.ok() || (!DepthwiseRunsBlocked(x.shape[1], w.shape[0], win.groups) &&
+                  (DirectProblem(x.shape, w.shape, *g, win) ||
+                   DepthwiseProblem(x.shape, w.shape, *g, win)))) {
     return std::nullopt;
   }
   const conv_onednn::Layouts chosen = conv_onednn::ChosenLayouts(x.shape, w.shape, *g, win);

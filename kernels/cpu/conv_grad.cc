@@ -54,10 +54,14 @@ const ConvGradPrimitive& GetConvGrad(const ConvGradKey& k) {
                          (k[16] == 1 && FirstLayerLayoutsPay(k[1], k[4], k[15]));
     using dnnl::memory;
     const bool nhwc = k[17] != 0;
-    const memory::desc src = nhwc ? ActivationLayout(p->src.get_dims(), k[1])
-                                  : LayoutFor(blocked, p->src);
-    const memory::desc dst = nhwc ? ActivationLayout(p->dst.get_dims(), k[4])
-                                  : LayoutFor(blocked, p->dst);
+    memory::desc src = nhwc ? ActivationLayout(p->src.get_dims(), k[1])
+                            : LayoutFor(blocked, p->src);
+    memory::desc dst = nhwc ? ActivationLayout(p->dst.get_dims(), k[4])
+                            : LayoutFor(blocked, p->dst);
+    if (!nhwc && DepthwiseRunsBlocked(k[1], k[4], k[15])) {  // its nChw8c kernels, as forward
+      src = ActivationLayout(p->src.get_dims(), 8);
+      dst = ActivationLayout(p->dst.get_dims(), 8);
+    }
     const memory::desc wts = LayoutFor(blocked || nhwc, p->weights);
     // The backward primitives take the forward one as a hint.
     const dnnl::convolution_forward::primitive_desc hint(
@@ -350,8 +354,9 @@ absl::StatusOr<std::pair<TensorMeta, int64_t>> PlainActivation(const char* op, c
 
 absl::Status NotOnBlockedKernels(const char* op, const TensorMeta& x, const TensorMeta& w) {
   return absl::UnimplementedError(absl::StrFormat(
-      "%s: blocked layouts are for float32 problems on oneDNN's blocked kernels (one group, "
-      "16 or more channels), not input %s %s with weight %s", op, DTypeName(x.dtype),
+      "%s: blocked layouts are for float32 problems on oneDNN's blocked kernels (one group "
+      "and 16 or more channels, or depthwise over multiples of 8), not input %s %s with "
+      "weight %s", op, DTypeName(x.dtype),
       ShapeToString(x.shape), ShapeToString(w.shape)));
 }
 
@@ -359,14 +364,16 @@ absl::Status NotOnBlockedKernels(const char* op, const TensorMeta& x, const Tens
 
 int64_t Conv2DGradBlock(const TensorMeta& x, const TensorMeta& w, const Window2D& win) {
   if (x.dtype != DType::kFloat32 || w.dtype != x.dtype || x.shape.size() != 4 ||
-      w.shape.size() != 4 || win.groups != 1 || NumElements(x.shape) == 0 ||
-      NumElements(w.shape) == 0 || !BlockedLayoutsPay(x.shape[1], w.shape[0], 1)) {
+      w.shape.size() != 4 || NumElements(x.shape) == 0 || NumElements(w.shape) == 0) {
     return 0;
   }
+  const bool depthwise = DepthwiseRunsBlocked(x.shape[1], w.shape[0], win.groups);
+  if (!depthwise && (win.groups != 1 || !BlockedLayoutsPay(x.shape[1], w.shape[0], 1))) return 0;
   const int64_t kernel[2] = {w.shape[2], w.shape[3]};
   const absl::StatusOr<Geometry2D> g = ResolveWindow("conv2d", x.shape, kernel, win, false);
-  if (!g.ok() || g->out[0] <= 0 || g->out[1] <= 0 || DepthwiseProblem(x.shape, w.shape, *g, win) ||
-      DirectProblem(x.shape, w.shape, *g, win)) {
+  if (!g.ok() || g->out[0] <= 0 || g->out[1] <= 0 ||
+      (!depthwise && (DepthwiseProblem(x.shape, w.shape, *g, win) ||
+                      DirectProblem(x.shape, w.shape, *g, win)))) {
     return 0;
   }
   const int64_t b = conv_onednn::ChosenLayouts(x.shape, w.shape, *g, win).src_block;

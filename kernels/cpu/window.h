@@ -87,9 +87,18 @@ Key ConvKeyOf(const Shape& xs, const Shape& ws, const Geometry2D& g, const Windo
 inline bool ManyChannelsPerGroup(int64_t c, int64_t o, int64_t groups) {
   return c / groups >= 16 && o / groups >= 16;
 }
+// A depthwise convolution (a group per input channel, one output each) over 8-channel
+// multiples: oneDNN's depthwise kernels over nChw8c run it in compiled graphs, whose
+// activations are blocked around it (MobileNetV2's 3x3 layer, 192 channels at 56x56, batch 32:
+// 5.5 ms forward, 5.4 and 6.7 ms for the gradients, against 11.5, 8.5 and 7.8 on the NCHW
+// kernels); eager mode keeps the NCHW kernels, where the reorders around would cost more.
+inline bool DepthwiseRunsBlocked(int64_t c, int64_t o, int64_t groups) {
+  return groups > 1 && groups == c && o == c && c % 8 == 0;
+}
 inline bool BlockedLayoutsPay(int64_t c, int64_t o, int64_t groups) {
   const int64_t cg = c / groups, og = o / groups;
-  return ManyChannelsPerGroup(c, o, groups) || (groups > 1 && cg % 8 == 0 && og % 8 == 0);
+  return ManyChannelsPerGroup(c, o, groups) || (groups > 1 && cg % 8 == 0 && og % 8 == 0) ||
+         DepthwiseRunsBlocked(c, o, groups);
 }
 // The forward convolution's other case: a dense one from few input channels to many (a
 // network's stem), where oneDNN's first-layer kernels read NCHW and write blocked

@@ -139,13 +139,24 @@ TEST(BlockedLayoutTest, ConvolutionsEqualTheNchwKernelsBitForBit) {
 
 TEST(BlockedLayoutTest, FewChannelAndDepthwiseConvolutionsStayNchw) {
   const Window2D win = Padded(1, 1);
-  // The direct kernels' problem (few channels, stride 1) and a depthwise one.
+  // The direct kernels' problem (few channels, stride 1); depthwise ones over channels that
+  // are no multiple of 8, or with two outputs per channel.
   EXPECT_FALSE(Conv2DBlockedLayouts({DType::kFloat32, {2, 4, 8, 8}}, {DType::kFloat32, {4, 4, 3, 3}},
                                     nullptr, win, {}, {}));
   Window2D dw = win;
-  dw.groups = 32;
-  EXPECT_FALSE(Conv2DBlockedLayouts({DType::kFloat32, {2, 32, 8, 8}}, {DType::kFloat32, {32, 1, 3, 3}},
+  dw.groups = 12;
+  EXPECT_FALSE(Conv2DBlockedLayouts({DType::kFloat32, {2, 12, 8, 8}}, {DType::kFloat32, {12, 1, 3, 3}},
                                     nullptr, dw, {}, {}));
+  dw.groups = 16;
+  EXPECT_FALSE(Conv2DBlockedLayouts({DType::kFloat32, {2, 16, 8, 8}}, {DType::kFloat32, {32, 1, 3, 3}},
+                                    nullptr, dw, {}, {}));
+  // Depthwise over a multiple of 8: oneDNN's nChw8c kernels.
+  dw.groups = 32;
+  const auto blocks = Conv2DBlockedLayouts({DType::kFloat32, {2, 32, 8, 8}},
+                                           {DType::kFloat32, {32, 1, 3, 3}}, nullptr, dw, {}, {});
+  ASSERT_TRUE(blocks.has_value());
+  EXPECT_EQ(blocks->input, 8);
+  EXPECT_EQ(blocks->result, 8);
   EXPECT_FALSE(Conv2DBlockedLayouts({DType::kFloat64, {2, 32, 8, 8}}, {DType::kFloat64, {32, 32, 3, 3}},
                                     nullptr, win, {}, {}));
 }

@@ -129,12 +129,14 @@ TEST(BlockedBatchNormErrorsTest, RejectLayoutsTheyCannotHold) {
 struct ConvCase {
   Shape x, w;
   int64_t stride, pad;
+  int64_t groups = 1;
 };
 
 Window2D WindowOf(const ConvCase& k) {
   Window2D win;
   win.stride[0] = win.stride[1] = k.stride;
   for (int64_t& p : win.pad) p = k.pad;
+  win.groups = k.groups;
   return win;
 }
 
@@ -174,7 +176,26 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(ConvCase{{2, 16, 9, 9}, {16, 16, 3, 3}, 1, 1},
                       ConvCase{{2, 32, 8, 8}, {64, 32, 3, 3}, 2, 1},
                       ConvCase{{3, 16, 7, 7}, {32, 16, 1, 1}, 2, 0},
-                      ConvCase{{1, 64, 4, 4}, {64, 64, 3, 3}, 1, 1}));
+                      ConvCase{{1, 64, 4, 4}, {64, 64, 3, 3}, 1, 1},
+                      // depthwise (oneDNN's nChw8c kernels against the NCHW ones)
+                      ConvCase{{2, 16, 9, 9}, {16, 1, 3, 3}, 1, 1, 16},
+                      ConvCase{{2, 24, 10, 10}, {24, 1, 3, 3}, 2, 1, 24}));
+
+// The forward of depthwise convolutions, which run on oneDNN's nChw8c kernels in compiled
+// graphs, against the NCHW kernels eager mode keeps (other kernels: float32 rounding).
+TEST_P(BlockedConvGradTest, DepthwiseForwardMatchesNchw) {
+  const ConvCase k = GetParam();
+  if (k.groups == 1) GTEST_SKIP() << "dense: ConvolutionsEqualTheNchwKernelsBitForBit";
+  const Window2D win = WindowOf(k);
+  const Tensor x = RandomNormal(k.x, 14), w = RandomNormal(k.w, 15);
+  const Tensor want = *Conv2D(x, w, nullptr, win);
+  for (int64_t x_block : {int64_t{0}, int64_t{8}}) {
+    absl::StatusOr<Tensor> got = Conv2DBlocked(x_block ? *ToBlocked(x, x_block) : x, w, nullptr,
+                                               win, {}, {}, 8);
+    ASSERT_TRUE(got.ok()) << got.status();
+    ExpectClose(*got, want, 1e-5);
+  }
+}
 
 TEST(BlockedConvGradErrorsTest, ProblemsOffTheBlockedKernelsAreRefused) {
   Window2D win;
@@ -185,6 +206,11 @@ TEST(BlockedConvGradErrorsTest, ProblemsOffTheBlockedKernelsAreRefused) {
   Window2D grouped = win;
   grouped.groups = 2;
   EXPECT_EQ(Conv2DGradBlock({DType::kFloat32, {2, 32, 8, 8}}, {DType::kFloat32, {32, 16, 3, 3}}, grouped), 0);
+  Window2D depthwise = win;
+  depthwise.groups = 12;  // channels no multiple of 8
+  EXPECT_EQ(Conv2DGradBlock({DType::kFloat32, {2, 12, 8, 8}}, {DType::kFloat32, {12, 1, 3, 3}}, depthwise), 0);
+  depthwise.groups = 32;
+  EXPECT_EQ(Conv2DGradBlock({DType::kFloat32, {2, 32, 8, 8}}, {DType::kFloat32, {32, 1, 3, 3}}, depthwise), 8);
   const Tensor dout = RandomNormal({2, 4, 8, 8}, 1), w = RandomNormal({4, 4, 3, 3}, 2);
   EXPECT_EQ(Conv2DGradInputBlocked(dout, w, {2, 4, 8, 8}, win, 4).status().code(),
             absl::StatusCode::kUnimplemented);

@@ -165,3 +165,77 @@ def test_training_mode_step_runs_blocked_and_matches_eager(cin, cout, stride, si
                "conv2d_grad_input("):
         lines = [line for line in text.splitlines() if op in line]
         assert lines and all("block=" in line for line in lines), (op, text)
+
+
+class InvertedResidual(nn.Cell):
+    """MobileNetV2's block: 1x1 expansion, depthwise 3x3 (stride 1 or 2), 1x1 projection, batch
+    norms and ReLU6, the residual where the shape allows."""
+
+    def __init__(self, channels, expand, stride):
+        super().__init__()
+        hidden = channels * expand
+        self.expand = nn.Conv2d(channels, hidden, 1, has_bias=False)
+        self.b1 = nn.BatchNorm2d(hidden)
+        self.depthwise = nn.Conv2d(hidden, hidden, 3, stride, pad_mode="pad", padding=1,
+                                   group=hidden, has_bias=False)
+        self.b2 = nn.BatchNorm2d(hidden)
+        self.project = nn.Conv2d(hidden, channels, 1, has_bias=False)
+        self.b3 = nn.BatchNorm2d(channels)
+        self.relu6 = nn.ReLU6()
+        self.stride = stride
+
+    def construct(self, x):
+        y = self.relu6(self.b1(self.expand(x)))
+        y = self.relu6(self.b2(self.depthwise(y)))
+        y = self.b3(self.project(y))
+        return x + y if self.stride == 1 else y
+
+
+@pytest.mark.parametrize("stride", [1, 2])
+def test_depthwise_blocks_run_blocked_and_match_eager(stride):
+    """Depthwise convolutions over multiples of 8 channels run on oneDNN's nChw8c kernels in
+    compiled graphs (eager keeps the NCHW ones): inference and a training step's gradients
+    against eager, and the graph keeps the block between the three convolutions."""
+    rng = np.random.default_rng(10 + stride)
+    x = ms.Tensor(rng.standard_normal((2, 16, 9, 9)).astype(np.float32))
+    net = InvertedResidual(16, 3, stride)
+    _randomise_statistics(net, rng)
+    net.set_train(False)
+    jf = fresh_jit(lambda t: net(t))
+    _close(jf(x).asnumpy(), net(x).asnumpy())
+    text = first_graph(jf)
+    # the depthwise convolution: its window's last int is its 48 groups
+    depthwise = [line for line in text.splitlines() if "conv2d(" in line and ",48]" in line]
+    assert depthwise and all("block=8" in line for line in depthwise), text
+    assert text.count("from_blocked(") <= 1, text
+
+    net.set_train()
+    params = net.trainable_params()
+    grad = ms.value_and_grad(lambda t: ops.sum(net(t) * net(t)), None, params)
+    want_loss, want = grad(x)
+    got_loss, got = fresh_jit(grad)(x)
+    _close(got_loss.asnumpy(), want_loss.asnumpy(), rel=1e-3)
+    for g, w in zip(got, want):
+        _close(g.asnumpy(), w.asnumpy(), rel=2e-3)
+
+
+def test_depthwise_special_values_in_blocked_layouts_follow_eager():
+    """A padded tap adds nothing on the blocked kernels either: an infinite weight at a corner
+    does not meet the padding, a NaN spreads to its window only."""
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((2, 16, 6, 6)).astype(np.float32)
+    w = rng.standard_normal((16, 1, 3, 3)).astype(np.float32)
+    w1 = rng.standard_normal((16, 16, 1, 1)).astype(np.float32)
+    w[0, 0, 0, 0], x[0, 1, 2, 3] = np.inf, np.nan
+
+    def f(a, b, c):
+        return ops.conv2d(ops.conv2d(a, c), b, pad_mode="pad", padding=1, groups=16)
+
+    args = [ms.Tensor(v) for v in (x, w, w1)]
+    jf = fresh_jit(f)
+    got, want = jf(*args).asnumpy(), f(*args).asnumpy()
+    assert "block=8" in first_graph(jf)
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    np.testing.assert_array_equal(np.isinf(got), np.isinf(want))
+    finite = np.isfinite(want)
+    np.testing.assert_allclose(got[finite], want[finite], rtol=1e-5, atol=1e-5)
