@@ -69,6 +69,11 @@ std::optional<std::pair<Window2D, Shape>> GradWindowOf(const Node& n) {
   return std::make_pair(*win, Shape(ints.begin() + kWindowInts, ints.end()));
 }
 
+// Whether a convolution of `win` over x of shape `x` is depthwise (a group per channel).
+bool IsDepthwise(const Window2D& win, const Shape& x) {
+  return x.size() == 4 && win.groups > 1 && win.groups == x[1];
+}
+
 // Counts the blocks of operands: Winner() is the most common (the first of equals), 0 for none.
 class BlockVotes {
  public:
@@ -169,6 +174,9 @@ class Plan {
     const Node& n = g_.node(i);
     if (const std::optional<ConvParts> parts = ConvPartsOf(n)) {
       auto meta = [&](size_t k) { return &g_.node(n.inputs[k]).meta; };
+      // A depthwise convolution, whose NCHW kernels are faster than oneDNN's blocked ones with
+      // the reorders around them, runs blocked only on a blocked input.
+      if (IsDepthwise(parts->win, meta(0)->shape) && block_[n.inputs[0]] == 0) return;
       std::vector<const TensorMeta*> operands;
       for (size_t k = parts->first_operand; k < n.inputs.size(); ++k) operands.push_back(meta(k));
       if (const std::optional<ConvBlocks> blocks =
@@ -223,6 +231,13 @@ class Plan {
       const TensorMeta& a = g_.node(n.inputs[0]).meta;
       const TensorMeta& b = g_.node(n.inputs[1]).meta;
       if (a.shape.size() != 4 || b.shape.size() != 4) return false;
+      // Depthwise ones only where an activation they read is blocked (as their forward).
+      const Shape& x_shape = n.op == Op::kConv2DGradInput ? n.meta.shape : a.shape;
+      if (IsDepthwise(grad->first, x_shape) &&
+          block_[n.inputs[n.op == Op::kConv2DGradInput ? 0 : 1]] == 0 &&
+          (n.op == Op::kConv2DGradInput || block_[n.inputs[0]] == 0)) {
+        return false;
+      }
       if (n.op == Op::kConv2DGradInput) {
         if (Conv2DGradBlock(n.meta, b, grad->first) == 0) return false;
         role_[i] = Role::kConvGradInput;
