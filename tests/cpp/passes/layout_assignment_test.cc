@@ -184,6 +184,29 @@ graph(%0: f32[2,32,6,6], %1: f32[32,32,3,3], %2: f32[32,32,1,1], %3: f32[2,32,6,
   EXPECT_EQ(Count(g, Op::kFromBlocked), 1) << g.ToText();
 }
 
+// A depthwise convolution runs on oneDNN's blocked kernels only after a blocked input (a 1x1
+// convolution's, as in MobileNet's blocks); between NCHW values it keeps its NCHW kernels.
+TEST(LayoutAssignmentTest, DepthwiseConvolutionsFollowABlockedInput) {
+  Graph alone = ParseOrDie(R"IR(
+graph(%0: f32[2,16,8,8], %1: f32[16,1,3,3]) {
+  %2: f32[2,16,8,8] = conv2d(%0, %1, window=[0,1,1,1,1,1,1,1,1,1,1,0,1,16])
+  return (%2)
+}
+)IR");
+  EXPECT_FALSE(*layout_assignment::Run(alone)) << alone.ToText();
+  Graph after_1x1 = ParseOrDie(R"IR(
+graph(%0: f32[2,16,8,8], %1: f32[16,16,1,1], %2: f32[16,1,3,3]) {
+  %3: f32[2,16,8,8] = conv2d(%0, %1, window=[0,1,1,1,1,0,0,0,0,1,1,0,1,1])
+  %4: f32[2,16,8,8] = conv2d(%3, %2, window=[0,1,1,1,1,1,1,1,1,1,1,0,1,16])
+  return (%4)
+}
+)IR");
+  ASSERT_TRUE(*layout_assignment::Run(after_1x1));
+  EXPECT_EQ(Count(after_1x1, Op::kFusedConv2D), 2) << after_1x1.ToText();
+  EXPECT_EQ(Count(after_1x1, Op::kToBlocked), 1) << after_1x1.ToText();
+  EXPECT_EQ(Count(after_1x1, Op::kFromBlocked), 1) << after_1x1.ToText();
+}
+
 TEST(LayoutAssignmentTest, TheTextFormRoundTrips) {
   Graph g = ParseOrDie(kBlock);
   ASSERT_TRUE(Changed(layout_assignment::Run(g)));
