@@ -11,6 +11,7 @@ from pijit import nn, ops
 
 from fusion_testutil import first_graph, fresh_jit
 from test_batch_norm_fusion import Block, _close, _randomise_statistics
+from test_conv_depthwise import _InvertedResidual
 
 
 class PlainNet(nn.Cell):
@@ -167,30 +168,6 @@ def test_training_mode_step_runs_blocked_and_matches_eager(cin, cout, stride, si
         assert lines and all("block=" in line for line in lines), (op, text)
 
 
-class InvertedResidual(nn.Cell):
-    """MobileNetV2's block: 1x1 expansion, depthwise 3x3 (stride 1 or 2), 1x1 projection, batch
-    norms and ReLU6, the residual where the shape allows."""
-
-    def __init__(self, channels, expand, stride):
-        super().__init__()
-        hidden = channels * expand
-        self.expand = nn.Conv2d(channels, hidden, 1, has_bias=False)
-        self.b1 = nn.BatchNorm2d(hidden)
-        self.depthwise = nn.Conv2d(hidden, hidden, 3, stride, pad_mode="pad", padding=1,
-                                   group=hidden, has_bias=False)
-        self.b2 = nn.BatchNorm2d(hidden)
-        self.project = nn.Conv2d(hidden, channels, 1, has_bias=False)
-        self.b3 = nn.BatchNorm2d(channels)
-        self.relu6 = nn.ReLU6()
-        self.stride = stride
-
-    def construct(self, x):
-        y = self.relu6(self.b1(self.expand(x)))
-        y = self.relu6(self.b2(self.depthwise(y)))
-        y = self.b3(self.project(y))
-        return x + y if self.stride == 1 else y
-
-
 @pytest.mark.parametrize("stride", [1, 2])
 def test_depthwise_blocks_run_blocked_and_match_eager(stride):
     """Depthwise convolutions over multiples of 8 channels run on oneDNN's nChw8c kernels in
@@ -198,7 +175,7 @@ def test_depthwise_blocks_run_blocked_and_match_eager(stride):
     against eager, and the graph keeps the block between the three convolutions."""
     rng = np.random.default_rng(10 + stride)
     x = ms.Tensor(rng.standard_normal((2, 16, 9, 9)).astype(np.float32))
-    net = InvertedResidual(16, 3, stride)
+    net = _InvertedResidual(16, 3, stride)
     _randomise_statistics(net, rng)
     net.set_train(False)
     jf = fresh_jit(lambda t: net(t))
@@ -207,7 +184,7 @@ def test_depthwise_blocks_run_blocked_and_match_eager(stride):
     # the depthwise convolution: its window's last int is its 48 groups
     depthwise = [line for line in text.splitlines() if "conv2d(" in line and ",48]" in line]
     assert depthwise and all("block=8" in line for line in depthwise), text
-    assert text.count("from_blocked(") <= 1, text
+    assert text.count("from_blocked(") <= 1, text  # for the head's mean
 
     net.set_train()
     params = net.trainable_params()

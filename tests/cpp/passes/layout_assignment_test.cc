@@ -23,13 +23,18 @@ int Blocked(const Graph& g) {
   return n;
 }
 
+// `g` compiled as it is (no pass runs).
+absl::StatusOr<CompiledGraph> CompileAsItIs(const Graph& g) {
+  CompileOptions raw;
+  raw.optimize = false;
+  return CompiledGraph::Compile(g, raw);
+}
+
 // Runs `g` before and after the pass on the same inputs (no other pass runs) and expects the
 // same outputs, bit for bit.
 void ExpectSameOutputs(const Graph& before, const Graph& after, unsigned seed) {
-  CompileOptions raw;
-  raw.optimize = false;
-  auto a = CompiledGraph::Compile(before, raw);
-  auto b = CompiledGraph::Compile(after, raw);
+  auto a = CompileAsItIs(before);
+  auto b = CompileAsItIs(after);
   ASSERT_TRUE(a.ok() && b.ok()) << a.status() << b.status();
   std::vector<Tensor> in;
   for (NodeId p : before.params()) in.push_back(RandomNormal(before.node(p).meta.shape, seed++));
@@ -119,10 +124,8 @@ TEST(LayoutAssignmentTest, TrainingGraphsRunBlockedThroughTheBackward) {
 
   // The same outputs within float32 rounding: the blocked gradient kernels sum in another
   // order, and oneDNN's NHWC kernels are others than its nChw8c ones.
-  CompileOptions raw;
-  raw.optimize = false;
-  auto a = CompiledGraph::Compile(before, raw);
-  auto b = CompiledGraph::Compile(after, raw);
+  auto a = CompileAsItIs(before);
+  auto b = CompileAsItIs(after);
   ASSERT_TRUE(a.ok() && b.ok()) << a.status() << b.status();
   std::vector<Tensor> in;
   unsigned seed = 3;
