@@ -17,17 +17,28 @@
 //   input's other blocked readers), and residual operands of its result's shape blocked;
 // - max and average pooling run blocked when their input is blocked (Pool2DBlock);
 // - an elementwise op (a single one or a fused loop, not a random one) with a float32 NCHW
-//   result runs blocked when every operand of its result's shape is blocked and the others
-//   are channel vectors ([C, 1, 1], [1, C, 1, 1], viewed as [1, C/b, 1, 1, b]) or single
-//   values;
+//   result runs blocked when an operand of its result's shape is blocked, the others are
+//   channel vectors ([C, 1, 1], [1, C, 1, 1], viewed as [1, C/b, 1, 1, b]) or single values,
+//   and a reader takes its result blocked (or none needs it NCHW); it runs in the block most
+//   of its operands have, the others reordered into it (from another block in one reorder);
+// - training graphs: conv2d_grad_input and conv2d_grad_weight over oneDNN's blocked kernels
+//   read their activations in the layout they come in, the input gradient's result in the
+//   block of the forward values its readers meet; batch_norm_train, batch_norm_grad_sums and
+//   batch_norm_grad_input run blocked where x is (block=), dy taken into x's block, and a
+//   relu that is batch norm's only reader runs inside it (epilogue=relu); a depthwise
+//   convolution and its gradients run blocked (oneDNN's nChw8c kernels) after a blocked input;
 // - every other reader, and the graph's outputs, read NCHW: a from_blocked made once per value
 //   right before its first such reader.
-// So reorders remain only at the edges of the blocked region, and none is added where there
-// was none: a convolution's own reorders move out of it, and a blocked elementwise op or
-// pooling reads values that are blocked already.
+// So reorders remain mostly at the edges of the blocked region: a convolution's own reorders
+// move out of it, and a blocked elementwise op or pooling reads values that are blocked
+// already, but for operands it takes into its block (one reorder where the NCHW op would have
+// needed the blocked operands' and its result's).
 //
 // Results are bit for bit those of the graph before (the same primitives and elementwise
-// operations on the same values; only where the reorders run changes). Runs last among the
+// operations on the same values; only where the reorders run changes), except where other
+// kernels run: batch norm's training kernels and gradients over blocked layouts, oneDNN's
+// NHWC gradient kernels and its depthwise ones (float32 rounding, tests/cpp/
+// blocked_training_test.cc). Runs last among the
 // optimizing passes (after fusion, whose loops it moves into the blocked layout), on graphs of
 // fixed sizes, for the CPU's kernels.
 #pragma once
