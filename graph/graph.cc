@@ -175,9 +175,7 @@ std::vector<std::string> AttrTexts(const Node& n) {
     case Op::kBatchNorm: case Op::kBatchNormTrain: case Op::kBatchNormGradSums:
       a.push_back(absl::StrCat("value=", ValueText(n.value)));
       if (n.attr != 0) a.push_back(absl::StrCat("block=", n.attr));
-      if (n.op == Op::kBatchNormTrain && !n.ints.empty() && n.ints[0] != 0) {
-        a.push_back("epilogue=relu");
-      }
+      if (n.op == Op::kBatchNormTrain && BatchNormAppliesRelu(n)) a.push_back("epilogue=relu");
       break;
     case Op::kBatchNormGradInput:
       if (n.attr != 0) a.push_back(absl::StrCat("block=", n.attr));

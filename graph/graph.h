@@ -82,6 +82,9 @@ struct Node : Attrs {
 // communication group (every collective).
 inline int64_t CollectiveReduction(const Node& n) { return n.attr % kAllReduceOps; }
 inline int64_t BroadcastRoot(const Node& n) { return n.attr % kBroadcastRoots; }
+// batch_norm_train's ints: {1} where it applies the relu after it (epilogue=relu, blocked
+// inputs only: graph/passes/layout_assignment.h), empty otherwise.
+inline bool BatchNormAppliesRelu(const Node& n) { return !n.ints.empty() && n.ints[0] != 0; }
 inline int64_t CollectiveGroup(const Node& n) {
   if (n.op == Op::kAllGather) return n.attr;
   return n.op == Op::kBroadcast ? n.attr / kBroadcastRoots : n.attr / kAllReduceOps;

@@ -284,7 +284,7 @@ absl::StatusOr<TensorMeta> InferNodeMeta(const Node& n, absl::Span<const TensorM
     }
     case Op::kBatchNorm:
     case Op::kBatchNormTrain:
-      if (n.op == Op::kBatchNormTrain && !n.ints.empty() && n.attr == 0) {
+      if (n.op == Op::kBatchNormTrain && BatchNormAppliesRelu(n) && n.attr == 0) {
         return absl::InvalidArgumentError(
             "batch_norm_train: epilogue=relu is for a blocked input (block=)");
       }
@@ -495,7 +495,7 @@ absl::StatusOr<Tensor> RunNode(const Node& n, absl::Span<const Tensor* const> in
       PIJIT_ASSIGN_OR_RETURN(double momentum, ValueAt(n, 1));
       if (n.attr != 0) {
         return BatchNormTrainBlocked(*in[0], *in[1], *in[2], *in[3], *in[4], eps, momentum, n.attr,
-                                     !n.ints.empty() && n.ints[0] != 0);
+                                     BatchNormAppliesRelu(n));
       }
       return BatchNormTrain(*in[0], *in[1], *in[2], *in[3], *in[4], eps, momentum);
     }

@@ -413,20 +413,20 @@ class Parser {
                  (n.op == Op::kConv2D || n.op == Op::kMaxPool2D || n.op == Op::kAvgPool2D ||
                   n.op == Op::kMaxPool2DGrad || n.op == Op::kAvgPool2DGrad)) {
         PIJIT_ASSIGN_OR_RETURN(n.ints, ParseIntList());
-      } else if (attr.text == "epilogue" && n.op == Op::kBatchNormTrain) {
-        const Token& v = Peek();
-        if (v.kind != Token::kWord || v.text != "relu") return Lexer::Error(v, "epilogue is relu");
-        Next();
-        n.ints = {1};
-      } else if ((attr.text == "epilogue" && n.op == Op::kConv2D) ||
+      } else if ((attr.text == "epilogue" &&
+                  (n.op == Op::kConv2D || n.op == Op::kBatchNormTrain)) ||
                  (attr.text == "mask" && n.op == Op::kMaxPool2DGrad)) {
         const Token& v = Peek();
-        const char* want = n.op == Op::kConv2D ? "relu" : "positive";
+        const char* want = n.op == Op::kMaxPool2DGrad ? "positive" : "relu";
         if (v.kind != Token::kWord || v.text != want) {
           return Lexer::Error(v, absl::StrCat(attr.text, " is ", want));
         }
         Next();
-        n.attr = 1;
+        if (n.op == Op::kBatchNormTrain) {
+          n.ints = {1};  // its attr is its block
+        } else {
+          n.attr = 1;
+        }
       } else if (attr.text == "reduce" && n.op == Op::kFusedReduce) {
         const Token& v = Peek();
         bool known = false;
