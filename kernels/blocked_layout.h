@@ -18,6 +18,9 @@ inline bool IsChannelBlock(int64_t channels, int64_t block) {
   return block > 0 && channels % block == 0 && (block == 8 || block == 16 || block == channels);
 }
 
+// The block of a tensor of shape `s` held blocked ([N, C/b, H, W, b]), 0 for other shapes.
+inline int64_t BlockOfShape(const Shape& s) { return s.size() == 5 ? s[4] : 0; }
+
 // [N, C, H, W] for a blocked shape [N, C/b, H, W, b]; other shapes as they are.
 inline Shape PlainShapeOfBlocked(const Shape& s) {
   if (s.size() != 5) return s;
@@ -75,6 +78,10 @@ bool Pool2DRunsBlocked(PoolKind kind, const TensorMeta& x, const Window2D& win, 
 // b == block, 8, 16 or C; errors name `op` and `what` (the operand).
 absl::StatusOr<TensorMeta> PlainMetaOfBlocked(const char* op, const char* what,
                                               const TensorMeta& x, int64_t block);
+// The NCHW meta of an activation operand given NCHW or blocked in its own block (5-D): as
+// PlainMetaOfBlocked for the latter, itself for the former.
+absl::StatusOr<TensorMeta> PlainMetaOfActivation(const char* op, const char* what,
+                                                 const TensorMeta& x);
 
 // Training batch norm (kernels/ops.h BatchNormTrain) of x held in the layout of `block`
 // (float32), y in the same layout, relu(y) where `relu` (a graph's relu after it, fused); the

@@ -26,7 +26,7 @@ void Reorder(const Shape& plain, const Tensor& from, int64_t from_block, Tensor&
 
 absl::StatusOr<TensorMeta> InferToBlocked(const TensorMeta& x, int64_t block) {
   if (x.shape.size() == 5) {  // from another block: one reorder, not two through NCHW
-    PIJIT_ASSIGN_OR_RETURN(TensorMeta plain, PlainMetaOfBlocked("to_blocked", "the input", x, x.shape[4]));
+    PIJIT_ASSIGN_OR_RETURN(TensorMeta plain, PlainMetaOfActivation("to_blocked", "the input", x));
     return InferToBlocked(plain, block);
   }
   if (x.dtype != DType::kFloat32) {
@@ -44,8 +44,7 @@ absl::StatusOr<TensorMeta> InferToBlocked(const TensorMeta& x, int64_t block) {
 absl::StatusOr<Tensor> ToBlocked(const Tensor& x, int64_t block) {
   PIJIT_ASSIGN_OR_RETURN(TensorMeta meta, InferToBlocked(MetaOf(x), block));
   Tensor out = Tensor::Empty(meta.shape, meta.dtype);
-  const bool blocked = x.shape().size() == 5;
-  Reorder(PlainShapeOfBlocked(x.shape()), x.Contiguous(), blocked ? x.shape()[4] : 0, out, block);
+  Reorder(PlainShapeOfBlocked(x.shape()), x.Contiguous(), BlockOfShape(x.shape()), out, block);
   return out;
 }
 
@@ -82,6 +81,12 @@ absl::StatusOr<TensorMeta> PlainMetaOfBlocked(const char* op, const char* what,
         "C), got shape %s", op, what, block, block, block, ShapeToString(x.shape)));
   }
   return TensorMeta{x.dtype, PlainShapeOfBlocked(x.shape)};
+}
+
+absl::StatusOr<TensorMeta> PlainMetaOfActivation(const char* op, const char* what,
+                                                 const TensorMeta& x) {
+  if (x.shape.size() != 5) return x;
+  return PlainMetaOfBlocked(op, what, x, x.shape[4]);
 }
 
 }  // namespace pijit

@@ -74,8 +74,7 @@ const ConvPrimitive* GetConv(const ConvKey& k) {
     // Depthwise ones too: given the choice it takes NHWC kernels 2.4x slower there.
     if (p->blocked && ((k[5] == 1 && k[6] == 1 && k[15] == 1 && k[1] % 8 == 0 && k[4] % 8 == 0) ||
                        DepthwiseRunsBlocked(k[1], k[4], k[15]))) {
-      const int64_t host = HostActivationBlock();
-      const int64_t block = k[1] % host == 0 && k[4] % host == 0 ? host : 8;
+      const int64_t block = DirectKernelBlock(k[1], k[4]);
       src = ActivationLayout(p->src.get_dims(), block);
       dst = ActivationLayout(p->dst.get_dims(), block);
     }
@@ -635,27 +634,13 @@ std::optional<ConvBlocks> Conv2DBlockedLayouts(const TensorMeta& x, const Tensor
   return blocks;
 }
 
-namespace {
-
-// The NCHW meta of a blocked one ([N, C/b, H, W, b]), or an error naming `what`.
-absl::StatusOr<TensorMeta> PlainOfBlocked(const TensorMeta& m, const char* what) {
-  if (m.shape.size() != 5 || !IsChannelBlock(m.shape[1] * m.shape[4], m.shape[4])) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "conv2d in blocked layouts: %s of shape %s is not [N, C/b, H, W, b] with b 8, 16 or C",
-        what, ShapeToString(m.shape)));
-  }
-  return TensorMeta{m.dtype, PlainShapeOfBlocked(m.shape)};
-}
-
-}  // namespace
-
 absl::StatusOr<TensorMeta> InferConv2DBlocked(const TensorMeta& x, const TensorMeta& w,
                                               const TensorMeta* bias, const Window2D& win,
                                               absl::Span<const int64_t> post,
                                               absl::Span<const TensorMeta* const> operands,
                                               int64_t result_block) {
-  TensorMeta px = x;
-  if (x.shape.size() == 5) { PIJIT_ASSIGN_OR_RETURN(px, PlainOfBlocked(x, "the input")); }
+  PIJIT_ASSIGN_OR_RETURN(TensorMeta px,
+                         PlainMetaOfActivation("conv2d in blocked layouts", "the input", x));
   // The result's plain meta first (the operands' shapes are checked against it).
   PIJIT_ASSIGN_OR_RETURN(TensorMeta out, InferConv2D(px, w, bias, win));
   if (!IsChannelBlock(out.shape[1], result_block)) {
@@ -706,9 +691,8 @@ absl::StatusOr<Tensor> Conv2DBlocked(const Tensor& x, const Tensor& w, const Ten
   absl::InlinedVector<Tensor, 4> dense;
   for (const Tensor* o : operands) dense.push_back(o->Contiguous());
   Tensor out = Tensor::Empty(meta.shape, meta.dtype);
-  const int64_t x_block = x.shape().size() == 5 ? x.shape()[4] : 0;
-  if (!EpilogueOnOneDnn({cx, cw, bias ? &cb : nullptr, out, x_block, result_block}, g, win, post,
-                        dense)) {
+  if (!EpilogueOnOneDnn({cx, cw, bias ? &cb : nullptr, out, BlockOfShape(x.shape()), result_block},
+                        g, win, post, dense)) {
     return absl::InternalError(absl::StrFormat(
         "conv2d in blocked layouts: oneDNN has no primitive for input %s, weight %s and this "
         "epilogue", ShapeToString(x.shape()), ShapeToString(w.shape())));

@@ -58,9 +58,9 @@ const ConvGradPrimitive& GetConvGrad(const ConvGradKey& k) {
                             : LayoutFor(blocked, p->src);
     memory::desc dst = nhwc ? ActivationLayout(p->dst.get_dims(), k[4])
                             : LayoutFor(blocked, p->dst);
-    if (!nhwc && DepthwiseRunsBlocked(k[1], k[4], k[15])) {  // its nChw8c kernels, as forward
-      src = ActivationLayout(p->src.get_dims(), 8);
-      dst = ActivationLayout(p->dst.get_dims(), 8);
+    if (!nhwc && DepthwiseRunsBlocked(k[1], k[4], k[15])) {  // its direct kernels, as forward
+      src = ActivationLayout(p->src.get_dims(), DirectKernelBlock(k[1], k[4]));
+      dst = ActivationLayout(p->dst.get_dims(), DirectKernelBlock(k[1], k[4]));
     }
     const memory::desc wts = LayoutFor(blocked || nhwc, p->weights);
     // The backward primitives take the forward one as a hint.
@@ -339,18 +339,7 @@ absl::StatusOr<Tensor> Conv2DGradWeight(const Tensor& x, const Tensor& dout,
   return ConvGrad(false, x, dout, w_shape, win);
 }
 
-}  // namespace pijit
-
-namespace pijit {
 namespace {
-
-// The NCHW meta of an activation operand given plain or blocked (any block), and its block.
-absl::StatusOr<std::pair<TensorMeta, int64_t>> PlainActivation(const char* op, const char* what,
-                                                               const TensorMeta& m) {
-  if (m.shape.size() != 5) return std::make_pair(m, int64_t{0});
-  PIJIT_ASSIGN_OR_RETURN(TensorMeta plain, PlainMetaOfBlocked(op, what, m, m.shape[4]));
-  return std::make_pair(plain, m.shape[4]);
-}
 
 absl::Status NotOnBlockedKernels(const char* op, const TensorMeta& x, const TensorMeta& w) {
   return absl::UnimplementedError(absl::StrFormat(
@@ -384,8 +373,8 @@ absl::StatusOr<TensorMeta> InferConv2DGradInputBlocked(const TensorMeta& dout, c
                                                        absl::Span<const int64_t> x_shape,
                                                        const Window2D& win, int64_t dx_block) {
   constexpr const char* op = "conv2d_grad_input";
-  PIJIT_ASSIGN_OR_RETURN(auto d, PlainActivation(op, "the output gradient", dout));
-  PIJIT_ASSIGN_OR_RETURN(TensorMeta dx, InferConv2DGradInput(d.first, w, x_shape, win));
+  PIJIT_ASSIGN_OR_RETURN(TensorMeta d, PlainMetaOfActivation(op, "the output gradient", dout));
+  PIJIT_ASSIGN_OR_RETURN(TensorMeta dx, InferConv2DGradInput(d, w, x_shape, win));
   if (Conv2DGradBlock(dx, w, win) == 0) return NotOnBlockedKernels(op, dx, w);
   if (dx_block == 0) return dx;
   if (!IsChannelBlock(dx.shape[1], dx_block)) {
@@ -406,9 +395,8 @@ absl::StatusOr<Tensor> Conv2DGradInputBlocked(const Tensor& dout, const Tensor& 
   const int64_t kernel[2] = {w.shape()[2], w.shape()[3]};
   PIJIT_ASSIGN_OR_RETURN(Geometry2D g, ResolveWindow("conv2d_grad_input", xs, kernel, win, false));
   Tensor dx = Tensor::Empty(meta.shape, meta.dtype);
-  const int64_t dout_block = dout.shape().size() == 5 ? dout.shape()[4] : 0;
   ConvGradF32(false, dx, w.Contiguous(), dout.Contiguous(), xs, w.shape(), g, win, dx_block,
-              dout_block);
+              BlockOfShape(dout.shape()));
   return dx;
 }
 
@@ -416,10 +404,10 @@ absl::StatusOr<TensorMeta> InferConv2DGradWeightBlocked(const TensorMeta& x, con
                                                         absl::Span<const int64_t> w_shape,
                                                         const Window2D& win) {
   constexpr const char* op = "conv2d_grad_weight";
-  PIJIT_ASSIGN_OR_RETURN(auto px, PlainActivation(op, "the input", x));
-  PIJIT_ASSIGN_OR_RETURN(auto d, PlainActivation(op, "the output gradient", dout));
-  PIJIT_ASSIGN_OR_RETURN(TensorMeta dw, InferConv2DGradWeight(px.first, d.first, w_shape, win));
-  if (Conv2DGradBlock(px.first, dw, win) == 0) return NotOnBlockedKernels(op, px.first, dw);
+  PIJIT_ASSIGN_OR_RETURN(TensorMeta px, PlainMetaOfActivation(op, "the input", x));
+  PIJIT_ASSIGN_OR_RETURN(TensorMeta d, PlainMetaOfActivation(op, "the output gradient", dout));
+  PIJIT_ASSIGN_OR_RETURN(TensorMeta dw, InferConv2DGradWeight(px, d, w_shape, win));
+  if (Conv2DGradBlock(px, dw, win) == 0) return NotOnBlockedKernels(op, px, dw);
   return dw;
 }
 
@@ -428,14 +416,12 @@ absl::StatusOr<Tensor> Conv2DGradWeightBlocked(const Tensor& x, const Tensor& do
                                                const Window2D& win) {
   PIJIT_ASSIGN_OR_RETURN(TensorMeta meta, InferConv2DGradWeightBlocked(MetaOf(x), MetaOf(dout),
                                                                        w_shape, win));
-  const int64_t x_block = x.shape().size() == 5 ? x.shape()[4] : 0;
-  const int64_t dout_block = dout.shape().size() == 5 ? dout.shape()[4] : 0;
   const Shape xs = PlainShapeOfBlocked(x.shape());
   const int64_t kernel[2] = {meta.shape[2], meta.shape[3]};
   PIJIT_ASSIGN_OR_RETURN(Geometry2D g, ResolveWindow("conv2d_grad_weight", xs, kernel, win, false));
   Tensor dw = Tensor::Empty(meta.shape, meta.dtype);
-  ConvGradF32(true, x.Contiguous(), dw, dout.Contiguous(), xs, meta.shape, g, win, x_block,
-              dout_block);
+  ConvGradF32(true, x.Contiguous(), dw, dout.Contiguous(), xs, meta.shape, g, win,
+              BlockOfShape(x.shape()), BlockOfShape(dout.shape()));
   return dw;
 }
 

@@ -149,7 +149,7 @@ absl::StatusOr<Tensor> Pool2D(PoolKind kind, const Tensor& x, const Window2D& wi
     const PoolKey key{xs[0], xs[1], xs[2], xs[3], win.kernel[0], win.kernel[1], win.stride[0],
                       win.stride[1], g.pad[0], g.pad[1], g.pad[2], g.pad[3], win.dilation[0],
                       win.dilation[1], static_cast<int64_t>(alg),
-                      blocked ? x.shape()[4] : 0};
+                      BlockOfShape(x.shape())};
     const SmallProblemThreads threads(static_cast<double>(out.numel()) * win.kernel[0] *
                                       win.kernel[1]);
     const PoolPrimitive& p = GetPool(key, g.out[0], g.out[1]);

@@ -111,6 +111,14 @@ inline bool FirstLayerLayoutsPay(int64_t c, int64_t o, int64_t groups) {
 // (nChw16c), else 8 (nChw8c).
 inline int64_t HostActivationBlock() { return cpu::Host().avx512f ? 16 : 8; }
 
+// The block the primitives of a convolution from c to o channels are given where oneDNN's own
+// choice of layout is slower (1x1 and depthwise convolutions: kernels/cpu/conv.cc GetConv),
+// the forward's and the gradients' alike: the host's block where it divides both, else 8.
+inline int64_t DirectKernelBlock(int64_t c, int64_t o) {
+  const int64_t host = HostActivationBlock();
+  return c % host == 0 && o % host == 0 ? host : 8;
+}
+
 // The float32 layout of [N, C, H, W] `dims` in which `block` channels are innermost
 // (kernels/blocked_layout.h): NCHW for 0, NHWC for all C, else nChw8c / nChw16c.
 inline dnnl::memory::desc ActivationLayout(const dnnl::memory::dims& dims, int64_t block) {
