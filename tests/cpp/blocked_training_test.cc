@@ -13,22 +13,10 @@ namespace {
 
 using graph::RandomNormal;
 
-// |got - want| <= tol * max(1, max |want|) everywhere (got in NCHW, or blocked: read back).
+// ExpectCloseToScale with got in NCHW, or blocked: read back.
 void ExpectClose(const Tensor& got_any, const Tensor& want, double tol) {
-  const Tensor got = got_any.shape().size() == 5 && want.shape().size() == 4
-                         ? *FromBlocked(got_any) : got_any.Contiguous();
-  ASSERT_EQ(got.shape(), want.shape());
-  const Tensor w = want.Contiguous();
-  double scale = 1;
-  for (int64_t i = 0; i < w.numel(); ++i) scale = std::max(scale, std::fabs(double(w.data<float>()[i])));
-  int bad = 0;
-  for (int64_t i = 0; i < w.numel() && bad < 5; ++i) {
-    const double a = got.data<float>()[i], b = w.data<float>()[i];
-    if (!(std::fabs(a - b) <= tol * scale)) {
-      ++bad;
-      ADD_FAILURE() << "at " << i << ": " << a << " vs " << b;
-    }
-  }
+  const bool blocked = got_any.shape().size() == 5 && want.shape().size() == 4;
+  graph::ExpectCloseToScale(blocked ? *FromBlocked(got_any) : got_any, want, tol);
 }
 
 Tensor Vector(int64_t c, uint64_t seed, float offset) {

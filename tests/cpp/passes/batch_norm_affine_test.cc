@@ -23,22 +23,6 @@ Window2D Same3x3() {
   return w;
 }
 
-void ExpectClose(const Tensor& got, const Tensor& want, double rel) {
-  ASSERT_EQ(got.shape(), want.shape());
-  ASSERT_EQ(got.dtype(), want.dtype());
-  const Tensor g = *Cast(got, DType::kFloat64), w = *Cast(want, DType::kFloat64);
-  double scale = 1;
-  for (int64_t i = 0; i < w.numel(); ++i) scale = std::max(scale, std::abs(w.data<double>()[i]));
-  int bad = 0;
-  for (int64_t i = 0; i < w.numel() && bad < 5; ++i) {
-    const double a = g.data<double>()[i], b = w.data<double>()[i];
-    if (!(std::abs(a - b) <= rel * scale)) {
-      ++bad;
-      ADD_FAILURE() << "at " << i << ": " << a << " vs " << b;
-    }
-  }
-}
-
 // Few channels (run one by one) and oneDNN on blocked layouts (many channels): channel mul
 // and add post-ops, alone and after a bias, before a residual add and relu, equal the ops one
 // by one within float32 rounding.
@@ -82,7 +66,7 @@ TEST(BatchNormAffineTest, ChannelPostOpsEqualTheOpsOneByOne) {
       auto want = ApplyPostOpsOneByOne(*Conv2D(x, w, nullptr, win), post, operands);
       ASSERT_TRUE(want.ok());
       SCOPED_TRACE(ShapeToString(p.x) + " post size " + std::to_string(post.size()));
-      ExpectClose(*got, *want, 1e-5);
+      ExpectCloseToScale(*got, *want, 1e-5);
     }
   }
 }
@@ -146,7 +130,7 @@ TEST(BatchNormAffineTest, ConvolutionBatchNormResidualAndReluJoinTheConvolution)
     EXPECT_EQ(convs, 1) << fused->graph().ToText();
     EXPECT_EQ(norms, 0) << fused->graph().ToText();
     const std::vector<Tensor> in = BlockInputs(g, 3);
-    ExpectClose(RunCompiled(*fused, in)[0], RunCompiled(*plain, in)[0], 1e-5);
+    ExpectCloseToScale(RunCompiled(*fused, in)[0], RunCompiled(*plain, in)[0], 1e-5);
   }
 }
 
@@ -163,7 +147,7 @@ TEST(BatchNormAffineTest, Float64IsRewrittenAndHalfFloatsAreNot) {
     auto a = CompiledGraph::Compile(before, raw), b = CompiledGraph::Compile(g, raw);
     ASSERT_TRUE(a.ok() && b.ok());
     const std::vector<Tensor> in = BlockInputs(before, 9);
-    ExpectClose(RunCompiled(*b, in)[0], RunCompiled(*a, in)[0], 1e-12);
+    ExpectCloseToScale(RunCompiled(*b, in)[0], RunCompiled(*a, in)[0], 1e-12);
   }
 }
 
@@ -193,8 +177,8 @@ TEST(BatchNormAffineTest, GradientKernelsExpandIntoTheirFormula) {
   std::vector<Tensor> in = {RandomNormal({3, 4, 5, 2}, 1), RandomNormal({3, 4, 5, 2}, 2),
                             RandomNormal({4}, 3)};
   const std::vector<Tensor> want = RunCompiled(*a, in), got = RunCompiled(*b, in);
-  ExpectClose(got[0], want[0], 1e-5);
-  ExpectClose(got[1], want[1], 1e-5);
+  ExpectCloseToScale(got[0], want[0], 1e-5);
+  ExpectCloseToScale(got[1], want[1], 1e-5);
   EXPECT_FALSE(Changed(batch_norm_grad_expand::Run(expanded)));
 }
 

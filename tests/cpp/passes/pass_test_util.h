@@ -1,5 +1,7 @@
 // Helpers of the pass unit tests: parse a graph or fail the test; whether a pass changed it.
 #pragma once
+#include <algorithm>
+#include <cmath>
 #include <random>
 
 #include "graph/text_parser.h"
@@ -17,6 +19,24 @@ inline Graph ParseOrDie(const std::string& text) {
 inline bool Changed(const absl::StatusOr<bool>& run) {
   EXPECT_TRUE(run.ok()) << run.status();
   return run.ok() && *run;
+}
+
+// |got - want| <= rel * max(1, max |want|) element by element (any floating dtype, compared in
+// float64); the first five misses are reported.
+inline void ExpectCloseToScale(const Tensor& got, const Tensor& want, double rel) {
+  ASSERT_EQ(got.shape(), want.shape());
+  ASSERT_EQ(got.dtype(), want.dtype());
+  const Tensor g = *Cast(got, DType::kFloat64), w = *Cast(want, DType::kFloat64);
+  double scale = 1;
+  for (int64_t i = 0; i < w.numel(); ++i) scale = std::max(scale, std::abs(w.data<double>()[i]));
+  int bad = 0;
+  for (int64_t i = 0; i < w.numel() && bad < 5; ++i) {
+    const double a = g.data<double>()[i], b = w.data<double>()[i];
+    if (!(std::abs(a - b) <= rel * scale)) {
+      ++bad;
+      ADD_FAILURE() << "at " << i << ": " << a << " vs " << b;
+    }
+  }
 }
 
 // A float32 tensor of normally distributed values times `scale`, the same for the same seed.
