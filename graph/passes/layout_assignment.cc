@@ -231,17 +231,19 @@ class Plan {
       const TensorMeta& a = g_.node(n.inputs[0]).meta;
       const TensorMeta& b = g_.node(n.inputs[1]).meta;
       if (a.shape.size() != 4 || b.shape.size() != 4) return false;
-      // Depthwise ones only where an activation they read is blocked (as their forward).
-      const Shape& x_shape = n.op == Op::kConv2DGradInput ? n.meta.shape : a.shape;
-      if (IsDepthwise(grad->first, x_shape) &&
-          block_[n.inputs[n.op == Op::kConv2DGradInput ? 0 : 1]] == 0 &&
-          (n.op == Op::kConv2DGradInput || block_[n.inputs[0]] == 0)) {
+      // Depthwise ones only where an activation they read (dout; x or dout) is blocked, as
+      // their forward.
+      const bool input_grad = n.op == Op::kConv2DGradInput;
+      const bool reads_blocked =
+          block_[n.inputs[0]] != 0 || (!input_grad && block_[n.inputs[1]] != 0);
+      if (IsDepthwise(grad->first, input_grad ? n.meta.shape : a.shape) && !reads_blocked) {
         return false;
       }
-      if (n.op == Op::kConv2DGradInput) {
-        if (Conv2DGradBlock(n.meta, b, grad->first) == 0) return false;
+      if (input_grad) {
+        const int64_t own = Conv2DGradBlock(n.meta, b, grad->first);
+        if (own == 0) return false;
         role_[i] = Role::kConvGradInput;
-        block_[i] = GradInputBlock(i);
+        block_[i] = GradInputBlock(i, own);
       } else {
         if (Conv2DGradBlock(a, n.meta, grad->first) == 0) return false;
         role_[i] = Role::kConvGradWeight;
@@ -263,8 +265,8 @@ class Plan {
   // The block for input gradient `i`: the one its elementwise readers' other operands have
   // most (the forward's values of x's shape: the relu mask; x's own block, which the gradient
   // primitive's result is reordered into directly, where through NCHW the elementwise op
-  // would take it), else the layout the forward convolution reads x in.
-  int64_t GradInputBlock(NodeId i) const {
+  // would take it), else `own`, the layout the forward convolution reads x in.
+  int64_t GradInputBlock(NodeId i, int64_t own) const {
     const Node& n = g_.node(i);
     BlockVotes votes;
     for (NodeId r : readers_[i]) {
@@ -276,9 +278,8 @@ class Plan {
         }
       }
     }
-    if (const int64_t best = votes.Winner(); best != 0) return best;
-    const auto grad = GradWindowOf(n);
-    return Conv2DGradBlock(n.meta, g_.node(n.inputs[1]).meta, grad->first);
+    const int64_t best = votes.Winner();
+    return best != 0 ? best : own;
   }
 
   // A blocked relu of a blocked training batch norm that nothing else reads runs inside it
