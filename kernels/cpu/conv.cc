@@ -71,7 +71,8 @@ const ConvPrimitive* GetConv(const ConvKey& k) {
     memory::desc dst = LayoutFor(p->blocked, p->dst);
     // 1x1 convolutions in nChw8c (its direct 1x1 kernels): given the choice oneDNN 3.2 takes
     // its NHWC brgemm ones, slower there (ResNet-50's 1x1 layers, the MobileNet block's).
-    // Depthwise ones too: given the choice it takes NHWC kernels 2.4x slower there.
+    // Depthwise ones too: given the choice it takes NHWC kernels, 1.4-2.4x slower there
+    // (benchmarks/onednn_depthwise.cc).
     if (p->blocked && ((k[5] == 1 && k[6] == 1 && k[15] == 1 && k[1] % 8 == 0 && k[4] % 8 == 0) ||
                        DepthwiseRunsBlocked(k[1], k[4], k[15]))) {
       const int64_t block = DirectKernelBlock(k[1], k[4]);

@@ -89,9 +89,10 @@ inline bool ManyChannelsPerGroup(int64_t c, int64_t o, int64_t groups) {
 }
 // A depthwise convolution (a group per input channel, one output each) over 8-channel
 // multiples: oneDNN's depthwise kernels over nChw8c run it in compiled graphs, whose
-// activations are blocked around it (MobileNetV2's 3x3 layer, 192 channels at 56x56, batch 32:
-// 5.5 ms forward, 5.4 and 6.7 ms for the gradients, against 11.5, 8.5 and 7.8 on the NCHW
-// kernels); eager mode keeps the NCHW kernels, where the reorders around would cost more.
+// activations are blocked around it (MobileNetV2's 3x3 layer, 192 channels at 56x56, batch 32,
+// benchmarks/onednn_depthwise.cc: 4.6-5.5 ms forward, 5.4-6.1 and 6.7-7.1 ms for the
+// gradients; the NCHW kernels took 11.5, 8.5 and 7.8 ms in a profile of convnets_more.py's
+// block); eager mode keeps the NCHW kernels, where the reorders around would cost more.
 inline bool DepthwiseRunsBlocked(int64_t c, int64_t o, int64_t groups) {
   return groups > 1 && groups == c && o == c && c % 8 == 0;
 }
